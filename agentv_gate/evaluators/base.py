@@ -1,0 +1,42 @@
+"""The evaluator contract (seed 004, REQ-EVAL-001/004): `kind` plus `evaluate(context)`.
+
+Evaluators never print and never raise for a bad answer or a broken judge: they return an
+`EvaluationScore` whose `error` says what went wrong, so one case never stops a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from ..models import EvalCase, EvaluationScore, EvaluatorConfig, Message
+
+if TYPE_CHECKING:
+    from ..targets.base import Provider
+
+
+@dataclass
+class EvaluationContext:
+    eval_case: EvalCase
+    candidate: str
+    evaluator: EvaluatorConfig
+    output_messages: list[Message] = field(default_factory=list)
+    target: str = ""
+    attempt: int = 0
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    trace: dict[str, Any] | None = None
+    token_usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+    judge_provider: Provider | None = None
+    judge_model: str | None = None
+
+
+class Evaluator(Protocol):
+    kind: str
+
+    def evaluate(self, context: EvaluationContext) -> EvaluationScore: ...
+
+
+ResolveJudgeProvider = Callable[[EvaluationContext], "Provider | None"]

@@ -1,0 +1,173 @@
+"""Eval files -> EvalCase lists, with every problem located at file:line.
+
+The loader never raises for bad content: a broken case becomes a `Problem` and the file's
+other cases still load, so one typo cannot hide the rest of a suite's results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..models import EvalCase
+from .cases import CaseBuilder
+from .evaluator_parser import parse_evaluators
+from .problems import EvalFileError, Problem
+from .refs import SearchRoots, find_repo_root
+from .yaml_lines import line_of, load_jsonl_text, load_yaml_text, read_text
+
+EVAL_FILE_GLOBS = ("*.eval.yaml", "*.eval.yml", "*.yaml", "*.yml", "*.jsonl")
+CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".pre-commit-config.yaml",
+                 ".pre-commit-hooks.yaml", "action.yml", "action.yaml"}
+
+
+@dataclass
+class LoadResult:
+    cases: list[EvalCase] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def extend(self, other: LoadResult) -> None:
+        self.cases.extend(other.cases)
+        self.problems.extend(other.problems)
+        self.files.extend(other.files)
+
+
+def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
+    """Files as given; folders searched for eval files.
+
+    Inside a folder, `*.eval.yaml` files and anything under an `evals/` folder count; plain
+    `*.yaml` elsewhere is skipped so a repo's CI and config files are never taken for suites.
+    A JSONL file's same-named YAML sidecar is its metadata, not a suite of its own.
+    """
+    found: list[Path] = []
+    problems: list[Problem] = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+            continue
+        if not path.is_dir():
+            problems.append(Problem(path, 0, "no such file or folder", "an eval file or a folder of them"))
+            continue
+        for candidate in sorted(path.rglob("*")):
+            if not candidate.is_file() or candidate.name in SKIPPED_NAMES:
+                continue
+            if any(part.startswith(".") or part in {"node_modules", "__pycache__"}
+                   for part in candidate.relative_to(path).parts[:-1]):
+                continue
+            name = candidate.name
+            in_evals = "evals" in candidate.relative_to(path).parts[:-1] or path.name == "evals"
+            if name.endswith((".eval.yaml", ".eval.yml", ".eval.jsonl")):
+                found.append(candidate)
+            elif in_evals and name.endswith(".jsonl"):
+                found.append(candidate)
+            elif in_evals and name.endswith((".yaml", ".yml")):
+                if candidate.with_suffix(".jsonl").exists():
+                    continue  # sidecar of a JSONL suite
+                found.append(candidate)
+    unique: list[Path] = []
+    for f in found:
+        if f.resolve() not in {u.resolve() for u in unique}:
+            unique.append(f)
+    return unique, problems
+
+
+def _suite_name(file: Path, repo_root: Path) -> str:
+    try:
+        return str(file.resolve().relative_to(repo_root.resolve()))
+    except ValueError:
+        return str(file)
+
+
+def _read_document(file: Path) -> tuple[dict[str, Any], list[Any]]:
+    """(suite-level settings, raw case list) for YAML or JSONL."""
+    text = read_text(file)
+    if file.suffix == ".jsonl":
+        rows = load_jsonl_text(text)
+        sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml")) if s.exists()), None)
+        header: dict[str, Any] = {}
+        if sidecar is not None:
+            meta = load_yaml_text(read_text(sidecar))
+            if isinstance(meta, dict):
+                header = meta
+        return header, rows
+    doc = load_yaml_text(text)
+    if doc is None:
+        raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
+    if isinstance(doc, list):
+        return {}, doc
+    if not isinstance(doc, dict):
+        raise EvalFileError(line_of(doc), f"top level is a {type(doc).__name__}", "a mapping with 'tests' or 'evalcases'")
+    for key in CASE_LIST_KEYS:
+        if key in doc:
+            cases = doc[key]
+            if not isinstance(cases, list):
+                raise EvalFileError(line_of(cases, line_of(doc)), f"'{key}' must be a list of cases", "a YAML list")
+            return doc, cases
+    raise EvalFileError(1, "no list of cases found", "a top-level 'tests', 'evalcases' or 'eval_cases' list")
+
+
+def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
+    result = LoadResult(files=[file])
+    root = repo_root or find_repo_root(file.parent)
+    roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
+    suite = _suite_name(file, root)
+    try:
+        header, raw_cases = _read_document(file)
+    except EvalFileError as exc:
+        result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return result
+    defaults = _suite_defaults(header, roots, file, result.problems)
+    builder = CaseBuilder(file, suite, roots, defaults, result.problems)
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_cases):
+        try:
+            case = builder.build(raw, index)
+        except EvalFileError as exc:
+            result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
+            continue
+        if case.id in seen:
+            result.problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {seen[case.id]})",
+                                           "unique case ids within a file"))
+            continue
+        seen[case.id] = case.source_line
+        result.cases.append(case)
+    if not raw_cases and not result.problems:
+        result.problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
+    return result
+
+
+def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
+    execution = header.get("execution") if isinstance(header.get("execution"), dict) else {}
+    defaults: dict[str, Any] = {"threshold": header.get("threshold", execution.get("threshold")),
+                                "target": header.get("target", execution.get("target"))}
+    raw_evaluators = execution.get("evaluators", header.get("evaluators", header.get("assert", execution.get("assert"))))
+    try:
+        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems,
+                                                  name_required="assert" not in header and "assert" not in execution)
+    except EvalFileError as exc:
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        defaults["evaluators"] = []
+    return defaults
+
+
+def load_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
+    """Every eval file under `paths`; duplicate ids across files are allowed (suites differ)."""
+    files, problems = discover_eval_files(paths)
+    result = LoadResult(problems=problems)
+    for file in files:
+        result.extend(load_eval_file(file, repo_root, allow_outside_root))
+    return result
+
+
+__all__ = ["LoadResult", "Problem", "discover_eval_files", "load_eval_file", "load_paths", "find_repo_root"]

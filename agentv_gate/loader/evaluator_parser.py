@@ -1,0 +1,202 @@
+"""Raw evaluator mappings -> validated `EvaluatorConfig`s with scripts and prompts resolved.
+
+Validation errors are raised as located `EvalFileError`s naming the field and what was
+expected, so `validate` can print `file:line: ...` for each.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig
+from .problems import EvalFileError, Problem
+from .refs import SearchRoots
+from .yaml_lines import line_of
+
+_ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
+
+TYPE_ALIASES = {
+    "code": "code_judge",
+    "code_evaluator": "code_judge",
+    "script": "code_judge",
+    "llm": "llm_judge",
+    "llm_evaluator": "llm_judge",
+    "judge": "llm_judge",
+    "json": "is_json",
+    "is_valid_json": "is_json",
+    "match": "regex",
+    "equal": "equals",
+    "exact_match": "equals",
+}
+
+PROMPT_FILE_SUFFIXES = {".md", ".txt", ".prompt", ".markdown", ".j2", ".tmpl"}
+EXECUTABLE_PROMPT_RUNTIMES = {".py": ["python3"], ".js": ["node"], ".mjs": ["node"], ".ts": ["bun", "run"]}
+SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".bash"}
+
+
+def normalise_kind(raw: Any) -> str:
+    kind = str(raw).strip().lower().replace("-", "_")
+    return TYPE_ALIASES.get(kind, kind)
+
+
+def _looks_like_path(token: str) -> bool:
+    return "/" in token or Path(token).suffix.lower() in SCRIPT_SUFFIXES
+
+
+def resolve_script(
+    script: Any, line: int, roots: SearchRoots, cwd: Path | None, problems: list[Problem], file: Path
+) -> list[str]:
+    """argv with every path-like token made absolute; a missing script file is an error.
+
+    A string is shell-split (never run through a shell). Tokens that name an existing file are
+    resolved from `cwd` (or the eval folder), then the repo root; a token that looks like a script
+    path but exists nowhere is reported, since the judge could never run.
+    """
+    if isinstance(script, str):
+        try:
+            argv = shlex.split(script)
+        except ValueError as exc:
+            raise EvalFileError(line, f"script cannot be split into arguments: {exc}", "a command line") from None
+    elif isinstance(script, list) and all(isinstance(t, (str, int, float)) for t in script):
+        argv = [str(t) for t in script]
+    else:
+        raise EvalFileError(line, f"script must be a string or a list of strings, got {type(script).__name__}",
+                            "script: [python3, judge.py] or script: python3 judge.py")
+    if not argv:
+        raise EvalFileError(line, "script is empty", "a command to run")
+    out: list[str] = []
+    for index, token in enumerate(argv):
+        if token.startswith("-") or not _looks_like_path(token):
+            out.append(token)
+            continue
+        try:
+            resolved = roots.resolve(token, line, "script file", base=cwd)
+        except EvalFileError:
+            if index == 0 and shutil.which(token):
+                out.append(token)
+                continue
+            raise
+        out.append(str(resolved))
+        if index == 0 and not os.access(resolved, os.X_OK):
+            raise EvalFileError(line, f"script file {token!r} is not executable",
+                                f"chmod +x {token}, or name an interpreter first: [python3, {token}]")
+    if not _looks_like_path(argv[0]) and shutil.which(argv[0]) is None:
+        problems.append(Problem(file, line, f"command {argv[0]!r} is not on PATH here", severity="warning"))
+    return out
+
+
+def parse_evaluators(
+    raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True
+) -> list[EvaluatorConfig]:
+    """Each entry validated on its own: one bad evaluator is reported, the others still load."""
+    if raw_list is None:
+        return []
+    if not isinstance(raw_list, list):
+        raise EvalFileError(line_of(raw_list), "evaluators must be a list", "a YAML list of evaluator mappings")
+    configs: list[EvaluatorConfig] = []
+    for index, raw in enumerate(raw_list):
+        line = line_of(raw, line_of(raw_list))
+        try:
+            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index))
+        except EvalFileError as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.expected))
+    return configs
+
+
+def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"] if not str(p) in EVALUATOR_KINDS)
+    msg = first["msg"]
+    if first["type"] == "missing":
+        return f"missing required field '{where}'", f"'{where}' to be set"
+    return f"field '{where}': {msg}", None
+
+
+def parse_evaluator(
+    raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0
+) -> EvaluatorConfig:
+    line = line_of(raw)
+    if isinstance(raw, str):
+        raw = {"name": normalise_kind(raw), "type": raw}
+    if not isinstance(raw, dict):
+        raise EvalFileError(line, f"evaluator must be a mapping, got {type(raw).__name__}", "name: ..., type: ...")
+    data = dict(raw)
+    if "type" not in data or data["type"] in (None, ""):
+        raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
+    kind = normalise_kind(data["type"])
+    if kind not in EVALUATOR_KINDS:
+        raise EvalFileError(line, f"unknown evaluator type {data['type']!r}", f"one of {', '.join(EVALUATOR_KINDS)}")
+    data["type"] = kind
+    if not data.get("name"):
+        if name_required:
+            raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
+        data["name"] = kind if index == 0 else f"{kind}_{index + 1}"
+    if kind == "code_judge" and not data.get("script"):
+        raise EvalFileError(line, f"code_judge '{data['name']}' has no 'script'",
+                            "script: [python3, judge.py] or script: python3 judge.py")
+    if "timeout" in data and "timeout_seconds" not in data:
+        data["timeout_seconds"] = data.pop("timeout")
+    if kind == "composite":
+        children = data.get("evaluators", data.get("assert"))
+        data.pop("assert", None)
+        if not isinstance(children, list) or not children:
+            raise EvalFileError(line, f"composite '{data['name']}' has no 'evaluators'", "a list of child evaluators")
+        data["evaluators"] = []
+    try:
+        config = _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        message, expected = _pydantic_message(exc)
+        raise EvalFileError(line, f"{kind} evaluator '{data.get('name')}': {message}", expected) from None
+    config.source_file = file
+    config.source_line = line
+    if isinstance(config, CodeJudgeConfig):
+        cwd = _resolve_cwd(config.cwd, roots, line)
+        config.resolved_cwd = cwd
+        config.resolved_script = resolve_script(config.script, line, roots, cwd, problems, file)
+    elif isinstance(config, LlmJudgeConfig):
+        _resolve_prompt(config, roots, line, problems, file)
+    elif isinstance(config, CompositeConfig):
+        config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
+    return config
+
+
+def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:
+    if not cwd:
+        return None
+    folder = (roots.eval_dir / cwd).resolve()
+    if not folder.is_dir():
+        raise EvalFileError(line, f"cwd {cwd!r} is not a folder ({folder})", "an existing folder")
+    if not roots.allow_outside_root and not roots.inside_root(folder):
+        raise EvalFileError(line, f"cwd {cwd!r} resolves outside the repository root", "a folder inside the repo")
+    return folder
+
+
+def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, problems: list[Problem], file: Path) -> None:
+    prompt = config.prompt
+    if prompt is None:
+        return
+    if not isinstance(prompt, str):
+        config.resolved_prompt_script = resolve_script(prompt.script, line, roots, None, problems, file)
+        return
+    candidate = prompt.strip()
+    suffix = Path(candidate).suffix.lower() if "\n" not in candidate and len(candidate) < 1024 else ""
+    if suffix in EXECUTABLE_PROMPT_RUNTIMES:
+        path = roots.resolve(candidate, line, "prompt template")
+        config.resolved_prompt_script = [*EXECUTABLE_PROMPT_RUNTIMES[suffix], str(path)]
+        config.resolved_prompt_path = path
+        return
+    if suffix in PROMPT_FILE_SUFFIXES:
+        path = roots.resolve(candidate, line, "prompt file")
+        config.resolved_prompt_path = path
+        try:
+            config.resolved_prompt_text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvalFileError(line, f"prompt file {candidate!r} cannot be read: {exc}", "a UTF-8 text file") from None
+        return
+    config.resolved_prompt_text = prompt

@@ -1,0 +1,29 @@
+"""Located problems: every complaint about an eval file names file:line, what is wrong and what was expected."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: Path
+    line: int
+    message: str
+    expected: str | None = None
+    severity: str = "error"  # or "warning"
+
+    def __str__(self) -> str:
+        tail = f" (expected {self.expected})" if self.expected else ""
+        return f"{self.file}:{self.line}: {self.message}{tail}"
+
+
+class EvalFileError(Exception):
+    """Raised inside the loader for one located problem; caught and turned into a Problem."""
+
+    def __init__(self, line: int, message: str, expected: str | None = None):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+        self.expected = expected

@@ -1,0 +1,66 @@
+"""File references: resolved relative to the eval file's folder, then the repo root.
+
+A leading `/` means "from the repo root" as AgentV has it. A reference that resolves outside
+the repo root is refused unless the run allows it: a pull request must not be able to make
+the gate read or execute files elsewhere on the runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .problems import EvalFileError
+
+
+@dataclass(frozen=True)
+class SearchRoots:
+    eval_dir: Path
+    repo_root: Path
+    allow_outside_root: bool = False
+
+    def candidates(self, ref: str, base: Path | None = None) -> list[Path]:
+        ref_path = Path(ref).expanduser()
+        if ref_path.is_absolute():
+            # AgentV: "/prompts/x.md" is repo-relative; a real absolute path is taken as it is.
+            stripped = Path(str(ref).lstrip("/"))
+            return [self.repo_root / stripped, ref_path]
+        first = base if base is not None else self.eval_dir
+        out = [first / ref_path, self.eval_dir / ref_path, self.repo_root / ref_path]
+        seen: list[Path] = []
+        for p in out:
+            if p not in seen:
+                seen.append(p)
+        return seen
+
+    def inside_root(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.repo_root.resolve())
+            return True
+        except ValueError:
+            return False
+
+    def resolve(self, ref: str, line: int, what: str, base: Path | None = None) -> Path:
+        """The first existing candidate, absolute; else a located 'not found' error."""
+        tried = self.candidates(ref, base)
+        for cand in tried:
+            if cand.is_file():
+                resolved = cand.resolve()
+                if not self.allow_outside_root and not self.inside_root(resolved):
+                    raise EvalFileError(
+                        line,
+                        f"{what} {ref!r} resolves outside the repository root ({resolved})",
+                        f"a path inside {self.repo_root} (or run with --allow-outside-root)",
+                    )
+                return resolved
+        shown = ", ".join(str(p) for p in tried)
+        raise EvalFileError(line, f"{what} {ref!r} not found (looked in: {shown})", "an existing file")
+
+
+def find_repo_root(start: Path) -> Path:
+    """The nearest folder holding `.git` or `.agentv`, else the current working directory."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if (folder / ".git").exists() or (folder / ".agentv").is_dir():
+            return folder
+    return Path.cwd().resolve()

@@ -1,0 +1,116 @@
+"""YAML and JSONL reading that remembers the source line of every mapping.
+
+Annotations must point at the failing case's line, so mappings come back as `LineDict`, a
+plain dict that also carries `.line` (1-based). JSON serialisation and pydantic treat it as
+an ordinary dict, so no marker key leaks into configs passed through to judges.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .problems import EvalFileError
+
+
+class LineDict(dict):  # type: ignore[type-arg]
+    line: int = 1
+
+
+class LineList(list):  # type: ignore[type-arg]
+    line: int = 1
+
+
+class _LineLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+    data = LineDict()
+    data.line = node.start_mark.line + 1
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise EvalFileError(key_node.start_mark.line + 1, "mapping key is not a scalar") from None
+        if key in seen:
+            raise EvalFileError(
+                key_node.start_mark.line + 1,
+                f"duplicate key {key!r} (first at line {seen[key]})",
+                "each key once per mapping",
+            )
+        seen[key] = key_node.start_mark.line + 1
+        data[key] = loader.construct_object(value_node, deep=True)
+    return data
+
+
+def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> LineList:
+    data = LineList(loader.construct_object(child, deep=True) for child in node.value)
+    data.line = node.start_mark.line + 1
+    return data
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_seq)
+
+
+def line_of(value: Any, default: int = 1) -> int:
+    return getattr(value, "line", default)
+
+
+def load_yaml_text(text: str) -> Any:
+    """Parse one YAML document; malformed YAML becomes an EvalFileError at the parser's line."""
+    try:
+        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except EvalFileError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        what = exc.problem or str(exc)
+        raise EvalFileError(line, f"malformed YAML: {what}", "valid YAML") from None
+    except yaml.YAMLError as exc:
+        raise EvalFileError(1, f"malformed YAML: {exc}", "valid YAML") from None
+    except RecursionError:
+        raise EvalFileError(1, "malformed YAML: nesting too deep", "valid YAML") from None
+
+
+def _with_lines(value: Any, line: int) -> Any:
+    if isinstance(value, dict):
+        out = LineDict((k, _with_lines(v, line)) for k, v in value.items())
+        out.line = line
+        return out
+    if isinstance(value, list):
+        seq = LineList(_with_lines(v, line) for v in value)
+        seq.line = line
+        return seq
+    return value
+
+
+def load_jsonl_text(text: str) -> list[Any]:
+    """One JSON object per non-blank line; every mapping inside carries that line number."""
+    rows: list[Any] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("//"):
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise EvalFileError(number, f"malformed JSON: {exc.msg} at column {exc.colno}", "one JSON object per line") from None
+        except RecursionError:
+            raise EvalFileError(number, "malformed JSON: nesting too deep", "one JSON object per line") from None
+        rows.append(_with_lines(value, number))
+    return rows
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise EvalFileError(1, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "a UTF-8 file") from None

@@ -1,0 +1,278 @@
+"""The data every stage shares: eval cases in, evaluator configs, scores and case results out.
+
+One module so that the loader, evaluators, orchestrator and reporters agree on a single
+vocabulary. Field names follow AgentV's snake_case wire names so that results round-trip
+into AgentV tooling unchanged.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_THRESHOLD = 0.8
+"""AgentV's pass mark: a case whose aggregate score is at least this passes."""
+
+DEFAULT_JUDGE_TIMEOUT_SECONDS = 60.0
+
+
+class Message(BaseModel):
+    """A chat message. `content` is text once file segments are resolved by the loader."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: Any = ""
+
+    def text(self) -> str:
+        """The message as plain text, whatever shape its content had."""
+        return content_to_text(self.content)
+
+
+def content_to_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for seg in content:
+            if isinstance(seg, dict):
+                parts.append(str(seg.get("value", seg.get("text", ""))))
+            else:
+                parts.append(str(seg))
+        return "\n".join(p for p in parts if p)
+    if isinstance(content, dict):
+        return str(content.get("value", content.get("text", "")))
+    return str(content)
+
+
+# ---------------------------------------------------------------- evaluator configs
+
+
+class _EvaluatorBase(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str
+    weight: float = 1.0
+    # Where the config was written, for located errors.
+    source_file: Path | None = Field(default=None, exclude=True)
+    source_line: int | None = Field(default=None, exclude=True)
+
+
+class CodeJudgeConfig(_EvaluatorBase):
+    type: Literal["code_judge"] = "code_judge"
+    script: str | list[str]
+    cwd: str | None = None
+    timeout_seconds: float | None = None
+    config: dict[str, Any] | None = None
+    # Filled by the loader: the argv with the script path made absolute, and the working folder.
+    resolved_script: list[str] | None = Field(default=None, exclude=True)
+    resolved_cwd: Path | None = Field(default=None, exclude=True)
+
+
+class PromptScriptConfig(BaseModel):
+    """An executable prompt template: run like a code judge, stdout is the prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    script: str | list[str]
+    config: dict[str, Any] | None = None
+    timeout_seconds: float | None = None
+
+
+class LlmJudgeConfig(_EvaluatorBase):
+    type: Literal["llm_judge"] = "llm_judge"
+    prompt: str | PromptScriptConfig | None = None
+    model: str | None = None
+    target: str | None = None
+    config: dict[str, Any] | None = None
+    # Filled by the loader: prompt text read from a file, or the executable template's argv.
+    resolved_prompt_text: str | None = Field(default=None, exclude=True)
+    resolved_prompt_script: list[str] | None = Field(default=None, exclude=True)
+    resolved_prompt_path: Path | None = Field(default=None, exclude=True)
+
+
+class ContainsConfig(_EvaluatorBase):
+    type: Literal["contains"] = "contains"
+    value: str | list[str]
+    case_sensitive: bool = True
+
+
+class RegexConfig(_EvaluatorBase):
+    type: Literal["regex"] = "regex"
+    value: str
+    flags: str | None = None
+
+
+class EqualsConfig(_EvaluatorBase):
+    type: Literal["equals"] = "equals"
+    value: Any
+    trim: bool = True
+
+
+class IsJsonConfig(_EvaluatorBase):
+    type: Literal["is_json"] = "is_json"
+
+
+class FieldSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    match: Literal["exact", "numeric_tolerance", "date"] = "exact"
+    required: bool = True
+    weight: float = 1.0
+    tolerance: float | None = None
+    relative: bool = False
+    formats: list[str] | None = None
+
+
+class FieldAccuracyConfig(_EvaluatorBase):
+    type: Literal["field_accuracy"] = "field_accuracy"
+    fields: list[FieldSpec]
+    aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
+
+
+class CompositeConfig(_EvaluatorBase):
+    type: Literal["composite"] = "composite"
+    evaluators: list[EvaluatorConfig]
+    aggregator: dict[str, Any] | None = None
+
+
+EvaluatorConfig = Annotated[
+    Union[
+        CodeJudgeConfig,
+        LlmJudgeConfig,
+        ContainsConfig,
+        RegexConfig,
+        EqualsConfig,
+        IsJsonConfig,
+        FieldAccuracyConfig,
+        CompositeConfig,
+    ],
+    Field(discriminator="type"),
+]
+
+EVALUATOR_KINDS: tuple[str, ...] = (
+    "code_judge",
+    "llm_judge",
+    "contains",
+    "regex",
+    "equals",
+    "is_json",
+    "field_accuracy",
+    "composite",
+)
+
+CompositeConfig.model_rebuild()
+
+
+# ---------------------------------------------------------------- eval cases
+
+
+class EvalCase(BaseModel):
+    """One test case, normalised across every generation of the eval-file format."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    source_file: Path
+    source_line: int = 1
+    suite: str = Field(description="The eval file's path relative to the repo root, as reports name it.")
+    question: str = ""
+    input_messages: list[Message] = Field(default_factory=list)
+    expected_outcome: str = ""
+    expected_messages: list[Message] = Field(default_factory=list)
+    reference_answer: str = ""
+    guideline_files: list[str] = Field(default_factory=list)
+    input_files: list[str] = Field(default_factory=list)
+    evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    threshold: float | None = None
+    target: str | None = None
+    conversation_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+# ---------------------------------------------------------------- what a target answers
+
+
+class TargetResponse(BaseModel):
+    text: str = ""
+    output_messages: list[Message] = Field(default_factory=list)
+    token_usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+    retries: int = 0
+    raw: dict[str, Any] | None = None
+
+
+# ---------------------------------------------------------------- scores and results
+
+
+class EvaluationScore(BaseModel):
+    """What one evaluator says of one answer."""
+
+    score: float
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    expected_aspect_count: int = 0
+    reasoning: str | None = None
+    raw_aspects: list[str] | None = None
+    evaluator_raw_request: dict[str, Any] | None = None
+    retries: int = 0
+    error: str | None = None
+    """Set when the evaluator could not judge (judge crashed, timed out, replied garbage)."""
+
+
+class EvaluatorResult(BaseModel):
+    name: str
+    type: str
+    score: float
+    weight: float = 1.0
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    reasoning: str | None = None
+    evaluator_raw_request: dict[str, Any] | None = None
+    retries: int = 0
+    error: str | None = None
+    evaluator_results: list[EvaluatorResult] | None = None
+    """Children, for a composite evaluator."""
+
+
+Verdict = Literal["pass", "fail", "error"]
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class CaseResult(BaseModel):
+    """One row of results JSONL; everything a reporter needs, so none re-reads an eval file."""
+
+    eval_id: str
+    suite: str
+    file: str
+    line: int
+    target: str = ""
+    score: float = 0.0
+    threshold: float = DEFAULT_THRESHOLD
+    verdict: Verdict = "fail"
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    reasoning: str | None = None
+    candidate_answer: str = ""
+    evaluator_results: list[EvaluatorResult] | None = None
+    evaluator_raw_request: dict[str, Any] | None = None
+    grader_raw_request: dict[str, Any] | None = None
+    error: str | None = None
+    duration_ms: int = 0
+    retries: int = 0
+    timestamp: str = Field(default_factory=utc_now_iso)
+    shard: str | None = None
+
+    def to_json_row(self) -> dict[str, Any]:
+        """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`."""
+        return self.model_dump(mode="json", exclude_none=True)

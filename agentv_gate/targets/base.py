@@ -1,0 +1,34 @@
+"""The provider contract shared by targets (the agent under test) and LLM judges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..models import Message, TargetResponse
+
+
+@dataclass
+class ProviderRequest:
+    question: str
+    """The user prompt (for a target, the case's question; for a judge, the rendered prompt)."""
+    system_prompt: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    """The full chat input when the caller has one (a target gets the case's input messages)."""
+    model: str | None = None
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    eval_case_id: str | None = None
+    input_files: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderError(Exception):
+    """A provider could not produce an answer (after its retries). The message is user-facing."""
+
+
+class Provider(Protocol):
+    name: str
+    kind: str
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse: ...
