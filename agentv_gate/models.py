@@ -7,14 +7,26 @@ into AgentV tooling unchanged.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DEFAULT_THRESHOLD = 0.8
-"""AgentV's pass mark: a case whose aggregate score is at least this passes."""
+DEFAULT_THRESHOLD = 0.5
+"""AgentV's gate: its JUnit writer fails a case scoring below 0.5 unless told otherwise."""
+
+PASS_SCORE = 0.8
+BORDERLINE_SCORE = 0.6
+"""AgentV's score labels (scoreToVerdict): pass >= 0.8, borderline >= 0.6, else fail."""
+
+
+def score_label(score: float) -> str:
+    """AgentV's own verdict for a score, kept in results beside our gate verdict."""
+    if score >= PASS_SCORE:
+        return "pass"
+    return "borderline" if score >= BORDERLINE_SCORE else "fail"
 
 DEFAULT_JUDGE_TIMEOUT_SECONDS = 60.0
 
@@ -32,22 +44,32 @@ class Message(BaseModel):
         return content_to_text(self.content)
 
 
-def content_to_text(content: Any) -> str:
+def _segment_text(seg: Any, with_files: bool) -> str:
+    if isinstance(seg, dict):
+        if seg.get("type") == "file":
+            if not with_files:
+                return ""
+            return f'<file path="{seg.get("path", "")}">\n{seg.get("text", "")}\n</file>'
+        if "value" in seg or "text" in seg:
+            value = seg.get("value", seg.get("text", ""))
+            return value if isinstance(value, str) else json.dumps(value, indent=2)
+        return json.dumps(seg, indent=2)
+    return str(seg)
+
+
+def content_to_text(content: Any, with_files: bool = True) -> str:
+    """Text of a message's content. Files (resolved segments) render as <file> blocks for
+    prompts; `with_files=False` gives AgentV's question text, which leaves files out."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for seg in content:
-            if isinstance(seg, dict):
-                parts.append(str(seg.get("value", seg.get("text", ""))))
-            else:
-                parts.append(str(seg))
+        parts = [_segment_text(seg, with_files).strip() for seg in content]
         return "\n".join(p for p in parts if p)
-    if isinstance(content, dict):
-        return str(content.get("value", content.get("text", "")))
-    return str(content)
+    if isinstance(content, dict) and content.get("type") in ("text", "file"):
+        return _segment_text(content, with_files)
+    return json.dumps(content, indent=2)
 
 
 # ---------------------------------------------------------------- evaluator configs

@@ -89,12 +89,13 @@ def _suite_name(file: Path, repo_root: Path) -> str:
         return str(file)
 
 
-def _read_document(file: Path) -> tuple[dict[str, Any], list[Any]]:
+def _read_document(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], list[Any]]:
     """(suite-level settings, raw case list) for YAML or JSONL."""
     text = read_text(file)
     if file.suffix == ".jsonl":
         rows = load_jsonl_text(text)
-        sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml")) if s.exists()), None)
+        sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
+                                    file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
         header: dict[str, Any] = {}
         if sidecar is not None:
             meta = load_yaml_text(read_text(sidecar))
@@ -105,12 +106,22 @@ def _read_document(file: Path) -> tuple[dict[str, Any], list[Any]]:
     if doc is None:
         raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
     if isinstance(doc, list):
-        return {}, doc
+        return {"tests": doc}, doc
     if not isinstance(doc, dict):
         raise EvalFileError(line_of(doc), f"top level is a {type(doc).__name__}", "a mapping with 'tests' or 'evalcases'")
     for key in CASE_LIST_KEYS:
         if key in doc:
             cases = doc[key]
+            if isinstance(cases, str) and key == "tests":
+                # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
+                external = roots.resolve(cases, line_of(doc), "tests file")
+                ext_text = read_text(external)
+                rows = load_jsonl_text(ext_text) if external.suffix == ".jsonl" else load_yaml_text(ext_text)
+                if isinstance(rows, dict):
+                    rows = next((rows[k] for k in CASE_LIST_KEYS if k in rows), None)
+                if not isinstance(rows, list):
+                    raise EvalFileError(line_of(doc), f"tests file {cases!r} holds no list of cases", "a list of cases")
+                return doc, rows
             if not isinstance(cases, list):
                 raise EvalFileError(line_of(cases, line_of(doc)), f"'{key}' must be a list of cases", "a YAML list")
             return doc, cases
@@ -123,7 +134,7 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
     roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
     suite = _suite_name(file, root)
     try:
-        header, raw_cases = _read_document(file)
+        header, raw_cases = _read_document(file, roots)
     except EvalFileError as exc:
         result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
         return result
@@ -148,13 +159,24 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
 
 
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
+    """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
+    case; gen2 (`evalcases`) uses suite evaluators only for cases without their own."""
     execution = header.get("execution") if isinstance(header.get("execution"), dict) else {}
-    defaults: dict[str, Any] = {"threshold": header.get("threshold", execution.get("threshold")),
-                                "target": header.get("target", execution.get("target"))}
-    raw_evaluators = execution.get("evaluators", header.get("evaluators", header.get("assert", execution.get("assert"))))
+    generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
+    defaults: dict[str, Any] = {
+        "generation": generation,
+        "threshold": header.get("threshold", execution.get("threshold")),
+        "target": header.get("target", execution.get("target")),
+        "input": header.get("input"),
+        "input_files": header.get("input_files"),
+    }
+    raw_evaluators: Any = None
+    for source in (header.get("assertions"), header.get("assert"), execution.get("evaluators"), header.get("evaluators")):
+        if source is not None:
+            raw_evaluators = source
+            break
     try:
-        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems,
-                                                  name_required="assert" not in header and "assert" not in execution)
+        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=generation == 2)
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []

@@ -8,6 +8,7 @@ Generations: `question`/`input_messages`/`input`, `expected_outcome`/`criteria`/
 from __future__ import annotations
 
 import fnmatch
+import json
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,14 @@ class CaseBuilder:
     def _messages(self, raw: Any, line: int, field: str, files: dict[str, list[str]] | None) -> list[Message]:
         if raw is None:
             return []
-        if isinstance(raw, str):
-            return [Message(role="user" if field == "input" else "assistant", content=raw)]
-        if isinstance(raw, dict) and "role" in raw:
-            raw = [raw]
+        role = "user" if field == "input" else "assistant"
+        if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
+            return [Message(role=role, content=str(raw))]
+        if isinstance(raw, dict):
+            # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
+            raw = [raw] if "role" in raw else [{"role": role, "content": self._content(raw, line, files)}]
+        elif isinstance(raw, list) and raw and field != "input" and not (isinstance(raw[0], dict) and "role" in raw[0]):
+            raw = [{"role": role, "content": raw}]
         if not isinstance(raw, list):
             raise EvalFileError(line_of(raw, line), f"'{field}' must be text or a list of messages",
                                 "a string or [{role: ..., content: ...}]")
@@ -63,7 +68,8 @@ class CaseBuilder:
         return messages
 
     def _content(self, content: Any, line: int, files: dict[str, list[str]] | None) -> Any:
-        """File segments become text segments carrying the file's content (AgentV embeds it)."""
+        """File segments are read and become `{type: file, path, text, resolved_path}`, as AgentV's
+        message processor makes them; guideline files leave the message for `guideline_files`."""
         if isinstance(content, dict) and "type" in content:
             content = [content]
         if not isinstance(content, list):
@@ -77,16 +83,16 @@ class CaseBuilder:
                     raise EvalFileError(seg_line, "file segment has no 'value'", "type: file, value: path/to/file")
                 path = self.roots.resolve(ref, seg_line, "referenced file")
                 rel = self._display(path)
-                if files is not None and is_guideline(ref):
+                if files is not None and is_guideline(rel):
                     files["guideline"].append(str(path))
                     continue
                 if files is not None:
                     files["input"].append(str(path))
                 try:
-                    text = path.read_text(encoding="utf-8")
+                    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
                 except (OSError, UnicodeDecodeError) as exc:
                     raise EvalFileError(seg_line, f"referenced file {ref!r} cannot be read: {exc}", "a UTF-8 file") from None
-                out.append({"type": "file", "value": f'<file path="{rel}">\n{text}\n</file>', "path": rel})
+                out.append({"type": "file", "path": rel, "text": text, "resolved_path": str(path)})
             else:
                 out.append(seg)
         return out
@@ -100,12 +106,15 @@ class CaseBuilder:
     # ---------------------------------------------------------------- evaluators
 
     def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
+        """AgentV's precedence. gen2 (`evalcases`): the case's list, else the suite's. gen3
+        (`tests`): the case's list with the suite's appended, unless `execution.skip_defaults`."""
         execution = raw.get("execution") if isinstance(raw.get("execution"), dict) else {}
-        listed = [
-            (raw.get("evaluators"), True),
-            (execution.get("evaluators"), True),
+        gen3 = self.defaults.get("generation") == 3
+        listed: list[tuple[Any, bool]] = [
+            (raw.get("assertions"), False),
             (raw.get("assert"), False),
-            (execution.get("assert"), False),
+            (execution.get("evaluators"), not gen3),
+            (raw.get("evaluators"), not gen3),
         ]
         configs: list[EvaluatorConfig] = []
         found = False
@@ -113,17 +122,42 @@ class CaseBuilder:
             if value is not None:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required))
-        if found:
-            return configs
-        single = raw.get("evaluator")
-        if single is None and "grader" in raw:
-            single = raw["grader"]
-            self.problems.append(Problem(self.file, line, "'grader' is deprecated", "'evaluator'", severity="warning"))
-        if single is not None:
-            return [parse_evaluator(single, self.roots, self.file, self.problems, name_required=False)]
-        return list(self.defaults.get("evaluators", []))
+        if not found:
+            single = raw.get("evaluator")
+            if single is None and "grader" in raw:
+                single = raw["grader"]
+                self.problems.append(Problem(self.file, line, "'grader' is deprecated", "'evaluator'", severity="warning"))
+            if single is not None:
+                configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False))
+                found = True
+        suite_configs = list(self.defaults.get("evaluators", []))
+        if gen3 and not execution.get("skip_defaults"):
+            return configs + suite_configs
+        return configs if found else suite_configs
 
     # ---------------------------------------------------------------- the case
+
+    def _input(self, raw: dict[str, Any], line: int, case_id: str, files: dict[str, list[str]]) -> list[Message]:
+        if "input_messages" in raw:
+            value, key = raw["input_messages"], "input_messages"
+        elif "input" in raw:
+            value, key = raw["input"], "input"
+        elif "question" in raw:
+            value, key = raw["question"], "question"
+        else:
+            raise EvalFileError(line, f"case '{case_id}' has no input", "'input', 'input_messages' or 'question'")
+        input_files = raw.get("input_files", self.defaults.get("input_files"))
+        if input_files and isinstance(value, str):
+            # gen3 shorthand: files first, then the text, as one user message.
+            if not isinstance(input_files, list):
+                raise EvalFileError(line_of(input_files, line), "'input_files' must be a list of paths", "[path, ...]")
+            segments: list[Any] = [{"type": "file", "value": str(f)} for f in input_files]
+            value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
+        messages = self._messages(value, line_of(value, line), key if key != "question" else "input", files)
+        suite_input = self.defaults.get("input")
+        if suite_input is not None:
+            messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
+        return messages
 
     def build(self, raw: Any, index: int) -> EvalCase:
         line = line_of(raw)
@@ -132,38 +166,35 @@ class CaseBuilder:
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
+        case_id = str(case_id)
         files: dict[str, list[str]] = {"guideline": [], "input": []}
-
-        if "input_messages" in raw:
-            input_messages = self._messages(raw["input_messages"], line, "input", files)
-        elif "input" in raw:
-            input_messages = self._messages(raw["input"], line, "input", files)
-        elif "question" in raw:
-            input_messages = self._messages(raw["question"], line, "input", files)
-        else:
-            raise EvalFileError(line, f"case '{case_id}' has no input", "'input', 'input_messages' or 'question'")
-        question = raw.get("question")
-        if not isinstance(question, str):
-            question = next((m.text() for m in input_messages if m.role == "user"), "")
-        if not question and not input_messages:
+        input_messages = self._input(raw, line, case_id, files)
+        question = raw.get("question") if isinstance(raw.get("question"), str) else question_text(input_messages)
+        if not question.strip() and not input_messages:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
-        expected_raw = raw.get("expected_messages", raw.get("expected_output"))
+        # The canonical gen2 name wins over the gen3 alias when both are present, as in AgentV.
+        expected_raw = raw["expected_messages"] if "expected_messages" in raw else raw.get("expected_output")
         expected_messages = self._messages(expected_raw, line, "expected_output", None)
         reference = raw.get("reference_answer")
         if reference is None:
-            reference = expected_messages[-1].text() if expected_messages else ""
-        outcome = raw.get("expected_outcome", raw.get("criteria", raw.get("outcome", "")))
-        for key, value in (("expected_outcome", outcome), ("reference_answer", reference)):
+            reference = reference_text(expected_messages)
+        outcome = raw.get("criteria", raw.get("expected_outcome", raw.get("outcome", "")))
+        for key, value in (("criteria", outcome), ("reference_answer", reference)):
             if not isinstance(value, (str, int, float)):
                 raise EvalFileError(line_of(value, line), f"'{key}' must be text", "a string")
+
+        evaluators = self._evaluators(raw, line)
+        if not str(outcome).strip() and not expected_messages and not evaluators:
+            raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
+                                "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
         execution = raw.get("execution") if isinstance(raw.get("execution"), dict) else {}
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))), line)
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
 
         return EvalCase(
-            id=str(case_id),
+            id=case_id,
             source_file=self.file,
             source_line=line,
             suite=self.suite,
@@ -174,12 +205,39 @@ class CaseBuilder:
             reference_answer=str(reference or ""),
             guideline_files=files["guideline"],
             input_files=files["input"],
-            evaluators=self._evaluators(raw, line),
+            evaluators=evaluators,
             threshold=threshold,
             target=str(target) if target else None,
             conversation_id=raw.get("conversation_id"),
             metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
         )
+
+
+def question_text(messages: list[Message]) -> str:
+    """AgentV's question: every input text part (files left out), trimmed, joined by a space."""
+    parts = []
+    for message in messages:
+        content = message.content
+        segments = content if isinstance(content, list) else [content]
+        for seg in segments:
+            text = content_to_text(seg, with_files=False).strip()
+            if text:
+                parts.append(text)
+    return " ".join(parts)
+
+
+def reference_text(expected: list[Message]) -> str:
+    """The last expected message: its text, else its tool calls as JSON (AgentV gen3)."""
+    if not expected:
+        return ""
+    last = expected[-1]
+    if isinstance(last.content, str):
+        return last.content
+    if last.content in (None, "", []) and getattr(last, "tool_calls", None):
+        return json.dumps(last.tool_calls, indent=2)
+    if isinstance(last.content, list):
+        return content_to_text(last.content)
+    return json.dumps(last.content, indent=2)
 
 
 def _threshold(value: Any, line: int) -> float | None:
@@ -190,4 +248,4 @@ def _threshold(value: Any, line: int) -> float | None:
     return float(value)
 
 
-__all__ = ["CaseBuilder", "content_to_text", "is_guideline"]
+__all__ = ["CaseBuilder", "is_guideline", "question_text", "reference_text"]

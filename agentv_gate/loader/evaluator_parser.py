@@ -23,6 +23,10 @@ _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
 TYPE_ALIASES = {
     "code": "code_judge",
+    "code_grader": "code_judge",
+    "llm_grader": "llm_judge",
+    "rubric": "llm_judge",
+    "rubrics": "llm_judge",
     "code_evaluator": "code_judge",
     "script": "code_judge",
     "llm": "llm_judge",
@@ -137,6 +141,8 @@ def parse_evaluator(
         if name_required:
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
         data["name"] = kind if index == 0 else f"{kind}_{index + 1}"
+    if kind == "code_judge" and not data.get("script") and data.get("command"):
+        data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
         raise EvalFileError(line, f"code_judge '{data['name']}' has no 'script'",
                             "script: [python3, judge.py] or script: python3 judge.py")
