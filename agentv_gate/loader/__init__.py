@@ -15,7 +15,7 @@ from .cases import CaseBuilder
 from .evaluator_parser import parse_evaluators
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots, find_repo_root
-from .yaml_lines import line_of, load_jsonl_text, load_yaml_text, read_text
+from .yaml_lines import item_line, line_of, load_jsonl_text, load_yaml_text, read_text
 
 EVAL_FILE_GLOBS = ("*.eval.yaml", "*.eval.yml", "*.yaml", "*.yml", "*.jsonl")
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
@@ -143,7 +143,7 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_cases):
         try:
-            case = builder.build(raw, index)
+            case = builder.build(raw, index, item_line(raw_cases, index))
         except EvalFileError as exc:
             result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
             continue

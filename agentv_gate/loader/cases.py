@@ -16,7 +16,7 @@ from ..models import EvalCase, EvaluatorConfig, Message, content_to_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots
-from .yaml_lines import line_of
+from .yaml_lines import key_line, line_of
 
 # AgentV's default guideline patterns: such files are listed for the judge, not pasted into the question.
 GUIDELINE_PATTERNS = ("*.instructions.md", "*/instructions/*", "*.prompt.md", "*/prompts/*")
@@ -126,13 +126,14 @@ class CaseBuilder:
             single = raw.get("evaluator")
             if single is None and "grader" in raw:
                 single = raw["grader"]
-                self.problems.append(Problem(self.file, line, "'grader' is deprecated", "'evaluator'", severity="warning"))
+                self.problems.append(Problem(self.file, key_line(raw, "grader", line), "'grader' is deprecated", "'evaluator'",
+                                         severity="warning"))
             if single is not None:
                 configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False))
                 found = True
         suite_configs = list(self.defaults.get("evaluators", []))
-        if gen3 and not execution.get("skip_defaults"):
-            return configs + suite_configs
+        if gen3:
+            return configs if execution.get("skip_defaults") else configs + suite_configs
         return configs if found else suite_configs
 
     # ---------------------------------------------------------------- the case
@@ -159,8 +160,8 @@ class CaseBuilder:
             messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
         return messages
 
-    def build(self, raw: Any, index: int) -> EvalCase:
-        line = line_of(raw)
+    def build(self, raw: Any, index: int, line: int | None = None) -> EvalCase:
+        line = line_of(raw, line or 1)
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {type(raw).__name__}", "id: ..., input: ...")
         case_id = raw.get("id", raw.get("eval_id"))
@@ -182,7 +183,7 @@ class CaseBuilder:
         outcome = raw.get("criteria", raw.get("expected_outcome", raw.get("outcome", "")))
         for key, value in (("criteria", outcome), ("reference_answer", reference)):
             if not isinstance(value, (str, int, float)):
-                raise EvalFileError(line_of(value, line), f"'{key}' must be text", "a string")
+                raise EvalFileError(line_of(value, key_line(raw, key, line)), f"'{key}' must be text", "a string")
 
         evaluators = self._evaluators(raw, line)
         if not str(outcome).strip() and not expected_messages and not evaluators:
@@ -190,7 +191,8 @@ class CaseBuilder:
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
         execution = raw.get("execution") if isinstance(raw.get("execution"), dict) else {}
-        threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))), line)
+        threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
+                               key_line(raw, "threshold", key_line(execution, "threshold", line)))
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
 
         return EvalCase(

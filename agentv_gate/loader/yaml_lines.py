@@ -18,10 +18,12 @@ from .problems import EvalFileError
 
 class LineDict(dict):  # type: ignore[type-arg]
     line: int = 1
+    key_lines: dict[Any, int] = {}
 
 
 class LineList(list):  # type: ignore[type-arg]
     line: int = 1
+    item_lines: list[int] = []
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -31,6 +33,7 @@ class _LineLoader(yaml.SafeLoader):
 def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     data = LineDict()
     data.line = node.start_mark.line + 1
+    data.key_lines = {}
     loader.flatten_mapping(node)
     seen: dict[Any, int] = {}
     for key_node, value_node in node.value:
@@ -46,6 +49,7 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
                 "each key once per mapping",
             )
         seen[key] = key_node.start_mark.line + 1
+        data.key_lines[key] = seen[key]
         data[key] = loader.construct_object(value_node, deep=True)
     return data
 
@@ -53,6 +57,7 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
 def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> LineList:
     data = LineList(loader.construct_object(child, deep=True) for child in node.value)
     data.line = node.start_mark.line + 1
+    data.item_lines = [child.start_mark.line + 1 for child in node.value]
     return data
 
 
@@ -62,6 +67,22 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _co
 
 def line_of(value: Any, default: int = 1) -> int:
     return getattr(value, "line", default)
+
+
+def key_line(mapping: Any, key: str, default: int = 1) -> int:
+    """Line where `key` is written in a mapping (falls back to the mapping's own line)."""
+    lines = getattr(mapping, "key_lines", None)
+    if lines and key in lines:
+        return int(lines[key])
+    return line_of(mapping, default)
+
+
+def item_line(seq: Any, index: int, default: int = 1) -> int:
+    """Line of the index-th entry of a sequence, scalars included."""
+    lines = getattr(seq, "item_lines", None)
+    if lines and index < len(lines):
+        return int(lines[index])
+    return line_of(seq[index] if isinstance(seq, list) and index < len(seq) else None, default)
 
 
 def load_yaml_text(text: str) -> Any:
@@ -89,6 +110,7 @@ def _with_lines(value: Any, line: int) -> Any:
     if isinstance(value, list):
         seq = LineList(_with_lines(v, line) for v in value)
         seq.line = line
+        seq.item_lines = [line] * len(value)
         return seq
     return value
 

@@ -1,0 +1,322 @@
+"""The loader accepts every generation of AgentV's eval format and locates every problem."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentv_gate.loader import discover_eval_files, load_eval_file, load_paths
+from agentv_gate.models import CodeJudgeConfig, ContainsConfig, LlmJudgeConfig
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    return tmp_path
+
+
+def write(path: Path, text: str, executable: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    if executable:
+        path.chmod(0o755)
+    return path
+
+
+def messages_of(problems) -> list[str]:
+    return [f"{p.line}: {p.message}" for p in problems]
+
+
+def test_gen2_evalcases_with_input_messages_and_execution_evaluators(repo: Path) -> None:
+    write(repo / "evals/judge.py", "print('{}')\n")
+    f = write(repo / "evals/g2.eval.yaml", """
+        description: gen2 suite
+        evalcases:
+          - id: capital
+            expected_outcome: Names Paris
+            input_messages:
+              - role: system
+                content: Answer in one sentence.
+              - role: user
+                content: What is the capital of France?
+            expected_messages:
+              - role: assistant
+                content: Paris is the capital of France.
+            execution:
+              evaluators:
+                - name: kw
+                  type: code_judge
+                  script: python3 judge.py
+                  keywords: [Paris]
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    [case] = result.cases
+    assert case.id == "capital"
+    assert case.question == "Answer in one sentence. What is the capital of France?"
+    assert case.expected_outcome == "Names Paris"
+    assert case.reference_answer == "Paris is the capital of France."
+    assert case.source_line == 3
+    assert case.suite == "evals/g2.eval.yaml"
+    [judge] = case.evaluators
+    assert isinstance(judge, CodeJudgeConfig)
+    assert judge.resolved_script == ["python3", str((repo / "evals/judge.py").resolve())]
+
+
+def test_gen3_tests_criteria_input_string_and_suite_assertions_appended(repo: Path) -> None:
+    f = write(repo / "evals/g3.eval.yaml", """
+        tests:
+          - id: a
+            criteria: says hi
+            input: Say hi
+            expected_output: hi
+            assert:
+              - type: contains
+                value: hi
+          - id: b
+            criteria: says bye
+            input: Say bye
+            execution:
+              skip_defaults: true
+        assert:
+          - type: is-json
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    a, b = result.cases
+    assert [e.type for e in a.evaluators] == ["contains", "is_json"]
+    assert isinstance(a.evaluators[0], ContainsConfig) and a.evaluators[0].value == "hi"
+    assert a.input_messages[0].role == "user" and a.question == "Say hi"
+    assert a.reference_answer == "hi"
+    assert b.evaluators == []
+
+
+def test_gen2_suite_evaluators_only_fill_cases_without_their_own(repo: Path) -> None:
+    f = write(repo / "evals/s.yaml", """
+        execution:
+          evaluators:
+            - name: suite-default
+              type: contains
+              value: x
+        evalcases:
+          - id: own
+            expected_outcome: o
+            input_messages: [{role: user, content: q}]
+            evaluators:
+              - name: own
+                type: equals
+                value: y
+          - id: inherits
+            expected_outcome: o
+            input_messages: [{role: user, content: q}]
+    """)
+    own, inherits = load_eval_file(f, repo).cases
+    assert [e.name for e in own.evaluators] == ["own"]
+    assert [e.name for e in inherits.evaluators] == ["suite-default"]
+
+
+def test_legacy_aliases_question_outcome_and_grader_warning(repo: Path) -> None:
+    f = write(repo / "evals/old.yaml", """
+        eval_cases:
+          - id: old
+            question: What is 2+2?
+            outcome: says 4
+            grader: llm_judge
+    """)
+    result = load_eval_file(f, repo)
+    [case] = result.cases
+    assert case.question == "What is 2+2?"
+    assert case.expected_outcome == "says 4"
+    assert isinstance(case.evaluators[0], LlmJudgeConfig)
+    assert [(w.line, w.message) for w in result.warnings] == [(5, "'grader' is deprecated")]
+
+
+def test_reference_answer_is_last_expected_message_and_objects_become_json(repo: Path) -> None:
+    f = write(repo / "evals/r.yaml", """
+        tests:
+          - id: multi
+            criteria: c
+            input: q
+            expected_output:
+              - role: assistant
+                content: first
+              - role: assistant
+                content: {total: 3}
+    """)
+    [case] = load_eval_file(f, repo).cases
+    assert json.loads(case.reference_answer) == {"total": 3}
+
+
+def test_file_segments_resolved_from_eval_folder_then_repo_root(repo: Path) -> None:
+    write(repo / "evals/local.txt", "local text\r\n")
+    write(repo / "shared/doc.md", "from the root")
+    write(repo / "shared/style.instructions.md", "be nice")
+    f = write(repo / "evals/files.yaml", """
+        tests:
+          - id: f
+            criteria: c
+            input:
+              - role: user
+                content:
+                  - type: file
+                    value: local.txt
+                  - type: file
+                    value: /shared/doc.md
+                  - type: file
+                    value: shared/style.instructions.md
+                  - type: text
+                    value: Summarise.
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    [case] = result.cases
+    segs = case.input_messages[0].content
+    assert segs[0] == {"type": "file", "path": "evals/local.txt", "text": "local text\n",
+                       "resolved_path": str((repo / "evals/local.txt").resolve())}
+    assert segs[1]["text"] == "from the root"
+    assert case.question == "Summarise."  # file contents are not part of the question text
+    assert case.guideline_files == [str((repo / "shared/style.instructions.md").resolve())]
+    assert len(case.input_files) == 2
+    assert '<file path="shared/doc.md">\nfrom the root\n</file>' in case.input_messages[0].text()
+
+
+def test_jsonl_with_sidecar_yaml_and_line_numbers(repo: Path) -> None:
+    write(repo / "evals/set.yaml", """
+        description: sidecar
+        execution:
+          evaluators:
+            - name: has-ok
+              type: contains
+              value: ok
+    """)
+    rows = [
+        {"id": "one", "criteria": "c", "input": "first"},
+        {"id": "two", "criteria": "c", "input": "second", "assert": [{"type": "equals", "value": "x"}]},
+    ]
+    (repo / "evals/set.jsonl").write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n")
+    files, _ = discover_eval_files([repo / "evals"])
+    assert [p.name for p in files] == ["set.jsonl"]  # the sidecar is not a suite of its own
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    one, two = result.cases
+    assert (one.source_line, two.source_line) == (1, 3)
+    assert [e.name for e in one.evaluators] == ["has-ok"]
+    assert [e.type for e in two.evaluators] == ["equals", "contains"]
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "fragment"),
+    [
+        ("      - name: x\n        type: nonsense\n", 7, "unknown evaluator type 'nonsense'"),
+        ("      - type: contains\n        value: a\n", 7, "contains evaluator is missing 'name'"),
+        ("      - name: nameless-type\n", 7, "evaluator is missing 'type'"),
+        ("      - name: j\n        type: code_judge\n", 7, "code_judge 'j' has no 'script'"),
+        ("      - name: j\n        type: code_judge\n        script: python3 missing.py\n", 7,
+         "script file 'missing.py' not found"),
+        ("      - name: j\n        type: llm_judge\n        prompt: ./nope.md\n", 7, "prompt file './nope.md' not found"),
+    ],
+)
+def test_evaluator_problems_are_located(repo: Path, body: str, line: int, fragment: str) -> None:
+    f = repo / "evals/bad.yaml"
+    f.write_text(
+        "evalcases:\n  - id: c\n    expected_outcome: o\n    input_messages: [{role: user, content: q}]\n"
+        "    execution:\n      evaluators:\n" + body
+    )
+    result = load_eval_file(f, repo)
+    assert [p.line for p in result.errors] == [line]
+    assert fragment in result.errors[0].message
+    assert result.errors[0].expected
+    assert len(result.cases) == 1  # the case itself still loads; only the broken evaluator is dropped
+
+
+def test_duplicate_ids_missing_file_and_broken_case_do_not_hide_good_cases(repo: Path) -> None:
+    f = write(repo / "evals/mixed.yaml", """
+        tests:
+          - id: good
+            criteria: c
+            input: q
+          - id: good
+            criteria: c
+            input: q
+          - id: needs-file
+            criteria: c
+            input:
+              - role: user
+                content: [{type: file, value: absent.md}]
+          - just a string
+          - id: last
+            criteria: c
+            input: q
+    """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["good", "last"]
+    found = messages_of(result.errors)
+    assert found[0] == "5: duplicate case id 'good' (first at line 2)"
+    assert found[1].startswith("12: referenced file 'absent.md' not found")
+    assert found[2] == "13: case #4 must be a mapping, got str"
+
+
+def test_malformed_yaml_and_duplicate_keys_are_located(repo: Path) -> None:
+    f = write(repo / "evals/broken.yaml", "tests:\n  - id: a\n    input: [unclosed\n    criteria: x\n")
+    [problem] = load_eval_file(f, repo).errors
+    assert problem.message.startswith("malformed YAML")
+    assert problem.line == 4
+    g = write(repo / "evals/dupkey.yaml", "tests:\n  - id: a\n    input: q\n    input: r\n")
+    [problem] = load_eval_file(g, repo).errors
+    assert (problem.line, problem.message) == (4, "duplicate key 'input' (first at line 3)")
+
+
+def test_references_outside_repo_root_are_refused_unless_allowed(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    write(tmp_path / "secret.txt", "outside")
+    f = write(repo / "evals/esc.yaml", """
+        tests:
+          - id: esc
+            criteria: c
+            input:
+              - role: user
+                content: [{type: file, value: ../../secret.txt}]
+    """)
+    [problem] = load_eval_file(f, repo).errors
+    assert "outside the repository root" in problem.message
+    allowed = load_eval_file(f, repo, allow_outside_root=True)
+    assert allowed.errors == [] and allowed.cases[0].input_messages[0].content[0]["text"] == "outside"
+
+
+def test_threshold_from_suite_and_case(repo: Path) -> None:
+    f = write(repo / "evals/t.yaml", """
+        threshold: 0.7
+        tests:
+          - id: suite
+            criteria: c
+            input: q
+          - id: own
+            criteria: c
+            input: q
+            execution:
+              threshold: 0.9
+          - id: bad
+            criteria: c
+            input: q
+            threshold: 7
+    """)
+    result = load_eval_file(f, repo)
+    assert [(c.id, c.threshold) for c in result.cases] == [("suite", 0.7), ("own", 0.9)]
+    assert "threshold 7 is not a number in 0..1" in result.errors[0].message
+
+
+def test_folder_discovery_ignores_non_eval_yaml(repo: Path) -> None:
+    write(repo / "evals/a.yaml", "tests: []\n")
+    write(repo / "evals/sub/b.eval.yaml", "tests: []\n")
+    write(repo / ".github/workflows/ci.yaml", "on: push\n")
+    write(repo / "config/settings.yaml", "x: 1\n")
+    write(repo / "other/c.eval.yaml", "tests: []\n")
+    files, problems = discover_eval_files([repo])
+    rel = sorted(str(p.relative_to(repo)) for p in files)
+    assert rel == ["evals/a.yaml", "evals/sub/b.eval.yaml", "other/c.eval.yaml"]
+    assert problems == []
+    assert load_paths([repo / "missing"]).problems[0].message == "no such file or folder"
