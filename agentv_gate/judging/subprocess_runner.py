@@ -1,0 +1,234 @@
+"""Run a judge script: argv (never a shell), JSON on stdin, stdout/stderr captured, hard timeout.
+
+Shared by code judges and executable prompt templates. The judge is untrusted code written by
+someone else, so every way it can misbehave must come back as data rather than an exception or
+a hang:
+
+* it may never read stdin (BrokenPipe on write is swallowed),
+* it may write far more output than fits in memory (capture is capped, the rest is drained),
+* it may hang, or fork a grandchild that keeps our pipes open after the judge itself is gone
+  (it runs in its own session, and the whole process group is killed),
+* it may not exist or not be executable (reported in `spawn_error`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+_CHUNK = 64 * 1024
+_DRAIN_GRACE_SECONDS = 2.0
+"""After the judge exits, how long stray processes may keep its pipes open before being killed."""
+_REAP_SECONDS = 5.0
+"""After a kill, how long to wait for the pipes to close before giving up on them."""
+
+
+@dataclass
+class ScriptResult:
+    argv: list[str]
+    exit_code: int | None
+    """None when the script never ran or was killed at the timeout."""
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_ms: int
+    spawn_error: str | None = None
+    """Why the script could not start (not found, not executable, bad cwd); None if it ran."""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    stdout_bytes: int = 0
+    """Total bytes the script wrote to stdout, including any beyond the capture cap."""
+    stderr_bytes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.spawn_error is None and not self.timed_out and self.exit_code == 0
+
+    def failure(self) -> str | None:
+        """One sentence saying why the run is not usable, or None when it exited 0 in time."""
+        if self.spawn_error is not None:
+            return self.spawn_error
+        if self.timed_out:
+            return f"timed out after {self.duration_ms / 1000:.1f}s and was killed"
+        if self.exit_code is not None and self.exit_code < 0:
+            try:
+                name = signal.Signals(-self.exit_code).name
+            except ValueError:
+                name = f"signal {-self.exit_code}"
+            return f"was killed by {name}"
+        if self.exit_code != 0:
+            return f"exited with code {self.exit_code}"
+        return None
+
+
+class _Capture:
+    """Reads one pipe to EOF on its own thread, keeping at most `limit` bytes."""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        self._stream = stream
+        self._limit = max(0, limit)
+        self._chunks: list[bytes] = []
+        self._kept = 0
+        self.total = 0
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        fd = self._stream.fileno()
+        try:
+            while True:
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    break
+                with self._lock:
+                    self.total += len(chunk)
+                    room = self._limit - self._kept
+                    if room > 0:
+                        kept = chunk[:room]
+                        self._chunks.append(kept)
+                        self._kept += len(kept)
+        except OSError:
+            pass
+
+    def text(self) -> str:
+        with self._lock:
+            data = b"".join(self._chunks)
+        return data.decode("utf-8", errors="replace")
+
+    @property
+    def truncated(self) -> bool:
+        with self._lock:
+            return self.total > self._kept
+
+    def close(self) -> None:
+        """Close our end once the reader is finished; a stuck reader keeps its fd (rare leak)."""
+        if not self.thread.is_alive():
+            try:
+                self._stream.close()
+            except OSError:
+                pass
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    try:
+        stream.write(data)
+        stream.flush()
+    except (BrokenPipeError, ConnectionResetError, OSError, ValueError):
+        pass  # the judge does not read stdin, or died: its exit status tells the story
+    finally:
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _spawn_error(argv: list[str], exc: OSError, cwd: Path | None) -> str:
+    command = argv[0] if argv else ""
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {command!r}"
+    if isinstance(exc, PermissionError):
+        return f"permission denied running {command!r} (is it executable?)"
+    if getattr(exc, "errno", None) == 8:  # ENOEXEC: a script without a shebang line
+        return f"cannot execute {command!r}: not a program and no '#!' line (name an interpreter first)"
+    return f"could not start {command!r}: {exc.strerror or exc}"
+
+
+def run_script(
+    argv: list[str],
+    stdin_text: str,
+    timeout_seconds: float,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    max_output_bytes: int = 8 * 1024 * 1024,
+) -> ScriptResult:
+    """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
+
+    `env` holds extra variables laid over the current environment (a judge still needs PATH).
+    `max_output_bytes` caps each of stdout and stderr; the excess is read and discarded so the
+    script never blocks on a full pipe, and `*_truncated` says it happened.
+    """
+    argv = [str(a) for a in argv]
+    started = time.monotonic()
+
+    def elapsed_ms() -> int:
+        return int((time.monotonic() - started) * 1000)
+
+    def failed_start(message: str) -> ScriptResult:
+        return ScriptResult(argv=argv, exit_code=None, stdout="", stderr="", timed_out=False,
+                            duration_ms=elapsed_ms(), spawn_error=message)
+
+    if not argv or not argv[0]:
+        return failed_start("empty command: nothing to run")
+    if cwd is not None and not Path(cwd).is_dir():
+        return failed_start(f"working folder does not exist: {cwd}")
+    full_env = None if env is None else {**os.environ, **env}
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=str(cwd) if cwd is not None else None,
+            env=full_env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        return failed_start(_spawn_error(argv, exc, cwd))
+
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out = _Capture(proc.stdout, max_output_bytes)
+    err = _Capture(proc.stderr, max_output_bytes)
+    writer = threading.Thread(target=_feed, args=(proc.stdin, stdin_text.encode("utf-8")), daemon=True)
+    writer.start()
+
+    timed_out = False
+    try:
+        proc.wait(timeout=max(0.0, timeout_seconds))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid)
+        proc.wait()
+    duration_ms = elapsed_ms()
+
+    # The judge is gone, but a grandchild in its group may still hold the pipes open.
+    if not timed_out:
+        remaining = timeout_seconds - (time.monotonic() - started)
+        grace = min(_DRAIN_GRACE_SECONDS, max(remaining, 0.1))
+        deadline = time.monotonic() + grace
+        for capture in (out, err):
+            capture.thread.join(max(0.0, deadline - time.monotonic()))
+    if out.thread.is_alive() or err.thread.is_alive():
+        _kill_group(proc.pid)
+        for capture in (out, err):
+            capture.thread.join(_REAP_SECONDS)
+    writer.join(0.5)
+    out.close()
+    err.close()
+
+    return ScriptResult(
+        argv=argv,
+        exit_code=None if timed_out else proc.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
+        timed_out=timed_out,
+        duration_ms=duration_ms,
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+    )
