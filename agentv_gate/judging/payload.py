@@ -1,0 +1,217 @@
+"""The JSON a judge script reads on stdin: one payload every AgentV generation's judges understand.
+
+AgentV renamed its payload fields twice, and judges written against any generation exist in
+the wild. Rather than pick one, the payload carries all of them side by side, snake_case:
+
+* seed 003 / AgentV 1.x-2.x (gen2): `question, expected_outcome, expected_messages,
+  reference_answer, candidate_answer, output_messages, guideline_files, input_files,
+  input_messages, trace_summary, config` (+ `code_snippets` from the oldest SDK schema);
+* AgentV 2.18: `criteria, expected_output, answer, output, input, trace, token_usage, cost_usd,
+  duration_ms, start_time, end_time, file_changes, workspace_path`;
+* AgentV 4.42: `messages, metadata, trace` (with `messages`/`events`/`duration_ms`/`metadata`),
+  `trace_summary` (with `tool_calls`, `llm_call_count`), and the newest SDK's `input_text,
+  output_text, expected_output_text`.
+
+Conflicts, and how they are resolved:
+
+* `output` is a message list in 2.18 and a plain string in 4.42. We send the 2.18 list: 2.18
+  is the generation this tool targets, a 4.42 judge that wants the text has `answer` (present
+  in both) and `output_text`, and a string cannot be turned back into messages.
+* `trace` is a summary in 2.18 and a full trace in 4.42. Their keys do not collide, so `trace`
+  holds the union: the 2.18 summary keys (`event_count, tool_names, tool_calls_by_name,
+  error_count, llm_call_count`) plus the 4.42 keys (`tool_calls, messages, events,
+  duration_ms, metadata`). `trace_summary` likewise carries both generations' summary keys.
+
+As in AgentV, every key is converted to snake_case recursively (keys starting with an
+uppercase letter are kept, as AgentV keeps tool names), including keys inside `config`.
+Maps keyed by tool name (`tool_calls_by_name`, `tool_calls`) are data, so their keys are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..models import Message, content_to_text
+
+if TYPE_CHECKING:
+    from ..evaluators.base import EvaluationContext
+
+_CAMEL = re.compile(r"[A-Z]")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_DATA_KEYED = {"tool_calls_by_name", "tool_calls", "tool_durations"}
+"""Maps whose keys are tool names (data), not field names: never case-converted."""
+
+
+def to_snake_case(key: str) -> str:
+    """AgentV's toSnakeCase: `testId` -> `test_id`; `Read` (leading capital) stays as it is."""
+    if not key or key[0].isupper():
+        return key
+    return _CAMEL.sub(lambda m: "_" + m.group(0).lower(), key)
+
+
+def to_snake_case_deep(value: Any) -> Any:
+    """AgentV's toSnakeCaseDeep, except that tool-name-keyed maps keep their keys."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            new_key = to_snake_case(str(key))
+            if new_key in _DATA_KEYED and isinstance(item, dict):
+                out[new_key] = {str(k): to_snake_case_deep(v) for k, v in item.items()}
+            else:
+                out[new_key] = to_snake_case_deep(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_snake_case_deep(item) for item in value]
+    return value
+
+
+def message_dict(message: Message | dict[str, Any]) -> dict[str, Any]:
+    """A message as plain JSON data, keeping extra keys (tool_calls, name, ...)."""
+    if isinstance(message, Message):
+        return message.model_dump(mode="json", exclude_none=True)
+    return dict(message)
+
+
+def _tool_calls(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """(message index, tool call) pairs across assistant messages, in order."""
+    calls: list[tuple[int, dict[str, Any]]] = []
+    for index, message in enumerate(messages):
+        raw = message.get("tool_calls") or message.get("toolCalls") or []
+        if isinstance(raw, list):
+            calls.extend((index, call) for call in raw if isinstance(call, dict))
+    return calls
+
+
+def _tool_name(call: dict[str, Any]) -> str:
+    name = call.get("tool") or call.get("name")
+    if not name and isinstance(call.get("function"), dict):
+        name = call["function"].get("name")
+    return str(name or "unknown")
+
+
+def trace_summary(output_messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts from the answer's messages, with both generations' key names.
+
+    `event_count` counts tool-call events (the samples show 0 with no tools, even though a
+    4.42 trace lists message events); `llm_call_count` counts assistant turns.
+    """
+    calls = _tool_calls(output_messages)
+    by_name: dict[str, int] = {}
+    for _, call in calls:
+        name = _tool_name(call)
+        by_name[name] = by_name.get(name, 0) + 1
+    errors = sum(1 for _, call in calls
+                 if call.get("error") or call.get("is_error") or call.get("status") == "error")
+    return {
+        "event_count": len(calls),
+        "tool_names": sorted(by_name),
+        "tool_calls_by_name": dict(by_name),
+        "tool_calls": dict(by_name),
+        "error_count": errors,
+        "llm_call_count": sum(1 for m in output_messages if m.get("role") == "assistant"),
+    }
+
+
+def _trace_events(messages: list[dict[str, Any]], first_output_index: int) -> list[dict[str, Any]]:
+    """AgentV 4.42's event list: one `message` event per message, `tool_call` events for the
+    answer's tool calls, and a closing `final_response` pointing at the last assistant message."""
+    events: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        events.append({"event_id": f"message-{index}", "ordinal": len(events), "type": "message",
+                       "message": message, "metadata": {"message_index": index}})
+        if index >= first_output_index:
+            for n, (_, call) in enumerate(_tool_calls([message])):
+                events.append({"event_id": f"tool-{index}-{n}", "parent_event_id": f"message-{index}",
+                               "ordinal": len(events), "type": "tool_call", "name": _tool_name(call),
+                               "input": call.get("input", call.get("arguments")),
+                               "output": call.get("output"), "metadata": {"message_index": index}})
+    last_assistant = next((i for i in range(len(messages) - 1, first_output_index - 1, -1)
+                           if messages[i].get("role") == "assistant"), None)
+    if last_assistant is not None:
+        events.append({"event_id": "final-response", "parent_event_id": f"message-{last_assistant}",
+                       "ordinal": len(events), "type": "final_response", "message": messages[last_assistant],
+                       "metadata": {"message_index": last_assistant}})
+    return events
+
+
+def code_snippets(messages: list[dict[str, Any]]) -> list[str]:
+    """Fenced code blocks from the input text, as AgentV gen2's `code_snippets`."""
+    snippets: list[str] = []
+    for message in messages:
+        text = content_to_text(message.get("content"))
+        snippets.extend(block.strip("\n") for block in _FENCE.findall(text))
+    return snippets
+
+
+def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The stdin payload for a code judge or executable prompt template, every generation's names."""
+    case = context.eval_case
+    inputs = [message_dict(m) for m in case.input_messages]
+    expected = [message_dict(m) for m in case.expected_messages]
+    outputs = [message_dict(m) for m in context.output_messages]
+    if not outputs and context.candidate:
+        outputs = [{"role": "assistant", "content": context.candidate}]
+    messages = inputs + outputs
+    question = case.question or " ".join(
+        t for t in (content_to_text(m.content, with_files=False).strip() for m in case.input_messages) if t)
+
+    summary = trace_summary(outputs)
+    if context.token_usage is not None:
+        summary["token_usage"] = context.token_usage
+    if context.cost_usd is not None:
+        summary["cost_usd"] = context.cost_usd
+    if context.duration_ms is not None:
+        summary["duration_ms"] = context.duration_ms
+    trace: dict[str, Any] = {
+        **trace_summary(outputs),
+        "messages": messages,
+        "events": _trace_events(messages, len(inputs)),
+        "duration_ms": context.duration_ms,
+        # The provider kind is not known to an evaluator; a target may report it in its trace.
+        "metadata": {"provider": None, "target": context.target, "eval_case_id": case.id},
+    }
+    if isinstance(context.trace, dict):
+        trace.update(context.trace)  # what the target itself reported wins over what we derived
+
+    def from_trace(key: str) -> Any:
+        return context.trace.get(key) if isinstance(context.trace, dict) else None
+
+    payload: dict[str, Any] = {
+        # 2.18 / 4.42 names
+        "question": question,
+        "criteria": case.expected_outcome,
+        "expected_output": expected,
+        "reference_answer": case.reference_answer,
+        "answer": context.candidate,
+        "output": outputs,
+        "messages": messages,
+        "guideline_files": list(case.guideline_files),
+        "input_files": list(case.input_files),
+        "input": inputs,
+        "metadata": case.metadata,
+        "trace": trace,
+        "trace_summary": summary,
+        "token_usage": context.token_usage,
+        "cost_usd": context.cost_usd,
+        "duration_ms": context.duration_ms,
+        "start_time": from_trace("start_time"),
+        "end_time": from_trace("end_time"),
+        "file_changes": from_trace("file_changes"),
+        "workspace_path": from_trace("workspace_path"),
+        "config": config,
+        # seed 003 / gen2 names
+        "expected_outcome": case.expected_outcome,
+        "candidate_answer": context.candidate,
+        "input_messages": inputs,
+        "expected_messages": expected,
+        "output_messages": outputs,
+        "code_snippets": code_snippets(inputs),
+        # newest SDK conveniences
+        "input_text": question,
+        "output_text": context.candidate,
+        "expected_output_text": case.reference_answer,
+        "eval_id": case.id,
+        "target": context.target,
+    }
+    return to_snake_case_deep(payload)
