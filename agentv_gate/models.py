@@ -247,6 +247,8 @@ class EvaluationScore(BaseModel):
     retries: int = 0
     error: str | None = None
     """Set when the evaluator could not judge (judge crashed, timed out, replied garbage)."""
+    children: list[EvaluatorResult] | None = None
+    """A composite's member results, for `EvaluatorResult.evaluator_results`."""
 
 
 class EvaluatorResult(BaseModel):
@@ -262,6 +264,9 @@ class EvaluatorResult(BaseModel):
     error: str | None = None
     evaluator_results: list[EvaluatorResult] | None = None
     """Children, for a composite evaluator."""
+
+
+EvaluationScore.model_rebuild()
 
 
 Verdict = Literal["pass", "fail", "error"]
