@@ -28,7 +28,8 @@ def score_label(score: float) -> str:
         return "pass"
     return "borderline" if score >= BORDERLINE_SCORE else "fail"
 
-DEFAULT_JUDGE_TIMEOUT_SECONDS = 60.0
+DEFAULT_JUDGE_TIMEOUT_SECONDS = 120.0
+"""AgentV 2.x runs code judges under its agent timeout, `--agent-timeout` (default 120 s)."""
 
 
 class Message(BaseModel):
