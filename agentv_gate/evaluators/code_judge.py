@@ -1,0 +1,184 @@
+"""`code_judge`: any program that reads the JSON payload on stdin and prints a score on stdout.
+
+The script is run directly from its argv (a string is shell-split by the loader, never given
+to a shell), in the `cwd` the config names or else the eval file's folder. Everything a broken
+judge can do - not start, hang, crash, exit non-zero, print nothing, print prose, print a score
+of 7 - becomes score 0 with the reason and the judge's stderr in `misses` and `error` set, so
+the case is reported as an error instead of silently passing or stopping the run.
+
+Where AgentV is laxer we are stricter on purpose: AgentV scores unparseable stdout 0 without
+saying why and clamps out-of-range scores; a gate should say the judge is broken.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ..judging.payload import build_judge_payload
+from ..judging.subprocess_runner import ScriptResult, run_script
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationScore
+from .base import EvaluationContext
+from .contains import wrong_config
+from .json_extract import loads_strict
+
+STDERR_TAIL_CHARS = 2000
+"""AgentV keeps the last 2000 characters of a failed judge's stderr."""
+NOT_CONFIG_KEYS = {"required", "negate", "min_score", "preprocessors", "target", "judge", "command",
+                   "timeout"}
+"""Evaluator keys AgentV keeps for itself; every other unknown key is passed to the judge as config."""
+
+
+def judge_config(config: CodeJudgeConfig) -> dict[str, Any] | None:
+    """AgentV's pass-through config: unknown evaluator keys, then the explicit `config:` mapping."""
+    extras = {k: v for k, v in (config.model_extra or {}).items() if k not in NOT_CONFIG_KEYS}
+    merged = {**extras, **(config.config or {})}
+    return merged or None
+
+
+def trimmed_stderr(stderr: str) -> str:
+    text = stderr.strip()
+    if len(text) <= STDERR_TAIL_CHARS:
+        return text
+    return f"...(truncated, last {STDERR_TAIL_CHARS} chars)\n{text[-STDERR_TAIL_CHARS:]}"
+
+
+def _json_lines_fallback(stdout: str) -> Any:
+    """A judge that logs before its result: accept a JSON object on the last non-empty line."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if len(lines) > 1:
+        try:
+            value = loads_strict(lines[-1])
+            if isinstance(value, dict):
+                return value
+        except ValueError:
+            pass
+    raise ValueError
+
+
+def parse_judge_output(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(result, None) for a valid `{score, hits, misses, reasoning}`, else (None, why not)."""
+    text = stdout.strip()
+    if not text:
+        return None, "printed nothing on stdout (expected a JSON object with a score)"
+    try:
+        data = loads_strict(text)
+    except ValueError as exc:
+        try:
+            data = _json_lines_fallback(text)
+        except ValueError:
+            preview = text[:200] + ("..." if len(text) > 200 else "")
+            return None, f"printed something that is not JSON ({exc}): {preview!r}"
+    if not isinstance(data, dict):
+        return None, f"printed a JSON {type(data).__name__}, expected an object with a score"
+    if "score" not in data:
+        return None, "printed JSON without a 'score' field"
+    score = data["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return None, f"printed a score that is not a number: {score!r}"
+    if not 0.0 <= score <= 1.0:
+        return None, f"printed a score of {score}, outside 0..1"
+    return data, None
+
+
+def string_list(value: Any) -> list[str]:
+    """AgentV keeps only non-empty strings from hits/misses."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, str) and item.strip()]
+
+
+def score_from_output(data: dict[str, Any], raw: dict[str, Any]) -> EvaluationScore:
+    hits, misses = string_list(data.get("hits")), string_list(data.get("misses"))
+    reasoning = data.get("reasoning")
+    return EvaluationScore(score=float(data["score"]), hits=hits, misses=misses,
+                           expected_aspect_count=len(hits) + len(misses) or 1,
+                           reasoning=reasoning if isinstance(reasoning, str) else None,
+                           evaluator_raw_request=raw)
+
+
+def failed_score(what: str, reason: str, result: ScriptResult | None, raw: dict[str, Any]) -> EvaluationScore:
+    """Score 0 naming the reason; the judge's stderr and own misses ride along to explain it."""
+    message = f"{what} {reason}"
+    misses = [f"Code evaluator failed: {message}"]
+    stderr = trimmed_stderr(result.stderr) if result is not None else ""
+    if stderr:
+        misses.append(f"stderr: {stderr}")
+    if result is not None and result.stdout_truncated:
+        misses.append(f"stdout was cut at {len(result.stdout.encode())} of {result.stdout_bytes} bytes")
+    if result is not None and result.stdout.strip():
+        try:
+            own = loads_strict(result.stdout.strip())
+            if isinstance(own, dict):
+                misses.extend(string_list(own.get("misses")))
+        except ValueError:
+            pass
+    return EvaluationScore(score=0.0, misses=misses, expected_aspect_count=1, reasoning=message,
+                           evaluator_raw_request={**raw, "error": message}, error=message)
+
+
+def script_argv(config: CodeJudgeConfig, cwd: Path) -> list[str]:
+    """The loader's resolved argv; for configs built in code, split and resolve against `cwd`."""
+    if config.resolved_script:
+        return list(config.resolved_script)
+    argv = shlex.split(config.script) if isinstance(config.script, str) else [str(t) for t in config.script]
+    resolved = []
+    for token in argv:
+        candidate = cwd / token
+        is_file = not token.startswith("-") and candidate.is_file()
+        resolved.append(str(candidate.resolve()) if is_file else token)
+    return resolved
+
+
+def judge_cwd(config: CodeJudgeConfig, context: EvaluationContext) -> Path:
+    """`cwd` from the config (resolved by the loader), else the folder of the eval file, as AgentV."""
+    if config.resolved_cwd is not None:
+        return Path(config.resolved_cwd)
+    source = config.source_file or context.eval_case.source_file
+    base = Path(source).resolve().parent
+    return (base / config.cwd).resolve() if config.cwd else base
+
+
+def _judge_env() -> dict[str, str]:
+    """Python judges print UTF-8 whatever the CI locale, unless the user chose otherwise."""
+    return {} if "PYTHONIOENCODING" in os.environ else {"PYTHONIOENCODING": "utf-8"}
+
+
+class CodeJudgeEvaluator:
+    kind = "code_judge"
+
+    def __init__(self, default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
+                 max_output_bytes: int = 8 * 1024 * 1024) -> None:
+        self.default_timeout_seconds = default_timeout_seconds
+        self.max_output_bytes = max_output_bytes
+
+    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
+        config = context.evaluator
+        if not isinstance(config, CodeJudgeConfig):
+            return wrong_config(self.kind, context)
+        cwd = judge_cwd(config, context)
+        try:
+            argv = script_argv(config, cwd)
+        except ValueError as exc:
+            message = f"script cannot be split into arguments: {exc}"
+            return EvaluationScore(score=0.0, misses=[f"Code evaluator failed: {message}"],
+                                   expected_aspect_count=1, reasoning=message, error=message)
+        timeout = config.timeout_seconds if config.timeout_seconds else self.default_timeout_seconds
+        raw: dict[str, Any] = {"script": argv, "cwd": str(cwd), "timeout_seconds": timeout}
+        payload = build_judge_payload(context, judge_config(config))
+        result = run_script(argv, json.dumps(payload, indent=2, ensure_ascii=False), timeout, cwd=cwd,
+                            env=_judge_env(), max_output_bytes=self.max_output_bytes)
+        raw["duration_ms"] = result.duration_ms
+        raw["exit_code"] = result.exit_code
+        what = f"judge '{config.name}' ({Path(argv[0]).name if argv else '?'})"
+        failure = result.failure()
+        if failure is not None:
+            return failed_score(what, failure, result, raw)
+        data, problem = parse_judge_output(result.stdout)
+        if data is None:
+            return failed_score(what, problem or "printed an unusable result", result, raw)
+        return score_from_output(data, raw)

@@ -1,0 +1,45 @@
+"""`contains`: the answer includes a substring (AgentV's contains / contains-all / icontains).
+
+A list value means every item must appear (AgentV's `contains-all`); `case_sensitive: false`
+is AgentV's `icontains`. The score is 0 or 1, like every AgentV deterministic assertion.
+"""
+
+from __future__ import annotations
+
+from ..models import ContainsConfig, EvaluationScore
+from .base import EvaluationContext
+
+
+def wrong_config(kind: str, context: EvaluationContext) -> EvaluationScore:
+    """The registry sent this evaluator a config of another type: a wiring bug, reported as data."""
+    got = getattr(context.evaluator, "type", type(context.evaluator).__name__)
+    message = f"{kind} evaluator was given a '{got}' config"
+    return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, error=message)
+
+
+def binary(passed: bool, hit: str, miss: str) -> EvaluationScore:
+    """AgentV's assertions score 0 or 1, with one hit or one miss saying which."""
+    return EvaluationScore(score=1.0 if passed else 0.0, hits=[hit] if passed else [],
+                           misses=[] if passed else [miss], expected_aspect_count=1,
+                           reasoning=hit if passed else miss)
+
+
+class ContainsEvaluator:
+    kind = "contains"
+
+    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
+        config = context.evaluator
+        if not isinstance(config, ContainsConfig):
+            return wrong_config(self.kind, context)
+        output = context.candidate or ""
+        values = [config.value] if isinstance(config.value, str) else [str(v) for v in config.value]
+        suffix = "" if config.case_sensitive else " (case-insensitive)"
+        haystack = output if config.case_sensitive else output.lower()
+        missing = [v for v in values if (v if config.case_sensitive else v.lower()) not in haystack]
+        if len(values) == 1:
+            value = values[0]
+            return binary(not missing, f'Output contains "{value}"{suffix}',
+                          f'Output does not contain "{value}"{suffix}')
+        listed = ", ".join(f'"{v}"' for v in missing)
+        return binary(not missing, f"Output contains all {len(values)} expected strings{suffix}",
+                      f"Output missing{suffix}: {listed}")

@@ -1,0 +1,34 @@
+"""`equals`: the answer is exactly a value (AgentV: `output.trim() === value.trim()`).
+
+`trim: false` compares untrimmed. A non-string value (a number, an object) is compared as JSON:
+the answer must parse to an equal JSON value, so `value: 42` accepts "42" and "42.0".
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..models import EqualsConfig, EvaluationScore
+from .base import EvaluationContext
+from .contains import binary, wrong_config
+from .json_extract import json_equal, loads_strict
+
+
+class EqualsEvaluator:
+    kind = "equals"
+
+    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
+        config = context.evaluator
+        if not isinstance(config, EqualsConfig):
+            return wrong_config(self.kind, context)
+        output = context.candidate or ""
+        if isinstance(config.value, str):
+            expected = config.value
+            passed = (output.strip() == expected.strip()) if config.trim else output == expected
+            return binary(passed, f'Output equals "{expected}"', f'Output does not equal "{expected}"')
+        shown = json.dumps(config.value, ensure_ascii=False)
+        try:
+            passed = json_equal(loads_strict(output.strip()), config.value)
+        except ValueError:
+            passed = False
+        return binary(passed, f"Output equals {shown}", f"Output does not equal {shown}")

@@ -1,0 +1,266 @@
+"""`field_accuracy`: compare fields of a JSON answer with the expected JSON, AgentV's way.
+
+Semantics follow AgentV's FieldAccuracyEvaluator (gen2, hits/misses form):
+
+* The answer is read with `parseJsonFromText` (```json fences and surrounding prose allowed);
+  unreadable gives score 0, "Failed to parse candidate answer as JSON".
+* Expected data is the last assistant expected message with content: an object, or text that
+  parses as JSON. None gives score 0, "No expected data found in expected_output".
+* `path` is dot notation with `[i]` indexes (`invoice.line_items[0].amount`).
+* A field with no expected value counts as a hit (score 1). A missing candidate field is a
+  miss when `required` (default), else it is left out of the average (weight 0).
+* `exact` is deep JSON equality; `numeric_tolerance` compares numbers (strings go through
+  JavaScript's parseFloat) within `tolerance` (default 0), relative to |expected| when
+  `relative` (absolute difference when expected is 0); `date` compares year, month and day.
+* `weighted_average` (default) is sum(score*weight)/sum(weight) (1 with no fields, 0 when every
+  weight is 0); `all_or_nothing` is 1 only with no misses. Hits and misses are capped at 4 as in
+  AgentV; the reasoning still counts every field.
+
+Two deliberate departures, both where AgentV depends on JavaScript's Date parser: ambiguous
+slash dates honour `formats` (V8 reads "01/02/2025" as US before AgentV looks at `formats`),
+and a timestamp's calendar date is taken as written rather than shifted to the local zone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from ..models import EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
+from .base import EvaluationContext
+from .contains import wrong_config
+from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
+
+MAX_LISTED = 4
+DEFAULT_DATE_FORMATS = ["YYYY-MM-DDTHH:mm:ssZ", "YYYY-MM-DDTHH:mm:ss", "YYYY-MM-DD", "DD-MMM-YYYY",
+                        "MM/DD/YYYY", "DD/MM/YYYY", "MM-DD-YYYY", "DD-MM-YYYY"]
+_MONTHS = {"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
+           "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9,
+           "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12}
+_JS_FLOAT = re.compile(r"\s*([+-]?(?:Infinity|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$")
+_LOCALIZED = re.compile(r"^(\d{1,2})-([A-Za-z]{3,9})-(\d{4})$")
+_NUMERIC = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$")
+_NATURAL_FORMATS = ("%b %d, %Y", "%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %b %Y", "%d %B %Y", "%Y/%m/%d")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+"""JavaScript's `undefined`: the path leads nowhere (as opposed to an explicit null)."""
+
+
+@dataclass
+class FieldResult:
+    path: str
+    score: float
+    weight: float
+    hit: bool
+    message: str
+
+
+def resolve_path(data: Any, path: str) -> Any:
+    """`a.b[0].c` into nested JSON; MISSING when any step does not exist."""
+    parts = [p for p in re.split(r"\.|\[|\]", path or "") if p]
+    if not parts:
+        return MISSING
+    current = data
+    for part in parts:
+        if isinstance(current, list) and part.isdigit():
+            index = int(part)
+            if index >= len(current):
+                return MISSING
+            current = current[index]
+        elif isinstance(current, dict):
+            if part not in current:
+                return MISSING
+            current = current[part]
+        else:
+            return MISSING
+    return current
+
+
+def to_number(value: Any) -> float | None:
+    """JavaScript's toNumber as AgentV uses it: numbers as-is, strings through parseFloat."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        match = _JS_FLOAT.match(value)
+        if match is None:
+            return None
+        text = match.group(1)
+        return float(text.replace("Infinity", "inf"))
+    return None
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def parse_date(text: str, formats: list[str]) -> date | None:
+    """The calendar date in `text`, trying ISO, DD-MMM-YYYY, then numeric US/EU forms."""
+    trimmed = text.strip()
+    if not trimmed:
+        return None
+    iso = _ISO.match(trimmed)
+    if iso:
+        return _safe_date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+    localized = _LOCALIZED.match(trimmed)
+    if localized:
+        month = _MONTHS.get(localized.group(2).lower())
+        if month is not None:
+            return _safe_date(int(localized.group(3)), month, int(localized.group(1)))
+    numeric = _NUMERIC.match(trimmed)
+    if numeric:
+        first, second, year = (int(g) for g in numeric.groups())
+        us = any("MM/DD" in f or "MM-DD" in f for f in formats)
+        eu = any("DD/MM" in f or "DD-MM" in f for f in formats)
+        if us and not eu:
+            return _safe_date(year, first, second)
+        if eu and not us:
+            return _safe_date(year, second, first)
+        if first > 12 and second <= 12:
+            return _safe_date(year, second, first)
+        return _safe_date(year, first, second)
+    for fmt in _NATURAL_FORMATS:
+        try:
+            return datetime.strptime(trimmed, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _fixed2(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _tolerance_text(value: float) -> str:
+    return f"{value:g}"
+
+
+def compare_field(spec: FieldSpec, candidate: Any, expected: Any) -> FieldResult:
+    path, weight = spec.path, spec.weight
+    value = resolve_path(candidate, path)
+    wanted = resolve_path(expected, path)
+    if wanted is MISSING:
+        return FieldResult(path, 1.0, weight, True, f"{path}: no expected value")
+    if value is MISSING:
+        if spec.required:
+            return FieldResult(path, 0.0, weight, False, f"{path} (required, missing)")
+        return FieldResult(path, 1.0, 0.0, True, f"{path}: optional field missing")
+    if spec.match == "numeric_tolerance":
+        return _compare_numbers(spec, value, wanted)
+    if spec.match == "date":
+        return _compare_dates(spec, value, wanted)
+    if json_equal(value, wanted):
+        return FieldResult(path, 1.0, weight, True, path)
+    if js_type(value) != js_type(wanted):
+        return FieldResult(path, 0.0, weight, False,
+                           f"{path} (type mismatch: got {js_type(value)}, expected {js_type(wanted)})")
+    return FieldResult(path, 0.0, weight, False, f"{path} (value mismatch)")
+
+
+def _compare_numbers(spec: FieldSpec, value: Any, wanted: Any) -> FieldResult:
+    path, weight = spec.path, spec.weight
+    tolerance = spec.tolerance if spec.tolerance is not None else 0.0
+    got, exp = to_number(value), to_number(wanted)
+    if got is None or exp is None:
+        return FieldResult(path, 0.0, weight, False, f"{path} (non-numeric value)")
+    if not (math.isfinite(got) and math.isfinite(exp)):
+        return FieldResult(path, 0.0, weight, False, f"{path} (invalid numeric value)")
+    diff = abs(got - exp)
+    measured = diff if (not spec.relative or exp == 0) else diff / abs(exp)
+    if measured <= tolerance:
+        return FieldResult(path, 1.0, weight, True, f"{path} (within tolerance: diff={_fixed2(diff)})")
+    limit = _tolerance_text(tolerance)
+    return FieldResult(path, 0.0, weight, False,
+                       f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={limit})")
+
+
+def _compare_dates(spec: FieldSpec, value: Any, wanted: Any) -> FieldResult:
+    path, weight = spec.path, spec.weight
+    formats = spec.formats or DEFAULT_DATE_FORMATS
+    got = parse_date(_js_string(value), formats)
+    exp = parse_date(_js_string(wanted), formats)
+    if got is None:
+        return FieldResult(path, 0.0, weight, False, f"{path} (unparseable candidate date)")
+    if exp is None:
+        return FieldResult(path, 0.0, weight, False, f"{path} (unparseable expected date)")
+    if got == exp:
+        return FieldResult(path, 1.0, weight, True, path)
+    return FieldResult(path, 0.0, weight, False,
+                       f"{path} (date mismatch: got {got.isoformat()}, expected {exp.isoformat()})")
+
+
+def _js_string(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def expected_data(messages: list[Message]) -> Any:
+    """The last assistant expected message's content as JSON, or MISSING."""
+    for message in reversed(messages):
+        if message.role != "assistant" or not message.content:
+            continue
+        content = message.content
+        if isinstance(content, dict) and content.get("type") not in ("text", "file"):
+            return content
+        if isinstance(content, list) and not all(isinstance(s, dict) and s.get("type") in ("text", "file")
+                                                 for s in content):
+            return content
+        try:
+            return parse_json_from_text(content_to_text(content, with_files=False))
+        except JsonExtractError:
+            continue
+    return MISSING
+
+
+def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
+    hits = [r.message for r in results if r.hit]
+    misses = [r.message for r in results if not r.hit]
+    if aggregation == "all_or_nothing":
+        score = 0.0 if misses else 1.0
+    else:
+        total = sum(r.weight for r in results)
+        if total == 0:
+            score = 1.0 if not results else 0.0
+        else:
+            score = sum(r.score * r.weight for r in results) / total
+    return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits[:MAX_LISTED],
+                           misses=misses[:MAX_LISTED], expected_aspect_count=len(results),
+                           reasoning=f"{len(hits)}/{len(results)} fields matched")
+
+
+class FieldAccuracyEvaluator:
+    kind = "field_accuracy"
+
+    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
+        config = context.evaluator
+        if not isinstance(config, FieldAccuracyConfig):
+            return wrong_config(self.kind, context)
+        count = len(config.fields)
+        try:
+            candidate = parse_json_from_text(context.candidate or "")
+        except JsonExtractError:
+            miss = "Failed to parse candidate answer as JSON"
+            return EvaluationScore(score=0.0, misses=[miss], expected_aspect_count=count, reasoning=miss)
+        expected = expected_data(context.eval_case.expected_messages)
+        if expected is MISSING:
+            miss = "No expected data found in expected_output"
+            return EvaluationScore(score=0.0, misses=[miss], expected_aspect_count=count, reasoning=miss)
+        results = [compare_field(spec, candidate, expected) for spec in config.fields]
+        return aggregate(results, config.aggregation)

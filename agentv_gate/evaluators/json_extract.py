@@ -1,0 +1,87 @@
+"""JSON out of model-written text, the way AgentV reads it (`parseJsonFromText`).
+
+Agents and judges wrap JSON in ```json fences or prose. AgentV strips the fences, takes the
+greedy `{...}` span and parses it; when that fails we also try each fenced block and every
+`{` position, so a stray brace in trailing prose does not lose an otherwise valid object.
+Parsing is JavaScript-strict: `NaN`/`Infinity` are rejected, as `JSON.parse` rejects them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_FENCE_MARKERS = re.compile(r"```json\n?|```")
+_GREEDY_OBJECT = re.compile(r"\{[\s\S]*\}")
+_FENCED_BLOCK = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?([\s\S]*?)```")
+
+
+class JsonExtractError(ValueError):
+    """No JSON value could be read from the text; the message says why."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_strict(text: str) -> Any:
+    """`json.loads` with JavaScript's rules for the non-standard constants."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def parse_json_from_text(text: str) -> Any:
+    """The JSON value in `text`; raises JsonExtractError when there is none."""
+    if not isinstance(text, str) or not text.strip():
+        raise JsonExtractError("the text is empty")
+    cleaned = _FENCE_MARKERS.sub("", text).strip()
+    match = _GREEDY_OBJECT.search(cleaned)
+    blob = match.group(0) if match else cleaned
+    try:
+        return loads_strict(blob)
+    except ValueError as first_error:
+        for block in _FENCED_BLOCK.findall(text):
+            try:
+                return loads_strict(block.strip())
+            except ValueError:
+                continue
+        decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        for found in re.finditer(r"\{", text):
+            try:
+                value, _ = decoder.raw_decode(text, found.start())
+                return value
+            except ValueError:
+                continue
+        raise JsonExtractError(f"no JSON found ({first_error})") from None
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """Like `parse_json_from_text`, but the value must be an object."""
+    value = parse_json_from_text(text)
+    if not isinstance(value, dict):
+        raise JsonExtractError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """AgentV's deepEqual over JSON values: 1 == 1.0, but true is not 1 and key order is ignored."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def js_type(value: Any) -> str:
+    """JavaScript's `typeof` name for a JSON value, for messages AgentV users recognise."""
+    if value is None or isinstance(value, (dict, list)):
+        return "object"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "string"
