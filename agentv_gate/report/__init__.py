@@ -1,0 +1,70 @@
+"""Reporters: case results in, files and log lines out (JUnit XML, GitHub, JSONL, console).
+
+Reporters only read `CaseResult`s; they never open an eval file, so a merged run (results from
+several shards) reports exactly like a single one. The counting lives here so the console, the
+job summary, the step outputs and the exit code can never disagree about what passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..models import CaseResult
+
+
+class ReportError(Exception):
+    """A report could not be written or read; the message names the file and the reason."""
+
+
+class ReportWriteError(ReportError):
+    """Disk full, permission denied, a folder where a file should be: said plainly, never a traceback."""
+
+
+class ResultsReadError(ReportWriteError):
+    """A results file cannot be read back (missing, unreadable, corrupt in the middle).
+
+    A subclass of `ReportWriteError` only so that a caller handling report I/O failures with one
+    `except` clause covers reading back shard files too.
+    """
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts over one run's results; `pass_rate` is passed / total, 0.0 for an empty run."""
+
+    total: int
+    passed: int
+    failed: int
+    errors: int
+    pass_rate: float
+
+    @property
+    def ok(self) -> bool:
+        """True when the gate passes: at least one case ran, and none failed or errored."""
+        return self.total > 0 and self.failed == 0 and self.errors == 0
+
+    def describe(self) -> str:
+        """One line for logs and summaries, e.g. `8 cases: 5 passed, 2 failed, 1 error (pass rate 62.5%)`."""
+        return (
+            f"{self.total} case{'s' if self.total != 1 else ''}: {self.passed} passed, {self.failed} failed, "
+            f"{self.errors} error{'s' if self.errors != 1 else ''} (pass rate {self.pass_rate:.1%})"
+        )
+
+
+def summarise(results: Iterable[CaseResult]) -> Summary:
+    """Count verdicts; a case counts by its `verdict` alone (the orchestrator applied the threshold)."""
+    passed = failed = errors = 0
+    for r in results:
+        if r.verdict == "pass":
+            passed += 1
+        elif r.verdict == "error":
+            errors += 1
+        else:
+            failed += 1
+    total = passed + failed + errors
+    return Summary(total=total, passed=passed, failed=failed, errors=errors,
+                   pass_rate=passed / total if total else 0.0)
+
+
+__all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "summarise"]

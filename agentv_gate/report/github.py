@@ -1,0 +1,310 @@
+"""GitHub Actions: error annotations on the eval file lines, a job summary table, and step outputs.
+
+Everything shown here comes partly from the model under test and its judges, i.e. from whoever
+wrote the pull request. The runner treats stdout lines as workflow commands, so a reply containing
+`::add-mask::`, `::set-output ...` or `::stop-commands::` must stay inert:
+
+* An annotation is one line we start with `::error `. Its message is escaped as the toolkit's
+  `escapeData` does (`%`->`%25`, CR->`%0D`, LF->`%0A`) and its properties as `escapeProperty`
+  (also `:`->`%3A`, `,`->`%2C`), so model text can neither end the line nor leave the data part;
+  a literal `%0A` in model text arrives as `%250A` and is shown, not decoded into a newline.
+* ANSI escapes and control characters are removed first (text.clean), and `##[` is broken up
+  because the runner's legacy parser finds `##[command]` anywhere in a line (text.inert_log_text).
+* We never print `::stop-commands::`; untrusted text cannot start a line to print it for us.
+
+GitHub shows at most 10 error annotations per step, dropping the rest silently, so past that the
+last one says how many more there are and where to look (the job summary lists them all).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TextIO
+
+from ..models import CaseResult
+from . import ReportWriteError, Summary, summarise
+from .jsonl import describe_os_error
+from .paths import source_path
+from .text import clean, inert_log_text, one_line, truncate
+
+ANNOTATIONS_PER_STEP = 10
+"""GitHub shows 10 error annotations per step (actions/toolkit docs/problem-matchers.md, "Limitations")."""
+
+SUMMARY_BUDGET_BYTES = 512 * 1024
+"""Our share of a step summary; GitHub rejects a summary over 1 MiB per step, so we stay at half."""
+
+ANNOTATION_MESSAGE_LIMIT = 4000
+ANNOTATION_MISSES_SHOWN = 10
+CELL_LIMIT = 300
+MISSES_PER_CELL = 5
+
+
+# ---------------------------------------------------------------- workflow-command escaping
+
+
+def escape_data(text: str) -> str:
+    """The message part of a workflow command, as @actions/core command.ts `escapeData`."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A `key=value` property of a workflow command, as @actions/core command.ts `escapeProperty`."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command_text(text: object) -> str:
+    return inert_log_text(clean(text))
+
+
+def annotation_message(result: CaseResult) -> str:
+    """Plain multi-line text (before escaping): why the case did not pass, misses, the judge's reasoning."""
+    case = one_line(result.eval_id)
+    if result.verdict == "error":
+        lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
+    else:
+        lines = [f"{case} scored {result.score:.3f}, below the threshold {result.threshold:.3f}."]
+    if result.misses:
+        lines.append("Misses:")
+        lines += [f"- {one_line(m)}" for m in result.misses[:ANNOTATION_MISSES_SHOWN]]
+        if len(result.misses) > ANNOTATION_MISSES_SHOWN:
+            lines.append(f"- … and {len(result.misses) - ANNOTATION_MISSES_SHOWN} more")
+    if result.reasoning:
+        lines.append(f"Reasoning: {clean(result.reasoning)}")
+    return truncate("\n".join(lines), ANNOTATION_MESSAGE_LIMIT)
+
+
+def annotation_line(result: CaseResult, root: Path | None = None) -> str:
+    """`::error file=...,line=...,title=...::message` pointing at the case in its eval file."""
+    verb = "error" if result.verdict == "error" else "failed"
+    title = f"agentv-gate: {truncate(one_line(result.eval_id), 200)} {verb}"
+    props = [f"file={escape_property(_command_text(source_path(result, root)))}"]
+    if result.line > 0:
+        props.append(f"line={result.line}")
+    props.append(f"title={escape_property(_command_text(title))}")
+    return f"::error {','.join(props)}::{escape_data(_command_text(annotation_message(result)))}"
+
+
+def _not_passed(results: Iterable[CaseResult]) -> list[CaseResult]:
+    bad = [r for r in results if r.verdict != "pass"]
+    return sorted(bad, key=lambda r: (r.suite, r.line, r.eval_id, r.target))
+
+
+def annotation_lines(results: Iterable[CaseResult], root: Path | None = None,
+                     limit: int = ANNOTATIONS_PER_STEP) -> list[str]:
+    """One line per failing or erroring case, capped so the last visible annotation tells what was cut."""
+    bad = _not_passed(results)
+    if len(bad) <= limit:
+        return [annotation_line(r, root) for r in bad]
+    shown = bad[: max(limit - 1, 0)]
+    hidden = len(bad) - len(shown)
+    note = (f"{hidden} more failing or erroring case{'s' if hidden != 1 else ''} not annotated "
+            f"(GitHub shows {limit} error annotations per step); see the job summary or the JUnit report.")
+    return [annotation_line(r, root) for r in shown] + [
+        f"::error title={escape_property('agentv-gate')}::{escape_data(note)}"
+    ]
+
+
+# ---------------------------------------------------------------- job summary (Markdown)
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]~!|$])")
+
+
+def md_cell(text: object, limit: int = CELL_LIMIT) -> str:
+    """Text that stays inside one Markdown table cell and renders literally.
+
+    One line (a newline would end the row), HTML special characters as entities (no tags, no
+    comments that swallow the rest of the page), and the inline Markdown characters escaped:
+    `|` would split the cell, backticks/`*`/`_`/`~` would format, `[`/`!` would make links and
+    images, `$` would start math.
+    """
+    s = truncate(one_line(text), limit)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+_VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error"}
+
+
+def _problem_cell(result: CaseResult) -> str:
+    if result.verdict == "error":
+        return "error: " + md_cell(result.error or "unknown error")
+    items = [md_cell(m) for m in result.misses[:MISSES_PER_CELL]]
+    if len(result.misses) > MISSES_PER_CELL:
+        items.append(f"… and {len(result.misses) - MISSES_PER_CELL} more")
+    if not items and result.reasoning:
+        items.append(md_cell(result.reasoning))
+    return "<br>".join(items)
+
+
+def _row(result: CaseResult, with_problem: bool, root: Path | None) -> str:
+    where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
+    cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(result.eval_id), md_cell(where, 200),
+             f"{result.score:.3f}", f"{result.threshold:.3f}"]
+    if with_problem:
+        cells.append(_problem_cell(result))
+    return "| " + " | ".join(cells) + " |\n"
+
+
+def totals_line(summary: Summary) -> str:
+    mark = "✅" if summary.ok else "❌"
+    return (f"{mark} **{summary.passed} passed, {summary.failed} failed, {summary.errors} "
+            f"error{'s' if summary.errors != 1 else ''}** of {summary.total} "
+            f"case{'s' if summary.total != 1 else ''} · pass rate {summary.pass_rate:.1%}")
+
+
+def summary_markdown(results: Iterable[CaseResult], *, results_path: Path | str | None = None,
+                     junit_path: Path | str | None = None, root: Path | None = None,
+                     budget_bytes: int = SUMMARY_BUDGET_BYTES) -> str:
+    """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away.
+
+    Rows stop when the next one would exceed `budget_bytes`; a closing note says how many were left
+    out and names the results file that has them all.
+    """
+    results = list(results)
+    summary = summarise(results)
+    bad = _not_passed(results)
+    good = sorted((r for r in results if r.verdict == "pass"), key=lambda r: (r.suite, r.line, r.eval_id))
+    parts = ["## agentv-gate results\n\n", totals_line(summary) + "\n\n"]
+    used = sum(len(p.encode()) for p in parts)
+    reserve = 600  # room for the closing elements and the "left out" note
+    left_out = 0
+
+    def add(chunk: str) -> bool:
+        nonlocal used
+        size = len(chunk.encode())
+        if used + size > budget_bytes - reserve:
+            return False
+        parts.append(chunk)
+        used += size
+        return True
+
+    if bad:
+        add("| Verdict | Case | Where | Score | Threshold | Misses / error |\n"
+            "| --- | --- | --- | ---: | ---: | --- |\n")
+        for i, r in enumerate(bad):
+            if not add(_row(r, True, root)):
+                left_out += len(bad) - i + len(good)
+                good = []
+                break
+        parts.append("\n")
+    if good:
+        header = (f"<details><summary>{len(good)} passed case{'s' if len(good) != 1 else ''}</summary>\n\n"
+                  "| Verdict | Case | Where | Score | Threshold |\n| --- | --- | --- | ---: | ---: |\n")
+        if add(header):
+            for i, r in enumerate(good):
+                if not add(_row(r, False, root)):
+                    left_out += len(good) - i
+                    break
+            parts.append("\n</details>\n\n")
+        else:
+            left_out += len(good)
+    if left_out:
+        where = md_cell(results_path, 200) if results_path else "the results JSONL"
+        rows = f"{left_out} more row{'s' if left_out != 1 else ''}"
+        parts.append(f"_{rows} left out to keep this summary under GitHub's size limit; "
+                     f"every case is in {where}._\n\n")
+    files = [f"JUnit: {md_cell(junit_path, 200)}" if junit_path else "",
+             f"results: {md_cell(results_path, 200)}" if results_path else ""]
+    if any(files):
+        parts.append(" · ".join(f for f in files if f) + "\n")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- files the runner reads
+
+
+def _append(path: Path, text: str, what: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ReportWriteError(f"cannot write {what} to {path}: {describe_os_error(exc)}") from exc
+
+
+def append_step_summary(markdown: str, path: Path | str) -> None:
+    """Append (never overwrite: earlier steps' summaries share the file)."""
+    _append(Path(path), markdown if markdown.endswith("\n") else markdown + "\n", "the job summary")
+
+
+def format_outputs(values: Mapping[str, object]) -> str:
+    """`name=value` lines, or `name<<DELIM` heredocs with a random delimiter for multi-line values.
+
+    The delimiter is random (as @actions/core `prepareKeyValueMessage` does) so that a value
+    cannot end the heredoc early and smuggle in outputs of its own.
+    """
+    out = []
+    for name, raw in values.items():
+        value = "" if raw is None else str(raw)
+        if "\n" in value or "\r" in value:
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            while delimiter in value:
+                delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            out.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        else:
+            out.append(f"{name}={value}\n")
+    return "".join(out)
+
+
+def output_values(summary: Summary, junit_path: Path | str | None = None,
+                  results_path: Path | str | None = None) -> dict[str, str]:
+    """The step outputs; `pass-rate` is a fraction 0..1 (like thresholds) with four decimals."""
+    return {
+        "pass-rate": f"{summary.pass_rate:.4f}",
+        "passed": str(summary.passed),
+        "failed": str(summary.failed),
+        "errors": str(summary.errors),
+        "total": str(summary.total),
+        "junit-path": "" if junit_path is None else str(junit_path),
+        "results-path": "" if results_path is None else str(results_path),
+    }
+
+
+def write_outputs(path: Path | str, values: Mapping[str, object]) -> None:
+    _append(Path(path), format_outputs(values), "step outputs")
+
+
+def write_github_reports(results: Iterable[CaseResult], *, junit_path: Path | str | None = None,
+                         results_path: Path | str | None = None, env: Mapping[str, str] | None = None,
+                         stream: TextIO | None = None) -> bool:
+    """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.
+
+    Does nothing unless `GITHUB_ACTIONS=true`; returns whether it ran. Paths are made relative to
+    `$GITHUB_WORKSPACE` (the checkout) when a case has no repo-relative suite path. A file that
+    cannot be written raises `ReportWriteError` after the other reports were still attempted.
+    """
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") != "true":
+        return False
+    results = list(results)
+    root = Path(env["GITHUB_WORKSPACE"]) if env.get("GITHUB_WORKSPACE") else None
+    out = stream or sys.stdout
+    for line in annotation_lines(results, root):
+        out.write(line + "\n")
+    out.flush()
+    failures: list[ReportWriteError] = []
+    if env.get("GITHUB_STEP_SUMMARY"):
+        try:
+            append_step_summary(summary_markdown(results, results_path=results_path, junit_path=junit_path,
+                                                 root=root), env["GITHUB_STEP_SUMMARY"])
+        except ReportWriteError as exc:
+            failures.append(exc)
+    if env.get("GITHUB_OUTPUT"):
+        try:
+            write_outputs(env["GITHUB_OUTPUT"], output_values(summarise(results), junit_path, results_path))
+        except ReportWriteError as exc:
+            failures.append(exc)
+    if failures:
+        raise ReportWriteError("; ".join(str(f) for f in failures))
+    return True
+
+
+__all__ = [
+    "annotation_line", "annotation_lines", "annotation_message", "append_step_summary", "escape_data",
+    "escape_property", "format_outputs", "md_cell", "output_values", "summary_markdown",
+    "write_github_reports", "write_outputs",
+]

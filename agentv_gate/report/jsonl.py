@@ -1,0 +1,128 @@
+"""Results JSONL: one row per case, written and flushed the moment the case finishes.
+
+Streaming (rather than writing everything at the end) is what makes an interrupted run keep its
+finished cases: after Ctrl-C, SIGTERM or a crash, every case that completed is already on disk
+as a whole line. Reading back (`merge`) therefore has to accept a file whose last line was cut off
+mid-write, and says so instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import IO, NamedTuple
+
+from pydantic import ValidationError
+
+from ..models import CaseResult
+from . import ReportWriteError, ResultsReadError
+
+
+def describe_os_error(exc: OSError) -> str:
+    """`No space left on device` rather than `[Errno 28] No space left on device: '/x'`."""
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+class JsonlWriter:
+    """Appends `CaseResult.to_json_row()` lines to `path`; the file is created (truncated) on construction.
+
+    Safe to call `write` from several worker threads: each row is written and flushed under a lock,
+    so lines never interleave. Non-ASCII text is kept readable; a lone surrogate (which UTF-8
+    cannot encode) is written as its JSON `\\uXXXX` escape so the row stays valid JSON.
+    """
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._file: IO[str] | None = None
+        self.rows_written = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
+        except OSError as exc:
+            raise ReportWriteError(f"cannot write results to {self.path}: {describe_os_error(exc)}") from exc
+
+    def write(self, result: CaseResult) -> None:
+        line = json.dumps(result.to_json_row(), ensure_ascii=False) + "\n"
+        with self._lock:
+            if self._file is None:
+                raise ReportWriteError(f"cannot write results to {self.path}: the writer is already closed")
+            try:
+                self._file.write(line)
+                self._file.flush()
+            except OSError as exc:
+                reason = describe_os_error(exc)
+                raise ReportWriteError(f"cannot write results to {self.path}: {reason}") from exc
+            self.rows_written += 1
+
+    def close(self) -> None:
+        """Idempotent, so an interrupted run can close in a `finally` and again on the normal path."""
+        with self._lock:
+            file, self._file = self._file, None
+        if file is None:
+            return
+        try:
+            file.close()
+        except OSError as exc:
+            raise ReportWriteError(f"cannot write results to {self.path}: {describe_os_error(exc)}") from exc
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class ReadResults(NamedTuple):
+    """Rows read back, plus what was skipped and why (a truncated last line), for the caller to report."""
+
+    results: list[CaseResult]
+    problems: list[str]
+
+
+def read_results(paths: Iterable[Path | str]) -> ReadResults:
+    """Every row of every file, in order. Unpacks as `results, problems = read_results(paths)`.
+
+    A last line that is not valid JSON is what an interrupted writer leaves behind, so it is skipped
+    and reported in `problems`. A bad line anywhere else means the file is corrupt, and silently
+    dropping a (possibly failing) case would let a merged gate pass wrongly, so that raises
+    `ResultsReadError` with the file and line.
+    """
+    results: list[CaseResult] = []
+    problems: list[str] = []
+    for raw_path in paths:
+        path = Path(raw_path)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ResultsReadError(f"cannot read results from {path}: {describe_os_error(exc)}") from exc
+        lines = text.split("\n")
+        numbered = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
+        for index, (line_no, line) in enumerate(numbered):
+            is_last = index == len(numbered) - 1
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                if is_last:
+                    problems.append(f"{path}:{line_no}: skipped a truncated last line "
+                                    f"({len(line)} characters, {exc.msg.lower()}); the rest was read")
+                    continue
+                raise ResultsReadError(f"{path}:{line_no}: not a JSON results row ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                kind = type(row).__name__
+                raise ResultsReadError(f"{path}:{line_no}: expected a JSON object per line, got {kind}")
+            try:
+                results.append(CaseResult.model_validate(row))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first.get("loc", ())) or "row"
+                reason = first.get("msg")
+                raise ResultsReadError(f"{path}:{line_no}: not a case result: {where}: {reason}") from exc
+    return ReadResults(results, problems)
+
+
+__all__ = ["JsonlWriter", "ReadResults", "ReportWriteError", "ResultsReadError", "read_results"]

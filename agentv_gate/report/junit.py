@@ -1,0 +1,198 @@
+"""JUnit XML in AgentV's layout, built with `junit-xml`, valid against the Jenkins JUnit schema.
+
+Layout (AgentV 2.18 `--output-format junit`, /work/shared/spec/agentv-2.18-junit-sample.xml):
+`<testsuites tests failures errors>` > one `<testsuite>` per eval file > one `<testcase>` per case,
+`time` in seconds with three decimals, a below-threshold case carries
+`<failure message="score=0.000">Score: ...\\nReasoning: ...\\nMisses: ...</failure>` and a case whose
+target or judge broke carries `<error>`. We add what CI tools use to point at the source: the
+testcase's `file` and `line`, and the testsuite's `file`.
+
+Where score and threshold go, and why: the brief's first choice was `<properties>` inside each
+`<testcase>` (pytest's `record_property`, Testmo and some parsers read them), but neither schema
+allows it — the Ant schema (windyroad/JUnit-Schema) and the Jenkins xunit-plugin `junit-10.xsd`
+only have `<properties>` under `<testsuite>`; pytest documents its testcase properties as breaking
+schema validation and added `record_testsuite_property` for that reason; and `junit-xml` itself
+cannot write them (kyrus/python-junit-xml PR #84 is still open). GitLab, dorny/test-reporter and
+mikepenz/action-junit-report read the failure message and body, not testcase properties. So the
+file stays schema-valid: each case's score and threshold are `<property name="<case>.score">` /
+`<case>.threshold` entries under its testsuite, and also the first lines of every failure or
+error body, which is where every tool shows them. The strict Ant schema is not our target: it
+also forbids `file`/`line` on testcases and requires `hostname`, `timestamp` and `system-out`,
+which would trade away source links for a schema no CI server enforces.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from junit_xml import TestCase, TestSuite
+
+from ..models import CaseResult
+from . import ReportWriteError, summarise
+from .jsonl import describe_os_error
+from .paths import source_path
+from .text import clean, one_line, truncate
+
+SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
+"""Jenkins xunit-plugin `junit-10.xsd`; tests validate our output against it."""
+
+# Caps keep one pathological answer (a 1 MB reply, a judge that echoes the prompt) from making the
+# report unreadable or too large to upload; each cut is marked in the text.
+NAME_LIMIT = 300
+MESSAGE_LIMIT = 500
+REASONING_LIMIT = 4000
+MISS_LIMIT = 500
+MISSES_SHOWN = 30
+ANSWER_LIMIT = 2000
+ERROR_LIMIT = 4000
+
+def classname_for(suite: str) -> str:
+    """`evals/probe.eval.yaml` -> `evals.probe.eval`; `probe.eval.yaml` -> `probe.eval`, as AgentV names it.
+
+    Dotted like a Java class so Jenkins groups suites by folder as packages; only the format
+    extension is dropped, so `.eval` stays as AgentV shows it.
+    """
+    name = suite.replace("\\", "/")
+    while name.startswith("./"):
+        name = name[2:]
+    for suffix in (".yaml", ".yml", ".jsonl", ".json"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return one_line(name.strip("/").replace("/", ".")) or "default"
+
+
+def _seconds(duration_ms: int) -> str:
+    return f"{max(duration_ms, 0) / 1000:.3f}"
+
+
+def _misses_text(misses: Sequence[str]) -> str:
+    shown = [truncate(one_line(m), MISS_LIMIT) for m in misses[:MISSES_SHOWN]]
+    more = len(misses) - len(shown)
+    return "; ".join(shown) + (f"; … and {more} more" if more > 0 else "")
+
+
+def failure_body(result: CaseResult) -> str:
+    """AgentV's three lines (Score, Reasoning, Misses), then the threshold and the start of the answer."""
+    lines = [f"Score: {result.score:.3f}"]
+    if result.reasoning:
+        lines.append(f"Reasoning: {truncate(clean(result.reasoning), REASONING_LIMIT)}")
+    if result.misses:
+        lines.append(f"Misses: {_misses_text(result.misses)}")
+    lines.append(f"Threshold: {result.threshold:.3f}")
+    if result.candidate_answer:
+        lines.append(f"Answer: {truncate(clean(result.candidate_answer), ANSWER_LIMIT)}")
+    return "\n".join(lines)
+
+
+def error_body(result: CaseResult) -> str:
+    lines = [f"Error: {truncate(clean(result.error or 'unknown error'), ERROR_LIMIT)}",
+             f"Score: {result.score:.3f}", f"Threshold: {result.threshold:.3f}"]
+    if result.reasoning:
+        lines.append(f"Reasoning: {truncate(clean(result.reasoning), REASONING_LIMIT)}")
+    if result.misses:
+        lines.append(f"Misses: {_misses_text(result.misses)}")
+    if result.candidate_answer:
+        lines.append(f"Answer: {truncate(clean(result.candidate_answer), ANSWER_LIMIT)}")
+    return "\n".join(lines)
+
+
+def _first_line(text: str | None) -> str:
+    for line in clean(text).split("\n"):
+        if line.strip():
+            return one_line(line)
+    return ""
+
+
+def _case_name(result: CaseResult, with_target: bool) -> str:
+    name = one_line(result.eval_id) or "(unnamed case)"
+    if with_target and result.target:
+        name = f"{name} [{one_line(result.target)}]"
+    return truncate(name, NAME_LIMIT)
+
+
+def _group_by_suite(results: Iterable[CaseResult]) -> list[tuple[str, list[CaseResult]]]:
+    """Suites by name, cases by line then id: the same XML whatever order concurrent cases finished in."""
+    groups: dict[str, list[CaseResult]] = {}
+    for r in results:
+        groups.setdefault(r.suite or "default", []).append(r)
+    return [(suite, sorted(cases, key=lambda r: (r.line, r.eval_id, r.target)))
+            for suite, cases in sorted(groups.items())]
+
+
+def _build_suite(suite: str, cases: list[CaseResult], root: Path | None, with_target: bool) -> ET.Element:
+    classname = classname_for(suite)
+    test_cases: list[TestCase] = []
+    properties: dict[str, str] = {}
+    for r in cases:
+        name = _case_name(r, with_target)
+        tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
+                      file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
+        if r.verdict == "error":
+            message = truncate(_first_line(r.error) or "error", MESSAGE_LIMIT)
+            tc.add_error_info(message=message, output=error_body(r), error_type="error")
+        elif r.verdict == "fail":
+            tc.add_failure_info(message=f"score={r.score:.3f}", output=failure_body(r),
+                                failure_type="failure")
+        test_cases.append(tc)
+        properties[f"{name}.score"] = f"{r.score:.3f}"
+        properties[f"{name}.threshold"] = f"{r.threshold:.3f}"
+    first_file = source_path(cases[0], root) if cases else ""
+    ts = TestSuite(one_line(suite) or "default", test_cases, properties=properties, file=first_file or None)
+    element: ET.Element = ts.build_xml_doc()
+    # junit-xml writes time as "%f" and leaves it out when zero; AgentV writes three decimals always.
+    element.set("time", _seconds(sum(r.duration_ms for r in cases)))
+    for r, case_el in zip(cases, element.iter("testcase"), strict=True):
+        case_el.set("time", _seconds(r.duration_ms))
+    return element
+
+
+def build_junit_xml(results: Iterable[CaseResult], repo_root: Path | None = None) -> str:
+    """The whole document as text. `repo_root` (default: the working folder) anchors `file` attributes."""
+    results = list(results)
+    with_target = len({r.target for r in results}) > 1
+    root = ET.Element("testsuites")
+    totals = summarise(results)
+    root.set("name", "agentv-gate")
+    root.set("tests", str(totals.total))
+    root.set("failures", str(totals.failed))
+    root.set("errors", str(totals.errors))
+    root.set("time", _seconds(sum(r.duration_ms for r in results)))
+    for suite, cases in _group_by_suite(results):
+        root.append(_build_suite(suite, cases, repo_root, with_target))
+    ET.indent(root, space="  ")
+    body = ET.tostring(root, encoding="unicode")
+    # Everything above went through `clean`, but text reaching junit-xml from elsewhere (a name we
+    # did not build) must not be able to make the file unparseable either.
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + clean(body) + "\n"
+
+
+def write_junit(results: Iterable[CaseResult], path: Path | str, repo_root: Path | None = None) -> Path:
+    """Write atomically (temp file + rename) so a reader never sees half a report."""
+    target = Path(path)
+    text = build_junit_xml(results, repo_root)
+    tmp_name: str | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
+                                         suffix=".tmp", delete=False) as tmp:
+            tmp_name = tmp.name
+            tmp.write(text)
+        os.replace(tmp_name, target)
+        tmp_name = None
+    except OSError as exc:
+        raise ReportWriteError(f"cannot write JUnit report to {target}: {describe_os_error(exc)}") from exc
+    finally:
+        if tmp_name is not None:
+            try:
+                os.unlink(tmp_name)
+            except OSError:
+                pass
+    return target
+
+
+__all__ = ["build_junit_xml", "classname_for", "error_body", "failure_body", "write_junit"]

@@ -1,0 +1,75 @@
+"""Making untrusted text safe to show: answers, judge reasoning and eval ids reach XML, CI logs and Markdown.
+
+Every reporter passes text from the agent or a judge through `clean` first, so a single place decides
+what counts as dangerous: terminal escape sequences (they can rewrite a log line or hide text),
+characters XML 1.0 forbids (one NUL makes a whole JUnit file unparseable), lone surrogates (they
+cannot be encoded as UTF-8 at all) and bidirectional overrides (they make text read differently
+from what it is). Sequences are dropped; single bad characters become U+FFFD so a reader can see
+that something was there.
+"""
+
+from __future__ import annotations
+
+import re
+
+REPLACEMENT = "\ufffd"
+
+_ANSI = re.compile(
+    r"""
+      \x1b\[[0-?]*[\x20-/]*[@-~]              # CSI: colours, cursor moves, erase line
+    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?      # OSC: window titles, hyperlinks (BEL or ST ends it)
+    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?           # DCS / SOS / PM / APC strings
+    | \x1b[\x20-/]*[0-~]                      # other two-or-more-byte escapes (charset, keypad, reset)
+    | \x9b[0-?]*[\x20-/]*[@-~]                # 8-bit CSI
+    | \x1b                                    # a lone ESC left over
+    """,
+    re.VERBOSE,
+)
+
+# C0 controls except tab and newline, DEL and C1, UTF-16 surrogates, U+FFFE/U+FFFF (not XML
+# characters), and the bidi embedding/override/isolate controls (Trojan-Source style reordering).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escape sequences (colours, cursor movement, OSC hyperlinks and titles)."""
+    return _ANSI.sub("", text)
+
+
+def clean(text: object) -> str:
+    """Text that is safe in XML 1.0, UTF-8 files, terminals and CI logs; newlines and tabs are kept.
+
+    CRLF and lone CR become LF first: a bare CR in a log overwrites the line it is on.
+    """
+    if text is None:
+        return ""
+    s = text if isinstance(text, str) else str(text)
+    s = s.replace("\r\n", "\n").replace("\r", "\n")
+    s = strip_ansi(s)
+    return _UNSAFE.sub(REPLACEMENT, s)
+
+
+def one_line(text: object) -> str:
+    """`clean`, then every whitespace run (newlines included) folded to one space, for table cells."""
+    return _WHITESPACE_RUN.sub(" ", clean(text)).strip()
+
+
+def truncate(text: str, limit: int) -> str:
+    """At most `limit` characters of `text`, then a note saying how much was cut (never silently)."""
+    if limit < 0 or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [truncated: {len(text) - limit:,} more characters]"
+
+
+def inert_log_text(text: str) -> str:
+    """Break the GitHub runner's legacy `##[command]` syntax, which it recognises anywhere in a line.
+
+    The runner tries the `::command::` form (only at the start of a line) and, failing that, looks
+    for `##[` at any position (actions/runner ActionCommand.TryParse), so untrusted text printed
+    to a log could run `##[add-mask]`, `##[set-output ...]` or `##[stop-commands]`. A space after
+    the `##` makes it plain text; looping handles overlaps like `###[`.
+    """
+    while "##[" in text:
+        text = text.replace("##[", "## [")
+    return text
