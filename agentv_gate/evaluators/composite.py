@@ -1,0 +1,240 @@
+"""`composite`: run member evaluators and combine their scores with an aggregator.
+
+Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spellings accepted):
+
+* `weighted_average` (default): sum(score*w)/sum(w), `w` from `aggregator.weights[member]`,
+  else the member's own `weight` (AgentV uses 1.0 there, which is our default too). Member
+  hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
+* `threshold`: a member passes at AgentV's pass-or-borderline (score >= 0.6); the score is the
+  passing fraction, and a first hit or miss says `k/n evaluators passed (threshold: t)`.
+* `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
+  `{"results": {member: {score, hits, misses, reasoning, verdict, ...}}}` on stdin and prints
+  `{score, hits, misses, reasoning}`, with the same failure rules as a code judge.
+* `llm_judge`: the judge model gets `prompt` (default AgentV's) with `{{EVALUATOR_RESULTS_JSON}}`
+  replaced, and must answer `{score, hits, misses, reasoning}`.
+
+An unknown aggregator type is a config error (AgentV silently falls back to weighted average;
+a typo should not change how a gate scores). Members run concurrently. Any member error is the
+composite's error too, so a broken judge inside a composite still marks the case as an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..judging.subprocess_runner import run_script
+from ..models import (
+    BORDERLINE_SCORE,
+    DEFAULT_JUDGE_TIMEOUT_SECONDS,
+    CompositeConfig,
+    EvaluationScore,
+    EvaluatorConfig,
+    EvaluatorResult,
+    score_label,
+)
+from .base import EvaluationContext
+from .code_judge import failed_score, parse_judge_output, score_from_output
+from .contains import wrong_config
+from .json_extract import JsonExtractError, parse_json_object
+
+if TYPE_CHECKING:
+    from ..targets.base import Provider
+
+MAX_PARALLEL_MEMBERS = 8
+DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
+{{EVALUATOR_RESULTS_JSON}}
+
+Decide the final score and verdict based on all evaluator results.
+Return a JSON object with: score (0.0-1.0), verdict (pass/fail/borderline), and reasoning."""
+OUTPUT_SCHEMA_PROMPT = "\n".join([
+    "You must respond with a single JSON object matching this schema:",
+    "",
+    "{",
+    '  "score": <number between 0.0 and 1.0>,',
+    '  "hits": [<array of strings, max 4 items, brief specific achievements>],',
+    '  "misses": [<array of strings, max 4 items, brief specific failures or omissions, empty if none>],',
+    '  "reasoning": "<string, concise explanation for the score, 1-2 sentences max>"',
+    "}",
+])
+_AGGREGATOR_ALIASES = {
+    "weighted_average": "weighted_average", "weighted": "weighted_average", "average": "weighted_average",
+    "threshold": "threshold",
+    "code_judge": "code_judge", "code_grader": "code_judge", "code": "code_judge",
+    "llm_judge": "llm_judge", "llm_grader": "llm_judge", "llm": "llm_judge",
+}
+
+MemberRunner = Callable[[EvaluationContext], EvaluationScore]
+"""Runs one member's context through the registry; never raises."""
+
+
+def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float) -> EvaluatorResult:
+    return EvaluatorResult(name=config.name, type=config.type, score=score.score, weight=weight,
+                           hits=score.hits, misses=score.misses, reasoning=score.reasoning,
+                           evaluator_raw_request=score.evaluator_raw_request, retries=score.retries,
+                           error=score.error, evaluator_results=score.children)
+
+
+def _config_error(config: CompositeConfig, message: str) -> EvaluationScore:
+    return _error(f"composite '{config.name}': {message}")
+
+
+def _error(message: str, raw: dict[str, Any] | None = None) -> EvaluationScore:
+    """Score 0 that says why and marks the result as an error (the composite could not judge)."""
+    return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, reasoning=message,
+                           evaluator_raw_request=raw, error=message)
+
+
+class CompositeEvaluator:
+    kind = "composite"
+
+    def __init__(self, run_member: MemberRunner,
+                 resolve_judge_provider: Callable[[EvaluationContext], Provider | None] | None = None,
+                 default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS) -> None:
+        self.run_member = run_member
+        self.resolve_judge_provider = resolve_judge_provider
+        self.default_timeout_seconds = default_timeout_seconds
+
+    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
+        config = context.evaluator
+        if not isinstance(config, CompositeConfig):
+            return wrong_config(self.kind, context)
+        aggregator = dict(config.aggregator or {})
+        raw_kind = str(aggregator.get("type", "weighted_average")).strip().lower().replace("-", "_")
+        kind = _AGGREGATOR_ALIASES.get(raw_kind)
+        if kind is None:
+            return _config_error(config, f"unknown aggregator type {aggregator.get('type')!r} "
+                                         "(expected weighted_average, threshold, code_judge or llm_judge)")
+        if not config.evaluators:
+            return _config_error(config, "has no member evaluators")
+        weights = aggregator.get("weights") if isinstance(aggregator.get("weights"), Mapping) else {}
+        scores = self._run_members(context, config.evaluators)
+        members = [member_result(m, s, float(weights.get(m.name, m.weight))) for m, s in zip(
+            config.evaluators, scores, strict=True)]
+        if kind == "threshold":
+            result = self._threshold(members, aggregator)
+        elif kind == "code_judge":
+            result = self._code_aggregator(members, aggregator, config, context)
+        elif kind == "llm_judge":
+            result = self._llm_aggregator(members, aggregator, context)
+        else:
+            result = self._weighted_average(members, weights)
+        result.children = members
+        result.retries += sum(m.retries for m in members)
+        member_errors = [f"member '{m.name}': {m.error}" for m in members if m.error]
+        if member_errors:
+            result.error = "; ".join(([result.error] if result.error else []) + member_errors)
+        return result
+
+    def _run_members(self, context: EvaluationContext,
+                     members: list[EvaluatorConfig]) -> list[EvaluationScore]:
+        contexts = [dataclasses.replace(context, evaluator=member) for member in members]
+        if len(contexts) == 1:
+            return [self.run_member(contexts[0])]
+        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_MEMBERS, len(contexts)),
+                                thread_name_prefix="composite") as pool:
+            return list(pool.map(self.run_member, contexts))
+
+    @staticmethod
+    def _prefixed(members: list[EvaluatorResult]) -> tuple[list[str], list[str]]:
+        hits = [f"[{m.name}] {h}" for m in members for h in m.hits]
+        misses = [f"[{m.name}] {x}" for m in members for x in m.misses]
+        return hits, misses
+
+    def _weighted_average(self, members: list[EvaluatorResult],
+                          weights: Mapping[str, Any]) -> EvaluationScore:
+        total = sum(m.weight for m in members)
+        score = sum(m.score * m.weight for m in members) / total if total > 0 else 0.0
+        hits, misses = self._prefixed(members)
+        reasoning = "; ".join(f"{m.name}: {m.reasoning}" for m in members if m.reasoning) or None
+        raw: dict[str, Any] = {"aggregator": "weighted_average"}
+        if weights:
+            raw["weights"] = dict(weights)
+        return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits, misses=misses,
+                               expected_aspect_count=len(hits) + len(misses) or 1, reasoning=reasoning,
+                               evaluator_raw_request=raw)
+
+    def _threshold(self, members: list[EvaluatorResult], aggregator: dict[str, Any]) -> EvaluationScore:
+        threshold = aggregator.get("threshold", 0.5)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            return _error(f"aggregator threshold must be a number, got {threshold!r}")
+        passing = sum(1 for m in members if m.score >= BORDERLINE_SCORE)
+        score = passing / len(members)
+        passed = score >= threshold
+        summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
+        hits, misses = self._prefixed(members)
+        (hits if passed else misses).insert(0, summary)
+        return EvaluationScore(score=score, hits=hits, misses=misses,
+                               expected_aspect_count=len(hits) + len(misses), reasoning=summary,
+                               evaluator_raw_request={"aggregator": "threshold", "threshold": threshold})
+
+    @staticmethod
+    def _results_object(members: list[EvaluatorResult]) -> dict[str, Any]:
+        return {m.name: {"type": m.type, "score": m.score, "verdict": score_label(m.score), "hits": m.hits,
+                         "misses": m.misses, "reasoning": m.reasoning, "weight": m.weight,
+                         "expected_aspect_count": len(m.hits) + len(m.misses) or 1, "error": m.error,
+                         "evaluator_raw_request": m.evaluator_raw_request} for m in members}
+
+    def _code_aggregator(self, members: list[EvaluatorResult], aggregator: dict[str, Any],
+                         config: CompositeConfig, context: EvaluationContext) -> EvaluationScore:
+        script = aggregator.get("path", aggregator.get("script"))
+        source = config.source_file or context.eval_case.source_file
+        base = Path(source).resolve().parent
+        cwd = (base / str(aggregator["cwd"])).resolve() if aggregator.get("cwd") else base
+        if isinstance(script, str) and script.strip():
+            argv = shlex.split(script)
+        elif isinstance(script, list) and script:
+            argv = [str(t) for t in script]
+        else:
+            return _error("code_judge aggregator needs 'path' (the script to run)")
+        argv = [str((cwd / t).resolve()) if not t.startswith("-") and (cwd / t).is_file() else t
+                for t in argv]
+        timeout = float(aggregator.get("timeout_seconds") or self.default_timeout_seconds)
+        raw: dict[str, Any] = {"aggregator": "code_judge", "script": argv, "cwd": str(cwd)}
+        stdin = json.dumps({"results": self._results_object(members)}, indent=2, ensure_ascii=False)
+        result = run_script(argv, stdin, timeout, cwd=cwd)
+        what = f"aggregator ({Path(argv[0]).name})"
+        failure = result.failure()
+        if failure is not None:
+            return failed_score(what, failure, result, raw)
+        data, problem = parse_judge_output(result.stdout)
+        if data is None:
+            return failed_score(what, problem or "printed an unusable result", result, raw)
+        return score_from_output(data, raw)
+
+    def _llm_aggregator(self, members: list[EvaluatorResult], aggregator: dict[str, Any],
+                        context: EvaluationContext) -> EvaluationScore:
+        from ..targets.base import ProviderRequest
+
+        provider = context.judge_provider
+        if provider is None and self.resolve_judge_provider is not None:
+            provider = self.resolve_judge_provider(context)
+        custom = aggregator.get("prompt")
+        template = custom if isinstance(custom, str) else DEFAULT_AGGREGATOR_PROMPT
+        results_json = json.dumps(self._results_object(members), indent=2)
+        prompt = template.replace("{{EVALUATOR_RESULTS_JSON}}", results_json)
+        raw: dict[str, Any] = {"aggregator": "llm_judge", "userPrompt": prompt,
+                               "systemPrompt": OUTPUT_SCHEMA_PROMPT}
+        if provider is None:
+            return _error("llm_judge aggregator has no judge model (configure a judge target)", raw)
+        raw["target"] = getattr(provider, "name", None)
+        try:
+            response = provider.invoke(ProviderRequest(question=prompt, system_prompt=OUTPUT_SCHEMA_PROMPT,
+                                                       eval_case_id=context.eval_case.id))
+            data = parse_json_object(response.text)
+        except JsonExtractError as exc:
+            return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
+        except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error, not the run's
+            return _error(f"llm_judge aggregator failed: {exc}", raw)
+        checked, problem = parse_judge_output(json.dumps(data))
+        if checked is None:
+            return _error(f"llm_judge aggregator reply {problem}", raw)
+        score = score_from_output(checked, raw)
+        score.hits, score.misses = score.hits[:4], score.misses[:4]
+        score.retries = getattr(response, "retries", 0) or 0
+        return score

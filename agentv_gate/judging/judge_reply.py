@@ -1,0 +1,157 @@
+"""Turn an LLM judge's reply into `{score, hits, misses, reasoning}`, or say exactly why not.
+
+Models wrap JSON in prose, in ```json fences, after a <think> block, or next to other JSON
+objects; all of that is tolerated. What is *not* tolerated is a reply whose content is wrong:
+a score outside [0, 1], a missing score, a score that is not a number. Those are reported, so
+the caller can ask again instead of silently clamping a judge that misunderstood the scale.
+(AgentV's parseJsonFromText strips fences and takes the outermost `{...}`; this does the same
+and more, then validates like its zod schema.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_SNIPPET = 200
+
+
+class JudgeReplyError(ValueError):
+    """The reply held no usable verdict. The message says what was expected and what came."""
+
+
+@dataclass
+class JudgeReply:
+    score: float
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    reasoning: str | None = None
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat[:_SNIPPET] + ("..." if len(flat) > _SNIPPET else "")
+
+
+def _objects_in(text: str) -> list[dict[str, Any]]:
+    """Every JSON object that decodes at some `{` in `text`, outermost first, in order."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    index = text.find("{")
+    while index != -1:
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except ValueError:
+            index = text.find("{", index + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+            index = text.find("{", end)
+        else:
+            index = text.find("{", index + 1)
+    return found
+
+
+def candidate_objects(text: str) -> list[dict[str, Any]]:
+    """JSON objects a reply may mean as its answer, most likely first.
+
+    Order: the whole reply; each fenced block; objects embedded in prose; AgentV's greedy
+    first-`{`-to-last-`}` span (which catches a single object whose prose split it oddly).
+    """
+    cleaned = _THINK.sub("", text).strip()
+    candidates: list[dict[str, Any]] = []
+
+    def add(value: Any) -> None:
+        if isinstance(value, dict) and value not in candidates:
+            candidates.append(value)
+
+    for chunk in [cleaned] + [m.group(2) for m in _FENCE.finditer(cleaned)]:
+        try:
+            add(json.loads(chunk.strip()))
+        except ValueError:
+            pass
+    for value in _objects_in(cleaned):
+        add(value)
+    start, end = cleaned.find("{"), cleaned.rfind("}")
+    if 0 <= start < end:
+        try:
+            add(json.loads(cleaned[start : end + 1]))
+        except ValueError:
+            pass
+    return candidates
+
+
+def _score(value: Any) -> float:
+    if isinstance(value, bool):
+        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise JudgeReplyError(
+                f"'score' must be a number between 0 and 1, got {json.dumps(value)}"
+            ) from None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise JudgeReplyError(f"'score' must be between 0 and 1, got {value}")
+    return float(value)
+
+
+def _strings(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise JudgeReplyError(f"'{name}' must be a list of strings, got {type(value).__name__}")
+    out: list[str] = []
+    for item in value:
+        if isinstance(item, (dict, list)):
+            item = json.dumps(item)
+        text = str(item).strip() if item is not None else ""
+        if text:
+            out.append(text)
+    return out
+
+
+def validate_verdict(obj: dict[str, Any]) -> JudgeReply:
+    """Check one decoded object against the judge schema; raise JudgeReplyError if it fails."""
+    if "score" not in obj:
+        keys = ", ".join(sorted(map(str, obj))) or "none"
+        raise JudgeReplyError(f"JSON object has no 'score' (keys: {keys})")
+    reasoning = obj.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, str):
+        reasoning = json.dumps(reasoning)
+    return JudgeReply(
+        score=_score(obj["score"]),
+        hits=_strings(obj.get("hits"), "hits"),
+        misses=_strings(obj.get("misses"), "misses"),
+        reasoning=reasoning,
+    )
+
+
+def parse_judge_reply(text: str) -> JudgeReply:
+    """The verdict in `text`. Raises JudgeReplyError saying what was expected and what came."""
+    if not text or not text.strip():
+        raise JudgeReplyError('expected a JSON object {"score": 0..1, ...}, got an empty reply')
+    candidates = candidate_objects(text)
+    if not candidates:
+        raise JudgeReplyError(
+            f'expected a JSON object {{"score": 0..1, "hits": [...], "misses": [...], "reasoning": "..."}}, '
+            f"got no JSON object in: {_snippet(text)!r}"
+        )
+    first_error: JudgeReplyError | None = None
+    for obj in candidates:
+        try:
+            return validate_verdict(obj)
+        except JudgeReplyError as exc:
+            if first_error is None or ("score" in obj and "no 'score'" in str(first_error)):
+                first_error = exc
+    assert first_error is not None
+    raise JudgeReplyError(f"{first_error} in: {_snippet(text)!r}")

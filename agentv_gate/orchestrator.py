@@ -1,0 +1,278 @@
+"""Per case: target -> evaluators (in order) -> weighted aggregate -> verdict; cases concurrently.
+
+Every failure mode ends in a `CaseResult`: a target that errors makes its case an `error`
+row, a judge that breaks makes its evaluator score 0 and the case an `error`, and nothing a
+case does can stop another. Results are handed to `on_result` the moment each case ends, so
+a reporter can stream them to disk and an interrupted run keeps everything already finished.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .evaluators.base import EvaluationContext, Evaluator
+from .evaluators.registry import UnknownEvaluatorError, get_evaluator
+from .models import (
+    DEFAULT_THRESHOLD,
+    CaseResult,
+    EvalCase,
+    EvaluationScore,
+    EvaluatorConfig,
+    EvaluatorResult,
+    LlmJudgeConfig,
+    Message,
+    TargetResponse,
+)
+from .targets.base import Provider, ProviderError, ProviderRequest
+
+DEFAULT_WORKERS = 8
+"""Cases are I/O-bound (HTTP calls, judge subprocesses), so more workers than cores pays."""
+
+
+class ProviderResolver(Protocol):
+    """Maps a case to the provider that answers it, and a target to its judge."""
+
+    def target_for(self, case: EvalCase) -> Provider: ...
+
+    def judge_for(self, target_name: str) -> Provider | None: ...
+
+
+@dataclass
+class RunSettings:
+    threshold: float | None = None
+    """CLI threshold; a suite's or case's own threshold in YAML wins over it."""
+    workers: int = DEFAULT_WORKERS
+
+
+def case_threshold(case: EvalCase, settings: RunSettings) -> float:
+    if case.threshold is not None:
+        return case.threshold
+    return settings.threshold if settings.threshold is not None else DEFAULT_THRESHOLD
+
+
+def weighted_mean(results: list[EvaluatorResult]) -> float:
+    """AgentV's computeWeightedMean: sum(score * weight) / sum(weight); 0 with no weight."""
+    total_weight = sum(r.weight for r in results)
+    if not results or total_weight <= 0:
+        return 0.0
+    return sum(r.score * r.weight for r in results) / total_weight
+
+
+def _trace_summary(response: TargetResponse) -> dict[str, object]:
+    tool_names: list[str] = []
+    by_name: dict[str, int] = {}
+    for message in response.output_messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            name = str(call.get("tool", call.get("name", ""))) if isinstance(call, dict) else str(call)
+            if name not in by_name:
+                tool_names.append(name)
+            by_name[name] = by_name.get(name, 0) + 1
+    return {
+        "event_count": sum(by_name.values()),
+        "tool_names": tool_names,
+        "tool_calls_by_name": by_name,
+        "error_count": 0,
+        "llm_call_count": 1,
+    }
+
+
+def _to_result(config: EvaluatorConfig, score: EvaluationScore) -> EvaluatorResult:
+    children = getattr(score, "children", None)
+    return EvaluatorResult(
+        name=config.name,
+        type=config.type,
+        score=score.score,
+        weight=config.weight,
+        hits=score.hits,
+        misses=score.misses,
+        reasoning=score.reasoning,
+        evaluator_raw_request=score.evaluator_raw_request,
+        retries=score.retries,
+        error=score.error,
+        evaluator_results=children,
+    )
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        providers: ProviderResolver,
+        registry: dict[str, Evaluator],
+        settings: RunSettings,
+        on_result: Callable[[CaseResult], None] | None = None,
+    ):
+        self.providers = providers
+        self.registry = registry
+        self.settings = settings
+        self.on_result = on_result
+        self.cancelled = threading.Event()
+
+    # ---------------------------------------------------------------- one case
+
+    def run_case(self, case: EvalCase) -> CaseResult:
+        started = time.monotonic()
+        threshold = case_threshold(case, self.settings)
+        base = {"eval_id": case.id, "suite": case.suite, "file": str(case.source_file),
+                "line": case.source_line, "threshold": threshold}
+        try:
+            provider = self.providers.target_for(case)
+        except (ProviderError, KeyError, ValueError) as exc:
+            return CaseResult(**base, verdict="error", error=f"target: {exc}", misses=[f"Error: {exc}"],
+                              duration_ms=_ms_since(started))
+        base["target"] = provider.name
+        try:
+            response = provider.invoke(
+                ProviderRequest(question=case.question, messages=list(case.input_messages), eval_case_id=case.id,
+                                input_files=list(case.input_files))
+            )
+        except Exception as exc:  # noqa: BLE001 - any target failure is this case's error, never the run's
+            message = str(exc) or type(exc).__name__
+            return CaseResult(**base, verdict="error", error=f"target {provider.name}: {message}",
+                              misses=[f"Error: {message}"], candidate_answer="",
+                              duration_ms=_ms_since(started))
+
+        results = self.run_evaluators_for_case(case, provider, response)
+        score = weighted_mean(results)
+        errors = [f"evaluator '{r.name}': {r.error}" for r in results if r.error]
+        hits = [h for r in results for h in r.hits]
+        misses = [m for r in results for m in r.misses]
+        reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in results if r.reasoning) or None
+        if len(results) == 1:
+            raw = results[0].evaluator_raw_request
+            per_evaluator: list[EvaluatorResult] | None = None
+        else:
+            raw = None
+            per_evaluator = results
+        verdict = "error" if errors else ("pass" if score >= threshold else "fail")
+        return CaseResult(
+            **base,
+            score=score,
+            verdict=verdict,
+            hits=hits,
+            misses=misses,
+            reasoning=reasoning,
+            candidate_answer=response.text,
+            evaluator_results=per_evaluator,
+            evaluator_raw_request=raw,
+            grader_raw_request=raw,
+            error="; ".join(errors) or None,
+            retries=response.retries + sum(r.retries for r in results),
+            duration_ms=_ms_since(started),
+        )
+
+    def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse) -> list[EvaluatorResult]:
+        """Seed 004: each configured evaluator in order; none configured means the default llm_judge."""
+        configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
+        output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
+        results: list[EvaluatorResult] = []
+        for config in configs:
+            context = EvaluationContext(
+                eval_case=case,
+                candidate=response.text,
+                evaluator=config,
+                output_messages=output_messages,
+                target=provider.name,
+                trace=_trace_summary(response),
+                token_usage=response.token_usage,
+                cost_usd=response.cost_usd,
+                duration_ms=response.duration_ms,
+            )
+            results.append(_to_result(config, self._evaluate(context)))
+        return results
+
+    def _evaluate(self, context: EvaluationContext) -> EvaluationScore:
+        config = context.evaluator
+        try:
+            evaluator = get_evaluator(self.registry, config.type)
+            if isinstance(config, LlmJudgeConfig) or config.type == "composite":
+                context.judge_provider = self.providers.judge_for(config.target or context.target)
+            return evaluator.evaluate(context)
+        except UnknownEvaluatorError as exc:
+            return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {exc}"], error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a broken evaluator scores 0, it never stops the run
+            message = f"{type(exc).__name__}: {exc}"
+            return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {message}"], error=message)
+
+    # ---------------------------------------------------------------- many cases
+
+    def run(self, cases: Iterable[EvalCase]) -> list[CaseResult]:
+        """Run cases `workers` at a time; results arrive through `on_result` as each finishes.
+
+        Only a bounded window of futures is in flight, so memory stays flat however many cases
+        there are. On KeyboardInterrupt (SIGINT, or SIGTERM turned into one by the CLI) no new
+        case starts and what finished is returned through the exception's `partial` attribute.
+        """
+        results: list[CaseResult] = []
+        pending: set[Future[CaseResult]] = set()
+        workers = max(1, self.settings.workers)
+        iterator = iter(cases)
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case")
+        try:
+            exhausted = False
+            while True:
+                while not exhausted and len(pending) < workers * 2 and not self.cancelled.is_set():
+                    try:
+                        case = next(iterator)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    pending.add(pool.submit(self._safe_run_case, case))
+                if not pending:
+                    break
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    result = future.result()
+                    results.append(result)
+                    if self.on_result is not None:
+                        self.on_result(result)
+        except BaseException as exc:
+            self.cancelled.set()
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            exc.partial = results  # type: ignore[attr-defined]
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    def _safe_run_case(self, case: EvalCase) -> CaseResult:
+        try:
+            return self.run_case(case)
+        except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
+            return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
+                              threshold=case_threshold(case, self.settings), verdict="error",
+                              error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+@dataclass
+class ShardSpec:
+    index: int
+    count: int
+    label: str = field(default="")
+
+    @classmethod
+    def parse(cls, text: str) -> ShardSpec:
+        """`K/N`, 1-based, as a GitHub Actions matrix would number jobs."""
+        try:
+            k, n = (int(part) for part in text.split("/", 1))
+        except ValueError:
+            raise ValueError(f"--shard {text!r} is not K/N (e.g. 2/4)") from None
+        if n < 1 or not 1 <= k <= n:
+            raise ValueError(f"--shard {text!r}: K must be between 1 and N")
+        return cls(k, n, f"{k}/{n}")
+
+
+def select_shard(cases: list[EvalCase], shard: ShardSpec) -> list[EvalCase]:
+    """Round-robin over cases sorted by (suite, id): every case in exactly one shard, shards
+    within one case of each other in size, and the same split on every machine and run."""
+    ordered = sorted(cases, key=lambda c: (c.suite, c.id))
+    return [case for position, case in enumerate(ordered) if position % shard.count == shard.index - 1]

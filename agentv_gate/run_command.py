@@ -1,0 +1,154 @@
+"""`run` and `merge`: load -> shard -> orchestrate -> stream results -> reports -> exit code.
+
+Reports are written however the run ends: normally, on a failing case, on Ctrl-C or SIGTERM
+(exit 130/143 after writing what finished), so CI never loses a finished case's result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+from .evaluators.registry import build_evaluator_registry
+from .loader import load_paths
+from .models import CaseResult
+from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
+from .report import summarise
+from .report.console import ConsoleReporter
+from .report.github import write_github_reports
+from .report.jsonl import JsonlWriter, ReportWriteError, read_results
+from .report.junit import write_junit
+from .targets.resolver import TargetResolver, TargetSetupError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a cancelled CI job) handled like Ctrl-C: stop, write what finished."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated()
+
+
+def _default_paths(paths: list[Path] | None) -> list[Path]:
+    if paths:
+        return paths
+    return [Path("evals")] if Path("evals").is_dir() else [Path(".")]
+
+
+def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    out_dir: Path = args.output_dir
+    junit = args.junit or out_dir / "junit.xml"
+    results = getattr(args, "results", None) or getattr(args, "results_out", None) or out_dir / "results.jsonl"
+    return junit, results
+
+
+def _finish(results: list[CaseResult], junit: Path, results_path: Path, console: ConsoleReporter) -> int:
+    """Write the end-of-run reports; the exit code says whether the gate passed."""
+    try:
+        write_junit(results, junit)
+    except ReportWriteError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    summary = summarise(results)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        try:
+            write_github_reports(results, junit_path=junit, results_path=results_path)
+        except ReportWriteError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+    console.finish(results)
+    return EXIT_OK if summary.failed == 0 and summary.errors == 0 and summary.total > 0 else EXIT_FAILED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    loaded = load_paths(_default_paths(args.paths), args.repo_root, args.allow_outside_root)
+    for problem in loaded.problems:
+        print(str(problem) if problem.severity == "error" else f"{problem.file}:{problem.line}: warning: {problem.message}",
+              file=sys.stderr)
+    if loaded.errors:
+        print(f"agentv-gate: {len(loaded.errors)} problem(s) in eval files; nothing was run "
+              "(see `agentv-gate validate`)", file=sys.stderr)
+        return EXIT_USAGE
+    cases = loaded.cases
+    if args.shard:
+        try:
+            cases = select_shard(cases, ShardSpec.parse(args.shard))
+        except ValueError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if not loaded.cases:
+        print("agentv-gate: no eval cases found", file=sys.stderr)
+        return EXIT_USAGE
+    if args.threshold is not None and not 0 <= args.threshold <= 1:
+        print(f"agentv-gate: --threshold {args.threshold} is not in 0..1", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        resolver = TargetResolver.from_args(args, cases)
+    except TargetSetupError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    junit, results_path = _output_paths(args)
+    console = ConsoleReporter(quiet=args.quiet)
+    try:
+        writer = JsonlWriter(results_path)
+    except ReportWriteError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def on_result(result: CaseResult) -> None:
+        if args.shard:
+            result.shard = args.shard
+        writer.write(result)
+        console.case_done(result)
+
+    registry = build_evaluator_registry(None, resolver.judge_for_context)
+    settings = RunSettings(threshold=args.threshold, workers=args.workers or RunSettings().workers)
+    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    console.start(len(cases))
+    try:
+        results = orchestrator.run(cases)
+    except KeyboardInterrupt as exc:
+        partial: list[CaseResult] = getattr(exc, "partial", [])
+        writer.close()
+        print(f"\nagentv-gate: interrupted; writing {len(partial)} finished case(s) of {len(cases)}", file=sys.stderr)
+        _finish(partial, junit, results_path, console)
+        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
+    except ReportWriteError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        resolver.close()
+    writer.close()
+    return _finish(results, junit, results_path, console)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join shard JSONL files: one JUnit, one summary, one verdict, as if it had been one run."""
+    try:
+        results, problems = read_results(args.results)
+    except ReportWriteError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for problem in problems:
+        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
+    if not results:
+        print("agentv-gate: no results to merge", file=sys.stderr)
+        return EXIT_USAGE
+    junit, results_path = _output_paths(args)
+    try:
+        with JsonlWriter(results_path) as writer:
+            for result in results:
+                writer.write(result)
+    except ReportWriteError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return _finish(results, junit, results_path, ConsoleReporter(quiet=True))

@@ -1,0 +1,275 @@
+"""A target that is any command line: the agent under test runs once per case.
+
+Keys as AgentV has them (snake_case or camelCase): `command_template` (required), `cwd`,
+`timeout_seconds` (default here 120), `files_format` (default `{path}`), `env` (extra variables),
+`keep_temp_files`, `healthcheck` (`{type: command, command_template, cwd, timeout_seconds}` or
+`{type: http, url, timeout_seconds}`, run once before the first case).
+
+Placeholders in the template, each shell-quoted: `{PROMPT}` (the question text), `{PROMPT_FILE}`
+(a file holding it), `{EVAL_ID}`, `{ATTEMPT}`, `{FILES}` (the case's input files, each through
+`files_format`, which may use `{path}` and `{basename}`), `{OUTPUT_FILE}` and `{GUIDELINES}`
+(kept for old templates; always empty). Any other `{UPPER_CASE}` word is refused up front.
+
+The prompt is also written to the command's stdin. The answer is read from `{OUTPUT_FILE}` when
+the template names it (as AgentV does), else from stdout. If the answer is a JSON object with
+`text`, `output` or `output_messages` (AgentV's CLI output schema), those fields are used,
+along with `token_usage`, `cost_usd` and `duration_ms`; anything else is the answer verbatim.
+
+The command runs under `/bin/sh -c` in its own process group, which is killed at the timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..judging.llm_client import http_call
+from ..judging.subprocess_runner import ScriptResult, run_script
+from ..models import Message, TargetResponse
+from .base import ProviderError, ProviderRequest
+from .config import TargetConfig, TargetsConfigError
+from .openai_compat import retry_policy_for
+
+CLI_PLACEHOLDERS = ("PROMPT", "PROMPT_FILE", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
+DEFAULT_TIMEOUT_SECONDS = 120.0
+_PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
+_DETAIL_CHARS = 2000
+
+
+def check_placeholders(template: str, description: str) -> None:
+    for name in _PLACEHOLDER.findall(template):
+        if name not in CLI_PLACEHOLDERS:
+            raise TargetsConfigError(
+                f"{description} uses unsupported placeholder '{{{name}}}'; supported: "
+                + ", ".join(f"{{{p}}}" for p in CLI_PLACEHOLDERS)
+            )
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _seconds(target: TargetConfig, value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise TargetsConfigError(
+            f"{target.describe()}: {key} must be a positive number of seconds, got {value!r}"
+        )
+    return float(value)
+
+
+def _messages_from(raw: Any) -> list[Message]:
+    out: list[Message] = []
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and isinstance(item.get("role"), str):
+                out.append(Message.model_validate(item))
+    return out
+
+
+def parse_cli_output(text: str) -> tuple[str, list[Message], dict[str, Any]]:
+    """(answer text, output messages, metrics) from what the command produced."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and any(k in data for k in ("text", "output", "output_messages")):
+            messages = _messages_from(data.get("output_messages", data.get("output")))
+            answer = data.get("text")
+            if answer is None:
+                assistant = [m for m in messages if m.role == "assistant"]
+                answer = assistant[-1].text() if assistant else ""
+            if not isinstance(answer, str):
+                answer = json.dumps(answer)
+            if not messages:
+                messages = [Message(role="assistant", content=answer)]
+            metrics = {k: data[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in data}
+            return answer, messages, metrics
+    return stripped, [Message(role="assistant", content=stripped)], {}
+
+
+class CliProvider:
+    kind = "cli"
+
+    def __init__(self, target: TargetConfig) -> None:
+        self.name = target.name
+        self.target = target
+        self.command_template = str(target.require("command_template", "command_template", "commandTemplate"))
+        check_placeholders(self.command_template, f"{target.describe()}: command_template")
+        timeout = target.get("timeout_seconds", "timeoutSeconds")
+        self.timeout_seconds = (
+            DEFAULT_TIMEOUT_SECONDS if timeout is None else _seconds(target, timeout, "timeout_seconds")
+        )
+        self.files_format = str(
+            target.get(
+                "files_format", "filesFormat", "attachments_format", "attachmentsFormat", default="{path}"
+            )
+        )
+        cwd = target.get("cwd")
+        self.cwd = None if cwd is None else (target.repo_root / str(cwd)).resolve()
+        env = target.get("env", default={})
+        if not isinstance(env, dict):
+            raise TargetsConfigError(f"{target.describe()}: env must be a mapping of variable to value")
+        self.env = {str(k): str(v) for k, v in env.items()}
+        self.keep_temp_files = bool(
+            target.get(
+                "keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", default=False
+            )
+        )
+        self.healthcheck = self._healthcheck(target.get("healthcheck"))
+        self._health_lock = threading.Lock()
+        self._health_error: str | None = None
+        self._health_done = False
+
+    def __repr__(self) -> str:
+        return f"CliProvider(name={self.name!r}, timeout_seconds={self.timeout_seconds})"
+
+    def _healthcheck(self, raw: Any) -> dict[str, Any] | None:
+        if raw is None:
+            return None
+        where = f"{self.target.describe()}: healthcheck"
+        if not isinstance(raw, dict) or raw.get("type") not in ("command", "http"):
+            raise TargetsConfigError(f"{where} must be a mapping with type 'command' or 'http'")
+        timeout = raw.get("timeout_seconds", raw.get("timeoutSeconds"))
+        check = {
+            "type": raw["type"],
+            "timeout": self.timeout_seconds
+            if timeout is None
+            else _seconds(self.target, timeout, "healthcheck.timeout_seconds"),
+        }
+        if raw["type"] == "http":
+            if not isinstance(raw.get("url"), str) or not raw["url"]:
+                raise TargetsConfigError(f"{where}: url is required for an http healthcheck")
+            check["url"] = raw["url"]
+        else:
+            command = raw.get("command_template", raw.get("commandTemplate"))
+            if not isinstance(command, str) or not command.strip():
+                raise TargetsConfigError(f"{where}: command_template is required for a command healthcheck")
+            check_placeholders(command, f"{where}.command_template")
+            check["command"] = command
+            check["cwd"] = (self.target.repo_root / str(raw["cwd"])).resolve() if raw.get("cwd") else None
+        return check
+
+    def _ensure_healthy(self, cwd: Path | None) -> None:
+        if self.healthcheck is None:
+            return
+        with self._health_lock:
+            if not self._health_done:
+                self._health_error = self._run_healthcheck(cwd)
+                self._health_done = True
+        if self._health_error:
+            raise ProviderError(self._health_error)
+
+    def _run_healthcheck(self, cwd: Path | None) -> str | None:
+        check = self.healthcheck
+        assert check is not None
+        prefix = f"{self.target.describe()}: healthcheck failed"
+        if check["type"] == "http":
+            policy = replace(retry_policy_for(self.target), request_timeout_seconds=check["timeout"])
+            try:
+                http_call(
+                    "GET",
+                    check["url"],
+                    policy=policy,
+                    secrets=self.target.secrets,
+                    describe=prefix,
+                    expect_json=False,
+                )
+            except ProviderError as exc:
+                return str(exc)
+            return None
+        values = {name: "''" for name in CLI_PLACEHOLDERS}
+        values["EVAL_ID"] = "healthcheck"
+        command = render(check["command"], values)
+        result = run_script(
+            ["/bin/sh", "-c", command], "", check["timeout"], cwd=check["cwd"] or cwd, env=self.env or None
+        )
+        failure = self._failure(result, check["timeout"])
+        return f"{prefix}: {failure}" if failure else None
+
+    def _failure(self, result: ScriptResult, timeout: float) -> str | None:
+        if result.spawn_error:
+            return self.target.redact(result.spawn_error)
+        if result.timed_out:
+            return f"timed out after {timeout:g}s (the command and its children were killed)"
+        if result.exit_code != 0:
+            detail = (result.stderr.strip() or result.stdout.strip())[-_DETAIL_CHARS:]
+            reason = result.failure() or f"exited with code {result.exit_code}"
+            return self.target.redact(f"{detail} ({reason})" if detail else f"command {reason}")
+        return None
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse:
+        eval_dir = request.extra.get("eval_dir")
+        cwd = self.cwd or (Path(eval_dir) if eval_dir else None)
+        self._ensure_healthy(cwd)
+        workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
+        try:
+            return self._invoke(request, cwd, workdir)
+        finally:
+            if not self.keep_temp_files:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+    def _invoke(self, request: ProviderRequest, cwd: Path | None, workdir: Path) -> TargetResponse:
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.eval_case_id or "case")[:80]
+        prompt_file = workdir / f"{safe_id}.prompt.txt"
+        output_file = workdir / f"{safe_id}.output.json"
+        prompt_file.write_text(request.question, encoding="utf-8")
+        files = list(dict.fromkeys(os.path.abspath(f) for f in request.input_files))
+        values = {
+            "PROMPT": shlex.quote(request.question),
+            "PROMPT_FILE": shlex.quote(str(prompt_file)),
+            "GUIDELINES": "''",
+            "EVAL_ID": shlex.quote(request.eval_case_id or ""),
+            "ATTEMPT": shlex.quote(str(request.extra.get("attempt", 0))),
+            "FILES": " ".join(
+                self.files_format.replace("{path}", shlex.quote(f)).replace(
+                    "{basename}", shlex.quote(Path(f).name)
+                )
+                for f in files
+            ),
+            "OUTPUT_FILE": shlex.quote(str(output_file)),
+        }
+        command = render(self.command_template, values)
+        started = time.monotonic()
+        result = run_script(
+            ["/bin/sh", "-c", command], request.question, self.timeout_seconds, cwd=cwd, env=self.env or None
+        )
+        failure = self._failure(result, self.timeout_seconds)
+        if failure:
+            raise ProviderError(f"{self.target.describe()}: {failure}")
+        if "{OUTPUT_FILE}" in self.command_template:
+            try:
+                produced = output_file.read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                raise ProviderError(
+                    f"{self.target.describe()}: the command exited 0 but wrote no {{OUTPUT_FILE}} "
+                    f"(expected the answer in {output_file})"
+                ) from None
+        else:
+            produced = result.stdout
+        text, messages, metrics = parse_cli_output(produced)
+        duration = metrics.get("duration_ms")
+        return TargetResponse(
+            text=text,
+            output_messages=messages,
+            token_usage=metrics.get("token_usage") if isinstance(metrics.get("token_usage"), dict) else None,
+            cost_usd=metrics.get("cost_usd") if isinstance(metrics.get("cost_usd"), (int, float)) else None,
+            duration_ms=int(duration)
+            if isinstance(duration, (int, float)) and duration >= 0
+            else int((time.monotonic() - started) * 1000),
+            raw={
+                "command": self.target.redact(command)[:_DETAIL_CHARS],
+                "exit_code": result.exit_code,
+                "stderr": self.target.redact(result.stderr[-_DETAIL_CHARS:]),
+            },
+        )

@@ -1,0 +1,355 @@
+"""`.agentv/targets.yaml`: where answers and verdicts come from, with secrets kept out of sight.
+
+The file is AgentV's:
+
+```yaml
+targets:
+  - name: default
+    provider: azure                      # azure | openai | anthropic | mock | cli (+ aliases)
+    endpoint: ${{ AZURE_OPENAI_ENDPOINT }}
+    api_key: ${{ AZURE_OPENAI_API_KEY }}
+    model: ${{ AZURE_DEPLOYMENT_NAME }}
+    judge_target: judge                  # the target that grades this one's answers
+```
+
+`${{ VAR }}` takes a value from the environment. As in AgentV, secrets (`api_key` and any key
+naming a key, token, secret or password) must come from the environment: a literal key in a
+file that gets committed is refused. Unlike AgentV, `${{ VAR }}` may also sit inside a longer
+string (`http://${{ HOST }}:8000/v1`).
+
+Targets are validated for shape when the file loads, but environment variables are resolved
+only when a target is used, so a missing key for a target this run never touches is no error.
+Every value that came from a secret field is remembered and scrubbed (`***`) from error
+messages, reprs and anything else `TargetConfig.redact` is given.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..judging.llm_client import redact as _redact
+
+_ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
+_SECRET_HINTS = ("key", "token", "secret", "password", "credential")
+
+PROVIDER_ALIASES: dict[str, str] = {
+    "openai": "openai",
+    "openai-compatible": "openai",
+    "openai_compatible": "openai",
+    "vllm": "openai",
+    "ollama": "openai",
+    "llama.cpp": "openai",
+    "llamacpp": "openai",
+    "llama-cpp": "openai",
+    "lmstudio": "openai",
+    "azure": "azure",
+    "azure-openai": "azure",
+    "azure_openai": "azure",
+    "anthropic": "anthropic",
+    "mock": "mock",
+    "cli": "cli",
+}
+SUPPORTED_PROVIDERS = ("openai", "azure", "anthropic", "mock", "cli")
+
+
+class TargetsConfigError(ValueError):
+    """targets.yaml (or one target in it) cannot be used. The message names file, target and field."""
+
+
+def is_secret_field(key: str) -> bool:
+    lowered = key.lower()
+    return any(hint in lowered for hint in _SECRET_HINTS) and lowered not in (
+        "max_tokens",
+        "max_output_tokens",
+    )
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    """One resolved target: environment applied, provider kind normalised, secrets remembered."""
+
+    name: str
+    provider: str
+    settings: Mapping[str, Any] = field(repr=False)
+    """Every key of the target as written, with `${{ VAR }}` resolved (unset optional ones dropped)."""
+    judge_target: str | None = None
+    workers: int | None = None
+    source_file: Path | None = None
+    source_line: int | None = None
+    secrets: frozenset[str] = field(default=frozenset(), repr=False)
+    unset_env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Fields written as `${{ VAR }}` whose variable is unset or empty: field -> variable name."""
+
+    def get(self, *keys: str, default: Any = None) -> Any:
+        """The first of `keys` that is set (AgentV accepts snake_case and camelCase spellings)."""
+        for key in keys:
+            value = self.settings.get(key)
+            if value is not None and value != "":
+                return value
+        return default
+
+    def require(self, description: str, *keys: str) -> Any:
+        """The first set value among `keys`, or a TargetsConfigError saying why it is missing."""
+        value = self.get(*keys)
+        if value is not None:
+            return value
+        where = _where(self.source_file, self.source_line)
+        for key in keys:
+            if key in self.unset_env:
+                raise TargetsConfigError(
+                    f"{where}{self.describe()}: {description} is required, but environment variable "
+                    f"'{self.unset_env[key]}' (from {key}: ${{{{ {self.unset_env[key]} }}}}) "
+                    "is not set or empty"
+                )
+        raise TargetsConfigError(
+            f"{where}{self.describe()}: {description} is required (set {' or '.join(keys)})"
+        )
+
+    def redact(self, text: str) -> str:
+        return _redact(text, self.secrets)
+
+    def safe_settings(self) -> dict[str, Any]:
+        """Settings fit for logs and results: secret fields shown as `***`."""
+        return {k: ("***" if is_secret_field(k) and v is not None else v) for k, v in self.settings.items()}
+
+    @property
+    def repo_root(self) -> Path:
+        """The folder relative paths in the target mean: the parent of `.agentv/`, else the file's folder."""
+        if self.source_file is None:
+            return Path.cwd()
+        folder = self.source_file.resolve().parent
+        return folder.parent if folder.name == ".agentv" else folder
+
+    def __repr__(self) -> str:
+        return (
+            f"TargetConfig(name={self.name!r}, provider={self.provider!r}, "
+            f"judge_target={self.judge_target!r}, settings={self.safe_settings()!r})"
+        )
+
+    def describe(self) -> str:
+        return f"{self.provider} target '{self.name}'"
+
+
+def normalise_provider(raw: str) -> str | None:
+    return PROVIDER_ALIASES.get(raw.strip().lower())
+
+
+def _where(source: Path | None, line: int | None) -> str:
+    if source is None:
+        return ""
+    return f"{source}:{line}: " if line else f"{source}: "
+
+
+def _interpolate(value: str, env: Mapping[str, str], where: str, field_name: str) -> str | None:
+    """Resolve `${{ VAR }}` references. A whole-value reference to an unset variable gives None."""
+    whole = _WHOLE_ENV_REF.match(value)
+    if whole:
+        resolved = env.get(whole.group(1))
+        return resolved if resolved is not None and resolved.strip() != "" else None
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        resolved = env.get(name)
+        if resolved is None or resolved.strip() == "":
+            state = "is not set" if resolved is None else "is empty"
+            raise TargetsConfigError(f"{where}{field_name}: environment variable '{name}' {state}")
+        return resolved
+
+    return _ENV_REF.sub(substitute, value)
+
+
+def _env_name(value: Any) -> str | None:
+    if isinstance(value, str):
+        match = _WHOLE_ENV_REF.match(value)
+        if match:
+            return match.group(1)
+    return None
+
+
+@dataclass(frozen=True)
+class RawTarget:
+    """A target as written in the file, before the environment is applied."""
+
+    name: str
+    data: Mapping[str, Any]
+    line: int | None = None
+
+
+@dataclass
+class TargetsConfig:
+    """All targets of one targets.yaml, resolved by name on demand."""
+
+    definitions: dict[str, RawTarget]
+    source_file: Path | None = None
+
+    def names(self) -> list[str]:
+        return list(self.definitions)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.definitions
+
+    def resolve(self, name: str, env: Mapping[str, str] | None = None) -> TargetConfig:
+        """The named target with the environment applied. Raises TargetsConfigError if unusable."""
+        raw = self.definitions.get(name)
+        if raw is None:
+            known = ", ".join(self.names()) or "none"
+            where = f"{self.source_file}: " if self.source_file else ""
+            raise TargetsConfigError(f"{where}no target named '{name}' (targets defined: {known})")
+        return resolve_target(raw, env if env is not None else os.environ, self.source_file)
+
+
+def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | None = None) -> TargetConfig:
+    where = _where(source_file, raw.line)
+    label = f"{where}target '{raw.name}'"
+    settings: dict[str, Any] = {}
+    secrets: set[str] = set()
+    unset_env: dict[str, str] = {}
+
+    def resolve_value(key: str, value: Any) -> Any:
+        if isinstance(value, str):
+            return _interpolate(value, env, f"{label}: ", key)
+        if isinstance(value, list):
+            return [resolve_value(key, v) for v in value]
+        if isinstance(value, dict):
+            return {k: resolve_value(f"{key}.{k}", v) for k, v in value.items()}
+        return value
+
+    for key, value in raw.data.items():
+        key = str(key)
+        if is_secret_field(key) and isinstance(value, str) and value.strip():
+            if _env_name(value) is None:
+                raise TargetsConfigError(
+                    f"{label}: {key} must use ${{{{ VARIABLE_NAME }}}} syntax to read it from the "
+                    f"environment; a literal secret in targets.yaml is refused"
+                )
+        resolved = resolve_value(key, value)
+        if resolved is None:
+            env_var = _env_name(value)
+            if env_var is not None:
+                unset_env[key] = env_var
+            continue
+        settings[key] = resolved
+        if is_secret_field(key) and isinstance(resolved, str):
+            secrets.add(resolved)
+        if key == "env" and isinstance(resolved, dict):
+            secrets.update(str(v) for k, v in resolved.items() if is_secret_field(str(k)) and v)
+
+    provider_raw = settings.get("provider")
+    if not isinstance(provider_raw, str) or not provider_raw.strip():
+        env_var = _env_name(raw.data.get("provider"))
+        hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
+        raise TargetsConfigError(
+            f"{label}: 'provider' is required{hint}; one of {', '.join(SUPPORTED_PROVIDERS)}"
+        )
+    provider = normalise_provider(provider_raw)
+    if provider is None:
+        raise TargetsConfigError(
+            f"{label}: unsupported provider '{provider_raw}'; "
+            f"expected one of {', '.join(SUPPORTED_PROVIDERS)} "
+            f"(or an alias: {', '.join(k for k in PROVIDER_ALIASES if k not in SUPPORTED_PROVIDERS)})"
+        )
+    judge = settings.get("judge_target", settings.get("grader_target", settings.get("judgeTarget")))
+    if judge is not None and not isinstance(judge, str):
+        raise TargetsConfigError(f"{label}: judge_target must be a target name, got {judge!r}")
+    workers = settings.get("workers")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise TargetsConfigError(f"{label}: workers must be a whole number >= 1, got {workers!r}")
+    return TargetConfig(
+        name=raw.name,
+        provider=provider,
+        settings=settings,
+        judge_target=judge,
+        workers=workers,
+        source_file=source_file,
+        source_line=raw.line,
+        secrets=frozenset(secrets),
+        unset_env=unset_env,
+    )
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader that tags each target mapping with its line, for located errors."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    data = loader.construct_mapping(node, deep=True)
+    data["__line__"] = node.start_mark.line + 1
+    return data
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _strip_lines(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
+    if isinstance(value, list):
+        return [_strip_lines(v) for v in value]
+    return value
+
+
+def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
+    """Parse targets.yaml text. Raises TargetsConfigError for anything malformed."""
+    where = f"{source_file}: " if source_file else ""
+    try:
+        doc = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{source_file}:{mark.line + 1}: " if source_file and mark else where
+        raise TargetsConfigError(f"{at}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if doc is None:
+        doc = {}
+    if isinstance(doc, list):
+        items = doc
+    elif isinstance(doc, dict):
+        items = doc.get("targets")
+        if items is None:
+            raise TargetsConfigError(
+                f"{where}missing 'targets' list (expected `targets: [{{name, provider, ...}}]`)"
+            )
+    else:
+        raise TargetsConfigError(f"{where}expected a mapping with a 'targets' list, got {type(doc).__name__}")
+    if not isinstance(items, list):
+        raise TargetsConfigError(f"{where}'targets' must be a list, got {type(items).__name__}")
+    definitions: dict[str, RawTarget] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise TargetsConfigError(f"{where}targets[{index}] must be a mapping, got {type(item).__name__}")
+        line = item.get("__line__")
+        data = _strip_lines(item)
+        at = _where(source_file, line)
+        name = data.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise TargetsConfigError(f"{at}targets[{index}]: 'name' is required (a non-empty string)")
+        if name in definitions:
+            raise TargetsConfigError(
+                f"{at}duplicate target name '{name}' (first at line {definitions[name].line})"
+            )
+        provider = data.get("provider")
+        if not isinstance(provider, str) or not provider.strip():
+            raise TargetsConfigError(
+                f"{at}target '{name}': 'provider' is required; one of {', '.join(SUPPORTED_PROVIDERS)}"
+            )
+        if _env_name(provider) is None and normalise_provider(provider) is None:
+            raise TargetsConfigError(
+                f"{at}target '{name}': unsupported provider '{provider}'; "
+                f"expected one of {', '.join(SUPPORTED_PROVIDERS)}"
+            )
+        definitions[name] = RawTarget(name=name, data=data, line=line)
+    return TargetsConfig(definitions=definitions, source_file=source_file)
+
+
+def load_targets_file(path: Path) -> TargetsConfig:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TargetsConfigError(f"{path}: cannot read targets file: {exc.strerror or exc}") from None
+    return parse_targets(text, Path(path))

@@ -1,0 +1,173 @@
+"""OpenAI-compatible chat completions: OpenAI itself, vLLM, Ollama, llama.cpp, LM Studio, ...
+
+Keys (AgentV's `openai` provider): `endpoint` / `base_url` (default https://api.openai.com/v1;
+`/v1` is appended when missing, as AgentV does), `api_key` (optional here, since local servers
+need none), `model`, `temperature`, `max_output_tokens`, `system_prompt`, `headers`, and the
+retry keys of `RetryPolicy.from_settings`.
+
+The helpers at the bottom (`chat_messages`, `text_response`) are shared with the Azure and
+Anthropic providers, which speak close cousins of this wire format.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..judging.llm_client import HttpCallError, RetryPolicy, post_json
+from ..models import Message, TargetResponse
+from .base import ProviderRequest
+from .config import TargetConfig, TargetsConfigError
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+_CHAT_ROLES = {"system", "user", "assistant"}
+
+
+def normalise_base_url(value: str | None) -> str:
+    """AgentV's normalizeOpenAIBaseUrl: no trailing slash, and ending in /v1."""
+    if not value or not value.strip():
+        return DEFAULT_OPENAI_BASE_URL
+    trimmed = value.strip().rstrip("/")
+    return trimmed if trimmed.endswith("/v1") else f"{trimmed}/v1"
+
+
+def retry_policy_for(target: TargetConfig) -> RetryPolicy:
+    try:
+        return RetryPolicy.from_settings(target.settings)
+    except ValueError as exc:
+        raise TargetsConfigError(f"{target.describe()}: {exc}") from None
+
+
+def optional_number(target: TargetConfig, description: str, *keys: str) -> float | None:
+    value = target.get(*keys)
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return float(value)
+    except (TypeError, ValueError):
+        raise TargetsConfigError(
+            f"{target.describe()}: {description} must be a number, got {value!r}"
+        ) from None
+
+
+def chat_messages(request: ProviderRequest, default_system: str | None = None) -> list[dict[str, str]]:
+    """The request as chat messages: system prompt first, then the case's messages or the question.
+
+    Roles other than system/user/assistant (e.g. `tool`) become user turns, since plain chat
+    endpoints reject them without the tool-call bookkeeping a real tool turn needs.
+    """
+    out: list[dict[str, str]] = []
+    system = request.system_prompt if request.system_prompt is not None else default_system
+    if system:
+        out.append({"role": "system", "content": system})
+    if request.messages:
+        for message in request.messages:
+            role = message.role if message.role in _CHAT_ROLES else "user"
+            out.append({"role": role, "content": message.text()})
+    else:
+        out.append({"role": "user", "content": request.question})
+    return out
+
+
+def text_response(
+    text: str, *, started: float, retries: int, usage: dict[str, Any] | None, raw: dict[str, Any]
+) -> TargetResponse:
+    return TargetResponse(
+        text=text,
+        output_messages=[Message(role="assistant", content=text)],
+        token_usage=usage,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        retries=retries,
+        raw=raw,
+    )
+
+
+def chat_completion_text(
+    data: Any, describe: str, retries: int
+) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+    """Text, token usage and a small raw record from a chat-completions reply."""
+    try:
+        choice = data["choices"][0]
+        content = choice["message"].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        shape = list(data)[:8] if isinstance(data, dict) else type(data).__name__
+        raise HttpCallError(
+            f"{describe}: expected a chat completion with choices[0].message.content, got {shape}",
+            retries=retries,
+        ) from None
+    if isinstance(content, list):  # some servers return content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    text = content if isinstance(content, str) else ""
+    usage_raw = data.get("usage") if isinstance(data, dict) else None
+    usage = None
+    if isinstance(usage_raw, dict):
+        usage = {"input": usage_raw.get("prompt_tokens"), "output": usage_raw.get("completion_tokens")}
+    raw = {"model": data.get("model"), "id": data.get("id"), "finish_reason": choice.get("finish_reason")}
+    return text, usage, raw
+
+
+class OpenAICompatProvider:
+    """A chat-completions endpoint. One POST per invoke, under the shared retry policy."""
+
+    kind = "openai"
+
+    def __init__(self, target: TargetConfig) -> None:
+        self.name = target.name
+        self.target = target
+        self.base_url = normalise_base_url(target.get("endpoint", "base_url", "baseUrl", "baseURL"))
+        self.model = str(target.require("model", "model", "deployment", "variant"))
+        self._api_key = target.get("api_key", "apiKey")
+        self.temperature = optional_number(target, "temperature", "temperature")
+        self.max_output_tokens = optional_number(
+            target, "max_output_tokens", "max_output_tokens", "maxTokens"
+        )
+        self.system_prompt = target.get("system_prompt", "systemPrompt")
+        extra = target.get("headers", default={})
+        if not isinstance(extra, dict):
+            raise TargetsConfigError(f"{target.describe()}: headers must be a mapping")
+        self._extra_headers = {str(k): str(v) for k, v in extra.items()}
+        self.policy = retry_policy_for(target)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatProvider(name={self.name!r}, base_url={self.base_url!r}, model={self.model!r})"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", **self._extra_headers}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def build_body(self, request: ProviderRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": request.model or self.model,
+            "messages": chat_messages(request, self.system_prompt),
+        }
+        temperature = request.temperature if request.temperature is not None else self.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        max_tokens = (
+            request.max_output_tokens if request.max_output_tokens is not None else self.max_output_tokens
+        )
+        if max_tokens is not None:
+            body["max_tokens"] = int(max_tokens)
+        return body
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse:
+        started = time.monotonic()
+        describe = self.target.describe()
+        result = post_json(
+            self.url,
+            self.build_body(request),
+            headers=self._headers(),
+            policy=self.policy,
+            secrets=self.target.secrets,
+            describe=describe,
+        )
+        text, usage, raw = chat_completion_text(result.data, describe, result.retries)
+        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)

@@ -1,0 +1,138 @@
+"""From targets.yaml to live providers: build each once, and find who judges whom.
+
+The judge of a target is, as in AgentV, its `judge_target` if set, else the target itself,
+except that a `cli` target (an agent, not a model) never judges itself: a case run against it
+with an LLM judge and no `judge_target` gets a clear "no judge target configured" error.
+An `llm_judge` evaluator may name its own judge with `target:`, which wins over both.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .base import Provider
+from .config import TargetConfig, TargetsConfig, TargetsConfigError, load_targets_file
+
+if TYPE_CHECKING:
+    from ..evaluators.base import EvaluationContext
+
+TARGETS_FILE = Path(".agentv") / "targets.yaml"
+LLM_PROVIDERS = frozenset({"openai", "azure", "anthropic", "mock"})
+"""Providers that can act as a judge: they answer a prompt with model text."""
+
+
+def load_targets(path: Path | str) -> TargetsConfig:
+    """Parse a targets.yaml. Raises TargetsConfigError naming the file and line on bad input."""
+    return load_targets_file(Path(path))
+
+
+def find_targets_file(start: Path, stop_at: Path | None = None) -> Path | None:
+    """The nearest `.agentv/targets.yaml` (or `.yml`) from `start` upwards, not above `stop_at`."""
+    current = start.resolve()
+    if current.is_file():
+        current = current.parent
+    limit = stop_at.resolve() if stop_at is not None else None
+    while True:
+        for name in ("targets.yaml", "targets.yml"):
+            candidate = current / ".agentv" / name
+            if candidate.is_file():
+                return candidate
+        if current == limit or current.parent == current:
+            return None
+        current = current.parent
+
+
+def build_provider(target: TargetConfig) -> Provider:
+    """A provider for one resolved target. Raises TargetsConfigError when its settings are unusable."""
+    if target.provider == "openai":
+        from .openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider(target)
+    if target.provider == "azure":
+        from .azure import AzureOpenAIProvider
+
+        return AzureOpenAIProvider(target)
+    if target.provider == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(target)
+    if target.provider == "mock":
+        from .mock import MockProvider
+
+        return MockProvider(target)
+    if target.provider == "cli":
+        from .cli_target import CliProvider
+
+        return CliProvider(target)
+    raise TargetsConfigError(f"target '{target.name}': unsupported provider '{target.provider}'")
+
+
+def no_judge_message(target_name: str) -> str:
+    return (
+        f"no judge target configured: set judge_target on target '{target_name}' in .agentv/targets.yaml "
+        f"(or `target:` on the llm_judge evaluator)"
+    )
+
+
+class ProviderRegistry:
+    """Targets resolved and providers built on first use, then shared (safe across threads)."""
+
+    def __init__(self, targets: TargetsConfig, env: Mapping[str, str] | None = None) -> None:
+        self.targets = targets
+        self._env = env
+        self._providers: dict[str, Provider] = {}
+        self._configs: dict[str, TargetConfig] = {}
+        self._lock = threading.RLock()
+
+    def config(self, name: str) -> TargetConfig:
+        with self._lock:
+            if name not in self._configs:
+                self._configs[name] = self.targets.resolve(name, self._env)
+            return self._configs[name]
+
+    def provider(self, name: str) -> Provider:
+        """The provider of target `name`. Raises TargetsConfigError if it is unknown or unusable."""
+        with self._lock:
+            if name not in self._providers:
+                self._providers[name] = build_provider(self.config(name))
+            return self._providers[name]
+
+    def judge_name_for(self, target_name: str) -> str | None:
+        """Who judges `target_name`'s answers: its judge_target, else itself if it is a model."""
+        target = self.config(target_name)
+        if target.judge_target:
+            if target.judge_target not in self.targets:
+                known = ", ".join(self.targets.names())
+                raise TargetsConfigError(
+                    f"target '{target_name}': judge_target '{target.judge_target}' is not defined "
+                    f"(targets defined: {known})"
+                )
+            return target.judge_target
+        return target_name if target.provider in LLM_PROVIDERS else None
+
+    def judge_provider_for(self, target_name: str) -> Provider | None:
+        judge = self.judge_name_for(target_name)
+        return None if judge is None else self.provider(judge)
+
+    def judge_resolver(self) -> Callable[[EvaluationContext], Provider | None]:
+        """The `resolve_judge_provider` callable LlmJudgeEvaluator takes.
+
+        Order: the evaluator's own `target:`, then a judge the orchestrator already put in the
+        context, then the case target's judge. Misconfiguration raises TargetsConfigError, which
+        the evaluator reports as the case's error.
+        """
+
+        def resolve(context: EvaluationContext) -> Provider | None:
+            named = getattr(context.evaluator, "target", None)
+            if isinstance(named, str) and named:
+                return self.provider(named)
+            if context.judge_provider is not None:
+                return context.judge_provider
+            if context.target and context.target in self.targets:
+                return self.judge_provider_for(context.target)
+            return None
+
+        return resolve

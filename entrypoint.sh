@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Entry point of the agentv-gate composite action: turns the action's inputs into an argv for the
+# agentv-gate CLI and runs it.
+#
+# Why it is written this way: every input is attacker-influenced text (a pull request can edit the
+# workflow that sets it, and `extra-args` often comes from expressions). So inputs arrive as
+# environment variables (action.yml passes them through `env:`, never `${{ }}` inside `run:`), are
+# put into a bash array element by element, and are never evaluated, word-split or globbed by the
+# shell. `extra-args` is split with Python's shlex (POSIX quoting rules, no expansion at all).
+#
+# Inputs (all optional; an empty value means "use the CLI's default"):
+#   INPUT_COMMAND      run (default) | validate | merge
+#   INPUT_PATHS        one eval file or folder per line (merge: one results JSONL file or folder
+#                      per line; a folder stands for every *.jsonl below it). A line is taken
+#                      whole, spaces included; blank lines are skipped.
+#   INPUT_THRESHOLD, INPUT_TARGETS, INPUT_TARGET, INPUT_WORKERS, INPUT_SHARD
+#   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
+#   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
+# Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
+# GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (as the runner sets them).
+# Exit status: the CLI's own (0 pass, 1 cases failed, 2 configuration/usage error); 2 for a bad input.
+set -euo pipefail
+
+bin=${AGENTV_GATE_BIN:-agentv-gate}
+command=${INPUT_COMMAND:-run}
+
+# Appends name=value to $GITHUB_OUTPUT when the runner gave us one.
+set_output() {
+  if [[ -n ${GITHUB_OUTPUT:-} ]]; then
+    printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
+  fi
+}
+
+# Escapes text for the data part of a workflow command, so that an input holding a newline cannot
+# start a workflow command line of its own (e.g. `::add-mask::` or `::stop-commands::`).
+escape_data() {
+  local s=$1
+  s=${s//%/%25}
+  s=${s//$'\r'/%0D}
+  s=${s//$'\n'/%0A}
+  printf '%s' "$s"
+}
+
+# Stops with a usage error the way the CLI would: message on stderr, a workflow annotation, the
+# exit-code output, a line in the job summary.
+fail_usage() {
+  printf 'agentv-gate action: %s\n' "$(escape_data "$1")" >&2
+  if [[ -n ${GITHUB_ACTIONS:-} ]]; then
+    printf '::error title=agentv-gate action::%s\n' "$(escape_data "$1")"
+  fi
+  set_output exit-code 2
+  if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
+    # shellcheck disable=SC2016  # the backquotes are Markdown, not a command substitution
+    printf '### agentv-gate: configuration error\n\n```\n%s\n```\n' "$1" >>"$GITHUB_STEP_SUMMARY"
+  fi
+  exit 2
+}
+
+# Trims leading and trailing blanks (spaces, tabs, CR) of one line without any expansion.
+trim() {
+  local s=$1
+  s=${s#"${s%%[![:space:]]*}"}
+  s=${s%"${s##*[![:space:]]}"}
+  printf '%s' "$s"
+}
+
+case $command in
+  run | validate | merge) ;;
+  *) fail_usage "unknown command '$command' (expected run, validate or merge)" ;;
+esac
+
+# The value of INPUT_<name> if non-empty after trimming; used for single-valued inputs.
+value_of() {
+  local var="INPUT_$1"
+  trim "${!var:-}"
+}
+
+args=("$command")
+
+# Single-valued options: input name -> CLI flag, per command. An input that means nothing for the
+# command is reported rather than silently dropped, so a typo in a workflow shows up.
+add_option() {
+  local input=$1 flag=$2 value
+  value=$(value_of "$input")
+  if [[ -n $value ]]; then
+    args+=("$flag" "$value")
+  fi
+}
+
+warn_unused() {
+  local input value
+  for input in "$@"; do
+    value=$(value_of "$input")
+    if [[ -n $value ]]; then
+      printf '::warning title=agentv-gate action::input %s is ignored by the %s command\n' \
+        "$(tr 'A-Z_' 'a-z-' <<<"$input")" "$command"
+    fi
+  done
+}
+
+case $command in
+  run)
+    add_option THRESHOLD --threshold
+    add_option TARGETS --targets
+    add_option TARGET --target
+    add_option WORKERS --workers
+    add_option SHARD --shard
+    add_option OUTPUT_DIR --output-dir
+    add_option JUNIT --junit
+    add_option RESULTS --results
+    ;;
+  validate)
+    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS
+    ;;
+  merge)
+    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD
+    add_option OUTPUT_DIR --output-dir
+    add_option JUNIT --junit
+    add_option RESULTS --results-out
+    ;;
+esac
+
+# Extra arguments: shlex-split by Python into NUL-separated words, then read back one word at a
+# time. Nothing in them is ever run by a shell; a quoting error is a usage error, not a crash.
+extra=()
+if [[ -n $(value_of EXTRA_ARGS) ]]; then
+  split_file=$(mktemp)
+  trap 'rm -f "$split_file"' EXIT
+  if ! python3 -c '
+import os, shlex, sys
+try:
+    words = shlex.split(os.environ["INPUT_EXTRA_ARGS"], comments=False, posix=True)
+except ValueError as exc:
+    sys.stderr.write(f"extra-args cannot be split: {exc}\n")
+    sys.exit(2)
+sys.stdout.write("".join(w + "\0" for w in words))
+' >"$split_file"; then
+    fail_usage "extra-args has unbalanced quotes: ${INPUT_EXTRA_ARGS}"
+  fi
+  while IFS= read -r -d '' word; do
+    extra+=("$word")
+  done <"$split_file"
+fi
+
+# Paths go last, after `--`, so a path that starts with '-' is still a path.
+paths=()
+while IFS= read -r line || [[ -n $line ]]; do
+  line=$(trim "$line")
+  [[ -z $line ]] && continue
+  if [[ $command == merge && -d $line ]]; then
+    found=0
+    while IFS= read -r -d '' file; do
+      paths+=("$file")
+      found=1
+    done < <(find "$line" -type f -name '*.jsonl' -print0 | LC_ALL=C sort -z)
+    if [[ $found == 0 ]]; then
+      fail_usage "no results *.jsonl files found under '$line'"
+    fi
+  else
+    paths+=("$line")
+  fi
+done <<<"${INPUT_PATHS:-}"
+
+if [[ $command == merge && ${#paths[@]} == 0 ]]; then
+  fail_usage "merge needs the shards' results files: set 'paths' to the JSONL files or their folder"
+fi
+
+argv=("${args[@]}")
+if ((${#extra[@]})); then
+  argv+=("${extra[@]}")
+fi
+if ((${#paths[@]})); then
+  argv+=(-- "${paths[@]}")
+fi
+
+printf 'agentv-gate action: running %s' "$bin" >&2
+printf ' %q' "${argv[@]}" >&2
+printf '\n' >&2
+
+status=0
+"$bin" "${argv[@]}" || status=$?
+
+set_output exit-code "$status"
+if [[ $status == 2 && -n ${GITHUB_STEP_SUMMARY:-} ]]; then
+  # shellcheck disable=SC2016  # Markdown backquotes
+  printf '### agentv-gate: configuration error\n\nThe `%s` command stopped before running any case (exit 2); the log of this step says why.\n' \
+    "$command" >>"$GITHUB_STEP_SUMMARY"
+fi
+exit "$status"

@@ -1,0 +1,219 @@
+"""A real HTTP server on 127.0.0.1 that plays an LLM provider, for tests and benchmarks.
+
+Nothing is mocked: providers send real requests through `requests` to a real socket. The
+server answers each path from a FIFO queue of scripted replies, and records every request.
+
+API
+---
+``FakeLLMServer()`` starts at once on a free port (use it as a context manager, or call
+``close()``):
+
+* ``server.url`` - ``"http://127.0.0.1:<port>"``.
+* ``server.enqueue(path, *replies)`` - replies for ``path`` (query string ignored when matching),
+  served in order, one per request.
+* ``server.set_default(path, reply)`` - what ``path`` answers once its queue is empty; ``reply``
+  may be a ``FakeReply`` or a callable ``(RecordedRequest) -> FakeReply`` (e.g. to echo the
+  prompt). Without queue or default, a path answers 404 with a JSON error.
+* ``server.requests`` - a copy of every ``RecordedRequest`` received, in arrival order;
+  ``server.requests_for(path)`` filters by path.
+* ``server.close()`` - stops the server and releases any reply still hanging.
+
+Replies (``FakeReply``), built with helpers:
+
+* ``FakeReply.openai(text)`` - an OpenAI / Azure chat completion whose message content is ``text``;
+* ``FakeReply.anthropic(text)`` - an Anthropic Messages reply with one text block;
+* ``FakeReply.json(body, status=200, headers=None)`` - any JSON body;
+* ``FakeReply.error(status, message="...", retry_after=None)`` - an error status with an
+  OpenAI-style error body and, if given, a ``Retry-After`` header;
+* ``FakeReply.hang(seconds)`` - waits ``seconds`` before answering (longer than the client's
+  timeout, it is a hang); ``close()`` cuts the wait short;
+* any reply can be delayed: ``FakeReply.openai("hi", delay=0.2)``.
+
+``RecordedRequest`` has ``method``, ``path``, ``query`` (dict of lists), ``headers`` (a dict with
+lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    json: Any
+
+
+@dataclass
+class FakeReply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+    @staticmethod
+    def json(
+        body: Any, status: int = 200, headers: dict[str, str] | None = None, delay: float = 0.0
+    ) -> FakeReply:
+        return FakeReply(
+            status=status,
+            body=json.dumps(body).encode("utf-8"),
+            headers={"Content-Type": "application/json", **(headers or {})},
+            delay=delay,
+        )
+
+    @staticmethod
+    def openai(text: str, *, model: str = "fake-model", delay: float = 0.0) -> FakeReply:
+        return FakeReply.json(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+            },
+            delay=delay,
+        )
+
+    @staticmethod
+    def anthropic(text: str, *, model: str = "claude-fake", delay: float = 0.0) -> FakeReply:
+        return FakeReply.json(
+            {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 13, "output_tokens": 5},
+            },
+            delay=delay,
+        )
+
+    @staticmethod
+    def error(
+        status: int, message: str = "scripted failure", retry_after: str | None = None, delay: float = 0.0
+    ) -> FakeReply:
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        return FakeReply.json(
+            {"error": {"message": message, "type": "fake_error"}}, status=status, headers=headers, delay=delay
+        )
+
+    @staticmethod
+    def hang(seconds: float) -> FakeReply:
+        return FakeReply.openai("too late", delay=seconds)
+
+
+Responder = FakeReply | Callable[[RecordedRequest], FakeReply]
+
+
+class FakeLLMServer:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque[FakeReply]] = {}
+        self._defaults: dict[str, Responder] = {}
+        self._requests: list[RecordedRequest] = []
+        self._closing = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet tests
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                try:
+                    decoded = json.loads(body) if body else None
+                except ValueError:
+                    decoded = None
+                parts = urlsplit(self.path)
+                recorded = RecordedRequest(
+                    method=self.command,
+                    path=parts.path,
+                    query=parse_qs(parts.query),
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                    json=decoded,
+                )
+                reply = server._next_reply(recorded)
+                if reply.delay > 0 and server._closing.wait(reply.delay):
+                    return  # shutting down: drop the connection
+                try:
+                    self.send_response(reply.status)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a scripted hang)
+
+            do_POST = _handle
+            do_GET = _handle
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def enqueue(self, path: str, *replies: FakeReply) -> None:
+        with self._lock:
+            self._queues.setdefault(path, deque()).extend(replies)
+
+    def set_default(self, path: str, reply: Responder) -> None:
+        with self._lock:
+            self._defaults[path] = reply
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def requests_for(self, path: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == path]
+
+    def _next_reply(self, request: RecordedRequest) -> FakeReply:
+        with self._lock:
+            self._requests.append(request)
+            queue = self._queues.get(request.path)
+            if queue:
+                return queue.popleft()
+            default = self._defaults.get(request.path)
+        if default is None:
+            return FakeReply.error(404, f"no scripted reply for {request.method} {request.path}")
+        return default(request) if callable(default) else default
+
+    def close(self) -> None:
+        self._closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeLLMServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
