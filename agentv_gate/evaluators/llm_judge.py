@@ -88,7 +88,9 @@ class LlmJudgeEvaluator:
         except PromptTemplateError as exc:
             raw.update({"prompt_source": "script", **exc.raw, "error": str(exc)})
             return _failed(str(exc), raw)
-        raw.update({"user_prompt": prompt.text, "system_prompt": JUDGE_SYSTEM_PROMPT, "prompt_source": prompt.source})
+        raw.update(
+            {"user_prompt": prompt.text, "system_prompt": JUDGE_SYSTEM_PROMPT, "prompt_source": prompt.source}
+        )
         raw.update({f"prompt_{k}": v for k, v in prompt.details.items() if v is not None})
         model = config.model or context.judge_model
         if model:
@@ -142,7 +144,9 @@ class LlmJudgeEvaluator:
             except Exception as exc:  # a provider bug must not take the run down
                 raw["error"] = f"{type(exc).__name__}: {exc}"
                 raw["attempts"] = attempt
-                return _failed(f"judge target '{provider.name}' failed: {type(exc).__name__}: {exc}", raw, retries)
+                return _failed(
+                    f"judge target '{provider.name}' failed: {type(exc).__name__}: {exc}", raw, retries
+                )
             retries += response.retries
             try:
                 reply = parse_judge_reply(_reply_text(response))
@@ -154,7 +158,9 @@ class LlmJudgeEvaluator:
             raw["attempts"] = attempt
             break
         if reply is None:
-            message = f"judge reply was not a valid verdict after {self.max_reply_attempts} attempt(s): {problem}"
+            message = (
+                f"judge reply was not a valid verdict after {self.max_reply_attempts} attempt(s): {problem}"
+            )
             raw["error"] = message
             raw["attempts"] = self.max_reply_attempts
             return _failed(message, raw, retries)

@@ -192,7 +192,11 @@ def run_prompt_script(
 def _read_prompt_file(config: LlmJudgeConfig, context: EvaluationContext) -> ResolvedPrompt | None:
     """A prompt given as a file path in a config the loader did not resolve (built in code)."""
     prompt = config.prompt
-    if not isinstance(prompt, str) or "\n" in prompt or not prompt.strip().lower().endswith(PROMPT_FILE_SUFFIXES):
+    if (
+        not isinstance(prompt, str)
+        or "\n" in prompt
+        or not prompt.strip().lower().endswith(PROMPT_FILE_SUFFIXES)
+    ):
         return None
     path = Path(prompt.strip())
     if not path.is_absolute():
@@ -200,7 +204,9 @@ def _read_prompt_file(config: LlmJudgeConfig, context: EvaluationContext) -> Res
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise PromptTemplateError(f"prompt file {prompt.strip()!r} cannot be read: {exc}", {"file": str(path)}) from None
+        raise PromptTemplateError(
+            f"prompt file {prompt.strip()!r} cannot be read: {exc}", {"file": str(path)}
+        ) from None
     return ResolvedPrompt(text=text, source="file", details={"file": str(path)})
 
 
