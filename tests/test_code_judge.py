@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentv_gate.evaluators.base import EvaluationContext
+from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.judging.payload import build_judge_payload
+from agentv_gate.judging.subprocess_runner import run_script
 from agentv_gate.loader import load_eval_file
-from agentv_gate.models import EvalCase
+from agentv_gate.models import CodeJudgeConfig, EvalCase
 
 SPEC = Path("/work/shared/spec")
 SAMPLE_218 = SPEC / "agentv-2.18-code-judge-stdin-sample.json"
 SAMPLE_442 = SPEC / "agentv-4.42-code-judge-stdin-sample.json"
 ANSWER = "Paris is the capital of France."
+JUDGES = Path(__file__).parent / "judges"
+PY = sys.executable
 
 
 def write(path: Path, text: str, executable: bool = False) -> Path:
@@ -156,3 +164,188 @@ def test_payload_summarises_tool_calls_and_snake_cases_keys(repo: Path) -> None:
     kinds = [e["type"] for e in payload["trace"]["events"]]
     assert kinds.count("tool_call") == 3 and kinds[-1] == "final_response"
     assert payload["trace"]["events"][-1]["parent_event_id"] == "message-3"
+
+
+# ---------------------------------------------------------------- the subprocess runner
+
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A killed child of a dead parent may linger as a zombie until init reaps it.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_runner_passes_stdin_and_captures_both_streams() -> None:
+    code = "import sys; d = sys.stdin.read(); print(d.upper()); print('warn', file=sys.stderr)"
+    result = run_script([PY, "-c", code], "héllo", 10, env={"PYTHONIOENCODING": "utf-8"})
+    assert result.ok and result.exit_code == 0
+    assert result.stdout.strip() == "HÉLLO"
+    assert result.stderr.strip() == "warn"
+
+
+def test_runner_never_uses_a_shell() -> None:
+    result = run_script(["echo", "$HOME", "&&", "false"], "", 10)
+    assert result.stdout.strip() == "$HOME && false"
+
+
+def test_runner_reports_missing_and_unexecutable_commands(tmp_path: Path) -> None:
+    missing = run_script(["definitely-not-a-command-xyz"], "", 5)
+    assert missing.spawn_error is not None and "not found" in missing.spawn_error
+    assert missing.exit_code is None and not missing.ok
+    script = write(tmp_path / "judge.py", "print(1)\n")  # not executable
+    denied = run_script([str(script)], "", 5)
+    assert denied.spawn_error is not None and "permission denied" in denied.spawn_error
+    no_dir = run_script([PY, "-c", "print(1)"], "", 5, cwd=tmp_path / "nope")
+    assert no_dir.spawn_error is not None and "does not exist" in no_dir.spawn_error
+
+
+def test_runner_kills_a_hanging_script_at_the_timeout() -> None:
+    result = run_script([PY, str(JUDGES / "hang.py")], "{}", 0.5)
+    assert result.timed_out and result.exit_code is None
+    assert "timed out" in (result.failure() or "")
+
+
+@pytest.mark.parametrize("mode", ["hang", "exit"])
+def test_runner_kills_the_whole_process_group(tmp_path: Path, mode: str) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    result = run_script([PY, str(JUDGES / "forks_grandchild.py"), str(pid_file), mode], "", 2)
+    grandchild = int(pid_file.read_text())
+    try:
+        assert wait_dead(grandchild), "the grandchild holding stdout survived"
+        if mode == "hang":
+            assert result.timed_out
+        else:  # the judge answered and exited; its stray grandchild must not keep us waiting
+            assert not result.timed_out and result.exit_code == 0
+            assert json.loads(result.stdout)["score"] == 1.0
+    finally:
+        if pid_alive(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
+
+
+def test_runner_survives_a_script_that_never_reads_stdin() -> None:
+    result = run_script([PY, str(JUDGES / "ignores_stdin.py")], "x" * 5_000_000, 10)
+    assert result.ok
+    assert json.loads(result.stdout)["score"] == 0.75
+
+
+def test_runner_caps_captured_output_but_drains_the_rest() -> None:
+    code = "import sys; sys.stdout.write('x' * 30_000_000); sys.stderr.write('e' * 3_000_000)"
+    result = run_script([PY, "-c", code], "", 30, max_output_bytes=1000)
+    assert result.ok, result.failure()
+    assert len(result.stdout) == 1000 and result.stdout_truncated and result.stdout_bytes == 30_000_000
+    assert len(result.stderr) == 1000 and result.stderr_truncated
+
+
+def test_runner_decodes_invalid_utf8_without_failing() -> None:
+    result = run_script([PY, "-c", "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe')"], "", 10)
+    assert result.stdout.startswith("ok ") and "\ufffd" in result.stdout
+
+
+# ---------------------------------------------------------------- the code_judge evaluator
+
+
+def judge_context(case: EvalCase, argv: list[str], **extra: Any) -> EvaluationContext:
+    config = CodeJudgeConfig(name="judge", script=argv, resolved_script=argv, **extra)
+    return EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=config, target="t")
+
+
+def test_code_judge_from_an_eval_file_splits_the_script_and_runs_in_cwd(repo: Path) -> None:
+    write(repo / "evals/judges/kw.py", (JUDGES / "keyword_judge.py").read_text())
+    f = write(repo / "evals/suite.eval.yaml", """
+        tests:
+          - id: capital
+            criteria: Names Paris
+            input: What is the capital of France?
+            assertions:
+              - name: kw
+                type: code_judge
+                script: python3 judges/kw.py --flag "two words"
+                keywords: [Paris, Berlin]
+    """)
+    [case] = load_eval_file(f, repo).cases
+    context = EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=case.evaluators[0])
+    score = CodeJudgeEvaluator().evaluate(context)
+    assert score.error is None
+    assert score.score == 0.5
+    assert score.hits == ["mentions Paris"] and score.misses == ["does not mention Berlin"]
+    seen = json.loads(score.reasoning or "{}")
+    assert seen["argv"] == ["--flag", "two words"]  # shell-split, quotes respected, no shell
+    assert Path(seen["cwd"]) == (repo / "evals").resolve()  # default cwd: the eval file's folder
+    assert seen["question"] == "What is the capital of France?" and seen["criteria"] == "Names Paris"
+
+
+def test_code_judge_in_node(repo: Path) -> None:
+    case = capital_case(repo)
+    context = judge_context(case, ["node", str(JUDGES / "keyword_judge.js")], config={"keywords": ["Paris"]})
+    score = CodeJudgeEvaluator().evaluate(context)
+    assert score.error is None, score.misses
+    assert score.score == 1.0 and score.hits == ["mentions Paris"]
+    assert score.reasoning == "node saw 2 input messages"
+
+
+@pytest.mark.parametrize(("script", "reason"), [
+    ("garbage.py", "not JSON"),
+    ("exit3.py", "exited with code 3"),
+    ("score7.py", "score of 7, outside 0..1"),
+])
+def test_broken_judges_score_zero_with_the_reason(repo: Path, script: str, reason: str) -> None:
+    case = capital_case(repo)
+    score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, str(JUDGES / script)]))
+    assert score.score == 0.0
+    assert score.error is not None and reason in score.error
+    assert reason in score.misses[0]
+    if script == "exit3.py":
+        assert "stderr: Traceback: judge exploded while scoring" in score.misses
+
+
+def test_hanging_judge_times_out_per_evaluator(repo: Path) -> None:
+    case = capital_case(repo)
+    evaluator = CodeJudgeEvaluator(default_timeout_seconds=300)
+    score = evaluator.evaluate(judge_context(case, [PY, str(JUDGES / "hang.py")], timeout_seconds=0.5))
+    assert score.score == 0.0 and score.error is not None and "timed out" in score.error
+
+
+def test_default_timeout_applies_without_a_per_evaluator_one(repo: Path) -> None:
+    case = capital_case(repo)
+    score = CodeJudgeEvaluator(default_timeout_seconds=0.5).evaluate(
+        judge_context(case, [PY, str(JUDGES / "hang.py")]))
+    assert score.error is not None and "timed out after 0.5s" in score.error
+
+
+def test_missing_command_is_an_error_result_not_an_exception(repo: Path) -> None:
+    case = capital_case(repo)
+    score = CodeJudgeEvaluator().evaluate(judge_context(case, ["no-such-judge-binary"]))
+    assert score.score == 0.0 and score.error is not None and "not found" in score.error
+
+
+def test_empty_stdout_and_a_log_line_before_json(repo: Path) -> None:
+    case = capital_case(repo)
+    empty = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", "pass"]))
+    assert empty.error is not None and "printed nothing" in empty.error
+    logged = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, str(JUDGES / "logs_then_json.py")]))
+    assert logged.error is None and logged.score == 0.5 and logged.misses == ["half right"]
+
+
+def test_judge_output_keeps_only_non_empty_string_hits(repo: Path) -> None:
+    case = capital_case(repo)
+    code = "import json; print(json.dumps({'score': 1, 'hits': ['a', '', 3, None, 'b'], 'reasoning': 5}))"
+    score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", code]))
+    assert score.score == 1.0 and score.hits == ["a", "b"] and score.reasoning is None
+    assert score.evaluator_raw_request is not None and score.evaluator_raw_request["exit_code"] == 0

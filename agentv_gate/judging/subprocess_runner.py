@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO
 
 _CHUNK = 64 * 1024
-_DRAIN_GRACE_SECONDS = 2.0
+_DRAIN_GRACE_SECONDS = 1.0
 """After the judge exits, how long stray processes may keep its pipes open before being killed."""
 _REAP_SECONDS = 5.0
 """After a kill, how long to wait for the pipes to close before giving up on them."""

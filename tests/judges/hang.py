@@ -1,0 +1,4 @@
+"""Fixture judge: never answers."""
+import time
+
+time.sleep(600)
