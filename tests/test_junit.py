@@ -16,8 +16,8 @@ AGENTV_SAMPLE = Path("/work/shared/spec/agentv-2.18-junit-sample.xml")
 
 
 def case(eval_id: str, verdict: str = "pass", **kw: object) -> CaseResult:
-    defaults: dict[str, object] = {"suite": "evals/probe.eval.yaml", "file": "evals/probe.eval.yaml", "line": 1,
-                                   "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
+    defaults: dict[str, object] = {"suite": "evals/probe.eval.yaml", "file": "evals/probe.eval.yaml",
+                                   "line": 1, "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
     defaults.update(kw)
     return CaseResult(eval_id=eval_id, verdict=verdict, **defaults)  # type: ignore[arg-type]
 
@@ -78,7 +78,8 @@ def test_layout_matches_agentv_sample_for_the_same_three_cases(schema: xmlschema
     sample = ET.parse(AGENTV_SAMPLE).getroot()
     results = [
         case("planet-fails", "fail", suite="probe.eval.yaml", file="probe.eval.yaml", line=2, score=0.0,
-             reasoning="keyword-judge: 0/1 keywords found in answer", misses=["missing 'Jupiter'"], duration_ms=217),
+             reasoning="keyword-judge: 0/1 keywords found in answer", misses=["missing 'Jupiter'"],
+             duration_ms=217),
         case("arithmetic", suite="probe.eval.yaml", file="probe.eval.yaml", line=8, duration_ms=202),
         case("capital", suite="probe.eval.yaml", file="probe.eval.yaml", line=14, duration_ms=183),
     ]
@@ -112,7 +113,8 @@ def test_layout_matches_agentv_sample_for_the_same_three_cases(schema: xmlschema
     assert our_body[len(their_body) + 1:] == "Threshold: 0.800"
 
 
-def test_hostile_text_stays_well_formed_valid_and_bounded(schema: xmlschema.XMLSchema, tmp_path: Path) -> None:
+def test_hostile_text_stays_well_formed_valid_and_bounded(schema: xmlschema.XMLSchema,
+                                                          tmp_path: Path) -> None:
     nasty = "a\x00b\x1b[31mRED\x1b[0m\x0bc\x0cd\x7f\ud800e\ufffe]]><!--<script>&amp;\"'\r\nnext"
     huge = "x" * 1_000_000 + "TAIL-MARKER"
     results = [
