@@ -8,7 +8,9 @@ mid-write, and says so instead of failing.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,6 +28,14 @@ def describe_os_error(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
 
+def ensure_parent(path: Path) -> None:
+    """Create `path`'s folder; a file in the way is reported as "Not a directory", not "File exists"."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from exc
+
+
 class JsonlWriter:
     """Appends `CaseResult.to_json_row()` lines to `path`; the file is created (truncated) on construction.
 
@@ -40,7 +50,7 @@ class JsonlWriter:
         self._file: IO[str] | None = None
         self.rows_written = 0
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_parent(self.path)
             self._file = open(self.path, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
         except OSError as exc:
             raise ReportWriteError(f"cannot write results to {self.path}: {describe_os_error(exc)}") from exc

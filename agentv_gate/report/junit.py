@@ -33,7 +33,7 @@ from junit_xml import TestCase, TestSuite
 
 from ..models import CaseResult
 from . import ReportWriteError, summarise
-from .jsonl import describe_os_error
+from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
 from .text import clean, one_line, truncate
 
@@ -177,7 +177,7 @@ def write_junit(results: Iterable[CaseResult], path: Path | str, repo_root: Path
     text = build_junit_xml(results, repo_root)
     tmp_name: str | None = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        ensure_parent(target)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
                                          suffix=".tmp", delete=False) as tmp:
             tmp_name = tmp.name
