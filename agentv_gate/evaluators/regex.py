@@ -2,7 +2,8 @@
 
 Patterns are written for JavaScript in AgentV suites, so JavaScript flags are accepted (`i`,
 `m`, `s`; `g`, `u`, `y`, `d`, `v` change nothing for a single test) and `(?<name>...)` groups are
-rewritten to Python's `(?P<name>...)`. A pattern that does not compile is a config error.
+rewritten to Python's `(?P<name>...)` (and `\\k<name>` to `(?P=name)`). A pattern that does
+not compile is a config error.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .contains import binary, wrong_config
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
+_JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
 def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
@@ -25,7 +27,8 @@ def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
             raise ValueError(f"unknown regex flag {flag!r} (expected some of {''.join(_FLAGS)})")
         value |= _FLAGS[flag]
     try:
-        return re.compile(_JS_NAMED_GROUP.sub("(?P<", pattern), value)
+        translated = _JS_BACKREF.sub(r"(?P=\1)", _JS_NAMED_GROUP.sub("(?P<", pattern))
+        return re.compile(translated, value)
     except re.error as exc:
         raise ValueError(f"invalid regex /{pattern}/: {exc}") from None
 
