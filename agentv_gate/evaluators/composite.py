@@ -211,9 +211,8 @@ class CompositeEvaluator:
                         context: EvaluationContext) -> EvaluationScore:
         from ..targets.base import ProviderRequest
 
-        provider = context.judge_provider
-        if provider is None and self.resolve_judge_provider is not None:
-            provider = self.resolve_judge_provider(context)
+        provider = self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
+        provider = provider or context.judge_provider
         custom = aggregator.get("prompt")
         template = custom if isinstance(custom, str) else DEFAULT_AGGREGATOR_PROMPT
         results_json = json.dumps(self._results_object(members), indent=2)

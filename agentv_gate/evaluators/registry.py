@@ -80,6 +80,7 @@ def build_evaluator_registry(
 
         tuning = {k: v for k, v in (("max_output_tokens", max_output_tokens), ("temperature", temperature))
                   if v is not None}
-        registry[FALLBACK_KIND] = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider, **tuning)
+        registry[FALLBACK_KIND] = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider,
+                                                    default_timeout_seconds=judge_timeout_seconds, **tuning)
     registry.update(overrides or {})
     return registry
