@@ -31,13 +31,18 @@ set_output() {
   fi
 }
 
-# Escapes text for the data part of a workflow command, so that an input holding a newline cannot
-# start a workflow command line of its own (e.g. `::add-mask::` or `::stop-commands::`).
+# Makes text safe to print to the job log. The runner reads workflow commands from the log: the
+# `::name::` form at the start of a line, and the legacy `##[name]` form anywhere in a line. So
+# newlines are escaped (an input cannot start a line of its own) as the toolkit's escapeData does,
+# and `##[` is broken up, as agentv_gate/report/text.py does for model output.
 escape_data() {
   local s=$1
   s=${s//%/%25}
   s=${s//$'\r'/%0D}
   s=${s//$'\n'/%0A}
+  while [[ $s == *'##['* ]]; do
+    s=${s//'##['/'## ['}
+  done
   printf '%s' "$s"
 }
 
@@ -173,9 +178,8 @@ if ((${#paths[@]})); then
   argv+=(-- "${paths[@]}")
 fi
 
-printf 'agentv-gate action: running %s' "$bin" >&2
-printf ' %q' "${argv[@]}" >&2
-printf '\n' >&2
+shown=$(printf ' %q' "$bin" "${argv[@]}")
+printf 'agentv-gate action: running%s\n' "$(escape_data "$shown")" >&2
 
 status=0
 "$bin" "${argv[@]}" || status=$?
