@@ -50,6 +50,7 @@ MISSES_SHOWN = 30
 ANSWER_LIMIT = 2000
 ERROR_LIMIT = 4000
 
+
 def classname_for(suite: str) -> str:
     """`evals/probe.eval.yaml` -> `evals.probe.eval`; `probe.eval.yaml` -> `probe.eval`, as AgentV names it.
 
