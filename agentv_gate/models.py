@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -166,16 +166,8 @@ class CompositeConfig(_EvaluatorBase):
 
 
 EvaluatorConfig = Annotated[
-    Union[
-        CodeJudgeConfig,
-        LlmJudgeConfig,
-        ContainsConfig,
-        RegexConfig,
-        EqualsConfig,
-        IsJsonConfig,
-        FieldAccuracyConfig,
-        CompositeConfig,
-    ],
+    CodeJudgeConfig | LlmJudgeConfig | ContainsConfig | RegexConfig | EqualsConfig | IsJsonConfig
+    | FieldAccuracyConfig | CompositeConfig,
     Field(discriminator="type"),
 ]
 

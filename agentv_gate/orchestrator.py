@@ -35,11 +35,9 @@ DEFAULT_WORKERS = 8
 
 
 class ProviderResolver(Protocol):
-    """Maps a case to the provider that answers it, and a target to its judge."""
+    """Maps a case to the provider that answers it (judges are the evaluator registry's business)."""
 
     def target_for(self, case: EvalCase) -> Provider: ...
-
-    def judge_for(self, target_name: str) -> Provider | None: ...
 
 
 @dataclass
@@ -188,10 +186,7 @@ class Orchestrator:
     def _evaluate(self, context: EvaluationContext) -> EvaluationScore:
         config = context.evaluator
         try:
-            evaluator = get_evaluator(self.registry, config.type)
-            if isinstance(config, LlmJudgeConfig) or config.type == "composite":
-                context.judge_provider = self.providers.judge_for(config.target or context.target)
-            return evaluator.evaluate(context)
+            return get_evaluator(self.registry, config.type).evaluate(context)
         except UnknownEvaluatorError as exc:
             return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {exc}"], error=str(exc))
         except Exception as exc:  # noqa: BLE001 - a broken evaluator scores 0, it never stops the run

@@ -15,12 +15,12 @@ from types import FrameType
 
 from .evaluators.registry import build_evaluator_registry
 from .loader import load_paths
-from .models import CaseResult
+from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
-from .report import summarise
+from .report import ReportWriteError, summarise
 from .report.console import ConsoleReporter
 from .report.github import write_github_reports
-from .report.jsonl import JsonlWriter, ReportWriteError, read_results
+from .report.jsonl import JsonlWriter, read_results
 from .report.junit import write_junit
 from .targets.resolver import TargetResolver, TargetSetupError
 
@@ -108,7 +108,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         writer.write(result)
         console.case_done(result)
 
-    registry = build_evaluator_registry(None, resolver.judge_for_context)
+    registry = build_evaluator_registry(None, resolver.judge_resolver(),
+                                        judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
     settings = RunSettings(threshold=args.threshold, workers=args.workers or RunSettings().workers)
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)

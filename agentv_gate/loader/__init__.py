@@ -148,7 +148,8 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
             result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
             continue
         if case.id in seen:
-            result.problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {seen[case.id]})",
+            first = seen[case.id]
+            result.problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {first})",
                                            "unique case ids within a file"))
             continue
         seen[case.id] = case.source_line

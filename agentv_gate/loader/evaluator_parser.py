@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots
-from .yaml_lines import line_of
+from .yaml_lines import item_line, line_of
 
 _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
@@ -105,9 +105,9 @@ def parse_evaluators(
         raise EvalFileError(line_of(raw_list), "evaluators must be a list", "a YAML list of evaluator mappings")
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
-        line = line_of(raw, line_of(raw_list))
+        line = item_line(raw_list, index, line_of(raw_list))
         try:
-            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index))
+            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
@@ -115,7 +115,7 @@ def parse_evaluators(
 
 def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
     first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"] if not str(p) in EVALUATOR_KINDS)
+    where = ".".join(str(p) for p in first["loc"] if str(p) not in EVALUATOR_KINDS)
     msg = first["msg"]
     if first["type"] == "missing":
         return f"missing required field '{where}'", f"'{where}' to be set"
@@ -123,9 +123,10 @@ def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
 
 
 def parse_evaluator(
-    raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0
+    raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
+    line: int | None = None,
 ) -> EvaluatorConfig:
-    line = line_of(raw)
+    line = line_of(raw, line or 1)
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
     if not isinstance(raw, dict):
