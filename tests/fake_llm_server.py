@@ -63,9 +63,7 @@ class FakeReply:
     delay: float = 0.0
 
     @staticmethod
-    def json(
-        body: Any, status: int = 200, headers: dict[str, str] | None = None, delay: float = 0.0
-    ) -> FakeReply:
+    def json(body: Any, status: int = 200, headers: dict[str, str] | None = None, delay: float = 0.0) -> FakeReply:
         return FakeReply(
             status=status,
             body=json.dumps(body).encode("utf-8"),
@@ -80,9 +78,7 @@ class FakeReply:
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "model": model,
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
             },
             delay=delay,
@@ -104,13 +100,9 @@ class FakeReply:
         )
 
     @staticmethod
-    def error(
-        status: int, message: str = "scripted failure", retry_after: str | None = None, delay: float = 0.0
-    ) -> FakeReply:
+    def error(status: int, message: str = "scripted failure", retry_after: str | None = None, delay: float = 0.0) -> FakeReply:
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
-        return FakeReply.json(
-            {"error": {"message": message, "type": "fake_error"}}, status=status, headers=headers, delay=delay
-        )
+        return FakeReply.json({"error": {"message": message, "type": "fake_error"}}, status=status, headers=headers, delay=delay)
 
     @staticmethod
     def hang(seconds: float) -> FakeReply:
@@ -169,9 +161,7 @@ class FakeLLMServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
 
     @property

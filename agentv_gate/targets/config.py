@@ -281,7 +281,9 @@ class _LineLoader(yaml.SafeLoader):
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     data = loader.construct_mapping(node, deep=True)
-    data["__line__"] = node.start_mark.line + 1
+    # The first key's line: a mapping's own start mark can sit on a blank line before it.
+    first = node.value[0][0] if node.value else node
+    data["__line__"] = first.start_mark.line + 1
     return data
 
 
@@ -307,6 +309,7 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         raise TargetsConfigError(f"{at}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if doc is None:
         doc = {}
+    items: Any
     if isinstance(doc, list):
         items = doc
     elif isinstance(doc, dict):
