@@ -45,7 +45,9 @@ def _default_paths(paths: list[Path] | None) -> list[Path]:
 def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     out_dir: Path = args.output_dir
     junit = args.junit or out_dir / "junit.xml"
-    results = getattr(args, "results", None) or getattr(args, "results_out", None) or out_dir / "results.jsonl"
+    # `merge` takes its inputs in `results`, so its own output path is `results_out`.
+    explicit = args.results_out if args.command == "merge" else args.results
+    results = explicit or out_dir / "results.jsonl"
     return junit, results
 
 
