@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -147,6 +148,21 @@ def _spawn_error(argv: list[str], exc: OSError, cwd: Path | None) -> str:
     return f"could not start {command!r}: {exc.strerror or exc}"
 
 
+def judge_environment() -> dict[str, str]:
+    """The environment judges run in: ours, with this interpreter's folder first on PATH.
+
+    A judge written against `agentv_gate.sdk` and started as `python3 judge.py` must find the
+    Python that has agentv-gate installed, whether or not the virtualenv was activated, just as
+    `source .venv/bin/activate` would arrange.
+    """
+    env = dict(os.environ)
+    bin_dir = os.path.dirname(sys.executable)
+    path = env.get("PATH", os.defpath)
+    if bin_dir and path.split(os.pathsep)[0] != bin_dir:
+        env["PATH"] = bin_dir + os.pathsep + path
+    return env
+
+
 def run_script(
     argv: list[str],
     stdin_text: str,
@@ -175,7 +191,7 @@ def run_script(
         return failed_start("empty command: nothing to run")
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
-    full_env = None if env is None else {**os.environ, **env}
+    full_env = {**judge_environment(), **(env or {})}
     try:
         proc = subprocess.Popen(
             argv,
