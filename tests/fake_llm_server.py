@@ -36,6 +36,7 @@ lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -43,6 +44,18 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+
+def _bypass_proxies_for_loopback() -> None:
+    """A CI runner's HTTP(S)_PROXY must not swallow requests meant for this loopback server."""
+    for name in ("NO_PROXY", "no_proxy"):
+        current = [p.strip() for p in os.environ.get(name, "").split(",") if p.strip()]
+        missing = [h for h in ("127.0.0.1", "localhost") if h not in current]
+        if missing:
+            os.environ[name] = ",".join(current + missing)
+
+
+_bypass_proxies_for_loopback()
 
 
 @dataclass

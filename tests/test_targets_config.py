@@ -203,3 +203,11 @@ def test_undefined_judge_target_is_an_error() -> None:
     registry = ProviderRegistry(parse_targets(text), {})
     with pytest.raises(TargetsConfigError, match="judge_target 'ghost' is not defined"):
         registry.judge_resolver()(_context("a"))
+
+
+def test_which_fields_count_as_secrets() -> None:
+    from agentv_gate.targets.config import is_secret_field
+
+    secret = ["api_key", "apiKey", "github_token", "client_secret", "password", "OPENAI_API_KEY"]
+    plain = ["max_tokens", "max_output_tokens", "key_path", "tokenizer", "model", "endpoint"]
+    assert [k for k in secret + plain if is_secret_field(k)] == secret

@@ -38,7 +38,7 @@ from ..judging.llm_client import redact as _redact
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
-_SECRET_HINTS = ("key", "token", "secret", "password", "credential")
+_SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
 
 PROVIDER_ALIASES: dict[str, str] = {
     "openai": "openai",
@@ -65,11 +65,8 @@ class TargetsConfigError(ValueError):
 
 
 def is_secret_field(key: str) -> bool:
-    lowered = key.lower()
-    return any(hint in lowered for hint in _SECRET_HINTS) and lowered not in (
-        "max_tokens",
-        "max_output_tokens",
-    )
+    """`api_key`, `apiKey`, `github_token`, `client_secret`, ...; not `max_tokens` or `key_path`."""
+    return key.lower().endswith(_SECRET_SUFFIXES)
 
 
 @dataclass(frozen=True)
