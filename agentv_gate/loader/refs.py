@@ -58,9 +58,15 @@ class SearchRoots:
 
 
 def find_repo_root(start: Path) -> Path:
-    """The nearest folder holding `.git` or `.agentv`, else the current working directory."""
+    """The enclosing git checkout, else the nearest folder holding `.agentv`, else the working folder.
+
+    Git wins so that suite names, annotations and `/`-prefixed references are relative to the
+    repository a pull request changes, even when `.agentv/` lives in a subfolder.
+    """
     start = start.resolve()
-    for folder in [start, *start.parents]:
-        if (folder / ".git").exists() or (folder / ".agentv").is_dir():
-            return folder
+    folders = [start, *start.parents]
+    for marker in (".git", ".agentv"):
+        for folder in folders:
+            if (folder / marker).exists():
+                return folder
     return Path.cwd().resolve()
