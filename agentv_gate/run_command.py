@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "(see `agentv-gate validate`)", file=sys.stderr)
         return EXIT_USAGE
     cases = loaded.cases
-    if args.shard:
+    if args.shard is not None:
         try:
             cases = select_shard(cases, ShardSpec.parse(args.shard))
         except ValueError as exc:
@@ -91,7 +91,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"agentv-gate: --threshold {args.threshold} is not in 0..1", file=sys.stderr)
         return EXIT_USAGE
     try:
-        resolver = TargetResolver.from_args(args, cases)
+        # Every case, not just this shard's: a bad target name fails every shard alike.
+        resolver = TargetResolver.from_args(args, loaded.cases)
     except TargetSetupError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -103,6 +104,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if not cases:
+        # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
+        print(f"agentv-gate: shard {args.shard} has no cases ({len(loaded.cases)} case(s) in all); "
+              "writing empty reports", file=sys.stderr)
+        writer.close()
+        resolver.close()
+        try:
+            write_junit([], junit)
+        except ReportWriteError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        return EXIT_OK
 
     def on_result(result: CaseResult) -> None:
         if args.shard:
