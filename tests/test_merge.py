@@ -1,0 +1,134 @@
+"""Sharded CI end to end: N real `agentv-gate run --shard K/N` processes, then `agentv-gate merge`.
+
+What must hold is that the merged report is the one a single run would have produced: every
+case once, the same verdict, the same exit code, and the summary counting the whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+CLI = str(Path(sys.executable).parent / "agentv-gate")
+
+TARGETS = """\
+targets:
+  - name: default
+    provider: mock
+    response: "Paris is the capital of France."
+"""
+
+
+def suite(ids: list[str], failing: set[str]) -> str:
+    rows = []
+    for case_id in ids:
+        word = "Berlin" if case_id in failing else "Paris"
+        rows.append(f"  - id: {case_id}\n    input: question {case_id}\n    assertions:\n"
+                    f"      - type: contains\n        value: {word}\n")
+    return "tests:\n" + "".join(rows)
+
+
+FULL = {"evals/geo.eval.yaml": ["g1", "g2", "g3", "g4", "g5"], "evals/more.eval.yaml": ["m1", "m2", "m3"]}
+
+
+def project(root: Path, failing: set[str], layout: dict[str, list[str]] = FULL) -> list[tuple[str, str]]:
+    """Eval files (two suites, 8 cases by default); returns every (suite, id) the run must report."""
+    (root / ".git").mkdir()
+    (root / ".agentv").mkdir()
+    (root / ".agentv" / "targets.yaml").write_text(TARGETS)
+    (root / "evals").mkdir()
+    for name, ids in layout.items():
+        (root / name).write_text(suite(ids, failing))
+    return sorted((name, case_id) for name, ids in layout.items() for case_id in ids)
+
+
+def env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+
+
+def run_shards(root: Path, count: int) -> list[subprocess.CompletedProcess[str]]:
+    """All shards at once, as a CI matrix would run them, each in its own output folder."""
+    procs = [
+        subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet"],
+                         cwd=root, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL)
+        for k in range(1, count + 1)
+    ]
+    done = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return done
+
+
+def merge(root: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, "merge", *files, "--output-dir", "merged"], cwd=root, env=env(),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def junit_cases(path: Path) -> list[tuple[str, str, str]]:
+    """(classname, name, outcome) of every testcase."""
+    out = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        outcome = "failure" if case.find("failure") is not None else "error" if case.find("error") is not None else "pass"
+        out.append((case.get("classname", ""), case.get("name", ""), outcome))
+    return out
+
+
+def test_three_shards_merge_into_one_report_with_the_failure(tmp_path: Path) -> None:
+    expected = project(tmp_path, failing={"g4"})
+    shards = run_shards(tmp_path, 3)
+
+    # Each shard gates only its own cases: the one holding g4 fails, the others pass.
+    per_shard = [[json.loads(line) for line in (tmp_path / f"shard-{k}" / "results.jsonl").read_text().splitlines()]
+                 for k in (1, 2, 3)]
+    assert sorted(len(rows) for rows in per_shard) == [2, 3, 3]
+    for k, (proc, rows) in enumerate(zip(shards, per_shard, strict=True), start=1):
+        assert {row["shard"] for row in rows} == {f"{k}/3"}
+        holds_failure = any(row["eval_id"] == "g4" for row in rows)
+        assert proc.returncode == (1 if holds_failure else 0), proc.stderr
+    seen = sorted((row["suite"], row["eval_id"]) for rows in per_shard for row in rows)
+    assert seen == expected, "every case ran in exactly one shard"
+
+    merged = merge(tmp_path, *(f"shard-{k}/results.jsonl" for k in (3, 1, 2)))
+    assert merged.returncode == 1, merged.stderr
+    assert "8 cases: 7 passed, 1 failed, 0 errors" in merged.stdout
+
+    root = ET.parse(tmp_path / "merged" / "junit.xml").getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "1", "0")
+    cases = junit_cases(tmp_path / "merged" / "junit.xml")
+    assert len(cases) == 8
+    assert [c for c in cases if c[2] != "pass"] == [("evals.geo.eval", "g4", "failure")]
+    assert sorted((c[0], c[1]) for c in cases) == sorted(
+        (name.replace("/", ".").removesuffix(".yaml"), case_id) for name, case_id in expected)
+    merged_rows = (tmp_path / "merged" / "results.jsonl").read_text().splitlines()
+    assert sorted((r["suite"], r["eval_id"]) for r in map(json.loads, merged_rows)) == expected
+
+
+def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path) -> None:
+    expected = project(tmp_path, failing=set(), layout={"evals/geo.eval.yaml": ["g1"], "evals/more.eval.yaml": ["m1"]})
+    shards = run_shards(tmp_path, 3)  # 2 cases on 3 machines: one job has nothing to run
+    assert [p.returncode for p in shards] == [0] * 3, [p.stderr for p in shards]
+    assert "shard 3/3 has no cases" in shards[2].stderr
+
+    merged = merge(tmp_path, *(f"shard-{k}/results.jsonl" for k in range(1, 4)))
+    assert merged.returncode == 0, merged.stderr
+    assert "2 cases: 2 passed, 0 failed, 0 errors" in merged.stdout
+    assert len(junit_cases(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
+
+
+@pytest.mark.parametrize("files, message", [
+    (["missing.jsonl"], "cannot read results from missing.jsonl"),
+    (["empty.jsonl"], "no results to merge"),
+])
+def test_merge_without_usable_results_exits_2(tmp_path: Path, files: list[str], message: str) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    proc = merge(tmp_path, *files)
+    assert proc.returncode == 2
+    assert message in proc.stderr
