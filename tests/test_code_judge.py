@@ -225,7 +225,7 @@ def test_runner_kills_a_hanging_script_at_the_timeout() -> None:
 @pytest.mark.parametrize("mode", ["hang", "exit"])
 def test_runner_kills_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     pid_file = tmp_path / "grandchild.pid"
-    result = run_script([PY, str(JUDGES / "forks_grandchild.py"), str(pid_file), mode], "", 2)
+    result = run_script([PY, str(JUDGES / "forks_grandchild.py"), str(pid_file), mode], "", 1.5)
     grandchild = int(pid_file.read_text())
     try:
         assert wait_dead(grandchild), "the grandchild holding stdout survived"
@@ -349,3 +349,13 @@ def test_judge_output_keeps_only_non_empty_string_hits(repo: Path) -> None:
     score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", code]))
     assert score.score == 1.0 and score.hits == ["a", "b"] and score.reasoning is None
     assert score.evaluator_raw_request is not None and score.evaluator_raw_request["exit_code"] == 0
+
+
+def test_trace_reported_by_the_run_wins_over_derived_counts(repo: Path) -> None:
+    case = capital_case(repo)
+    context = capital_context(case, 5)
+    context.trace = {"llm_call_count": 4, "error_count": 2, "tool_names": ["x"], "provider_extra": True}
+    payload = build_judge_payload(context, None)
+    assert payload["trace"]["llm_call_count"] == 4 and payload["trace"]["provider_extra"] is True
+    assert payload["trace_summary"]["llm_call_count"] == 4 and payload["trace_summary"]["error_count"] == 2
+    assert "provider_extra" not in payload["trace_summary"]

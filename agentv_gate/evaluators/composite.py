@@ -112,7 +112,8 @@ class CompositeEvaluator:
                                          "(expected weighted_average, threshold, code_judge or llm_judge)")
         if not config.evaluators:
             return _config_error(config, "has no member evaluators")
-        weights = aggregator.get("weights") if isinstance(aggregator.get("weights"), Mapping) else {}
+        raw_weights = aggregator.get("weights")
+        weights: Mapping[str, Any] = raw_weights if isinstance(raw_weights, Mapping) else {}
         scores = self._run_members(context, config.evaluators)
         members = [member_result(m, s, float(weights.get(m.name, m.weight))) for m, s in zip(
             config.evaluators, scores, strict=True)]

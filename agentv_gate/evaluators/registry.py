@@ -78,9 +78,14 @@ def build_evaluator_registry(
     if not overrides or FALLBACK_KIND not in overrides:
         from .llm_judge import LlmJudgeEvaluator  # lazy: the LLM side is only needed when used
 
-        tuning = {k: v for k, v in (("max_output_tokens", max_output_tokens), ("temperature", temperature))
-                  if v is not None}
-        registry[FALLBACK_KIND] = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider,
-                                                    default_timeout_seconds=judge_timeout_seconds, **tuning)
+        if temperature is None:  # keep the judge's own default temperature
+            judge = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider,
+                                      max_output_tokens=max_output_tokens,
+                                      default_timeout_seconds=judge_timeout_seconds)
+        else:
+            judge = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider,
+                                      max_output_tokens=max_output_tokens, temperature=temperature,
+                                      default_timeout_seconds=judge_timeout_seconds)
+        registry[FALLBACK_KIND] = judge
     registry.update(overrides or {})
     return registry

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 _CAMEL = re.compile(r"[A-Z]")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_SUMMARY_EXTRAS = {"token_usage", "cost_usd", "duration_ms", "tool_durations"}
 _DATA_KEYED = {"tool_calls_by_name", "tool_calls", "tool_durations"}
 """Maps whose keys are tool names (data), not field names: never case-converted."""
 
@@ -173,6 +174,7 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
     }
     if isinstance(context.trace, dict):
         trace.update(context.trace)  # what the target itself reported wins over what we derived
+        summary.update({k: v for k, v in context.trace.items() if k in summary or k in _SUMMARY_EXTRAS})
 
     def from_trace(key: str) -> Any:
         return context.trace.get(key) if isinstance(context.trace, dict) else None
