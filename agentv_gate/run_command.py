@@ -14,6 +14,7 @@ from pathlib import Path
 from types import FrameType
 
 from .evaluators.registry import build_evaluator_registry
+from .judging.subprocess_runner import kill_running_scripts
 from .loader import load_paths
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
@@ -132,6 +133,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         results = orchestrator.run(cases)
     except KeyboardInterrupt as exc:
+        # Hanging judges and cli targets (and their grandchildren) die now, so no process outlives
+        # the run and the worker threads waiting on them let the interpreter exit.
+        kill_running_scripts()
         partial: list[CaseResult] = getattr(exc, "partial", [])
         writer.close()
         print(f"\nagentv-gate: interrupted; writing {len(partial)} finished case(s) of {len(cases)}", file=sys.stderr)

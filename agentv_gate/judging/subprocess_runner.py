@@ -137,6 +137,36 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+_live_groups: set[int] = set()
+_live_lock = threading.Lock()
+_refuse_new = False
+"""Set once the run is interrupted: scripts still starting are killed at once, none start after."""
+
+
+def kill_running_scripts() -> int:
+    """Kill the process group of every script still running, and refuse to start new ones.
+
+    For an interrupted run (Ctrl-C, SIGTERM from a cancelled CI job): a hanging judge or `cli`
+    target, and any grandchild it forked, must not outlive agentv-gate, and the worker threads
+    waiting on them must return now rather than at their timeout, so the process can exit.
+    Returns how many groups were killed.
+    """
+    global _refuse_new
+    with _live_lock:
+        _refuse_new = True
+        groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid)
+    return len(groups)
+
+
+def allow_new_scripts() -> None:
+    """Undo `kill_running_scripts`' refusal, for a new run in the same process (tests, embedding)."""
+    global _refuse_new
+    with _live_lock:
+        _refuse_new = False
+
+
 def _spawn_error(argv: list[str], exc: OSError, cwd: Path | None) -> str:
     command = argv[0] if argv else ""
     if isinstance(exc, FileNotFoundError):
@@ -192,6 +222,8 @@ def run_script(
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
     full_env = {**judge_environment(), **(env or {})}
+    if _refuse_new:
+        return failed_start("not started: the run was interrupted")
     try:
         proc = subprocess.Popen(
             argv,
@@ -206,6 +238,21 @@ def run_script(
     except OSError as exc:
         return failed_start(_spawn_error(argv, exc, cwd))
 
+    with _live_lock:
+        _live_groups.add(proc.pid)
+        refused = _refuse_new
+    if refused:  # interrupted between the check above and the spawn
+        _kill_group(proc.pid)
+    try:
+        return _supervise(proc, argv, stdin_text, timeout_seconds, max_output_bytes, started)
+    finally:
+        with _live_lock:
+            _live_groups.discard(proc.pid)
+
+
+def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, timeout_seconds: float,
+               max_output_bytes: int, started: float) -> ScriptResult:
+    """Feed, capture and wait for a started script; kill its group at the timeout or if it lingers."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     out = _Capture(proc.stdout, max_output_bytes)
     err = _Capture(proc.stderr, max_output_bytes)
@@ -219,7 +266,7 @@ def run_script(
         timed_out = True
         _kill_group(proc.pid)
         proc.wait()
-    duration_ms = elapsed_ms()
+    duration_ms = int((time.monotonic() - started) * 1000)
 
     # The judge is gone, but a grandchild in its group may still hold the pipes open.
     if not timed_out:
@@ -228,8 +275,10 @@ def run_script(
         deadline = time.monotonic() + grace
         for capture in (out, err):
             capture.thread.join(max(0.0, deadline - time.monotonic()))
+    # Whatever is left of the group (a daemon the script detached from its pipes, a grandchild
+    # still holding them) must not outlive the script: the gate leaves no process behind.
+    _kill_group(proc.pid)
     if out.thread.is_alive() or err.thread.is_alive():
-        _kill_group(proc.pid)
         for capture in (out, err):
             capture.thread.join(_REAP_SECONDS)
     writer.join(0.5)
