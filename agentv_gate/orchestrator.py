@@ -114,54 +114,40 @@ class Orchestrator:
 
     def run_case(self, case: EvalCase) -> CaseResult:
         started = time.monotonic()
-        threshold = case_threshold(case, self.settings)
-        base = {"eval_id": case.id, "suite": case.suite, "file": str(case.source_file),
-                "line": case.source_line, "threshold": threshold}
+        result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
+                            threshold=case_threshold(case, self.settings))
         try:
             provider = self.providers.target_for(case)
         except (ProviderError, KeyError, ValueError) as exc:
-            return CaseResult(**base, verdict="error", error=f"target: {exc}", misses=[f"Error: {exc}"],
-                              duration_ms=_ms_since(started))
-        base["target"] = provider.name
+            return _errored(result, f"target: {exc}", started)
+        result.target = provider.name
         try:
             response = provider.invoke(
                 ProviderRequest(question=case.question, messages=list(case.input_messages), eval_case_id=case.id,
-                                input_files=list(case.input_files))
+                                input_files=list(case.input_files),
+                                extra={"eval_dir": str(case.source_file.resolve().parent), "attempt": 0})
             )
         except Exception as exc:  # noqa: BLE001 - any target failure is this case's error, never the run's
-            message = str(exc) or type(exc).__name__
-            return CaseResult(**base, verdict="error", error=f"target {provider.name}: {message}",
-                              misses=[f"Error: {message}"], candidate_answer="",
-                              duration_ms=_ms_since(started))
+            result.retries = int(getattr(exc, "retries", 0) or 0)
+            return _errored(result, f"target {provider.name}: {str(exc) or type(exc).__name__}", started)
 
-        results = self.run_evaluators_for_case(case, provider, response)
-        score = weighted_mean(results)
-        errors = [f"evaluator '{r.name}': {r.error}" for r in results if r.error]
-        hits = [h for r in results for h in r.hits]
-        misses = [m for r in results for m in r.misses]
-        reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in results if r.reasoning) or None
-        if len(results) == 1:
-            raw = results[0].evaluator_raw_request
-            per_evaluator: list[EvaluatorResult] | None = None
+        evaluations = self.run_evaluators_for_case(case, provider, response)
+        errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
+        result.score = weighted_mean(evaluations)
+        result.hits = [h for r in evaluations for h in r.hits]
+        result.misses = [m for r in evaluations for m in r.misses]
+        result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning) or None
+        result.candidate_answer = response.text
+        if len(evaluations) == 1:
+            # Seed 004: a single evaluator keeps its request at the top (and the deprecated name).
+            result.evaluator_raw_request = result.grader_raw_request = evaluations[0].evaluator_raw_request
         else:
-            raw = None
-            per_evaluator = results
-        verdict = "error" if errors else ("pass" if score >= threshold else "fail")
-        return CaseResult(
-            **base,
-            score=score,
-            verdict=verdict,
-            hits=hits,
-            misses=misses,
-            reasoning=reasoning,
-            candidate_answer=response.text,
-            evaluator_results=per_evaluator,
-            evaluator_raw_request=raw,
-            grader_raw_request=raw,
-            error="; ".join(errors) or None,
-            retries=response.retries + sum(r.retries for r in results),
-            duration_ms=_ms_since(started),
-        )
+            result.evaluator_results = evaluations
+        result.verdict = "error" if errors else ("pass" if result.score >= result.threshold else "fail")
+        result.error = "; ".join(errors) or None
+        result.retries = response.retries + sum(r.retries for r in evaluations)
+        result.duration_ms = _ms_since(started)
+        return result
 
     def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse) -> list[EvaluatorResult]:
         """Seed 004: each configured evaluator in order; none configured means the default llm_judge."""
@@ -242,6 +228,14 @@ class Orchestrator:
             return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
                               threshold=case_threshold(case, self.settings), verdict="error",
                               error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _errored(result: CaseResult, message: str, started: float) -> CaseResult:
+    result.verdict = "error"
+    result.error = message
+    result.misses = [f"Error: {message}"]
+    result.duration_ms = _ms_since(started)
+    return result
 
 
 def _ms_since(started: float) -> int:

@@ -23,6 +23,7 @@ from .report.console import ConsoleReporter
 from .report.github import write_github_reports
 from .report.jsonl import JsonlWriter, read_results
 from .report.junit import write_junit
+from .targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from .targets.resolver import TargetResolver, TargetSetupError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -69,6 +70,14 @@ def _finish(results: list[CaseResult], junit: Path, results_path: Path, console:
     return EXIT_OK if summary.failed == 0 and summary.errors == 0 and summary.total > 0 else EXIT_FAILED
 
 
+def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
+    """One stderr line when the cache was used; a cache that could not be written is said even with --quiet."""
+    if cache is None or not (cache.stats.hits or cache.stats.misses):
+        return
+    if not quiet or cache.stats.write_errors:
+        print(f"agentv-gate: response cache {cache.root}: {cache.stats.describe()}", file=sys.stderr)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     loaded = load_paths(_default_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in loaded.problems:
@@ -93,7 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         # Every case, not just this shard's: a bad target name fails every shard alike.
-        resolver = TargetResolver.from_args(args, loaded.cases)
+        cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
+        resolver = TargetResolver.from_args(args, loaded.cases, wrap=caching_wrapper(cache) if cache else None)
     except TargetSetupError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -147,6 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         resolver.close()
+        _report_cache(cache, args.quiet)
     writer.close()
     return _finish(results, junit, results_path, console)
 

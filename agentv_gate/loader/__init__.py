@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import EvalCase
-from .cases import CaseBuilder
+from .cases import CaseBuilder, mapping
 from .evaluator_parser import parse_evaluators
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots, find_repo_root
@@ -116,9 +116,10 @@ def _read_document(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], list
                 # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
                 external = roots.resolve(cases, line_of(doc), "tests file")
                 ext_text = read_text(external)
-                rows = load_jsonl_text(ext_text) if external.suffix == ".jsonl" else load_yaml_text(ext_text)
+                rows: Any = load_jsonl_text(ext_text) if external.suffix == ".jsonl" else load_yaml_text(ext_text)
                 if isinstance(rows, dict):
-                    rows = next((rows[k] for k in CASE_LIST_KEYS if k in rows), None)
+                    listed = [rows[k] for k in CASE_LIST_KEYS if k in rows]
+                    rows = listed[0] if listed else None
                 if not isinstance(rows, list):
                     raise EvalFileError(line_of(doc), f"tests file {cases!r} holds no list of cases", "a list of cases")
                 return doc, rows
@@ -162,7 +163,7 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
     """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
     case; gen2 (`evalcases`) uses suite evaluators only for cases without their own."""
-    execution = header.get("execution") if isinstance(header.get("execution"), dict) else {}
+    execution = mapping(header.get("execution"))
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
     defaults: dict[str, Any] = {
         "generation": generation,

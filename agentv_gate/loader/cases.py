@@ -108,7 +108,7 @@ class CaseBuilder:
     def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
         """AgentV's precedence. gen2 (`evalcases`): the case's list, else the suite's. gen3
         (`tests`): the case's list with the suite's appended, unless `execution.skip_defaults`."""
-        execution = raw.get("execution") if isinstance(raw.get("execution"), dict) else {}
+        execution = mapping(raw.get("execution"))
         gen3 = self.defaults.get("generation") == 3
         listed: list[tuple[Any, bool]] = [
             (raw.get("assertions"), False),
@@ -170,7 +170,8 @@ class CaseBuilder:
         case_id = str(case_id)
         files: dict[str, list[str]] = {"guideline": [], "input": []}
         input_messages = self._input(raw, line, case_id, files)
-        question = raw.get("question") if isinstance(raw.get("question"), str) else question_text(input_messages)
+        explicit_question = raw.get("question")
+        question = explicit_question if isinstance(explicit_question, str) else question_text(input_messages)
         if not question.strip() and not input_messages:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
@@ -190,7 +191,7 @@ class CaseBuilder:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
-        execution = raw.get("execution") if isinstance(raw.get("execution"), dict) else {}
+        execution = mapping(raw.get("execution"))
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
@@ -235,11 +236,17 @@ def reference_text(expected: list[Message]) -> str:
     last = expected[-1]
     if isinstance(last.content, str):
         return last.content
-    if last.content in (None, "", []) and getattr(last, "tool_calls", None):
-        return json.dumps(last.tool_calls, indent=2)
+    tool_calls = (last.model_extra or {}).get("tool_calls")
+    if last.content in (None, "", []) and tool_calls:
+        return json.dumps(tool_calls, indent=2)
     if isinstance(last.content, list):
         return content_to_text(last.content)
     return json.dumps(last.content, indent=2)
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """An optional mapping field (`execution:` and the like) as a dict, absent or not."""
+    return value if isinstance(value, dict) else {}
 
 
 def _threshold(value: Any, line: int) -> float | None:
