@@ -93,7 +93,7 @@ def _read_document(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], list
     """(suite-level settings, raw case list) for YAML or JSONL."""
     text = read_text(file)
     if file.suffix == ".jsonl":
-        rows = load_jsonl_text(text)
+        rows: Any = load_jsonl_text(text)
         sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
                                     file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
         header: dict[str, Any] = {}
@@ -116,7 +116,7 @@ def _read_document(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], list
                 # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
                 external = roots.resolve(cases, line_of(doc), "tests file")
                 ext_text = read_text(external)
-                rows: Any = load_jsonl_text(ext_text) if external.suffix == ".jsonl" else load_yaml_text(ext_text)
+                rows = load_jsonl_text(ext_text) if external.suffix == ".jsonl" else load_yaml_text(ext_text)
                 if isinstance(rows, dict):
                     listed = [rows[k] for k in CASE_LIST_KEYS if k in rows]
                     rows = listed[0] if listed else None
