@@ -46,6 +46,8 @@ class ScriptResult:
     stdout_bytes: int = 0
     """Total bytes the script wrote to stdout, including any beyond the capture cap."""
     stderr_bytes: int = 0
+    timeout_seconds: float | None = None
+    """The limit the script ran under, so a timeout message names the configured value."""
 
     @property
     def ok(self) -> bool:
@@ -56,7 +58,8 @@ class ScriptResult:
         if self.spawn_error is not None:
             return self.spawn_error
         if self.timed_out:
-            return f"timed out after {self.duration_ms / 1000:.1f}s and was killed"
+            limit = self.timeout_seconds if self.timeout_seconds is not None else self.duration_ms / 1000
+            return f"timed out after {limit:g}s and was killed"
         if self.exit_code is not None and self.exit_code < 0:
             try:
                 name = signal.Signals(-self.exit_code).name
@@ -296,4 +299,5 @@ def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, 
         stderr_truncated=err.truncated,
         stdout_bytes=out.total,
         stderr_bytes=err.total,
+        timeout_seconds=timeout_seconds,
     )
