@@ -72,9 +72,7 @@ def _default_paths(paths: list[Path] | None) -> list[Path]:
 def cmd_validate(args: argparse.Namespace) -> int:
     result = load_paths(_default_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in result.problems:
-        prefix = "warning: " if problem.severity == "warning" else ""
-        print(f"{prefix}{problem}" if not prefix else f"{problem.file}:{problem.line}: warning: {problem.message}"
-              + (f" (expected {problem.expected})" if problem.expected else ""))
+        print(problem)
     failing = result.errors or (args.strict and result.warnings)
     if not result.files and not result.errors:
         print("no eval files found", file=sys.stderr)

@@ -81,8 +81,7 @@ def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     loaded = load_paths(_default_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in loaded.problems:
-        print(str(problem) if problem.severity == "error" else f"{problem.file}:{problem.line}: warning: {problem.message}",
-              file=sys.stderr)
+        print(problem, file=sys.stderr)
     if loaded.errors:
         print(f"agentv-gate: {len(loaded.errors)} problem(s) in eval files; nothing was run "
               "(see `agentv-gate validate`)", file=sys.stderr)

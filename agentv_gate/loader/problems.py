@@ -16,7 +16,8 @@ class Problem:
 
     def __str__(self) -> str:
         tail = f" (expected {self.expected})" if self.expected else ""
-        return f"{self.file}:{self.line}: {self.message}{tail}"
+        kind = "warning: " if self.severity == "warning" else ""
+        return f"{self.file}:{self.line}: {kind}{self.message}{tail}"
 
 
 class EvalFileError(Exception):
