@@ -128,7 +128,8 @@ INVOICE = {
 
 
 def fields(*specs: dict[str, Any], aggregation: str = "weighted_average") -> FieldAccuracyConfig:
-    return FieldAccuracyConfig(name="f", fields=list(specs), aggregation=aggregation)  # type: ignore[arg-type]
+    data = {"name": "f", "fields": list(specs), "aggregation": aggregation}
+    return FieldAccuracyConfig.model_validate(data)
 
 
 def test_field_accuracy_reads_fenced_json_and_matches_fields() -> None:

@@ -73,7 +73,8 @@ def test_stdlib_example_imports_nothing_outside_the_standard_library() -> None:
 
 
 def test_async_example_reads_the_trace_summary(tmp_path: Path) -> None:
-    outputs = [Message(role="assistant", content="", tool_calls=[{"tool": "search", "input": {"q": "capital"}}]),
+    search = {"tool": "search", "input": {"q": "capital"}}
+    outputs = [Message(role="assistant", content="", tool_calls=[search]),
                Message(role="assistant", content=ANSWER)]
     stdin = payload({"required_tools": ["search", "fetch"], "max_tool_calls": 1}, output_messages=outputs)
     done = run(EXAMPLES / "tool_usage_judge.py", stdin, tmp_path)
@@ -85,7 +86,8 @@ def test_async_example_reads_the_trace_summary(tmp_path: Path) -> None:
 
 
 def test_node_example(tmp_path: Path) -> None:
-    done = subprocess.run(["node", str(EXAMPLES / "keyword_judge.mjs")], input=payload({"keywords": ["Paris"]}),
+    stdin = payload({"keywords": ["Paris"]})
+    done = subprocess.run(["node", str(EXAMPLES / "keyword_judge.mjs")], input=stdin,
                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"score": 1, "hits": ["mentions Paris"], "misses": []}
@@ -141,7 +143,8 @@ def test_sdk_input_is_the_same_whatever_generation_sent_it(tmp_path: Path, sampl
 def test_seed_003_payload_fills_new_names() -> None:
     data = parse_judge_input({"question": "q", "expectedOutcome": "be right", "candidateAnswer": "yes",
                               "inputMessages": [{"role": "user", "content": "q"}],
-                              "traceSummary": {"eventCount": 2, "toolNames": ["a"], "toolCallsByName": {"a": 2},
+                              "traceSummary": {"eventCount": 2, "toolNames": ["a"],
+                                               "toolCallsByName": {"a": 2},
                                                "errorCount": 0}})
     assert data.answer == "yes" and data.criteria == "be right" and data.input[0].role == "user"
     assert data.trace_summary is not None and data.trace_summary.tool_calls_by_name == {"a": 2}
@@ -151,7 +154,8 @@ def test_decorated_judge_stays_callable_when_imported() -> None:
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import keyword_judge as k; "
             "from agentv_gate.sdk import CodeJudgeInput; "
             "print(k.judge(CodeJudgeInput(answer='Paris', config={'keywords': ['Paris']})).score)")
-    done = subprocess.run([sys.executable, "-c", code, str(EXAMPLES)], input="", capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code, str(EXAMPLES)], input="", capture_output=True,
+                          text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1.0"  # imported: not run against stdin, just returned
@@ -167,7 +171,8 @@ def test_run_code_judge_in_process(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_sdk_judge_end_to_end_through_code_judge_evaluator() -> None:
     argv = [sys.executable, str(EXAMPLES / "keyword_judge.py")]
-    config = CodeJudgeConfig(name="kw", script=argv, resolved_script=argv, keywords=["Paris"], case_sensitive=False)
+    config = CodeJudgeConfig(name="kw", script=argv, resolved_script=argv, keywords=["Paris"],
+                             case_sensitive=False)
     context = EvaluationContext(eval_case=capital_case(), candidate="PARIS, surely.", evaluator=config)
     score = CodeJudgeEvaluator().evaluate(context)
     assert score.error is None and score.score == 1.0 and score.hits == ["mentions Paris"]

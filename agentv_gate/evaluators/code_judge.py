@@ -170,8 +170,9 @@ class CodeJudgeEvaluator:
         timeout = config.timeout_seconds if config.timeout_seconds else self.default_timeout_seconds
         raw: dict[str, Any] = {"script": argv, "cwd": str(cwd), "timeout_seconds": timeout}
         payload = build_judge_payload(context, judge_config(config))
-        result = run_script(argv, json.dumps(payload, indent=2, ensure_ascii=False), timeout, cwd=cwd,
-                            env=_judge_env(), max_output_bytes=self.max_output_bytes)
+        stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)  # YAML dates become text
+        result = run_script(argv, stdin, timeout, cwd=cwd, env=_judge_env(),
+                            max_output_bytes=self.max_output_bytes)
         raw["duration_ms"] = result.duration_ms
         raw["exit_code"] = result.exit_code
         what = f"judge '{config.name}' ({Path(argv[0]).name if argv else '?'})"

@@ -197,7 +197,8 @@ class CompositeEvaluator:
                 for t in argv]
         timeout = float(aggregator.get("timeout_seconds") or self.default_timeout_seconds)
         raw: dict[str, Any] = {"aggregator": "code_judge", "script": argv, "cwd": str(cwd)}
-        stdin = json.dumps({"results": self._results_object(members)}, indent=2, ensure_ascii=False)
+        stdin = json.dumps({"results": self._results_object(members)}, indent=2, ensure_ascii=False,
+                           default=str)
         result = run_script(argv, stdin, timeout, cwd=cwd)
         what = f"aggregator ({Path(argv[0]).name})"
         failure = result.failure()
@@ -216,7 +217,7 @@ class CompositeEvaluator:
         provider = provider or context.judge_provider
         custom = aggregator.get("prompt")
         template = custom if isinstance(custom, str) else DEFAULT_AGGREGATOR_PROMPT
-        results_json = json.dumps(self._results_object(members), indent=2)
+        results_json = json.dumps(self._results_object(members), indent=2, default=str)
         prompt = template.replace("{{EVALUATOR_RESULTS_JSON}}", results_json)
         raw: dict[str, Any] = {"aggregator": "llm_judge", "userPrompt": prompt,
                                "systemPrompt": OUTPUT_SCHEMA_PROMPT}
@@ -229,7 +230,7 @@ class CompositeEvaluator:
             data = parse_json_object(response.text)
         except JsonExtractError as exc:
             return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
-        except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error, not the run's
+        except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error
             return _error(f"llm_judge aggregator failed: {exc}", raw)
         checked, problem = parse_judge_output(json.dumps(data))
         if checked is None:

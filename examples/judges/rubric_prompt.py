@@ -16,7 +16,8 @@ from agentv_gate.sdk import PromptTemplateInput, define_prompt_template
 def prompt(payload: PromptTemplateInput) -> str:
     rubric = (payload.config or {}).get("rubric") or [payload.criteria or "answers the question correctly"]
     items = "\n".join(f"- {item}" for item in rubric)
-    reference = f"\nReference answer:\n{payload.expected_output_text}\n" if payload.expected_output_text else ""
+    expected = payload.expected_output_text
+    reference = f"\nReference answer:\n{expected}\n" if expected else ""
     return (
         "Grade the answer against every rubric item.\n\n"
         f"Question:\n{payload.input_text}\n{reference}\n"

@@ -24,7 +24,10 @@ async def judge(payload: CodeJudgeInput) -> dict:
     total = summary.event_count if summary else 0
     hits, misses = [], []
     for tool in config.get("required_tools", []):
-        (hits if calls.get(tool) else misses).append(f"{'called' if calls.get(tool) else 'never called'} {tool}")
+        if calls.get(tool):
+            hits.append(f"called {tool}")
+        else:
+            misses.append(f"never called {tool}")
     budget = config.get("max_tool_calls")
     if budget is not None:
         (hits if total <= budget else misses).append(f"{total} tool calls (budget {budget})")

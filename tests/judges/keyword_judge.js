@@ -9,5 +9,6 @@ process.stdin.on("end", () => {
   const hits = keywords.filter((k) => answer.includes(k)).map((k) => `mentions ${k}`);
   const misses = keywords.filter((k) => !answer.includes(k)).map((k) => `does not mention ${k}`);
   const score = keywords.length ? hits.length / keywords.length : 1;
-  console.log(JSON.stringify({ score, hits, misses, reasoning: `node saw ${payload.input.length} input messages` }));
+  const reasoning = `node saw ${payload.input.length} input messages`;
+  console.log(JSON.stringify({ score, hits, misses, reasoning }));
 });
