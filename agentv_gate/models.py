@@ -292,6 +292,8 @@ class CaseResult(BaseModel):
     retries: int = 0
     timestamp: str = Field(default_factory=utc_now_iso)
     shard: str | None = None
+    cache_hits: int | None = None
+    """Model calls of this case (target and judges) answered from the response cache; absent when none."""
 
     def to_json_row(self) -> dict[str, Any]:
         """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`."""

@@ -29,6 +29,7 @@ from .models import (
     TargetResponse,
 )
 from .targets.base import Provider, ProviderError, ProviderRequest
+from .targets.cache import thread_cache_hits
 
 DEFAULT_WORKERS = 8
 """Cases are I/O-bound (HTTP calls, judge subprocesses), so more workers than cores pays."""
@@ -222,12 +223,17 @@ class Orchestrator:
         return results
 
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
+        hits_before = thread_cache_hits()  # a case runs on one worker thread, target and judges alike
         try:
-            return self.run_case(case)
+            result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
             return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
                               threshold=case_threshold(case, self.settings), verdict="error",
                               error=f"internal error: {type(exc).__name__}: {exc}")
+        replayed = thread_cache_hits() - hits_before
+        if replayed:
+            result.cache_hits = replayed
+        return result
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:

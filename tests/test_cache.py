@@ -118,9 +118,12 @@ def test_second_run_makes_no_http_call_and_gives_the_same_results(project: Path,
     assert run(out="again") == EXIT_OK
     assert server.requests == first, "the cached run sent no request at all"
     assert verdicts(project, "again") == verdicts(project)
+    assert all("cache_hits" not in row for row in rows(project)), "a cold run replays nothing"
     for row in rows(project, "again"):
         assert row["retries"] == 0
         assert row["candidate_answer"] == "Paris is the capital of France."
+    hits = {row["eval_id"]: row["cache_hits"] for row in rows(project, "again")}
+    assert hits == {"france": 2, "france-again": 2, "with-assert": 2}, "target answer and verdict, per case"
 
     for entry in entries(cache_root):
         text = entry.read_text()
@@ -195,6 +198,7 @@ def test_a_cli_target_is_never_cached_but_its_judge_is(project: Path, server: Fa
     assert run(out="again") == EXIT_OK
     assert len(calls.read_text().splitlines()) == 6, "the agent under test ran in both runs"
     assert [r.path for r in server.requests] == [JUDGE] * 3, "its judge was asked once per case, then replayed"
+    assert [row["cache_hits"] for row in rows(project, "again")] == [1, 1, 1], "only the verdicts were replayed"
 
 
 def test_an_unwritable_cache_is_reported_not_fatal(project: Path, server: FakeLLMServer,

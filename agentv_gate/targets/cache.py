@@ -47,6 +47,7 @@ DEFAULT_CACHE_DIR = Path(".agentv-gate-cache")
 """Relative to the working folder, so `actions/cache` can keep it between CI runs."""
 CACHE_FORMAT = 1
 CACHEABLE_KINDS = frozenset({"openai", "azure", "anthropic"})
+_thread = threading.local()
 _SENSITIVE_HEADER_HINTS = ("authorization", "cookie", "key", "token", "secret", "password", "credential")
 
 
@@ -67,6 +68,11 @@ class CacheStats:
         if self.write_errors:
             parts.append(f"{self.write_errors} not written ({self.first_write_error})")
         return ", ".join(parts)
+
+
+def thread_cache_hits() -> int:
+    """Cache hits so far on the calling thread; the orchestrator diffs it around a case to report them."""
+    return int(getattr(_thread, "hits", 0))
 
 
 def _strip_userinfo(url: str) -> str:
@@ -211,6 +217,7 @@ class CachingProvider:
         key = self.cache.key_for(identity_json)
         cached = self.cache.get(key)
         if cached is not None:
+            _thread.hits = thread_cache_hits() + 1
             return cached.model_copy(update={"retries": 0, "raw": {**(cached.raw or {}), "cached": True}})
         response = self.inner.invoke(request)  # raises on failure: nothing is stored
         entry = {"format": CACHE_FORMAT, "key": key, "provider": self.inner.kind,
@@ -231,4 +238,4 @@ def caching_wrapper(cache: ResponseCache) -> Callable[[Provider], Provider]:
 
 
 __all__ = ["CACHEABLE_KINDS", "DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache",
-           "caching_wrapper", "request_identity"]
+           "caching_wrapper", "request_identity", "thread_cache_hits"]
