@@ -24,6 +24,7 @@ which would trade away source links for a schema no CI server enforces.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -172,13 +173,30 @@ def build_junit_xml(results: Iterable[CaseResult], repo_root: Path | None = None
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + clean(body) + "\n"
 
 
+def _is_special_file(path: Path) -> bool:
+    """A device, FIFO or socket (`/dev/null`, `/dev/stdout`, a named pipe), following symlinks."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def write_junit(results: Iterable[CaseResult], path: Path | str, repo_root: Path | None = None) -> Path:
-    """Write atomically (temp file + rename) so a reader never sees half a report."""
+    """Write atomically (temp file + rename) so a reader never sees half a report.
+
+    A device or pipe is written in place instead: renaming over `/dev/null` as root would replace
+    the device node itself with a regular file.
+    """
     target = Path(path)
     text = build_junit_xml(results, repo_root)
     tmp_name: str | None = None
     try:
         ensure_parent(target)
+        if _is_special_file(target):
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            return target
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
                                          suffix=".tmp", delete=False) as tmp:
             tmp_name = tmp.name
