@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -318,6 +319,11 @@ def http_call(
             raise _Retryable(f"no response within {timeout:.2f}s") from None
         except requests.ConnectionError as exc:
             raise _Retryable(f"connection failed ({type(exc).__name__})") from None
+        except requests.exceptions.ChunkedEncodingError as exc:
+            # The server hung up mid-body: a network failure like any other, worth another try.
+            cut = re.search(r"IncompleteRead\(([^)]*)\)", str(exc))
+            raise _Retryable("the connection closed before the reply was complete"
+                             + (f" ({cut.group(1)})" if cut else "")) from None
         except requests.RequestException as exc:
             raise HttpCallError(
                 redact(f"{describe}: cannot send request to {url}: {exc}", secret_list)
