@@ -292,6 +292,9 @@ class CaseResult(BaseModel):
     retries: int = 0
     timestamp: str = Field(default_factory=utc_now_iso)
     shard: str | None = None
+    shard_total: int | None = None
+    """With --shard: how many cases the whole, unsharded run has, so `merge` can tell a complete
+    set of shard results from one missing a shard (or part of one)."""
     cache_hits: int | None = None
     """Model calls of this case (target and judges) answered from the response cache; absent when none."""
 

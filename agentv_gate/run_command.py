@@ -129,7 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def on_result(result: CaseResult) -> None:
         if args.shard:
-            result.shard = args.shard
+            result.shard, result.shard_total = args.shard, len(loaded.cases)
         writer.write(result)
         console.case_done(result)
 
@@ -161,6 +161,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(results, junit, results_path, console)
 
 
+def missing_shards(results: list[CaseResult]) -> str | None:
+    """What is missing from a set of shard results, or None when it is whole.
+
+    Each shard row knows how many cases the unsharded run has; fewer distinct cases than that
+    means a shard job died or never uploaded (or stopped part way).
+    """
+    expected = max((r.shard_total for r in results if r.shard_total), default=0)
+    present = {(r.suite, r.eval_id) for r in results}
+    if len(present) >= expected:
+        return None
+    labels = {r.shard for r in results if r.shard}
+    count = next((int(label.split("/")[1]) for label in labels if label.split("/")[-1].isdigit()), 0)
+    absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
+    where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
+    return f"{expected - len(present)} of {expected} case(s) have no result{where}"
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join shard JSONL files: one JUnit, one summary, one verdict, as if it had been one run."""
     try:
@@ -172,6 +189,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"agentv-gate: warning: {problem}", file=sys.stderr)
     if not results:
         print("agentv-gate: no results to merge", file=sys.stderr)
+        return EXIT_USAGE
+    missing = missing_shards(results)
+    if missing:
+        print(f"agentv-gate: incomplete shard results: {missing}; a merged verdict without them could pass "
+              "cases that never ran", file=sys.stderr)
         return EXIT_USAGE
     junit, results_path = _output_paths(args)
     try:

@@ -269,3 +269,29 @@ def test_init_scaffold_runs_green(tmp_path: Path) -> None:
     (tmp_path / "evals/starter.eval.yaml").write_text("changed")
     run_cli("init", cwd=tmp_path)
     assert (tmp_path / "evals/starter.eval.yaml").read_text() == "changed"
+
+
+def test_merge_refuses_when_a_shard_is_missing(project: Path) -> None:
+    write_suite(project, KEYWORD_CASES + textwrap.indent(textwrap.dedent("""
+        - id: third
+          criteria: c
+          input: q
+          assert: [{type: contains, value: Paris}]
+    """), "      "))
+    for k in (1, 2, 3):
+        run_cli("run", "evals", "--shard", f"{k}/3", "--output-dir", f"s{k}", cwd=project)
+    proc = run_cli("merge", "s1/results.jsonl", "s3/results.jsonl", cwd=project)
+    assert proc.returncode == 2
+    assert "1 of 3 case(s) have no result (no results at all from shard(s) 2/3)" in proc.stderr
+    proc = run_cli("merge", "s1/results.jsonl", "s2/results.jsonl", "s3/results.jsonl", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert set(rows(project)) == {"capital", "planet", "third"}
+
+
+def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
+    (project / "evals/set.jsonl").write_text('{"id": "j", "criteria": "c", "input": "q", '
+                                             '"assert": [{"type": "contains", "value": "Paris"}]}\n')
+    (project / "evals/set.yaml").write_text("description: sidecar\n")
+    proc = run_cli("run", "evals/set.yaml", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert set(rows(project)) == {"j"}

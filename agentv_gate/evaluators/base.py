@@ -6,9 +6,10 @@ Evaluators never print and never raise for a bad answer or a broken judge: they 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..models import EvalCase, EvaluationScore, EvaluatorConfig, Message
 

@@ -54,7 +54,9 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     problems: list[Problem] = []
     for path in paths:
         if path.is_file():
-            found.append(path)
+            suite = path.with_suffix(".jsonl")
+            # A JSONL suite's sidecar named on its own (a commit touching only it) means the suite.
+            found.append(suite if path.suffix in (".yaml", ".yml") and suite.is_file() else path)
             continue
         if not path.is_dir():
             problems.append(Problem(path, 0, "no such file or folder", "an eval file or a folder of them"))
