@@ -123,6 +123,15 @@ class ContainsConfig(_EvaluatorBase):
     type: Literal["contains"] = "contains"
     value: str | list[str]
     case_sensitive: bool = True
+    any: bool = False
+    """A list value passes when any item appears (AgentV's contains-any), not only all of them."""
+
+
+class AffixConfig(_EvaluatorBase):
+    """AgentV's starts-with / ends-with: the trimmed answer begins or ends with the trimmed value."""
+
+    type: Literal["starts_with", "ends_with"]
+    value: str
 
 
 class RegexConfig(_EvaluatorBase):
@@ -167,7 +176,7 @@ class CompositeConfig(_EvaluatorBase):
 
 EvaluatorConfig = Annotated[
     CodeJudgeConfig | LlmJudgeConfig | ContainsConfig | RegexConfig | EqualsConfig | IsJsonConfig
-    | FieldAccuracyConfig | CompositeConfig,
+    | FieldAccuracyConfig | CompositeConfig | AffixConfig,
     Field(discriminator="type"),
 ]
 
@@ -180,6 +189,8 @@ EVALUATOR_KINDS: tuple[str, ...] = (
     "is_json",
     "field_accuracy",
     "composite",
+    "starts_with",
+    "ends_with",
 )
 
 CompositeConfig.model_rebuild()

@@ -1,7 +1,8 @@
 """`contains`: the answer includes a substring (AgentV's contains / contains-all / icontains).
 
-A list value means every item must appear (AgentV's `contains-all`); `case_sensitive: false`
-is AgentV's `icontains`. The score is 0 or 1, like every AgentV deterministic assertion.
+A list value means every item must appear (AgentV's `contains-all`), or one of them with
+`any: true` (`contains-any`); `case_sensitive: false` is AgentV's `icontains`.
+The score is 0 or 1, like every AgentV deterministic assertion.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ class ContainsEvaluator:
             value = values[0]
             return binary(not missing, f'Output contains "{value}"{suffix}',
                           f'Output does not contain "{value}"{suffix}')
+        if config.any:
+            listed = ", ".join(f'"{v}"' for v in values)
+            return binary(len(missing) < len(values), f"Output contains at least one of {listed}{suffix}",
+                          f"Output contains none of {listed}{suffix}")
         listed = ", ".join(f'"{v}"' for v in missing)
         return binary(not missing, f"Output contains all {len(values)} expected strings{suffix}",
                       f"Output missing{suffix}: {listed}")

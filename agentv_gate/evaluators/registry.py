@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationScore
+from .affix import AffixEvaluator
 from .base import EvaluationContext, Evaluator, ResolveJudgeProvider
 from .code_judge import CodeJudgeEvaluator
 from .composite import CompositeEvaluator
@@ -69,6 +70,8 @@ def build_evaluator_registry(
     registry["regex"] = RegexEvaluator()
     registry["equals"] = EqualsEvaluator()
     registry["is_json"] = IsJsonEvaluator()
+    registry["starts_with"] = AffixEvaluator("starts_with")
+    registry["ends_with"] = AffixEvaluator("ends_with")
     registry["field_accuracy"] = FieldAccuracyEvaluator()
     registry["composite"] = CompositeEvaluator(
         run_member=lambda context: evaluate_safely(registry, context),

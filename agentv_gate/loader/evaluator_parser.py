@@ -39,6 +39,15 @@ TYPE_ALIASES = {
     "exact_match": "equals",
 }
 
+# AgentV 3+ assertion names that are `contains` with settings.
+CONTAINS_VARIANTS: dict[str, dict[str, bool]] = {
+    "contains_all": {},
+    "contains_any": {"any": True},
+    "icontains": {"case_sensitive": False},
+    "icontains_all": {"case_sensitive": False},
+    "icontains_any": {"case_sensitive": False, "any": True},
+}
+
 PROMPT_FILE_SUFFIXES = {".md", ".txt", ".prompt", ".markdown", ".j2", ".tmpl"}
 EXECUTABLE_PROMPT_RUNTIMES = {".py": ["python3"], ".js": ["node"], ".mjs": ["node"], ".ts": ["bun", "run"]}
 SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".bash"}
@@ -135,8 +144,11 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
-    if kind not in EVALUATOR_KINDS:
+    if kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS:
         raise EvalFileError(line, f"unknown evaluator type {data['type']!r}", f"one of {', '.join(EVALUATOR_KINDS)}")
+    if kind in CONTAINS_VARIANTS:
+        data = {**CONTAINS_VARIANTS[kind], **data}
+        kind = "contains"
     data["type"] = kind
     if not data.get("name"):
         if name_required:

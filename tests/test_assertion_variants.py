@@ -1,0 +1,64 @@
+"""AgentV 3+ assertion spellings and `negate`, from YAML through the loader to a score."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentv_gate.evaluators.registry import build_evaluator_registry
+from agentv_gate.loader import load_eval_file
+from agentv_gate.models import TargetResponse
+from agentv_gate.orchestrator import Orchestrator, RunSettings
+
+ANSWER = "  Paris is the capital of France.  "
+
+
+def scores_for(tmp_path: Path, assertions: str) -> list[tuple[str, float]]:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    suite = tmp_path / "v.eval.yaml"
+    suite.write_text("tests:\n  - id: v\n    criteria: c\n    input: q\n    assert:\n"
+                     + textwrap.indent(textwrap.dedent(assertions).strip("\n"), "      ") + "\n")
+    loaded = load_eval_file(suite, tmp_path)
+    assert loaded.errors == [], loaded.errors
+    [case] = loaded.cases
+    registry = build_evaluator_registry()
+    orchestrator = Orchestrator(providers=None, registry=registry, settings=RunSettings())  # type: ignore[arg-type]
+
+    class Fixed:
+        name, kind = "fixed", "mock"
+
+    results = orchestrator.run_evaluators_for_case(case, Fixed(), TargetResponse(text=ANSWER))  # type: ignore[arg-type]
+    return [(r.name, r.score) for r in results]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "expected"),
+    [
+        ("contains-any", "[Berlin, Paris]", 1.0),
+        ("contains-any", "[Berlin, Rome]", 0.0),
+        ("contains-all", "[Paris, France]", 1.0),
+        ("contains-all", "[Paris, Spain]", 0.0),
+        ("icontains", "PARIS", 1.0),
+        ("icontains-any", "[ROME, FRANCE]", 1.0),
+        ("icontains-all", "[PARIS, SPAIN]", 0.0),
+        ("starts-with", "Paris is", 1.0),
+        ("starts-with", "France", 0.0),
+        ("ends-with", "France.", 1.0),
+        ("ends_with", "Paris", 0.0),
+    ],
+)
+def test_agentv3_assertion_types(tmp_path: Path, kind: str, value: str, expected: float) -> None:
+    [(name, score)] = scores_for(tmp_path, f"- type: {kind}\n  value: {value}\n")
+    assert score == expected
+    assert name  # gen3 names are optional and generated
+
+
+def test_negate_inverts_score_and_swaps_hits_and_misses(tmp_path: Path) -> None:
+    results = scores_for(tmp_path, """
+        - {name: no-berlin, type: contains, value: Berlin, negate: true}
+        - {name: no-paris, type: contains, value: Paris, negate: true}
+    """)
+    assert results == [("no-berlin", 1.0), ("no-paris", 0.0)]
+
