@@ -320,3 +320,18 @@ def test_folder_discovery_ignores_non_eval_yaml(repo: Path) -> None:
     assert rel == ["evals/a.yaml", "evals/sub/b.eval.yaml", "other/c.eval.yaml"]
     assert problems == []
     assert load_paths([repo / "missing"]).problems[0].message == "no such file or folder"
+
+
+def test_references_also_resolve_from_parent_folders_up_to_the_root(repo: Path) -> None:
+    write(repo / "suites/shared.md", "shared between sub-suites")
+    f = write(repo / "suites/team/deep/x.eval.yaml", """
+        tests:
+          - id: p
+            criteria: c
+            input:
+              - role: user
+                content: [{type: file, value: shared.md}]
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    assert result.cases[0].input_messages[0].content[0]["text"] == "shared between sub-suites"

@@ -26,7 +26,10 @@ class SearchRoots:
             stripped = Path(str(ref).lstrip("/"))
             return [self.repo_root / stripped, ref_path]
         first = base if base is not None else self.eval_dir
-        out = [first / ref_path, self.eval_dir / ref_path, self.repo_root / ref_path]
+        # AgentV's search roots: the eval file's folder, each parent up to the repo root, the root.
+        between = [] if not self.inside_root(self.eval_dir) else [
+            parent for parent in self.eval_dir.parents if self.inside_root(parent) and parent != self.repo_root]
+        out = [first / ref_path, self.eval_dir / ref_path, *(p / ref_path for p in between), self.repo_root / ref_path]
         seen: list[Path] = []
         for p in out:
             if p not in seen:
