@@ -8,10 +8,11 @@ a reporter can stream them to disk and an interrupted run keeps everything alrea
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -78,6 +79,14 @@ def _trace_summary(response: TargetResponse) -> dict[str, object]:
         "error_count": 0,
         "llm_call_count": 1,
     }
+
+
+def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore:
+    """AgentV 3+'s `negate: true`: the assertion must NOT hold. A judge error stays an error."""
+    if (config.model_extra or {}).get("negate") is not True or score.error:
+        return score
+    return score.model_copy(update={"score": 1.0 - score.score, "hits": score.misses, "misses": score.hits,
+                                    "reasoning": f"negated: {score.reasoning}" if score.reasoning else "negated"})
 
 
 def _to_result(config: EvaluatorConfig, score: EvaluationScore) -> EvaluatorResult:
@@ -167,7 +176,7 @@ class Orchestrator:
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
             )
-            results.append(_to_result(config, self._evaluate(context)))
+            results.append(_to_result(config, _negated(config, self._evaluate(context))))
         return results
 
     def _evaluate(self, context: EvaluationContext) -> EvaluationScore:
@@ -193,7 +202,7 @@ class Orchestrator:
         pending: set[Future[CaseResult]] = set()
         workers = max(1, self.settings.workers)
         iterator = iter(cases)
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="case")
+        pool = _DaemonPool(workers)
         try:
             exhausted = False
             while True:
@@ -216,7 +225,7 @@ class Orchestrator:
             self.cancelled.set()
             for future in pending:
                 future.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=False)
             exc.partial = results  # type: ignore[attr-defined]
             raise
         pool.shutdown(wait=True)
@@ -234,6 +243,48 @@ class Orchestrator:
         if replayed:
             result.cache_hits = replayed
         return result
+
+
+class _DaemonPool:
+    """`workers` long-lived daemon threads taking cases from a queue (a ThreadPoolExecutor, minus one thing).
+
+    ThreadPoolExecutor's threads are joined when the interpreter exits, so after Ctrl-C or SIGTERM
+    the reports were written but the process then waited, for minutes, on a case blocked in a
+    network read that only its request timeout would end. Daemon threads let it exit at once.
+    Threads live for the whole run so each keeps its HTTP keep-alive session across cases.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._queue: queue.SimpleQueue[tuple[Future[CaseResult], Callable[[EvalCase], CaseResult], EvalCase] | None]
+        self._queue = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"case_{i}", daemon=True) for i in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, case = item
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while queued
+            try:
+                future.set_result(fn(case))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+                future.set_exception(exc)
+
+    def submit(self, fn: Callable[[EvalCase], CaseResult], case: EvalCase) -> Future[CaseResult]:
+        future: Future[CaseResult] = Future()
+        self._queue.put((future, fn, case))
+        return future
+
+    def shutdown(self, wait: bool = True) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:
