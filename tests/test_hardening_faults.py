@@ -328,3 +328,31 @@ def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(r
             f"judge processes survived the interrupted run: {[p for p in pids if pid_alive(p)]}"
     finally:
         kill_quietly(pids)
+
+
+@pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
+def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(repo: Path, raw_server: RawServer) -> None:
+    write(repo / ".agentv/targets.yaml", http_targets(raw_server.url).replace("timeout_seconds: 1", "timeout_seconds: 90"))
+    write(repo / "evals/http.eval.yaml", """
+        tests:
+          - id: local
+            input: hi
+            assert: [{type: contains, value: fine}]
+          - id: remote
+            target: remote
+            input: hi
+            assert: [{type: contains, value: fine}]
+        """)
+    results = repo / OUT / "results.jsonl"
+    proc = start_cli(repo, "run", "evals", "--no-cache")
+    try:
+        assert wait_for(lambda: results.exists() and len(read_rows(results)) == 1 and bool(raw_server.conns), 30)
+        os.kill(proc.pid, signal.SIGTERM)
+        # Far below the 90 s request timeout: the stuck worker thread does not hold the exit.
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert no_traceback(out + err)
+    assert_reported(repo, {"local": "pass"})
