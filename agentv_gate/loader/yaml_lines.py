@@ -26,8 +26,8 @@ class LineList(list):  # type: ignore[type-arg]
     item_lines: list[int] = []
 
 
-class _LineLoader(yaml.SafeLoader):
-    pass
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader semantics; libyaml's parser when PyYAML has it (about 5x faster on big suites)."""
 
 
 def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
