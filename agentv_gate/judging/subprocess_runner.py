@@ -14,6 +14,7 @@ a hang:
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -131,6 +132,31 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
             stream.close()
         except (OSError, ValueError):
             pass
+
+
+def _wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """`proc.wait(timeout)`, but woken the moment the script exits.
+
+    Popen.wait with a timeout polls, sleeping 0.5, 1, 2, ... up to 50 ms between looks, so a judge
+    that takes 40 ms is noticed at about 63 ms: half again its own cost, on every case. A pidfd
+    (Linux 5.3+) becomes readable exactly at exit; elsewhere the polling wait is kept.
+    """
+    pidfd_open = getattr(os, "pidfd_open", None)
+    try:
+        fd = pidfd_open(proc.pid) if pidfd_open is not None else None
+    except OSError:
+        fd = None
+    if fd is None:
+        proc.wait(timeout=timeout)
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(max(0.0, timeout) * 1000):
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+    finally:
+        os.close(fd)
+    proc.wait()  # it has exited: this only reaps it
 
 
 def _kill_group(pgid: int) -> None:
@@ -264,7 +290,7 @@ def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, 
 
     timed_out = False
     try:
-        proc.wait(timeout=max(0.0, timeout_seconds))
+        _wait_for_exit(proc, max(0.0, timeout_seconds))
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc.pid)
