@@ -47,6 +47,18 @@ class RunSettings:
     threshold: float | None = None
     """CLI threshold; a suite's or case's own threshold in YAML wins over it."""
     workers: int = DEFAULT_WORKERS
+    slim_results: bool = False
+    """`run` returns results without raw judge requests (see `slim_result`); set when `on_result` keeps the full rows."""
+
+
+def slim_result(result: CaseResult) -> CaseResult:
+    """What end-of-run reports read (verdict, score, misses, answer, error), without the raw requests.
+
+    The JSONL row already holds everything; a 5000-case run with LLM judges would otherwise keep
+    every rendered prompt in memory until the JUnit is written.
+    """
+    return result.model_copy(update={"evaluator_raw_request": None, "grader_raw_request": None,
+                                     "evaluator_results": None})
 
 
 def case_threshold(case: EvalCase, settings: RunSettings) -> float:
@@ -218,9 +230,9 @@ class Orchestrator:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     result = future.result()
-                    results.append(result)
                     if self.on_result is not None:
                         self.on_result(result)
+                    results.append(slim_result(result) if self.settings.slim_results else result)
         except BaseException as exc:
             self.cancelled.set()
             for future in pending:

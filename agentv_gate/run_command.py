@@ -135,7 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     registry = build_evaluator_registry(None, resolver.judge_resolver(),
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
-    settings = RunSettings(threshold=args.threshold, workers=args.workers or RunSettings().workers)
+    settings = RunSettings(threshold=args.threshold, workers=args.workers or RunSettings().workers,
+                           slim_results=True)  # full rows are in the JSONL; reports need only the slim ones
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     console.start(len(cases))
