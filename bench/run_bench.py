@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""How fast is agentv-gate, measured against the floor it cannot go below.
+
+Two suites of N generated cases each, run by the real CLI in a subprocess:
+
+* code: every case scored by a stdlib Python code judge (one process spawn per case);
+* llm: every case scored by an `llm_judge` whose judge target is an OpenAI-compatible server on
+  127.0.0.1 answering each call after a fixed latency (200 ms by default).
+
+For each, the bare cost is measured without agentv-gate, so the overhead we add is visible:
+
+* code: the same judge spawned N times with the byte-identical payload and the same concurrency
+  (Popen, write, read, wait from a thread pool of `workers` threads: the least any runner does),
+  plus one spawn timed alone, giving the ideal `N x spawn / cores`;
+* llm: `N x latency / workers`, the best any client with that many workers can do.
+
+Printed per run: wall time, cases/s, peak RSS of the agentv-gate process (wait4's ru_maxrss),
+and overhead per case over the bare cost. The llm suite is run twice, cold and then warm from
+the response cache (which must then send no request). Each figure is the fastest of `--repeat`
+runs (gate and bare alternating), since on a shared machine noise only ever adds time.
+`--markdown` prints the table for bench/README.md.
+
+    .venv/bin/python bench/run_bench.py                      # N = 200, 1000, 5000
+    .venv/bin/python bench/run_bench.py --sizes 200 --kinds code
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the loopback model server the tests use
+
+from fake_llm_server import FakeLLMServer, FakeReply  # noqa: E402
+
+GATE = str(Path(sys.executable).parent / "agentv-gate")
+VERDICT = '{"score": 1.0, "hits": ["names Paris"], "misses": [], "reasoning": "Correct."}'
+JUDGE_PATH = "/judge/v1/chat/completions"
+
+JUDGE_SCRIPT = '''\
+import json, os, sys
+raw = sys.stdin.read()
+dump = os.environ.get("BENCH_PAYLOAD_OUT")
+if dump:
+    open(dump, "w").write(raw)
+payload = json.loads(raw)
+answer = payload.get("answer") or payload.get("candidate_answer") or ""
+words = (payload.get("config") or {}).get("keywords") or []
+hits = [w for w in words if w in answer]
+print(json.dumps({"score": len(hits) / len(words) if words else 1.0, "hits": hits,
+                  "misses": [w for w in words if w not in answer], "reasoning": "keywords"}))
+'''
+
+
+@dataclass
+class Measure:
+    kind: str
+    cases: int
+    workers: int
+    wall_s: float
+    cases_per_s: float
+    peak_rss_mb: float
+    bare_s: float
+    ideal_s: float
+    overhead_ms_per_case: float
+    notes: dict[str, float | int | str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- suites
+
+
+def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> None:
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".agentv").mkdir()
+    (folder / "evals").mkdir()
+    (folder / "judge.py").write_text(JUDGE_SCRIPT)
+    targets = ["targets:", "  - name: default", "    provider: mock",
+               '    response: "Paris is the capital of France, on the Seine."']
+    if kind == "llm":
+        targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
+                    f"    base_url: {server_url}/judge", "    model: bench-judge", "    max_retries: 0",
+                    "    timeout_seconds: 30"]
+    (folder / ".agentv" / "targets.yaml").write_text("\n".join(targets) + "\n")
+    if kind == "code":
+        # `python3 judge.py`, as suites are written; judges run with our interpreter's folder first on
+        # PATH, so this is the virtualenv's python3, the one the bare spawns below use too.
+        evaluator = ("    assert:\n      - name: keywords\n        type: code_judge\n"
+                     "        script: [python3, judge.py]\n        keywords: [Paris, Seine]\n")
+    else:
+        evaluator = "    assert:\n      - name: quality\n        type: llm_judge\n"
+    with open(folder / "evals" / "bench.eval.yaml", "w") as out:
+        out.write("description: generated benchmark suite\ntests:\n")
+        for i in range(n):
+            out.write(f"  - id: case-{i:05d}\n    criteria: Names Paris and the Seine (case {i})\n"
+                      f"    input: What is the capital of France, and which river runs through it? ({i})\n"
+                      f"    expected_output: Paris, on the Seine.\n{evaluator}")
+
+
+def run_gate(folder: Path, workers: int, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MB, exit code) of one `agentv-gate run` in `folder`."""
+    argv = [GATE, "run", "evals", "--workers", str(workers), "--output-dir", "out", "--quiet", *extra]
+    with open(folder / "gate.log", "w") as log:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=folder, stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def check_results(folder: Path, n: int) -> float:
+    """Fail loudly unless every case ran and passed; returns the seconds from first case start to last end.
+
+    Wall time minus that window is the fixed cost of a run: interpreter start, imports, loading
+    the suite, writing JUnit at the end.
+    """
+    lines = (folder / "out" / "results.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    bad = [row for row in rows if row["verdict"] != "pass"]
+    if len(lines) != n or bad:
+        log = (folder / "gate.log").read_text()[-2000:]
+        raise SystemExit(f"benchmark run is wrong: {len(lines)} rows for {n} cases, {len(bad)} not passing\n{log}")
+    starts = [datetime.fromisoformat(row["timestamp"].replace("Z", "+00:00")).timestamp() for row in rows]
+    ends = [start + row["duration_ms"] / 1000 for start, row in zip(starts, rows, strict=True)]
+    return max(ends) - min(starts)
+
+
+# ---------------------------------------------------------------- bare costs
+
+
+def capture_payload(folder: Path) -> bytes:
+    """The exact stdin one case's judge gets, from a one-case run of the real tool."""
+    probe = folder / "probe"
+    write_project(probe, 1, "code", None)
+    dump = probe / "payload.json"
+    _, _, code = run_gate(probe, 1, "--no-cache", env={"BENCH_PAYLOAD_OUT": str(dump)})
+    if code != 0 or not dump.exists():
+        raise SystemExit(f"probe run failed:\n{(probe / 'gate.log').read_text()}")
+    return dump.read_bytes()
+
+
+PYTHON3 = shutil.which("python3", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def spawn_judge(judge: Path, payload: bytes) -> None:
+    """The least a runner must do per judge: start it, write the payload, read the verdict, reap it."""
+    proc = subprocess.Popen([PYTHON3 or sys.executable, str(judge)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=judge.parent)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(payload)
+    proc.stdin.close()
+    out = proc.stdout.read()
+    proc.stdout.close()
+    if proc.wait() != 0 or b"score" not in out:
+        raise SystemExit(f"bare judge failed: {out[:500]!r}")
+
+
+def one_spawn_seconds(judge: Path, payload: bytes, samples: int = 30) -> float:
+    times = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        spawn_judge(judge, payload)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def bare_spawns(judge: Path, payload: bytes, n: int, workers: int) -> float:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda _: spawn_judge(judge, payload), range(n)))
+    return time.perf_counter() - started
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def bench_code(work: Path, n: int, workers: int, cores: int, payload: bytes, spawn_s: float, repeat: int) -> Measure:
+    """Best of `repeat` alternating gate and bare runs: on a shared machine the minimum is the signal."""
+    folder = work / f"code-{n}"
+    write_project(folder, n, "code", None)
+    runs, bares = [], []
+    for _ in range(repeat):
+        wall_i, rss_i, code = run_gate(folder, workers, "--no-cache")
+        if code != 0:
+            raise SystemExit((folder / "gate.log").read_text()[-2000:])
+        runs.append((wall_i, rss_i, check_results(folder, n)))
+        bares.append(bare_spawns(folder / "judge.py", payload, n, workers))
+    wall, rss, window = min(runs)
+    bare = min(bares)
+    ideal = n * spawn_s / cores
+    return Measure("code", n, workers, wall, n / wall, rss, bare, ideal, (wall - bare) / n * 1000,
+                   {"x_ideal": round(wall / ideal, 2), "x_bare": round(wall / bare, 2),
+                    "fixed_s": round(wall - window, 2), "in_run_x_bare": round(window / bare, 2)})
+
+
+def bench_llm(work: Path, n: int, workers: int, latency: float, repeat: int) -> list[Measure]:
+    """Cold runs (fresh cache folder each, so every judge call goes to the server), then one warm run."""
+    folder = work / f"llm-{n}"
+    with FakeLLMServer() as server:
+        server.set_default(JUDGE_PATH, FakeReply.openai(VERDICT, delay=latency))
+        write_project(folder, n, "llm", server.url)
+        colds = []
+        for attempt in range(repeat):
+            cache = str(folder / f"cache-{attempt}")
+            before = len(server.requests)
+            cold_i, rss_i, code = run_gate(folder, workers, "--cache-dir", cache)
+            if code != 0:
+                raise SystemExit((folder / "gate.log").read_text()[-2000:])
+            colds.append((cold_i, rss_i, check_results(folder, n)))
+            sent = len(server.requests) - before
+            if sent != n:
+                raise SystemExit(f"llm bench: {sent} judge calls for {n} cases on a cold run")
+        cold, cold_rss, window = min(colds)
+        before = len(server.requests)
+        warm, warm_rss, code = run_gate(folder, workers, "--cache-dir", cache)
+        check_results(folder, n)
+        resent = len(server.requests) - before
+    if resent != 0 or code != 0:
+        raise SystemExit(f"llm bench: {resent} judge calls on the cached run (expected 0)")
+    ideal = n * latency / workers
+    target_rate = workers / latency
+    return [
+        Measure("llm", n, workers, cold, n / cold, cold_rss, ideal, ideal, (cold - ideal) / n * 1000,
+                {"x_ideal": round(cold / ideal, 3), "of_target_rate": f"{n / cold / target_rate:.1%}",
+                 "fixed_s": round(cold - window, 2), "in_run_of_target_rate": f"{n / window / target_rate:.1%}"}),
+        Measure("llm-cached", n, workers, warm, n / warm, warm_rss, 0.0, 0.0, warm / n * 1000,
+                {"requests_sent": resent}),
+    ]
+
+
+# ---------------------------------------------------------------- output
+
+
+def machine() -> dict[str, str]:
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cores (nproc)": str(os.cpu_count()), "python": platform.python_version(), "cpu": model,
+            "os": platform.platform()}
+
+
+def print_table(measures: list[Measure], markdown: bool) -> None:
+    head = ["suite", "N", "workers", "wall s", "cases/s", "peak RSS MB", "bare s", "ideal s",
+            "overhead ms/case", "notes"]
+    rows = [[m.kind, str(m.cases), str(m.workers), f"{m.wall_s:.2f}", f"{m.cases_per_s:.1f}",
+             f"{m.peak_rss_mb:.0f}", f"{m.bare_s:.2f}", f"{m.ideal_s:.2f}", f"{m.overhead_ms_per_case:.2f}",
+             ", ".join(f"{k}={v}" for k, v in m.notes.items())] for m in measures]
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    for row in [head, *rows]:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
+    parser.add_argument("--kinds", default="code,llm", help="code, llm or both")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="agentv-gate --workers for both suites (default: the tool's own default)")
+    parser.add_argument("--code-workers", type=int, default=None, help="override --workers for the code suite")
+    parser.add_argument("--llm-workers", type=int, default=None, help="override --workers for the llm suite")
+    parser.add_argument("--latency-ms", type=float, default=200.0, help="the loopback judge's latency")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per figure; the fastest is reported")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--keep", action="store_true", help="keep the generated suites (printed path)")
+    args = parser.parse_args()
+
+    from agentv_gate.orchestrator import RunSettings
+
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    kinds = {k.strip() for k in args.kinds.split(",") if k.strip()}
+    default_workers = args.workers or RunSettings().workers
+    code_workers = args.code_workers or default_workers
+    llm_workers = args.llm_workers or default_workers
+    cores = os.cpu_count() or 1
+    work = Path(tempfile.mkdtemp(prefix="agentv-gate-bench-"))
+    info = machine()
+    print("machine: " + "; ".join(f"{k} {v}" for k, v in info.items()), flush=True)
+    measures: list[Measure] = []
+    try:
+        if "code" in kinds:
+            payload = capture_payload(work)
+            spawn_s = one_spawn_seconds(work / "probe" / "judge.py", payload)
+            print(f"one judge spawn (median of 30, alone): {spawn_s * 1000:.1f} ms; payload {len(payload)} bytes",
+                  flush=True)
+            info["one judge spawn ms"] = f"{spawn_s * 1000:.1f}"
+        for n in sizes:
+            if "code" in kinds:
+                measures.append(bench_code(work, n, code_workers, cores, payload, spawn_s, args.repeat))
+                print_table(measures[-1:], False)
+            if "llm" in kinds:
+                measures.extend(bench_llm(work, n, llm_workers, args.latency_ms / 1000, args.repeat))
+                print_table(measures[-2:], False)
+        print()
+        print_table(measures, args.markdown)
+        if args.json:
+            args.json.write_text(json.dumps({"machine": info, "results": [asdict(m) for m in measures]}, indent=2))
+    finally:
+        if args.keep:
+            print(f"suites kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
