@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,12 +36,15 @@ def test_each_problem_is_one_located_line_and_exit_is_one(tmp_path: Path) -> Non
     (tmp_path / "evals/broken.yaml").write_text("tests: [\n")
     proc = validate("evals", cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stdout.splitlines() == [
+    lines = proc.stdout.splitlines()
+    # The parser's own wording differs between libyaml and pure Python; the location and kind do not.
+    lines[-1] = re.sub(r"malformed YAML: .* \(expected", "malformed YAML: ... (expected", lines[-1])
+    assert lines == [
         "evals/bad.eval.yaml:6: unknown evaluator type 'nonsense' (expected one of code_judge, llm_judge, contains, "
         "regex, equals, is_json, field_accuracy, composite, starts_with, ends_with)",
         "evals/bad.eval.yaml:7: duplicate case id 'a' (first at line 2) (expected unique case ids within a file)",
         "evals/bad.eval.yaml:13: warning: 'grader' is deprecated (expected 'evaluator')",
-        "evals/broken.yaml:2: malformed YAML: expected the node content, but found '<stream end>' (expected valid YAML)",
+        "evals/broken.yaml:2: malformed YAML: ... (expected valid YAML)",
     ]
 
 
