@@ -148,6 +148,25 @@ def _judge_env() -> dict[str, str]:
     return {} if "PYTHONIOENCODING" in os.environ else {"PYTHONIOENCODING": "utf-8"}
 
 
+def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, what: str, raw: dict[str, Any],
+                     max_output_bytes: int = 8 * 1024 * 1024) -> EvaluationScore:
+    """Run a script that speaks the judge protocol and turn whatever happens into a score.
+
+    Shared by code judges and the composite's code aggregator: a crash, timeout or unusable
+    output becomes score 0 with the reason, never an exception.
+    """
+    result = run_script(argv, stdin, timeout, cwd=cwd, env=_judge_env(), max_output_bytes=max_output_bytes)
+    raw["duration_ms"] = result.duration_ms
+    raw["exit_code"] = result.exit_code
+    failure = result.failure()
+    if failure is not None:
+        return failed_score(what, failure, result, raw)
+    data, problem = parse_judge_output(result.stdout)
+    if data is None:
+        return failed_score(what, problem or "printed an unusable result", result, raw)
+    return score_from_output(data, raw)
+
+
 class CodeJudgeEvaluator:
     kind = "code_judge"
 
@@ -171,15 +190,5 @@ class CodeJudgeEvaluator:
         raw: dict[str, Any] = {"script": argv, "cwd": str(cwd), "timeout_seconds": timeout}
         payload = build_judge_payload(context, judge_config(config))
         stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)  # YAML dates become text
-        result = run_script(argv, stdin, timeout, cwd=cwd, env=_judge_env(),
-                            max_output_bytes=self.max_output_bytes)
-        raw["duration_ms"] = result.duration_ms
-        raw["exit_code"] = result.exit_code
         what = f"judge '{config.name}' ({Path(argv[0]).name if argv else '?'})"
-        failure = result.failure()
-        if failure is not None:
-            return failed_score(what, failure, result, raw)
-        data, problem = parse_judge_output(result.stdout)
-        if data is None:
-            return failed_score(what, problem or "printed an unusable result", result, raw)
-        return score_from_output(data, raw)
+        return run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes)

@@ -28,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..judging.subprocess_runner import run_script
 from ..models import (
     BORDERLINE_SCORE,
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -39,7 +38,7 @@ from ..models import (
     score_label,
 )
 from .base import EvaluationContext
-from .code_judge import failed_score, parse_judge_output, score_from_output
+from .code_judge import parse_judge_output, run_judge_script, score_from_output
 from .contains import wrong_config
 from .json_extract import JsonExtractError, parse_json_object
 
@@ -199,15 +198,7 @@ class CompositeEvaluator:
         raw: dict[str, Any] = {"aggregator": "code_judge", "script": argv, "cwd": str(cwd)}
         stdin = json.dumps({"results": self._results_object(members)}, indent=2, ensure_ascii=False,
                            default=str)
-        result = run_script(argv, stdin, timeout, cwd=cwd)
-        what = f"aggregator ({Path(argv[0]).name})"
-        failure = result.failure()
-        if failure is not None:
-            return failed_score(what, failure, result, raw)
-        data, problem = parse_judge_output(result.stdout)
-        if data is None:
-            return failed_score(what, problem or "printed an unusable result", result, raw)
-        return score_from_output(data, raw)
+        return run_judge_script(argv, stdin, timeout, cwd, f"aggregator ({Path(argv[0]).name})", raw)
 
     def _llm_aggregator(self, members: list[EvaluatorResult], aggregator: dict[str, Any],
                         context: EvaluationContext) -> EvaluationScore:

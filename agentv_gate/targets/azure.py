@@ -27,6 +27,7 @@ from .openai_compat import (
     chat_messages,
     optional_number,
     retry_policy_for,
+    sampling_params,
     text_response,
 )
 
@@ -83,16 +84,8 @@ class AzureOpenAIProvider:
         )
 
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"messages": chat_messages(request, self.system_prompt)}
-        temperature = request.temperature if request.temperature is not None else self.temperature
-        if temperature is not None:
-            body["temperature"] = temperature
-        max_tokens = (
-            request.max_output_tokens if request.max_output_tokens is not None else self.max_output_tokens
-        )
-        if max_tokens is not None:
-            body["max_tokens"] = int(max_tokens)
-        return body
+        return {"messages": chat_messages(request, self.system_prompt),
+                **sampling_params(request, self.temperature, self.max_output_tokens)}
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         started = time.monotonic()

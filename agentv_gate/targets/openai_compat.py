@@ -52,6 +52,18 @@ def optional_number(target: TargetConfig, description: str, *keys: str) -> float
         ) from None
 
 
+def sampling_params(request: ProviderRequest, temperature: Any, max_output_tokens: Any) -> dict[str, Any]:
+    """Chat-completions `temperature` / `max_tokens`: the request's own, else the target's, else unsent."""
+    params: dict[str, Any] = {}
+    chosen_temperature = request.temperature if request.temperature is not None else temperature
+    if chosen_temperature is not None:
+        params["temperature"] = chosen_temperature
+    max_tokens = request.max_output_tokens if request.max_output_tokens is not None else max_output_tokens
+    if max_tokens is not None:
+        params["max_tokens"] = int(max_tokens)
+    return params
+
+
 def chat_messages(request: ProviderRequest, default_system: str | None = None) -> list[dict[str, str]]:
     """The request as chat messages: system prompt first, then the case's messages or the question.
 
@@ -144,19 +156,11 @@ class OpenAICompatProvider:
         return headers
 
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
+        return {
             "model": request.model or self.model,
             "messages": chat_messages(request, self.system_prompt),
+            **sampling_params(request, self.temperature, self.max_output_tokens),
         }
-        temperature = request.temperature if request.temperature is not None else self.temperature
-        if temperature is not None:
-            body["temperature"] = temperature
-        max_tokens = (
-            request.max_output_tokens if request.max_output_tokens is not None else self.max_output_tokens
-        )
-        if max_tokens is not None:
-            body["max_tokens"] = int(max_tokens)
-        return body
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         started = time.monotonic()
