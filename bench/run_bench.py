@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -109,6 +110,10 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> No
                       f"    expected_output: Paris, on the Seine.\n{evaluator}")
 
 
+LAST_CPU: dict[str, float] = {}
+"""CPU seconds (user + system, the judges it reaped included) of the last `run_gate`."""
+
+
 def run_gate(folder: Path, workers: int, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MB, exit code) of one `agentv-gate run` in `folder`."""
     argv = [GATE, "run", "evals", "--workers", str(workers), "--output-dir", "out", "--quiet", *extra]
@@ -119,6 +124,7 @@ def run_gate(folder: Path, workers: int, *extra: str, env: dict[str, str] | None
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
+    LAST_CPU["gate"] = usage.ru_utime + usage.ru_stime
     return wall, usage.ru_maxrss / 1024, proc.returncode
 
 
@@ -178,11 +184,20 @@ def one_spawn_seconds(judge: Path, payload: bytes, samples: int = 30) -> float:
     return statistics.median(times)
 
 
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def bare_spawns(judge: Path, payload: bytes, n: int, workers: int) -> float:
+    """Wall seconds for N bare spawns; their CPU (ours and the judges') goes to LAST_CPU["bare"]."""
+    cpu = _cpu_seconds()
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(lambda _: spawn_judge(judge, payload), range(n)))
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    LAST_CPU["bare"] = _cpu_seconds() - cpu
+    return wall
 
 
 # ---------------------------------------------------------------- scenarios
@@ -197,14 +212,17 @@ def bench_code(work: Path, n: int, workers: int, cores: int, payload: bytes, spa
         wall_i, rss_i, code = run_gate(folder, workers, "--no-cache")
         if code != 0:
             raise SystemExit((folder / "gate.log").read_text()[-2000:])
-        runs.append((wall_i, rss_i, check_results(folder, n)))
-        bares.append(bare_spawns(folder / "judge.py", payload, n, workers))
-    wall, rss, window = min(runs)
-    bare = min(bares)
+        runs.append((wall_i, rss_i, check_results(folder, n), LAST_CPU["gate"]))
+        bares.append((bare_spawns(folder / "judge.py", payload, n, workers), LAST_CPU["bare"]))
+    wall, rss, window, gate_cpu = min(runs)
+    bare, bare_cpu = min(bares)
     ideal = n * spawn_s / cores
+    # CPU time barely moves when other processes share the machine, unlike wall time: the
+    # difference per case is the most robust figure for what agentv-gate itself costs.
     return Measure("code", n, workers, wall, n / wall, rss, bare, ideal, (wall - bare) / n * 1000,
                    {"x_ideal": round(wall / ideal, 2), "x_bare": round(wall / bare, 2),
-                    "fixed_s": round(wall - window, 2), "in_run_x_bare": round(window / bare, 2)})
+                    "fixed_s": round(wall - window, 2), "in_run_x_bare": round(window / bare, 2),
+                    "cpu_ms_case": round(gate_cpu / n * 1000, 1), "bare_cpu_ms_case": round(bare_cpu / n * 1000, 1)})
 
 
 def bench_llm(work: Path, n: int, workers: int, latency: float, repeat: int) -> list[Measure]:
