@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..models import EvalCase, EvaluatorConfig, Message, content_to_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
 from .problems import EvalFileError, Problem
@@ -64,7 +66,16 @@ class CaseBuilder:
                                     "{role: user, content: ...}")
             data = dict(item)
             data["content"] = self._content(data.get("content", ""), item_line, files)
-            messages.append(Message.model_validate(data))
+            if not isinstance(data["role"], str) or not data["role"].strip():
+                raise EvalFileError(item_line, f"'role' in '{field}' must be text, got {data['role']!r}",
+                                    "role: user, assistant, system or tool")
+            try:
+                messages.append(Message.model_validate(data))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"]) or "message"
+                raise EvalFileError(item_line, f"a message in '{field}' is not valid: {where}: {first['msg']}",
+                                    "{role: user, content: ...}") from None
         return messages
 
     def _content(self, content: Any, line: int, files: dict[str, list[str]] | None) -> Any:
@@ -211,7 +222,7 @@ class CaseBuilder:
             evaluators=evaluators,
             threshold=threshold,
             target=str(target) if target else None,
-            conversation_id=raw.get("conversation_id"),
+            conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
             metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
         )
 
@@ -247,6 +258,12 @@ def reference_text(expected: list[Message]) -> str:
 def mapping(value: Any) -> dict[str, Any]:
     """An optional mapping field (`execution:` and the like) as a dict, absent or not."""
     return value if isinstance(value, dict) else {}
+
+
+def _conversation_id(value: Any, line: int) -> str | None:
+    if value is None or (isinstance(value, (str, int)) and not isinstance(value, bool)):
+        return None if value is None else str(value)
+    raise EvalFileError(line_of(value, line), f"conversation_id {value!r} is not text", "a string")
 
 
 def _threshold(value: Any, line: int) -> float | None:

@@ -188,8 +188,12 @@ def parse_evaluator(
 def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:
     if not cwd:
         return None
-    folder = (roots.eval_dir / cwd).resolve()
-    if not folder.is_dir():
+    try:
+        folder = (roots.eval_dir / cwd).resolve()
+        is_dir = folder.is_dir()
+    except (OSError, ValueError, RuntimeError) as exc:  # name too long, NUL byte, symlink loop
+        raise EvalFileError(line, f"cwd {cwd!r} is not a usable path: {exc}", "an existing folder") from None
+    if not is_dir:
         raise EvalFileError(line, f"cwd {cwd!r} is not a folder ({folder})", "an existing folder")
     if not roots.allow_outside_root and not roots.inside_root(folder):
         raise EvalFileError(line, f"cwd {cwd!r} resolves outside the repository root", "a folder inside the repo")

@@ -45,10 +45,17 @@ class SearchRoots:
 
     def resolve(self, ref: str, line: int, what: str, base: Path | None = None) -> Path:
         """The first existing candidate, absolute; else a located 'not found' error."""
-        tried = self.candidates(ref, base)
+        try:
+            tried = self.candidates(ref, base)
+        except (OSError, ValueError, RuntimeError) as exc:  # `~user` unknown, NUL byte
+            raise EvalFileError(line, f"{what} {ref!r} is not a usable path: {exc}", "an existing file") from None
         for cand in tried:
-            if cand.is_file():
-                resolved = cand.resolve()
+            try:
+                found = cand.is_file()
+                resolved = cand.resolve() if found else cand
+            except (OSError, ValueError, RuntimeError):  # name too long, NUL byte, symlink loop
+                found = False
+            if found:
                 if not self.allow_outside_root and not self.inside_root(resolved):
                     raise EvalFileError(
                         line,
