@@ -1,9 +1,12 @@
-"""Fails the case, echoing config.text (and the model's answer) in misses and reasoning."""
+"""Fails the case, echoing config.text and the model's answer in misses; reasoning is config.text
+(plus the whole answer when config.echo_answer is set)."""
 import json
 import sys
 
 payload = json.load(sys.stdin)
-text = (payload.get("config") or {}).get("text", "")
+config = payload.get("config") or {}
+text = config.get("text", "")
 answer = payload.get("answer") or ""
-misses = [text] + ([answer[:2000]] if answer else [])
-print(json.dumps({"score": 0.0, "misses": misses, "reasoning": text}, ensure_ascii=False))
+misses = ([text] if text else []) + ([answer[:2000]] if answer else [])
+reasoning = text + ("\n" + answer if config.get("echo_answer") else "")
+print(json.dumps({"score": 0.0, "misses": misses, "reasoning": reasoning}, ensure_ascii=False))
