@@ -196,7 +196,8 @@ def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:
     if not is_dir:
         raise EvalFileError(line, f"cwd {cwd!r} is not a folder ({folder})", "an existing folder")
     if not roots.allow_outside_root and not roots.inside_root(folder):
-        raise EvalFileError(line, f"cwd {cwd!r} resolves outside the repository root", "a folder inside the repo")
+        raise EvalFileError(line, f"cwd {cwd!r} resolves outside the repository root ({folder})",
+                            f"a folder inside {roots.repo_root} (or run with --allow-outside-root)")
     return folder
 
 
