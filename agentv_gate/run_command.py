@@ -14,7 +14,7 @@ from pathlib import Path
 from types import FrameType
 
 from .evaluators.registry import build_evaluator_registry
-from .judging.subprocess_runner import kill_running_scripts
+from .judging.subprocess_runner import allow_new_scripts, kill_running_scripts
 from .loader import load_paths
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
@@ -139,10 +139,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                            slim_results=True)  # full rows are in the JSONL; reports need only the slim ones
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_int = signal.getsignal(signal.SIGINT)
     console.start(len(cases))
+    allow_new_scripts()  # an earlier interrupted run in this process refused them
     try:
         results = orchestrator.run(cases)
     except KeyboardInterrupt as exc:
+        # A second signal (Ctrl-C twice; CI sends SIGINT, then SIGTERM) must not cut the reports short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         # Hanging judges and cli targets (and their grandchildren) die now, so no process outlives
         # the run and the worker threads waiting on them let the interpreter exit.
         kill_running_scripts()
@@ -152,10 +157,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         _finish(partial, junit, results_path, console)
         return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
     except ReportWriteError as exc:
+        kill_running_scripts()  # the run stops here: no judge may outlive it
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # After an interruption both stay ignored: the process is on its way out with its exit code,
+        # and a late signal must not turn that into death by signal.
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, previous)
+            if previous_int is not None:
+                signal.signal(signal.SIGINT, previous_int)
         resolver.close()
         _report_cache(cache, args.quiet)
     writer.close()

@@ -13,6 +13,7 @@ a hang:
 
 from __future__ import annotations
 
+import atexit
 import os
 import select
 import signal
@@ -187,6 +188,11 @@ def kill_running_scripts() -> int:
     for pgid in groups:
         _kill_group(pgid)
     return len(groups)
+
+
+# Last line of defence: however the interpreter exits (an unexpected error included), the scripts
+# it was supervising on daemon threads die with it instead of running on unsupervised.
+atexit.register(kill_running_scripts)
 
 
 def allow_new_scripts() -> None:
