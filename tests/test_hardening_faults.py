@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -194,8 +195,10 @@ def http_targets(url: str) -> str:
         """
 
 
-@pytest.mark.parametrize(("raw_server", "reason"), [("silent", "no response within 1.00s"), ("cut", "the connection closed before the reply was complete (30 bytes read")],
-                         indirect=["raw_server"])
+@pytest.mark.parametrize(("raw_server", "reason"), [
+    ("silent", "no response within 1.00s"),
+    ("cut", "the connection closed before the reply was complete (30 bytes read"),
+], indirect=["raw_server"])
 def test_an_http_target_that_hangs_or_cuts_off_the_body_is_that_case_s_error(repo: Path, raw_server: RawServer,
                                                                             reason: str) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url))
@@ -293,8 +296,13 @@ def test_unwritable_output_is_a_one_line_usage_error(repo: Path, flag: str, path
 # ---------------------------------------------------------------- interrupted runs
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(repo: Path, signum: int, code: int) -> None:
+@pytest.mark.parametrize(("signals", "code"), [
+    ([signal.SIGTERM], 143),
+    ([signal.SIGINT], 130),
+    ([signal.SIGINT, signal.SIGTERM, signal.SIGINT], 130),  # a cancelled CI job signals again: reports still whole
+], ids=["SIGTERM", "SIGINT", "SIGINT-then-more"])
+def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(repo: Path, signals: list[int],
+                                                                               code: int) -> None:
     pid_dir = repo / "pids"
     pid_dir.mkdir()
     suite(repo, judge_case("fast1", "ok_judge.py"), judge_case("fast2", "ok_judge.py"),
@@ -310,7 +318,9 @@ def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(r
         assert wait_for(ready, 30), "fast cases never finished or slow judges never started"
         pids = [int(p) for f in pid_dir.glob("*.pids") for p in f.read_text().split()]
         assert len(pids) == 4 and all(pid_alive(p) for p in pids)
-        os.kill(proc.pid, signum)
+        for signum in signals:
+            os.kill(proc.pid, signum)
+            time.sleep(0.02)
         # Far below the 90 s judge timeout: the hanging judges were killed, not waited for.
         out, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
