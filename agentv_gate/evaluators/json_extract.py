@@ -26,8 +26,15 @@ def _reject_constant(name: str) -> Any:
 
 
 def loads_strict(text: str) -> Any:
-    """`json.loads` with JavaScript's rules for the non-standard constants."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """`json.loads` with JavaScript's rules for the non-standard constants.
+
+    JSON nested deeper than Python's recursion limit raises ValueError like any other bad JSON
+    (json.loads raises RecursionError), so callers that handle ValueError handle it too.
+    """
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def parse_json_from_text(text: str) -> Any:
@@ -50,7 +57,7 @@ def parse_json_from_text(text: str) -> Any:
             try:
                 value, _ = decoder.raw_decode(text, found.start())
                 return value
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         raise JsonExtractError(f"no JSON found ({first_error})") from None
 

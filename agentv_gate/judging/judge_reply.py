@@ -46,7 +46,7 @@ def _objects_in(text: str) -> list[dict[str, Any]]:
     while index != -1:
         try:
             value, end = decoder.raw_decode(text, index)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack
             index = text.find("{", index + 1)
             continue
         if isinstance(value, dict):
@@ -73,7 +73,7 @@ def candidate_objects(text: str) -> list[dict[str, Any]]:
     for chunk in [cleaned] + [m.group(2) for m in _FENCE.finditer(cleaned)]:
         try:
             add(json.loads(chunk.strip()))
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     for value in _objects_in(cleaned):
         add(value)
@@ -81,7 +81,7 @@ def candidate_objects(text: str) -> list[dict[str, Any]]:
     if 0 <= start < end:
         try:
             add(json.loads(cleaned[start : end + 1]))
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return candidates
 

@@ -342,7 +342,7 @@ def http_call(
         if expect_json:
             try:
                 data = response.json()
-            except ValueError:
+            except (ValueError, RecursionError):
                 text = redact(response.text[:_BODY_SNIPPET_CHARS], secret_list)
                 raise HttpCallError(
                     f"{describe}: expected a JSON reply from {url}, got {text!r} (HTTP {status})",

@@ -116,6 +116,8 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
             is_last = index == len(numbered) - 1
             try:
                 row = json.loads(line)
+            except RecursionError:
+                raise ResultsReadError(f"{path}:{line_no}: not a JSON results row (nested too deeply)") from None
             except json.JSONDecodeError as exc:
                 if is_last:
                     problems.append(f"{path}:{line_no}: skipped a truncated last line "

@@ -81,7 +81,7 @@ def parse_cli_output(text: str) -> tuple[str, list[Message], dict[str, Any]]:
     if stripped.startswith("{"):
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON (or nested past Python's stack): a plain answer
             data = None
         if isinstance(data, dict) and any(k in data for k in ("text", "output", "output_messages")):
             messages = _messages_from(data.get("output_messages", data.get("output")))
