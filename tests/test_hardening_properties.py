@@ -25,6 +25,8 @@ from agentv_gate.evaluators.code_judge import parse_judge_output
 from agentv_gate.judging.judge_reply import JudgeReply, JudgeReplyError, parse_judge_reply
 from agentv_gate.loader import LoadResult, load_eval_file
 from agentv_gate.models import EvalCase
+from agentv_gate.report import ResultsReadError
+from agentv_gate.report.jsonl import read_results
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -191,6 +193,10 @@ wrappers = st.sampled_from(["{}", "```json\n{}\n```", "Sure! {} Hope that helps.
                             "{} {}", "```\n{}", "{{{}", "{}}}}", "[{}]"])
 
 
+DEEP = '{"score": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+"""Valid JSON nested far past Python's recursion limit (json.loads raises RecursionError on it)."""
+
+
 def check_reply(text: str) -> None:
     try:
         reply = parse_judge_reply(text)
@@ -210,6 +216,8 @@ def check_reply(text: str) -> None:
 @example(text='{"score": NaN}')
 @example(text='{"score": "  "}')
 @example(text='```json\n{"score": 0.5, "hits": {"a": 1}}\n```')
+@example(text=DEEP)
+@example(text="```json\n" + DEEP + "\n```")
 def test_judge_reply_parser_raises_only_its_documented_error(text: str) -> None:
     check_reply(text)
 
@@ -226,6 +234,8 @@ def test_judge_reply_parser_on_verdict_shaped_json(verdict: dict[str, Any], wrap
 @example(text='{"score": true}')
 @example(text="log line\n" + '{"score": 0.5}')
 @example(text='{"score": 1e999}')
+@example(text=DEEP)
+@example(text="log line\n" + DEEP)
 def test_code_judge_output_parser_never_raises(text: str) -> None:
     data, problem = parse_judge_output(text)
     assert (data is None) != (problem is None)
@@ -267,3 +277,26 @@ def test_unusable_paths_are_located_problems_not_crashes(repo: Path, weird: str)
     for doc in docs:
         result = check_load(repo, "paths.eval.yaml", yaml.safe_dump(doc, allow_unicode=True).encode())
         assert result.errors and not result.cases, (doc, result.problems)
+
+
+# ---------------------------------------------------------------- results files handed to `merge`
+
+
+@SETTINGS
+@given(lines=st.lists(st.one_of(st.text(max_size=60), st.builds(json.dumps, structures),
+                                st.builds(json.dumps, st.fixed_dictionaries({"eval_id": st.text(max_size=5)},
+                                                                            optional={"verdict": scalars,
+                                                                                      "score": scalars}))),
+                      max_size=5))
+@example(lines=["[" * 100_000, "{}"])
+@example(lines=['{"eval_id": "a", "verdict": "pass", "score": 1}', '{"eval_id": "b", "verd'])
+def test_results_reader_raises_only_its_documented_error(repo: Path, lines: list[str]) -> None:
+    """A shard's results file may come from anywhere (a CI artifact); merge must not crash on it."""
+    path = repo / "shard.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+    try:
+        results, problems = read_results([path])
+    except ResultsReadError as exc:
+        assert str(path) in str(exc)
+        return
+    assert all(isinstance(p, str) for p in problems)
