@@ -56,6 +56,7 @@ def suite_yaml() -> str:
         {"id": "judge-text", "input": "q", "assert": [{**judge, "text": HOSTILE}]},
         {"id": "model-text", "input": "q", "assert": [judge]},
         {"id": "big-answer", "input": "q", "assert": [{**judge, "text": "echo", "echo_answer": True}]},
+        {"id": "judge-crash", "input": "q", "assert": [{**judge, "text": HOSTILE, "crash": True}]},
         {"id": HOSTILE_ID, "input": "q", "assert": [{"type": "contains", "value": "NEVER"}]},
     ]
     return yaml.safe_dump({"tests": cases}, allow_unicode=True, width=10**9)
@@ -81,16 +82,18 @@ def test_the_run_finishes_and_reports_every_case(run: dict[str, Any]) -> None:
     assert proc.returncode == 1, proc.stderr
     assert no_traceback(proc.stdout + proc.stderr)
     rows = {r["eval_id"]: r["verdict"] for r in read_rows(run["repo"] / ".agentv-gate/results.jsonl")}
-    assert rows == {"passes": "pass", "judge-text": "fail", "model-text": "fail", "big-answer": "fail", HOSTILE_ID: "fail"}
+    assert rows == {"passes": "pass", "judge-text": "fail", "model-text": "fail", "big-answer": "fail", HOSTILE_ID: "fail",
+                    "judge-crash": "error"}
 
 
 def test_only_our_annotations_are_workflow_commands(run: dict[str, Any]) -> None:
     proc = run["proc"]
-    assert runner_commands(proc.stderr) == []
+    assert runner_commands(proc.stderr) == []  # the judges' own stderr is never passed through
+    assert "\x1b" not in proc.stdout + proc.stderr and "\x00" not in proc.stdout + proc.stderr
     commands = runner_commands(proc.stdout)
-    assert len(commands) == 4, commands  # one per case that did not pass
+    assert len(commands) == 5, commands  # one per case that did not pass
     for command in commands:
-        assert re.match(r"::error file=evals/hostile\.eval\.yaml,line=\d+,title=agentv-gate%3A [^:,\r\n]* failed::",
+        assert re.match(r"::error file=evals/hostile\.eval\.yaml,line=\d+,title=agentv-gate%3A [^:,\r\n]* (failed|error)::",
                         command), command[:300]
         assert "##[" not in command and "\x1b" not in command and "\x00" not in command
         assert len(command) < 6000, "an annotation must stay bounded whatever the answer's size"
@@ -107,6 +110,15 @@ def test_annotation_text_is_escaped_exactly(run: dict[str, Any]) -> None:
     assert expected in run["proc"].stdout.split("\n")
 
 
+def test_a_crashing_judge_s_hostile_stderr_is_escaped_in_the_error_annotation(run: dict[str, Any]) -> None:
+    line = run["lines"]["judge-crash"]
+    flat = "::set-output name=x::y ::add-mask::secret %250A::error::pwned ::warning::x ## [error]x red nul\ufffd vt\ufffd end"
+    prefix = (f"::error file=evals/hostile.eval.yaml,line={line},title=agentv-gate%3A judge-crash error::"
+              f"judge-crash could not be scored: evaluator 'j': judge 'j' (python3) exited with code 3")
+    annotation = next(c for c in runner_commands(run["proc"].stdout) if c.startswith(prefix))
+    assert f"%0A- stderr: {flat}" in annotation, annotation
+
+
 def test_a_hostile_case_id_cannot_break_out_of_the_title(run: dict[str, Any]) -> None:
     line = run["lines"][HOSTILE_ID]
     expected = (f"::error file=evals/hostile.eval.yaml,line={line},title=agentv-gate%3A id %3A%3Aadd-mask%3A%3Ax "
@@ -119,8 +131,8 @@ def test_github_output_holds_exactly_our_keys_after_earlier_steps(run: dict[str,
     values = parse_github_output(run["output"].read_text(encoding="utf-8"))
     assert set(values) == OUR_KEYS | {"earlier"}
     assert values["earlier"] == "from a previous step"
-    assert (values["passed"], values["failed"], values["errors"], values["total"]) == ("1", "4", "0", "5")
-    assert values["pass-rate"] == "0.2000"
+    assert (values["passed"], values["failed"], values["errors"], values["total"]) == ("1", "4", "1", "6")
+    assert values["pass-rate"] == "0.1667"
     assert values["junit-path"].endswith("junit.xml") and values["results-path"].endswith("results.jsonl")
 
 
@@ -143,7 +155,7 @@ def test_junit_is_well_formed_valid_and_bounded(run: dict[str, Any]) -> None:
     path = run["repo"] / ".agentv-gate/junit.xml"
     root = checked_junit(path)
     assert junit_cases(root) == {"passes": "pass", "judge-text": "fail", "model-text": "fail", "big-answer": "fail",
-                                 "id ::add-mask::x ##[error]y": "fail"}
+                                 "id ::add-mask::x ##[error]y": "fail", "judge-crash": "error"}
     assert path.stat().st_size < 200_000, "a 1 MB answer must not be copied whole into JUnit"
 
 
