@@ -7,7 +7,7 @@ a hang:
 * it may never read stdin (BrokenPipe on write is swallowed),
 * it may write far more output than fits in memory (capture is capped, the rest is drained),
 * it may hang, or fork a grandchild that keeps our pipes open after the judge itself is gone
-  (it runs in its own session, and the whole process group is killed),
+  (it runs in its own process group, and the whole group is killed),
 * it may not exist or not be executable (reported in `spawn_error`).
 """
 
@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 _CHUNK = 64 * 1024
 _DRAIN_GRACE_SECONDS = 1.0
@@ -133,6 +133,11 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
             stream.close()
         except (OSError, ValueError):
             pass
+
+
+_OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
+"""A new process group for the script, so `killpg` reaches its grandchildren too. `process_group=0`
+(setpgid) keeps CPython's vfork fast path; `start_new_session` (setsid) costs 2-3 ms more per spawn."""
 
 
 def _wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
@@ -267,8 +272,8 @@ def run_script(
             stderr=subprocess.PIPE,
             cwd=str(cwd) if cwd is not None else None,
             env=full_env,
-            start_new_session=True,
             close_fds=True,
+            **_OWN_GROUP,
         )
     except OSError as exc:
         return failed_start(_spawn_error(argv, exc, cwd))
