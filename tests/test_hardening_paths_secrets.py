@@ -69,20 +69,34 @@ def escapes(outside: Path) -> dict[str, str]:
     }
 
 
-def eval_file(layout: dict[str, Path], reference: str) -> Path:
-    body = reference if reference.startswith("input:") else f"input: question\n    {reference}"
-    return write(layout["repo"] / "evals" / "escape.eval.yaml",
-                 f"tests:\n  - id: escape\n    criteria: anything\n    {body}\n")
+def eval_file(layout: dict[str, Path], names: list[str]) -> dict[str, int]:
+    """One eval file with a case per named escape; returns name -> the line a problem should point at."""
+    refs = escapes(layout["outside"])
+    lines: dict[str, int] = {}
+    text = "tests:\n"
+    for index, name in enumerate(names):
+        reference = refs[name]
+        case_line = text.count("\n") + 1
+        text += f"  - id: case{index}\n    criteria: anything\n"
+        if not reference.startswith("input:"):
+            text += "    input: question\n"
+        # `input_files` becomes file segments of the input: its problem points at the case.
+        lines[name] = case_line if name.startswith("input_files") else text.count("\n") + 1
+        text += f"    {reference}\n"
+    write(layout["repo"] / "evals" / "escape.eval.yaml", text)
+    return lines
 
 
-@pytest.mark.parametrize("name", list(escapes(Path("/x"))))
-def test_a_reference_outside_the_repository_is_refused_by_validate_and_run(layout: dict[str, Path], name: str) -> None:
-    eval_file(layout, escapes(layout["outside"])[name])
+def test_every_reference_outside_the_repository_is_refused_by_validate_and_run(layout: dict[str, Path]) -> None:
+    names = list(escapes(layout["outside"]))
+    lines = eval_file(layout, names)
     repo = layout["repo"]
     validate = run_cli(repo, "validate", "evals")
     assert validate.returncode == 1, validate.stdout + validate.stderr
-    assert "outside the repository root" in validate.stdout, validate.stdout
-    assert "escape.eval.yaml:" in validate.stdout and "--allow-outside-root" in validate.stdout
+    refused = [line for line in validate.stdout.splitlines() if "outside the repository root" in line]
+    # One located problem per case, on its reference's line, saying how to allow it.
+    assert sorted(int(r.split(":")[1]) for r in refused) == sorted(lines.values()), validate.stdout
+    assert all("escape.eval.yaml:" in r and "--allow-outside-root" in r for r in refused), validate.stdout
 
     run = run_cli(repo, "run", "evals")
     assert run.returncode == 2, run.stdout + run.stderr
@@ -99,22 +113,20 @@ def test_an_external_tests_file_outside_the_repository_is_refused(layout: dict[s
     assert OUTSIDE_SECRET not in validate.stdout + validate.stderr
 
 
-@pytest.mark.parametrize("name", ["script ..", "script symlink", "cwd symlink", "prompt symlink", "file segment symlink"])
-def test_allow_outside_root_lets_the_reference_through(layout: dict[str, Path], name: str) -> None:
-    eval_file(layout, escapes(layout["outside"])[name])
+def test_allow_outside_root_lets_the_references_through(layout: dict[str, Path]) -> None:
+    eval_file(layout, ["script ..", "script symlink", "cwd symlink", "prompt symlink", "file segment symlink"])
     repo = layout["repo"]
     validate = run_cli(repo, "validate", "evals", "--allow-outside-root")
     assert validate.returncode == 0, validate.stdout + validate.stderr
     run = run_cli(repo, "run", "evals", "--allow-outside-root")
     assert run.returncode == 0, run.stdout + run.stderr
-    if name.startswith("script") or name.startswith("cwd"):
-        assert layout["marker"].exists(), "the allowed judge did not run"
-    if name.startswith("file segment"):
-        assert read_rows(repo / ".agentv-gate/results.jsonl")[0]["verdict"] == "pass"
+    assert layout["marker"].exists(), "the allowed judge outside the repository did not run"
+    assert {r["verdict"] for r in read_rows(repo / ".agentv-gate/results.jsonl")} == {"pass"}
 
 
 def test_references_inside_the_repository_still_work(layout: dict[str, Path]) -> None:
-    eval_file(layout, "assert: [{type: code_judge, name: j, script: [python3, judge.py], cwd: inside}]")
+    write(layout["repo"] / "evals" / "escape.eval.yaml", "tests:\n  - id: inside\n    input: q\n    criteria: c\n"
+          "    assert: [{type: code_judge, name: j, script: [python3, judge.py], cwd: inside}]\n")
     run = run_cli(layout["repo"], "run", "evals")
     assert run.returncode == 0, run.stdout + run.stderr
 

@@ -69,8 +69,8 @@ messages = st.fixed_dictionaries(
     {"role": mostly(st.sampled_from(["user", "assistant", "system", "tool"]))},
     optional={"content": mostly(st.one_of(words, st.lists(segments, max_size=3))), "tool_calls": odd},
 )
-evaluator = st.deferred(lambda: st.fixed_dictionaries(
-    {"type": mostly(valid_kinds)},
+evaluator: st.SearchStrategy[dict[str, Any]] = st.deferred(lambda: st.fixed_dictionaries(
+    dict[str, st.SearchStrategy[Any]]({"type": mostly(valid_kinds)}),
     optional={"name": mostly(words), "script": mostly(st.sampled_from(PATHS)), "cwd": mostly(st.sampled_from(PATHS)),
               "value": mostly(words), "threshold": odd, "weight": odd, "prompt": mostly(st.sampled_from(PATHS)),
               "evaluators": mostly(st.lists(evaluator, max_size=2)), "aggregator": odd, "fields": odd, "config": odd,
