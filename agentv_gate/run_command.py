@@ -53,21 +53,26 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     return junit, results
 
 
-def _finish(results: list[CaseResult], junit: Path, results_path: Path, console: ConsoleReporter) -> int:
-    """Write the end-of-run reports; the exit code says whether the gate passed."""
+def _finish(results: list[CaseResult], junit: Path, results_path: Path, console: ConsoleReporter,
+            planned: int | None = None) -> int:
+    """Write the end-of-run reports; the exit code says whether the gate passed.
+
+    `planned` is how many cases the run set out to run, so an interrupted run's reports say it
+    was cut short rather than showing the finished subset as a pass.
+    """
     try:
         write_junit(results, junit)
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    summary = summarise(results)
+    summary = summarise(results, planned)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         try:
-            write_github_reports(results, junit_path=junit, results_path=results_path)
+            write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
-    console.finish(results)
-    return EXIT_OK if summary.failed == 0 and summary.errors == 0 and summary.total > 0 else EXIT_FAILED
+    console.finish(results, planned)
+    return EXIT_OK if summary.ok else EXIT_FAILED
 
 
 def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
@@ -154,7 +159,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         partial: list[CaseResult] = getattr(exc, "partial", [])
         writer.close()
         print(f"\nagentv-gate: interrupted; writing {len(partial)} finished case(s) of {len(cases)}", file=sys.stderr)
-        _finish(partial, junit, results_path, console)
+        _finish(partial, junit, results_path, console, planned=len(cases))
         return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
     except ReportWriteError as exc:
         kill_running_scripts()  # the run stops here: no judge may outlive it
@@ -170,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resolver.close()
         _report_cache(cache, args.quiet)
     writer.close()
-    return _finish(results, junit, results_path, console)
+    return _finish(results, junit, results_path, console, planned=len(cases))
 
 
 def missing_shards(results: list[CaseResult]) -> str | None:

@@ -279,3 +279,17 @@ def test_unwritable_output_file_is_a_clear_error_and_the_summary_is_still_writte
     with pytest.raises(ReportWriteError, match=r"cannot write step outputs to .*file/out: "):
         write_github_reports([HOSTILE], env=env, stream=io.StringIO())
     assert "hostile-1" in summary.read_text(encoding="utf-8")
+
+
+def test_an_interrupted_run_never_reads_as_a_pass() -> None:
+    finished = [CaseResult(eval_id=f"c{i}", suite="s.yaml", file="s.yaml", line=i, score=1.0, verdict="pass")
+                for i in range(2)]
+    markdown = summary_markdown(finished, planned=5)
+    assert "⚠️ **2 passed, 0 failed, 0 errors** of 2 cases · pass rate 100.0% · **interrupted: 3 not run**" in markdown
+    assert "✅ **" not in markdown  # the totals line; passed rows keep their own marks
+    complete = summary_markdown(finished, planned=2)
+    assert "✅ **2 passed" in complete and "interrupted" not in complete
+    out = io.StringIO()
+    text = ConsoleReporter(out=out, progress=io.StringIO()).finish(finished, planned=5)
+    assert text.rstrip().endswith("agentv-gate INTERRUPTED: 2 cases: 2 passed, 0 failed, 0 errors, 3 not run (interrupted) "
+                                  "(pass rate 100.0%)")

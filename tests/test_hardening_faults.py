@@ -332,6 +332,9 @@ def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(r
     try:
         assert proc.returncode == code, err
         assert "interrupted; writing 2 finished case(s) of 4" in err
+        # The finished half passed, but the run as a whole must not read as a pass.
+        assert "agentv-gate INTERRUPTED: 2 cases: 2 passed, 0 failed, 0 errors, 2 not run (interrupted)" in out
+        assert "PASSED" not in out
         assert no_traceback(out + err)
         assert assert_reported(repo, {"fast1": "pass", "fast2": "pass"})
         assert wait_for(lambda: not any(pid_alive(p) for p in pids), 10), \

@@ -38,22 +38,29 @@ class Summary:
     failed: int
     errors: int
     pass_rate: float
+    not_run: int = 0
+    """Cases the run meant to run but never finished (it was interrupted)."""
 
     @property
     def ok(self) -> bool:
-        """True when the gate passes: at least one case ran, and none failed or errored."""
-        return self.total > 0 and self.failed == 0 and self.errors == 0
+        """True when the gate passes: at least one case ran, none failed or errored, none was left out."""
+        return self.total > 0 and self.failed == 0 and self.errors == 0 and self.not_run == 0
 
     def describe(self) -> str:
         """One line for logs and summaries, e.g. `8 cases: 5 passed, 2 failed, 1 error (pass rate 62.5%)`."""
+        unfinished = f", {self.not_run} not run (interrupted)" if self.not_run else ""
         return (
             f"{self.total} case{'s' if self.total != 1 else ''}: {self.passed} passed, {self.failed} failed, "
-            f"{self.errors} error{'s' if self.errors != 1 else ''} (pass rate {self.pass_rate:.1%})"
+            f"{self.errors} error{'s' if self.errors != 1 else ''}{unfinished} (pass rate {self.pass_rate:.1%})"
         )
 
 
-def summarise(results: Iterable[CaseResult]) -> Summary:
-    """Count verdicts; a case counts by its `verdict` alone (the orchestrator applied the threshold)."""
+def summarise(results: Iterable[CaseResult], planned: int | None = None) -> Summary:
+    """Count verdicts; a case counts by its `verdict` alone (the orchestrator applied the threshold).
+
+    `planned` is how many cases the run set out to run: fewer results than that (an interrupted
+    run) makes the summary say so and never count as a pass.
+    """
     passed = failed = errors = 0
     for r in results:
         if r.verdict == "pass":
@@ -64,7 +71,7 @@ def summarise(results: Iterable[CaseResult]) -> Summary:
             failed += 1
     total = passed + failed + errors
     return Summary(total=total, passed=passed, failed=failed, errors=errors,
-                   pass_rate=passed / total if total else 0.0)
+                   pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total))
 
 
 __all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "summarise"]

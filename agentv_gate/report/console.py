@@ -90,7 +90,7 @@ def render_table(results: Sequence[CaseResult], colour: bool = False,
 
 
 def totals(summary: Summary) -> str:
-    verdict = "PASSED" if summary.ok else "FAILED"
+    verdict = "INTERRUPTED" if summary.not_run else ("PASSED" if summary.ok else "FAILED")
     return f"agentv-gate {verdict}: {summary.describe()}"
 
 
@@ -160,12 +160,12 @@ class ConsoleReporter:
                 pass
             self._shown = False
 
-    def finish(self, results: Iterable[CaseResult]) -> str:
+    def finish(self, results: Iterable[CaseResult], planned: int | None = None) -> str:
         """Clear the progress line, print the table and the totals to `out`, and return that text."""
         results = list(results)
         with self._lock:
             self._clear()
-        summary = summarise(results)
+        summary = summarise(results, planned)
         lines = render_table(results, colour=self.colour) if results else []
         text = "\n".join(lines + ["", totals(summary)] if lines else [totals(summary)]) + "\n"
         try:

@@ -151,22 +151,23 @@ def _row(result: CaseResult, with_problem: bool, root: Path | None) -> str:
 
 
 def totals_line(summary: Summary) -> str:
-    mark = "✅" if summary.ok else "❌"
+    mark = "✅" if summary.ok else ("⚠️" if summary.not_run else "❌")
+    unfinished = f" · **interrupted: {summary.not_run} not run**" if summary.not_run else ""
     return (f"{mark} **{summary.passed} passed, {summary.failed} failed, {summary.errors} "
             f"error{'s' if summary.errors != 1 else ''}** of {summary.total} "
-            f"case{'s' if summary.total != 1 else ''} · pass rate {summary.pass_rate:.1%}")
+            f"case{'s' if summary.total != 1 else ''} · pass rate {summary.pass_rate:.1%}{unfinished}")
 
 
 def summary_markdown(results: Iterable[CaseResult], *, results_path: Path | str | None = None,
                      junit_path: Path | str | None = None, root: Path | None = None,
-                     budget_bytes: int = SUMMARY_BUDGET_BYTES) -> str:
+                     budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None) -> str:
     """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away.
 
     Rows stop when the next one would exceed `budget_bytes`; a closing note says how many were left
     out and names the results file that has them all.
     """
     results = list(results)
-    summary = summarise(results)
+    summary = summarise(results, planned)
     bad = _not_passed(results)
     good = sorted((r for r in results if r.verdict == "pass"), key=lambda r: (r.suite, r.line, r.eval_id))
     parts = ["## agentv-gate results\n\n", totals_line(summary) + "\n\n"]
@@ -270,7 +271,7 @@ def write_outputs(path: Path | str, values: Mapping[str, object]) -> None:
 
 def write_github_reports(results: Iterable[CaseResult], *, junit_path: Path | str | None = None,
                          results_path: Path | str | None = None, env: Mapping[str, str] | None = None,
-                         stream: TextIO | None = None) -> bool:
+                         stream: TextIO | None = None, planned: int | None = None) -> bool:
     """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.
 
     Does nothing unless `GITHUB_ACTIONS=true`; returns whether it ran. Paths are made relative to
@@ -290,12 +291,12 @@ def write_github_reports(results: Iterable[CaseResult], *, junit_path: Path | st
     if env.get("GITHUB_STEP_SUMMARY"):
         try:
             append_step_summary(summary_markdown(results, results_path=results_path, junit_path=junit_path,
-                                                 root=root), env["GITHUB_STEP_SUMMARY"])
+                                                 root=root, planned=planned), env["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
             failures.append(exc)
     if env.get("GITHUB_OUTPUT"):
         try:
-            write_outputs(env["GITHUB_OUTPUT"], output_values(summarise(results), junit_path, results_path))
+            write_outputs(env["GITHUB_OUTPUT"], output_values(summarise(results, planned), junit_path, results_path))
         except ReportWriteError as exc:
             failures.append(exc)
     if failures:
