@@ -175,6 +175,7 @@ class Orchestrator:
         """Seed 004: each configured evaluator in order; none configured means the default llm_judge."""
         configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
         output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
+        trace = _trace_summary(response)
         results: list[EvaluatorResult] = []
         for config in configs:
             context = EvaluationContext(
@@ -183,7 +184,7 @@ class Orchestrator:
                 evaluator=config,
                 output_messages=output_messages,
                 target=provider.name,
-                trace=_trace_summary(response),
+                trace=trace,
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
