@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     BORDERLINE_SCORE,
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -51,16 +52,6 @@ DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 
 Decide the final score and verdict based on all evaluator results.
 Return a JSON object with: score (0.0-1.0), verdict (pass/fail/borderline), and reasoning."""
-OUTPUT_SCHEMA_PROMPT = "\n".join([
-    "You must respond with a single JSON object matching this schema:",
-    "",
-    "{",
-    '  "score": <number between 0.0 and 1.0>,',
-    '  "hits": [<array of strings, max 4 items, brief specific achievements>],',
-    '  "misses": [<array of strings, max 4 items, brief specific failures or omissions, empty if none>],',
-    '  "reasoning": "<string, concise explanation for the score, 1-2 sentences max>"',
-    "}",
-])
 _AGGREGATOR_ALIASES = {
     "weighted_average": "weighted_average", "weighted": "weighted_average", "average": "weighted_average",
     "threshold": "threshold",
@@ -211,12 +202,12 @@ class CompositeEvaluator:
         results_json = json.dumps(self._results_object(members), indent=2, default=str)
         prompt = template.replace("{{EVALUATOR_RESULTS_JSON}}", results_json)
         raw: dict[str, Any] = {"aggregator": "llm_judge", "userPrompt": prompt,
-                               "systemPrompt": OUTPUT_SCHEMA_PROMPT}
+                               "systemPrompt": JUDGE_SYSTEM_PROMPT}
         if provider is None:
             return _error("llm_judge aggregator has no judge model (configure a judge target)", raw)
         raw["target"] = getattr(provider, "name", None)
         try:
-            response = provider.invoke(ProviderRequest(question=prompt, system_prompt=OUTPUT_SCHEMA_PROMPT,
+            response = provider.invoke(ProviderRequest(question=prompt, system_prompt=JUDGE_SYSTEM_PROMPT,
                                                        eval_case_id=context.eval_case.id))
             data = parse_json_object(response.text)
         except JsonExtractError as exc:
