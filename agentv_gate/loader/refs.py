@@ -8,6 +8,7 @@ the gate read or execute files elsewhere on the runner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .problems import EvalFileError
@@ -26,19 +27,24 @@ class SearchRoots:
             stripped = Path(str(ref).lstrip("/"))
             return [self.repo_root / stripped, ref_path]
         first = base if base is not None else self.eval_dir
-        # AgentV's search roots: the eval file's folder, each parent up to the repo root, the root.
+        out = [first / ref_path, *(folder / ref_path for folder in self._search_dirs)]
+        return list(dict.fromkeys(out))
+
+    @cached_property
+    def _search_dirs(self) -> list[Path]:
+        """AgentV's search roots: the eval file's folder, each parent up to the repo root, the root.
+        The same for every reference in a file, so worked out (and resolved) once."""
         between = [] if not self.inside_root(self.eval_dir) else [
             parent for parent in self.eval_dir.parents if self.inside_root(parent) and parent != self.repo_root]
-        out = [first / ref_path, self.eval_dir / ref_path, *(p / ref_path for p in between), self.repo_root / ref_path]
-        seen: list[Path] = []
-        for p in out:
-            if p not in seen:
-                seen.append(p)
-        return seen
+        return [self.eval_dir, *between, self.repo_root]
+
+    @cached_property
+    def _resolved_root(self) -> Path:
+        return self.repo_root.resolve()
 
     def inside_root(self, path: Path) -> bool:
         try:
-            path.resolve().relative_to(self.repo_root.resolve())
+            path.resolve().relative_to(self._resolved_root)
             return True
         except ValueError:
             return False
