@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .loader import load_paths
+from .loader import default_eval_paths, load_paths
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -63,14 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _default_paths(paths: list[Path] | None) -> list[Path]:
-    if paths:
-        return paths
-    return [Path("evals")] if Path("evals").is_dir() else [Path(".")]
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    result = load_paths(_default_paths(args.paths), args.repo_root, args.allow_outside_root)
+    result = load_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in result.problems:
         print(problem)
     failing = result.errors or (args.strict and result.warnings)

@@ -15,7 +15,7 @@ from types import FrameType
 
 from .evaluators.registry import build_evaluator_registry
 from .judging.subprocess_runner import allow_new_scripts, kill_running_scripts
-from .loader import load_paths
+from .loader import default_eval_paths, load_paths
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from .report import ReportWriteError, summarise
@@ -36,12 +36,6 @@ class _Terminated(KeyboardInterrupt):
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise _Terminated()
-
-
-def _default_paths(paths: list[Path] | None) -> list[Path]:
-    if paths:
-        return paths
-    return [Path("evals")] if Path("evals").is_dir() else [Path(".")]
 
 
 def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -84,7 +78,7 @@ def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    loaded = load_paths(_default_paths(args.paths), args.repo_root, args.allow_outside_root)
+    loaded = load_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
     if loaded.errors:

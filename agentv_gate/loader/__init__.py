@@ -77,11 +77,17 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
                 if candidate.with_suffix(".jsonl").exists():
                     continue  # sidecar of a JSONL suite
                 found.append(candidate)
-    unique: list[Path] = []
+    unique: dict[Path, Path] = {}
     for f in found:
-        if f.resolve() not in {u.resolve() for u in unique}:
-            unique.append(f)
-    return unique, problems
+        unique.setdefault(f.resolve(), f)
+    return list(unique.values()), problems
+
+
+def default_eval_paths(paths: list[Path] | None) -> list[Path]:
+    """The paths given, else `./evals` when it exists, else the working folder."""
+    if paths:
+        return paths
+    return [Path("evals")] if Path("evals").is_dir() else [Path(".")]
 
 
 def _suite_name(file: Path, repo_root: Path) -> str:
@@ -196,4 +202,4 @@ def load_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
     return result
 
 
-__all__ = ["LoadResult", "Problem", "discover_eval_files", "load_eval_file", "load_paths", "find_repo_root"]
+__all__ = ["LoadResult", "Problem", "default_eval_paths", "discover_eval_files", "load_eval_file", "load_paths", "find_repo_root"]
