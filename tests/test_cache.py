@@ -130,7 +130,7 @@ def test_second_run_makes_no_http_call_and_gives_the_same_results(project: Path,
         assert SECRET not in text, "the API key never reaches the cache"
         data = json.loads(text)
         assert data["key"] == entry.stem and data["request"]["kind"] == "openai"
-    assert not list(cache_root.rglob(".tmp-*")), "no temporary file is left behind"
+    assert not list(cache_root.rglob(".*.tmp")), "no temporary file is left behind"
 
 
 def test_no_cache_calls_every_time_and_writes_nothing(project: Path, server: FakeLLMServer) -> None:
@@ -360,7 +360,7 @@ def test_concurrent_threads_and_processes_only_ever_see_whole_entries(tmp_path: 
         assert json.loads(out) == {"corrupt": 0, "errors": 0}
     assert failures == [] and cache.stats.corrupt == 0 and cache.stats.write_errors == 0
     assert sorted(p.stem for p in entries(root)) == sorted(keys)
-    assert not list(root.rglob(".tmp-*"))
+    assert not list(root.rglob(".*.tmp"))
 
 
 def test_an_uncreatable_cache_folder_still_answers(server: FakeLLMServer) -> None:

@@ -23,15 +23,14 @@ which would trade away source links for a schema no CI server enforces.
 
 from __future__ import annotations
 
-import os
 import stat
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from junit_xml import TestCase, TestSuite
 
+from ..files import atomic_write_text
 from ..models import CaseResult
 from . import ReportWriteError, summarise
 from .jsonl import describe_os_error, ensure_parent
@@ -190,27 +189,15 @@ def write_junit(results: Iterable[CaseResult], path: Path | str, repo_root: Path
     """
     target = Path(path)
     text = build_junit_xml(results, repo_root)
-    tmp_name: str | None = None
     try:
         ensure_parent(target)
         if _is_special_file(target):
             with open(target, "w", encoding="utf-8") as fh:
                 fh.write(text)
-            return target
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
-                                         suffix=".tmp", delete=False) as tmp:
-            tmp_name = tmp.name
-            tmp.write(text)
-        os.replace(tmp_name, target)
-        tmp_name = None
+        else:
+            atomic_write_text(target, text)
     except OSError as exc:
         raise ReportWriteError(f"cannot write JUnit report to {target}: {describe_os_error(exc)}") from exc
-    finally:
-        if tmp_name is not None:
-            try:
-                os.unlink(tmp_name)
-            except OSError:
-                pass
     return target
 
 

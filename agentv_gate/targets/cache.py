@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
+from ..files import atomic_write_text
 from ..models import TargetResponse
 from .base import Provider, ProviderRequest
 
@@ -170,26 +169,15 @@ class ResponseCache:
     def put(self, key: str, entry_json: str) -> None:
         """Atomically store one entry: readers see the old file, the new one, or none, never half."""
         path = self.path_for(key)
-        temp: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(entry_json)
-            os.replace(temp, path)
-            temp = None
+            atomic_write_text(path, entry_json)
             self._count(stored=1)
         except OSError as exc:
             with self._lock:
                 self.stats.write_errors += 1
                 if self.stats.first_write_error is None:
                     self.stats.first_write_error = f"{exc.strerror or exc}: {exc.filename or path}"
-        finally:
-            if temp is not None:
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
 
 
 class CachingProvider:
