@@ -17,7 +17,6 @@ from .problems import EvalFileError, Problem
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import item_line, line_of, load_jsonl_text, load_yaml_text, read_text
 
-EVAL_FILE_GLOBS = ("*.eval.yaml", "*.eval.yml", "*.yaml", "*.yml", "*.jsonl")
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
 SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".pre-commit-config.yaml",
                  ".pre-commit-hooks.yaml", "action.yml", "action.yaml"}

@@ -85,9 +85,6 @@ class TargetResolver(ProviderRegistry):
     def target_for(self, case: EvalCase) -> Provider:
         return self.provider(self.target_name(case))
 
-    def judge_for(self, target_name: str) -> Provider | None:
-        return self.judge_provider_for(target_name) if target_name in self.targets else None
-
     def close(self) -> None:
         for provider in {*self._providers.values(), *self._wrapped.values()}:
             closer = getattr(provider, "close", None)
