@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .evaluators.base import EvaluationContext, Evaluator
-from .evaluators.registry import UnknownEvaluatorError, get_evaluator
+from .evaluators.registry import evaluate_safely
 from .models import (
     DEFAULT_THRESHOLD,
     CaseResult,
@@ -189,18 +189,8 @@ class Orchestrator:
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
             )
-            results.append(_to_result(config, _negated(config, self._evaluate(context))))
+            results.append(_to_result(config, _negated(config, evaluate_safely(self.registry, context))))
         return results
-
-    def _evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        try:
-            return get_evaluator(self.registry, config.type).evaluate(context)
-        except UnknownEvaluatorError as exc:
-            return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {exc}"], error=str(exc))
-        except Exception as exc:  # noqa: BLE001 - a broken evaluator scores 0, it never stops the run
-            message = f"{type(exc).__name__}: {exc}"
-            return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {message}"], error=message)
 
     # ---------------------------------------------------------------- many cases
 
