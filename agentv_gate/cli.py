@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .loader import default_eval_paths, load_paths
+from .loader import default_eval_paths, plan_paths
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    result = load_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    result = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in result.problems:
         print(problem)
     failing = result.errors or (args.strict and result.warnings)
@@ -75,7 +75,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{len(result.errors)} error(s), {len(result.warnings)} warning(s) in {len(result.files)} file(s)",
               file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {len(result.cases)} case(s) in {len(result.files)} file(s)", file=sys.stderr)
+    print(f"ok: {len(result.refs)} case(s) in {len(result.files)} file(s)", file=sys.stderr)
     return EXIT_OK
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -16,10 +19,18 @@ def atomic_write_text(path: Path, text: str) -> None:
 
     Raises OSError (disk full, no permission); the temporary file never outlives a failure.
     """
+    with atomic_writer(path) as handle:
+        handle.write(text)
+
+
+@contextmanager
+def atomic_writer(path: Path) -> Iterator[TextIO]:
+    """A text handle on a temporary file beside `path`, renamed into place when the block ends
+    without an exception; for a file written piece by piece (never whole in memory)."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            yield handle
         os.replace(temp, path)
     except BaseException:
         try:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from .evaluators.base import EvaluationContext, Evaluator
 from .evaluators.registry import evaluate_safely
@@ -47,18 +47,8 @@ class RunSettings:
     threshold: float | None = None
     """CLI threshold; a suite's or case's own threshold in YAML wins over it."""
     workers: int = DEFAULT_WORKERS
-    slim_results: bool = False
-    """`run` returns results without raw judge requests (see `slim_result`); set when `on_result` keeps the full rows."""
-
-
-def slim_result(result: CaseResult) -> CaseResult:
-    """What end-of-run reports read (verdict, score, misses, answer, error), without the raw requests.
-
-    The JSONL row already holds everything; a 5000-case run with LLM judges would otherwise keep
-    every rendered prompt in memory until the JUnit is written.
-    """
-    return result.model_copy(update={"evaluator_raw_request": None, "grader_raw_request": None,
-                                     "evaluator_results": None})
+    keep_results: bool = True
+    """`run` returns every result; off when `on_result` keeps what it needs (a long run then holds none)."""
 
 
 def case_threshold(case: EvalCase, settings: RunSettings) -> float:
@@ -223,7 +213,8 @@ class Orchestrator:
                     result = future.result()
                     if self.on_result is not None:
                         self.on_result(result)
-                    results.append(slim_result(result) if self.settings.slim_results else result)
+                    if self.settings.keep_results:
+                        results.append(result)
         except BaseException as exc:
             self.cancelled.set()
             for future in pending:
@@ -320,7 +311,20 @@ class ShardSpec:
         return cls(k, n, f"{k}/{n}")
 
 
-def select_shard(cases: list[EvalCase], shard: ShardSpec) -> list[EvalCase]:
+class Shardable(Protocol):
+    """A case, or the loader's `CaseRef` for one: what orders it the same way on every machine."""
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def id(self) -> str: ...
+
+
+CaseT = TypeVar("CaseT", bound=Shardable)
+
+
+def select_shard(cases: list[CaseT], shard: ShardSpec) -> list[CaseT]:
     """Round-robin over cases sorted by (suite, id): every case in exactly one shard, shards
     within one case of each other in size, and the same split on every machine and run."""
     ordered = sorted(cases, key=lambda c: (c.suite, c.id))

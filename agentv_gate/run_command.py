@@ -10,12 +10,13 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from .evaluators.registry import build_evaluator_registry
 from .judging.subprocess_runner import allow_new_scripts, kill_running_scripts
-from .loader import default_eval_paths, load_paths
+from .loader import CaseRef, default_eval_paths, plan_paths
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from .report import ReportWriteError, summarise
@@ -23,6 +24,7 @@ from .report.console import ConsoleReporter
 from .report.github import write_github_reports
 from .report.jsonl import JsonlWriter, read_results
 from .report.junit import write_junit
+from .report.rows import ReportedCase, ReportRow
 from .targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from .targets.resolver import TargetResolver, TargetSetupError
 
@@ -47,7 +49,7 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     return junit, results
 
 
-def _finish(results: list[CaseResult], junit: Path, results_path: Path, console: ConsoleReporter,
+def _finish(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
             planned: int | None = None) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
@@ -78,21 +80,21 @@ def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    loaded = load_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
-    for problem in loaded.problems:
+    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    for problem in plan.problems:
         print(problem, file=sys.stderr)
-    if loaded.errors:
-        print(f"agentv-gate: {len(loaded.errors)} problem(s) in eval files; nothing was run "
+    if plan.errors:
+        print(f"agentv-gate: {len(plan.errors)} problem(s) in eval files; nothing was run "
               "(see `agentv-gate validate`)", file=sys.stderr)
         return EXIT_USAGE
-    cases = loaded.cases
+    selected = plan.refs
     if args.shard is not None:
         try:
-            cases = select_shard(cases, ShardSpec.parse(args.shard))
+            selected = select_shard(plan.refs, ShardSpec.parse(args.shard))
         except ValueError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    if not loaded.cases:
+    if not plan.refs:
         print("agentv-gate: no eval cases found", file=sys.stderr)
         return EXIT_USAGE
     if args.threshold is not None and not 0 <= args.threshold <= 1:
@@ -101,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         # Every case, not just this shard's: a bad target name fails every shard alike.
         cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
-        resolver = TargetResolver.from_args(args, loaded.cases, wrap=caching_wrapper(cache) if cache else None)
+        resolver = TargetResolver.from_args(args, plan.refs, wrap=caching_wrapper(cache) if cache else None)
     except TargetSetupError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -113,9 +115,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if not cases:
+    if not selected:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
-        print(f"agentv-gate: shard {args.shard} has no cases ({len(loaded.cases)} case(s) in all); "
+        print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
               "writing empty reports", file=sys.stderr)
         writer.close()
         resolver.close()
@@ -126,23 +128,27 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         return EXIT_OK
 
+    rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
+
     def on_result(result: CaseResult) -> None:
         if args.shard:
-            result.shard, result.shard_total = args.shard, len(loaded.cases)
+            result.shard, result.shard_total = args.shard, len(plan.refs)
         writer.write(result)
+        rows.append(ReportRow.of(result))
         console.case_done(result)
 
     registry = build_evaluator_registry(None, resolver.judge_resolver(),
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
-    settings = RunSettings(threshold=args.threshold, workers=args.workers or RunSettings().workers,
-                           slim_results=True)  # full rows are in the JSONL; reports need only the slim ones
+    settings = RunSettings(threshold=args.threshold, workers=args.workers or RunSettings().workers, keep_results=False)
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
-    console.start(len(cases))
+    console.start(len(selected))
     allow_new_scripts()  # an earlier interrupted run in this process refused them
     try:
-        results = orchestrator.run(cases)
+        orchestrator.run(plan.read_cases(selected))
+        for ref in plan.vanished:
+            on_result(_vanished_result(ref))
     except KeyboardInterrupt as exc:
         # A second signal (Ctrl-C twice; CI sends SIGINT, then SIGTERM) must not cut the reports short.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -150,10 +156,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         # Hanging judges and cli targets (and their grandchildren) die now, so no process outlives
         # the run and the worker threads waiting on them let the interpreter exit.
         kill_running_scripts()
-        partial: list[CaseResult] = getattr(exc, "partial", [])
         writer.close()
-        print(f"\nagentv-gate: interrupted; writing {len(partial)} finished case(s) of {len(cases)}", file=sys.stderr)
-        _finish(partial, junit, results_path, console, planned=len(cases))
+        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {len(selected)}", file=sys.stderr)
+        _finish(rows, junit, results_path, console, planned=len(selected))
         return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
     except ReportWriteError as exc:
         kill_running_scripts()  # the run stops here: no judge may outlive it
@@ -169,7 +174,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         resolver.close()
         _report_cache(cache, args.quiet)
     writer.close()
-    return _finish(results, junit, results_path, console, planned=len(cases))
+    return _finish(rows, junit, results_path, console, planned=len(selected))
+
+
+def _vanished_result(ref: CaseRef) -> CaseResult:
+    """A case checked at the start but not found again when its turn came: its eval file changed mid-run."""
+    result = CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
+                        verdict="error", error=f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} "
+                        "when the run reached it (the eval file changed during the run); run again")
+    return result
 
 
 def missing_shards(results: list[CaseResult]) -> str | None:

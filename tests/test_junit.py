@@ -186,3 +186,48 @@ def test_rewrite_replaces_the_whole_file_and_leaves_no_temp_files(tmp_path: Path
     write_junit([case("only")], target)
     assert ET.parse(target).getroot().get("tests") == "1"
     assert [p.name for p in tmp_path.iterdir()] == ["junit.xml"]
+
+
+def whole_tree_junit(results: list[CaseResult]) -> str:
+    """The document as one junit-xml tree per suite, indented and serialised whole: what the
+    streaming writer must reproduce exactly while holding only `CHUNK` test cases at a time."""
+    from junit_xml import TestSuite
+
+    from agentv_gate.report import junit, summarise
+
+    with_target = len({r.target for r in results}) > 1
+    totals = summarise(results)
+    root = ET.Element("testsuites", {"name": "agentv-gate", "tests": str(totals.total), "failures": str(totals.failed),
+                                     "errors": str(totals.errors),
+                                     "time": junit._seconds(sum(r.duration_ms for r in results))})
+    for suite, cases in junit._group_by_suite(results):
+        tcs, properties = [], {}
+        for r in cases:
+            name = junit._case_name(r, with_target)
+            tcs.append(junit._test_case(r, name, junit.classname_for(suite), None))
+            properties[f"{name}.score"], properties[f"{name}.threshold"] = f"{r.score:.3f}", f"{r.threshold:.3f}"
+        first = junit.source_path(cases[0], None) or None
+        element = TestSuite(junit.one_line(suite) or "default", tcs, properties=properties, file=first).build_xml_doc()
+        element.set("time", junit._seconds(sum(r.duration_ms for r in cases)))
+        for r, case_el in zip(cases, element.iter("testcase"), strict=True):
+            case_el.set("time", junit._seconds(r.duration_ms))
+        root.append(element)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + junit.clean(ET.tostring(root, encoding="unicode")) + "\n"
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 450])
+def test_streamed_document_equals_the_whole_tree(size: int) -> None:
+    import random
+
+    from agentv_gate.report.junit import CHUNK
+
+    assert size < CHUNK or size > 2 * CHUNK  # 450 spans three chunks
+    rng = random.Random(size)
+    results = [case(rng.choice(["a", "b\x01c", "d&<>\"'", "e\r\nf", "x" * 400]) + str(rng.randint(0, 3)),
+                    rng.choice(["pass", "fail", "error"]), suite=rng.choice(["s1.yaml", "evals/s2.eval.yaml"]),
+                    line=rng.randint(0, 9), target=rng.choice(["", "t1"]), score=rng.random(),
+                    error=rng.choice([None, "boom\x1b[31m"]), reasoning=rng.choice([None, "why\nnot"]),
+                    misses=rng.choice([[], ["m1", "m\r2"]]), candidate_answer=rng.choice(["", "ans\x00wer"]),
+                    duration_ms=rng.randint(0, 5000)) for _ in range(size)]
+    assert build_junit_xml(results) == whole_tree_junit(results)

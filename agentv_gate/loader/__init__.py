@@ -6,6 +6,7 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from .cases import CaseBuilder, mapping
 from .evaluator_parser import parse_evaluators
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots, find_repo_root
-from .yaml_lines import item_line, line_of, load_jsonl_text, load_yaml_text, read_text
+from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text
+from .yaml_stream import SkippedList, iter_entries, read_header
 
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
 SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".pre-commit-config.yaml",
@@ -96,11 +98,26 @@ def _suite_name(file: Path, repo_root: Path) -> str:
         return str(file)
 
 
-def _read_document(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], list[Any]]:
-    """(suite-level settings, raw case list) for YAML or JSONL."""
+Entries = Iterator[tuple[int, Any]]
+"""(line, raw case or the EvalFileError that stands for it) for each entry of a case list."""
+
+
+def _yaml_entries(text: str, doc: Any) -> tuple[dict[str, Any], Callable[[], Entries]] | None:
+    """(header, entries) of a YAML suite whose header `read_header` gave; None when it holds no case list."""
+    if isinstance(doc, SkippedList):
+        return {"tests": doc}, lambda: iter_entries(text, None)
+    if not isinstance(doc, dict):
+        return None
+    for key in CASE_LIST_KEYS:
+        if isinstance(doc.get(key), SkippedList):
+            return doc, lambda key=key: iter_entries(text, key)  # type: ignore[misc]
+    return None
+
+
+def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
+    """Suite-level settings, and a reader of the raw cases one at a time (never the whole list)."""
     text = read_text(file)
     if file.suffix == ".jsonl":
-        rows: Any = load_jsonl_text(text)
         sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
                                     file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
         header: dict[str, Any] = {}
@@ -108,62 +125,84 @@ def _read_document(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], list
             meta = load_yaml_text(read_text(sidecar))
             if isinstance(meta, dict):
                 header = meta
-        return header, rows
-    doc = load_yaml_text(text)
+        return header, lambda: iter_jsonl_rows(text)
+    doc = read_header(text, CASE_LIST_KEYS)
     if doc is None:
         raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
-    if isinstance(doc, list):
-        return {"tests": doc}, doc
-    if not isinstance(doc, dict):
+    if not isinstance(doc, (dict, SkippedList)):
         raise EvalFileError(line_of(doc), f"top level is a {type(doc).__name__}", "a mapping with 'tests' or 'evalcases'")
+    found = _yaml_entries(text, doc)
+    if found is not None:
+        return found
+    assert isinstance(doc, dict)
     for key in CASE_LIST_KEYS:
-        if key in doc:
-            cases = doc[key]
-            if isinstance(cases, str) and key == "tests":
-                # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
-                external = roots.resolve(cases, line_of(doc), "tests file")
-                ext_text = read_text(external)
-                rows = load_jsonl_text(ext_text) if external.suffix == ".jsonl" else load_yaml_text(ext_text)
-                if isinstance(rows, dict):
-                    listed = [rows[k] for k in CASE_LIST_KEYS if k in rows]
-                    rows = listed[0] if listed else None
-                if not isinstance(rows, list):
-                    raise EvalFileError(line_of(doc), f"tests file {cases!r} holds no list of cases", "a list of cases")
-                return doc, rows
-            if not isinstance(cases, list):
-                raise EvalFileError(line_of(cases, line_of(doc)), f"'{key}' must be a list of cases", "a YAML list")
-            return doc, cases
+        if key not in doc:
+            continue
+        cases = doc[key]
+        if isinstance(cases, str) and key == "tests":
+            # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
+            at = key_line(doc, key)
+            external = roots.resolve(cases, at, "tests file")
+            ext_text = read_text(external)
+            if external.suffix == ".jsonl":
+                return doc, lambda: iter_jsonl_rows(ext_text)  # noqa: B023 - returned at once, the loop ends here
+            try:
+                listed = _yaml_entries(ext_text, read_header(ext_text, CASE_LIST_KEYS))
+            except EvalFileError as exc:
+                raise EvalFileError(at, f"tests file {cases!r}: line {exc.line}: {exc.message}", exc.expected) from None
+            if listed is None:
+                raise EvalFileError(at, f"tests file {cases!r} holds no list of cases", "a list of cases")
+            return doc, listed[1]
+        raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
     raise EvalFileError(1, "no list of cases found", "a top-level 'tests', 'evalcases' or 'eval_cases' list")
 
 
-def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
-    result = LoadResult(files=[file])
+def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None = None,
+                   allow_outside_root: bool = False) -> Iterator[tuple[int, EvalCase]]:
+    """(position in the file's case list, case) for each case that builds; problems are appended as found.
+
+    Cases are read, built and handed over one at a time, so a suite of any size costs the
+    memory of one case (and of the ids seen, for the duplicate check).
+    """
     root = repo_root or find_repo_root(file.parent)
     roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
     suite = _suite_name(file, root)
     try:
-        header, raw_cases = _read_document(file, roots)
+        header, entries = _open_suite(file, roots)
     except EvalFileError as exc:
-        result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
-        return result
-    defaults = _suite_defaults(header, roots, file, result.problems)
-    builder = CaseBuilder(file, suite, roots, defaults, result.problems)
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return
+    defaults = _suite_defaults(header, roots, file, problems)
+    builder = CaseBuilder(file, suite, roots, defaults, problems)
     seen: dict[str, int] = {}
-    for index, raw in enumerate(raw_cases):
-        try:
-            case = builder.build(raw, index, item_line(raw_cases, index))
-        except EvalFileError as exc:
-            result.problems.append(Problem(file, exc.line, exc.message, exc.expected))
-            continue
-        if case.id in seen:
-            first = seen[case.id]
-            result.problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {first})",
-                                           "unique case ids within a file"))
-            continue
-        seen[case.id] = case.source_line
-        result.cases.append(case)
-    if not raw_cases and not result.problems:
-        result.problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
+    count = 0
+    try:
+        for index, (line, raw) in enumerate(entries()):
+            count += 1
+            try:
+                if isinstance(raw, EvalFileError):
+                    raise raw
+                case = builder.build(raw, index, line)
+            except EvalFileError as exc:
+                problems.append(Problem(file, exc.line, exc.message, exc.expected))
+                continue
+            if case.id in seen:
+                problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {seen[case.id]})",
+                                        "unique case ids within a file"))
+                continue
+            seen[case.id] = case.source_line
+            yield index, case
+    except EvalFileError as exc:  # the file itself broke off (malformed YAML past the header)
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return
+    if not count and not any(p.file == file for p in problems):
+        problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
+
+
+def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
+    """Every case of one file, as a list (tests and small tools; a run streams them instead)."""
+    result = LoadResult(files=[file])
+    result.cases = [case for _, case in iter_eval_file(file, result.problems, repo_root, allow_outside_root)]
     return result
 
 
@@ -193,7 +232,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
 
 
 def load_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
-    """Every eval file under `paths`; duplicate ids across files are allowed (suites differ)."""
+    """Every eval file under `paths`, cases as a list; duplicate ids across files are allowed (suites differ)."""
     files, problems = discover_eval_files(paths)
     result = LoadResult(problems=problems)
     for file in files:
@@ -201,4 +240,86 @@ def load_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
     return result
 
 
-__all__ = ["LoadResult", "Problem", "default_eval_paths", "discover_eval_files", "load_eval_file", "load_paths", "find_repo_root"]
+KEEP_CASES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRef:
+    """What a run keeps of each case between checking the suites and running them: enough to
+    shard, check target names, count, and find the case again (file, then position in its list)."""
+
+    file_index: int
+    position: int
+    id: str
+    suite: str
+    target: str | None
+    source_file: Path
+    source_line: int
+
+
+@dataclass
+class SuitePlan:
+    """Every case found under some paths, as `CaseRef`s, with every problem found on the way.
+
+    Only the first `KEEP_CASES` cases are kept built; `read_cases` builds the others again, one
+    at a time, as the run reaches them. A small suite is so read once, and a suite of any size
+    costs the memory of at most `KEEP_CASES` cases (about 6 KB each) plus a ref per case
+    (about 0.2 KB). Reading again costs about 0.3 ms a case, small beside any target or judge.
+    """
+
+    files: list[Path]
+    refs: list[CaseRef]
+    problems: list[Problem]
+    repo_root: Path | None = None
+    allow_outside_root: bool = False
+    kept: dict[tuple[int, int], EvalCase] = field(default_factory=dict)
+    """(file index, position) -> the case as first built, for the first `KEEP_CASES` cases."""
+    vanished: list[CaseRef] = field(default_factory=list)
+    """Refs `read_cases` could not find again (the file changed during the run); filled as it goes."""
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def read_cases(self, refs: Iterable[CaseRef]) -> Iterator[EvalCase]:
+        """The cases behind `refs`, in file order; any that cannot be found again goes to `vanished`."""
+        wanted: dict[int, dict[int, CaseRef]] = {}
+        for ref in refs:
+            wanted.setdefault(ref.file_index, {})[ref.position] = ref
+        for file_index in sorted(wanted):
+            left = wanted[file_index]
+            if all((file_index, position) in self.kept for position in left):
+                for position in sorted(left):
+                    yield self.kept.pop((file_index, position))
+                continue
+            for position, case in iter_eval_file(self.files[file_index], [], self.repo_root, self.allow_outside_root):
+                found = left.pop(position, None)
+                if found is not None and found.id == case.id:
+                    yield case
+                elif found is not None:
+                    self.vanished.append(found)
+                if not left:
+                    break
+            self.vanished.extend(left.values())
+
+
+def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False) -> SuitePlan:
+    """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case."""
+    files, problems = discover_eval_files(paths)
+    plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root)
+    for file in files:
+        file_index = len(plan.files)
+        plan.files.append(file)
+        for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root):
+            if len(plan.kept) < KEEP_CASES:
+                plan.kept[(file_index, position)] = case
+            plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line))
+    return plan
+
+
+__all__ = ["CaseRef", "LoadResult", "Problem", "SuitePlan", "default_eval_paths", "discover_eval_files", "find_repo_root",
+           "load_eval_file", "load_paths", "plan_paths"]

@@ -6,6 +6,7 @@ expected, so `validate` can print `file:line: ...` for each.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -58,6 +59,12 @@ def normalise_kind(raw: Any) -> str:
     return TYPE_ALIASES.get(kind, kind)
 
 
+@functools.lru_cache(maxsize=256)
+def _on_path(command: str, search_path: str) -> bool:
+    """Whether `command` is found on `search_path`; asked once per command, not once per case."""
+    return shutil.which(command, path=search_path) is not None
+
+
 def _looks_like_path(token: str) -> bool:
     return "/" in token or Path(token).suffix.lower() in SCRIPT_SUFFIXES
 
@@ -99,7 +106,7 @@ def resolve_script(
         if index == 0 and not os.access(resolved, os.X_OK):
             raise EvalFileError(line, f"script file {token!r} is not executable",
                                 f"chmod +x {token}, or name an interpreter first: [python3, {token}]")
-    if not _looks_like_path(argv[0]) and shutil.which(argv[0]) is None:
+    if not _looks_like_path(argv[0]) and not _on_path(argv[0], os.environ.get("PATH", "")):
         problems.append(Problem(file, line, f"command {argv[0]!r} is not on PATH here", severity="warning"))
     return out
 

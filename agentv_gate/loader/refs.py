@@ -49,8 +49,19 @@ class SearchRoots:
         except ValueError:
             return False
 
+    @cached_property
+    def _found(self) -> dict[tuple[str, Path | None], Path]:
+        return {}
+
     def resolve(self, ref: str, line: int, what: str, base: Path | None = None) -> Path:
-        """The first existing candidate, absolute; else a located 'not found' error."""
+        """The first existing candidate, absolute; else a located 'not found' error.
+
+        What was found is remembered for the file: a suite of thousands of cases names the same
+        judge script in every one, and each lookup costs several `realpath` walks.
+        """
+        known = self._found.get((ref, base))
+        if known is not None:
+            return known
         try:
             tried = self.candidates(ref, base)
         except (OSError, ValueError, RuntimeError) as exc:  # `~user` unknown, NUL byte
@@ -68,6 +79,7 @@ class SearchRoots:
                         f"{what} {ref!r} resolves outside the repository root ({resolved})",
                         f"a path inside {self.repo_root} (or run with --allow-outside-root)",
                     )
+                self._found[(ref, base)] = resolved
                 return resolved
         shown = ", ".join(str(p) for p in tried)
         raise EvalFileError(line, f"{what} {ref!r} not found (looked in: {shown})", "an existing file")

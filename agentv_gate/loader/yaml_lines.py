@@ -8,6 +8,7 @@ an ordinary dict, so no marker key leaks into configs passed through to judges.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignor
     """SafeLoader semantics; libyaml's parser when PyYAML has it (about 5x faster on big suites)."""
 
 
-def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode) -> LineDict:
     data = LineDict()
     data.line = node.start_mark.line + 1
     data.key_lines = {}
@@ -54,15 +55,15 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     return data
 
 
-def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> LineList:
+def construct_line_seq(loader: yaml.constructor.SafeConstructor, node: yaml.SequenceNode) -> LineList:
     data = LineList(loader.construct_object(child, deep=True) for child in node.value)
     data.line = node.start_mark.line + 1
     data.item_lines = [child.start_mark.line + 1 for child in node.value]
     return data
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_seq)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_line_map)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_line_seq)
 
 
 def line_of(value: Any, default: int = 1) -> int:
@@ -115,20 +116,24 @@ def _with_lines(value: Any, line: int) -> Any:
     return value
 
 
-def load_jsonl_text(text: str) -> list[Any]:
-    """One JSON object per non-blank line; every mapping inside carries that line number."""
-    rows: list[Any] = []
+def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
+    """(line, value) for each non-blank line, one at a time; a malformed line is yielded as the
+    `EvalFileError` saying so, in place of its value, so the rows after it still load.
+
+    Every mapping inside a value carries that line number.
+    """
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip() or raw.lstrip().startswith("//"):
             continue
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise EvalFileError(number, f"malformed JSON: {exc.msg} at column {exc.colno}", "one JSON object per line") from None
+            yield number, EvalFileError(number, f"malformed JSON: {exc.msg} at column {exc.colno}", "one JSON object per line")
+            continue
         except RecursionError:
-            raise EvalFileError(number, "malformed JSON: nesting too deep", "one JSON object per line") from None
-        rows.append(_with_lines(value, number))
-    return rows
+            yield number, EvalFileError(number, "malformed JSON: nesting too deep", "one JSON object per line")
+            continue
+        yield number, _with_lines(value, number)
 
 
 def read_text(path: Path) -> str:

@@ -1,6 +1,6 @@
 """Reporters: case results in, files and log lines out (JUnit XML, GitHub, JSONL, console).
 
-Reporters only read `CaseResult`s; they never open an eval file, so a merged run (results from
+Reporters only read case results (`rows.ReportedCase`); they never open an eval file, so a merged run (results from
 several shards) reports exactly like a single one. The counting lives here so the console, the
 job summary, the step outputs and the exit code can never disagree about what passed.
 """
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..models import CaseResult
+if TYPE_CHECKING:
+    from .rows import ReportedCase
 
 
 class ReportError(Exception):
@@ -55,7 +57,7 @@ class Summary:
         )
 
 
-def summarise(results: Iterable[CaseResult], planned: int | None = None) -> Summary:
+def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Summary:
     """Count verdicts; a case counts by its `verdict` alone (the orchestrator applied the threshold).
 
     `planned` is how many cases the run set out to run: fewer results than that (an interrupted

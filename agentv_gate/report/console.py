@@ -18,8 +18,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TextIO
 
-from ..models import CaseResult
 from . import Summary, summarise
+from .rows import ReportedCase
 from .text import inert_log_text, one_line, truncate
 
 PASSED_ROWS_SHOWN = 50
@@ -43,7 +43,7 @@ def _cell(text: object, width: int) -> str:
     return s if len(s) <= width else s[: max(width - 1, 0)] + "…"
 
 
-def first_problem(result: CaseResult) -> str:
+def first_problem(result: ReportedCase) -> str:
     """The error, else the first miss, else the start of the reasoning: the one thing to read first."""
     if result.verdict == "error":
         return f"error: {one_line(result.error or 'unknown error')}"
@@ -54,12 +54,12 @@ def first_problem(result: CaseResult) -> str:
     return ""
 
 
-def _sorted_for_table(results: Iterable[CaseResult]) -> list[CaseResult]:
+def _sorted_for_table(results: Iterable[ReportedCase]) -> list[ReportedCase]:
     rank = {"error": 0, "fail": 1, "pass": 2}
     return sorted(results, key=lambda r: (rank.get(r.verdict, 1), r.suite, r.line, r.eval_id))
 
 
-def render_table(results: Sequence[CaseResult], colour: bool = False,
+def render_table(results: Sequence[ReportedCase], colour: bool = False,
                  passed_shown: int = PASSED_ROWS_SHOWN) -> list[str]:
     """Rows for cases that did not pass first, then passed ones (at most `passed_shown`)."""
     ordered = _sorted_for_table(results)
@@ -121,7 +121,7 @@ class ConsoleReporter:
             self.total, self.done, self.failed, self.errors = total, 0, 0, 0
             self._draw(None)
 
-    def case_done(self, result: CaseResult) -> None:
+    def case_done(self, result: ReportedCase) -> None:
         with self._lock:
             self.done += 1
             if result.verdict == "fail":
@@ -130,7 +130,7 @@ class ConsoleReporter:
                 self.errors += 1
             self._draw(result)
 
-    def progress_text(self, last: CaseResult | None = None) -> str:
+    def progress_text(self, last: ReportedCase | None = None) -> str:
         width = len(str(self.total))
         text = f"[{self.done:>{width}}/{self.total}] {self.failed} failed, {self.errors} error" + (
             "s" if self.errors != 1 else "")
@@ -138,7 +138,7 @@ class ConsoleReporter:
             text += f" · last: {one_line(last.eval_id)} {last.verdict}"
         return inert_log_text(text)
 
-    def _draw(self, last: CaseResult | None) -> None:
+    def _draw(self, last: ReportedCase | None) -> None:
         if not self.live:
             return
         columns = shutil.get_terminal_size((100, 24)).columns
@@ -160,7 +160,7 @@ class ConsoleReporter:
                 pass
             self._shown = False
 
-    def finish(self, results: Iterable[CaseResult], planned: int | None = None) -> str:
+    def finish(self, results: Iterable[ReportedCase], planned: int | None = None) -> str:
         """Clear the progress line, print the table and the totals to `out`, and return that text."""
         results = list(results)
         with self._lock:

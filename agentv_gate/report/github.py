@@ -26,10 +26,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from ..models import CaseResult
 from . import ReportWriteError, Summary, summarise
 from .jsonl import describe_os_error
 from .paths import source_path
+from .rows import ReportedCase
 from .text import clean, inert_log_text, one_line, truncate
 
 ANNOTATIONS_PER_STEP = 10
@@ -61,7 +61,7 @@ def _command_text(text: object) -> str:
     return inert_log_text(clean(text))
 
 
-def annotation_message(result: CaseResult) -> str:
+def annotation_message(result: ReportedCase) -> str:
     """Plain multi-line text (before escaping): why the case did not pass, misses, the judge's reasoning."""
     case = one_line(result.eval_id)
     if result.verdict == "error":
@@ -78,7 +78,7 @@ def annotation_message(result: CaseResult) -> str:
     return truncate("\n".join(lines), ANNOTATION_MESSAGE_LIMIT)
 
 
-def annotation_line(result: CaseResult, root: Path | None = None) -> str:
+def annotation_line(result: ReportedCase, root: Path | None = None) -> str:
     """`::error file=...,line=...,title=...::message` pointing at the case in its eval file."""
     verb = "error" if result.verdict == "error" else "failed"
     title = f"agentv-gate: {truncate(one_line(result.eval_id), 200)} {verb}"
@@ -89,12 +89,12 @@ def annotation_line(result: CaseResult, root: Path | None = None) -> str:
     return f"::error {','.join(props)}::{escape_data(_command_text(annotation_message(result)))}"
 
 
-def _not_passed(results: Iterable[CaseResult]) -> list[CaseResult]:
+def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
     bad = [r for r in results if r.verdict != "pass"]
     return sorted(bad, key=lambda r: (r.suite, r.line, r.eval_id, r.target))
 
 
-def annotation_lines(results: Iterable[CaseResult], root: Path | None = None,
+def annotation_lines(results: Iterable[ReportedCase], root: Path | None = None,
                      limit: int = ANNOTATIONS_PER_STEP) -> list[str]:
     """One line per failing or erroring case, capped so the last visible annotation tells what was cut."""
     bad = _not_passed(results)
@@ -130,7 +130,7 @@ def md_cell(text: object, limit: int = CELL_LIMIT) -> str:
 _VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error"}
 
 
-def _problem_cell(result: CaseResult) -> str:
+def _problem_cell(result: ReportedCase) -> str:
     if result.verdict == "error":
         return "error: " + md_cell(result.error or "unknown error")
     items = [md_cell(m) for m in result.misses[:MISSES_PER_CELL]]
@@ -141,7 +141,7 @@ def _problem_cell(result: CaseResult) -> str:
     return "<br>".join(items)
 
 
-def _row(result: CaseResult, with_problem: bool, root: Path | None) -> str:
+def _row(result: ReportedCase, with_problem: bool, root: Path | None) -> str:
     where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
     cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(result.eval_id), md_cell(where, 200),
              f"{result.score:.3f}", f"{result.threshold:.3f}"]
@@ -158,7 +158,7 @@ def totals_line(summary: Summary) -> str:
             f"case{'s' if summary.total != 1 else ''} · pass rate {summary.pass_rate:.1%}{unfinished}")
 
 
-def summary_markdown(results: Iterable[CaseResult], *, results_path: Path | str | None = None,
+def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | str | None = None,
                      junit_path: Path | str | None = None, root: Path | None = None,
                      budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None) -> str:
     """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away.
@@ -269,7 +269,7 @@ def write_outputs(path: Path | str, values: Mapping[str, object]) -> None:
     _append(Path(path), format_outputs(values), "step outputs")
 
 
-def write_github_reports(results: Iterable[CaseResult], *, junit_path: Path | str | None = None,
+def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | str | None = None,
                          results_path: Path | str | None = None, env: Mapping[str, str] | None = None,
                          stream: TextIO | None = None, planned: int | None = None) -> bool:
     """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.

@@ -23,18 +23,20 @@ which would trade away source links for a schema no CI server enforces.
 
 from __future__ import annotations
 
+import io
 import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from junit_xml import TestCase, TestSuite
 
-from ..files import atomic_write_text
-from ..models import CaseResult
+from ..files import atomic_writer
 from . import ReportWriteError, summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
+from .rows import ReportedCase
 from .text import clean, one_line, truncate
 
 SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
@@ -49,6 +51,8 @@ MISS_LIMIT = 500
 MISSES_SHOWN = 30
 ANSWER_LIMIT = 2000
 ERROR_LIMIT = 4000
+CHUNK = 200
+"""Test cases built into XML elements at a time."""
 
 
 def classname_for(suite: str) -> str:
@@ -77,7 +81,7 @@ def _misses_text(misses: Sequence[str]) -> str:
     return "; ".join(shown) + (f"; … and {more} more" if more > 0 else "")
 
 
-def failure_body(result: CaseResult) -> str:
+def failure_body(result: ReportedCase) -> str:
     """AgentV's three lines (Score, Reasoning, Misses), then the threshold and the start of the answer."""
     lines = [f"Score: {result.score:.3f}"]
     if result.reasoning:
@@ -90,7 +94,7 @@ def failure_body(result: CaseResult) -> str:
     return "\n".join(lines)
 
 
-def error_body(result: CaseResult) -> str:
+def error_body(result: ReportedCase) -> str:
     lines = [f"Error: {truncate(clean(result.error or 'unknown error'), ERROR_LIMIT)}",
              f"Score: {result.score:.3f}", f"Threshold: {result.threshold:.3f}"]
     if result.reasoning:
@@ -109,67 +113,112 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
-def _case_name(result: CaseResult, with_target: bool) -> str:
+def _case_name(result: ReportedCase, with_target: bool) -> str:
     name = one_line(result.eval_id) or "(unnamed case)"
     if with_target and result.target:
         name = f"{name} [{one_line(result.target)}]"
     return truncate(name, NAME_LIMIT)
 
 
-def _group_by_suite(results: Iterable[CaseResult]) -> list[tuple[str, list[CaseResult]]]:
+def _group_by_suite(results: Iterable[ReportedCase]) -> list[tuple[str, list[ReportedCase]]]:
     """Suites by name, cases by line then id: the same XML whatever order concurrent cases finished in."""
-    groups: dict[str, list[CaseResult]] = {}
+    groups: dict[str, list[ReportedCase]] = {}
     for r in results:
         groups.setdefault(r.suite or "default", []).append(r)
     return [(suite, sorted(cases, key=lambda r: (r.line, r.eval_id, r.target)))
             for suite, cases in sorted(groups.items())]
 
 
-def _build_suite(suite: str, cases: list[CaseResult], root: Path | None, with_target: bool) -> ET.Element:
+def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) -> TestCase:
+    tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
+                  file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
+    if r.verdict == "error":
+        message = truncate(_first_line(r.error) or "error", MESSAGE_LIMIT)
+        tc.add_error_info(message=message, output=error_body(r), error_type="error")
+    elif r.verdict == "fail":
+        tc.add_failure_info(message=f"score={r.score:.3f}", output=failure_body(r), failure_type="failure")
+    return tc
+
+
+def _open_tag(element: ET.Element) -> str:
+    text = ET.tostring(element, encoding="unicode", short_empty_elements=False)
+    return text[: -len(f"</{element.tag}>")]
+
+
+def _write_suite(out: _CleanWriter, suite: str, cases: list[ReportedCase], root: Path | None, with_target: bool) -> None:
+    """One `<testsuite>`, written `CHUNK` cases at a time so a suite of any size never has all its
+    XML elements in memory at once. The text is what serialising the whole suite element (built
+    by junit-xml, indented by `ET.indent`) would give; a test compares the two."""
     classname = classname_for(suite)
-    test_cases: list[TestCase] = []
-    properties: dict[str, str] = {}
-    for r in cases:
-        name = _case_name(r, with_target)
-        tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
-                      file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
-        if r.verdict == "error":
-            message = truncate(_first_line(r.error) or "error", MESSAGE_LIMIT)
-            tc.add_error_info(message=message, output=error_body(r), error_type="error")
-        elif r.verdict == "fail":
-            tc.add_failure_info(message=f"score={r.score:.3f}", output=failure_body(r),
-                                failure_type="failure")
-        test_cases.append(tc)
+    names = [_case_name(r, with_target) for r in cases]
+    first_file = source_path(cases[0], root) or None
+    head = TestSuite(one_line(suite) or "default", [], file=first_file).build_xml_doc()
+    totals = summarise(cases)
+    # junit-xml counts these from its test cases; set in place so the attributes keep its order.
+    head.set("errors", str(totals.errors))
+    head.set("failures", str(totals.failed))
+    head.set("tests", str(totals.total))
+    # junit-xml writes time as "%f" and leaves it out when zero; AgentV writes three decimals always.
+    head.set("time", _seconds(sum(r.duration_ms for r in cases)))
+    properties: dict[str, str] = {}  # two cases of one name (a long id cut short) share an entry, as in a dict-built suite
+    for name, r in zip(names, cases, strict=True):
         properties[f"{name}.score"] = f"{r.score:.3f}"
         properties[f"{name}.threshold"] = f"{r.threshold:.3f}"
-    first_file = source_path(cases[0], root) if cases else ""
-    ts = TestSuite(one_line(suite) or "default", test_cases, properties=properties, file=first_file or None)
-    element: ET.Element = ts.build_xml_doc()
-    # junit-xml writes time as "%f" and leaves it out when zero; AgentV writes three decimals always.
-    element.set("time", _seconds(sum(r.duration_ms for r in cases)))
-    for r, case_el in zip(cases, element.iter("testcase"), strict=True):
-        case_el.set("time", _seconds(r.duration_ms))
-    return element
+    out.write("\n  " + _open_tag(head) + "\n    <properties>")
+    for key, value in properties.items():
+        out.write("\n      " + ET.tostring(ET.Element("property", {"name": key, "value": value}), encoding="unicode"))
+    out.write("\n    </properties>")
+    for start in range(0, len(cases), CHUNK):
+        chunk = cases[start:start + CHUNK]
+        tcs = [_test_case(r, name, classname, root) for r, name in zip(chunk, names[start:start + CHUNK], strict=True)]
+        for r, element in zip(chunk, TestSuite(suite, tcs).build_xml_doc().iter("testcase"), strict=True):
+            element.set("time", _seconds(r.duration_ms))
+            ET.indent(element, space="  ", level=2)
+            out.write("\n    ")
+            ET.ElementTree(element).write(out, encoding="unicode")
+    out.write("\n  </testsuite>")
 
 
-def build_junit_xml(results: Iterable[CaseResult], repo_root: Path | None = None) -> str:
-    """The whole document as text. `repo_root` (default: the working folder) anchors `file` attributes."""
+class _CleanWriter:
+    """Everything written through it goes through `clean`. What the builders above produce is
+    already clean, but text reaching junit-xml from elsewhere (a name we did not build) must
+    not be able to make the file unparseable either."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        return self._out.write(clean(text))
+
+
+def write_junit_xml(results: Iterable[ReportedCase], out: TextIO, repo_root: Path | None = None) -> None:
+    """The whole document, one suite at a time: only one suite's XML tree is ever in memory.
+
+    `repo_root` (default: the working folder) anchors `file` attributes.
+    """
     results = list(results)
     with_target = len({r.target for r in results}) > 1
-    root = ET.Element("testsuites")
     totals = summarise(results)
-    root.set("name", "agentv-gate")
-    root.set("tests", str(totals.total))
-    root.set("failures", str(totals.failed))
-    root.set("errors", str(totals.errors))
-    root.set("time", _seconds(sum(r.duration_ms for r in results)))
-    for suite, cases in _group_by_suite(results):
-        root.append(_build_suite(suite, cases, repo_root, with_target))
-    ET.indent(root, space="  ")
-    body = ET.tostring(root, encoding="unicode")
-    # Everything above went through `clean`, but text reaching junit-xml from elsewhere (a name we
-    # did not build) must not be able to make the file unparseable either.
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + clean(body) + "\n"
+    head = ET.Element("testsuites", {"name": "agentv-gate", "tests": str(totals.total), "failures": str(totals.failed),
+                                     "errors": str(totals.errors), "time": _seconds(sum(r.duration_ms for r in results))})
+    writer = _CleanWriter(out)
+    writer.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    groups = _group_by_suite(results)
+    if not groups:
+        ET.ElementTree(head).write(writer, encoding="unicode")
+        writer.write("\n")
+        return
+    writer.write(_open_tag(head))
+    for suite, cases in groups:
+        _write_suite(writer, suite, cases, repo_root, with_target)
+    writer.write("\n</testsuites>\n")
+
+
+def build_junit_xml(results: Iterable[ReportedCase], repo_root: Path | None = None) -> str:
+    """The whole document as text (tests, and tools that want it in memory)."""
+    buffer = io.StringIO()
+    write_junit_xml(results, buffer, repo_root)
+    return buffer.getvalue()
 
 
 def _is_special_file(path: Path) -> bool:
@@ -181,24 +230,24 @@ def _is_special_file(path: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def write_junit(results: Iterable[CaseResult], path: Path | str, repo_root: Path | None = None) -> Path:
+def write_junit(results: Iterable[ReportedCase], path: Path | str, repo_root: Path | None = None) -> Path:
     """Write atomically (temp file + rename) so a reader never sees half a report.
 
     A device or pipe is written in place instead: renaming over `/dev/null` as root would replace
     the device node itself with a regular file.
     """
     target = Path(path)
-    text = build_junit_xml(results, repo_root)
     try:
         ensure_parent(target)
         if _is_special_file(target):
             with open(target, "w", encoding="utf-8") as fh:
-                fh.write(text)
+                write_junit_xml(results, fh, repo_root)
         else:
-            atomic_write_text(target, text)
+            with atomic_writer(target) as fh:
+                write_junit_xml(results, fh, repo_root)
     except OSError as exc:
         raise ReportWriteError(f"cannot write JUnit report to {target}: {describe_os_error(exc)}") from exc
     return target
 
 
-__all__ = ["build_junit_xml", "classname_for", "error_body", "failure_body", "write_junit"]
+__all__ = ["build_junit_xml", "write_junit_xml", "classname_for", "error_body", "failure_body", "write_junit"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from ..models import CaseResult
+from .rows import ReportedCase
 
 
 def display_path(file: str, root: Path | None = None) -> str:
@@ -30,7 +30,7 @@ def _is_relative(path: str) -> bool:
     return bool(path) and not PurePosixPath(path).is_absolute() and not PureWindowsPath(path).is_absolute()
 
 
-def source_path(result: CaseResult, root: Path | None = None) -> str:
+def source_path(result: ReportedCase, root: Path | None = None) -> str:
     """The repo-relative eval file of `result`: its `suite` when relative, else its `file` made relative."""
     suite = result.suite.replace("\\", "/")
     while suite.startswith("./"):

@@ -9,8 +9,9 @@ errors), and wrapping each provider once (the response cache).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from ..models import EvalCase
 from .base import Provider
@@ -21,15 +22,26 @@ DEFAULT_TARGET = "default"
 ProviderWrapper = Callable[[Provider], Provider]
 
 
+class NamesTarget(Protocol):
+    """A case, or the loader's `CaseRef` for one: the target it asks for and where it is written."""
+
+    @property
+    def target(self) -> str | None: ...
+
+    @property
+    def source_file(self) -> Path: ...
+
+
 class TargetSetupError(Exception):
     """The run cannot start: no targets file, an unknown target name, a target that cannot be built."""
 
 
-def locate_targets_file(explicit: Path | None, cases: list[EvalCase]) -> Path | None:
+def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> Path | None:
     """--targets, else `.agentv/targets.yaml` in the working folder or above an eval file."""
     if explicit is not None:
         return explicit
-    for start in [Path.cwd(), *{case.source_file.resolve().parent for case in cases}]:
+    eval_files = {case.source_file for case in cases}
+    for start in [Path.cwd(), *sorted({file.resolve().parent for file in eval_files})]:
         found = find_targets_file(start)
         if found is not None:
             return found
@@ -45,7 +57,7 @@ class TargetResolver(ProviderRegistry):
         self._wrapped: dict[str, Provider] = {}
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, cases: list[EvalCase],
+    def from_args(cls, args: argparse.Namespace, cases: Sequence[NamesTarget],
                   wrap: ProviderWrapper | None = None) -> TargetResolver:
         path = locate_targets_file(getattr(args, "targets", None), cases)
         if path is None:
@@ -58,14 +70,14 @@ class TargetResolver(ProviderRegistry):
             raise TargetSetupError(str(exc)) from None
         return resolver
 
-    def target_name(self, case: EvalCase) -> str:
+    def target_name(self, case: NamesTarget) -> str:
         name = self.forced_target or case.target or DEFAULT_TARGET
         names = self.targets.names()
         if name == DEFAULT_TARGET and name not in self.targets and len(names) == 1:
             return names[0]  # a lone target is the default, whatever it is called
         return name
 
-    def check(self, cases: list[EvalCase]) -> None:
+    def check(self, cases: Iterable[NamesTarget]) -> None:
         """Every target the cases name, and its judge, exists and can be built."""
         for name in sorted({self.target_name(case) for case in cases}):
             self.provider(name)
