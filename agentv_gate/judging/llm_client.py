@@ -35,6 +35,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 from tenacity.wait import wait_base, wait_exponential_jitter
 
 from ..targets.base import ProviderError
+from ..targets.config import redact
 
 _BODY_SNIPPET_CHARS = 300
 
@@ -222,13 +223,6 @@ def _stop(policy: RetryPolicy) -> Any:
     # stop_before_delay (tenacity >= 8.3) also refuses a wait that would overrun the budget.
     by_time = getattr(tenacity, "stop_before_delay", tenacity.stop_after_delay)
     return stop_after_attempt(max(1, policy.max_attempts)) | by_time(policy.max_total_seconds)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret value replaced by `***` (longest first, so overlaps are covered)."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 def _snippet(response: requests.Response) -> str:

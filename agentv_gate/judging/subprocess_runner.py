@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .forkserver import ForkedProcess, spawn_warm
+
 _CHUNK = 64 * 1024
 _DRAIN_GRACE_SECONDS = 1.0
 """After the judge exits, how long stray processes may keep its pipes open before being killed."""
@@ -140,13 +142,16 @@ _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11)
 (setpgid) measured 2-3 ms cheaper per spawn than `start_new_session` (setsid), see bench/README.md."""
 
 
-def _wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
+def _wait_for_exit(proc: subprocess.Popen[bytes] | ForkedProcess, timeout: float) -> None:
     """`proc.wait(timeout)`, but woken the moment the script exits.
 
     Popen.wait with a timeout polls, sleeping 0.5, 1, 2, ... up to 50 ms between looks, so a judge
     that takes 40 ms is noticed at about 63 ms: half again its own cost, on every case. A pidfd
     (Linux 5.3+) becomes readable exactly at exit; elsewhere the polling wait is kept.
     """
+    if isinstance(proc, ForkedProcess):
+        proc.wait(timeout)  # woken by its parent's exit report, which is as exact
+        return
     pidfd_open = getattr(os, "pidfd_open", None)
     try:
         fd = pidfd_open(proc.pid) if pidfd_open is not None else None
@@ -264,8 +269,10 @@ def run_script(
     full_env = {**judge_environment(), **(env or {})}
     if _refuse_new:
         return failed_start("not started: the run was interrupted")
+    proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
+        argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env)
     try:
-        proc = subprocess.Popen(
+        proc = proc or subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -290,7 +297,7 @@ def run_script(
             _live_groups.discard(proc.pid)
 
 
-def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, timeout_seconds: float,
+def _supervise(proc: subprocess.Popen[bytes] | ForkedProcess, argv: list[str], stdin_text: str, timeout_seconds: float,
                max_output_bytes: int, started: float) -> ScriptResult:
     """Feed, capture and wait for a started script; kill its group at the timeout or if it lingers."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-
-from ..judging.llm_client import redact as _redact
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
@@ -58,6 +56,13 @@ PROVIDER_ALIASES: dict[str, str] = {
     "cli": "cli",
 }
 SUPPORTED_PROVIDERS = ("openai", "azure", "anthropic", "mock", "cli")
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret value replaced by `***` (longest first, so overlaps are covered)."""
+    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 class TargetsConfigError(ValueError):
@@ -111,7 +116,7 @@ class TargetConfig:
         )
 
     def redact(self, text: str) -> str:
-        return _redact(text, self.secrets)
+        return redact(text, self.secrets)
 
     def safe_settings(self) -> dict[str, Any]:
         """Settings fit for logs and results: secret fields shown as `***`."""

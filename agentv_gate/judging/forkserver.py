@@ -1,0 +1,211 @@
+"""`python3 judge.py` without paying for a Python start on every case.
+
+A code judge is a new process per case (AgentV's protocol), and for a Python judge most of its
+cost is the interpreter starting: about 40 ms here, against a few ms of judging. So the first
+time a run starts `python3 SCRIPT ...`, a warm interpreter (`zygote.py`, run by that same
+`python3` with the same environment) is started once, and each later judge is a fork of it
+that runs SCRIPT as `__main__`: same interpreter, argv, cwd, environment, stdio, process group,
+exit status and shutdown as a fresh `python3 SCRIPT` (tests/test_forkserver.py compares the two
+on everything a script can see). A 200-case suite with a Python judge then takes about a
+third of the time.
+
+Only the plain form is taken: a command named python / python3 / python3.N, then an existing
+script file, then its arguments; anything else (interpreter options, `-m`, `-c`, other
+programs) is started the ordinary way. So is every judge when the warm interpreter cannot
+start or dies, and all of them with AGENTV_GATE_FORKSERVER=0 in the environment.
+"""
+
+from __future__ import annotations
+
+import array
+import atexit
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+ZYGOTE_PATH = str(Path(__file__).with_name("zygote.py"))
+_PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?")
+_READY_SECONDS = 10.0
+_START_SECONDS = 10.0
+
+
+class _Job:
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.exited = threading.Event()
+        self.pid: int | None = None
+        self.error: str | None = None
+        self.status: int | None = None
+
+
+class ForkedProcess:
+    """What `subprocess.Popen` offers the runner (pid, pipes, wait, returncode), for a forked judge.
+
+    Its exit is reported by the warm interpreter that forked it (its parent), so waiting is an
+    event set the moment that report arrives: exact, with no polling.
+    """
+
+    def __init__(self, args: list[str], pid: int, job: _Job, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]):
+        self.args = args
+        self.pid = pid
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+        self.stderr: IO[bytes] | None = stderr
+        self._job = job
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._job.exited.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        status = self._job.status
+        # None: the warm interpreter died before reporting; the judge's status is lost with it.
+        self.returncode = os.waitstatus_to_exitcode(status) if status is not None else -signal.SIGKILL
+        return self.returncode
+
+
+class _Zygote:
+    """One warm interpreter (for one python path and environment) and the thread reading its reports."""
+
+    def __init__(self, python: str, env: dict[str, str]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._sock = ours
+        self._ids = itertools.count(1)
+        self._jobs: dict[int, _Job] = {}
+        self._lock = threading.Lock()
+        self.alive = True
+        try:
+            self._proc = subprocess.Popen([python, ZYGOTE_PATH, str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, env=env, close_fds=True,
+                                          start_new_session=True)  # Ctrl-C in a terminal must not reach it
+        finally:
+            theirs.close()
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, name="forkserver", daemon=True).start()
+        if not self._ready.wait(_READY_SECONDS):
+            self.close()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self._sock.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message = json.loads(data)
+            if message.get("ready"):
+                self._ready.set()
+                continue
+            with self._lock:
+                job = self._jobs.get(message["id"])
+            if job is None:
+                continue
+            if "status" in message:
+                job.status = message["status"]
+                with self._lock:
+                    self._jobs.pop(message["id"], None)
+                job.exited.set()
+            else:
+                job.pid, job.error = message.get("pid"), message.get("error")
+                job.started.set()
+        self.alive = False
+        with self._lock:
+            jobs, self._jobs = list(self._jobs.values()), {}
+        for job in jobs:
+            job.error = job.error or "the warm interpreter stopped"
+            job.started.set()
+            job.exited.set()
+
+    def spawn(self, argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess | None:
+        """The forked judge, or None when this interpreter cannot fork it (the caller starts it itself)."""
+        if not self.alive:
+            return None
+        job = _Job()
+        ends = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read, write) each, close-on-exec
+        theirs = [ends[0][0], ends[1][1], ends[2][1]]
+        ours = [ends[0][1], ends[1][0], ends[2][0]]
+        try:
+            with self._lock:
+                job_id = next(self._ids)
+                self._jobs[job_id] = job
+                request = json.dumps({"id": job_id, "argv": argv, "cwd": cwd, "env": env}).encode()
+                self._sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
+        except OSError:
+            with self._lock:
+                self._jobs.pop(job_id, None)
+            for fd in theirs + ours:
+                os.close(fd)
+            return None
+        for fd in theirs:
+            os.close(fd)
+        if not job.started.wait(_START_SECONDS) or job.pid is None:
+            for fd in ours:
+                os.close(fd)
+            return None
+        return ForkedProcess(argv, job.pid, job, os.fdopen(ours[0], "wb"), os.fdopen(ours[1], "rb"),
+                             os.fdopen(ours[2], "rb"))
+
+    def close(self) -> None:
+        self.alive = False
+        try:
+            self._sock.close()  # the zygote reads end-of-file and exits
+        except OSError:
+            pass
+        try:
+            self._proc.kill()
+            self._proc.wait(1)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+
+_zygotes: dict[tuple[str, int], _Zygote] = {}
+_zygotes_lock = threading.Lock()
+
+
+def _warm_script(argv: list[str], cwd: str, env: dict[str, str]) -> str | None:
+    """The interpreter path when `argv` is `python3 SCRIPT [ARGS]` with SCRIPT an existing file."""
+    if os.environ.get("AGENTV_GATE_FORKSERVER", "1") == "0" or len(argv) < 2 or sys.platform != "linux":
+        return None
+    if not _PYTHON_NAME.fullmatch(os.path.basename(argv[0])) or argv[1].startswith("-"):
+        return None
+    if not os.path.isfile(os.path.join(cwd, argv[1])):
+        return None
+    return shutil.which(argv[0], path=env.get("PATH", os.defpath)) if os.sep not in argv[0] else argv[0]
+
+
+def spawn_warm(argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess | None:
+    """A `python3 SCRIPT` judge forked from a warm interpreter; None to start it the ordinary way."""
+    python = _warm_script(argv, cwd, env)
+    if python is None:
+        return None
+    key = (python, hash(frozenset(env.items())))
+    with _zygotes_lock:
+        zygote = _zygotes.get(key)
+        if zygote is None:
+            try:
+                zygote = _zygotes[key] = _Zygote(python, env)
+            except OSError:
+                return None
+    return zygote.spawn(argv, cwd, env)
+
+
+@atexit.register
+def close_all() -> None:
+    with _zygotes_lock:
+        zygotes = list(_zygotes.values())
+        _zygotes.clear()
+    for zygote in zygotes:
+        zygote.close()
+
+
+__all__ = ["ForkedProcess", "close_all", "spawn_warm"]
