@@ -173,3 +173,12 @@ def test_a_dead_warm_interpreter_means_ordinary_starts_not_errors(tmp_path: Path
         zygote._proc.wait()
     results = [run_script(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(3)]
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "still judged\n")] * 3
+
+
+def test_pythonsafepath_keeps_the_script_folder_off_sys_path_as_it_does_fresh(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    fresh, forked = both_ways(tmp_path, monkeypatch, "observe")
+    assert outcome(forked) == outcome(fresh)
+    fresh, forked = both_ways(tmp_path, monkeypatch, "imports_beside_it")
+    assert outcome(forked) == outcome(fresh) and "ModuleNotFoundError" in forked.stderr

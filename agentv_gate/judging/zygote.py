@@ -112,7 +112,8 @@ def _become(request, fds):
     os.environ.update(request["env"])
     sys.argv = request["argv"][1:]
     script = os.path.abspath(sys.argv[0])  # __file__ and tracebacks name it absolute, argv[0] as given
-    sys.path[0] = os.path.dirname(os.path.realpath(script))
+    if not getattr(sys.flags, "safe_path", False):  # PYTHONSAFEPATH: the interpreter prepends nothing
+        sys.path[0] = os.path.dirname(os.path.realpath(script))
     return script
 
 

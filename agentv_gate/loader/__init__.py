@@ -292,10 +292,11 @@ class SuitePlan:
             wanted.setdefault(ref.file_index, {})[ref.position] = ref
         for file_index in sorted(wanted):
             left = wanted[file_index]
-            if all((file_index, position) in self.kept for position in left):
-                for position in sorted(left):
-                    yield self.kept.pop((file_index, position))
+            kept = {position: self.kept.pop((file_index, position)) for position in left if (file_index, position) in self.kept}
+            if len(kept) == len(left):
+                yield from (kept[position] for position in sorted(kept))
                 continue
+            kept.clear()  # the file is read again anyway: holding its kept cases for the whole run would only cost memory
             for position, case in iter_eval_file(self.files[file_index], [], self.repo_root, self.allow_outside_root):
                 found = left.pop(position, None)
                 if found is not None and found.id == case.id:
