@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agentv_gate.loader as loader_module
+import agentv_gate.loader.plan as loader_module
 from agentv_gate.cli import main
 from agentv_gate.loader import load_eval_file, plan_paths
 from agentv_gate.loader.problems import EvalFileError

@@ -6,7 +6,7 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,87 +240,7 @@ def load_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
     return result
 
 
-KEEP_CASES = 500
+from .plan import KEEP_CASES, CaseRef, SuitePlan, plan_paths  # noqa: E402 - plan builds on the reader above
 
-
-@dataclass(frozen=True, slots=True)
-class CaseRef:
-    """What a run keeps of each case between checking the suites and running them: enough to
-    shard, check target names, count, and find the case again (file, then position in its list)."""
-
-    file_index: int
-    position: int
-    id: str
-    suite: str
-    target: str | None
-    source_file: Path
-    source_line: int
-
-
-@dataclass
-class SuitePlan:
-    """Every case found under some paths, as `CaseRef`s, with every problem found on the way.
-
-    Only the first `KEEP_CASES` cases are kept built; `read_cases` builds the others again, one
-    at a time, as the run reaches them. A small suite is so read once, and a suite of any size
-    costs the memory of at most `KEEP_CASES` cases (about 6 KB each) plus a ref per case
-    (about 0.2 KB). Reading again costs about 0.3 ms a case, small beside any target or judge.
-    """
-
-    files: list[Path]
-    refs: list[CaseRef]
-    problems: list[Problem]
-    repo_root: Path | None = None
-    allow_outside_root: bool = False
-    kept: dict[tuple[int, int], EvalCase] = field(default_factory=dict)
-    """(file index, position) -> the case as first built, for the first `KEEP_CASES` cases."""
-    vanished: list[CaseRef] = field(default_factory=list)
-    """Refs `read_cases` could not find again (the file changed during the run); filled as it goes."""
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
-    def read_cases(self, refs: Iterable[CaseRef]) -> Iterator[EvalCase]:
-        """The cases behind `refs`, in file order; any that cannot be found again goes to `vanished`."""
-        wanted: dict[int, dict[int, CaseRef]] = {}
-        for ref in refs:
-            wanted.setdefault(ref.file_index, {})[ref.position] = ref
-        for file_index in sorted(wanted):
-            left = wanted[file_index]
-            kept = {position: self.kept.pop((file_index, position)) for position in left if (file_index, position) in self.kept}
-            if len(kept) == len(left):
-                yield from (kept[position] for position in sorted(kept))
-                continue
-            kept.clear()  # the file is read again anyway: holding its kept cases for the whole run would only cost memory
-            for position, case in iter_eval_file(self.files[file_index], [], self.repo_root, self.allow_outside_root):
-                found = left.pop(position, None)
-                if found is not None and found.id == case.id:
-                    yield case
-                elif found is not None:
-                    self.vanished.append(found)
-                if not left:
-                    break
-            self.vanished.extend(left.values())
-
-
-def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False) -> SuitePlan:
-    """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case."""
-    files, problems = discover_eval_files(paths)
-    plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root)
-    for file in files:
-        file_index = len(plan.files)
-        plan.files.append(file)
-        for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root):
-            if len(plan.kept) < KEEP_CASES:
-                plan.kept[(file_index, position)] = case
-            plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line))
-    return plan
-
-
-__all__ = ["CaseRef", "LoadResult", "Problem", "SuitePlan", "default_eval_paths", "discover_eval_files", "find_repo_root",
-           "load_eval_file", "load_paths", "plan_paths"]
+__all__ = ["KEEP_CASES", "CaseRef", "LoadResult", "Problem", "SuitePlan", "default_eval_paths", "discover_eval_files",
+           "find_repo_root", "iter_eval_file", "load_eval_file", "load_paths", "plan_paths"]
