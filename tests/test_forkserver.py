@@ -182,3 +182,22 @@ def test_pythonsafepath_keeps_the_script_folder_off_sys_path_as_it_does_fresh(tm
     assert outcome(forked) == outcome(fresh)
     fresh, forked = both_ways(tmp_path, monkeypatch, "imports_beside_it")
     assert outcome(forked) == outcome(fresh) and "ModuleNotFoundError" in forked.stderr
+
+
+def test_an_interpreter_that_cannot_be_warmed_is_started_the_ordinary_way(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `python3` on PATH that is not one (an old Python 2, a wrapper script) fails to start the
+    warm interpreter; every judge then runs as an ordinary process, with its own result."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python3"
+    fake.write_text("#!/bin/sh\necho \"not python: $*\"\nexit 4\n")
+    fake.chmod(0o755)
+    (tmp_path / "j.py").write_text("print('unused')\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr("sys.executable", str(fake))  # judge_environment puts this folder first on PATH
+    allow_new_scripts()
+    results = [run_script(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
+    assert [(r.exit_code, r.stdout) for r in results] == [(4, "not python: j.py\n")] * 2
+    warm = [z for (python, _), z in forkserver._zygotes.items() if python == str(fake)]
+    assert warm and not warm[0].alive

@@ -91,7 +91,7 @@ class _Zygote:
             theirs.close()
         self._ready = threading.Event()
         threading.Thread(target=self._read, name="forkserver", daemon=True).start()
-        if not self._ready.wait(_READY_SECONDS):
+        if not self._ready.wait(_READY_SECONDS) or not self.alive:
             self.close()
 
     def _read(self) -> None:
@@ -119,6 +119,7 @@ class _Zygote:
                 job.pid, job.error = message.get("pid"), message.get("error")
                 job.started.set()
         self.alive = False
+        self._ready.set()  # an interpreter that died starting (not Python 3, say) is given up on at once
         with self._lock:
             jobs, self._jobs = list(self._jobs.values()), {}
         for job in jobs:
@@ -168,7 +169,7 @@ class _Zygote:
             pass
 
 
-_zygotes: dict[tuple[str, int], _Zygote] = {}
+_zygotes: dict[tuple[str, frozenset[tuple[str, str]]], _Zygote] = {}
 _zygotes_lock = threading.Lock()
 
 
@@ -188,7 +189,7 @@ def spawn_warm(argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess 
     python = _warm_script(argv, cwd, env)
     if python is None:
         return None
-    key = (python, hash(frozenset(env.items())))
+    key = (python, frozenset(env.items()))
     with _zygotes_lock:
         zygote = _zygotes.get(key)
         if zygote is None:
