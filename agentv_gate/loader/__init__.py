@@ -14,7 +14,7 @@ from typing import Any
 from ..models import EvalCase
 from .cases import CaseBuilder, mapping
 from .evaluator_parser import parse_evaluators
-from .problems import EvalFileError, Problem
+from .problems import EvalFileError, FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text
 from .yaml_stream import SkippedList, iter_entries, read_header
@@ -25,18 +25,10 @@ SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".p
 
 
 @dataclass
-class LoadResult:
+class LoadResult(FoundProblems):
     cases: list[EvalCase] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
 
     def extend(self, other: LoadResult) -> None:
         self.cases.extend(other.cases)

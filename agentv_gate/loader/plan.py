@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..models import EvalCase
 from . import discover_eval_files, iter_eval_file
-from .problems import Problem
+from .problems import FoundProblems, Problem
 
 KEEP_CASES = 500
 
@@ -33,7 +33,7 @@ class CaseRef:
 
 
 @dataclass
-class SuitePlan:
+class SuitePlan(FoundProblems):
     """Every case found under some paths, as `CaseRef`s, with every problem found on the way.
 
     Only the first `KEEP_CASES` cases are kept built; `read_cases` builds the others again, one
@@ -51,14 +51,6 @@ class SuitePlan:
     """(file index, position) -> the case as first built, for the first `KEEP_CASES` cases."""
     vanished: list[CaseRef] = field(default_factory=list)
     """Refs `read_cases` could not find again (the file changed during the run); filled as it goes."""
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
 
     def read_cases(self, refs: Iterable[CaseRef]) -> Iterator[EvalCase]:
         """The cases behind `refs`, in file order; any that cannot be found again goes to `vanished`."""

@@ -20,6 +20,20 @@ class Problem:
         return f"{self.file}:{self.line}: {kind}{self.message}{tail}"
 
 
+class FoundProblems:
+    """For results that carry `problems`: the errors (which stop a run) apart from the warnings."""
+
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
 class EvalFileError(Exception):
     """Raised inside the loader for one located problem; caught and turned into a Problem."""
 
