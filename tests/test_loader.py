@@ -335,3 +335,24 @@ def test_references_also_resolve_from_parent_folders_up_to_the_root(repo: Path) 
     result = load_eval_file(f, repo)
     assert result.errors == []
     assert result.cases[0].input_messages[0].content[0]["text"] == "shared between sub-suites"
+
+
+def test_a_missing_input_file_is_reported_at_the_line_that_lists_it(repo: Path) -> None:
+    write(repo / "evals/present.md", "here\n")
+    f = write(repo / "evals/files.eval.yaml", """
+        input_files: [present.md]
+        tests:
+          - id: own-list
+            criteria: c
+            input: q
+            input_files:
+              - present.md
+              - absent.md
+          - id: suite-list
+            criteria: c
+            input: q
+        """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["suite-list"]
+    [problem] = result.errors
+    assert problem.line == 8 and "absent.md" in problem.message and "not found" in problem.message

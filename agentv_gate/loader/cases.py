@@ -18,7 +18,7 @@ from ..models import EvalCase, EvaluatorConfig, Message, content_to_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots
-from .yaml_lines import key_line, line_of
+from .yaml_lines import LineDict, key_line, line_of
 
 # AgentV's default guideline patterns: such files are listed for the judge, not pasted into the question.
 GUIDELINE_PATTERNS = ("*.instructions.md", "*/instructions/*", "*.prompt.md", "*/prompts/*")
@@ -163,7 +163,14 @@ class CaseBuilder:
             # gen3 shorthand: files first, then the text, as one user message.
             if not isinstance(input_files, list):
                 raise EvalFileError(line_of(input_files, line), "'input_files' must be a list of paths", "[path, ...]")
-            segments: list[Any] = [{"type": "file", "value": str(f)} for f in input_files]
+            # Each entry keeps its own line, so a missing file is reported where it is listed.
+            listed_at = key_line(raw, "input_files", line) if "input_files" in raw else line_of(input_files, line)
+            entry_lines = getattr(input_files, "item_lines", [])
+            segments: list[Any] = []
+            for number, entry in enumerate(input_files):
+                segment = LineDict(type="file", value=str(entry))
+                segment.line = entry_lines[number] if number < len(entry_lines) else listed_at
+                segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
         messages = self._messages(value, line_of(value, line), key if key != "question" else "input", files)
         suite_input = self.defaults.get("input")
