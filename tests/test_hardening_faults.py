@@ -369,3 +369,40 @@ def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(r
     assert proc.returncode == 143, err
     assert no_traceback(out + err)
     assert_reported(repo, {"local": "pass"})
+
+
+@pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
+def test_an_interrupted_run_does_not_wait_for_composite_members_stuck_in_a_network_read(repo: Path,
+                                                                                      raw_server: RawServer) -> None:
+    """Two LLM-judge members of a composite run side by side; both wait on a judge that never answers."""
+    targets = http_targets(raw_server.url).replace("timeout_seconds: 1", "timeout_seconds: 90")
+    write(repo / ".agentv/targets.yaml", targets.replace("response: fine", "response: fine\n            judge_target: remote"))
+    write(repo / "evals/composite.eval.yaml", """
+        tests:
+          - id: local
+            input: hi
+            assert: [{type: contains, value: fine}]
+          - id: judged
+            input: hi
+            criteria: says fine
+            assert:
+              - name: both
+                type: composite
+                evaluators:
+                  - {name: first, type: llm_judge}
+                  - {name: second, type: llm_judge}
+                aggregator: {type: weighted_average}
+        """)
+    results = repo / OUT / "results.jsonl"
+    proc = start_cli(repo, "run", "evals", "--no-cache")
+    try:
+        assert wait_for(lambda: results.exists() and len(read_rows(results)) == 1 and len(raw_server.conns) >= 2, 30)
+        os.kill(proc.pid, signal.SIGTERM)
+        # Far below the 90 s request timeout: the members' threads do not hold the exit.
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert no_traceback(out + err)
+    assert_reported(repo, {"local": "pass"})

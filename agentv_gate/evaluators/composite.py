@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
+import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
@@ -127,9 +127,7 @@ class CompositeEvaluator:
         contexts = [dataclasses.replace(context, evaluator=member) for member in members]
         if len(contexts) == 1:
             return [self.run_member(contexts[0])]
-        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_MEMBERS, len(contexts)),
-                                thread_name_prefix="composite") as pool:
-            return list(pool.map(self.run_member, contexts))
+        return _map_on_daemon_threads(self.run_member, contexts, MAX_PARALLEL_MEMBERS)
 
     @staticmethod
     def _prefixed(members: list[EvaluatorResult]) -> tuple[list[str], list[str]]:
@@ -221,3 +219,39 @@ class CompositeEvaluator:
         score.hits, score.misses = score.hits[:4], score.misses[:4]
         score.retries = getattr(response, "retries", 0) or 0
         return score
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _map_on_daemon_threads(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
+    """`[fn(item) for item in items]`, at most `workers` at a time, on daemon threads.
+
+    Not a ThreadPoolExecutor: its threads are joined when the interpreter exits, so after Ctrl-C
+    or SIGTERM a member stuck in a network read held the process until its request timed out.
+    """
+    results: list[R | None] = [None] * len(items)
+    failures: list[BaseException] = []
+    pending = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                index = next(pending, None)
+            if index is None:
+                return
+            try:
+                results[index] = fn(items[index])
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                failures.append(exc)
+
+    threads = [threading.Thread(target=work, name="composite", daemon=True) for _ in range(min(workers, len(items)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return results  # type: ignore[return-value]  # every slot was filled, or a failure was raised
