@@ -76,12 +76,10 @@ def eval_file(layout: dict[str, Path], names: list[str]) -> dict[str, int]:
     text = "tests:\n"
     for index, name in enumerate(names):
         reference = refs[name]
-        case_line = text.count("\n") + 1
         text += f"  - id: case{index}\n    criteria: anything\n"
         if not reference.startswith("input:"):
             text += "    input: question\n"
-        # `input_files` becomes file segments of the input: its problem points at the case.
-        lines[name] = case_line if name.startswith("input_files") else text.count("\n") + 1
+        lines[name] = text.count("\n") + 1  # the reference's own line (an `input_files` entry's too)
         text += f"    {reference}\n"
     write(layout["repo"] / "evals" / "escape.eval.yaml", text)
     return lines

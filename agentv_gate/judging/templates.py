@@ -107,19 +107,21 @@ def template_variables(context: EvaluationContext, config: dict[str, Any] | None
     if not outputs and context.candidate:
         outputs = [{"role": "assistant", "content": context.candidate}]
     answer = (context.candidate or "").strip()
+    criteria = case.expected_outcome.strip()
+    inputs_json, outputs_json, expected_json = _json(inputs), _json(outputs), _json(expected)  # each under two names
     variables = {
         "question": question.strip(),
-        "expected_outcome": case.expected_outcome.strip(),
-        "criteria": case.expected_outcome.strip(),
+        "expected_outcome": criteria,
+        "criteria": criteria,
         "candidate_answer": answer,
         "answer": answer,
         "reference_answer": case.reference_answer.strip(),
-        "input_messages": _json(inputs),
-        "input": _json(inputs),
-        "output_messages": _json(outputs),
-        "output": _json(outputs),
-        "expected_messages": _json(expected),
-        "expected_output": _json(expected),
+        "input_messages": inputs_json,
+        "input": inputs_json,
+        "output_messages": outputs_json,
+        "output": outputs_json,
+        "expected_messages": expected_json,
+        "expected_output": expected_json,
         "guideline_files": _json(list(case.guideline_files)),
         "input_files": _json(list(case.input_files)),
         "file_changes": "",
