@@ -184,6 +184,15 @@ def test_a_case_gone_when_its_turn_comes_is_reported_not_lost(repo: Path, monkey
     assert [ref.id for ref in plan.vanished] == ["case-00002", "case-00003"]
 
 
+def test_a_file_deleted_before_its_turn_makes_error_rows(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = write(repo / "evals/s.eval.yaml", suite_text(3))
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 0)
+    plan = plan_paths([f], repo)
+    f.unlink()
+    assert list(plan.read_cases(plan.refs)) == []
+    assert [ref.id for ref in plan.vanished] == ["case-00000", "case-00001", "case-00002"]
+
+
 def test_run_reports_a_case_whose_file_changed_mid_run_as_an_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first case's target rewrites the second suite before the run reaches it: its cases are
     not found again, and each becomes an error row (with one worker the run reads two cases ahead)."""

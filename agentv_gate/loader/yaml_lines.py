@@ -141,3 +141,5 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise EvalFileError(1, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "a UTF-8 file") from None
+    except OSError as exc:  # gone or unreadable since it was found (a run reads each file twice)
+        raise EvalFileError(1, f"cannot be read: {exc.strerror or exc}", "a readable file") from None
