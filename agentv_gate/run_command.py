@@ -164,6 +164,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         kill_running_scripts()  # the run stops here: no judge may outlive it
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: say so, and still report what finished
+        kill_running_scripts()
+        writer.close()
+        print(f"agentv-gate: internal error: {type(exc).__name__}: {exc}; writing {len(rows)} finished case(s) "
+              f"of {len(selected)}", file=sys.stderr)
+        _finish(rows, junit, results_path, console, planned=len(selected))
+        return EXIT_USAGE
     finally:
         # After an interruption both stay ignored: the process is on its way out with its exit code,
         # and a late signal must not turn that into death by signal.

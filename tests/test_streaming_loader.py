@@ -242,3 +242,28 @@ def test_memory_to_load_a_suite_does_not_grow_with_its_cases(repo: Path, monkeyp
     large = peak_bytes_to_plan_and_read(repo, 1100)
     per_case = (large - small) / 1000
     assert per_case < 1200, f"{per_case:.0f} bytes a case"
+
+
+def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """However the run breaks off, the cases that finished are in the JUnit and the summary says
+    the run was cut short; the exit code is 2, never a pass."""
+    write(repo / "evals/s.eval.yaml", suite_text(4))
+    write(repo / ".agentv/targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: Paris\n")
+    real = loader_module.SuitePlan.read_cases
+
+    def breaks_after_two(self: loader_module.SuitePlan, refs: Any) -> Any:
+        for number, case in enumerate(real(self, refs)):
+            if number == 2:
+                raise RuntimeError("a bug in reading cases")
+            yield case
+
+    monkeypatch.setattr(loader_module.SuitePlan, "read_cases", breaks_after_two)
+    monkeypatch.chdir(repo)
+    code = main(["run", "evals", "--workers", "1", "--quiet", "--output-dir", "out"])
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error: RuntimeError: a bug in reading cases" in err
+    finished, _ = read_results([repo / "out/results.jsonl"])
+    junit = (repo / "out/junit.xml").read_text()
+    assert 1 <= len(finished) < 4 and junit.count("<testcase") == len(finished)
+    assert all(f'name="{r.eval_id}"' in junit for r in finished)
