@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import agentv_gate.loader.plan as loader_module
 from agentv_gate.cli import main
+from agentv_gate.judging.subprocess_runner import allow_new_scripts
 from agentv_gate.loader import load_eval_file, plan_paths
 from agentv_gate.loader.problems import EvalFileError
 from agentv_gate.loader.yaml_lines import load_yaml_text
@@ -260,7 +261,10 @@ def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypa
 
     monkeypatch.setattr(loader_module.SuitePlan, "read_cases", breaks_after_two)
     monkeypatch.chdir(repo)
-    code = main(["run", "evals", "--workers", "1", "--quiet", "--output-dir", "out"])
+    try:
+        code = main(["run", "evals", "--workers", "1", "--quiet", "--output-dir", "out"])
+    finally:
+        allow_new_scripts()  # the broken run refused new judges, as it must; later tests in this process need them
     err = capsys.readouterr().err
     assert code == 2 and "internal error: RuntimeError: a bug in reading cases" in err
     finished, _ = read_results([repo / "out/results.jsonl"])
