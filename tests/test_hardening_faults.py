@@ -343,6 +343,25 @@ def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(r
         kill_quietly(pids)
 
 
+def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, stuck_connections: int) -> None:
+    """Run the suite, SIGTERM it once `local` has finished and `stuck_connections` requests hang on
+    the silent server, and require a prompt 143 with `local` reported: far below the 90 s request
+    timeout, so no thread stuck in a network read holds the exit."""
+    results = repo / OUT / "results.jsonl"
+    proc = start_cli(repo, "run", "evals", "--no-cache")
+    try:
+        assert wait_for(lambda: results.exists() and len(read_rows(results)) == 1
+                        and len(raw_server.conns) >= stuck_connections, 30)
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert no_traceback(out + err)
+    assert_reported(repo, {"local": "pass"})
+
+
 @pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
 def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(repo: Path, raw_server: RawServer) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url).replace("timeout_seconds: 1", "timeout_seconds: 90"))
@@ -356,19 +375,7 @@ def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(r
             input: hi
             assert: [{type: contains, value: fine}]
         """)
-    results = repo / OUT / "results.jsonl"
-    proc = start_cli(repo, "run", "evals", "--no-cache")
-    try:
-        assert wait_for(lambda: results.exists() and len(read_rows(results)) == 1 and bool(raw_server.conns), 30)
-        os.kill(proc.pid, signal.SIGTERM)
-        # Far below the 90 s request timeout: the stuck worker thread does not hold the exit.
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, err
-    assert no_traceback(out + err)
-    assert_reported(repo, {"local": "pass"})
+    assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=1)
 
 
 @pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
@@ -393,16 +400,4 @@ def test_an_interrupted_run_does_not_wait_for_composite_members_stuck_in_a_netwo
                   - {name: second, type: llm_judge}
                 aggregator: {type: weighted_average}
         """)
-    results = repo / OUT / "results.jsonl"
-    proc = start_cli(repo, "run", "evals", "--no-cache")
-    try:
-        assert wait_for(lambda: results.exists() and len(read_rows(results)) == 1 and len(raw_server.conns) >= 2, 30)
-        os.kill(proc.pid, signal.SIGTERM)
-        # Far below the 90 s request timeout: the members' threads do not hold the exit.
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, err
-    assert no_traceback(out + err)
-    assert_reported(repo, {"local": "pass"})
+    assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=2)
