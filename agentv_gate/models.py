@@ -168,10 +168,28 @@ class FieldAccuracyConfig(_EvaluatorBase):
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
 
 
+AGGREGATOR_KINDS = {
+    "weighted_average": "weighted_average", "weighted": "weighted_average", "average": "weighted_average",
+    "threshold": "threshold",
+    "code_judge": "code_judge", "code_grader": "code_judge", "code": "code_judge",
+    "llm_judge": "llm_judge", "llm_grader": "llm_judge", "llm": "llm_judge",
+}
+"""A composite's aggregator `type` (lower case, `-` as `_`) -> the aggregator it names."""
+
+
+def aggregator_kind(aggregator: dict[str, Any] | None) -> str | None:
+    """The aggregator a composite config names (weighted_average when none); None for an unknown type."""
+    raw = str((aggregator or {}).get("type", "weighted_average")).strip().lower().replace("-", "_")
+    return AGGREGATOR_KINDS.get(raw)
+
+
 class CompositeConfig(_EvaluatorBase):
     type: Literal["composite"] = "composite"
     evaluators: list[EvaluatorConfig]
     aggregator: dict[str, Any] | None = None
+    # Filled by the loader for a code_judge aggregator, as for a code_judge's own script.
+    resolved_aggregator_script: list[str] | None = Field(default=None, exclude=True)
+    resolved_aggregator_cwd: Path | None = Field(default=None, exclude=True)
 
 
 EvaluatorConfig = Annotated[

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shlex
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -32,14 +31,16 @@ from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     BORDERLINE_SCORE,
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
+    CodeJudgeConfig,
     CompositeConfig,
     EvaluationScore,
     EvaluatorConfig,
     EvaluatorResult,
+    aggregator_kind,
     score_label,
 )
 from .base import EvaluationContext
-from .code_judge import parse_judge_output, run_judge_script, score_from_output
+from .code_judge import judge_cwd, parse_judge_output, run_judge_script, score_from_output, script_argv
 from .contains import wrong_config
 from .json_extract import JsonExtractError, parse_json_object
 
@@ -52,13 +53,6 @@ DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 
 Decide the final score and verdict based on all evaluator results.
 Return a JSON object with: score (0.0-1.0), verdict (pass/fail/borderline), and reasoning."""
-_AGGREGATOR_ALIASES = {
-    "weighted_average": "weighted_average", "weighted": "weighted_average", "average": "weighted_average",
-    "threshold": "threshold",
-    "code_judge": "code_judge", "code_grader": "code_judge", "code": "code_judge",
-    "llm_judge": "llm_judge", "llm_grader": "llm_judge", "llm": "llm_judge",
-}
-
 MemberRunner = Callable[[EvaluationContext], EvaluationScore]
 """Runs one member's context through the registry; never raises."""
 
@@ -95,8 +89,7 @@ class CompositeEvaluator:
         if not isinstance(config, CompositeConfig):
             return wrong_config(self.kind, context)
         aggregator = dict(config.aggregator or {})
-        raw_kind = str(aggregator.get("type", "weighted_average")).strip().lower().replace("-", "_")
-        kind = _AGGREGATOR_ALIASES.get(raw_kind)
+        kind = aggregator_kind(aggregator)
         if kind is None:
             return _config_error(config, f"unknown aggregator type {aggregator.get('type')!r} "
                                          "(expected weighted_average, threshold, code_judge or llm_judge)")
@@ -172,17 +165,18 @@ class CompositeEvaluator:
     def _code_aggregator(self, members: list[EvaluatorResult], aggregator: dict[str, Any],
                          config: CompositeConfig, context: EvaluationContext) -> EvaluationScore:
         script = aggregator.get("path", aggregator.get("script"))
-        source = config.source_file or context.eval_case.source_file
-        base = Path(source).resolve().parent
-        cwd = (base / str(aggregator["cwd"])).resolve() if aggregator.get("cwd") else base
-        if isinstance(script, str) and script.strip():
-            argv = shlex.split(script)
-        elif isinstance(script, list) and script:
-            argv = [str(t) for t in script]
-        else:
+        if not ((isinstance(script, str) and script.strip()) or (isinstance(script, list) and script)):
             return _error("code_judge aggregator needs 'path' (the script to run)")
-        argv = [str((cwd / t).resolve()) if not t.startswith("-") and (cwd / t).is_file() else t
-                for t in argv]
+        # The aggregator is a code judge of its own: the same cwd and script rules, the loader's paths.
+        judge = CodeJudgeConfig(
+            name="aggregator", script=script if isinstance(script, str) else [str(t) for t in script],
+            cwd=str(aggregator["cwd"]) if aggregator.get("cwd") else None, source_file=config.source_file,
+            resolved_script=config.resolved_aggregator_script, resolved_cwd=config.resolved_aggregator_cwd)
+        cwd = judge_cwd(judge, context)
+        try:
+            argv = script_argv(judge, cwd)
+        except ValueError as exc:
+            return _error(f"code_judge aggregator script cannot be split into arguments: {exc}")
         timeout = float(aggregator.get("timeout_seconds") or self.default_timeout_seconds)
         raw: dict[str, Any] = {"aggregator": "code_judge", "script": argv, "cwd": str(cwd)}
         stdin = json.dumps({"results": self._results_object(members)}, indent=2, ensure_ascii=False,

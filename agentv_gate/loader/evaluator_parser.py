@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig
+from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
@@ -189,6 +189,13 @@ def parse_evaluator(
         _resolve_prompt(config, roots, line, problems, file)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
+        aggregator = config.aggregator or {}
+        script = aggregator.get("path", aggregator.get("script"))
+        if aggregator_kind(aggregator) == "code_judge" and isinstance(script, (str, list)) and script:
+            # Found, checked and kept inside the repository root exactly as a code_judge's own script.
+            cwd = _resolve_cwd(aggregator.get("cwd"), roots, line)
+            config.resolved_aggregator_cwd = cwd
+            config.resolved_aggregator_script = resolve_script(script, line, roots, cwd, problems, file)
     return config
 
 
