@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..judging.llm_client import HttpCallError, post_json
+from ..judging.llm_client import HttpCallError
 from ..models import TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig
-from .openai_compat import chat_messages, optional_number, retry_policy_for, text_response
+from .openai_compat import HttpChatProvider, chat_messages, optional_number, text_response
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
@@ -42,12 +42,11 @@ def fold_messages(messages: list[dict[str, str]]) -> tuple[str | None, list[dict
     return ("\n\n".join(system_parts) or None), turns
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpChatProvider):
     kind = "anthropic"
 
     def __init__(self, target: TargetConfig) -> None:
-        self.name = target.name
-        self.target = target
+        super().__init__(target)
         base = str(target.get("base_url", "endpoint", "baseUrl", default=DEFAULT_ANTHROPIC_BASE_URL)).rstrip(
             "/"
         )
@@ -57,13 +56,7 @@ class AnthropicProvider:
         self.version = str(
             target.get("anthropic_version", "anthropicVersion", default=DEFAULT_ANTHROPIC_VERSION)
         )
-        self.temperature = optional_number(target, "temperature", "temperature")
-        self.max_output_tokens = optional_number(
-            target, "max_output_tokens", "max_output_tokens", "maxTokens"
-        )
         self.thinking_budget = optional_number(target, "thinking_budget", "thinking_budget", "thinkingBudget")
-        self.system_prompt = target.get("system_prompt", "systemPrompt")
-        self.policy = retry_policy_for(target)
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, model={self.model!r})"
@@ -92,22 +85,13 @@ class AnthropicProvider:
             body["temperature"] = temperature
         return body
 
+    def headers(self) -> dict[str, str]:
+        return {"Content-Type": "application/json", "x-api-key": self._api_key, "anthropic-version": self.version}
+
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         started = time.monotonic()
         describe = self.target.describe()
-        headers = {
-            "Content-Type": "application/json",
-            "x-api-key": self._api_key,
-            "anthropic-version": self.version,
-        }
-        result = post_json(
-            self.url,
-            self.build_body(request),
-            headers=headers,
-            policy=self.policy,
-            secrets=self.target.secrets,
-            describe=describe,
-        )
+        result = self.post(request)
         data = result.data
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):

@@ -18,18 +18,10 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from ..judging.llm_client import post_json
 from ..models import TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig
-from .openai_compat import (
-    chat_completion_text,
-    chat_messages,
-    optional_number,
-    retry_policy_for,
-    sampling_params,
-    text_response,
-)
+from .openai_compat import HttpChatProvider, chat_completion_text, chat_messages, sampling_params, text_response
 
 DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"
 
@@ -50,12 +42,11 @@ def azure_base_url(endpoint: str) -> str:
     return trimmed if trimmed.endswith("/openai") else f"{trimmed}/openai"
 
 
-class AzureOpenAIProvider:
+class AzureOpenAIProvider(HttpChatProvider):
     kind = "azure"
 
     def __init__(self, target: TargetConfig) -> None:
-        self.name = target.name
-        self.target = target
+        super().__init__(target)
         endpoint = str(target.require("endpoint", "endpoint", "resource", "resourceName", "resource_name"))
         self.base_url = azure_base_url(endpoint)
         self.deployment = str(
@@ -63,12 +54,6 @@ class AzureOpenAIProvider:
         )
         self._api_key = str(target.require("api_key", "api_key", "apiKey"))
         self.api_version = normalise_api_version(target.get("version", "api_version", "apiVersion"))
-        self.temperature = optional_number(target, "temperature", "temperature")
-        self.max_output_tokens = optional_number(
-            target, "max_output_tokens", "max_output_tokens", "maxTokens"
-        )
-        self.system_prompt = target.get("system_prompt", "systemPrompt")
-        self.policy = retry_policy_for(target)
 
     def __repr__(self) -> str:
         return (
@@ -83,21 +68,16 @@ class AzureOpenAIProvider:
             f"?api-version={quote(self.api_version, safe='')}"
         )
 
+    def headers(self) -> dict[str, str]:
+        return {"Content-Type": "application/json", "api-key": self._api_key}
+
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
         return {"messages": chat_messages(request, self.system_prompt),
                 **sampling_params(request, self.temperature, self.max_output_tokens)}
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         started = time.monotonic()
-        describe = self.target.describe()
-        result = post_json(
-            self.url,
-            self.build_body(request),
-            headers={"Content-Type": "application/json", "api-key": self._api_key},
-            policy=self.policy,
-            secrets=self.target.secrets,
-            describe=describe,
-        )
-        text, usage, raw = chat_completion_text(result.data, describe, result.retries)
+        result = self.post(request)
+        text, usage, raw = chat_completion_text(result.data, self.target.describe(), result.retries)
         raw["deployment"] = self.deployment
         return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)

@@ -5,8 +5,9 @@ Keys (AgentV's `openai` provider): `endpoint` / `base_url` (default https://api.
 need none), `model`, `temperature`, `max_output_tokens`, `system_prompt`, `headers`, and the
 retry keys of `RetryPolicy.from_settings`.
 
-The helpers at the bottom (`chat_messages`, `text_response`) are shared with the Azure and
-Anthropic providers, which speak close cousins of this wire format.
+`HttpChatProvider` (settings, retry policy, the POST) and the helpers (`chat_messages`,
+`sampling_params`, `text_response`) are shared with the Azure and Anthropic providers, which speak
+close cousins of this wire format.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..judging.llm_client import HttpCallError, RetryPolicy, post_json
+from ..judging.llm_client import HttpCallError, HttpResult, RetryPolicy, post_json
 from ..models import Message, TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig, TargetsConfigError
@@ -120,27 +121,50 @@ def chat_completion_text(
     return text, usage, raw
 
 
-class OpenAICompatProvider:
+class HttpChatProvider:
+    """What the HTTP chat providers share: the sampling settings and retry policy each reads from
+    its target the same way, and one POST of its wire body under that policy. A provider adds
+    its endpoint (`url`), credentials (`headers`), wire format (`build_body`) and reply parsing."""
+
+    kind: str
+
+    def __init__(self, target: TargetConfig) -> None:
+        self.name = target.name
+        self.target = target
+        self.temperature = optional_number(target, "temperature", "temperature")
+        self.max_output_tokens = optional_number(target, "max_output_tokens", "max_output_tokens", "maxTokens")
+        self.system_prompt = target.get("system_prompt", "systemPrompt")
+        self.policy = retry_policy_for(target)
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def build_body(self, request: ProviderRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def post(self, request: ProviderRequest) -> HttpResult:
+        return post_json(self.url, self.build_body(request), headers=self.headers(), policy=self.policy,
+                         secrets=self.target.secrets, describe=self.target.describe())
+
+
+class OpenAICompatProvider(HttpChatProvider):
     """A chat-completions endpoint. One POST per invoke, under the shared retry policy."""
 
     kind = "openai"
 
     def __init__(self, target: TargetConfig) -> None:
-        self.name = target.name
-        self.target = target
+        super().__init__(target)
         self.base_url = normalise_base_url(target.get("endpoint", "base_url", "baseUrl", "baseURL"))
         self.model = str(target.require("model", "model", "deployment", "variant"))
         self._api_key = target.get("api_key", "apiKey")
-        self.temperature = optional_number(target, "temperature", "temperature")
-        self.max_output_tokens = optional_number(
-            target, "max_output_tokens", "max_output_tokens", "maxTokens"
-        )
-        self.system_prompt = target.get("system_prompt", "systemPrompt")
         extra = target.get("headers", default={})
         if not isinstance(extra, dict):
             raise TargetsConfigError(f"{target.describe()}: headers must be a mapping")
         self._extra_headers = {str(k): str(v) for k, v in extra.items()}
-        self.policy = retry_policy_for(target)
 
     def __repr__(self) -> str:
         return f"OpenAICompatProvider(name={self.name!r}, base_url={self.base_url!r}, model={self.model!r})"
@@ -149,7 +173,7 @@ class OpenAICompatProvider:
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
-    def _headers(self) -> dict[str, str]:
+    def headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", **self._extra_headers}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -164,14 +188,6 @@ class OpenAICompatProvider:
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         started = time.monotonic()
-        describe = self.target.describe()
-        result = post_json(
-            self.url,
-            self.build_body(request),
-            headers=self._headers(),
-            policy=self.policy,
-            secrets=self.target.secrets,
-            describe=describe,
-        )
-        text, usage, raw = chat_completion_text(result.data, describe, result.retries)
+        result = self.post(request)
+        text, usage, raw = chat_completion_text(result.data, self.target.describe(), result.retries)
         return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)
