@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ..models import AffixConfig, EvaluationScore
-from .base import EvaluationContext
-from .contains import binary, wrong_config
+from .base import EvaluationContext, binary, wrong_config
 
 
 class AffixEvaluator:

@@ -41,3 +41,17 @@ class Evaluator(Protocol):
 
 
 ResolveJudgeProvider = Callable[[EvaluationContext], "Provider | None"]
+
+
+def wrong_config(kind: str, context: EvaluationContext) -> EvaluationScore:
+    """The registry sent this evaluator a config of another type: a wiring bug, reported as data."""
+    got = getattr(context.evaluator, "type", type(context.evaluator).__name__)
+    message = f"{kind} evaluator was given a '{got}' config"
+    return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, error=message)
+
+
+def binary(passed: bool, hit: str, miss: str) -> EvaluationScore:
+    """AgentV's assertions score 0 or 1, with one hit or one miss saying which."""
+    return EvaluationScore(score=1.0 if passed else 0.0, hits=[hit] if passed else [],
+                           misses=[] if passed else [miss], expected_aspect_count=1,
+                           reasoning=hit if passed else miss)

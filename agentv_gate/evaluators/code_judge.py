@@ -22,8 +22,7 @@ from typing import Any
 from ..judging.payload import build_judge_payload
 from ..judging.subprocess_runner import ScriptResult, run_script
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationScore
-from .base import EvaluationContext
-from .contains import wrong_config
+from .base import EvaluationContext, wrong_config
 from .json_extract import loads_strict
 
 STDERR_TAIL_CHARS = 2000

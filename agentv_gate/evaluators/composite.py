@@ -39,9 +39,8 @@ from ..models import (
     aggregator_kind,
     score_label,
 )
-from .base import EvaluationContext
+from .base import EvaluationContext, wrong_config
 from .code_judge import judge_cwd, parse_judge_output, run_judge_script, score_from_output, script_argv
-from .contains import wrong_config
 from .json_extract import JsonExtractError, parse_json_object
 
 if TYPE_CHECKING:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 
 from ..models import EqualsConfig, EvaluationScore
-from .base import EvaluationContext
-from .contains import binary, wrong_config
+from .base import EvaluationContext, binary, wrong_config
 from .json_extract import json_equal, loads_strict
 
 

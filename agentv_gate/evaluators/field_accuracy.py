@@ -30,8 +30,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..models import EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
-from .base import EvaluationContext
-from .contains import wrong_config
+from .base import EvaluationContext, wrong_config
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 
 MAX_LISTED = 4

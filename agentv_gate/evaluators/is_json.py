@@ -6,8 +6,7 @@ Strict like JavaScript: fenced or prose-wrapped JSON is not JSON, and neither is
 from __future__ import annotations
 
 from ..models import EvaluationScore, IsJsonConfig
-from .base import EvaluationContext
-from .contains import binary, wrong_config
+from .base import EvaluationContext, binary, wrong_config
 from .json_extract import loads_strict
 
 

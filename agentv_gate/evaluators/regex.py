@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 
 from ..models import EvaluationScore, RegexConfig
-from .base import EvaluationContext
-from .contains import binary, wrong_config
+from .base import EvaluationContext, binary, wrong_config
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
