@@ -65,24 +65,6 @@ def weighted_mean(results: list[EvaluatorResult]) -> float:
     return sum(r.score * r.weight for r in results) / total_weight
 
 
-def _trace_summary(response: TargetResponse) -> dict[str, object]:
-    tool_names: list[str] = []
-    by_name: dict[str, int] = {}
-    for message in response.output_messages:
-        for call in getattr(message, "tool_calls", None) or []:
-            name = str(call.get("tool", call.get("name", ""))) if isinstance(call, dict) else str(call)
-            if name not in by_name:
-                tool_names.append(name)
-            by_name[name] = by_name.get(name, 0) + 1
-    return {
-        "event_count": sum(by_name.values()),
-        "tool_names": tool_names,
-        "tool_calls_by_name": by_name,
-        "error_count": 0,
-        "llm_call_count": 1,
-    }
-
-
 def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore:
     """AgentV 3+'s `negate: true`: the assertion must NOT hold. A judge error stays an error."""
     if (config.model_extra or {}).get("negate") is not True or score.error:
@@ -165,7 +147,6 @@ class Orchestrator:
         """Seed 004: each configured evaluator in order; none configured means the default llm_judge."""
         configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
         output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
-        trace = _trace_summary(response)
         results: list[EvaluatorResult] = []
         for config in configs:
             context = EvaluationContext(
@@ -174,7 +155,6 @@ class Orchestrator:
                 evaluator=config,
                 output_messages=output_messages,
                 target=provider.name,
-                trace=trace,
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,

@@ -359,3 +359,43 @@ def test_trace_reported_by_the_run_wins_over_derived_counts(repo: Path) -> None:
     assert payload["trace"]["llm_call_count"] == 4 and payload["trace"]["provider_extra"] is True
     assert payload["trace_summary"]["llm_call_count"] == 4 and payload["trace_summary"]["error_count"] == 2
     assert "provider_extra" not in payload["trace_summary"]
+
+
+def test_a_run_gives_judges_the_trace_summary_derived_from_the_answer_s_messages(repo: Path) -> None:
+    """Through the orchestrator, not just the payload builder: the summary a judge reads counts the
+    answer's tool calls, their errors and its assistant turns, with tool names sorted, as AgentV's does."""
+    from agentv_gate.evaluators.registry import build_evaluator_registry
+    from agentv_gate.models import Message, TargetResponse
+    from agentv_gate.orchestrator import Orchestrator, RunSettings
+    from agentv_gate.targets.base import ProviderRequest
+
+    class ToolUsingAgent:
+        name, kind = "agent", "mock"
+
+        def invoke(self, request: ProviderRequest) -> TargetResponse:
+            calls = [{"tool": "searchWeb", "input": {}}, {"tool": "Read", "input": {}, "error": "denied"}]
+            return TargetResponse(text=ANSWER, output_messages=[Message(role="assistant", content="", tool_calls=calls),
+                                                                 Message(role="assistant", content=ANSWER)])
+
+    class Providers:
+        def target_for(self, case: EvalCase) -> ToolUsingAgent:
+            return ToolUsingAgent()
+
+    write(repo / "evals/echo.py", """
+        import json, sys
+        summary = json.load(sys.stdin)["trace_summary"]
+        print(json.dumps({"score": 1.0, "reasoning": json.dumps(summary, sort_keys=True)}))
+        """)
+    f = write(repo / "evals/trace.eval.yaml", """
+        tests:
+          - id: tools
+            criteria: c
+            input: q
+            assert: [{name: echo, type: code_judge, script: [python3, echo.py]}]
+        """)
+    [case] = load_eval_file(f, repo).cases
+    registry = build_evaluator_registry(None, lambda context: None)
+    [result] = Orchestrator(Providers(), registry, RunSettings()).run([case])
+    summary = json.loads(result.reasoning.split(": ", 1)[1])
+    assert summary["tool_names"] == ["Read", "searchWeb"]
+    assert (summary["event_count"], summary["error_count"], summary["llm_call_count"]) == (2, 1, 2)

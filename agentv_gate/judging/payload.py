@@ -157,7 +157,8 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
     question = case.question or " ".join(
         t for t in (content_to_text(m.content, with_files=False).strip() for m in case.input_messages) if t)
 
-    summary = trace_summary(outputs)
+    derived = trace_summary(outputs)
+    summary = dict(derived)
     if context.token_usage is not None:
         summary["token_usage"] = context.token_usage
     if context.cost_usd is not None:
@@ -165,7 +166,7 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
     if context.duration_ms is not None:
         summary["duration_ms"] = context.duration_ms
     trace: dict[str, Any] = {
-        **trace_summary(outputs),
+        **derived,
         "messages": messages,
         "events": _trace_events(messages, len(inputs)),
         "duration_ms": context.duration_ms,
