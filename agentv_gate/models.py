@@ -73,6 +73,20 @@ def content_to_text(content: Any, with_files: bool = True) -> str:
     return json.dumps(content, indent=2)
 
 
+def question_text(messages: list[Message]) -> str:
+    """AgentV's question: every input text part (files left out), trimmed, joined by a space."""
+    parts = []
+    for message in messages:
+        content = message.content
+        segments = content if isinstance(content, list) else [content]
+        for seg in segments:
+            text = content_to_text(seg, with_files=False).strip()
+            if text:
+                parts.append(text)
+    return " ".join(parts)
+
+
+
 # ---------------------------------------------------------------- evaluator configs
 
 

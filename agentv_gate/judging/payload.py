@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..models import Message, content_to_text
+from ..models import Message, content_to_text, question_text
 
 if TYPE_CHECKING:
     from ..evaluators.base import EvaluationContext
@@ -154,8 +154,7 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
     if not outputs and context.candidate:
         outputs = [{"role": "assistant", "content": context.candidate}]
     messages = inputs + outputs
-    question = case.question or " ".join(
-        t for t in (content_to_text(m.content, with_files=False).strip() for m in case.input_messages) if t)
+    question = case.question or question_text(case.input_messages)
 
     derived = trace_summary(outputs)
     summary = dict(derived)

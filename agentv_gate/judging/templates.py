@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, content_to_text
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, question_text
 from .payload import build_judge_payload, message_dict
 from .subprocess_runner import run_script
 
@@ -98,9 +98,7 @@ def template_variables(context: EvaluationContext, config: dict[str, Any] | None
     Text values are trimmed (as AgentV trims them); message lists are pretty-printed JSON.
     """
     case = context.eval_case
-    question = case.question or " ".join(
-        t for t in (content_to_text(m.content, with_files=False).strip() for m in case.input_messages) if t
-    )
+    question = case.question or question_text(case.input_messages)
     inputs = [message_dict(m) for m in case.input_messages]
     expected = [message_dict(m) for m in case.expected_messages]
     outputs = [message_dict(m) for m in context.output_messages]

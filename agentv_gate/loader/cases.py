@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..models import EvalCase, EvaluatorConfig, Message, content_to_text
+from ..models import EvalCase, EvaluatorConfig, Message, content_to_text, question_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
 from .problems import EvalFileError, Problem
 from .refs import SearchRoots
@@ -232,19 +232,6 @@ class CaseBuilder:
             conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
             metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
         )
-
-
-def question_text(messages: list[Message]) -> str:
-    """AgentV's question: every input text part (files left out), trimmed, joined by a space."""
-    parts = []
-    for message in messages:
-        content = message.content
-        segments = content if isinstance(content, list) else [content]
-        for seg in segments:
-            text = content_to_text(seg, with_files=False).strip()
-            if text:
-                parts.append(text)
-    return " ".join(parts)
 
 
 def reference_text(expected: list[Message]) -> str:
