@@ -145,14 +145,20 @@ def code_snippets(messages: list[dict[str, Any]]) -> list[str]:
     return snippets
 
 
-def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | None) -> dict[str, Any]:
-    """The stdin payload for a code judge or executable prompt template, every generation's names."""
-    case = context.eval_case
-    inputs = [message_dict(m) for m in case.input_messages]
-    expected = [message_dict(m) for m in case.expected_messages]
+def case_messages(context: EvaluationContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(input, expected, answer) messages as plain dicts; an answer that came without messages is
+    one assistant message, so judges and prompts always see the answer as a message too."""
     outputs = [message_dict(m) for m in context.output_messages]
     if not outputs and context.candidate:
         outputs = [{"role": "assistant", "content": context.candidate}]
+    case = context.eval_case
+    return [message_dict(m) for m in case.input_messages], [message_dict(m) for m in case.expected_messages], outputs
+
+
+def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The stdin payload for a code judge or executable prompt template, every generation's names."""
+    case = context.eval_case
+    inputs, expected, outputs = case_messages(context)
     messages = inputs + outputs
     question = case.question or question_text(case.input_messages)
 

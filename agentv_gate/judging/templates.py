@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, question_text
-from .payload import build_judge_payload, message_dict
+from .payload import build_judge_payload, case_messages
 from .subprocess_runner import run_script
 
 if TYPE_CHECKING:
@@ -99,11 +99,7 @@ def template_variables(context: EvaluationContext, config: dict[str, Any] | None
     """
     case = context.eval_case
     question = case.question or question_text(case.input_messages)
-    inputs = [message_dict(m) for m in case.input_messages]
-    expected = [message_dict(m) for m in case.expected_messages]
-    outputs = [message_dict(m) for m in context.output_messages]
-    if not outputs and context.candidate:
-        outputs = [{"role": "assistant", "content": context.candidate}]
+    inputs, expected, outputs = case_messages(context)
     answer = (context.candidate or "").strip()
     criteria = case.expected_outcome.strip()
     inputs_json, outputs_json, expected_json = _json(inputs), _json(outputs), _json(expected)  # each under two names
