@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.loader import discover_eval_files, load_eval_file, load_paths
+from agentv_gate.loader import discover_eval_files, load_eval_file, plan_paths
 from agentv_gate.models import CodeJudgeConfig, ContainsConfig, LlmJudgeConfig
 
 
@@ -319,7 +319,7 @@ def test_folder_discovery_ignores_non_eval_yaml(repo: Path) -> None:
     rel = sorted(str(p.relative_to(repo)) for p in files)
     assert rel == ["evals/a.yaml", "evals/sub/b.eval.yaml", "other/c.eval.yaml"]
     assert problems == []
-    assert load_paths([repo / "missing"]).problems[0].message == "no such file or folder"
+    assert plan_paths([repo / "missing"]).problems[0].message == "no such file or folder"
 
 
 def test_references_also_resolve_from_parent_folders_up_to_the_root(repo: Path) -> None:

@@ -8,6 +8,7 @@ some case would run twice and another never, and the merged gate would pass with
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentv_gate.cli import EXIT_OK, EXIT_USAGE, main
-from agentv_gate.loader import load_paths
+from agentv_gate.loader import plan_paths
 from agentv_gate.models import EvalCase
-from agentv_gate.orchestrator import ShardSpec, select_shard
+from agentv_gate.orchestrator import Shardable, ShardSpec, select_shard
 
 TARGETS = """\
 targets:
@@ -31,11 +32,11 @@ def make_case(suite: str, case_id: str) -> EvalCase:
     return EvalCase(id=case_id, suite=suite, source_file=Path(suite), question=f"{suite}:{case_id}")
 
 
-def keys(cases: list[EvalCase]) -> list[tuple[str, str]]:
+def keys(cases: Sequence[Shardable]) -> list[tuple[str, str]]:
     return [(c.suite, c.id) for c in cases]
 
 
-def split(cases: list[EvalCase], count: int) -> list[list[tuple[str, str]]]:
+def split(cases: list[Shardable], count: int) -> list[list[tuple[str, str]]]:
     return [keys(select_shard(cases, ShardSpec(k, count))) for k in range(1, count + 1)]
 
 
@@ -100,9 +101,9 @@ def test_assignment_from_real_files_ignores_command_line_order(tmp_path: Path, m
     orders = [files, list(reversed(files)), [relative[1], files[2], relative[0]], [tmp_path / "evals"]]
     splits = []
     for order in orders:
-        loaded = load_paths(list(order))
-        assert not loaded.errors
-        splits.append(split(loaded.cases, 4))
+        plan = plan_paths(list(order))  # what `run --shard` deals out: the plan's case refs
+        assert not plan.errors
+        splits.append(split(list(plan.refs), 4))
     assert all(s == splits[0] for s in splits[1:])
     assert sum(len(s) for s in splits[0]) == 19
 

@@ -30,11 +30,6 @@ class LoadResult(FoundProblems):
     problems: list[Problem] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
 
-    def extend(self, other: LoadResult) -> None:
-        self.cases.extend(other.cases)
-        self.problems.extend(other.problems)
-        self.files.extend(other.files)
-
 
 def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     """Files as given; folders searched for eval files.
@@ -223,16 +218,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     return defaults
 
 
-def load_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
-    """Every eval file under `paths`, cases as a list; duplicate ids across files are allowed (suites differ)."""
-    files, problems = discover_eval_files(paths)
-    result = LoadResult(problems=problems)
-    for file in files:
-        result.extend(load_eval_file(file, repo_root, allow_outside_root))
-    return result
-
-
 from .plan import KEEP_CASES, CaseRef, SuitePlan, plan_paths  # noqa: E402 - plan builds on the reader above
 
 __all__ = ["KEEP_CASES", "CaseRef", "LoadResult", "Problem", "SuitePlan", "default_eval_paths", "discover_eval_files",
-           "find_repo_root", "iter_eval_file", "load_eval_file", "load_paths", "plan_paths"]
+           "find_repo_root", "iter_eval_file", "load_eval_file", "plan_paths"]
