@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,21 +87,26 @@ def item_line(seq: Any, index: int, default: int = 1) -> int:
     return line_of(seq[index] if isinstance(seq, list) and index < len(seq) else None, default)
 
 
-def load_yaml_text(text: str) -> Any:
-    """Parse one YAML document; malformed YAML becomes an EvalFileError at the parser's line."""
+@contextmanager
+def located_yaml_errors() -> Iterator[None]:
+    """PyYAML's errors as `EvalFileError`s at the line the parser stopped on."""
     try:
-        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+        yield
     except EvalFileError:
         raise
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        what = exc.problem or str(exc)
-        raise EvalFileError(line, f"malformed YAML: {what}", "valid YAML") from None
+        raise EvalFileError(mark.line + 1 if mark else 1, f"malformed YAML: {exc.problem or exc}", "valid YAML") from None
     except yaml.YAMLError as exc:
         raise EvalFileError(1, f"malformed YAML: {exc}", "valid YAML") from None
     except RecursionError:
         raise EvalFileError(1, "malformed YAML: nesting too deep", "valid YAML") from None
+
+
+def load_yaml_text(text: str) -> Any:
+    """Parse one YAML document; malformed YAML becomes an EvalFileError at the parser's line."""
+    with located_yaml_errors():
+        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
 
 
 def _with_lines(value: Any, line: int) -> Any:

@@ -15,7 +15,6 @@ malformed YAML, exactly as `load_yaml_text` does.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import yaml
@@ -24,7 +23,7 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from .problems import EvalFileError
-from .yaml_lines import LineDict, construct_line_map, construct_line_seq
+from .yaml_lines import LineDict, construct_line_map, construct_line_seq, located_yaml_errors
 
 try:  # libyaml's event parser when PyYAML was built with it; its pure-Python parser otherwise
     from yaml._yaml import CParser as _EventSource  # type: ignore[import-not-found]
@@ -50,22 +49,6 @@ class SkippedList:
 
     def __init__(self, line: int) -> None:
         self.line = line
-
-
-@contextmanager
-def _located() -> Iterator[None]:
-    """PyYAML's errors as `EvalFileError`s at the line the parser stopped on."""
-    try:
-        yield
-    except EvalFileError:
-        raise
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise EvalFileError(mark.line + 1 if mark else 1, f"malformed YAML: {exc.problem or exc}", "valid YAML") from None
-    except yaml.YAMLError as exc:
-        raise EvalFileError(1, f"malformed YAML: {exc}", "valid YAML") from None
-    except RecursionError:
-        raise EvalFileError(1, "malformed YAML: nesting too deep", "valid YAML") from None
 
 
 def _skip_node(loader: Any) -> None:
@@ -130,7 +113,7 @@ def read_header(text: str, list_keys: tuple[str, ...]) -> Any:
     other root as what it is, for the caller to refuse.
     """
     loader: Any = _EntryLoader(text)  # a mix of libyaml and PyYAML classes its stubs do not describe
-    with _located():
+    with located_yaml_errors():
         try:
             root = _open(loader)
             if root is None:
@@ -175,7 +158,7 @@ def iter_entries(text: str, list_key: str | None) -> Iterator[tuple[int, Any]]:
     """
     loader: Any = _EntryLoader(text)  # a mix of libyaml and PyYAML classes its stubs do not describe
     try:
-        with _located():
+        with located_yaml_errors():
             if _open(loader) is None:
                 return
             if list_key is not None:
@@ -190,13 +173,13 @@ def iter_entries(text: str, list_key: str | None) -> Iterator[tuple[int, Any]]:
             loader.get_event()  # the list's start
         index = 0
         while True:
-            with _located():
+            with located_yaml_errors():
                 if loader.check_event(yaml.SequenceEndEvent):
                     return
                 node = loader.compose_node(None, None)
             value: Any
             try:
-                with _located():
+                with located_yaml_errors():
                     value = _build(loader, node)
             except EvalFileError as exc:
                 value = exc
