@@ -53,6 +53,10 @@ def _reply_text(response: TargetResponse) -> str:
     return ""
 
 
+DEFAULT_JUDGE_TEMPERATURE = 0.0
+"""Judging is a measurement: the same answer should get the same score."""
+
+
 class LlmJudgeEvaluator:
     kind = "llm_judge"
 
@@ -60,7 +64,7 @@ class LlmJudgeEvaluator:
         self,
         resolve_judge_provider: ResolveJudgeProvider | None = None,
         max_output_tokens: int | None = None,
-        temperature: float | None = 0.0,
+        temperature: float | None = DEFAULT_JUDGE_TEMPERATURE,
         max_reply_attempts: int = DEFAULT_MAX_REPLY_ATTEMPTS,
         default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
     ) -> None:

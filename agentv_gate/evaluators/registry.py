@@ -79,16 +79,11 @@ def build_evaluator_registry(
         default_timeout_seconds=judge_timeout_seconds,
     )
     if not overrides or FALLBACK_KIND not in overrides:
-        from .llm_judge import LlmJudgeEvaluator  # lazy: the LLM side is only needed when used
+        from .llm_judge import DEFAULT_JUDGE_TEMPERATURE, LlmJudgeEvaluator  # lazy: only needed when used
 
-        if temperature is None:  # keep the judge's own default temperature
-            judge = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider,
-                                      max_output_tokens=max_output_tokens,
-                                      default_timeout_seconds=judge_timeout_seconds)
-        else:
-            judge = LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider,
-                                      max_output_tokens=max_output_tokens, temperature=temperature,
-                                      default_timeout_seconds=judge_timeout_seconds)
-        registry[FALLBACK_KIND] = judge
+        registry[FALLBACK_KIND] = LlmJudgeEvaluator(
+            resolve_judge_provider=resolve_judge_provider, max_output_tokens=max_output_tokens,
+            temperature=DEFAULT_JUDGE_TEMPERATURE if temperature is None else temperature,
+            default_timeout_seconds=judge_timeout_seconds)
     registry.update(overrides or {})
     return registry
