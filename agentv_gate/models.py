@@ -8,6 +8,7 @@ into AgentV tooling unchanged.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -344,3 +345,22 @@ class CaseResult(BaseModel):
     def to_json_row(self) -> dict[str, Any]:
         """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+@dataclass
+class EvaluationContext:
+    """Everything one evaluator sees for one case: plain data, so the judge protocol can read it
+    without importing the evaluators that are built on it."""
+
+    eval_case: EvalCase
+    candidate: str
+    evaluator: EvaluatorConfig
+    output_messages: list[Message] = field(default_factory=list)
+    target: str = ""
+    attempt: int = 0
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    trace: dict[str, Any] | None = None
+    token_usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+    judge_model: str | None = None

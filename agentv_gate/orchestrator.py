@@ -16,6 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from .errors import ProviderError
 from .evaluators.base import EvaluationContext, Evaluator
 from .evaluators.registry import evaluate_safely
 from .models import (
@@ -29,7 +30,7 @@ from .models import (
     Message,
     TargetResponse,
 )
-from .targets.base import Provider, ProviderError, ProviderRequest
+from .targets.base import Provider, ProviderRequest
 from .targets.cache import thread_cache_hits
 
 DEFAULT_WORKERS = 8

@@ -14,19 +14,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from .errors import ConfigError, ReportWriteError
 from .evaluators.registry import build_evaluator_registry
-from .judging.subprocess_runner import allow_new_scripts, kill_running_scripts
 from .loader import CaseRef, default_eval_paths, plan_paths
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
-from .report import ReportWriteError, summarise
+from .report import summarise
 from .report.console import ConsoleReporter
 from .report.github import write_github_reports
 from .report.jsonl import JsonlWriter, read_results
 from .report.junit import write_junit
 from .report.rows import ReportedCase, ReportRow
 from .targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
-from .targets.resolver import TargetResolver, TargetSetupError
+from .targets.resolver import TargetResolver
+from .transport.process import allow_new_scripts, kill_running_scripts
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -104,7 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # Every case, not just this shard's: a bad target name fails every shard alike.
         cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
         resolver = TargetResolver.from_args(args, plan.refs, wrap=caching_wrapper(cache) if cache else None)
-    except TargetSetupError as exc:
+    except ConfigError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

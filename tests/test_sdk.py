@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from agentv_gate.evaluators.base import EvaluationContext
 from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.judging.payload import build_judge_payload
-from agentv_gate.models import CodeJudgeConfig, EvalCase, Message
+from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, Message
 from agentv_gate.sdk import CodeJudgeInput, parse_judge_input, run_code_judge
 
 ROOT = Path(__file__).resolve().parent.parent

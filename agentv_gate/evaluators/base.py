@@ -7,31 +7,12 @@ Evaluators never print and never raise for a bad answer or a broken judge: they 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..models import EvalCase, EvaluationScore, EvaluatorConfig, Message
+from ..models import EvaluationContext, EvaluationScore
 
 if TYPE_CHECKING:
     from ..targets.base import Provider
-
-
-@dataclass
-class EvaluationContext:
-    eval_case: EvalCase
-    candidate: str
-    evaluator: EvaluatorConfig
-    output_messages: list[Message] = field(default_factory=list)
-    target: str = ""
-    attempt: int = 0
-    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    trace: dict[str, Any] | None = None
-    token_usage: dict[str, Any] | None = None
-    cost_usd: float | None = None
-    duration_ms: int | None = None
-    judge_provider: Provider | None = None
-    judge_model: str | None = None
 
 
 class Evaluator(Protocol):

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..judging.payload import build_judge_payload
-from ..judging.subprocess_runner import ScriptResult, run_script
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationScore
+from ..transport.process import ScriptResult, run_script
 from .base import EvaluationContext, wrong_config
 from .json_extract import loads_strict
 

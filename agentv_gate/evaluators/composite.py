@@ -187,7 +187,6 @@ class CompositeEvaluator:
         from ..targets.base import ProviderRequest
 
         provider = self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
-        provider = provider or context.judge_provider
         custom = aggregator.get("prompt")
         template = custom if isinstance(custom, str) else DEFAULT_AGGREGATOR_PROMPT
         results_json = json.dumps(self._results_object(members), indent=2, default=str)

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..judging.judge_reply import JudgeReply, JudgeReplyError, parse_judge_reply
-from ..judging.templates import JUDGE_SYSTEM_PROMPT, PromptTemplateError, resolve_prompt
+from ..errors import JudgeReplyError, PromptTemplateError, ProviderError
+from ..judging.judge_reply import JudgeReply, parse_judge_reply
+from ..judging.templates import JUDGE_SYSTEM_PROMPT, resolve_prompt
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationScore, LlmJudgeConfig, TargetResponse
-from ..targets.base import Provider, ProviderError, ProviderRequest
+from ..targets.base import Provider, ProviderRequest
 from .base import EvaluationContext, ResolveJudgeProvider
 
 DEFAULT_MAX_REPLY_ATTEMPTS = 3
@@ -75,11 +76,7 @@ class LlmJudgeEvaluator:
         self.default_timeout_seconds = default_timeout_seconds
 
     def _provider(self, context: EvaluationContext) -> Provider | None:
-        if self.resolve_judge_provider is not None:
-            provider = self.resolve_judge_provider(context)
-            if provider is not None:
-                return provider
-        return context.judge_provider
+        return self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
 
     def evaluate(self, context: EvaluationContext) -> EvaluationScore:
         config = context.evaluator

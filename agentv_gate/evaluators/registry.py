@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..errors import UnknownEvaluatorError
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationScore
 from .affix import AffixEvaluator
 from .base import EvaluationContext, Evaluator, ResolveJudgeProvider
@@ -22,10 +23,6 @@ from .is_json import IsJsonEvaluator
 from .regex import RegexEvaluator
 
 FALLBACK_KIND = "llm_judge"
-
-
-class UnknownEvaluatorError(LookupError):
-    """No evaluator for a kind, and no llm_judge to fall back to."""
 
 
 def get_evaluator(registry: Mapping[str, Evaluator], kind: str) -> Evaluator:

@@ -16,13 +16,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import JudgeReplyError
+
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _SNIPPET = 200
-
-
-class JudgeReplyError(ValueError):
-    """The reply held no usable verdict. The message says what was expected and what came."""
 
 
 @dataclass

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..models import Message, content_to_text, question_text
 
 if TYPE_CHECKING:
-    from ..evaluators.base import EvaluationContext
+    from ..models import EvaluationContext
 
 _CAMEL = re.compile(r"[A-Z]")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)

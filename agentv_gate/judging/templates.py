@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PromptTemplateError
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, question_text
+from ..transport.process import run_script
 from .payload import build_judge_payload, case_messages
-from .subprocess_runner import run_script
 
 if TYPE_CHECKING:
-    from ..evaluators.base import EvaluationContext
+    from ..models import EvaluationContext
 
 DEFAULT_EVALUATOR_TEMPLATE = """You are an expert evaluator. Your goal is to grade the candidate_answer based on how well it achieves the expected_outcome for the original task.
 
@@ -69,14 +70,6 @@ JUDGE_SYSTEM_PROMPT = "\n".join(
 _VARIABLE = re.compile(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}")
 PROMPT_FILE_SUFFIXES = (".md", ".txt", ".markdown", ".prompt", ".tmpl", ".j2")
 STDERR_TAIL_CHARS = 2000
-
-
-class PromptTemplateError(Exception):
-    """The prompt could not be produced (script failed, file unreadable). The message says why."""
-
-    def __init__(self, message: str, raw: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.raw = raw or {}
 
 
 @dataclass

@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import EvalFileError
 from ..models import EvalCase, EvaluatorConfig, Message, content_to_text, question_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
-from .problems import EvalFileError, Problem
+from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import LineDict, key_line, line_of
 

@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..errors import EvalFileError
 from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
-from .problems import EvalFileError, Problem
+from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models import EvalCase
-from . import discover_eval_files, iter_eval_file
+from .discover import discover_eval_files
 from .problems import FoundProblems, Problem
+from .suite import iter_eval_file
 
 KEEP_CASES = 500
 

@@ -32,13 +32,3 @@ class FoundProblems:
     @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
-
-
-class EvalFileError(Exception):
-    """Raised inside the loader for one located problem; caught and turned into a Problem."""
-
-    def __init__(self, line: int, message: str, expected: str | None = None):
-        super().__init__(message)
-        self.line = line
-        self.message = message
-        self.expected = expected

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from .problems import EvalFileError
+from ..errors import EvalFileError
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .problems import EvalFileError
+from ..errors import EvalFileError
 
 
 class LineDict(dict):  # type: ignore[type-arg]

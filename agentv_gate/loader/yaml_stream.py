@@ -22,7 +22,7 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from .problems import EvalFileError
+from ..errors import EvalFileError
 from .yaml_lines import LineDict, construct_line_map, construct_line_seq, located_yaml_errors
 
 try:  # libyaml's event parser when PyYAML was built with it; its pure-Python parser otherwise

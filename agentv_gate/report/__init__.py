@@ -11,24 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import ReportError, ReportWriteError, ResultsReadError
+
 if TYPE_CHECKING:
     from .rows import ReportedCase
-
-
-class ReportError(Exception):
-    """A report could not be written or read; the message names the file and the reason."""
-
-
-class ReportWriteError(ReportError):
-    """Disk full, permission denied, a folder where a file should be: said plainly, never a traceback."""
-
-
-class ResultsReadError(ReportWriteError):
-    """A results file cannot be read back (missing, unreadable, corrupt in the middle).
-
-    A subclass of `ReportWriteError` only so that a caller handling report I/O failures with one
-    `except` clause covers reading back shard files too.
-    """
 
 
 @dataclass(frozen=True)

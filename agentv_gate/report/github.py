@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from . import ReportWriteError, Summary, summarise
+from ..errors import ReportWriteError
+from . import Summary, summarise
 from .jsonl import describe_os_error
 from .paths import source_path
 from .rows import ReportedCase

@@ -19,8 +19,8 @@ from typing import IO, NamedTuple
 
 from pydantic import ValidationError
 
+from ..errors import ReportWriteError, ResultsReadError
 from ..models import CaseResult
-from . import ReportWriteError, ResultsReadError
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -32,8 +32,9 @@ from typing import TextIO
 
 from junit_xml import TestCase, TestSuite
 
+from ..errors import ReportWriteError
 from ..files import atomic_writer
-from . import ReportWriteError, summarise
+from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
 from .rows import ReportedCase

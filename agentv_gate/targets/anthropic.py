@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..judging.llm_client import HttpCallError
 from ..models import TargetResponse
+from ..transport.http import HttpCallError
 from .base import ProviderRequest
 from .config import TargetConfig
 from .openai_compat import HttpChatProvider, chat_messages, optional_number, text_response

@@ -23,10 +23,6 @@ class ProviderRequest:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class ProviderError(Exception):
-    """A provider could not produce an answer (after its retries). The message is user-facing."""
-
-
 class Provider(Protocol):
     name: str
     kind: str

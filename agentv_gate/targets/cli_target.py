@@ -32,10 +32,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..judging.subprocess_runner import ScriptResult, run_script
+from ..errors import ProviderError, TargetsConfigError
 from ..models import Message, TargetResponse
-from .base import ProviderError, ProviderRequest
-from .config import TargetConfig, TargetsConfigError
+from ..transport.process import ScriptResult, run_script
+from .base import ProviderRequest
+from .config import TargetConfig
 
 CLI_PLACEHOLDERS = ("PROMPT", "PROMPT_FILE", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
 DEFAULT_TIMEOUT_SECONDS = 120.0
@@ -174,7 +175,7 @@ class CliProvider:
         prefix = f"{self.target.describe()}: healthcheck failed"
         if check["type"] == "http":
             # Imported here: an HTTP stack costs a run of `cli` targets ~0.15 s of start-up otherwise.
-            from ..judging.llm_client import http_call
+            from ..transport.http import http_call
             from .openai_compat import retry_policy_for
 
             policy = replace(retry_policy_for(self.target), request_timeout_seconds=check["timeout"])

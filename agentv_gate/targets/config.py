@@ -27,16 +27,18 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..errors import TargetsConfigError
+from ..redaction import is_secret_field, redact
+
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
-_SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
 
 PROVIDER_ALIASES: dict[str, str] = {
     "openai": "openai",
@@ -56,22 +58,6 @@ PROVIDER_ALIASES: dict[str, str] = {
     "cli": "cli",
 }
 SUPPORTED_PROVIDERS = ("openai", "azure", "anthropic", "mock", "cli")
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret value replaced by `***` (longest first, so overlaps are covered)."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
-
-
-class TargetsConfigError(ValueError):
-    """targets.yaml (or one target in it) cannot be used. The message names file, target and field."""
-
-
-def is_secret_field(key: str) -> bool:
-    """`api_key`, `apiKey`, `github_token`, `client_secret`, ...; not `max_tokens` or `key_path`."""
-    return key.lower().endswith(_SECRET_SUFFIXES)
 
 
 @dataclass(frozen=True)

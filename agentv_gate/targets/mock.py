@@ -32,9 +32,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
 from .base import ProviderRequest
-from .config import TargetConfig, TargetsConfigError
+from .config import TargetConfig
 
 DEFAULT_MOCK_RESPONSE = (
     '{"answer":"Mock provider response. Configure targets.yaml to supply a custom value."}'

@@ -15,10 +15,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..judging.llm_client import HttpCallError, HttpResult, RetryPolicy, post_json
+from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
+from ..transport.http import HttpCallError, HttpResult, RetryPolicy, post_json
 from .base import ProviderRequest
-from .config import TargetConfig, TargetsConfigError
+from .config import TargetConfig
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 _CHAT_ROLES = {"system", "user", "assistant"}

@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import TargetsConfigError
 from .base import Provider
-from .config import TargetConfig, TargetsConfig, TargetsConfigError, load_targets_file
+from .config import TargetConfig, TargetsConfig, load_targets_file
 
 if TYPE_CHECKING:
-    from ..evaluators.base import EvaluationContext
+    from ..models import EvaluationContext
 
 TARGETS_FILE = Path(".agentv") / "targets.yaml"
 LLM_PROVIDERS = frozenset({"openai", "azure", "anthropic", "mock"})
@@ -120,8 +121,7 @@ class ProviderRegistry:
     def judge_resolver(self) -> Callable[[EvaluationContext], Provider | None]:
         """The `resolve_judge_provider` callable LlmJudgeEvaluator takes.
 
-        Order: the evaluator's own `target:`, then a judge the orchestrator already put in the
-        context, then the case target's judge. Misconfiguration raises TargetsConfigError, which
+        Order: the evaluator's own `target:`, then the case target's judge. Misconfiguration raises TargetsConfigError, which
         the evaluator reports as the case's error.
         """
 
@@ -129,8 +129,6 @@ class ProviderRegistry:
             named = getattr(context.evaluator, "target", None)
             if isinstance(named, str) and named:
                 return self.provider(named)
-            if context.judge_provider is not None:
-                return context.judge_provider
             if context.target and context.target in self.targets:
                 return self.judge_provider_for(context.target)
             return None

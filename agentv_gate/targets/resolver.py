@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import ConfigError
 from ..models import EvalCase
 from .base import Provider
-from .config import TargetsConfig, TargetsConfigError
+from .config import TargetsConfig
 from .registry import ProviderRegistry, find_targets_file, load_targets
 
 DEFAULT_TARGET = "default"
@@ -30,10 +31,6 @@ class NamesTarget(Protocol):
 
     @property
     def source_file(self) -> Path: ...
-
-
-class TargetSetupError(Exception):
-    """The run cannot start: no targets file, an unknown target name, a target that cannot be built."""
 
 
 def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> Path | None:
@@ -61,13 +58,10 @@ class TargetResolver(ProviderRegistry):
                   wrap: ProviderWrapper | None = None) -> TargetResolver:
         path = locate_targets_file(getattr(args, "targets", None), cases)
         if path is None:
-            raise TargetSetupError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
-                                   "or pass --targets FILE")
-        try:
-            resolver = cls(load_targets(path), getattr(args, "target", None), wrap)
-            resolver.check(cases)
-        except TargetsConfigError as exc:
-            raise TargetSetupError(str(exc)) from None
+            raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
+                              "or pass --targets FILE")
+        resolver = cls(load_targets(path), getattr(args, "target", None), wrap)
+        resolver.check(cases)  # TargetsConfigError (a ConfigError) stops the run before any case
         return resolver
 
     def target_name(self, case: NamesTarget) -> str:

@@ -1,0 +1,107 @@
+"""Every error agentv-gate raises on purpose, in one module, so one `except` can mean one thing.
+
+    GateError                       the message is for the user: located, secrets scrubbed
+    ├── UsageError                  exit 2: the command line asks for something impossible
+    ├── ConfigError                 exit 2: a file the run depends on cannot be used
+    │   ├── EvalFileError           one located problem (the loader turns it into a Problem)
+    │   ├── TargetsConfigError      targets.yaml, or one target in it
+    │   └── UnknownEvaluatorError   a config class no evaluator is registered for (a wiring bug)
+    ├── ReportError                 exit 2: a report cannot be written, or read back for merge
+    │   └── ReportWriteError
+    │       └── ResultsReadError
+    └── CaseError                   never reaches main: it becomes one case's `error` row
+        ├── ProviderError           a target or judge model gave no answer (after its retries)
+        │   └── HttpCallError       (transport/http.py) carries .status and .retries
+        └── JudgeError              a judge script or a judge reply was unusable
+            ├── PromptTemplateError
+            └── JudgeReplyError
+
+Only `cli.main` turns these into exit codes. Commands raise; they do not print-and-return.
+Inside a run, errors stay data: the loader turns `EvalFileError` into a `Problem`, and the
+orchestrator turns a `CaseError` into the case's row, so one broken case never stops the others.
+
+Two classes keep `ValueError` as a second base: code that parses values (`float()`, pydantic)
+and code that parses targets or judge replies share `except ValueError` clauses that must keep
+catching them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+class GateError(Exception):
+    """Base of every deliberate error; `exit_code` is what `cli.main` returns for it."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(GateError):
+    """The command line asks for something impossible (bad flag value, nothing to run)."""
+
+
+class ConfigError(GateError):
+    """A file the run depends on cannot be used: the run stops before any case is called."""
+
+
+class EvalFileError(ConfigError):
+    """Raised inside the loader for one located problem; caught and turned into a Problem."""
+
+    def __init__(self, line: int, message: str, expected: str | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+        self.expected = expected
+
+
+class TargetsConfigError(ConfigError, ValueError):
+    """targets.yaml (or one target in it) cannot be used. The message names file, target and field."""
+
+
+class UnknownEvaluatorError(ConfigError):
+    """An evaluator config class with no evaluator registered for it."""
+
+
+class ReportError(GateError):
+    """A report could not be written or read; the message names the file and the reason."""
+
+
+class ReportWriteError(ReportError):
+    """Disk full, permission denied, a folder where a file should be: said plainly, never a traceback."""
+
+
+class ResultsReadError(ReportWriteError):
+    """A results file cannot be read back (missing, unreadable, corrupt in the middle).
+
+    A subclass of `ReportWriteError` so that handling report I/O failures with one `except`
+    clause covers reading back shard files too.
+    """
+
+
+class CaseError(GateError):
+    """Something one case needed broke; it becomes that case's error row, never a crash."""
+
+    exit_code = EXIT_FAILED
+
+
+class ProviderError(CaseError):
+    """A provider could not produce an answer (after its retries). The message is user-facing."""
+
+
+class JudgeError(CaseError):
+    """A judge script, prompt template or judge reply was unusable."""
+
+
+class PromptTemplateError(JudgeError):
+    """The prompt could not be produced (script failed, file unreadable). The message says why."""
+
+    def __init__(self, message: str, raw: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw or {}
+
+
+class JudgeReplyError(JudgeError, ValueError):
+    """The reply held no usable verdict. The message says what was expected and what came."""

@@ -1,0 +1,61 @@
+"""Which files are eval suites: the paths given, and the eval files inside folders.
+
+Kept apart from reading suites because the pre-commit hooks, `validate` and `run` all ask the
+same question, and the answer must never depend on what a suite holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .problems import Problem
+
+SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".pre-commit-config.yaml",
+                 ".pre-commit-hooks.yaml", "action.yml", "action.yaml"}
+
+
+def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
+    """Files as given; folders searched for eval files.
+
+    Inside a folder, `*.eval.yaml` files and anything under an `evals/` folder count; plain
+    `*.yaml` elsewhere is skipped so a repo's CI and config files are never taken for suites.
+    A JSONL file's same-named YAML sidecar is its metadata, not a suite of its own.
+    """
+    found: list[Path] = []
+    problems: list[Problem] = []
+    for path in paths:
+        if path.is_file():
+            suite = path.with_suffix(".jsonl")
+            # A JSONL suite's sidecar named on its own (a commit touching only it) means the suite.
+            found.append(suite if path.suffix in (".yaml", ".yml") and suite.is_file() else path)
+            continue
+        if not path.is_dir():
+            problems.append(Problem(path, 0, "no such file or folder", "an eval file or a folder of them"))
+            continue
+        for candidate in sorted(path.rglob("*")):
+            if not candidate.is_file() or candidate.name in SKIPPED_NAMES:
+                continue
+            if any(part.startswith(".") or part in {"node_modules", "__pycache__"}
+                   for part in candidate.relative_to(path).parts[:-1]):
+                continue
+            name = candidate.name
+            in_evals = "evals" in candidate.relative_to(path).parts[:-1] or path.name == "evals"
+            if name.endswith((".eval.yaml", ".eval.yml", ".eval.jsonl")):
+                found.append(candidate)
+            elif in_evals and name.endswith(".jsonl"):
+                found.append(candidate)
+            elif in_evals and name.endswith((".yaml", ".yml")):
+                if candidate.with_suffix(".jsonl").exists():
+                    continue  # sidecar of a JSONL suite
+                found.append(candidate)
+    unique: dict[Path, Path] = {}
+    for f in found:
+        unique.setdefault(f.resolve(), f)
+    return list(unique.values()), problems
+
+
+def default_eval_paths(paths: list[Path] | None) -> list[Path]:
+    """The paths given, else `./evals` when it exists, else the working folder."""
+    if paths:
+        return paths
+    return [Path("evals")] if Path("evals").is_dir() else [Path(".")]

@@ -1,0 +1,170 @@
+"""One eval file -> its suite settings and its cases, one case at a time, every problem located.
+
+The loader never raises for bad content: a broken case becomes a `Problem` and the file's
+other cases still load, so one typo cannot hide the rest of a suite's results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvalFileError
+from ..models import EvalCase
+from .cases import CaseBuilder, mapping
+from .evaluator_parser import parse_evaluators
+from .problems import FoundProblems, Problem
+from .refs import SearchRoots, find_repo_root
+from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text
+from .yaml_stream import SkippedList, iter_entries, read_header
+
+CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+
+
+@dataclass
+class LoadResult(FoundProblems):
+    cases: list[EvalCase] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def _suite_name(file: Path, repo_root: Path) -> str:
+    try:
+        return str(file.resolve().relative_to(repo_root.resolve()))
+    except ValueError:
+        return str(file)
+
+
+Entries = Iterator[tuple[int, Any]]
+"""(line, raw case or the EvalFileError that stands for it) for each entry of a case list."""
+
+
+def _yaml_entries(text: str, doc: Any) -> tuple[dict[str, Any], Callable[[], Entries]] | None:
+    """(header, entries) of a YAML suite whose header `read_header` gave; None when it holds no case list."""
+    if isinstance(doc, SkippedList):
+        return {"tests": doc}, lambda: iter_entries(text, None)
+    if not isinstance(doc, dict):
+        return None
+    for key in CASE_LIST_KEYS:
+        if isinstance(doc.get(key), SkippedList):
+            return doc, lambda key=key: iter_entries(text, key)  # type: ignore[misc]
+    return None
+
+
+def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
+    """Suite-level settings, and a reader of the raw cases one at a time (never the whole list)."""
+    text = read_text(file)
+    if file.suffix == ".jsonl":
+        sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
+                                    file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+        header: dict[str, Any] = {}
+        if sidecar is not None:
+            meta = load_yaml_text(read_text(sidecar))
+            if isinstance(meta, dict):
+                header = meta
+        return header, lambda: iter_jsonl_rows(text)
+    doc = read_header(text, CASE_LIST_KEYS)
+    if doc is None:
+        raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
+    if not isinstance(doc, (dict, SkippedList)):
+        raise EvalFileError(line_of(doc), f"top level is a {type(doc).__name__}", "a mapping with 'tests' or 'evalcases'")
+    found = _yaml_entries(text, doc)
+    if found is not None:
+        return found
+    assert isinstance(doc, dict)
+    for key in CASE_LIST_KEYS:
+        if key not in doc:
+            continue
+        cases = doc[key]
+        if isinstance(cases, str) and key == "tests":
+            # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
+            at = key_line(doc, key)
+            external = roots.resolve(cases, at, "tests file")
+            ext_text = read_text(external)
+            if external.suffix == ".jsonl":
+                return doc, lambda: iter_jsonl_rows(ext_text)  # noqa: B023 - returned at once, the loop ends here
+            try:
+                listed = _yaml_entries(ext_text, read_header(ext_text, CASE_LIST_KEYS))
+            except EvalFileError as exc:
+                raise EvalFileError(at, f"tests file {cases!r}: line {exc.line}: {exc.message}", exc.expected) from None
+            if listed is None:
+                raise EvalFileError(at, f"tests file {cases!r} holds no list of cases", "a list of cases")
+            return doc, listed[1]
+        raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
+    raise EvalFileError(1, "no list of cases found", "a top-level 'tests', 'evalcases' or 'eval_cases' list")
+
+
+def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None = None,
+                   allow_outside_root: bool = False) -> Iterator[tuple[int, EvalCase]]:
+    """(position in the file's case list, case) for each case that builds; problems are appended as found.
+
+    Cases are read, built and handed over one at a time, so a suite of any size costs the
+    memory of one case (and of the ids seen, for the duplicate check).
+    """
+    root = repo_root or find_repo_root(file.parent)
+    roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
+    suite = _suite_name(file, root)
+    try:
+        header, entries = _open_suite(file, roots)
+    except EvalFileError as exc:
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return
+    defaults = _suite_defaults(header, roots, file, problems)
+    builder = CaseBuilder(file, suite, roots, defaults, problems)
+    seen: dict[str, int] = {}
+    count = 0
+    try:
+        for index, (line, raw) in enumerate(entries()):
+            count += 1
+            try:
+                if isinstance(raw, EvalFileError):
+                    raise raw
+                case = builder.build(raw, index, line)
+            except EvalFileError as exc:
+                problems.append(Problem(file, exc.line, exc.message, exc.expected))
+                continue
+            if case.id in seen:
+                problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {seen[case.id]})",
+                                        "unique case ids within a file"))
+                continue
+            seen[case.id] = case.source_line
+            yield index, case
+    except EvalFileError as exc:  # the file itself broke off (malformed YAML past the header)
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return
+    if not count and not any(p.file == file for p in problems):
+        problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
+
+
+def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
+    """Every case of one file, as a list (tests and small tools; a run streams them instead)."""
+    result = LoadResult(files=[file])
+    result.cases = [case for _, case in iter_eval_file(file, result.problems, repo_root, allow_outside_root)]
+    return result
+
+
+def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
+    """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
+    case; gen2 (`evalcases`) uses suite evaluators only for cases without their own."""
+    execution = mapping(header.get("execution"))
+    generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
+    defaults: dict[str, Any] = {
+        "generation": generation,
+        "threshold": header.get("threshold", execution.get("threshold")),
+        "target": header.get("target", execution.get("target")),
+        "input": header.get("input"),
+        "input_files": header.get("input_files"),
+    }
+    raw_evaluators: Any = None
+    for source in (header.get("assertions"), header.get("assert"), execution.get("evaluators"), header.get("evaluators")):
+        if source is not None:
+            raw_evaluators = source
+            break
+    try:
+        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=generation == 2)
+    except EvalFileError as exc:
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        defaults["evaluators"] = []
+    return defaults

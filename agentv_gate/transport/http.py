@@ -1,0 +1,375 @@
+"""The one network policy every HTTP provider goes through: `post_json` under a tenacity retry.
+
+Why a single policy: a gate that flakes on a provider's bad minute blocks a pull request for no
+reason, while one that retries too eagerly turns a broken key into a ten-minute hang. So every
+call, target or judge, follows the same rules, and they are easy to state:
+
+* retried: connection failures, timeouts, HTTP 408, 429 and 5xx (or the target's own
+  `retry_status_codes`);
+* not retried: any other 4xx (a bad key or a bad request will not get better by waiting);
+* the wait is the server's `Retry-After` (or `retry-after-ms`) when it sends one, capped,
+  otherwise exponential backoff with jitter;
+* both the number of attempts and the total time (waits plus requests) are bounded, and each
+  attempt's timeout shrinks so the total bound holds.
+
+How many retries a call needed travels back with its result (`HttpResult.retries`) or its
+error (`HttpCallError.retries`), so it can show up in `TargetResponse.retries` and
+`EvaluationScore.retries`. Secrets handed in are scrubbed from every message this module makes.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+import requests
+import tenacity
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_base, wait_exponential_jitter
+
+from ..errors import ProviderError
+from ..redaction import redact
+
+_BODY_SNIPPET_CHARS = 300
+
+
+def _default_retryable(status: int) -> bool:
+    return status in (408, 429) or 500 <= status <= 599
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Limits for one logical call. Defaults suit a real provider; tests shrink them to milliseconds."""
+
+    max_attempts: int = 4
+    """Total attempts, the first one included (so 3 retries)."""
+    max_total_seconds: float = 300.0
+    """Bound on the whole call: requests plus waits. No retry starts past it."""
+    request_timeout_seconds: float = 120.0
+    """Bound on one attempt (connect and each read)."""
+    initial_delay_seconds: float = 1.0
+    backoff_factor: float = 2.0
+    max_delay_seconds: float = 30.0
+    jitter_seconds: float = 1.0
+    max_retry_after_seconds: float = 60.0
+    """A server asking for a longer wait than this gets this much."""
+    retry_status_codes: frozenset[int] | None = None
+    """None means 408, 429 and every 5xx."""
+
+    def is_retryable_status(self, status: int) -> bool:
+        if self.retry_status_codes is not None:
+            return status in self.retry_status_codes
+        return _default_retryable(status)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], base: RetryPolicy | None = None) -> RetryPolicy:
+        """Read a target's retry keys: AgentV's names plus our bounds on time.
+
+        AgentV: `max_retries`, `retry_initial_delay_ms`, `retry_max_delay_ms`,
+        `retry_backoff_factor`, `retry_status_codes` (camelCase accepted too). Ours:
+        `retry_max_total_seconds`, `retry_jitter_ms`, `retry_after_max_seconds`, and
+        `timeout_seconds` (or `request_timeout_seconds`) for one attempt. Bad values raise
+        ValueError naming the key.
+        """
+        policy = base or cls()
+        changes: dict[str, Any] = {}
+
+        def number(*keys: str) -> float | None:
+            for key in keys:
+                if key in settings and settings[key] is not None and settings[key] != "":
+                    raw = settings[key]
+                    try:
+                        value = float(raw)
+                    except (TypeError, ValueError):
+                        raise ValueError(f"{key} must be a number, got {raw!r}") from None
+                    if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
+                        raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
+                    return value
+            return None
+
+        retries = number("max_retries", "maxRetries")
+        if retries is not None:
+            changes["max_attempts"] = int(retries) + 1
+        for attr, keys, scale in (
+            ("initial_delay_seconds", ("retry_initial_delay_ms", "retryInitialDelayMs"), 0.001),
+            ("max_delay_seconds", ("retry_max_delay_ms", "retryMaxDelayMs"), 0.001),
+            ("backoff_factor", ("retry_backoff_factor", "retryBackoffFactor"), 1.0),
+            ("jitter_seconds", ("retry_jitter_ms", "retryJitterMs"), 0.001),
+            ("max_total_seconds", ("retry_max_total_seconds", "retryMaxTotalSeconds"), 1.0),
+            ("max_retry_after_seconds", ("retry_after_max_seconds", "retryAfterMaxSeconds"), 1.0),
+            (
+                "request_timeout_seconds",
+                ("request_timeout_seconds", "timeout_seconds", "timeoutSeconds"),
+                1.0,
+            ),
+        ):
+            value = number(*keys)
+            if value is not None:
+                changes[attr] = value * scale
+        if changes.get("request_timeout_seconds") == 0:
+            raise ValueError("timeout_seconds must be greater than zero")
+        codes = settings.get("retry_status_codes", settings.get("retryStatusCodes"))
+        if codes is not None:
+            if not isinstance(codes, list) or not all(
+                isinstance(c, int) and not isinstance(c, bool) for c in codes
+            ):
+                raise ValueError(f"retry_status_codes must be a list of HTTP status codes, got {codes!r}")
+            changes["retry_status_codes"] = frozenset(codes)
+        return replace(policy, **changes)
+
+
+@dataclass
+class HttpResult:
+    status: int
+    data: Any
+    """The decoded JSON body."""
+    retries: int = 0
+    duration_ms: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class HttpCallError(ProviderError):
+    """A call that failed for good: a non-retryable status, or retries exhausted.
+
+    The message is safe to show (secrets scrubbed) and says what was expected and what came.
+    """
+
+    def __init__(self, message: str, *, retries: int = 0, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retries = retries
+        self.status = status
+
+
+class _Retryable(Exception):
+    """One attempt failed in a way worth another try (internal to the retry loop)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+        self.status = status
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks us to wait, from `retry-after-ms` or `Retry-After` (seconds or date)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+            if math.isfinite(value):
+                return max(0.0, value)
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+        return max(0.0, value) if math.isfinite(value) else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def _exponential_jitter(policy: RetryPolicy) -> wait_base:
+    """tenacity's exponential-with-jitter wait; its first argument was renamed in tenacity 9."""
+    try:
+        return wait_exponential_jitter(
+            multiplier=policy.initial_delay_seconds,
+            max=policy.max_delay_seconds,
+            exp_base=policy.backoff_factor,
+            jitter=policy.jitter_seconds,
+        )
+    except TypeError:  # tenacity < 9 calls the multiplier `initial`
+        return wait_exponential_jitter(
+            initial=policy.initial_delay_seconds,
+            max=policy.max_delay_seconds,
+            exp_base=policy.backoff_factor,
+            jitter=policy.jitter_seconds,
+        )
+
+
+class _WaitRetryAfterOrBackoff(wait_base):
+    """Honour the server's Retry-After (capped) when it sent one; back off exponentially otherwise."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self._backoff = _exponential_jitter(policy)
+        self._cap = policy.max_retry_after_seconds
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome is not None and outcome.failed else None
+        if isinstance(exc, _Retryable) and exc.retry_after is not None:
+            return min(exc.retry_after, self._cap)
+        return float(self._backoff(retry_state))
+
+
+def _stop(policy: RetryPolicy) -> Any:
+    # stop_before_delay (tenacity >= 8.3) also refuses a wait that would overrun the budget.
+    by_time = getattr(tenacity, "stop_before_delay", tenacity.stop_after_delay)
+    return stop_after_attempt(max(1, policy.max_attempts)) | by_time(policy.max_total_seconds)
+
+
+def _snippet(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"][:_BODY_SNIPPET_CHARS]
+        if isinstance(error, str):
+            return error[:_BODY_SNIPPET_CHARS]
+        if isinstance(body.get("message"), str):
+            return body["message"][:_BODY_SNIPPET_CHARS]
+    text = (response.text or "").strip().replace("\n", " ")
+    return text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else "")
+
+
+_local = threading.local()
+
+
+def _session() -> requests.Session:
+    """One keep-alive session per thread: requests.Session is not safe to share across threads."""
+    session = getattr(_local, "session", None)
+    if session is None:
+        session = requests.Session()
+        session.trust_env = True
+        _local.session = session
+    return session
+
+
+def post_json(
+    url: str,
+    body: Mapping[str, Any],
+    *,
+    headers: Mapping[str, str] | None = None,
+    policy: RetryPolicy | None = None,
+    secrets: Iterable[str] = (),
+    describe: str = "request",
+) -> HttpResult:
+    """POST `body` as JSON and return the decoded JSON reply, retrying per `policy`.
+
+    `describe` names the caller in messages (e.g. "openai target 'judge'"). Raises
+    `HttpCallError` (a `ProviderError`) with `.retries` and `.status` when the call fails for good.
+    """
+    return http_call(
+        "POST", url, body=body, headers=headers, policy=policy, secrets=secrets, describe=describe
+    )
+
+
+def http_call(
+    method: str,
+    url: str,
+    *,
+    body: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    policy: RetryPolicy | None = None,
+    secrets: Iterable[str] = (),
+    describe: str = "request",
+    expect_json: bool = True,
+) -> HttpResult:
+    """One HTTP call under the retry policy. With `expect_json=False` the body is not decoded
+    (`data` is the text), e.g. for a healthcheck GET."""
+    policy = policy or RetryPolicy()
+    secret_list = [s for s in secrets if s]
+    started = time.monotonic()
+    attempts = 0
+
+    def elapsed() -> float:
+        return time.monotonic() - started
+
+    def attempt() -> HttpResult:
+        nonlocal attempts
+        attempts += 1
+        remaining = policy.max_total_seconds - elapsed()
+        timeout = max(0.05, min(policy.request_timeout_seconds, remaining))
+        attempt_started = time.monotonic()
+        try:
+            response = _session().request(
+                method,
+                url,
+                json=None if body is None else dict(body),
+                headers=dict(headers or {}),
+                timeout=timeout,
+            )
+        except requests.Timeout:
+            raise _Retryable(f"no response within {timeout:.2f}s") from None
+        except requests.ConnectionError as exc:
+            raise _Retryable(f"connection failed ({type(exc).__name__})") from None
+        except requests.exceptions.ChunkedEncodingError as exc:
+            # The server hung up mid-body: a network failure like any other, worth another try.
+            cut = re.search(r"IncompleteRead\(([^)]*)\)", str(exc))
+            raise _Retryable("the connection closed before the reply was complete"
+                             + (f" ({cut.group(1)})" if cut else "")) from None
+        except requests.RequestException as exc:
+            raise HttpCallError(
+                redact(f"{describe}: cannot send request to {url}: {exc}", secret_list)
+            ) from None
+        status = response.status_code
+        if status >= 400:
+            detail = redact(_snippet(response), secret_list)
+            if policy.is_retryable_status(status):
+                raise _Retryable(
+                    f"HTTP {status}: {detail}", retry_after=parse_retry_after(response.headers), status=status
+                )
+            raise HttpCallError(
+                redact(f"{describe}: HTTP {status} from {method} {url}: {detail}", secret_list), status=status
+            )
+        data: Any = response.text
+        if expect_json:
+            try:
+                data = response.json()
+            except (ValueError, RecursionError):
+                text = redact(response.text[:_BODY_SNIPPET_CHARS], secret_list)
+                raise HttpCallError(
+                    f"{describe}: expected a JSON reply from {url}, got {text!r} (HTTP {status})",
+                    status=status,
+                ) from None
+        return HttpResult(
+            status=status,
+            data=data,
+            duration_ms=int((time.monotonic() - attempt_started) * 1000),
+            headers=dict(response.headers),
+        )
+
+    retrying = Retrying(
+        stop=_stop(policy),
+        wait=_WaitRetryAfterOrBackoff(policy),
+        retry=retry_if_exception_type(_Retryable),
+        reraise=True,
+    )
+    try:
+        result = retrying(attempt)
+    except _Retryable as exc:
+        raise HttpCallError(
+            redact(
+                f"{describe}: {method} {url} failed after {attempts} attempt(s) in {elapsed():.1f}s: "
+                f"{exc.message}",
+                secret_list,
+            ),
+            retries=attempts - 1,
+            status=exc.status,
+        ) from None
+    except HttpCallError as exc:
+        exc.retries = attempts - 1
+        raise
+    result.retries = attempts - 1
+    result.duration_ms = int(elapsed() * 1000)
+    return result

@@ -1,0 +1,297 @@
+"""`agentv-gate run` end to end: real CLI process, real targets file, real judge subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+JUDGE = """\
+import json, sys
+d = json.load(sys.stdin)
+kw = d["config"]["keywords"]
+found = [k for k in kw if k in d["answer"]]
+print(json.dumps({"score": len(found) / len(kw), "hits": found,
+                  "misses": [f"missing {k}" for k in kw if k not in found], "reasoning": f"{len(found)}/{len(kw)}"}))
+"""
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / "evals/judge.py").write_text(JUDGE)
+    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent("""
+        targets:
+          - name: default
+            provider: mock
+            response: Paris is the capital of France.
+            responses:
+              - id: planet
+                response: Saturn is the largest planet.
+            judge_response: {score: 0.7, hits: [ok], misses: [], reasoning: judged}
+          - name: broken-agent
+            provider: cli
+            command_template: "sh -c 'echo agent exploded >&2; exit 4'"
+            timeout_seconds: 5
+    """))
+    return tmp_path
+
+
+def write_suite(project: Path, body: str, name: str = "suite.eval.yaml") -> Path:
+    path = project / "evals" / name
+    path.write_text(textwrap.dedent(body).lstrip("\n"))
+    return path
+
+
+def rows(project: Path) -> dict[str, dict]:
+    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+    return {row["eval_id"]: row for row in map(json.loads, lines)}
+
+
+KEYWORD_CASES = """
+    tests:
+      - id: capital
+        criteria: Names Paris
+        input: What is the capital of France?
+        assert:
+          - name: kw
+            type: code_judge
+            script: [python3, judge.py]
+            keywords: [Paris, France]
+      - id: planet
+        criteria: Names Jupiter
+        input: Which planet is largest?
+        assert:
+          - name: kw
+            type: code_judge
+            script: [python3, judge.py]
+            keywords: [Jupiter, planet]
+"""
+
+
+def test_gate_fails_below_threshold_and_reports_every_case(project: Path) -> None:
+    write_suite(project, KEYWORD_CASES)
+    proc = run_cli("run", "evals", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    found = rows(project)
+    assert found["capital"]["verdict"] == "pass" and found["capital"]["score"] == 1.0
+    assert found["planet"]["verdict"] == "pass" and found["planet"]["score"] == 0.5  # 0.5 >= default 0.5
+    junit = ET.parse(project / ".agentv-gate/junit.xml").getroot()
+    assert junit.get("tests") == "2"
+    # Raising the bar in the CLI fails the half-right answer.
+    proc = run_cli("run", "evals", "--threshold", "0.8", cwd=project)
+    assert proc.returncode == 1
+    assert rows(project)["planet"]["verdict"] == "fail"
+    assert rows(project)["planet"]["misses"] == ["missing Jupiter"]
+    failure = ET.parse(project / ".agentv-gate/junit.xml").getroot().find(".//testcase[@name='planet']/failure")
+    assert failure is not None and failure.get("message") == "score=0.500"
+
+
+def test_all_pass_exits_zero(project: Path) -> None:
+    write_suite(project, KEYWORD_CASES.replace("keywords: [Jupiter, planet]", "keywords: [planet]"))
+    proc = run_cli("run", "evals", "--threshold", "1", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+
+
+def test_yaml_threshold_wins_over_cli(project: Path) -> None:
+    suite = "threshold: 0.4\n" + textwrap.dedent(KEYWORD_CASES).lstrip("\n")
+    assert "  - id: planet\n" in suite
+    write_suite(project, suite.replace("  - id: planet\n", "  - id: planet\n    threshold: 0.9\n"))
+    proc = run_cli("run", "evals", "--threshold", "0.99", cwd=project)
+    found = rows(project)
+    assert found["capital"]["threshold"] == 0.4 and found["capital"]["verdict"] == "pass"
+    assert found["planet"]["threshold"] == 0.9 and found["planet"]["verdict"] == "fail"
+    assert proc.returncode == 1
+
+
+def test_weighted_aggregate_and_per_evaluator_results(project: Path) -> None:
+    write_suite(project, """
+        tests:
+          - id: weighted
+            criteria: c
+            input: q
+            assert:
+              - name: heavy
+                type: contains
+                value: Paris
+                weight: 3
+              - name: light
+                type: contains
+                value: Berlin
+                weight: 1
+          - id: single
+            criteria: c
+            input: q
+            assert:
+              - name: only
+                type: contains
+                value: Paris
+    """)
+    run_cli("run", "evals", cwd=project)
+    found = rows(project)
+    assert found["weighted"]["score"] == pytest.approx(0.75)
+    assert [(r["name"], r["score"], r["weight"]) for r in found["weighted"]["evaluator_results"]] == [
+        ("heavy", 1.0, 3.0), ("light", 0.0, 1.0)]
+    assert "evaluator_raw_request" not in found["weighted"]
+    # Seed 004: one evaluator keeps evaluator_raw_request (and the deprecated grader_raw_request), no list.
+    assert "evaluator_results" not in found["single"]
+
+
+def test_case_without_evaluators_gets_default_llm_judge(project: Path) -> None:
+    write_suite(project, """
+        tests:
+          - id: judged
+            criteria: Names Paris
+            input: What is the capital of France?
+    """)
+    run_cli("run", "evals", cwd=project)
+    row = rows(project)["judged"]
+    assert row["score"] == 0.7 and row["reasoning"] == "llm_judge: judged"
+    raw = row["evaluator_raw_request"]
+    assert "[[ ## candidate_answer ## ]]\nParis is the capital of France." in raw["user_prompt"]
+    assert row["grader_raw_request"] == raw
+
+
+def test_broken_target_is_an_error_case_and_others_still_run(project: Path) -> None:
+    write_suite(project, """
+        tests:
+          - id: fine
+            criteria: c
+            input: q
+            assert: [{type: contains, value: Paris}]
+          - id: doomed
+            criteria: c
+            input: q
+            target: broken-agent
+            assert: [{type: contains, value: Paris}]
+    """)
+    proc = run_cli("run", "evals", cwd=project)
+    assert proc.returncode == 1
+    found = rows(project)
+    assert found["fine"]["verdict"] == "pass"
+    assert found["doomed"]["verdict"] == "error"
+    assert "agent exploded" in found["doomed"]["error"]
+    cases = ET.parse(project / ".agentv-gate/junit.xml").getroot().iter("testcase")
+    doomed = next(c for c in cases if c.get("name", "").startswith("doomed"))
+    assert doomed.find("error") is not None and doomed.find("failure") is None
+
+
+def test_broken_judge_is_an_error_case_not_a_crash(project: Path) -> None:
+    (project / "evals/crash.py").write_text("import sys\nsys.stderr.write('judge blew up')\nsys.exit(3)\n")
+    write_suite(project, """
+        tests:
+          - id: crashy
+            criteria: c
+            input: q
+            assert:
+              - {name: crash, type: code_judge, script: [python3, crash.py]}
+              - {name: ok, type: contains, value: Paris}
+    """)
+    proc = run_cli("run", "evals", cwd=project)
+    assert proc.returncode == 1
+    row = rows(project)["crashy"]
+    assert row["verdict"] == "error"
+    assert row["score"] == 0.5  # the other evaluator still ran and counted
+    assert any("judge blew up" in m for m in row["misses"])
+
+
+@pytest.mark.parametrize(
+    ("args", "suite", "message"),
+    [
+        (["--target", "nope"], KEYWORD_CASES, "no target named 'nope'"),
+        (["--threshold", "2"], KEYWORD_CASES, "--threshold 2.0 is not in 0..1"),
+        (["--shard", "3/2"], KEYWORD_CASES, "K must be between 1 and N"),
+        ([], "tests:\n  - id: x\n    input: q\n    assert: [{type: nonsense}]\n", "unknown evaluator type 'nonsense'"),
+        (["--targets", "missing.yaml"], KEYWORD_CASES, "cannot read targets file"),
+    ],
+)
+def test_configuration_errors_exit_2_without_running(project: Path, args: list[str], suite: str, message: str) -> None:
+    write_suite(project, suite)
+    proc = run_cli("run", "evals", *args, cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (project / ".agentv-gate/results.jsonl").exists()
+
+
+def test_run_is_the_default_command_and_evals_the_default_path(project: Path) -> None:
+    write_suite(project, KEYWORD_CASES)
+    proc = run_cli("--quiet", "--threshold", "0.9", cwd=project)
+    assert proc.returncode == 1
+    assert set(rows(project)) == {"capital", "planet"}
+
+
+def test_no_targets_file_is_a_configuration_error(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    write_suite_dir = tmp_path / "evals"
+    write_suite_dir.mkdir()
+    (write_suite_dir / "s.yaml").write_text("tests:\n  - id: a\n    criteria: c\n    input: q\n")
+    proc = run_cli("run", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no targets file" in proc.stderr
+
+
+def test_bundled_example_suite_passes_offline(tmp_path: Path) -> None:
+    proc = run_cli("run", str(REPO / "examples/evals"), "--targets", str(REPO / "examples/.agentv/targets.yaml"),
+                   "--output-dir", str(tmp_path), cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 6 and all(r["verdict"] == "pass" for r in results)
+    assert {r["suite"] for r in results} == {"examples/evals/geography.eval.yaml", "examples/evals/support.eval.yaml",
+                                            "examples/evals/smoke.jsonl"}
+
+
+def test_init_scaffold_runs_green(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    assert run_cli("validate", "evals", cwd=tmp_path).returncode == 0
+    proc = run_cli("run", "evals", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # A second init keeps what the user changed.
+    (tmp_path / "evals/starter.eval.yaml").write_text("changed")
+    run_cli("init", cwd=tmp_path)
+    assert (tmp_path / "evals/starter.eval.yaml").read_text() == "changed"
+
+
+def test_merge_refuses_when_a_shard_is_missing(project: Path) -> None:
+    write_suite(project, KEYWORD_CASES + textwrap.indent(textwrap.dedent("""
+        - id: third
+          criteria: c
+          input: q
+          assert: [{type: contains, value: Paris}]
+    """), "      "))
+    for k in (1, 2, 3):
+        run_cli("run", "evals", "--shard", f"{k}/3", "--output-dir", f"s{k}", cwd=project)
+    proc = run_cli("merge", "s1/results.jsonl", "s3/results.jsonl", cwd=project)
+    assert proc.returncode == 2
+    assert "1 of 3 case(s) have no result (no results at all from shard(s) 2/3)" in proc.stderr
+    proc = run_cli("merge", "s1/results.jsonl", "s2/results.jsonl", "s3/results.jsonl", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert set(rows(project)) == {"capital", "planet", "third"}
+
+
+def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
+    (project / "evals/set.jsonl").write_text('{"id": "j", "criteria": "c", "input": "q", '
+                                             '"assert": [{"type": "contains", "value": "Paris"}]}\n')
+    (project / "evals/set.yaml").write_text("description: sidecar\n")
+    proc = run_cli("run", "evals/set.yaml", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert set(rows(project)) == {"j"}

@@ -1,0 +1,400 @@
+"""Code judges: the stdin payload every AgentV generation understands, and judges run for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
+from agentv_gate.judging.payload import build_judge_payload
+from agentv_gate.loader import load_eval_file
+from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext
+from agentv_gate.transport.process import run_script
+
+SPEC = Path("/work/shared/spec")
+SAMPLE_218 = SPEC / "agentv-2.18-code-judge-stdin-sample.json"
+SAMPLE_442 = SPEC / "agentv-4.42-code-judge-stdin-sample.json"
+ANSWER = "Paris is the capital of France."
+JUDGES = Path(__file__).resolve().parents[1] / "judges"
+PY = sys.executable
+
+
+def write(path: Path, text: str, executable: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    if executable:
+        path.chmod(0o755)
+    return path
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    return tmp_path
+
+
+def capital_case(repo: Path) -> EvalCase:
+    """The case behind both spec samples, loaded from a real eval file by the real loader."""
+    write(repo / "evals/judge.py", "print('{}')\n")
+    f = write(repo / "evals/capital.eval.yaml", """
+        tests:
+          - id: capital
+            criteria: Names Paris as the capital of France
+            input:
+              - role: system
+                content: Answer in one sentence.
+              - role: user
+                content: What is the capital of France?
+            expected_output: Paris is the capital of France.
+            assertions:
+              - name: keywords
+                type: code_judge
+                script: python3 judge.py
+                config:
+                  keywords: [Paris, France]
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    return result.cases[0]
+
+
+def capital_context(case: EvalCase, duration_ms: int) -> EvaluationContext:
+    return EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=case.evaluators[0],
+                             target="echo_cli", duration_ms=duration_ms)
+
+
+# 4.42 sends `output` as a string where 2.18 sends messages; we keep 2.18's list (see payload.py)
+# and offer the string as `output_text`. The sample's trace metadata names a provider kind that
+# an evaluation context does not know.
+KNOWN_DIFFERENCES = {"4.42": {"output", "trace.metadata.provider"}, "2.18": set()}
+
+
+def assert_covers(sample: Any, ours: Any, where: str, skip: set[str], gaps: list[str]) -> None:
+    """Every key of `sample` exists in `ours` (recursively), with the same value unless skipped."""
+    if where in skip:
+        return
+    if isinstance(sample, dict):
+        if not isinstance(ours, dict):
+            gaps.append(f"{where}: expected an object, got {ours!r}")
+            return
+        for key, value in sample.items():
+            path = f"{where}.{key}" if where else key
+            if key not in ours:
+                gaps.append(f"{path}: missing")
+            else:
+                assert_covers(value, ours[key], path, skip, gaps)
+    elif isinstance(sample, list):
+        if not isinstance(ours, list) or len(ours) != len(sample):
+            gaps.append(f"{where}: expected {sample!r}, got {ours!r}")
+            return
+        for index, (a, b) in enumerate(zip(sample, ours, strict=True)):
+            assert_covers(a, b, f"{where}[{index}]", skip, gaps)
+    elif sample != ours:
+        gaps.append(f"{where}: expected {sample!r}, got {ours!r}")
+
+
+@pytest.mark.parametrize(("generation", "sample_file", "duration"), [("2.18", SAMPLE_218, 183),
+                                                                      ("4.42", SAMPLE_442, 213)])
+def test_payload_carries_every_field_of_each_agentv_generation(
+    repo: Path, generation: str, sample_file: Path, duration: int
+) -> None:
+    sample = json.loads(sample_file.read_text())
+    case = capital_case(repo)
+    payload = build_judge_payload(capital_context(case, duration), {"keywords": ["Paris", "France"]})
+    gaps: list[str] = []
+    assert_covers(sample, payload, "", KNOWN_DIFFERENCES[generation], gaps)
+    assert gaps == []
+    json.dumps(payload)  # the wire form must be plain JSON
+
+
+def test_payload_conflicts_resolved_towards_2_18_with_text_alongside(repo: Path) -> None:
+    case = capital_case(repo)
+    payload = build_judge_payload(capital_context(case, 10), None)
+    assert payload["output"] == [{"role": "assistant", "content": ANSWER}]
+    assert payload["output_text"] == json.loads(SAMPLE_442.read_text())["output"]
+    assert payload["trace"]["metadata"]["eval_case_id"] == "capital"
+
+
+def test_payload_keeps_seed_003_legacy_names(repo: Path) -> None:
+    case = capital_case(repo)
+    payload = build_judge_payload(capital_context(case, 10), {"keywords": ["Paris"]})
+    assert payload["expected_outcome"] == "Names Paris as the capital of France"
+    assert payload["candidate_answer"] == ANSWER
+    assert payload["reference_answer"] == ANSWER
+    assert [m["role"] for m in payload["input_messages"]] == ["system", "user"]
+    assert payload["expected_messages"] == [{"role": "assistant", "content": ANSWER}]
+    assert payload["output_messages"] == [{"role": "assistant", "content": ANSWER}]
+    summary = payload["trace_summary"]
+    for key in ("event_count", "tool_names", "tool_calls_by_name", "error_count"):
+        assert key in summary
+    assert summary["duration_ms"] == 10
+
+
+def test_payload_summarises_tool_calls_and_snake_cases_keys(repo: Path) -> None:
+    from agentv_gate.models import Message
+
+    case = capital_case(repo)
+    outputs = [
+        Message(role="assistant", content="", toolCalls=[{"tool": "searchWeb", "input": {"maxResults": 3}},
+                                                         {"tool": "searchWeb", "input": {}},
+                                                         {"tool": "Read", "input": {}, "error": "denied"}]),
+        Message(role="assistant", content=ANSWER),
+    ]
+    context = EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=case.evaluators[0],
+                                output_messages=outputs, target="t")
+    payload = build_judge_payload(context, {"maxLength": 5})
+    summary = payload["trace_summary"]
+    assert summary["event_count"] == 3
+    assert summary["tool_names"] == ["Read", "searchWeb"]
+    assert summary["tool_calls_by_name"] == {"searchWeb": 2, "Read": 1}  # tool names are data: kept
+    assert summary["error_count"] == 1
+    assert summary["llm_call_count"] == 2
+    first = payload["output_messages"][0]
+    assert first["tool_calls"][0]["input"] == {"max_results": 3}  # AgentV's toSnakeCaseDeep
+    assert payload["config"] == {"max_length": 5}
+    kinds = [e["type"] for e in payload["trace"]["events"]]
+    assert kinds.count("tool_call") == 3 and kinds[-1] == "final_response"
+    assert payload["trace"]["events"][-1]["parent_event_id"] == "message-3"
+
+
+# ---------------------------------------------------------------- the subprocess runner
+
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A killed child of a dead parent may linger as a zombie until init reaps it.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_runner_passes_stdin_and_captures_both_streams() -> None:
+    code = "import sys; d = sys.stdin.read(); print(d.upper()); print('warn', file=sys.stderr)"
+    result = run_script([PY, "-c", code], "héllo", 10, env={"PYTHONIOENCODING": "utf-8"})
+    assert result.ok and result.exit_code == 0
+    assert result.stdout.strip() == "HÉLLO"
+    assert result.stderr.strip() == "warn"
+
+
+def test_runner_never_uses_a_shell() -> None:
+    result = run_script(["echo", "$HOME", "&&", "false"], "", 10)
+    assert result.stdout.strip() == "$HOME && false"
+
+
+def test_runner_reports_missing_and_unexecutable_commands(tmp_path: Path) -> None:
+    missing = run_script(["definitely-not-a-command-xyz"], "", 5)
+    assert missing.spawn_error is not None and "not found" in missing.spawn_error
+    assert missing.exit_code is None and not missing.ok
+    script = write(tmp_path / "judge.py", "print(1)\n")  # not executable
+    denied = run_script([str(script)], "", 5)
+    assert denied.spawn_error is not None and "permission denied" in denied.spawn_error
+    no_dir = run_script([PY, "-c", "print(1)"], "", 5, cwd=tmp_path / "nope")
+    assert no_dir.spawn_error is not None and "does not exist" in no_dir.spawn_error
+
+
+def test_runner_kills_a_hanging_script_at_the_timeout() -> None:
+    result = run_script([PY, str(JUDGES / "hang.py")], "{}", 0.5)
+    assert result.timed_out and result.exit_code is None
+    assert "timed out" in (result.failure() or "")
+
+
+@pytest.mark.parametrize("mode", ["hang", "exit"])
+def test_runner_kills_the_whole_process_group(tmp_path: Path, mode: str) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    result = run_script([PY, str(JUDGES / "forks_grandchild.py"), str(pid_file), mode], "", 1.5)
+    grandchild = int(pid_file.read_text())
+    try:
+        assert wait_dead(grandchild), "the grandchild holding stdout survived"
+        if mode == "hang":
+            assert result.timed_out
+        else:  # the judge answered and exited; its stray grandchild must not keep us waiting
+            assert not result.timed_out and result.exit_code == 0
+            assert json.loads(result.stdout)["score"] == 1.0
+    finally:
+        if pid_alive(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
+
+
+def test_runner_survives_a_script_that_never_reads_stdin() -> None:
+    result = run_script([PY, str(JUDGES / "ignores_stdin.py")], "x" * 5_000_000, 10)
+    assert result.ok
+    assert json.loads(result.stdout)["score"] == 0.75
+
+
+def test_runner_caps_captured_output_but_drains_the_rest() -> None:
+    code = "import sys; sys.stdout.write('x' * 30_000_000); sys.stderr.write('e' * 3_000_000)"
+    result = run_script([PY, "-c", code], "", 30, max_output_bytes=1000)
+    assert result.ok, result.failure()
+    assert len(result.stdout) == 1000 and result.stdout_truncated and result.stdout_bytes == 30_000_000
+    assert len(result.stderr) == 1000 and result.stderr_truncated
+
+
+def test_runner_decodes_invalid_utf8_without_failing() -> None:
+    result = run_script([PY, "-c", "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe')"], "", 10)
+    assert result.stdout.startswith("ok ") and "\ufffd" in result.stdout
+
+
+# ---------------------------------------------------------------- the code_judge evaluator
+
+
+def judge_context(case: EvalCase, argv: list[str], **extra: Any) -> EvaluationContext:
+    config = CodeJudgeConfig(name="judge", script=argv, resolved_script=argv, **extra)
+    return EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=config, target="t")
+
+
+def test_code_judge_from_an_eval_file_splits_the_script_and_runs_in_cwd(repo: Path) -> None:
+    write(repo / "evals/judges/kw.py", (JUDGES / "keyword_judge.py").read_text())
+    f = write(repo / "evals/suite.eval.yaml", """
+        tests:
+          - id: capital
+            criteria: Names Paris
+            input: What is the capital of France?
+            assertions:
+              - name: kw
+                type: code_judge
+                script: python3 judges/kw.py --flag "two words"
+                keywords: [Paris, Berlin]
+    """)
+    [case] = load_eval_file(f, repo).cases
+    context = EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=case.evaluators[0])
+    score = CodeJudgeEvaluator().evaluate(context)
+    assert score.error is None
+    assert score.score == 0.5
+    assert score.hits == ["mentions Paris"] and score.misses == ["does not mention Berlin"]
+    seen = json.loads(score.reasoning or "{}")
+    assert seen["argv"] == ["--flag", "two words"]  # shell-split, quotes respected, no shell
+    assert Path(seen["cwd"]) == (repo / "evals").resolve()  # default cwd: the eval file's folder
+    assert seen["question"] == "What is the capital of France?" and seen["criteria"] == "Names Paris"
+
+
+def test_code_judge_in_node(repo: Path) -> None:
+    case = capital_case(repo)
+    context = judge_context(case, ["node", str(JUDGES / "keyword_judge.js")], config={"keywords": ["Paris"]})
+    score = CodeJudgeEvaluator().evaluate(context)
+    assert score.error is None, score.misses
+    assert score.score == 1.0 and score.hits == ["mentions Paris"]
+    assert score.reasoning == "node saw 2 input messages"
+
+
+@pytest.mark.parametrize(("script", "reason"), [
+    ("garbage.py", "not JSON"),
+    ("exit3.py", "exited with code 3"),
+    ("score7.py", "score of 7, outside 0..1"),
+])
+def test_broken_judges_score_zero_with_the_reason(repo: Path, script: str, reason: str) -> None:
+    case = capital_case(repo)
+    score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, str(JUDGES / script)]))
+    assert score.score == 0.0
+    assert score.error is not None and reason in score.error
+    assert reason in score.misses[0]
+    if script == "exit3.py":
+        assert "stderr: Traceback: judge exploded while scoring" in score.misses
+
+
+def test_hanging_judge_times_out_per_evaluator(repo: Path) -> None:
+    case = capital_case(repo)
+    evaluator = CodeJudgeEvaluator(default_timeout_seconds=300)
+    score = evaluator.evaluate(judge_context(case, [PY, str(JUDGES / "hang.py")], timeout_seconds=0.5))
+    assert score.score == 0.0 and score.error is not None and "timed out" in score.error
+
+
+def test_default_timeout_applies_without_a_per_evaluator_one(repo: Path) -> None:
+    case = capital_case(repo)
+    score = CodeJudgeEvaluator(default_timeout_seconds=0.5).evaluate(
+        judge_context(case, [PY, str(JUDGES / "hang.py")]))
+    assert score.error is not None and "timed out after 0.5s" in score.error
+
+
+def test_missing_command_is_an_error_result_not_an_exception(repo: Path) -> None:
+    case = capital_case(repo)
+    score = CodeJudgeEvaluator().evaluate(judge_context(case, ["no-such-judge-binary"]))
+    assert score.score == 0.0 and score.error is not None and "not found" in score.error
+
+
+def test_empty_stdout_and_a_log_line_before_json(repo: Path) -> None:
+    case = capital_case(repo)
+    empty = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", "pass"]))
+    assert empty.error is not None and "printed nothing" in empty.error
+    logged = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, str(JUDGES / "logs_then_json.py")]))
+    assert logged.error is None and logged.score == 0.5 and logged.misses == ["half right"]
+
+
+def test_judge_output_keeps_only_non_empty_string_hits(repo: Path) -> None:
+    case = capital_case(repo)
+    code = "import json; print(json.dumps({'score': 1, 'hits': ['a', '', 3, None, 'b'], 'reasoning': 5}))"
+    score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", code]))
+    assert score.score == 1.0 and score.hits == ["a", "b"] and score.reasoning is None
+    assert score.evaluator_raw_request is not None and score.evaluator_raw_request["exit_code"] == 0
+
+
+def test_trace_reported_by_the_run_wins_over_derived_counts(repo: Path) -> None:
+    case = capital_case(repo)
+    context = capital_context(case, 5)
+    context.trace = {"llm_call_count": 4, "error_count": 2, "tool_names": ["x"], "provider_extra": True}
+    payload = build_judge_payload(context, None)
+    assert payload["trace"]["llm_call_count"] == 4 and payload["trace"]["provider_extra"] is True
+    assert payload["trace_summary"]["llm_call_count"] == 4 and payload["trace_summary"]["error_count"] == 2
+    assert "provider_extra" not in payload["trace_summary"]
+
+
+def test_a_run_gives_judges_the_trace_summary_derived_from_the_answer_s_messages(repo: Path) -> None:
+    """Through the orchestrator, not just the payload builder: the summary a judge reads counts the
+    answer's tool calls, their errors and its assistant turns, with tool names sorted, as AgentV's does."""
+    from agentv_gate.evaluators.registry import build_evaluator_registry
+    from agentv_gate.models import Message, TargetResponse
+    from agentv_gate.orchestrator import Orchestrator, RunSettings
+    from agentv_gate.targets.base import ProviderRequest
+
+    class ToolUsingAgent:
+        name, kind = "agent", "mock"
+
+        def invoke(self, request: ProviderRequest) -> TargetResponse:
+            calls = [{"tool": "searchWeb", "input": {}}, {"tool": "Read", "input": {}, "error": "denied"}]
+            return TargetResponse(text=ANSWER, output_messages=[Message(role="assistant", content="", tool_calls=calls),
+                                                                 Message(role="assistant", content=ANSWER)])
+
+    class Providers:
+        def target_for(self, case: EvalCase) -> ToolUsingAgent:
+            return ToolUsingAgent()
+
+    write(repo / "evals/echo.py", """
+        import json, sys
+        summary = json.load(sys.stdin)["trace_summary"]
+        print(json.dumps({"score": 1.0, "reasoning": json.dumps(summary, sort_keys=True)}))
+        """)
+    f = write(repo / "evals/trace.eval.yaml", """
+        tests:
+          - id: tools
+            criteria: c
+            input: q
+            assert: [{name: echo, type: code_judge, script: [python3, echo.py]}]
+        """)
+    [case] = load_eval_file(f, repo).cases
+    registry = build_evaluator_registry(None, lambda context: None)
+    [result] = Orchestrator(Providers(), registry, RunSettings()).run([case])
+    summary = json.loads(result.reasoning.split(": ", 1)[1])
+    assert summary["tool_names"] == ["Read", "searchWeb"]
+    assert (summary["event_count"], summary["error_count"], summary["llm_call_count"]) == (2, 1, 2)

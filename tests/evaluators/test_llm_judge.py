@@ -1,0 +1,261 @@
+"""LlmJudgeEvaluator end to end against a real loopback LLM server, plus verdict parsing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+
+from agentv_gate.errors import JudgeReplyError
+from agentv_gate.evaluators.llm_judge import LlmJudgeEvaluator
+from agentv_gate.judging.judge_reply import parse_judge_reply
+from agentv_gate.judging.templates import JUDGE_SYSTEM_PROMPT
+from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, LlmJudgeConfig, Message, PromptScriptConfig
+from agentv_gate.targets.base import Provider
+from agentv_gate.targets.config import RawTarget, parse_targets, resolve_target
+from agentv_gate.targets.registry import ProviderRegistry, build_provider
+
+CHAT = "/v1/chat/completions"
+GOOD = {"score": 0.75, "hits": ["names Paris"], "misses": ["no source"], "reasoning": "Mostly right."}
+
+
+def context(evaluator: Any = None, target: str = "agent") -> EvaluationContext:
+    case = EvalCase(
+        id="capital",
+        source_file=Path("evals/geo.eval.yaml"),
+        suite="evals/geo.eval.yaml",
+        question="What is the capital of France?",
+        input_messages=[Message(role="user", content="What is the capital of France?")],
+        expected_outcome="Names Paris",
+        reference_answer="Paris",
+    )
+    return EvaluationContext(
+        eval_case=case,
+        candidate="It is Paris.",
+        evaluator=evaluator or LlmJudgeConfig(name="j"),
+        target=target,
+    )
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def judge(server: FakeLLMServer) -> Provider:
+    config = resolve_target(
+        RawTarget(
+            name="judge",
+            data={
+                "name": "judge",
+                "provider": "openai",
+                "base_url": server.url,
+                "model": "judge-model",
+                "retry_initial_delay_ms": 1,
+                "retry_jitter_ms": 1,
+                "timeout_seconds": 0.3,
+            },
+        ),
+        {},
+    )
+    return build_provider(config)
+
+
+def evaluator_for(provider: Provider | None, **kwargs: Any) -> LlmJudgeEvaluator:
+    return LlmJudgeEvaluator(resolve_judge_provider=lambda ctx: provider, **kwargs)
+
+
+def test_good_verdict_and_raw_request(server: FakeLLMServer, judge: Provider) -> None:
+    server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
+    score = evaluator_for(judge, max_output_tokens=300).evaluate(context())
+    assert score.error is None
+    assert (score.score, score.hits, score.misses, score.reasoning) == (0.75, ["names Paris"], ["no source"], "Mostly right.")
+    assert score.expected_aspect_count == 2 and score.retries == 0
+    raw = score.evaluator_raw_request
+    assert raw is not None and raw["target"] == "judge" and raw["system_prompt"] == JUDGE_SYSTEM_PROMPT
+    assert raw["prompt_source"] == "default" and "[[ ## candidate_answer ## ]]\nIt is Paris." in raw["user_prompt"]
+    body = server.requests[0].json
+    assert body["messages"] == [
+        {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
+        {"role": "user", "content": raw["user_prompt"]},
+    ]
+    assert body["temperature"] == 0.0 and body["max_tokens"] == 300 and body["model"] == "judge-model"
+
+
+def test_custom_prompt_and_model_override(server: FakeLLMServer, judge: Provider) -> None:
+    server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
+    config = LlmJudgeConfig(name="j", prompt="Is {{answer}} right for {{question}}?", model="gpt-judge-2")
+    score = evaluator_for(judge).evaluate(context(config))
+    assert score.evaluator_raw_request["user_prompt"] == "Is It is Paris. right for What is the capital of France??"
+    assert score.evaluator_raw_request["model"] == "gpt-judge-2"
+    assert server.requests[0].json["model"] == "gpt-judge-2"
+
+
+def test_fenced_reply_with_prose_is_accepted(server: FakeLLMServer, judge: Provider) -> None:
+    text = f"Here is my evaluation:\n```json\n{json.dumps(GOOD, indent=2)}\n```\nHope this helps!"
+    server.enqueue(CHAT, FakeReply.openai(text))
+    assert evaluator_for(judge).evaluate(context()).score == 0.75
+
+
+def test_prose_reply_is_retried_then_accepted(server: FakeLLMServer, judge: Provider) -> None:
+    server.enqueue(CHAT, FakeReply.openai("The answer looks good to me, I'd say 8/10."), FakeReply.openai(json.dumps(GOOD)))
+    score = evaluator_for(judge).evaluate(context())
+    assert score.score == 0.75 and score.error is None
+    assert score.retries == 1 and len(server.requests) == 2
+    assert score.evaluator_raw_request["attempts"] == 2
+
+
+def test_prose_every_time_is_reported_not_guessed(server: FakeLLMServer, judge: Provider) -> None:
+    server.set_default(CHAT, FakeReply.openai("I think it is fine."))
+    score = evaluator_for(judge).evaluate(context())
+    assert score.score == 0.0 and score.error is not None
+    assert "not a valid verdict after 3 attempt(s)" in score.error and "I think it is fine." in score.error
+    assert score.retries == 2 and len(server.requests) == 3
+
+
+def test_out_of_range_score_is_not_clamped(server: FakeLLMServer, judge: Provider) -> None:
+    server.set_default(CHAT, FakeReply.openai(json.dumps({"score": 8, "hits": [], "misses": []})))
+    score = evaluator_for(judge, max_reply_attempts=2).evaluate(context())
+    assert score.score == 0.0 and "'score' must be between 0 and 1, got 8" in (score.error or "")
+    assert len(server.requests) == 2
+
+
+def test_network_retries_show_in_the_score(server: FakeLLMServer, judge: Provider) -> None:
+    server.enqueue(CHAT, FakeReply.error(429, retry_after="0"), FakeReply.error(500), FakeReply.openai(json.dumps(GOOD)))
+    score = evaluator_for(judge).evaluate(context())
+    assert score.score == 0.75 and score.retries == 2
+
+
+def test_judge_that_keeps_failing_is_an_error_with_its_retries(server: FakeLLMServer, judge: Provider) -> None:
+    server.set_default(CHAT, FakeReply.error(503, "overloaded"))
+    score = evaluator_for(judge).evaluate(context())
+    assert score.score == 0.0 and score.retries == 3
+    assert "judge target 'judge' failed" in (score.error or "") and "overloaded" in (score.error or "")
+
+
+def test_hanging_judge_times_out_and_is_reported(server: FakeLLMServer, judge: Provider) -> None:
+    server.set_default(CHAT, FakeReply.hang(5))
+    score = evaluator_for(judge).evaluate(context())
+    assert score.error is not None and "no response within" in score.error
+
+
+def test_no_judge_target_is_a_clear_error() -> None:
+    score = evaluator_for(None).evaluate(context(target="my-agent"))
+    assert score.score == 0.0
+    assert score.error == (
+        "no judge target configured: set judge_target on target 'my-agent' in "
+        ".agentv/targets.yaml (or `target:` on the llm_judge evaluator)"
+    )
+
+
+def test_resolver_failure_becomes_the_case_error() -> None:
+    def broken(ctx: EvaluationContext) -> Provider:
+        raise ValueError("environment variable 'JUDGE_KEY' is not set")
+
+    score = LlmJudgeEvaluator(resolve_judge_provider=broken).evaluate(context())
+    assert score.error == "judge target cannot be used: environment variable 'JUDGE_KEY' is not set"
+
+
+def test_failing_prompt_script_is_reported_without_calling_the_judge(
+    tmp_path: Path, server: FakeLLMServer, judge: Provider
+) -> None:
+    script = tmp_path / "prompt.py"
+    script.write_text("import sys\nsys.stderr.write('KeyError: rubric')\nsys.exit(1)\n", encoding="utf-8")
+    config = LlmJudgeConfig(name="j", prompt=PromptScriptConfig(script=[sys.executable, str(script)]))
+    score = evaluator_for(judge).evaluate(context(config))
+    assert score.score == 0.0 and "KeyError: rubric" in (score.error or "")
+    assert score.evaluator_raw_request["prompt_source"] == "script"
+    assert server.requests == []
+
+
+def test_executable_prompt_goes_to_the_judge(tmp_path: Path, server: FakeLLMServer, judge: Provider) -> None:
+    script = tmp_path / "prompt.py"
+    script.write_text(
+        "import json,sys\nc=json.load(sys.stdin)\nprint('Grade: ' + c['answer'] + ' | ' + c['config']['rubric'])\n",
+        encoding="utf-8",
+    )
+    server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
+    config = LlmJudgeConfig(
+        name="j", prompt=PromptScriptConfig(script=[sys.executable, str(script)], config={"rubric": "be strict"})
+    )
+    score = evaluator_for(judge).evaluate(context(config))
+    assert score.score == 0.75
+    assert server.requests[0].json["messages"][1]["content"] == "Grade: It is Paris. | be strict"
+
+
+def test_wrong_config_type_is_reported() -> None:
+    score = evaluator_for(None).evaluate(context(CodeJudgeConfig(name="c", script="x.py")))
+    assert score.error == "llm_judge evaluator was given a 'code_judge' config"
+
+
+def test_offline_mock_judge_from_targets_yaml() -> None:
+    text = """
+targets:
+  - name: default
+    provider: mock
+    response: Paris
+    judge_target: grader
+  - name: grader
+    provider: mock
+    judge_response: {score: 1.0, hits: [correct capital], misses: [], reasoning: Matches.}
+    responses:
+      - id: capital
+        contains: "[[ ## candidate_answer ## ]]\\nLondon"
+        judge_response: {score: 0.0, hits: [], misses: [wrong capital], reasoning: Wrong.}
+"""
+    registry = ProviderRegistry(parse_targets(text), {})
+    evaluator = LlmJudgeEvaluator(resolve_judge_provider=registry.judge_resolver())
+    good = evaluator.evaluate(context(target="default"))
+    assert (good.score, good.hits, good.evaluator_raw_request["target"]) == (1.0, ["correct capital"], "grader")
+    ctx = context(target="default")
+    ctx.candidate = "London"
+    bad = evaluator.evaluate(ctx)
+    assert (bad.score, bad.misses) == (0.0, ["wrong capital"])
+
+
+# ---------------------------------------------------------------- verdict parsing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"score": 0.5, "hits": ["a"], "misses": [], "reasoning": "r"}',
+        '```json\n{"score": 0.5, "hits": ["a"], "misses": [], "reasoning": "r"}\n```',
+        '```\n{"score": 0.5, "hits": ["a"], "reasoning": "r"}\n```',
+        'Sure. {"score": 0.5, "hits": ["a"], "reasoning": "r"} Anything else?',
+        '<think>maybe {"score": 0.1}? no</think>\n{"score": 0.5, "hits": ["a"], "reasoning": "r"}',
+        'Context {"note": "x"} then verdict {"score": "0.5", "hits": "a", "reasoning": "r"}',
+    ],
+)
+def test_tolerant_parsing(text: str) -> None:
+    reply = parse_judge_reply(text)
+    assert (reply.score, reply.hits, reply.reasoning) == (0.5, ["a"], "r")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "empty reply"),
+        ("Looks great!", "no JSON object"),
+        ('{"verdict": "pass"}', "no 'score'"),
+        ('{"score": 1.2}', "between 0 and 1, got 1.2"),
+        ('{"score": -0.1}', "between 0 and 1"),
+        ('{"score": true}', "must be a number"),
+        ('{"score": "high"}', "must be a number"),
+        ('{"score": 0.5, "hits": {"a": 1}}', "'hits' must be a list"),
+    ],
+)
+def test_invalid_verdicts_say_why(text: str, expected: str) -> None:
+    with pytest.raises(JudgeReplyError, match=expected):
+        parse_judge_reply(text)
+
+
+def test_hits_are_cleaned_not_truncated() -> None:
+    reply = parse_judge_reply(json.dumps({"score": 1, "hits": ["a", "", " b ", None, "c", "d", "e"], "misses": None}))
+    assert reply.hits == ["a", "b", "c", "d", "e"] and reply.misses == [] and reply.score == 1.0

@@ -1,0 +1,273 @@
+"""Suites are read one case at a time: same cases and lines as a whole-document load, memory flat in N."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentv_gate.loader.plan as loader_module
+from agentv_gate.cli import main
+from agentv_gate.errors import EvalFileError
+from agentv_gate.loader import load_eval_file, plan_paths
+from agentv_gate.loader.yaml_lines import load_yaml_text
+from agentv_gate.loader.yaml_stream import SkippedList, iter_entries, read_header
+from agentv_gate.report.jsonl import read_results
+from agentv_gate.transport.process import allow_new_scripts
+
+LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    return tmp_path
+
+
+def streamed(text: str) -> tuple[Any, list[tuple[int, Any]]]:
+    header = read_header(text, LIST_KEYS)
+    if isinstance(header, SkippedList):
+        return {}, list(iter_entries(text, None))
+    key = next(k for k in LIST_KEYS if isinstance(header.get(k), SkippedList))
+    return {k: v for k, v in header.items() if k != key}, list(iter_entries(text, key))
+
+
+def whole(text: str) -> tuple[Any, list[tuple[int, Any]]]:
+    doc = load_yaml_text(text)
+    if isinstance(doc, list):
+        return {}, list(zip(doc.item_lines, doc, strict=True))
+    key = next(k for k in LIST_KEYS if isinstance(doc.get(k), list))
+    cases = doc[key]
+    return {k: v for k, v in doc.items() if k != key}, list(zip(cases.item_lines, cases, strict=True))
+
+
+scalars = st.one_of(st.text(max_size=12), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=3)),
+                      max_leaves=8)
+case_maps = st.dictionaries(st.sampled_from(["id", "criteria", "input", "assert", "metadata"]), values, min_size=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=st.dictionaries(st.sampled_from(["description", "execution", "target"]), values, max_size=2),
+       after=st.dictionaries(st.sampled_from(["threshold", "assert", "name"]), values, max_size=2),
+       cases=st.lists(st.one_of(case_maps, scalars), max_size=5), key=st.sampled_from(["tests", "evalcases"]),
+       flow=st.sampled_from([False, None]), root_list=st.booleans())
+def test_entries_and_their_lines_equal_a_whole_document_load(before: dict[str, Any], after: dict[str, Any],
+                                                             cases: list[Any], key: str, flow: bool | None,
+                                                             root_list: bool) -> None:
+    doc: Any = cases if root_list else {**before, key: cases, **after}
+    text = yaml.safe_dump(doc, default_flow_style=flow, sort_keys=False, allow_unicode=True)
+    assert streamed(text) == whole(text)
+
+
+def test_anchors_aliases_and_merge_keys_resolve_as_in_a_whole_load() -> None:
+    text = textwrap.dedent("""
+        x-common: &common
+          criteria: shared criteria
+          assert: [{type: contains, value: Paris}]
+        <<: {description: merged at the top}
+        tests:
+          - <<: *common
+            id: one
+          - id: two
+            input: &question What is the capital of France?
+          - id: three
+            input: *question
+            <<: *common
+        threshold: 0.7
+        """).lstrip("\n")
+    header, entries = streamed(text)
+    assert (header, entries) == whole(text)
+    assert header["description"] == "merged at the top" and header["threshold"] == 0.7
+    assert [line for line, _ in entries] == [6, 8, 10]
+    assert entries[2][1]["input"] == "What is the capital of France?" and entries[2][1]["criteria"] == "shared criteria"
+
+
+def test_settings_written_after_the_cases_still_apply_to_every_case(repo: Path) -> None:
+    f = write(repo / "evals/late.eval.yaml", """
+        tests:
+          - id: a
+            criteria: c
+            input: q
+          - id: b
+            criteria: c
+            input: q
+        threshold: 0.9
+        assert:
+          - type: contains
+            value: Paris
+        """)
+    result = load_eval_file(f, repo)
+    assert not result.problems
+    assert [(c.id, c.threshold, [e.type for e in c.evaluators]) for c in result.cases] == [
+        ("a", 0.9, ["contains"]), ("b", 0.9, ["contains"])]
+
+
+def test_a_case_repeating_a_key_is_one_problem_and_the_others_load(repo: Path) -> None:
+    f = write(repo / "evals/dup.eval.yaml", """
+        tests:
+          - id: a
+            criteria: c
+            input: q
+          - id: b
+            criteria: c
+            criteria: again
+            input: q
+          - id: c
+            criteria: c
+            input: q
+        """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["a", "c"]
+    assert [(p.line, p.message) for p in result.problems] == [(7, "duplicate key 'criteria' (first at line 6)")]
+
+
+def test_a_malformed_jsonl_row_is_one_problem_and_the_others_load(repo: Path) -> None:
+    f = write(repo / "evals/rows.jsonl", """
+        {"id": "a", "criteria": "c", "input": "q"}
+        {"id": "b", "criteria": "c", "input": "q"
+        {"id": "c", "criteria": "c", "input": "q"}
+        """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["a", "c"]
+    assert [(p.line, p.message.split(":")[0]) for p in result.problems] == [(2, "malformed JSON")]
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    ("tests:\n  - id: a\n---\ntests: []\n", 3, "a second YAML document in the file"),
+    ("tests:\n  - id: a\n    input: [unclosed\n  - id: b\n", 4, "malformed YAML"),
+    ("tests:\n  - id: a\ntests:\n  - id: b\n", 3, "duplicate key 'tests' (first at line 1)"),
+])
+def test_whole_file_problems_are_located(text: str, line: int, message: str) -> None:
+    with pytest.raises(EvalFileError) as caught:
+        read_header(text, LIST_KEYS)
+    assert caught.value.line == line and caught.value.message.startswith(message)
+
+
+def suite_text(n: int) -> str:
+    rows = [f"  - id: case-{i:05d}\n    criteria: names Paris ({i})\n    input: What is the capital of France? ({i})\n"
+            "    assert:\n      - type: contains\n        value: Paris\n" for i in range(n)]
+    return "description: generated\ntests:\n" + "".join(rows)
+
+
+def test_reading_again_gives_the_cases_the_plan_saw(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = write(repo / "evals/s.eval.yaml", suite_text(12))
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 5)  # the first five kept, the rest read again
+    plan = plan_paths([f], repo)
+    assert len(plan.kept) == 5
+    every = load_eval_file(f, repo).cases
+    picked = plan.refs[3:9]
+    again = list(plan.read_cases(picked))
+    assert [c.model_dump() for c in again] == [c.model_dump() for c in every[3:9]]
+    assert not plan.vanished
+
+
+def test_a_case_gone_when_its_turn_comes_is_reported_not_lost(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = write(repo / "evals/s.eval.yaml", suite_text(4))
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 0)
+    plan = plan_paths([f], repo)
+    f.write_text(suite_text(4).replace("case-00002", "renamed").replace("  - id: case-00003", "  - id: case-00003x"))
+    assert [c.id for c in plan.read_cases(plan.refs)] == ["case-00000", "case-00001"]
+    assert [ref.id for ref in plan.vanished] == ["case-00002", "case-00003"]
+
+
+def test_a_file_deleted_before_its_turn_makes_error_rows(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = write(repo / "evals/s.eval.yaml", suite_text(3))
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 0)
+    plan = plan_paths([f], repo)
+    f.unlink()
+    assert list(plan.read_cases(plan.refs)) == []
+    assert [ref.id for ref in plan.vanished] == ["case-00000", "case-00001", "case-00002"]
+
+
+def test_run_reports_a_case_whose_file_changed_mid_run_as_an_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first case's target rewrites the second suite before the run reaches it: its cases are
+    not found again, and each becomes an error row (with one worker the run reads two cases ahead)."""
+    write(repo / "evals/a.eval.yaml", suite_text(3))
+    b = write(repo / "evals/b.eval.yaml", suite_text(2))
+    write(repo / "rewrite.py", f"""
+        import pathlib
+        path = pathlib.Path({str(b)!r})
+        path.write_text(path.read_text().replace("id: case-0000", "id: moved-"))
+        print("Paris")
+        """)
+    write(repo / ".agentv/targets.yaml", f"""
+        targets:
+          - name: default
+            provider: cli
+            command_template: "{sys.executable} {repo / 'rewrite.py'} {{PROMPT}}"
+        """)
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 0)
+    monkeypatch.chdir(repo)
+    code = main(["run", "evals", "--workers", "1", "--quiet", "--output-dir", "out"])
+    results, _ = read_results([repo / "out/results.jsonl"])
+    assert code == 1
+    assert sorted((r.suite, r.eval_id, r.verdict) for r in results) == [
+        ("evals/a.eval.yaml", "case-00000", "pass"), ("evals/a.eval.yaml", "case-00001", "pass"),
+        ("evals/a.eval.yaml", "case-00002", "pass"),
+        ("evals/b.eval.yaml", "case-00000", "error"), ("evals/b.eval.yaml", "case-00001", "error")]
+    assert all("the eval file changed during the run" in (r.error or "") for r in results if r.verdict == "error")
+
+
+def peak_bytes_to_plan_and_read(repo: Path, n: int) -> int:
+    f = write(repo / f"evals/n{n}.eval.yaml", suite_text(n))
+    tracemalloc.start()
+    try:
+        plan = plan_paths([f], repo)
+        for _ in plan.read_cases(plan.refs):
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_to_load_a_suite_does_not_grow_with_its_cases(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond the kept cases, a case costs its ref and its text, not its parsed tree (about 14 KB
+    a case when the suite was composed as one document)."""
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 50)
+    small = peak_bytes_to_plan_and_read(repo, 100)
+    large = peak_bytes_to_plan_and_read(repo, 1100)
+    per_case = (large - small) / 1000
+    assert per_case < 1200, f"{per_case:.0f} bytes a case"
+
+
+def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """However the run breaks off, the cases that finished are in the JUnit and the summary says
+    the run was cut short; the exit code is 2, never a pass."""
+    write(repo / "evals/s.eval.yaml", suite_text(4))
+    write(repo / ".agentv/targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: Paris\n")
+    real = loader_module.SuitePlan.read_cases
+
+    def breaks_after_two(self: loader_module.SuitePlan, refs: Any) -> Any:
+        for number, case in enumerate(real(self, refs)):
+            if number == 2:
+                raise RuntimeError("a bug in reading cases")
+            yield case
+
+    monkeypatch.setattr(loader_module.SuitePlan, "read_cases", breaks_after_two)
+    monkeypatch.chdir(repo)
+    try:
+        code = main(["run", "evals", "--workers", "1", "--quiet", "--output-dir", "out"])
+    finally:
+        allow_new_scripts()  # the broken run refused new judges, as it must; later tests in this process need them
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error: RuntimeError: a bug in reading cases" in err
+    finished, _ = read_results([repo / "out/results.jsonl"])
+    junit = (repo / "out/junit.xml").read_text()
+    assert 1 <= len(finished) < 4 and junit.count("<testcase") == len(finished)
+    assert all(f'name="{r.eval_id}"' in junit for r in finished)

@@ -1,0 +1,415 @@
+"""The composite action's entry point, run the way the runner runs it.
+
+The runner gives a composite `run:` step its inputs as environment variables (action.yml maps each
+input to `INPUT_*` through `env:`), plus files named by `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`.
+These tests do exactly that with real bash: first against a recording stand-in for the CLI, to pin
+the input -> argv mapping and prove that no input is ever run as shell code, then against the real
+`agentv-gate` for the outputs and the job summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRYPOINT = ROOT / "entrypoint.sh"
+ACTION = ROOT / "action.yml"
+VENV_BIN = Path(sys.executable).parent
+Recorder = tuple[Path, Path]
+
+TARGETS = """\
+targets:
+  - name: default
+    provider: mock
+    response: "Paris is the capital of France."
+"""
+
+PASSING_SUITE = """\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - type: contains
+        value: Paris
+"""
+
+FAILING_SUITE = """\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - type: contains
+        value: Paris
+  - id: river
+    input: Which river flows through Paris?
+    assertions:
+      - type: contains
+        value: Seine
+"""
+
+
+def parse_github_output(text: str) -> dict[str, str]:
+    """`name=value` lines and `name<<DELIM` ... `DELIM` blocks, as the runner reads them."""
+    outputs: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delim = line.split("<<", 1)
+            body: list[str] = []
+            i += 1
+            while lines[i] != delim:
+                body.append(lines[i])
+                i += 1
+            outputs[name] = "\n".join(body)
+        elif line:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+        i += 1
+    return outputs
+
+
+class Run:
+    def __init__(self, proc: subprocess.CompletedProcess[str], output_file: Path, summary_file: Path):
+        self.proc = proc
+        self.code = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.outputs = parse_github_output(output_file.read_text())
+        self.summary = summary_file.read_text()
+
+
+def run_entrypoint(cwd: Path, inputs: dict[str, str], *, cli: Path | None = None,
+                   env: dict[str, str] | None = None) -> Run:
+    """bash entrypoint.sh with INPUT_* and the runner's files; `cli` replaces agentv-gate."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    output_file = cwd.parent / f"{cwd.name}-github-output"
+    summary_file = cwd.parent / f"{cwd.name}-step-summary"
+    output_file.write_text("")
+    summary_file.write_text("")
+    base.update({
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_OUTPUT": str(output_file),
+        "GITHUB_STEP_SUMMARY": str(summary_file),
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    })
+    base.pop("AGENTV_GATE_BIN", None)
+    if cli is not None:
+        base["AGENTV_GATE_BIN"] = str(cli)
+    for name, value in inputs.items():
+        base[f"INPUT_{name.upper().replace('-', '_')}"] = value
+    base.update(env or {})
+    proc = subprocess.run(["bash", str(ENTRYPOINT)], cwd=cwd, env=base, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    return Run(proc, output_file, summary_file)
+
+
+@pytest.fixture
+def recorder(tmp_path: Path) -> Recorder:
+    """A stand-in CLI that records its argv as JSON and exits with $FAKE_EXIT."""
+    log = tmp_path / "argv.json"
+    script = tmp_path / "fake-agentv-gate"
+    script.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import json, os, sys
+        with open({str(log)!r}, "w") as fh:
+            json.dump(sys.argv[1:], fh)
+        sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
+        """))
+    script.chmod(0o755)
+    return script, log
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "work space"  # a space in the workspace path, as on some self-hosted runners
+    ws.mkdir()
+    return ws
+
+
+# ----------------------------------------------------------------------- input -> argv mapping
+
+
+def test_every_input_becomes_one_argv_element(workspace: Path, recorder: Recorder) -> None:
+    cli, log = recorder
+    run = run_entrypoint(workspace, {
+        "paths": "evals/a b.yaml\n  evals/c.yaml  \n\n-dash.yaml\n",
+        "threshold": "0.7", "targets": ".agentv/my targets.yaml", "target": "default", "workers": "3",
+        "shard": "2/4", "output-dir": "out dir", "junit": "out dir/j.xml", "results": "r.jsonl",
+        "extra-args": "--no-cache --judge-timeout 60 --cache-dir 'cache dir'",
+    }, cli=cli)
+    assert run.code == 0, run.stderr
+    assert json.loads(log.read_text()) == [
+        "run", "--threshold", "0.7", "--targets", ".agentv/my targets.yaml", "--target", "default",
+        "--workers", "3", "--shard", "2/4", "--output-dir", "out dir", "--junit", "out dir/j.xml",
+        "--results", "r.jsonl", "--no-cache", "--judge-timeout", "60", "--cache-dir", "cache dir",
+        "--", "evals/a b.yaml", "evals/c.yaml", "-dash.yaml",
+    ]
+    assert run.outputs["exit-code"] == "0"
+
+
+def test_empty_inputs_leave_the_cli_defaults(workspace: Path, recorder: Recorder) -> None:
+    cli, log = recorder
+    inputs = {"command": "", "paths": "", "threshold": "  ", "extra-args": ""}
+    run = run_entrypoint(workspace, inputs, cli=cli)
+    assert run.code == 0, run.stderr
+    assert json.loads(log.read_text()) == ["run"]
+
+
+def test_space_separated_paths_stay_one_path(workspace: Path, recorder: Recorder) -> None:
+    """Several paths are given one per line; a line with spaces is a single path, never split."""
+    cli, log = recorder
+    run_entrypoint(workspace, {"paths": "evals/a b.yaml evals/c.yaml"}, cli=cli)
+    assert json.loads(log.read_text()) == ["run", "--", "evals/a b.yaml evals/c.yaml"]
+
+
+def test_cli_exit_code_is_the_step_result_and_an_output(workspace: Path, recorder: Recorder) -> None:
+    cli, _ = recorder
+    for code in (1, 2):
+        run = run_entrypoint(workspace, {"paths": "evals"}, cli=cli, env={"FAKE_EXIT": str(code)})
+        assert run.code == code
+        assert run.outputs["exit-code"] == str(code)
+    assert "configuration error" in run.summary  # the exit-2 run says so in the job summary
+
+
+def test_validate_gets_only_paths_and_warns_about_run_inputs(workspace: Path, recorder: Recorder) -> None:
+    cli, log = recorder
+    run = run_entrypoint(workspace, {"command": "validate", "paths": "evals", "threshold": "0.9",
+                                     "extra-args": "--strict"}, cli=cli)
+    assert run.code == 0, run.stderr
+    assert json.loads(log.read_text()) == ["validate", "--strict", "--", "evals"]
+    warning = "::warning title=agentv-gate action::input threshold is ignored by the validate command"
+    assert warning in run.stdout
+
+
+def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder: Recorder) -> None:
+    cli, log = recorder
+    shards = workspace / "shards"
+    for name in ("agentv-gate-shard-2", "agentv-gate-shard-1"):
+        (shards / name).mkdir(parents=True)
+        (shards / name / "results.jsonl").write_text("{}\n")
+    (shards / "notes.txt").write_text("not a results file")
+    (workspace / "extra.jsonl").write_text("{}\n")
+    run = run_entrypoint(workspace, {"command": "merge", "paths": "shards\nextra.jsonl",
+                                     "output-dir": "merged", "junit": "merged/junit.xml",
+                                     "results": "merged/all.jsonl"}, cli=cli)
+    assert run.code == 0, run.stderr
+    assert json.loads(log.read_text()) == [
+        "merge", "--output-dir", "merged", "--junit", "merged/junit.xml", "--results-out", "merged/all.jsonl",
+        "--", "shards/agentv-gate-shard-1/results.jsonl", "shards/agentv-gate-shard-2/results.jsonl",
+        "extra.jsonl",
+    ]
+
+
+@pytest.mark.parametrize("inputs, message", [
+    ({"command": "merge", "paths": ""}, "merge needs the shards' results files"),
+    ({"command": "merge", "paths": "empty"}, "no results *.jsonl files found under 'empty'"),
+    ({"command": "deploy"}, "unknown command 'deploy'"),
+    ({"extra-args": "--target 'unterminated"}, "extra-args has unbalanced quotes"),
+])
+def test_bad_inputs_are_usage_errors_before_anything_runs(workspace: Path, recorder: Recorder,
+                                                          inputs: dict[str, str], message: str) -> None:
+    cli, log = recorder
+    (workspace / "empty").mkdir()
+    run = run_entrypoint(workspace, inputs, cli=cli)
+    assert run.code == 2
+    assert not log.exists(), "the CLI must not be started"
+    assert message in run.stderr
+    assert run.outputs["exit-code"] == "2"
+    assert "configuration error" in run.summary
+    assert any(line.startswith("::error title=agentv-gate action::") for line in run.stdout.splitlines())
+
+
+# ----------------------------------------------------------------------- no input is shell code
+
+
+INJECTIONS = [
+    "; touch {m}/semicolon",
+    "$(touch {m}/dollar)",
+    "`touch {m}/backtick`",
+    "| touch {m}/pipe",
+    "&& touch {m}/and",
+    "\ntouch {m}/newline\n",
+    "${{IFS}}$(touch${{IFS}}{m}/ifs)",
+    "*",
+]
+
+
+@pytest.mark.parametrize("payload", INJECTIONS)
+def test_inputs_are_never_executed(workspace: Path, tmp_path: Path, recorder: Recorder,
+                                   payload: str) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    text = payload.format(m=markers)
+    (workspace / "decoy.yaml").write_text("glob bait")  # `*` must not expand to it
+    cli, log = recorder
+    inputs = {name: text for name in ("paths", "threshold", "targets", "target", "workers", "shard",
+                                      "output-dir", "junit", "results")}
+    inputs["extra-args"] = f"--quiet {text}" if "\n" not in text else text
+    run = run_entrypoint(workspace, inputs, cli=cli)
+    assert list(markers.iterdir()) == [], f"an input was executed: {run.stderr}"
+    argv = json.loads(log.read_text())
+    assert "decoy.yaml" not in argv
+    # Single-valued inputs arrive whole (trimmed), so the payload reaches the CLI as plain data.
+    assert argv[argv.index("--threshold") + 1] == text.strip()
+
+
+def test_injection_reaches_the_real_cli_as_data(workspace: Path, tmp_path: Path) -> None:
+    """With the real CLI the odd arguments are a usage error (exit 2) and still nothing runs."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    run = run_entrypoint(workspace, {
+        "paths": f"evals/$(touch {markers}/p)",
+        "extra-args": f"--quiet; touch {markers}/a $(touch {markers}/b) `touch {markers}/c`",
+    })
+    assert run.code == 2
+    assert list(markers.iterdir()) == []
+    assert run.outputs["exit-code"] == "2"
+
+
+def test_log_lines_cannot_carry_workflow_commands(workspace: Path, recorder: Recorder) -> None:
+    """An input with a newline or `##[` cannot make the runner see a command in the log."""
+    cli, _ = recorder
+    evil = "x\n::add-mask::secret\n##[set-output name=pass-rate;]1"
+    run = run_entrypoint(workspace, {"command": evil}, cli=cli)
+    assert run.code == 2
+    for line in (run.stdout + run.stderr).splitlines():
+        assert not line.startswith("::add-mask"), line
+        assert "##[" not in line, line
+    run = run_entrypoint(workspace, {"paths": evil}, cli=cli)
+    assert run.code == 0
+    for line in (run.stdout + run.stderr).splitlines():
+        assert not line.startswith("::add-mask"), line
+        assert "##[" not in line, line
+
+
+# ----------------------------------------------------------------------- with the real CLI
+
+
+def _suite(ws: Path, text: str) -> None:
+    (ws / ".agentv").mkdir(exist_ok=True)
+    (ws / ".agentv" / "targets.yaml").write_text(TARGETS)
+    (ws / "evals").mkdir(exist_ok=True)
+    (ws / "evals" / "geo.yaml").write_text(text)
+
+
+def test_validate_with_the_real_cli(workspace: Path) -> None:
+    _suite(workspace, PASSING_SUITE)
+    assert run_entrypoint(workspace, {"command": "validate"}).code == 0
+    (workspace / "evals" / "broken.yaml").write_text("tests:\n  - id: x\n    assertions: 7\n")
+    run = run_entrypoint(workspace, {"command": "validate", "paths": "evals"})
+    assert run.code == 1
+    assert "broken.yaml" in run.stdout + run.stderr
+    assert run.outputs["exit-code"] == "1"
+
+
+def test_passing_run_sets_outputs_and_summary(workspace: Path) -> None:
+    _suite(workspace, PASSING_SUITE)
+    inputs = {"paths": "evals", "targets": ".agentv/targets.yaml", "output-dir": "out dir"}
+    run = run_entrypoint(workspace, inputs)
+    assert run.code == 0, run.stderr
+    out = run.outputs
+    assert out["exit-code"] == "0"
+    assert (out["total"], out["failed"], out["errors"]) == ("1", "0", "0")
+    assert float(out["pass-rate"]) == 1.0
+    junit = workspace / out["junit-path"]  # absolute stays absolute
+    assert junit.is_file() and junit.parent.name == "out dir"
+    assert "capital" in junit.read_text()
+    assert Path(workspace, out["results-path"]).is_file()
+    assert "agentv-gate" in run.summary.lower()
+
+
+def test_failing_run_fails_the_step_with_annotations(workspace: Path) -> None:
+    _suite(workspace, FAILING_SUITE)
+    run = run_entrypoint(workspace, {"targets": ".agentv/targets.yaml", "junit": "reports/junit.xml"})
+    assert run.code == 1
+    out = run.outputs
+    assert out["exit-code"] == "1"
+    assert (out["total"], out["failed"]) == ("2", "1")
+    assert float(out["pass-rate"]) == 0.5
+    assert (workspace / "reports" / "junit.xml").is_file()
+    assert any(line.startswith("::error") and "river" in line for line in run.stdout.splitlines())
+    assert "river" in run.summary
+
+
+def test_sharded_runs_merge_into_one_verdict(workspace: Path) -> None:
+    """The matrix recipe of examples/workflows/agentv-gate-sharded.yml, minus the artifact transfer."""
+    _suite(workspace, FAILING_SUITE)
+    codes = []
+    for k in (1, 2):
+        run = run_entrypoint(workspace, {"targets": ".agentv/targets.yaml", "shard": f"{k}/2",
+                                         "output-dir": f"shards/agentv-gate-shard-{k}"})
+        codes.append(run.code)
+        assert run.outputs["total"] == "1"
+    assert sorted(codes) == [0, 1]  # one case each; only the river shard fails
+    merged = run_entrypoint(workspace, {"command": "merge", "paths": "shards", "output-dir": "merged"})
+    assert merged.code == 1, merged.stderr
+    assert (merged.outputs["total"], merged.outputs["failed"]) == ("2", "1")
+    junit = (workspace / "merged" / "junit.xml").read_text()
+    assert "capital" in junit and "river" in junit
+
+
+# ----------------------------------------------------------------------- action.yml itself
+
+
+def _action() -> dict:
+    return yaml.safe_load(ACTION.read_text())
+
+
+def test_action_passes_inputs_only_through_env() -> None:
+    """`${{ inputs.* }}` inside a `run:` script would be a script-injection hole."""
+    action = _action()
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    for step in steps:
+        assert "inputs." not in step.get("run", ""), step
+        assert "${{" not in step.get("run", ""), step
+    gate = next(s for s in steps if s.get("id") == "gate")
+    mapped = {k: v for k, v in gate["env"].items() if k.startswith("INPUT_")}
+    handled = {"python-version", "working-directory"}  # used by the steps themselves
+    for name in action["inputs"]:
+        if name in handled:
+            continue
+        key = f"INPUT_{name.upper().replace('-', '_')}"
+        assert mapped.get(key) == f"${{{{ inputs.{name} }}}}", name
+        assert key in ENTRYPOINT.read_text(), f"{key} is mapped but entrypoint.sh never reads it"
+    assert "entrypoint.sh" in gate["run"]
+
+
+def test_action_outputs_come_from_the_gate_step() -> None:
+    outputs = _action()["outputs"]
+    expected = {"pass-rate", "total", "failed", "errors", "junit-path", "results-path", "exit-code"}
+    assert set(outputs) == expected
+    for name, spec in outputs.items():
+        assert spec["value"] == f"${{{{ steps.gate.outputs.{name} }}}}"
+
+
+def test_action_installs_its_own_package_from_the_action_path() -> None:
+    install = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
+    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+    assert 'pip install' in install["run"] and '"$ACTION_PATH"' in install["run"]
+
+
+def test_install_step_script_runs(tmp_path: Path) -> None:
+    """The install step's own bash, run against this checkout (pip reuses the machine's cache)."""
+    install = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
+    venv = tmp_path / "venv"
+    output = tmp_path / "out"
+    output.write_text("")
+    (venv).mkdir()
+    (venv / ".agentv-gate-source").write_text(str(ROOT))  # already installed: the step must skip pip
+    env = {**os.environ, "ACTION_PATH": str(ROOT), "VENV": str(venv), "GITHUB_OUTPUT": str(output)}
+    proc = subprocess.run(["bash", "-e", "-c", install["run"]], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert parse_github_output(output.read_text()) == {"bin": f"{venv}/bin/agentv-gate"}
+    assert not (venv / "bin").exists()

@@ -1,0 +1,266 @@
+"""The pre-commit hooks, run for real by pre-commit in throwaway git repositories.
+
+A copy of this project (package, pyproject, .pre-commit-hooks.yaml) is committed to a temporary
+hook repository, so the tests see exactly what a user's `repo:`/`rev:` would fetch and do not
+depend on what else is uncommitted in the working tree. pre-commit then builds the hook's
+virtualenv the way it does for users (pip install of the hook repository). That build is the slow
+part, so it happens twice in this module: once inside `pre-commit try-repo` (which always uses a
+throwaway store) and once in a store shared by every real `git commit` below.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+PRE_COMMIT = VENV_BIN / "pre-commit"
+
+TARGETS = """\
+targets:
+  - name: default
+    provider: mock
+    response: "Paris is the capital of France."
+"""
+
+GOOD_SUITE = """\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - type: contains
+        value: Paris
+"""
+
+FAILING_CASE = """\
+  - id: river
+    input: Which river flows through Paris?
+    assertions:
+      - type: contains
+        value: Seine
+"""
+
+BROKEN_SUITE = """\
+tests:
+  - id: judged
+    input: What is the capital of France?
+    assertions:
+      - name: judge
+        type: code_judge
+        script: ./judges/missing.py
+"""
+
+pytestmark = pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit is a dev dependency: pip install -e '.[dev]'")
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT", "GIT_"))}
+    gitconfig = home / "gitconfig"
+    if not gitconfig.exists():
+        gitconfig.write_text("[user]\n\tname = Test\n\temail = test@example.invalid\n"
+                             "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
+    env.update({
+        "PRE_COMMIT_HOME": str(home / "pre-commit-store"),
+        "PRE_COMMIT_COLOR": "never",
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    })
+    return env
+
+
+def _git(repo: Path, env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=check,
+                          timeout=300, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("precommit-home")
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory, home: Path) -> tuple[Path, str]:
+    """This project as a hook repository: (path, commit)."""
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy2(ROOT / name, repo / name)
+    shutil.copytree(ROOT / "agentv_gate", repo / "agentv_gate",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = _env(home)
+    _git(repo, env, "init", "-q")
+    _git(repo, env, "add", "-A")
+    _git(repo, env, "commit", "-q", "-m", "hook repo")
+    sha = _git(repo, env, "rev-parse", "HEAD").stdout.strip()
+    return repo, sha
+
+
+def _consumer(path: Path, env: dict[str, str]) -> Path:
+    path.mkdir()
+    _git(path, env, "init", "-q")
+    (path / ".agentv").mkdir()
+    (path / ".agentv" / "targets.yaml").write_text(TARGETS)
+    (path / "evals").mkdir()
+    (path / "evals" / "geo.yaml").write_text(GOOD_SUITE)
+    (path / "README.md").write_text("consumer\n")
+    return path
+
+
+def _status(output: str, hook_name: str) -> str:
+    """'Passed', 'Failed' or 'Skipped' as pre-commit printed it for the hook."""
+    match = re.search(rf"^{re.escape(hook_name)}\.*(?:\(no files to check\))?(Passed|Failed|Skipped)$",
+                      output, re.MULTILINE)
+    assert match, f"no status line for {hook_name!r} in:\n{output}"
+    return match.group(1)
+
+
+# ----------------------------------------------------------------------- the files: filter
+
+
+HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+
+
+@pytest.mark.parametrize("hook", HOOKS, ids=[h["id"] for h in HOOKS])
+@pytest.mark.parametrize("path, selected", [
+    ("evals/geo.yaml", True),
+    ("evals/nested/cases.jsonl", True),
+    ("services/agent/evals/smoke.yml", True),
+    ("tests/geo.eval.yaml", True),
+    ("geo.eval.jsonl", True),
+    ("evals/judges/check.py", False),  # judge scripts do not trigger (see .pre-commit-hooks.yaml)
+    ("evals/prompts/judge.md", False),
+    ("evals/targets.yaml", False),
+    ("evals/.agentv/targets.yaml", False),
+    (".agentv/targets.yaml", False),
+    ("config/settings.yaml", False),
+    (".github/workflows/ci.yml", False),
+    ("my_evals/x.yaml", False),
+])
+def test_hooks_select_eval_files_only(hook: dict, path: str, selected: bool) -> None:
+    """The same include/exclude logic pre-commit applies (re.search on the staged path)."""
+    chosen = bool(re.search(hook["files"], path)) and not re.search(hook.get("exclude", "^$"), path)
+    assert chosen is selected
+
+
+def test_hook_definitions() -> None:
+    by_id = {h["id"]: h for h in HOOKS}
+    assert set(by_id) == {"agentv-gate-validate", "agentv-gate"}
+    assert by_id["agentv-gate-validate"]["entry"].split()[:2] == ["agentv-gate", "validate"]
+    assert by_id["agentv-gate"]["entry"].split()[:2] == ["agentv-gate", "run"]
+    assert by_id["agentv-gate"]["require_serial"] is True  # one run, one report folder
+    for hook in HOOKS:
+        assert hook["language"] == "python"
+        assert hook.get("pass_filenames", True) is True
+
+
+# ----------------------------------------------------------------------- pre-commit try-repo
+
+
+def test_try_repo_rejects_a_commit_with_a_broken_suite(tmp_path: Path, home: Path,
+                                                       hook_repo: tuple[Path, str]) -> None:
+    repo, sha = hook_repo
+    env = _env(home)
+    work = _consumer(tmp_path / "consumer", env)
+    (work / "evals" / "geo.yaml").write_text(GOOD_SUITE + FAILING_CASE)
+    (work / "evals" / "judged.yaml").write_text(BROKEN_SUITE)
+    _git(work, env, "add", "-A")
+    proc = subprocess.run([str(PRE_COMMIT), "try-repo", str(repo), "--ref", sha, "--verbose"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert _status(out, "agentv-gate validate") == "Failed"
+    assert "judged.yaml" in out and "missing.py" in out  # the located validation error
+    # The run refuses a commit whose eval files do not load (exit 2) rather than gate on part of it.
+    assert _status(out, "agentv-gate run") == "Failed"
+    assert "- exit code: 2" in out
+
+
+# ----------------------------------------------------------------------- real commits
+
+
+@pytest.fixture(scope="module")
+def committing_repo(tmp_path_factory: pytest.TempPathFactory, home: Path,
+                    hook_repo: tuple[Path, str]) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A repository with the hooks installed from the hook repo's commit, as a user configures them."""
+    repo, sha = hook_repo
+    env = _env(home)
+    work = _consumer(tmp_path_factory.mktemp("committing") / "repo", env)
+    (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{
+        "repo": str(repo), "rev": sha,
+        "hooks": [{"id": "agentv-gate-validate"}, {"id": "agentv-gate"}],
+    }]}))
+    (work / ".gitignore").write_text(".agentv-gate/\n")
+    proc = subprocess.run([str(PRE_COMMIT), "install"], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    yield work, env
+
+
+def _commit(work: Path, env: dict[str, str], message: str) -> tuple[int, str]:
+    _git(work, env, "add", "-A")
+    proc = _git(work, env, "commit", "-m", message, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _commit_count(work: Path, env: dict[str, str]) -> int:
+    proc = _git(work, env, "rev-list", "--count", "HEAD", check=False)
+    return int(proc.stdout.strip()) if proc.returncode == 0 else 0
+
+
+def test_commits_pass_fail_and_skip(committing_repo: tuple[Path, dict[str, str]]) -> None:
+    work, env = committing_repo
+
+    # 1. A passing suite: both hooks run and pass, the commit is made.
+    code, out = _commit(work, env, "add evals")
+    assert code == 0, out
+    assert _status(out, "agentv-gate validate") == "Passed"
+    assert _status(out, "agentv-gate run") == "Passed"
+    assert _commit_count(work, env) == 1
+
+    # 2. A case below its threshold: validation passes, the run fails, no commit.
+    (work / "evals" / "geo.yaml").write_text(GOOD_SUITE + FAILING_CASE)
+    code, out = _commit(work, env, "add a failing case")
+    assert code == 1, out
+    assert _status(out, "agentv-gate validate") == "Passed"
+    assert _status(out, "agentv-gate run") == "Failed"
+    assert "river" in out
+    assert _commit_count(work, env) == 1
+
+    # 3. A suite whose judge script is missing: validation fails with the file and line.
+    (work / "evals" / "geo.yaml").write_text(GOOD_SUITE)
+    (work / "evals" / "judged.yaml").write_text(BROKEN_SUITE)
+    code, out = _commit(work, env, "add a broken suite")
+    assert code == 1, out
+    assert _status(out, "agentv-gate validate") == "Failed"
+    assert re.search(r"evals/judged\.yaml:\d+", out), out
+    assert _commit_count(work, env) == 1
+
+    # 4. Fixed with an executable judge: both pass.
+    judges = work / "evals" / "judges"
+    judges.mkdir()
+    judge = judges / "missing.py"
+    judge.write_text("#!/usr/bin/env python3\nimport json, sys\njson.load(sys.stdin)\n"
+                     "print(json.dumps({'score': 1.0, 'hits': ['ok'], 'misses': []}))\n")
+    judge.chmod(0o755)
+    code, out = _commit(work, env, "add the judge")
+    assert code == 0, out
+    assert _status(out, "agentv-gate validate") == "Passed"
+    assert _commit_count(work, env) == 2
+
+    # 5. No eval file touched (a README and a judge script): both hooks are skipped.
+    (work / "README.md").write_text("consumer, edited\n")
+    judge.write_text(judge.read_text() + "# tweak\n")
+    code, out = _commit(work, env, "docs")
+    assert code == 0, out
+    assert _status(out, "agentv-gate validate") == "Skipped"
+    assert _status(out, "agentv-gate run") == "Skipped"
+    assert _commit_count(work, env) == 3

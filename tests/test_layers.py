@@ -1,0 +1,66 @@
+"""The package's layers as a test: a module imports its own package or a layer below, never a peer or above.
+
+Cycles between packages start as one convenient import; this makes the first one a red test instead of a
+refactoring months later. TYPE_CHECKING imports count: a cycle in the types is a cycle in the design.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "agentv_gate"
+
+LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
+    {"", "errors", "redaction", "files", "models"},
+    {"transport"},
+    {"loader", "targets", "judging"},
+    {"evaluators"},
+    {"orchestrator", "report"},
+    {"commands", "sdk", "run_command", "scaffold"},
+    {"cli", "__main__"},
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def _top(path: Path) -> str:
+    """`agentv_gate/targets/cache.py` -> "targets"; `agentv_gate/cli.py` -> "cli"."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return "" if parts == ("__init__",) else parts[0]
+
+
+def _imported_tops(path: Path) -> Iterator[tuple[int, str]]:
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = list(package[: len(package) - node.level + 1])
+            target = [*base, *(node.module or "").split(".")] if node.module else base
+            names = [target] if node.module else [[*target, alias.name] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [(node.module or "").split(".")]
+        elif isinstance(node, ast.Import):
+            names = [alias.name.split(".") for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name[0] == PACKAGE.name:
+                yield node.lineno, name[1] if len(name) > 1 and name[1] in RANK else ""
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = sorted({_top(p) for p in PACKAGE.rglob("*.py")} - set(RANK))
+    assert not unplaced, f"modules with no layer in LAYERS: {unplaced}"
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_down(path: Path) -> None:
+    here = _top(path)
+    wrong = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {here or 'agentv_gate'} -> {there}"
+        for line, there in _imported_tops(path)
+        if there != here and RANK[there] >= RANK[here]
+    ]
+    assert not wrong, "imports against the layers:\n" + "\n".join(wrong)

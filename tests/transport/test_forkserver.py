@@ -1,0 +1,215 @@
+"""A `python3 judge.py` forked from the warm interpreter is indistinguishable from one started fresh.
+
+Each probe script is run twice through the real runner: once started the ordinary way
+(AGENTV_GATE_FORKSERVER=0) and once forked; exit status, stdout and stderr must be identical.
+The probes print what a script can observe of how it was started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentv_gate.transport import forkserver
+from agentv_gate.transport.process import ScriptResult, allow_new_scripts, kill_running_scripts, run_script
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warm interpreter is Linux-only")
+
+OBSERVE = '''
+import json, os, signal, sys
+seen = {
+    "argv": sys.argv, "name": __name__, "file": __file__, "package": __package__, "spec": repr(__spec__),
+    "loader": type(__loader__).__name__, "cached": __cached__, "doc": __doc__,
+    "main_is_us": sys.modules["__main__"].__dict__ is globals(),
+    "path": sys.path, "cwd": os.getcwd(), "stdin": sys.stdin.read(),
+    "env": {k: v for k, v in os.environ.items() if k != "AGENTV_GATE_FORKSERVER"},
+    "encodings": [sys.stdin.encoding, sys.stdout.encoding, sys.stderr.encoding],
+    "buffering": [sys.stdout.line_buffering, sys.stderr.line_buffering, sys.stdout.isatty()],
+    "own_group": os.getpgid(0) == os.getpid(), "umask": os.umask(0o22),
+    "signals": {name: str(signal.getsignal(getattr(signal, name)))
+                for name in ("SIGINT", "SIGPIPE", "SIGCHLD", "SIGTERM", "SIGHUP")},
+    "flags": repr(sys.flags), "executable": sys.executable, "prefix": [sys.prefix, sys.base_prefix],
+    "open_fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2)[:-1],
+}
+print(json.dumps(seen, sort_keys=True, default=str))
+'''
+
+PROBES = {
+    "observe": OBSERVE,
+    "exit_code": "import sys\nprint('bye')\nsys.exit(3)\n",
+    "exit_message": "import sys\nsys.exit('judge gave up')\n",
+    "uncaught": "import json\n\ndef judge(x):\n    return x['missing']\n\njudge(json.loads('{}'))\n",
+    "syntax_error": "print('never'\n",
+    "atexit_and_threads": textwrap.dedent("""
+        import atexit, sys, threading, time
+        atexit.register(lambda: print("atexit ran", flush=True))
+        def late():
+            time.sleep(0.2)
+            print("thread finished")
+        threading.Thread(target=late).start()
+        print("main done")
+        """),
+    "unclosed_file": textwrap.dedent("""
+        import sys
+        handle = open(sys.argv[1], "w")
+        handle.write("written but never closed")
+        print("ok", end="")
+        """),
+    "os_exit": "import os, sys\nsys.stdout.write('unflushed')\nos._exit(5)\n",
+    "killed": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+    "big_output": "import sys\nsys.stdout.write('x' * 3_000_000)\nsys.stderr.write('e' * 70_000)\n",
+    "stdin_json": "import json, sys\npayload = json.load(sys.stdin)\nprint(json.dumps({'score': len(payload['answer']) / 10}))\n",
+    "imports_beside_it": "import helper\nprint(helper.VALUE)\n",
+}
+
+
+def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: str,
+              extra_args: tuple[str, ...] = ()) -> tuple[ScriptResult, ScriptResult]:
+    folder = tmp_path / "judges"
+    folder.mkdir(exist_ok=True)
+    (folder / "helper.py").write_text("VALUE = 'from beside the judge'\n")
+    (folder / f"{probe}.py").write_text(PROBES[probe])
+    argv = ["python3", f"{probe}.py", *extra_args]
+    stdin = '{"answer": "Paris is the capital"}'
+    allow_new_scripts()
+    monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
+    fresh = run_script(argv, stdin, 20, cwd=folder)
+    monkeypatch.delenv("AGENTV_GATE_FORKSERVER")
+    forked = run_script(argv, stdin, 20, cwd=folder)
+    return fresh, forked
+
+
+def outcome(result: ScriptResult) -> tuple[object, ...]:
+    return result.exit_code, result.stdout, result.stderr, result.timed_out, result.spawn_error
+
+
+@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file"}))
+def test_a_forked_judge_behaves_as_a_fresh_one(probe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh, forked = both_ways(tmp_path, monkeypatch, probe)
+    assert outcome(forked) == outcome(fresh)
+
+
+def test_the_observe_probe_really_ran_forked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards the comparison above: the second run must have come from the warm interpreter."""
+    spawned: list[object] = []
+    real = forkserver.spawn_warm
+
+    def spy(*args: object, **kw: object) -> object:
+        spawned.append(real(*args, **kw))  # type: ignore[arg-type]
+        return spawned[-1]
+
+    monkeypatch.setattr("agentv_gate.transport.process.spawn_warm", spy)
+    fresh, forked = both_ways(tmp_path, monkeypatch, "observe")
+    assert len(spawned) == 2 and spawned[0] is None and isinstance(spawned[1], forkserver.ForkedProcess)
+    assert forked.exit_code == 0 and '"own_group": true' in forked.stdout and '"main_is_us": true' in forked.stdout
+
+
+def test_a_file_the_judge_never_closed_is_still_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh, forked = both_ways(tmp_path, monkeypatch, "unclosed_file", (str(tmp_path / "side.txt"),))
+    assert outcome(forked) == outcome(fresh)
+    assert (tmp_path / "side.txt").read_text() == "written but never closed"
+
+
+def test_timeout_kills_the_forked_judge_and_its_children(tmp_path: Path) -> None:
+    folder = tmp_path / "j"
+    folder.mkdir()
+    pid_file = tmp_path / "grandchild.pid"
+    (folder / "hang.py").write_text(textwrap.dedent(f"""
+        import pathlib, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))
+        time.sleep(60)
+        """))
+    allow_new_scripts()
+    result = run_script(["python3", "hang.py"], "", 5.0, cwd=folder)
+    assert result.timed_out and result.exit_code is None
+    grandchild = int(pid_file.read_text())  # written well within the 5 s, even on a busy machine
+    stat = Path(f"/proc/{grandchild}/stat")
+
+    def gone() -> bool:
+        try:
+            return stat.read_text().split()[2] == "Z"
+        except OSError:
+            return True
+
+    for _ in range(100):  # SIGKILL is delivered at once; reaping may take a moment
+        if gone():
+            break
+        threading.Event().wait(0.05)
+    assert gone(), "the judge's child outlived the timeout"
+
+
+def test_an_interrupted_run_kills_forked_judges(tmp_path: Path) -> None:
+    folder = tmp_path / "j"
+    folder.mkdir()
+    (folder / "hang.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    allow_new_scripts()
+    results: list[ScriptResult] = []
+    worker = threading.Thread(target=lambda: results.append(run_script(["python3", "hang.py"], "", 60, cwd=folder)))
+    worker.start()
+    for _ in range(1000):  # until the judge is running (a first warm interpreter may take a while to start)
+        if kill_running_scripts():
+            break
+        allow_new_scripts()
+        threading.Event().wait(0.02)
+    worker.join(10)
+    allow_new_scripts()
+    assert results and results[0].exit_code == -signal.SIGKILL
+
+
+def test_other_commands_and_the_opt_out_start_the_ordinary_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "j.py").write_text("print('hi')\n")
+    env = dict(os.environ)
+    cwd = str(tmp_path)
+    assert forkserver._warm_script(["python3", "j.py"], cwd, env) is not None
+    assert forkserver._warm_script([sys.executable, "j.py", "--flag"], cwd, env) == sys.executable
+    for argv in (["python3", "-u", "j.py"], ["python3", "-m", "json.tool"], ["python3", "missing.py"],
+                 ["node", "j.py"], ["python3"], ["pythonista", "j.py"]):
+        assert forkserver._warm_script(argv, cwd, env) is None, argv
+    monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
+    assert forkserver._warm_script(["python3", "j.py"], cwd, env) is None
+
+
+def test_a_dead_warm_interpreter_means_ordinary_starts_not_errors(tmp_path: Path) -> None:
+    (tmp_path / "j.py").write_text("print('still judged')\n")
+    allow_new_scripts()
+    assert run_script(["python3", "j.py"], "", 20, cwd=tmp_path).stdout == "still judged\n"
+    for zygote in list(forkserver._zygotes.values()):
+        zygote._proc.kill()
+        zygote._proc.wait()
+    results = [run_script(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(3)]
+    assert [(r.exit_code, r.stdout) for r in results] == [(0, "still judged\n")] * 3
+
+
+def test_pythonsafepath_keeps_the_script_folder_off_sys_path_as_it_does_fresh(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    fresh, forked = both_ways(tmp_path, monkeypatch, "observe")
+    assert outcome(forked) == outcome(fresh)
+    fresh, forked = both_ways(tmp_path, monkeypatch, "imports_beside_it")
+    assert outcome(forked) == outcome(fresh) and "ModuleNotFoundError" in forked.stderr
+
+
+def test_an_interpreter_that_cannot_be_warmed_is_started_the_ordinary_way(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `python3` on PATH that is not one (an old Python 2, a wrapper script) fails to start the
+    warm interpreter; every judge then runs as an ordinary process, with its own result."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python3"
+    fake.write_text("#!/bin/sh\necho \"not python: $*\"\nexit 4\n")
+    fake.chmod(0o755)
+    (tmp_path / "j.py").write_text("print('unused')\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr("sys.executable", str(fake))  # judge_environment puts this folder first on PATH
+    allow_new_scripts()
+    results = [run_script(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
+    assert [(r.exit_code, r.stdout) for r in results] == [(4, "not python: j.py\n")] * 2
+    warm = [z for (python, _), z in forkserver._zygotes.items() if python == str(fake)]
+    assert warm and not warm[0].alive
