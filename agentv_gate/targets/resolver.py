@@ -8,7 +8,6 @@ errors), and wrapping each provider once (the response cache).
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -54,13 +53,17 @@ class TargetResolver(ProviderRegistry):
         self._wrapped: dict[str, Provider] = {}
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, cases: Sequence[NamesTarget],
-                  wrap: ProviderWrapper | None = None) -> TargetResolver:
-        path = locate_targets_file(getattr(args, "targets", None), cases)
+    def from_options(cls, targets_file: Path | None, forced_target: str | None, cases: Sequence[NamesTarget],
+                     wrap: ProviderWrapper | None = None) -> TargetResolver:
+        """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
+
+        Plain values, not the CLI's arguments, so an embedder builds one without argparse.
+        """
+        path = locate_targets_file(targets_file, cases)
         if path is None:
             raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
                               "or pass --targets FILE")
-        resolver = cls(load_targets(path), getattr(args, "target", None), wrap)
+        resolver = cls(load_targets(path), forced_target, wrap)
         resolver.check(cases)  # TargetsConfigError (a ConfigError) stops the run before any case
         return resolver
 

@@ -1,0 +1,81 @@
+"""`agentv-gate init`: a starter suite that runs offline straight away, so a new user sees a green gate
+before wiring a real agent. It never overwrites a file that exists."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import EXIT_OK
+
+EVAL_FILE = """\
+# An agentv-gate / AgentV eval suite. Run it: agentv-gate run evals
+description: Starter suite - replace the mock target with your agent in .agentv/targets.yaml
+target: default
+tests:
+  - id: capital-of-france
+    criteria: Names Paris as the capital of France
+    input:
+      - role: system
+        content: Answer in one sentence.
+      - role: user
+        content: What is the capital of France?
+    expected_output: Paris is the capital of France.
+    assert:
+      - type: contains
+        value: Paris
+      - name: keywords
+        type: code_judge
+        script: [python3, judges/keywords.py]
+        keywords: [Paris, France]
+"""
+
+JUDGE = '''\
+#!/usr/bin/env python3
+"""A code judge: AgentV's wire protocol, JSON on stdin, {score, hits, misses, reasoning} on stdout."""
+import json
+import sys
+
+payload = json.load(sys.stdin)
+answer = payload.get("answer") or payload.get("candidate_answer") or ""
+keywords = (payload.get("config") or {}).get("keywords", [])
+hits = [f"mentions {k}" for k in keywords if k.lower() in answer.lower()]
+misses = [f"missing {k}" for k in keywords if k.lower() not in answer.lower()]
+score = len(hits) / len(keywords) if keywords else 1.0
+print(json.dumps({"score": score, "hits": hits, "misses": misses,
+                  "reasoning": f"{len(hits)}/{len(keywords)} keywords found"}))
+'''
+
+TARGETS = """\
+# Targets: where answers come from. Secrets come from the environment as ${{ VAR }}.
+targets:
+  - name: default
+    provider: mock
+    response: Paris is the capital of France.
+  # - name: default
+  #   provider: openai
+  #   base_url: https://api.openai.com/v1
+  #   api_key: ${{ OPENAI_API_KEY }}
+  #   model: gpt-4o-mini
+"""
+
+
+def execute(args: argparse.Namespace) -> int:
+    root: Path = args.folder
+    files = {
+        root / "evals" / "starter.eval.yaml": (EVAL_FILE, False),
+        root / "evals" / "judges" / "keywords.py": (JUDGE, True),
+        root / ".agentv" / "targets.yaml": (TARGETS, False),
+    }
+    for path, (text, executable) in files.items():
+        if path.exists():
+            print(f"kept {path} (exists)", file=sys.stderr)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if executable:
+            path.chmod(0o755)
+        print(f"wrote {path}", file=sys.stderr)
+    print("next: agentv-gate validate evals && agentv-gate run evals", file=sys.stderr)
+    return EXIT_OK
