@@ -1,22 +1,29 @@
 """The single entry point: `run` (default), `validate`, `merge`, `init`.
 
-Only this module decides exit codes: 0 everything passed, 1 some case failed or errored,
-2 configuration or usage error (bad flags, eval files that do not load, no cases found).
+This module parses the command line, hands the Namespace to the command's `execute`, and is the
+only place that turns errors into exit codes: 0 everything passed, 1 some case failed or errored,
+2 configuration or usage error (bad flags, eval files that do not load, no cases found), 130/143
+interrupted. A command raises a `GateError`; the one handler below prints it and returns its code.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .loader import default_eval_paths, plan_paths
+from .errors import EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
+from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-COMMANDS = ("run", "validate", "merge", "init")
+COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; imported on use, so `--version` stays fast
+    "run": "agentv_gate.commands.run",
+    "validate": "agentv_gate.commands.validate",
+    "merge": "agentv_gate.commands.merge",
+    "init": "agentv_gate.commands.init",
+}
 
 
 def _add_load_options(parser: argparse.ArgumentParser) -> None:
@@ -31,21 +38,23 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentv-gate", description="Gate pull requests on AgentV-compatible agent evals.")
     parser.add_argument("--version", action="version", version=f"agentv-gate {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run eval suites and gate on the threshold (default command)")
     _add_load_options(run)
-    run.add_argument("--threshold", type=float, default=None, help="pass mark 0..1 (default 0.8; YAML overrides)")
+    run.add_argument("--threshold", type=float, default=None,
+                     help=f"pass mark 0..1 (default {DEFAULT_THRESHOLD}; YAML overrides)")
     run.add_argument("--targets", type=Path, default=None, help="targets file (default: .agentv/targets.yaml)")
     run.add_argument("--target", default=None, help="target name to use for every case")
-    run.add_argument("--workers", type=int, default=None, help="cases run at once (default 8)")
+    run.add_argument("--workers", type=int, default=None, help=f"cases run at once (default {DEFAULT_WORKERS})")
     run.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"), help="where results go")
     run.add_argument("--junit", type=Path, default=None, help="JUnit XML path (default OUTPUT_DIR/junit.xml)")
     run.add_argument("--results", type=Path, default=None, help="JSONL path (default OUTPUT_DIR/results.jsonl)")
     run.add_argument("--shard", default=None, help="K/N: run only shard K of N (1-based)")
     run.add_argument("--cache-dir", type=Path, default=None, help="response cache folder")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
-    run.add_argument("--judge-timeout", type=float, default=None, help="seconds before a code judge is killed")
+    run.add_argument("--judge-timeout", type=float, default=None,
+                     help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
     run.add_argument("--quiet", action="store_true", help="only the summary")
 
     validate = sub.add_parser("validate", help="check eval files without running anything")
@@ -63,56 +72,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
-    result = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
-    for problem in result.problems:
-        print(problem)
-    failing = result.errors or (args.strict and result.warnings)
-    if not result.files and not result.errors:
-        print("no eval files found", file=sys.stderr)
-        return EXIT_USAGE
-    if failing:
-        print(f"{len(result.errors)} error(s), {len(result.warnings)} warning(s) in {len(result.files)} file(s)",
-              file=sys.stderr)
-        return EXIT_FAILED
-    print(f"ok: {len(result.refs)} case(s) in {len(result.files)} file(s)", file=sys.stderr)
-    return EXIT_OK
+def _with_default_command(argv: Sequence[str] | None) -> list[str]:
+    """`agentv-gate evals/` means `agentv-gate run evals/`: anything not naming a command runs."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
+        args.insert(0, "run")
+    return args
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return _dispatch(argv)
-    except KeyboardInterrupt:
-        # Interrupted before any case ran (run handles its own interruptions and writes reports).
+        try:
+            args = build_parser().parse_args(_with_default_command(argv))
+        except SystemExit as exc:  # argparse has printed its message (or the help, or the version)
+            return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
+        return int(importlib.import_module(COMMANDS[args.command]).execute(args))
+    except GateError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:  # before any case ran; `run` reports its own interruptions
         print("agentv-gate: interrupted", file=sys.stderr)
-        return 130
-
-
-def _dispatch(argv: list[str] | None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
-        args_list.insert(0, "run")
-    parser = build_parser()
-    try:
-        args = parser.parse_args(args_list)
-    except SystemExit as exc:
-        return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
-    if args.command == "validate":
-        return cmd_validate(args)
-    if args.command == "run":
-        from .run_command import cmd_run
-
-        return cmd_run(args)
-    if args.command == "merge":
-        from .run_command import cmd_merge
-
-        return cmd_merge(args)
-    if args.command == "init":
-        from .scaffold import cmd_init
-
-        return cmd_init(args)
-    parser.print_help()
-    return EXIT_USAGE
+        return EXIT_SIGINT
 
 
 if __name__ == "__main__":

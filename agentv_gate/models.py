@@ -32,6 +32,9 @@ def score_label(score: float) -> str:
 DEFAULT_JUDGE_TIMEOUT_SECONDS = 120.0
 """AgentV 2.x runs code judges under its agent timeout, `--agent-timeout` (default 120 s)."""
 
+DEFAULT_WORKERS = 8
+"""Cases are I/O-bound (HTTP calls, judge subprocesses), so more workers than cores pays."""
+
 
 class Message(BaseModel):
     """A chat message. `content` is text once file segments are resolved by the loader."""

@@ -21,6 +21,7 @@ from .evaluators.base import EvaluationContext, Evaluator
 from .evaluators.registry import evaluate_safely
 from .models import (
     DEFAULT_THRESHOLD,
+    DEFAULT_WORKERS,
     CaseResult,
     EvalCase,
     EvaluationScore,
@@ -32,9 +33,6 @@ from .models import (
 )
 from .targets.base import Provider, ProviderRequest
 from .targets.cache import thread_cache_hits
-
-DEFAULT_WORKERS = 8
-"""Cases are I/O-bound (HTTP calls, judge subprocesses), so more workers than cores pays."""
 
 
 class ProviderResolver(Protocol):

@@ -20,8 +20,9 @@ LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
     {"loader", "targets", "judging"},
     {"evaluators"},
     {"orchestrator", "report"},
-    {"commands", "sdk", "run_command", "scaffold"},
-    {"cli", "__main__"},
+    {"commands", "sdk"},
+    {"cli"},
+    {"__main__"},  # `python -m agentv_gate`: only calls cli.main
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentv_gate.cli import EXIT_OK, EXIT_USAGE, main
+from agentv_gate.cli import main
+from agentv_gate.errors import EXIT_OK, EXIT_USAGE
 from agentv_gate.loader import plan_paths
 from agentv_gate.models import EvalCase
 from agentv_gate.orchestrator import Shardable, ShardSpec, select_shard

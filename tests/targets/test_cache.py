@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 
-from agentv_gate.cli import EXIT_FAILED, EXIT_OK, main
+from agentv_gate.cli import main
+from agentv_gate.errors import EXIT_FAILED, EXIT_OK
 from agentv_gate.models import Message, TargetResponse
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.cache import (

@@ -1,0 +1,51 @@
+"""`agentv-gate merge`: join shard JSONL files into one JUnit, one summary, one verdict, as if it had been one run.
+
+A merge that lacks a shard must not pass: the cases that shard held never ran, so it refuses
+(exit 2) rather than judge the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ReportError
+from ..models import CaseResult
+from ..report.console import ConsoleReporter
+from ..report.jsonl import JsonlWriter, read_results
+from ._outputs import output_paths, write_reports
+
+
+def missing_shards(results: list[CaseResult]) -> str | None:
+    """What is missing from a set of shard results, or None when it is whole.
+
+    Each shard row knows how many cases the unsharded run has; fewer distinct cases than that
+    means a shard job died or never uploaded (or stopped part way).
+    """
+    expected = max((r.shard_total for r in results if r.shard_total), default=0)
+    present = {(r.suite, r.eval_id) for r in results}
+    if len(present) >= expected:
+        return None
+    labels = {r.shard for r in results if r.shard}
+    count = next((int(label.split("/")[1]) for label in labels if label.split("/")[-1].isdigit()), 0)
+    absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
+    where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
+    return f"{expected - len(present)} of {expected} case(s) have no result{where}"
+
+
+def execute(args: argparse.Namespace) -> int:
+    results, problems = read_results(args.results)
+    for problem in problems:
+        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
+    if not results:
+        raise ReportError("no results to merge")
+    missing = missing_shards(results)
+    if missing:
+        raise ReportError(f"incomplete shard results: {missing}; a merged verdict without them could pass "
+                          "cases that never ran")
+    # `results` holds the inputs, so the merged JSONL's path is `results_out`.
+    junit, results_path = output_paths(args.output_dir, args.junit, args.results_out)
+    with JsonlWriter(results_path) as writer:
+        for result in results:
+            writer.write(result)
+    return write_reports(results, junit, results_path, ConsoleReporter(quiet=True))

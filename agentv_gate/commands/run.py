@@ -1,0 +1,143 @@
+"""`agentv-gate run` (the default command): load -> shard -> orchestrate -> stream results -> reports -> exit code.
+
+Reports are written however the run ends: normally, on a failing case, on Ctrl-C or SIGTERM
+(exit 130/143 after writing what finished), or on a bug of ours (exit 2 after writing what
+finished), so CI never loses a finished case's result. Those endings are not errors to raise:
+the run has already started, and what it finished must still reach the reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from types import FrameType
+
+from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE, ConfigError, ReportError, UsageError
+from ..evaluators.registry import build_evaluator_registry
+from ..loader import CaseRef, default_eval_paths, plan_paths
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
+from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
+from ..report.console import ConsoleReporter
+from ..report.jsonl import JsonlWriter
+from ..report.junit import write_junit
+from ..report.rows import ReportRow
+from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
+from ..targets.resolver import TargetResolver
+from ..transport.process import allow_new_scripts, kill_running_scripts
+from ._outputs import output_paths, report_cache, write_reports
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a cancelled CI job) handled like Ctrl-C: stop, write what finished."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated()
+
+
+def execute(args: argparse.Namespace) -> int:
+    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    for problem in plan.problems:
+        print(problem, file=sys.stderr)
+    if plan.errors:
+        raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run (see `agentv-gate validate`)")
+    selected = plan.refs
+    if args.shard is not None:
+        try:
+            selected = select_shard(plan.refs, ShardSpec.parse(args.shard))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+    if not plan.refs:
+        raise UsageError("no eval cases found")
+    if args.threshold is not None and not 0 <= args.threshold <= 1:
+        raise UsageError(f"--threshold {args.threshold} is not in 0..1")
+    # Every case, not just this shard's: a bad target name fails every shard alike.
+    cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
+    resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
+                                           wrap=caching_wrapper(cache) if cache else None)
+
+    junit, results_path = output_paths(args.output_dir, args.junit, args.results)
+    console = ConsoleReporter(quiet=args.quiet)
+    try:
+        writer = JsonlWriter(results_path)
+    except ReportError:
+        resolver.close()
+        raise
+    if not selected:
+        # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
+        print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
+              "writing empty reports", file=sys.stderr)
+        writer.close()
+        resolver.close()
+        write_junit([], junit)
+        return EXIT_OK
+
+    rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
+
+    def on_result(result: CaseResult) -> None:
+        if args.shard:
+            result.shard, result.shard_total = args.shard, len(plan.refs)
+        writer.write(result)
+        rows.append(ReportRow.of(result))
+        console.case_done(result)
+
+    def write_partial_reports() -> None:
+        """The reports of a run cut short: its own exit code stands, so a report error is only said."""
+        try:
+            write_reports(rows, junit, results_path, console, planned=len(selected))
+        except ReportError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+
+    registry = build_evaluator_registry(None, resolver.judge_resolver(),
+                                        judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
+    settings = RunSettings(threshold=args.threshold, workers=args.workers or DEFAULT_WORKERS, keep_results=False)
+    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_int = signal.getsignal(signal.SIGINT)
+    console.start(len(selected))
+    allow_new_scripts()  # an earlier interrupted run in this process refused them
+    try:
+        orchestrator.run(plan.read_cases(selected))
+        for ref in plan.vanished:
+            on_result(_vanished_result(ref))
+    except KeyboardInterrupt as exc:
+        # A second signal (Ctrl-C twice; CI sends SIGINT, then SIGTERM) must not cut the reports short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # Hanging judges and cli targets (and their grandchildren) die now, so no process outlives
+        # the run and the worker threads waiting on them let the interpreter exit.
+        kill_running_scripts()
+        writer.close()
+        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {len(selected)}", file=sys.stderr)
+        write_partial_reports()
+        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
+    except ReportError:
+        kill_running_scripts()  # the run stops here: no judge may outlive it
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: say so, and still report what finished
+        kill_running_scripts()
+        writer.close()
+        print(f"agentv-gate: internal error: {type(exc).__name__}: {exc}; writing {len(rows)} finished case(s) "
+              f"of {len(selected)}", file=sys.stderr)
+        write_partial_reports()
+        return EXIT_USAGE
+    finally:
+        # After an interruption both stay ignored: the process is on its way out with its exit code,
+        # and a late signal must not turn that into death by signal.
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, previous)
+            if previous_int is not None:
+                signal.signal(signal.SIGINT, previous_int)
+        resolver.close()
+        report_cache(cache, args.quiet)
+    writer.close()
+    return write_reports(rows, junit, results_path, console, planned=len(selected))
+
+
+def _vanished_result(ref: CaseRef) -> CaseResult:
+    """A case checked at the start but not found again when its turn came: its eval file changed mid-run."""
+    return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
+                      verdict="error", error=f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} "
+                      "when the run reached it (the eval file changed during the run); run again")
+

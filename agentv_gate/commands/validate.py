@@ -1,0 +1,23 @@
+"""`agentv-gate validate`: load every eval file, print each problem at file:line, run nothing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..loader import default_eval_paths, plan_paths
+
+
+def execute(args: argparse.Namespace) -> int:
+    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    for problem in plan.problems:
+        print(problem)
+    if not plan.files and not plan.errors:
+        raise UsageError("no eval files found")
+    if plan.errors or (args.strict and plan.warnings):
+        print(f"{len(plan.errors)} error(s), {len(plan.warnings)} warning(s) in {len(plan.files)} file(s)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s)", file=sys.stderr)
+    return EXIT_OK
