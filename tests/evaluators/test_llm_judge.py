@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 from agentv_gate.errors import JudgeReplyError
 from agentv_gate.evaluators.llm_judge import LlmJudgeEvaluator
@@ -18,6 +17,7 @@ from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, Llm
 from agentv_gate.targets.base import Provider
 from agentv_gate.targets.config import RawTarget, parse_targets, resolve_target
 from agentv_gate.targets.registry import ProviderRegistry, build_provider
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 CHAT = "/v1/chat/completions"
 GOOD = {"score": 0.75, "hits": ["names Paris"], "misses": ["no source"], "reasoning": "Mostly right."}
