@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tests.helpers.hostile import (
     checked_junit,
     copy_judges,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from tests.helpers.hostile import (
     checked_junit,
     copy_judges,
