@@ -23,7 +23,9 @@ $(VENV)/.linters: $(BIN)/agentv-gate
 example: $(BIN)/agentv-gate
 	$(BIN)/agentv-gate run examples/evals --targets examples/.agentv/targets.yaml --output-dir .agentv-gate
 
+# mypy first: a type error fails CI in seconds, before the suite's minutes.
 test: $(BIN)/agentv-gate $(VENV)/.linters
+	$(BIN)/mypy agentv_gate
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/agentv-gate

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -216,18 +216,14 @@ EvaluatorConfig = Annotated[
     Field(discriminator="type"),
 ]
 
-EVALUATOR_KINDS: tuple[str, ...] = (
-    "code_judge",
-    "llm_judge",
-    "contains",
-    "regex",
-    "equals",
-    "is_json",
-    "field_accuracy",
-    "composite",
-    "starts_with",
-    "ends_with",
-)
+EVALUATOR_CONFIG_CLASSES: tuple[type[_EvaluatorBase], ...] = get_args(get_args(EvaluatorConfig)[0])
+"""Every evaluator config class, in the union's order; the evaluator registry has one evaluator per class."""
+
+EVALUATOR_KINDS: dict[str, type[_EvaluatorBase]] = {
+    kind: cls for cls in EVALUATOR_CONFIG_CLASSES for kind in get_args(cls.model_fields["type"].annotation)
+}
+"""Every `type:` an evaluator may have -> its config class ("starts_with" -> AffixConfig), read off the
+union above, so a new config class is a new kind with no list to edit."""
 
 CompositeConfig.model_rebuild()
 

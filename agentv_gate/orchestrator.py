@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from .errors import ProviderError
-from .evaluators.base import EvaluationContext, Evaluator
-from .evaluators.registry import evaluate_safely
+from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .models import (
     DEFAULT_THRESHOLD,
     DEFAULT_WORKERS,
     CaseResult,
     EvalCase,
+    EvaluationContext,
     EvaluationScore,
     EvaluatorConfig,
     EvaluatorResult,
@@ -93,7 +93,7 @@ class Orchestrator:
     def __init__(
         self,
         providers: ProviderResolver,
-        registry: dict[str, Evaluator],
+        registry: EvaluatorRegistry,
         settings: RunSettings,
         on_result: Callable[[CaseResult], None] | None = None,
     ):

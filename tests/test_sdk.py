@@ -15,6 +15,7 @@ from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.judging.payload import build_judge_payload
 from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, Message
 from agentv_gate.sdk import CodeJudgeInput, parse_judge_input, run_code_judge
+from tests.helpers.evaluation import score_of
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "judges"
@@ -173,9 +174,9 @@ def test_sdk_judge_end_to_end_through_code_judge_evaluator() -> None:
     config = CodeJudgeConfig(name="kw", script=argv, resolved_script=argv, keywords=["Paris"],
                              case_sensitive=False)
     context = EvaluationContext(eval_case=capital_case(), candidate="PARIS, surely.", evaluator=config)
-    score = CodeJudgeEvaluator().evaluate(context)
+    score = score_of(CodeJudgeEvaluator(), context)
     assert score.error is None and score.score == 1.0 and score.hits == ["mentions Paris"]
     broken = CodeJudgeConfig(name="kw", script=argv, resolved_script=argv)  # no keywords configured
-    failed = CodeJudgeEvaluator().evaluate(dataclasses.replace(context, evaluator=broken))
+    failed = score_of(CodeJudgeEvaluator(), dataclasses.replace(context, evaluator=broken))
     assert failed.score == 0.0 and failed.error is not None and "exited with code 1" in failed.error
     assert any("config.keywords is empty" in m for m in failed.misses)

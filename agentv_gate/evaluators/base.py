@@ -1,5 +1,7 @@
-"""The evaluator contract (seed 004, REQ-EVAL-001/004): `kind` plus `evaluate(context)`.
+"""The evaluator contract: `evaluate(config, context)`, with the config already of the evaluator's own class.
 
+The registry (`registry.py`) picks an evaluator by the class of the case's evaluator config, so an
+evaluator is never handed another kind's config and never checks its config's type again.
 Evaluators never print and never raise for a bad answer or a broken judge: they return an
 `EvaluationScore` whose `error` says what went wrong, so one case never stops a run.
 """
@@ -7,28 +9,25 @@ Evaluators never print and never raise for a bad answer or a broken judge: they 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from ..models import EvaluationContext, EvaluationScore
 
 if TYPE_CHECKING:
     from ..targets.base import Provider
 
+C = TypeVar("C", bound=BaseModel, contravariant=True)
 
-class Evaluator(Protocol):
-    kind: str
 
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore: ...
+class Evaluator(Protocol[C]):
+    """Grades one answer (`context.candidate`) under one evaluator config of class `C`."""
+
+    def evaluate(self, config: C, context: EvaluationContext) -> EvaluationScore: ...
 
 
 ResolveJudgeProvider = Callable[[EvaluationContext], "Provider | None"]
-
-
-def wrong_config(kind: str, context: EvaluationContext) -> EvaluationScore:
-    """The registry sent this evaluator a config of another type: a wiring bug, reported as data."""
-    got = getattr(context.evaluator, "type", type(context.evaluator).__name__)
-    message = f"{kind} evaluator was given a '{got}' config"
-    return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, error=message)
 
 
 def binary(passed: bool, hit: str, miss: str) -> EvaluationScore:

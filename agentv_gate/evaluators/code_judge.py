@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..judging.payload import build_judge_payload
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationScore
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationContext, EvaluationScore
 from ..transport.process import ScriptResult, run_script
-from .base import EvaluationContext, wrong_config
 from .json_extract import loads_strict
 
 STDERR_TAIL_CHARS = 2000
@@ -167,17 +166,12 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
 
 
 class CodeJudgeEvaluator:
-    kind = "code_judge"
-
     def __init__(self, default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
                  max_output_bytes: int = 8 * 1024 * 1024) -> None:
         self.default_timeout_seconds = default_timeout_seconds
         self.max_output_bytes = max_output_bytes
 
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, CodeJudgeConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: CodeJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         cwd = judge_cwd(config, context)
         try:
             argv = script_argv(config, cwd)

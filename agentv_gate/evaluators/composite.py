@@ -33,13 +33,13 @@ from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
     CodeJudgeConfig,
     CompositeConfig,
+    EvaluationContext,
     EvaluationScore,
     EvaluatorConfig,
     EvaluatorResult,
     aggregator_kind,
     score_label,
 )
-from .base import EvaluationContext, wrong_config
 from .code_judge import judge_cwd, parse_judge_output, run_judge_script, score_from_output, script_argv
 from .json_extract import JsonExtractError, parse_json_object
 
@@ -74,8 +74,6 @@ def _error(message: str, raw: dict[str, Any] | None = None) -> EvaluationScore:
 
 
 class CompositeEvaluator:
-    kind = "composite"
-
     def __init__(self, run_member: MemberRunner,
                  resolve_judge_provider: Callable[[EvaluationContext], Provider | None] | None = None,
                  default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS) -> None:
@@ -83,10 +81,7 @@ class CompositeEvaluator:
         self.resolve_judge_provider = resolve_judge_provider
         self.default_timeout_seconds = default_timeout_seconds
 
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, CompositeConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: CompositeConfig, context: EvaluationContext) -> EvaluationScore:
         aggregator = dict(config.aggregator or {})
         kind = aggregator_kind(aggregator)
         if kind is None:

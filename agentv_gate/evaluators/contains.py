@@ -7,17 +7,12 @@ The score is 0 or 1, like every AgentV deterministic assertion.
 
 from __future__ import annotations
 
-from ..models import ContainsConfig, EvaluationScore
-from .base import EvaluationContext, binary, wrong_config
+from ..models import ContainsConfig, EvaluationContext, EvaluationScore
+from .base import binary
 
 
 class ContainsEvaluator:
-    kind = "contains"
-
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, ContainsConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: ContainsConfig, context: EvaluationContext) -> EvaluationScore:
         output = context.candidate or ""
         values = [config.value] if isinstance(config.value, str) else [str(v) for v in config.value]
         suffix = "" if config.case_sensitive else " (case-insensitive)"

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import json
 
-from ..models import EqualsConfig, EvaluationScore
-from .base import EvaluationContext, binary, wrong_config
+from ..models import EqualsConfig, EvaluationContext, EvaluationScore
+from .base import binary
 from .json_extract import json_equal, loads_strict
 
 
 class EqualsEvaluator:
-    kind = "equals"
-
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, EqualsConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: EqualsConfig, context: EvaluationContext) -> EvaluationScore:
         output = context.candidate or ""
         if isinstance(config.value, str):
             expected = config.value

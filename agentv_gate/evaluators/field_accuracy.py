@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..models import EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
-from .base import EvaluationContext, wrong_config
+from ..models import EvaluationContext, EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 
 MAX_LISTED = 4
@@ -245,12 +244,7 @@ def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
 
 
 class FieldAccuracyEvaluator:
-    kind = "field_accuracy"
-
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, FieldAccuracyConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: FieldAccuracyConfig, context: EvaluationContext) -> EvaluationScore:
         count = len(config.fields)
         try:
             candidate = parse_json_from_text(context.candidate or "")

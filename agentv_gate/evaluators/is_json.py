@@ -5,17 +5,13 @@ Strict like JavaScript: fenced or prose-wrapped JSON is not JSON, and neither is
 
 from __future__ import annotations
 
-from ..models import EvaluationScore, IsJsonConfig
-from .base import EvaluationContext, binary, wrong_config
+from ..models import EvaluationContext, EvaluationScore, IsJsonConfig
+from .base import binary
 from .json_extract import loads_strict
 
 
 class IsJsonEvaluator:
-    kind = "is_json"
-
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        if not isinstance(context.evaluator, IsJsonConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: IsJsonConfig, context: EvaluationContext) -> EvaluationScore:
         try:
             loads_strict(context.candidate or "")
             passed = True

@@ -25,9 +25,9 @@ from typing import Any
 from ..errors import JudgeReplyError, PromptTemplateError, ProviderError
 from ..judging.judge_reply import JudgeReply, parse_judge_reply
 from ..judging.templates import JUDGE_SYSTEM_PROMPT, resolve_prompt
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationScore, LlmJudgeConfig, TargetResponse
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationContext, EvaluationScore, LlmJudgeConfig, TargetResponse
 from ..targets.base import Provider, ProviderRequest
-from .base import EvaluationContext, ResolveJudgeProvider
+from .base import ResolveJudgeProvider
 
 DEFAULT_MAX_REPLY_ATTEMPTS = 3
 """AgentV asks the judge up to 3 times before giving up on its reply."""
@@ -59,8 +59,6 @@ DEFAULT_JUDGE_TEMPERATURE = 0.0
 
 
 class LlmJudgeEvaluator:
-    kind = "llm_judge"
-
     def __init__(
         self,
         resolve_judge_provider: ResolveJudgeProvider | None = None,
@@ -78,11 +76,7 @@ class LlmJudgeEvaluator:
     def _provider(self, context: EvaluationContext) -> Provider | None:
         return self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
 
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, LlmJudgeConfig):
-            got = getattr(config, "type", type(config).__name__)
-            return _failed(f"llm_judge evaluator was given a '{got}' config", None)
+    def evaluate(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         raw: dict[str, Any] = {}
         try:
             prompt = resolve_prompt(context, config, self.default_timeout_seconds)

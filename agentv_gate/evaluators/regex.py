@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ..models import EvaluationScore, RegexConfig
-from .base import EvaluationContext, binary, wrong_config
+from ..models import EvaluationContext, EvaluationScore, RegexConfig
+from .base import binary
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
@@ -33,12 +33,7 @@ def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
 
 
 class RegexEvaluator:
-    kind = "regex"
-
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
-        config = context.evaluator
-        if not isinstance(config, RegexConfig):
-            return wrong_config(self.kind, context)
+    def evaluate(self, config: RegexConfig, context: EvaluationContext) -> EvaluationScore:
         try:
             compiled = compile_js_regex(config.value, config.flags)
         except ValueError as exc:

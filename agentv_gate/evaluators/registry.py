@@ -1,19 +1,36 @@
-"""Evaluator kinds -> evaluator objects, and the one safe way to run an evaluator.
+"""Evaluator config classes -> evaluator objects, and the one safe way to run an evaluator.
 
-`build_evaluator_registry` makes one shared instance per kind (evaluators hold no per-case
-state; each reads its config from `context.evaluator`). `overrides` replace or add kinds, which
-is how tests and embedders plug in their own judge. As in AgentV, a kind the registry lacks
-falls back to `llm_judge`; with no `llm_judge` either, lookup fails with a clear error.
+The registry is keyed by config class (`ContainsConfig` -> `ContainsEvaluator`), so the config an
+evaluator receives is always its own kind: the loader rejects an unknown `type:`, and a config
+object can only be one of `models.EvaluatorConfig`'s classes. `build_evaluator_registry` makes one
+shared instance per class (evaluators hold no per-case state). `overrides`, keyed the same way,
+replace built-ins, which is how tests and embedders plug in their own judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from ..errors import UnknownEvaluatorError
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationScore
+from ..models import (
+    DEFAULT_JUDGE_TIMEOUT_SECONDS,
+    AffixConfig,
+    CodeJudgeConfig,
+    CompositeConfig,
+    ContainsConfig,
+    EqualsConfig,
+    EvaluationContext,
+    EvaluationScore,
+    FieldAccuracyConfig,
+    IsJsonConfig,
+    LlmJudgeConfig,
+    RegexConfig,
+)
 from .affix import AffixEvaluator
-from .base import EvaluationContext, Evaluator, ResolveJudgeProvider
+from .base import Evaluator, ResolveJudgeProvider
 from .code_judge import CodeJudgeEvaluator
 from .composite import CompositeEvaluator
 from .contains import ContainsEvaluator
@@ -22,65 +39,65 @@ from .field_accuracy import FieldAccuracyEvaluator
 from .is_json import IsJsonEvaluator
 from .regex import RegexEvaluator
 
-FALLBACK_KIND = "llm_judge"
+EvaluatorRegistry = Mapping[type[BaseModel], Evaluator[Any]]
+"""Config class -> the evaluator for configs of that class."""
+
+_C = TypeVar("_C", bound=BaseModel)
 
 
-def get_evaluator(registry: Mapping[str, Evaluator], kind: str) -> Evaluator:
-    evaluator = registry.get(kind)
-    if evaluator is not None:
-        return evaluator
-    fallback = registry.get(FALLBACK_KIND)
-    if fallback is not None:
-        return fallback
-    known = ", ".join(sorted(registry)) or "none"
-    raise UnknownEvaluatorError(f"no evaluator for type '{kind}' and no '{FALLBACK_KIND}' to fall back to "
-                                f"(registered: {known})")
-
-
-def evaluate_safely(registry: Mapping[str, Evaluator], context: EvaluationContext) -> EvaluationScore:
+def evaluate_safely(registry: EvaluatorRegistry, context: EvaluationContext) -> EvaluationScore:
     """Run the evaluator for `context.evaluator`; any exception becomes a score-0 error result.
 
     AgentV's rule: one failing evaluator scores 0 with `Evaluator '<name>' failed: <msg>` and
-    the others still run.
+    the others still run. The config's class picks the evaluator, so no evaluator checks its
+    config again.
     """
     config = context.evaluator
     try:
-        return get_evaluator(registry, config.type).evaluate(context)
+        evaluator = registry.get(type(config))
+        if evaluator is None:  # a wiring bug (an override map left a class out); a test pins the built-ins
+            raise UnknownEvaluatorError(f"no evaluator for type '{config.type}'")
+        return evaluator.evaluate(config, context)
     except Exception as exc:  # noqa: BLE001 - a broken evaluator is a result, never a crash
         message = str(exc) if isinstance(exc, UnknownEvaluatorError) else f"{type(exc).__name__}: {exc}"
         return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {message}"],
                                expected_aspect_count=1, reasoning=message, error=message)
 
 
+def _register(registry: dict[type[BaseModel], Evaluator[Any]], config_class: type[_C],
+              evaluator: Evaluator[_C]) -> None:
+    """One entry, with the type checker holding the evaluator to the config class it is filed under."""
+    registry[config_class] = evaluator
+
+
 def build_evaluator_registry(
-    overrides: Mapping[str, Evaluator] | None = None,
+    overrides: EvaluatorRegistry | None = None,
     resolve_judge_provider: ResolveJudgeProvider | None = None,
     *,
     judge_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
     max_output_tokens: int | None = None,
     temperature: float | None = None,
-) -> dict[str, Evaluator]:
-    """Every built-in kind, with `overrides` applied last (composite members use them too)."""
-    registry: dict[str, Evaluator] = {}
-    registry["code_judge"] = CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds)
-    registry["contains"] = ContainsEvaluator()
-    registry["regex"] = RegexEvaluator()
-    registry["equals"] = EqualsEvaluator()
-    registry["is_json"] = IsJsonEvaluator()
-    registry["starts_with"] = AffixEvaluator("starts_with")
-    registry["ends_with"] = AffixEvaluator("ends_with")
-    registry["field_accuracy"] = FieldAccuracyEvaluator()
-    registry["composite"] = CompositeEvaluator(
+) -> dict[type[BaseModel], Evaluator[Any]]:
+    """An evaluator for every config class, with `overrides` applied last (composite members use them too)."""
+    registry: dict[type[BaseModel], Evaluator[Any]] = {}
+    _register(registry, CodeJudgeConfig, CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds))
+    _register(registry, ContainsConfig, ContainsEvaluator())
+    _register(registry, RegexConfig, RegexEvaluator())
+    _register(registry, EqualsConfig, EqualsEvaluator())
+    _register(registry, IsJsonConfig, IsJsonEvaluator())
+    _register(registry, AffixConfig, AffixEvaluator())
+    _register(registry, FieldAccuracyConfig, FieldAccuracyEvaluator())
+    _register(registry, CompositeConfig, CompositeEvaluator(
         run_member=lambda context: evaluate_safely(registry, context),
         resolve_judge_provider=resolve_judge_provider,
         default_timeout_seconds=judge_timeout_seconds,
-    )
-    if not overrides or FALLBACK_KIND not in overrides:
+    ))
+    if not overrides or LlmJudgeConfig not in overrides:
         from .llm_judge import DEFAULT_JUDGE_TEMPERATURE, LlmJudgeEvaluator  # lazy: only needed when used
 
-        registry[FALLBACK_KIND] = LlmJudgeEvaluator(
+        _register(registry, LlmJudgeConfig, LlmJudgeEvaluator(
             resolve_judge_provider=resolve_judge_provider, max_output_tokens=max_output_tokens,
             temperature=DEFAULT_JUDGE_TEMPERATURE if temperature is None else temperature,
-            default_timeout_seconds=judge_timeout_seconds)
+            default_timeout_seconds=judge_timeout_seconds))
     registry.update(overrides or {})
     return registry

@@ -41,11 +41,11 @@ from pydantic import ValidationError
 from ..files import atomic_write_text
 from ..models import TargetResponse
 from .base import Provider, ProviderRequest
+from .kinds import PROVIDERS
 
 DEFAULT_CACHE_DIR = Path(".agentv-gate-cache")
 """Relative to the working folder, so `actions/cache` can keep it between CI runs."""
 CACHE_FORMAT = 1
-CACHEABLE_KINDS = frozenset({"openai", "azure", "anthropic"})
 _thread = threading.local()
 _SENSITIVE_HEADER_HINTS = ("authorization", "cookie", "key", "token", "secret", "password", "credential")
 
@@ -218,12 +218,13 @@ def caching_wrapper(cache: ResponseCache) -> Callable[[Provider], Provider]:
     """For `TargetResolver(wrap=...)`: HTTP model providers get the cache, every other kind is left alone."""
 
     def wrap(provider: Provider) -> Provider:
-        if getattr(provider, "kind", None) in CACHEABLE_KINDS:
+        kind = PROVIDERS.get(str(getattr(provider, "kind", "")))
+        if kind is not None and kind.cacheable:
             return CachingProvider(provider, cache)
         return provider
 
     return wrap
 
 
-__all__ = ["CACHEABLE_KINDS", "DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache",
+__all__ = ["DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache",
            "caching_wrapper", "request_identity", "thread_cache_hits"]

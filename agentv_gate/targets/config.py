@@ -36,28 +36,10 @@ import yaml
 
 from ..errors import TargetsConfigError
 from ..redaction import is_secret_field, redact
+from .kinds import ALIASES, PROVIDERS
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
-
-PROVIDER_ALIASES: dict[str, str] = {
-    "openai": "openai",
-    "openai-compatible": "openai",
-    "openai_compatible": "openai",
-    "vllm": "openai",
-    "ollama": "openai",
-    "llama.cpp": "openai",
-    "llamacpp": "openai",
-    "llama-cpp": "openai",
-    "lmstudio": "openai",
-    "azure": "azure",
-    "azure-openai": "azure",
-    "azure_openai": "azure",
-    "anthropic": "anthropic",
-    "mock": "mock",
-    "cli": "cli",
-}
-SUPPORTED_PROVIDERS = ("openai", "azure", "anthropic", "mock", "cli")
 
 
 @dataclass(frozen=True)
@@ -127,7 +109,7 @@ class TargetConfig:
 
 
 def normalise_provider(raw: str) -> str | None:
-    return PROVIDER_ALIASES.get(raw.strip().lower())
+    return ALIASES.get(raw.strip().lower())
 
 
 def _where(source: Path | None, line: int | None) -> str:
@@ -235,14 +217,14 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
         env_var = _env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
         raise TargetsConfigError(
-            f"{label}: 'provider' is required{hint}; one of {', '.join(SUPPORTED_PROVIDERS)}"
+            f"{label}: 'provider' is required{hint}; one of {', '.join(PROVIDERS)}"
         )
     provider = normalise_provider(provider_raw)
     if provider is None:
         raise TargetsConfigError(
             f"{label}: unsupported provider '{provider_raw}'; "
-            f"expected one of {', '.join(SUPPORTED_PROVIDERS)} "
-            f"(or an alias: {', '.join(k for k in PROVIDER_ALIASES if k not in SUPPORTED_PROVIDERS)})"
+            f"expected one of {', '.join(PROVIDERS)} "
+            f"(or an alias: {', '.join(k for k in ALIASES if k not in PROVIDERS)})"
         )
     judge = settings.get("judge_target", settings.get("grader_target", settings.get("judgeTarget")))
     if judge is not None and not isinstance(judge, str):
@@ -327,12 +309,12 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         provider = data.get("provider")
         if not isinstance(provider, str) or not provider.strip():
             raise TargetsConfigError(
-                f"{at}target '{name}': 'provider' is required; one of {', '.join(SUPPORTED_PROVIDERS)}"
+                f"{at}target '{name}': 'provider' is required; one of {', '.join(PROVIDERS)}"
             )
         if _env_name(provider) is None and normalise_provider(provider) is None:
             raise TargetsConfigError(
                 f"{at}target '{name}': unsupported provider '{provider}'; "
-                f"expected one of {', '.join(SUPPORTED_PROVIDERS)}"
+                f"expected one of {', '.join(PROVIDERS)}"
             )
         definitions[name] = RawTarget(name=name, data=data, line=line)
     return TargetsConfig(definitions=definitions, source_file=source_file)

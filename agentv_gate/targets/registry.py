@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 from ..errors import TargetsConfigError
 from .base import Provider
 from .config import TargetConfig, TargetsConfig, load_targets_file
+from .kinds import PROVIDERS
 
 if TYPE_CHECKING:
     from ..models import EvaluationContext
 
 TARGETS_FILE = Path(".agentv") / "targets.yaml"
-LLM_PROVIDERS = frozenset({"openai", "azure", "anthropic", "mock"})
-"""Providers that can act as a judge: they answer a prompt with model text."""
 
 
 def load_targets(path: Path | str) -> TargetsConfig:
@@ -48,27 +47,10 @@ def find_targets_file(start: Path, stop_at: Path | None = None) -> Path | None:
 
 def build_provider(target: TargetConfig) -> Provider:
     """A provider for one resolved target. Raises TargetsConfigError when its settings are unusable."""
-    if target.provider == "openai":
-        from .openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(target)
-    if target.provider == "azure":
-        from .azure import AzureOpenAIProvider
-
-        return AzureOpenAIProvider(target)
-    if target.provider == "anthropic":
-        from .anthropic import AnthropicProvider
-
-        return AnthropicProvider(target)
-    if target.provider == "mock":
-        from .mock import MockProvider
-
-        return MockProvider(target)
-    if target.provider == "cli":
-        from .cli_target import CliProvider
-
-        return CliProvider(target)
-    raise TargetsConfigError(f"target '{target.name}': unsupported provider '{target.provider}'")
+    kind = PROVIDERS.get(target.provider)
+    if kind is None:
+        raise TargetsConfigError(f"target '{target.name}': unsupported provider '{target.provider}'")
+    return kind.build(target)
 
 
 def no_judge_message(target_name: str) -> str:
@@ -112,7 +94,8 @@ class ProviderRegistry:
                     f"(targets defined: {known})"
                 )
             return target.judge_target
-        return target_name if target.provider in LLM_PROVIDERS else None
+        kind = PROVIDERS.get(target.provider)
+        return target_name if kind is not None and kind.judges else None
 
     def judge_provider_for(self, target_name: str) -> Provider | None:
         judge = self.judge_name_for(target_name)

@@ -232,12 +232,11 @@ def _snippet(response: requests.Response) -> str:
         body = None
     if isinstance(body, dict):
         error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"][:_BODY_SNIPPET_CHARS]
-        if isinstance(error, str):
-            return error[:_BODY_SNIPPET_CHARS]
-        if isinstance(body.get("message"), str):
-            return body["message"][:_BODY_SNIPPET_CHARS]
+        nested = error.get("message") if isinstance(error, dict) else None
+        message = body.get("message")
+        for found in (nested, error, message):  # the first that is text, in the order the APIs nest it
+            if isinstance(found, str):
+                return found[:_BODY_SNIPPET_CHARS]
     text = (response.text or "").strip().replace("\n", " ")
     return text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else "")
 

@@ -14,6 +14,9 @@ sets them, the script run as `__main__`, an uncaught error printed from the scri
 and the interpreter's shutdown in its order (non-daemon threads joined, atexit handlers, streams
 flushed, the script's objects freed) with the script's exit status. What it skips is tearing
 down every module, which in a forked child costs more than the whole judge (see `_shut_down`).
+
+Its annotations are strings (and one a type comment) for that reason: the type checker reads
+them, no interpreter ever evaluates them, so an old `python3` runs this file as it is.
 """
 
 import array
@@ -28,11 +31,12 @@ import socket
 import sys
 import traceback
 import types
+import typing
 
 MAX_MESSAGE = 1 << 20
 
 
-def _recv(sock):
+def _recv(sock: "socket.socket") -> "tuple[bytes, list[int]]":
     fds = array.array("i")
     data, ancdata, _flags, _addr = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(3 * fds.itemsize))
     for level, kind, payload in ancdata:
@@ -41,14 +45,14 @@ def _recv(sock):
     return data, list(fds)
 
 
-def _send(sock, message):
+def _send(sock: "socket.socket", message: "dict[str, object]") -> None:
     try:
         sock.send(json.dumps(message).encode())
     except OSError:
         pass  # the supervisor is gone; its end of the socket closing ends the loop below
 
 
-def _serve(sock):
+def _serve(sock: "socket.socket") -> "tuple[dict[str, typing.Any], list[int]]":
     """Fork a child per request and report each child's start and exit; returns only in a child."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -57,7 +61,7 @@ def _serve(sock):
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
-    running = {}  # pid -> request id
+    running = {}  # type: dict[int, object]  # pid -> request id
     while True:
         for key, _ in selector.select():
             if key.fileobj is wake_r:
@@ -99,7 +103,7 @@ def _serve(sock):
                 _send(sock, {"id": running.pop(pid), "status": status})
 
 
-def _become(request, fds):
+def _become(request: "dict[str, typing.Any]", fds: "list[int]") -> str:
     """Turn this forked child into the judge's process (everything but running the script)."""
     os.setpgid(0, 0)
     for number, fd in enumerate(fds):
@@ -117,13 +121,13 @@ def _become(request, fds):
     return script
 
 
-def _run(script):
+def _run(script: str) -> "tuple[int, dict[str, object]]":
     """Run the script as `__main__` the way `python3 SCRIPT` does; returns its exit status."""
     main = types.ModuleType("__main__")
     main.__file__ = script
-    main.__cached__ = None
+    main.__dict__["__cached__"] = None  # (ModuleType does not declare it)
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
-    main.__builtins__ = builtins
+    main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     try:
         with open(script, "rb") as source:
@@ -142,7 +146,7 @@ def _run(script):
         return 1, main.__dict__
 
 
-def _exit_status(exc):
+def _exit_status(exc: SystemExit) -> int:
     """What the interpreter makes of `sys.exit(code)`."""
     if exc.code is None:
         return 0
@@ -155,7 +159,7 @@ def _exit_status(exc):
     return 1
 
 
-def _shut_down(status, namespace):
+def _shut_down(status: int, namespace: "dict[str, object]") -> "typing.NoReturn":
     """The interpreter's shutdown, in its order, minus tearing down every module: a forked child
     would copy most of the warm interpreter's memory page by page just to free it (27 ms here)."""
     threading = sys.modules.get("threading")
@@ -171,7 +175,7 @@ def _shut_down(status, namespace):
     os._exit(status & 0xFF)
 
 
-def _flush(status):
+def _flush(status: int) -> int:
     """Flushing stdout failing at exit makes the interpreter exit with 120."""
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -182,7 +186,7 @@ def _flush(status):
     return status
 
 
-def main():
+def main() -> None:
     channel = socket.socket(fileno=int(sys.argv[1]))
     _send(channel, {"ready": True})
     request, fds = _serve(channel)

@@ -18,6 +18,7 @@ from agentv_gate.judging.payload import build_judge_payload
 from agentv_gate.loader import load_eval_file
 from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext
 from agentv_gate.transport.process import run_script
+from tests.helpers.evaluation import score_of
 
 SPEC = Path("/work/shared/spec")
 SAMPLE_218 = SPEC / "agentv-2.18-code-judge-stdin-sample.json"
@@ -280,7 +281,7 @@ def test_code_judge_from_an_eval_file_splits_the_script_and_runs_in_cwd(repo: Pa
     """)
     [case] = load_eval_file(f, repo).cases
     context = EvaluationContext(eval_case=case, candidate=ANSWER, evaluator=case.evaluators[0])
-    score = CodeJudgeEvaluator().evaluate(context)
+    score = score_of(CodeJudgeEvaluator(), context)
     assert score.error is None
     assert score.score == 0.5
     assert score.hits == ["mentions Paris"] and score.misses == ["does not mention Berlin"]
@@ -293,7 +294,7 @@ def test_code_judge_from_an_eval_file_splits_the_script_and_runs_in_cwd(repo: Pa
 def test_code_judge_in_node(repo: Path) -> None:
     case = capital_case(repo)
     context = judge_context(case, ["node", str(JUDGES / "keyword_judge.js")], config={"keywords": ["Paris"]})
-    score = CodeJudgeEvaluator().evaluate(context)
+    score = score_of(CodeJudgeEvaluator(), context)
     assert score.error is None, score.misses
     assert score.score == 1.0 and score.hits == ["mentions Paris"]
     assert score.reasoning == "node saw 2 input messages"
@@ -306,7 +307,7 @@ def test_code_judge_in_node(repo: Path) -> None:
 ])
 def test_broken_judges_score_zero_with_the_reason(repo: Path, script: str, reason: str) -> None:
     case = capital_case(repo)
-    score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, str(JUDGES / script)]))
+    score = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, str(JUDGES / script)]))
     assert score.score == 0.0
     assert score.error is not None and reason in score.error
     assert reason in score.misses[0]
@@ -317,35 +318,35 @@ def test_broken_judges_score_zero_with_the_reason(repo: Path, script: str, reaso
 def test_hanging_judge_times_out_per_evaluator(repo: Path) -> None:
     case = capital_case(repo)
     evaluator = CodeJudgeEvaluator(default_timeout_seconds=300)
-    score = evaluator.evaluate(judge_context(case, [PY, str(JUDGES / "hang.py")], timeout_seconds=0.5))
+    score = score_of(evaluator, judge_context(case, [PY, str(JUDGES / "hang.py")], timeout_seconds=0.5))
     assert score.score == 0.0 and score.error is not None and "timed out" in score.error
 
 
 def test_default_timeout_applies_without_a_per_evaluator_one(repo: Path) -> None:
     case = capital_case(repo)
-    score = CodeJudgeEvaluator(default_timeout_seconds=0.5).evaluate(
-        judge_context(case, [PY, str(JUDGES / "hang.py")]))
+    score = score_of(CodeJudgeEvaluator(default_timeout_seconds=0.5),
+                     judge_context(case, [PY, str(JUDGES / "hang.py")]))
     assert score.error is not None and "timed out after 0.5s" in score.error
 
 
 def test_missing_command_is_an_error_result_not_an_exception(repo: Path) -> None:
     case = capital_case(repo)
-    score = CodeJudgeEvaluator().evaluate(judge_context(case, ["no-such-judge-binary"]))
+    score = score_of(CodeJudgeEvaluator(), judge_context(case, ["no-such-judge-binary"]))
     assert score.score == 0.0 and score.error is not None and "not found" in score.error
 
 
 def test_empty_stdout_and_a_log_line_before_json(repo: Path) -> None:
     case = capital_case(repo)
-    empty = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", "pass"]))
+    empty = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, "-c", "pass"]))
     assert empty.error is not None and "printed nothing" in empty.error
-    logged = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, str(JUDGES / "logs_then_json.py")]))
+    logged = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, str(JUDGES / "logs_then_json.py")]))
     assert logged.error is None and logged.score == 0.5 and logged.misses == ["half right"]
 
 
 def test_judge_output_keeps_only_non_empty_string_hits(repo: Path) -> None:
     case = capital_case(repo)
     code = "import json; print(json.dumps({'score': 1, 'hits': ['a', '', 3, None, 'b'], 'reasoning': 5}))"
-    score = CodeJudgeEvaluator().evaluate(judge_context(case, [PY, "-c", code]))
+    score = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, "-c", code]))
     assert score.score == 1.0 and score.hits == ["a", "b"] and score.reasoning is None
     assert score.evaluator_raw_request is not None and score.evaluator_raw_request["exit_code"] == 0
 

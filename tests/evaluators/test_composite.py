@@ -12,7 +12,7 @@ import pytest
 
 from agentv_gate.evaluators.registry import build_evaluator_registry, evaluate_safely
 from agentv_gate.loader import load_eval_file
-from agentv_gate.models import EvalCase, EvaluationContext, EvaluationScore, TargetResponse
+from agentv_gate.models import EvalCase, EvaluationContext, EvaluationScore, LlmJudgeConfig, TargetResponse
 from agentv_gate.targets.base import ProviderRequest
 
 JUDGES = Path(__file__).resolve().parents[1] / "judges"
@@ -22,9 +22,7 @@ ANSWER = "Paris is the capital of France."
 class NoLlm:
     """Stands in for llm_judge where a test must not reach a model."""
 
-    kind = "llm_judge"
-
-    def evaluate(self, context: EvaluationContext) -> EvaluationScore:
+    def evaluate(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         raise AssertionError("llm_judge should not be called here")
 
 
@@ -62,7 +60,7 @@ def composite_case(tmp_path: Path, composite_yaml: str, members: str = "") -> Ev
 
 
 def evaluate(case: EvalCase, judge: Any = None, answer: str = ANSWER) -> EvaluationScore:
-    registry = build_evaluator_registry({"llm_judge": NoLlm()}, lambda context: judge)
+    registry = build_evaluator_registry({LlmJudgeConfig: NoLlm()}, lambda context: judge)
     context = EvaluationContext(eval_case=case, candidate=answer, evaluator=case.evaluators[0], target="t")
     return evaluate_safely(registry, context)
 

@@ -13,10 +13,11 @@ from agentv_gate.errors import JudgeReplyError
 from agentv_gate.evaluators.llm_judge import LlmJudgeEvaluator
 from agentv_gate.judging.judge_reply import parse_judge_reply
 from agentv_gate.judging.templates import JUDGE_SYSTEM_PROMPT
-from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, LlmJudgeConfig, Message, PromptScriptConfig
+from agentv_gate.models import EvalCase, EvaluationContext, LlmJudgeConfig, Message, PromptScriptConfig
 from agentv_gate.targets.base import Provider
 from agentv_gate.targets.config import RawTarget, parse_targets, resolve_target
 from agentv_gate.targets.registry import ProviderRegistry, build_provider
+from tests.helpers.evaluation import score_of
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 CHAT = "/v1/chat/completions"
@@ -73,7 +74,7 @@ def evaluator_for(provider: Provider | None, **kwargs: Any) -> LlmJudgeEvaluator
 
 def test_good_verdict_and_raw_request(server: FakeLLMServer, judge: Provider) -> None:
     server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
-    score = evaluator_for(judge, max_output_tokens=300).evaluate(context())
+    score = score_of(evaluator_for(judge, max_output_tokens=300), context())
     assert score.error is None
     assert (score.score, score.hits, score.misses, score.reasoning) == (0.75, ["names Paris"], ["no source"], "Mostly right.")
     assert score.expected_aspect_count == 2 and score.retries == 0
@@ -91,7 +92,7 @@ def test_good_verdict_and_raw_request(server: FakeLLMServer, judge: Provider) ->
 def test_custom_prompt_and_model_override(server: FakeLLMServer, judge: Provider) -> None:
     server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
     config = LlmJudgeConfig(name="j", prompt="Is {{answer}} right for {{question}}?", model="gpt-judge-2")
-    score = evaluator_for(judge).evaluate(context(config))
+    score = score_of(evaluator_for(judge), context(config))
     assert score.evaluator_raw_request["user_prompt"] == "Is It is Paris. right for What is the capital of France??"
     assert score.evaluator_raw_request["model"] == "gpt-judge-2"
     assert server.requests[0].json["model"] == "gpt-judge-2"
@@ -100,12 +101,12 @@ def test_custom_prompt_and_model_override(server: FakeLLMServer, judge: Provider
 def test_fenced_reply_with_prose_is_accepted(server: FakeLLMServer, judge: Provider) -> None:
     text = f"Here is my evaluation:\n```json\n{json.dumps(GOOD, indent=2)}\n```\nHope this helps!"
     server.enqueue(CHAT, FakeReply.openai(text))
-    assert evaluator_for(judge).evaluate(context()).score == 0.75
+    assert score_of(evaluator_for(judge), context()).score == 0.75
 
 
 def test_prose_reply_is_retried_then_accepted(server: FakeLLMServer, judge: Provider) -> None:
     server.enqueue(CHAT, FakeReply.openai("The answer looks good to me, I'd say 8/10."), FakeReply.openai(json.dumps(GOOD)))
-    score = evaluator_for(judge).evaluate(context())
+    score = score_of(evaluator_for(judge), context())
     assert score.score == 0.75 and score.error is None
     assert score.retries == 1 and len(server.requests) == 2
     assert score.evaluator_raw_request["attempts"] == 2
@@ -113,7 +114,7 @@ def test_prose_reply_is_retried_then_accepted(server: FakeLLMServer, judge: Prov
 
 def test_prose_every_time_is_reported_not_guessed(server: FakeLLMServer, judge: Provider) -> None:
     server.set_default(CHAT, FakeReply.openai("I think it is fine."))
-    score = evaluator_for(judge).evaluate(context())
+    score = score_of(evaluator_for(judge), context())
     assert score.score == 0.0 and score.error is not None
     assert "not a valid verdict after 3 attempt(s)" in score.error and "I think it is fine." in score.error
     assert score.retries == 2 and len(server.requests) == 3
@@ -121,32 +122,32 @@ def test_prose_every_time_is_reported_not_guessed(server: FakeLLMServer, judge: 
 
 def test_out_of_range_score_is_not_clamped(server: FakeLLMServer, judge: Provider) -> None:
     server.set_default(CHAT, FakeReply.openai(json.dumps({"score": 8, "hits": [], "misses": []})))
-    score = evaluator_for(judge, max_reply_attempts=2).evaluate(context())
+    score = score_of(evaluator_for(judge, max_reply_attempts=2), context())
     assert score.score == 0.0 and "'score' must be between 0 and 1, got 8" in (score.error or "")
     assert len(server.requests) == 2
 
 
 def test_network_retries_show_in_the_score(server: FakeLLMServer, judge: Provider) -> None:
     server.enqueue(CHAT, FakeReply.error(429, retry_after="0"), FakeReply.error(500), FakeReply.openai(json.dumps(GOOD)))
-    score = evaluator_for(judge).evaluate(context())
+    score = score_of(evaluator_for(judge), context())
     assert score.score == 0.75 and score.retries == 2
 
 
 def test_judge_that_keeps_failing_is_an_error_with_its_retries(server: FakeLLMServer, judge: Provider) -> None:
     server.set_default(CHAT, FakeReply.error(503, "overloaded"))
-    score = evaluator_for(judge).evaluate(context())
+    score = score_of(evaluator_for(judge), context())
     assert score.score == 0.0 and score.retries == 3
     assert "judge target 'judge' failed" in (score.error or "") and "overloaded" in (score.error or "")
 
 
 def test_hanging_judge_times_out_and_is_reported(server: FakeLLMServer, judge: Provider) -> None:
     server.set_default(CHAT, FakeReply.hang(5))
-    score = evaluator_for(judge).evaluate(context())
+    score = score_of(evaluator_for(judge), context())
     assert score.error is not None and "no response within" in score.error
 
 
 def test_no_judge_target_is_a_clear_error() -> None:
-    score = evaluator_for(None).evaluate(context(target="my-agent"))
+    score = score_of(evaluator_for(None), context(target="my-agent"))
     assert score.score == 0.0
     assert score.error == (
         "no judge target configured: set judge_target on target 'my-agent' in "
@@ -158,7 +159,7 @@ def test_resolver_failure_becomes_the_case_error() -> None:
     def broken(ctx: EvaluationContext) -> Provider:
         raise ValueError("environment variable 'JUDGE_KEY' is not set")
 
-    score = LlmJudgeEvaluator(resolve_judge_provider=broken).evaluate(context())
+    score = score_of(LlmJudgeEvaluator(resolve_judge_provider=broken), context())
     assert score.error == "judge target cannot be used: environment variable 'JUDGE_KEY' is not set"
 
 
@@ -168,7 +169,7 @@ def test_failing_prompt_script_is_reported_without_calling_the_judge(
     script = tmp_path / "prompt.py"
     script.write_text("import sys\nsys.stderr.write('KeyError: rubric')\nsys.exit(1)\n", encoding="utf-8")
     config = LlmJudgeConfig(name="j", prompt=PromptScriptConfig(script=[sys.executable, str(script)]))
-    score = evaluator_for(judge).evaluate(context(config))
+    score = score_of(evaluator_for(judge), context(config))
     assert score.score == 0.0 and "KeyError: rubric" in (score.error or "")
     assert score.evaluator_raw_request["prompt_source"] == "script"
     assert server.requests == []
@@ -184,14 +185,9 @@ def test_executable_prompt_goes_to_the_judge(tmp_path: Path, server: FakeLLMServ
     config = LlmJudgeConfig(
         name="j", prompt=PromptScriptConfig(script=[sys.executable, str(script)], config={"rubric": "be strict"})
     )
-    score = evaluator_for(judge).evaluate(context(config))
+    score = score_of(evaluator_for(judge), context(config))
     assert score.score == 0.75
     assert server.requests[0].json["messages"][1]["content"] == "Grade: It is Paris. | be strict"
-
-
-def test_wrong_config_type_is_reported() -> None:
-    score = evaluator_for(None).evaluate(context(CodeJudgeConfig(name="c", script="x.py")))
-    assert score.error == "llm_judge evaluator was given a 'code_judge' config"
 
 
 def test_offline_mock_judge_from_targets_yaml() -> None:
@@ -211,11 +207,11 @@ targets:
 """
     registry = ProviderRegistry(parse_targets(text), {})
     evaluator = LlmJudgeEvaluator(resolve_judge_provider=registry.judge_resolver())
-    good = evaluator.evaluate(context(target="default"))
+    good = score_of(evaluator, context(target="default"))
     assert (good.score, good.hits, good.evaluator_raw_request["target"]) == (1.0, ["correct capital"], "grader")
     ctx = context(target="default")
     ctx.candidate = "London"
-    bad = evaluator.evaluate(ctx)
+    bad = score_of(evaluator, ctx)
     assert (bad.score, bad.misses) == (0.0, ["wrong capital"])
 
 
