@@ -36,10 +36,10 @@ PRE_COMMIT = VENV_BIN / "pre-commit"
 ANSWER = "the team-marker package says 42"
 GATE_PYTHON = getattr(sys, "_base_executable", sys.executable)
 
-AGENT = f"""\
+AGENT = """\
 import json, sys
 import team_marker  # only the team's environment has it
-print(json.dumps({{"text": team_marker.ANSWER + " | agent python: " + sys.prefix}}))
+print(json.dumps({"text": team_marker.ANSWER + " | agent python: " + sys.prefix}))
 """
 
 JUDGE = """\
