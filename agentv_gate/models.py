@@ -7,13 +7,14 @@ into AgentV tooling unchanged.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .wire import content_to_text
 
 DEFAULT_THRESHOLD = 0.5
 """AgentV's gate: its JUnit writer fails a case scoring below 0.5 unless told otherwise."""
@@ -47,34 +48,6 @@ class Message(BaseModel):
     def text(self) -> str:
         """The message as plain text, whatever shape its content had."""
         return content_to_text(self.content)
-
-
-def _segment_text(seg: Any, with_files: bool) -> str:
-    if isinstance(seg, dict):
-        if seg.get("type") == "file":
-            if not with_files:
-                return ""
-            return f'<file path="{seg.get("path", "")}">\n{seg.get("text", "")}\n</file>'
-        if "value" in seg or "text" in seg:
-            value = seg.get("value", seg.get("text", ""))
-            return value if isinstance(value, str) else json.dumps(value, indent=2)
-        return json.dumps(seg, indent=2)
-    return str(seg)
-
-
-def content_to_text(content: Any, with_files: bool = True) -> str:
-    """Text of a message's content. Files (resolved segments) render as <file> blocks for
-    prompts; `with_files=False` gives AgentV's question text, which leaves files out."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [_segment_text(seg, with_files).strip() for seg in content]
-        return "\n".join(p for p in parts if p)
-    if isinstance(content, dict) and content.get("type") in ("text", "file"):
-        return _segment_text(content, with_files)
-    return json.dumps(content, indent=2)
 
 
 def question_text(messages: list[Message]) -> str:

@@ -21,22 +21,26 @@ Every generation's field names are accepted and cross-filled, so a judge written
 `answer`/`criteria`/`input` also works when fed a seed-003 payload (`candidate_answer`,
 `expected_outcome`, `input_messages`), and the other way round. `input_text`, `output_text`
 and `expected_output_text` are always filled, as in AgentV's enriched input.
+
+Standard library only, on purpose: a judge runs with the user's own `python3` (so it can import
+the team's packages), which need not have agentv-gate or its dependencies installed. agentv-gate
+puts a folder holding only a stub `agentv_gate` package on the judge's PYTHONPATH
+(`transport/process.py`), and the stub finds this file and `wire.py`, nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import math
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from .judging.payload import to_snake_case_deep
-from .models import content_to_text
+from .wire import content_to_text, to_snake_case_deep
 
 __all__ = [
     "CodeJudgeInput",
@@ -51,36 +55,78 @@ __all__ = [
     "run_prompt_template",
 ]
 
+_T = TypeVar("_T")
 
-class JudgeMessage(BaseModel):
+
+def _known_fields(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)} - {"model_extra"}
+
+
+def _from_mapping(cls: type[_T], data: Any) -> _T:
+    """`cls(**known keys)` with the other keys kept in `model_extra`; `null` means "not given"."""
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, dict):
+        raise TypeError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
+    known = _known_fields(cls)
+    given = {k: v for k, v in data.items() if k in known and v is not None}
+    extra = {k: v for k, v in data.items() if k not in known}
+    return cls(**given, model_extra=extra)  # type: ignore[call-arg]
+
+
+def _messages(value: Any, name: str) -> list[JudgeMessage]:
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list of messages, got {type(value).__name__}")
+    return [_from_mapping(JudgeMessage, item) for item in value]
+
+
+def _reset_nulls(record: Any) -> None:
+    """A `None` given for a field whose default is not None takes that default (AgentV sends nulls)."""
+    for f in dataclasses.fields(record):
+        if getattr(record, f.name) is None:
+            if f.default_factory is not dataclasses.MISSING:
+                setattr(record, f.name, f.default_factory())
+            elif f.default is not None and f.default is not dataclasses.MISSING:
+                setattr(record, f.name, f.default)
+
+
+@dataclass
+class JudgeMessage:
     """A chat message; `tool_calls` entries carry `tool`, `input`, `output`, `id`, `timestamp`."""
-
-    model_config = ConfigDict(extra="allow")
 
     role: str = ""
     content: Any = None
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
+    model_extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Keys the message carried beyond the ones above."""
+
+    def __post_init__(self) -> None:
+        _reset_nulls(self)
 
     @property
     def text(self) -> str:
         return content_to_text(self.content)
 
 
-class TraceSummary(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+@dataclass
+class TraceSummary:
     event_count: int = 0
-    tool_names: list[str] = Field(default_factory=list)
-    tool_calls_by_name: dict[str, int] = Field(default_factory=dict)
+    tool_names: list[str] = field(default_factory=list)
+    tool_calls_by_name: dict[str, int] = field(default_factory=dict)
     error_count: int = 0
     llm_call_count: int | None = None
     token_usage: dict[str, Any] | None = None
     cost_usd: float | None = None
     duration_ms: float | None = None
+    model_extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        _reset_nulls(self)
 
 
-_SUMMARY_KEYS = set(TraceSummary.model_fields)
+_SUMMARY_KEYS = _known_fields(TraceSummary)
+_MESSAGE_LISTS = ("input", "input_messages", "expected_output", "expected_messages", "output_messages", "messages")
 
 
 def _text_of(messages: list[JudgeMessage]) -> str:
@@ -88,10 +134,9 @@ def _text_of(messages: list[JudgeMessage]) -> str:
     return " ".join(p for p in parts if p)
 
 
-class CodeJudgeInput(BaseModel):
-    """The stdin payload as attributes. Unknown keys are kept (`payload.model_extra`)."""
-
-    model_config = ConfigDict(extra="allow")
+@dataclass
+class CodeJudgeInput:
+    """The stdin payload as attributes. Unknown keys are kept in `payload.model_extra`."""
 
     question: str = ""
     criteria: str = ""
@@ -99,17 +144,17 @@ class CodeJudgeInput(BaseModel):
     reference_answer: str = ""
     answer: str = ""
     candidate_answer: str = ""
-    input: list[JudgeMessage] = Field(default_factory=list)
-    input_messages: list[JudgeMessage] = Field(default_factory=list)
-    expected_output: list[JudgeMessage] = Field(default_factory=list)
-    expected_messages: list[JudgeMessage] = Field(default_factory=list)
+    input: list[JudgeMessage] = field(default_factory=list)
+    input_messages: list[JudgeMessage] = field(default_factory=list)
+    expected_output: list[JudgeMessage] = field(default_factory=list)
+    expected_messages: list[JudgeMessage] = field(default_factory=list)
     output: list[JudgeMessage] | str | None = None
     """Messages (AgentV 2.18, and ours) or the answer text (AgentV 4.42)."""
-    output_messages: list[JudgeMessage] = Field(default_factory=list)
-    messages: list[JudgeMessage] = Field(default_factory=list)
-    guideline_files: list[str] = Field(default_factory=list)
-    input_files: list[str] = Field(default_factory=list)
-    code_snippets: list[str] = Field(default_factory=list)
+    output_messages: list[JudgeMessage] = field(default_factory=list)
+    messages: list[JudgeMessage] = field(default_factory=list)
+    guideline_files: list[str] = field(default_factory=list)
+    input_files: list[str] = field(default_factory=list)
+    code_snippets: list[str] = field(default_factory=list)
     trace: dict[str, Any] | None = None
     trace_summary: TraceSummary | None = None
     token_usage: dict[str, Any] | None = None
@@ -124,17 +169,25 @@ class CodeJudgeInput(BaseModel):
     input_text: str = ""
     output_text: str = ""
     expected_output_text: str = ""
+    model_extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Keys the payload carried beyond the ones above."""
 
-    @model_validator(mode="before")
     @classmethod
-    def _nulls_are_defaults(cls, data: Any) -> Any:
-        """AgentV sends `null` for absent lists and strings; treat it as the default."""
-        if isinstance(data, dict):
-            return {k: v for k, v in data.items() if v is not None}
-        return data
+    def model_validate(cls, data: dict[str, Any]) -> CodeJudgeInput:
+        """From a snake_case payload; unknown keys go to `model_extra`."""
+        return _from_mapping(cls, data)
 
-    @model_validator(mode="after")
-    def _cross_fill(self) -> CodeJudgeInput:
+    def __post_init__(self) -> None:
+        _reset_nulls(self)
+        for name in _MESSAGE_LISTS:
+            setattr(self, name, _messages(getattr(self, name), name))
+        if isinstance(self.output, list):
+            self.output = _messages(self.output, "output")
+        if isinstance(self.trace_summary, dict):
+            self.trace_summary = _from_mapping(TraceSummary, self.trace_summary)
+        self._cross_fill()
+
+    def _cross_fill(self) -> None:
         """Each generation's name for the same thing holds the same value."""
         output_string = self.output if isinstance(self.output, str) else ""
         self.answer = self.answer or self.candidate_answer or output_string
@@ -154,7 +207,7 @@ class CodeJudgeInput(BaseModel):
         if self.trace_summary is None and isinstance(self.trace, dict):
             picked = {k: v for k, v in self.trace.items() if k in _SUMMARY_KEYS}
             if picked:
-                self.trace_summary = TraceSummary(**picked)
+                self.trace_summary = _from_mapping(TraceSummary, picked)
         self.question = self.question or _text_of(self.input)
         self.reference_answer = self.reference_answer or (
             self.expected_output[-1].text if self.expected_output else "")
@@ -163,21 +216,48 @@ class CodeJudgeInput(BaseModel):
         self.answer = self.answer or self.output_text
         self.candidate_answer = self.candidate_answer or self.output_text
         self.expected_output_text = self.expected_output_text or self.reference_answer
-        return self
 
 
 PromptTemplateInput = CodeJudgeInput
 """Executable prompt templates receive the same payload."""
 
 
-class CodeJudgeResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+def _strings(value: Any, name: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{name} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+@dataclass
+class CodeJudgeResult:
+    """What a judge prints: `score` in 0..1 (clamped), plus optional hits, misses and reasoning."""
 
     score: float
-    hits: list[str] = Field(default_factory=list)
-    misses: list[str] = Field(default_factory=list)
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
     reasoning: str | None = None
     details: dict[str, Any] | None = None
+    model_extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Further keys, printed beside the others."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.score, bool) or not isinstance(self.score, (int, float)):
+            raise TypeError(f"score must be a number from 0 to 1, got {self.score!r}")
+        self.hits = _strings(self.hits, "hits")
+        self.misses = _strings(self.misses, "misses")
+        if self.reasoning is not None and not isinstance(self.reasoning, str):
+            raise TypeError(f"reasoning must be a string, got {self.reasoning!r}")
+
+    @classmethod
+    def model_validate(cls, data: Any) -> CodeJudgeResult:
+        if isinstance(data, dict) and "score" not in data:
+            raise ValueError(f"a judge result needs a score, got keys {sorted(map(str, data))}")
+        return _from_mapping(cls, data)
+
+    def model_dump(self, exclude_none: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"score": self.score, "hits": self.hits, "misses": self.misses,
+                               "reasoning": self.reasoning, "details": self.details, **self.model_extra}
+        return {k: v for k, v in out.items() if v is not None} if exclude_none else out
 
 
 JudgeReturn = CodeJudgeResult | dict[str, Any] | float
@@ -209,10 +289,12 @@ def _normalise_result(value: Any) -> CodeJudgeResult:
         raise TypeError("a judge must return a result with a score, got a bool")
     if isinstance(value, (int, float)):
         value = {"score": value}
-    if isinstance(value, BaseModel) and not isinstance(value, CodeJudgeResult):
-        value = value.model_dump()
+    if not isinstance(value, (CodeJudgeResult, dict)) and callable(getattr(value, "model_dump", None)):
+        value = value.model_dump()  # the judge's own pydantic model, say
+    elif not isinstance(value, CodeJudgeResult) and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
     result = value if isinstance(value, CodeJudgeResult) else CodeJudgeResult.model_validate(value)
-    score = result.score
+    score = float(result.score)
     result.score = 0.0 if not math.isfinite(score) else max(0.0, min(1.0, score))  # AgentV clamps
     return result
 

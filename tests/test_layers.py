@@ -15,12 +15,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "agentv_gate"
 
 LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
+    {"wire"},
     {"", "errors", "redaction", "files", "models"},
     {"transport"},
     {"loader", "targets", "judging"},
     {"evaluators"},
     {"orchestrator", "report"},
-    {"commands", "sdk"},
+    {"commands", "sdk", "sdk_path"},
     {"cli"},
     {"__main__"},  # `python -m agentv_gate`: only calls cli.main
 ]

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from ..judging.payload import build_judge_payload
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationContext, EvaluationScore
-from ..transport.process import ScriptResult, run_script
+from ..transport.process import ScriptResult, run_judge
 from .json_extract import loads_strict
 
 STDERR_TAIL_CHARS = 2000
@@ -141,11 +140,6 @@ def judge_cwd(config: CodeJudgeConfig, context: EvaluationContext) -> Path:
     return (base / config.cwd).resolve() if config.cwd else base
 
 
-def _judge_env() -> dict[str, str]:
-    """Python judges print UTF-8 whatever the CI locale, unless the user chose otherwise."""
-    return {} if "PYTHONIOENCODING" in os.environ else {"PYTHONIOENCODING": "utf-8"}
-
-
 def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, what: str, raw: dict[str, Any],
                      max_output_bytes: int = 8 * 1024 * 1024) -> EvaluationScore:
     """Run a script that speaks the judge protocol and turn whatever happens into a score.
@@ -153,7 +147,7 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
     Shared by code judges and the composite's code aggregator: a crash, timeout or unusable
     output becomes score 0 with the reason, never an exception.
     """
-    result = run_script(argv, stdin, timeout, cwd=cwd, env=_judge_env(), max_output_bytes=max_output_bytes)
+    result = run_judge(argv, stdin, timeout, cwd=cwd, max_output_bytes=max_output_bytes)
     raw["duration_ms"] = result.duration_ms
     raw["exit_code"] = result.exit_code
     failure = result.failure()

@@ -33,38 +33,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..models import Message, content_to_text, question_text
+from ..wire import to_snake_case_deep
 
 if TYPE_CHECKING:
     from ..models import EvaluationContext
 
-_CAMEL = re.compile(r"[A-Z]")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 _SUMMARY_EXTRAS = {"token_usage", "cost_usd", "duration_ms", "tool_durations"}
-_DATA_KEYED = {"tool_calls_by_name", "tool_calls", "tool_durations"}
-"""Maps whose keys are tool names (data), not field names: never case-converted."""
-
-
-def to_snake_case(key: str) -> str:
-    """AgentV's toSnakeCase: `testId` -> `test_id`; `Read` (leading capital) stays as it is."""
-    if not key or key[0].isupper():
-        return key
-    return _CAMEL.sub(lambda m: "_" + m.group(0).lower(), key)
-
-
-def to_snake_case_deep(value: Any) -> Any:
-    """AgentV's toSnakeCaseDeep, except that tool-name-keyed maps keep their keys."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            new_key = to_snake_case(str(key))
-            if new_key in _DATA_KEYED and isinstance(item, dict):
-                out[new_key] = {str(k): to_snake_case_deep(v) for k, v in item.items()}
-            else:
-                out[new_key] = to_snake_case_deep(item)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [to_snake_case_deep(item) for item in value]
-    return value
 
 
 def message_dict(message: Message | dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,6 @@ format (`JUDGE_SYSTEM_PROMPT`) is always sent, as AgentV does.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PromptTemplateError
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, question_text
-from ..transport.process import run_script
+from ..transport.process import run_judge
 from .payload import build_judge_payload, case_messages
 
 if TYPE_CHECKING:
@@ -155,9 +154,7 @@ def run_prompt_script(
         last = Path(argv[-1]) if argv else None
         cwd = last.parent if last is not None and last.is_absolute() and last.parent.is_dir() else None
     payload = build_judge_payload(context, config)
-    # Python templates print UTF-8 whatever the CI locale, unless the user chose otherwise.
-    env = {} if "PYTHONIOENCODING" in os.environ else {"PYTHONIOENCODING": "utf-8"}
-    result = run_script(argv, _json(payload), timeout_seconds, cwd=cwd, env=env)
+    result = run_judge(argv, _json(payload), timeout_seconds, cwd=cwd)
     details: dict[str, Any] = {
         "script": argv,
         "cwd": str(cwd) if cwd else None,

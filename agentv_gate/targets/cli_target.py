@@ -15,7 +15,11 @@ the template names it (as AgentV does), else from stdout. If the answer is a JSO
 `text`, `output` or `output_messages` (AgentV's CLI output schema), those fields are used,
 along with `token_usage`, `cost_usd` and `duration_ms`; anything else is the answer verbatim.
 
-The command runs under `/bin/sh -c` in its own process group, which is killed at the timeout.
+The command runs under `/bin/sh -c` in its own process group, which is killed at the timeout,
+exactly as from the user's shell: PATH and every variable as agentv-gate received them, plus only
+the target's `env:`. It is the system under test, so it is always started afresh, never forked
+from a warm interpreter, and nothing of agentv-gate's own (its interpreter, the judges' SDK
+path) is put in front of it.
 """
 
 from __future__ import annotations

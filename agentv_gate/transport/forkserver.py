@@ -181,7 +181,18 @@ def _warm_script(argv: list[str], cwd: str, env: dict[str, str]) -> str | None:
         return None
     if not os.path.isfile(os.path.join(cwd, argv[1])):
         return None
-    return shutil.which(argv[0], path=env.get("PATH", os.defpath)) if os.sep not in argv[0] else argv[0]
+    python = shutil.which(argv[0], path=env.get("PATH", os.defpath)) if os.sep not in argv[0] else argv[0]
+    return python if python is not None and not _is_script(python) else None
+
+
+def _is_script(path: str) -> bool:
+    """A `#!` wrapper (a pyenv or asdf shim) is not an interpreter to keep warm: it may change the
+    environment or pick a different Python per working folder each time it runs."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == b"#!"
+    except OSError:
+        return True
 
 
 def spawn_warm(argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess | None:

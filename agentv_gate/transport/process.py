@@ -1,8 +1,8 @@
-"""Run a judge script: argv (never a shell), JSON on stdin, stdout/stderr captured, hard timeout.
+"""Run a program: argv (never a shell), text on stdin, stdout/stderr captured, hard timeout.
 
-Shared by code judges and executable prompt templates. The judge is untrusted code written by
-someone else, so every way it can misbehave must come back as data rather than an exception or
-a hang:
+Shared by code judges, executable prompt templates and the `cli` target (the agent under test).
+Each is code written by someone else, so every way it can misbehave must come back as data
+rather than an exception or a hang:
 
 * it may never read stdin (BrokenPipe on write is swallowed),
 * it may write far more output than fits in memory (capture is capped, the rest is drained),
@@ -223,19 +223,32 @@ def _spawn_error(argv: list[str], exc: OSError, cwd: Path | None) -> str:
     return f"could not start {command!r}: {exc.strerror or exc}"
 
 
-def judge_environment() -> dict[str, str]:
-    """The environment judges run in: ours, with this interpreter's folder first on PATH.
+SDK_PATH = str(Path(__file__).resolve().parents[1] / "sdk_path")
+"""The folder put first on a judge's PYTHONPATH. It holds only a stub `agentv_gate` package whose
+modules are this installation's own files, so `from agentv_gate.sdk import ...` works in any Python
+3.10+ (the SDK is standard library only) without shadowing anything else the judge imports."""
 
-    A judge written against `agentv_gate.sdk` and started as `python3 judge.py` must find the
-    Python that has agentv-gate installed, whether or not the virtualenv was activated, just as
-    `source .venv/bin/activate` would arrange.
+
+def judge_environment() -> dict[str, str]:
+    """What a judge or executable prompt template gets on top of the user's environment.
+
+    The judge runs with the user's own `python3` (the first on the PATH agentv-gate was given), so
+    it can import the team's packages; agentv-gate's interpreter is never put in front of it. All
+    it adds: the SDK folder first on PYTHONPATH, and UTF-8 output for Python judges whatever the
+    CI locale, unless the user set PYTHONIOENCODING.
     """
-    env = dict(os.environ)
-    bin_dir = os.path.dirname(sys.executable)
-    path = env.get("PATH", os.defpath)
-    if bin_dir and path.split(os.pathsep)[0] != bin_dir:
-        env["PATH"] = bin_dir + os.pathsep + path
+    existing = os.environ.get("PYTHONPATH")
+    env = {"PYTHONPATH": SDK_PATH + (os.pathsep + existing if existing else "")}
+    if "PYTHONIOENCODING" not in os.environ:
+        env["PYTHONIOENCODING"] = "utf-8"
     return env
+
+
+def run_judge(argv: list[str], stdin_text: str, timeout_seconds: float, cwd: Path | None = None,
+              max_output_bytes: int = 8 * 1024 * 1024) -> ScriptResult:
+    """`run_script` for a judge: with `judge_environment()`, and forked warm when it is `python3 SCRIPT`."""
+    return run_script(argv, stdin_text, timeout_seconds, cwd=cwd, env=judge_environment(),
+                      max_output_bytes=max_output_bytes, warm=True)
 
 
 def run_script(
@@ -245,10 +258,14 @@ def run_script(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     max_output_bytes: int = 8 * 1024 * 1024,
+    warm: bool = False,
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
-    `env` holds extra variables laid over the current environment (a judge still needs PATH).
+    `env` holds extra variables laid over the environment exactly as agentv-gate received it
+    (PATH and all): the program runs as it would from the user's shell. `warm` lets a
+    `python3 SCRIPT` command be forked from a warm interpreter (judges only, see forkserver.py);
+    otherwise, and always for the agent under test, the command is started afresh.
     `max_output_bytes` caps each of stdout and stderr; the excess is read and discarded so the
     script never blocks on a full pipe, and `*_truncated` says it happened.
     """
@@ -266,11 +283,11 @@ def run_script(
         return failed_start("empty command: nothing to run")
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
-    full_env = {**judge_environment(), **(env or {})}
+    full_env = {**os.environ, **(env or {})}
     if _refuse_new:
         return failed_start("not started: the run was interrupted")
     proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
-        argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env)
+        argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env) if warm else None
     try:
         proc = proc or subprocess.Popen(
             argv,

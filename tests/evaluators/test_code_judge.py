@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import agentv_gate
 from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.judging.payload import build_judge_payload
 from agentv_gate.loader import load_eval_file
@@ -399,3 +400,32 @@ def test_a_run_gives_judges_the_trace_summary_derived_from_the_answer_s_messages
     summary = json.loads(result.reasoning.split(": ", 1)[1])
     assert summary["tool_names"] == ["Read", "searchWeb"]
     assert (summary["event_count"], summary["error_count"], summary["llm_call_count"]) == (2, 1, 2)
+
+
+def test_a_python_judge_runs_with_the_users_python3_and_finds_the_sdk(repo: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python3 judge.py` is the python3 first on the user's PATH (so it can import the team's
+    packages), never agentv-gate's own interpreter; the SDK comes from a folder on PYTHONPATH that
+    pulls in none of agentv-gate's dependencies."""
+    team_bin = tmp_path / "team-bin"
+    team_bin.mkdir()
+    (team_bin / "python3").symlink_to(PY)
+    monkeypatch.setenv("PATH", f"{team_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "team-lib"))
+    write(repo / "judge.py", """
+        import json, os, sys
+        import agentv_gate
+        from agentv_gate.sdk import define_code_judge
+        seen = {"python": sys.executable, "pydantic_loaded": "pydantic" in sys.modules,
+                "package": agentv_gate.__path__[0], "pythonpath": os.environ["PYTHONPATH"]}
+        define_code_judge(lambda payload: {"score": 1, "reasoning": json.dumps(seen)})
+    """)
+    score = score_of(CodeJudgeEvaluator(), judge_context(capital_case(repo), ["python3", str(repo / "judge.py")]))
+    assert score.error is None, score.misses
+    seen = json.loads(score.reasoning or "{}")
+    assert seen["python"] == str(team_bin / "python3")
+    assert seen["pydantic_loaded"] is False
+    assert Path(seen["package"]) == Path(agentv_gate.__file__).parent
+    sdk_folder, *rest = seen["pythonpath"].split(os.pathsep)
+    assert sorted(p.name for p in Path(sdk_folder).iterdir()) == ["agentv_gate"]  # nothing else to shadow
+    assert rest == [str(tmp_path / "team-lib")]  # the user's own PYTHONPATH is kept, after it

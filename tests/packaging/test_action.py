@@ -413,3 +413,43 @@ def test_install_step_script_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert parse_github_output(output.read_text()) == {"bin": f"{venv}/bin/agentv-gate"}
     assert not (venv / "bin").exists()
+
+
+def _python_stub(path: Path, log: Path) -> Path:
+    """A stand-in `python` that logs its argv; `-m venv DIR` makes DIR/bin/python, a logging stub too."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(f"""\
+        #!/usr/bin/env bash
+        printf '%s\\n' "$0 $*" >>{str(log)!r}
+        if [[ $1 == -m && $2 == venv ]]; then
+          mkdir -p "$3/bin" && cp "$0" "$3/bin/python"
+        fi
+        """))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("setup_python", [True, False], ids=["python-version set", "python-version empty"])
+def test_the_private_virtualenv_comes_from_setup_pythons_output_not_path(tmp_path: Path, setup_python: bool) -> None:
+    """setup-python runs with `update-environment: false`, so the job's python3 stays first on PATH
+    for the agent and its judges; only agentv-gate's own virtualenv is built from its python-path."""
+    steps = _action()["runs"]["steps"]
+    setup = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-python"))
+    assert setup["with"]["update-environment"] is False and setup["if"] == "inputs.python-version != ''"
+    install = next(s for s in steps if s.get("id") == "install")
+    assert install["env"]["PYTHON"] == f"${{{{ steps.{setup['id']}.outputs.python-path }}}}"
+
+    log = tmp_path / "log"
+    job_python = _python_stub(tmp_path / "job-bin" / "python3", log)
+    setup_output = _python_stub(tmp_path / "toolcache" / "python3", log) if setup_python else None
+    output = tmp_path / "out"
+    output.write_text("")
+    env = {**os.environ, "ACTION_PATH": str(ROOT), "VENV": str(tmp_path / "venv"), "GITHUB_OUTPUT": str(output),
+           "PYTHON": str(setup_output or ""), "PATH": f"{job_python.parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", "-e", "-c", install["run"]], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text().splitlines()
+    builder = setup_output or job_python
+    assert calls[0] == f"{builder} -m venv {tmp_path / 'venv'}"
+    assert calls[1].startswith(f"{tmp_path / 'venv' / 'bin' / 'python'} -m pip install") and calls[1].endswith(str(ROOT))
+    assert len(calls) == 2

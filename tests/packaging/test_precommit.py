@@ -153,12 +153,18 @@ def test_hooks_select_eval_files_only(hook: dict, path: str, selected: bool) -> 
 
 def test_hook_definitions() -> None:
     by_id = {h["id"]: h for h in HOOKS}
-    assert set(by_id) == {"agentv-gate-validate", "agentv-gate"}
+    assert set(by_id) == {"agentv-gate-validate", "agentv-gate", "agentv-gate-system"}
     assert by_id["agentv-gate-validate"]["entry"].split()[:2] == ["agentv-gate", "validate"]
     assert by_id["agentv-gate"]["entry"].split()[:2] == ["agentv-gate", "run"]
     assert by_id["agentv-gate"]["require_serial"] is True  # one run, one report folder
+    assert by_id["agentv-gate-validate"]["language"] == by_id["agentv-gate"]["language"] == "python"
+    # The variant for the developer's own environment is the same run with the agentv-gate on PATH
+    # (tests/packaging/test_user_environment.py runs it).
+    system = by_id["agentv-gate-system"]
+    assert system["language"] == "system"
+    assert {k: v for k, v in system.items() if k not in ("id", "name", "description", "language")} == \
+        {k: v for k, v in by_id["agentv-gate"].items() if k not in ("id", "name", "description", "language")}
     for hook in HOOKS:
-        assert hook["language"] == "python"
         assert hook.get("pass_filenames", True) is True
 
 

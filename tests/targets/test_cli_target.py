@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -175,3 +176,24 @@ def test_parse_cli_output_keeps_plain_json_answers() -> None:
     assert text == answer and messages[0].text() == answer and metrics == {}
     text, _, _ = parse_cli_output('{"text": "hello", "cost_usd": 0.5}')
     assert text == "hello"
+
+
+def test_the_agent_runs_in_the_environment_agentv_gate_was_given(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python3 agent.py` is the user's python3 with PATH and every variable as received: nothing of
+    agentv-gate's (its interpreter folder, the judges' SDK path) is put in front of the agent."""
+    team_bin = tmp_path / "team-bin"
+    team_bin.mkdir()
+    (team_bin / "python3").symlink_to(PY)
+    monkeypatch.setenv("PATH", f"{team_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setenv("TEAM_SETTING", "from the job")
+    (tmp_path / "agent.py").write_text(
+        "import json, os, sys\n"
+        "print(json.dumps({'python': sys.executable, 'path': os.environ['PATH'],\n"
+        "                  'pythonpath': os.environ.get('PYTHONPATH'), 'team': os.environ.get('TEAM_SETTING'),\n"
+        "                  'extra': os.environ.get('EXTRA')}))\n")
+    provider = cli(tmp_path, f"python3 {tmp_path / 'agent.py'}", env={"EXTRA": "from the target"})
+    seen = json.loads(provider.invoke(ProviderRequest(question="q", eval_case_id="env")).text)
+    assert seen == {"python": str(team_bin / "python3"), "path": os.environ["PATH"], "pythonpath": None,
+                    "team": "from the job", "extra": "from the target"}

@@ -8,6 +8,7 @@ The probes print what a script can observe of how it was started.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import textwrap
@@ -17,9 +18,16 @@ from pathlib import Path
 import pytest
 
 from agentv_gate.transport import forkserver
-from agentv_gate.transport.process import ScriptResult, allow_new_scripts, kill_running_scripts, run_script
+from agentv_gate.transport.process import ScriptResult, allow_new_scripts, kill_running_scripts, run_judge
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warm interpreter is Linux-only")
+
+
+@pytest.fixture(autouse=True)
+def python3_is_this_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python3` on PATH is this real interpreter, as in an activated virtualenv (judges run with
+    the python3 on the user's PATH, which on a developer machine may be a pyenv shim)."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 OBSERVE = '''
 import json, os, signal, sys
@@ -79,9 +87,9 @@ def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: str,
     stdin = '{"answer": "Paris is the capital"}'
     allow_new_scripts()
     monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
-    fresh = run_script(argv, stdin, 20, cwd=folder)
+    fresh = run_judge(argv, stdin, 20, cwd=folder)
     monkeypatch.delenv("AGENTV_GATE_FORKSERVER")
-    forked = run_script(argv, stdin, 20, cwd=folder)
+    forked = run_judge(argv, stdin, 20, cwd=folder)
     return fresh, forked
 
 
@@ -127,7 +135,7 @@ def test_timeout_kills_the_forked_judge_and_its_children(tmp_path: Path) -> None
         time.sleep(60)
         """))
     allow_new_scripts()
-    result = run_script(["python3", "hang.py"], "", 5.0, cwd=folder)
+    result = run_judge(["python3", "hang.py"], "", 5.0, cwd=folder)
     assert result.timed_out and result.exit_code is None
     grandchild = int(pid_file.read_text())  # written well within the 5 s, even on a busy machine
     stat = Path(f"/proc/{grandchild}/stat")
@@ -151,7 +159,7 @@ def test_an_interrupted_run_kills_forked_judges(tmp_path: Path) -> None:
     (folder / "hang.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     allow_new_scripts()
     results: list[ScriptResult] = []
-    worker = threading.Thread(target=lambda: results.append(run_script(["python3", "hang.py"], "", 60, cwd=folder)))
+    worker = threading.Thread(target=lambda: results.append(run_judge(["python3", "hang.py"], "", 60, cwd=folder)))
     worker.start()
     for _ in range(1000):  # until the judge is running (a first warm interpreter may take a while to start)
         if kill_running_scripts():
@@ -179,11 +187,11 @@ def test_other_commands_and_the_opt_out_start_the_ordinary_way(tmp_path: Path, m
 def test_a_dead_warm_interpreter_means_ordinary_starts_not_errors(tmp_path: Path) -> None:
     (tmp_path / "j.py").write_text("print('still judged')\n")
     allow_new_scripts()
-    assert run_script(["python3", "j.py"], "", 20, cwd=tmp_path).stdout == "still judged\n"
+    assert run_judge(["python3", "j.py"], "", 20, cwd=tmp_path).stdout == "still judged\n"
     for zygote in list(forkserver._zygotes.values()):
         zygote._proc.kill()
         zygote._proc.wait()
-    results = [run_script(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(3)]
+    results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(3)]
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "still judged\n")] * 3
 
 
@@ -198,18 +206,34 @@ def test_pythonsafepath_keeps_the_script_folder_off_sys_path_as_it_does_fresh(tm
 
 def test_an_interpreter_that_cannot_be_warmed_is_started_the_ordinary_way(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `python3` on PATH that is not one (an old Python 2, a wrapper script) fails to start the
+    """A `python3` on PATH that is not one (an old Python 2, a broken build) fails to start the
     warm interpreter; every judge then runs as an ordinary process, with its own result."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "python3"
-    fake.write_text("#!/bin/sh\necho \"not python: $*\"\nexit 4\n")
-    fake.chmod(0o755)
+    shutil.copy("/bin/false", fake)  # a real program that exits 1 at once, whatever it is asked
     (tmp_path / "j.py").write_text("print('unused')\n")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr("sys.executable", str(fake))  # judge_environment puts this folder first on PATH
     allow_new_scripts()
-    results = [run_script(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
-    assert [(r.exit_code, r.stdout) for r in results] == [(4, "not python: j.py\n")] * 2
+    results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
+    assert [(r.exit_code, r.stdout) for r in results] == [(1, "")] * 2
     warm = [z for (python, _), z in forkserver._zygotes.items() if python == str(fake)]
     assert warm and not warm[0].alive
+
+
+def test_a_wrapper_script_python3_is_never_kept_warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pyenv or asdf shim changes the environment (and may pick another Python per folder) each
+    time it runs; a fork of one warm start would not see that, so such a judge starts afresh."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "python3"
+    shim.write_text(f"#!/bin/sh\nSHIM_CWD=$(pwd) exec {sys.executable} \"$@\"\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "j.py").write_text("import os\nprint(os.path.basename(os.environ['SHIM_CWD']))\n")
+    allow_new_scripts()
+    results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path / name) for name in ("a", "b")]
+    assert [(r.exit_code, r.stdout) for r in results] == [(0, "a\n"), (0, "b\n")]
+    assert not [python for python, _ in forkserver._zygotes if python == str(shim)]
