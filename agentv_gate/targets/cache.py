@@ -11,8 +11,9 @@ The key is a SHA-256 over what decides the answer: the provider kind, the URL th
 builds it (model, system prompt, messages, temperature, max_tokens or max_completion_tokens,
 reasoning_effort, response_format), header values that are not credentials, and the judge's re-ask
 number. The body is taken before any parameter the server refused earlier in the run is adjusted
-(see `adjustments.py`), so a key does not depend on which call of a run learned it first. API keys are never part of it, so rotating a key keeps the cache, and every
-secret value the target knows is scrubbed from what is written. A changed prompt, model or
+(see `adjustments.py`), so a key does not depend on which call of a run learned it first. API
+keys are never part of it, so rotating a key keeps the cache, and every secret value the target
+knows is scrubbed from what is written. A changed prompt, model or
 temperature is a different key, hence a miss.
 
 Layout: `<cache dir>/v1/<2 hex>/<64 hex>.json`, one file per answer holding the request identity
