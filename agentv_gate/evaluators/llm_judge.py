@@ -10,6 +10,8 @@ What can go wrong, and what happens (the case gets score 0 and `error` set, neve
 * no judge provider: "no judge target configured ..." naming the target to fix;
 * the prompt script fails: its stderr is in the error;
 * the provider fails after its network retries: the provider's message (secrets scrubbed);
+* the judge target cannot do structured output (`response_format: json_schema`, asked for with
+  the verdict schema) or refuses a parameter: the provider adjusts the call and says so once;
 * the reply is not a valid verdict (prose, score 7, no score): the judge is asked again, up to
   `max_reply_attempts` calls in all, as AgentV does; then the last problem is reported. A
   score outside [0, 1] is never clamped into range.
@@ -23,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import JudgeReplyError, PromptTemplateError, ProviderError
-from ..judging.judge_reply import JudgeReply, parse_judge_reply
+from ..judging.judge_reply import VERDICT_SCHEMA, JudgeReply, parse_judge_reply
 from ..judging.templates import JUDGE_SYSTEM_PROMPT, resolve_prompt
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationContext, EvaluationScore, LlmJudgeConfig, TargetResponse
 from ..targets.base import Provider, ProviderRequest
@@ -115,7 +117,14 @@ class LlmJudgeEvaluator:
         prompt: str,
         model: str | None,
         raw: dict[str, Any],
+        reply_schema: dict[str, Any] | None = VERDICT_SCHEMA,
     ) -> EvaluationScore:
+        """Ask `provider` for a verdict, asking again after an unusable reply.
+
+        `reply_schema` is what the provider is asked to hold the reply to (structured output,
+        where the target supports it and has not turned it off); the reply is validated by
+        `parse_judge_reply` either way.
+        """
         retries = 0
         problem: JudgeReplyError | None = None
         reply: JudgeReply | None = None
@@ -127,6 +136,7 @@ class LlmJudgeEvaluator:
                 temperature=self.temperature,
                 max_output_tokens=self.max_output_tokens,
                 eval_case_id=context.eval_case.id,
+                reply_schema=reply_schema,
                 extra={"role": "judge", "attempt": attempt - 1, "evaluator": config.name},
             )
             try:

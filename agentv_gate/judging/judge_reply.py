@@ -23,6 +23,32 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _SNIPPET = 200
 
 
+def _strict_object(properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-schema object in the form OpenAI's strict structured output accepts: every
+    property required, no others allowed."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "name": "verdict",
+    "schema": _strict_object({
+        "score": {"type": "number", "description": "0 to 1"},
+        "hits": {"type": "array", "items": {"type": "string"}},
+        "misses": {"type": "array", "items": {"type": "string"}},
+        "reasoning": {"type": "string"},
+    }),
+}
+"""The `{score, hits, misses, reasoning}` reply, as a reply schema (`{"name", "schema"}`) a judge
+target can be held to with structured output, so the reply parses on the first ask. The schema
+does not bound the score: a judge that answers 7 is still caught by `validate_verdict`, never
+clamped. A reply that comes back anyway is parsed and validated exactly like a prompt-only one.
+
+Hook for other reply shapes: a rubric judge (`{"checks": [{"id", "satisfied", "reasoning"}],
+"overall_reasoning"}`) defines its reply schema the same way, with `_strict_object`, and sets it as
+the request's `reply_schema`; the providers need nothing more, and the same fallback to prompt-only
+JSON applies when its judge target cannot do structured output."""
+
+
 @dataclass
 class JudgeReply:
     score: float

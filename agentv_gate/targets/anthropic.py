@@ -6,7 +6,8 @@ Keys as AgentV resolves them: `api_key` (sent as `x-api-key`), `model ?? deploym
 `anthropic_version` (default 2023-06-01), `system_prompt` and the retry keys.
 
 The Messages API wants the system prompt apart and strictly alternating user/assistant turns
-starting with a user turn, so the case's messages are folded to fit.
+starting with a user turn, so the case's messages are folded to fit. A request's
+`reply_schema` is not sent (the judge asks for its JSON in the prompt and parses the reply).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..errors import TargetsConfigError
 from ..models import TargetResponse
 from ..transport.http import HttpCallError
 from .base import ProviderRequest
+from .chat_params import optional_number
 from .config import TargetConfig
-from .openai_compat import HttpChatProvider, chat_messages, optional_number, text_response
+from .openai_compat import HttpChatProvider, chat_messages, text_response
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
@@ -57,6 +60,11 @@ class AnthropicProvider(HttpChatProvider):
             target.get("anthropic_version", "anthropicVersion", default=DEFAULT_ANTHROPIC_VERSION)
         )
         self.thinking_budget = optional_number(target, "thinking_budget", "thinking_budget", "thinkingBudget")
+        if self.options.reasoning_effort is not None or self.options.reasoning_model is not None:
+            raise TargetsConfigError(
+                f"{target.describe()}: reasoning_effort and reasoning_model are OpenAI/Azure keys; "
+                "Anthropic's extended thinking is set with thinking_budget"
+            )
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, model={self.model!r})"

@@ -1,14 +1,21 @@
-"""Azure OpenAI chat completions, addressed by deployment.
+"""Azure OpenAI chat completions: the deployment URL with `api-version`, or Azure's v1 API.
 
 Keys as AgentV resolves them: endpoint `endpoint ?? resource ?? resourceName` (a full URL, or
 a bare resource name meaning https://<name>.openai.azure.com), key `api_key ?? apiKey` (sent as
 the `api-key` header), deployment `deployment ?? deployment_name ?? deploymentName ?? model`,
 API version `version ?? api_version` (default 2024-12-01-preview; a leading `api-version=` is
-stripped), plus `temperature`, `max_output_tokens`, `system_prompt` and the retry keys.
+stripped), plus `temperature`, `max_output_tokens`, `system_prompt`, the reasoning-model and
+structured-output keys of `ChatOptions`, and the retry keys.
 
-The URL is `<endpoint>/openai/deployments/<deployment>/chat/completions?api-version=<version>`,
-as the AI SDK builds it with deployment-based URLs. The deployment decides the model, so a
-judge's `model:` override is not applied here.
+Which API is used follows from the endpoint and version given:
+
+* deployment URL (the default): `<endpoint>/openai/deployments/<deployment>/chat/completions
+  ?api-version=<version>`, as the AI SDK builds it. The deployment decides the model, so a
+  judge's `model:` override is not applied.
+* v1 API, when the endpoint ends in `/v1` (`https://<resource>.openai.azure.com/openai/v1`) or
+  `version: v1`: `<resource>/openai/v1/chat/completions` with the deployment name as `model`
+  in the body and no `api-version` (`version: preview` sends `api-version=preview`, for
+  Azure's preview features). A dated version with a v1 endpoint is refused, not guessed at.
 """
 
 from __future__ import annotations
@@ -18,12 +25,15 @@ import time
 from typing import Any
 from urllib.parse import quote
 
+from ..errors import TargetsConfigError
 from ..models import TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig
-from .openai_compat import HttpChatProvider, chat_completion_text, chat_messages, sampling_params, text_response
+from .openai_compat import HttpChatProvider, chat_completion_text, chat_messages, text_response
 
 DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"
+V1_VERSIONS = ("v1", "preview")
+"""What `version` may say with the v1 API: none (`v1`) or Azure's `preview` channel."""
 
 
 def normalise_api_version(value: str | None) -> str:
@@ -42,18 +52,38 @@ def azure_base_url(endpoint: str) -> str:
     return trimmed if trimmed.endswith("/openai") else f"{trimmed}/openai"
 
 
+def v1_base_url(endpoint: str) -> str | None:
+    """The v1 API's base when `endpoint` names it (ends in `/v1`), else None."""
+    trimmed = endpoint.strip().rstrip("/")
+    return trimmed if re.match(r"^https?://", trimmed, flags=re.IGNORECASE) and trimmed.endswith("/v1") else None
+
+
 class AzureOpenAIProvider(HttpChatProvider):
     kind = "azure"
 
     def __init__(self, target: TargetConfig) -> None:
         super().__init__(target)
         endpoint = str(target.require("endpoint", "endpoint", "resource", "resourceName", "resource_name"))
-        self.base_url = azure_base_url(endpoint)
         self.deployment = str(
             target.require("deployment", "deployment", "deployment_name", "deploymentName", "model")
         )
+        self.model_name = target.get("model")
+        """The `model` key, which may name the model behind a custom-named deployment."""
         self._api_key = str(target.require("api_key", "api_key", "apiKey"))
-        self.api_version = normalise_api_version(target.get("version", "api_version", "apiVersion"))
+        version = target.get("version", "api_version", "apiVersion")
+        self.api_version = normalise_api_version(str(version) if version is not None else None)
+        v1_base = v1_base_url(endpoint)
+        self.v1 = v1_base is not None or self.api_version.lower() == "v1"
+        if self.v1 and self.api_version.lower() not in V1_VERSIONS:
+            if version is None:
+                self.api_version = "v1"
+            else:
+                raise TargetsConfigError(
+                    f"{target.describe()}: endpoint {endpoint} is Azure's v1 API, which takes no dated "
+                    f"api-version, but version is {version!r}; remove `version` (or set it to v1 or "
+                    f"preview), or give the resource endpoint (without /openai/v1) to use the deployment URL"
+                )
+        self.base_url = v1_base or (f"{azure_base_url(endpoint)}/v1" if self.v1 else azure_base_url(endpoint))
 
     def __repr__(self) -> str:
         return (
@@ -63,6 +93,9 @@ class AzureOpenAIProvider(HttpChatProvider):
 
     @property
     def url(self) -> str:
+        if self.v1:
+            query = "?api-version=preview" if self.api_version.lower() == "preview" else ""
+            return f"{self.base_url}/chat/completions{query}"
         return (
             f"{self.base_url}/deployments/{quote(self.deployment, safe='')}/chat/completions"
             f"?api-version={quote(self.api_version, safe='')}"
@@ -72,8 +105,12 @@ class AzureOpenAIProvider(HttpChatProvider):
         return {"Content-Type": "application/json", "api-key": self._api_key}
 
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
+        if self.v1:
+            model = request.model or self.deployment
+            return {"model": model, "messages": chat_messages(request, self.system_prompt),
+                    **self.options.params(request, model, self.model_name)}
         return {"messages": chat_messages(request, self.system_prompt),
-                **sampling_params(request, self.temperature, self.max_output_tokens)}
+                **self.options.params(request, self.deployment, self.model_name)}
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         started = time.monotonic()

@@ -20,6 +20,10 @@ class ProviderRequest:
     max_output_tokens: int | None = None
     eval_case_id: str | None = None
     input_files: list[str] = field(default_factory=list)
+    reply_schema: dict[str, Any] | None = None
+    """`{"name", "schema"}`: a JSON schema the reply must follow (the judge's verdict). Providers
+    that can enforce it ask for it (`response_format: json_schema`); the others ignore it, and
+    the caller still validates the reply itself."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 

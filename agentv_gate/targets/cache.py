@@ -7,10 +7,13 @@ from its config and costs nothing. Targets and LLM judges both reach the cache t
 `TargetResolver`'s `wrap`, one `CachingProvider` per provider.
 
 The key is a SHA-256 over what decides the answer: the provider kind, the URL the request goes to
-(base URL, deployment, API version; any `user:password@` removed), the exact JSON body sent (model,
-system prompt, messages, temperature, max tokens), header values that are not credentials, and the
-judge's re-ask number. API keys are never part of it, so rotating a key keeps the cache, and every
-secret value the target knows is scrubbed from what is written. A changed prompt, model or
+(base URL, deployment, API version; any `user:password@` removed), the JSON body as the provider
+builds it (model, system prompt, messages, temperature, max_tokens or max_completion_tokens,
+reasoning_effort, response_format), header values that are not credentials, and the judge's re-ask
+number. The body is taken before any parameter the server refused earlier in the run is adjusted
+(see `adjustments.py`), so a key does not depend on which call of a run learned it first. API
+keys are never part of it, so rotating a key keeps the cache, and every secret value the target
+knows is scrubbed from what is written. A changed prompt, model or
 temperature is a different key, hence a miss.
 
 Layout: `<cache dir>/v1/<2 hex>/<64 hex>.json`, one file per answer holding the request identity

@@ -2,12 +2,13 @@
 
 Keys (AgentV's `openai` provider): `endpoint` / `base_url` (default https://api.openai.com/v1;
 `/v1` is appended when missing, as AgentV does), `api_key` (optional here, since local servers
-need none), `model`, `temperature`, `max_output_tokens`, `system_prompt`, `headers`, and the
-retry keys of `RetryPolicy.from_settings`.
+need none), `model`, `temperature`, `max_output_tokens`, `system_prompt`, `headers`, the
+reasoning-model and structured-output keys of `ChatOptions` (`reasoning_model`,
+`reasoning_effort`, `structured_output`), and the retry keys of `RetryPolicy.from_settings`.
 
-`HttpChatProvider` (settings, retry policy, the POST) and the helpers (`chat_messages`,
-`sampling_params`, `text_response`) are shared with the Azure and Anthropic providers, which speak
-close cousins of this wire format.
+`HttpChatProvider` (settings, retry policy, the POST with its learned parameter adjustments) and
+the helpers (`chat_messages`, `text_response`, `chat_completion_text`) are shared with the Azure
+and Anthropic providers, which speak close cousins of this wire format.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
 from ..transport.http import HttpCallError, HttpResult, RetryPolicy, post_json
+from .adjustments import ParameterMemory, send_adapting
 from .base import ProviderRequest
+from .chat_params import ChatOptions
 from .config import TargetConfig
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -38,32 +41,6 @@ def retry_policy_for(target: TargetConfig) -> RetryPolicy:
         return RetryPolicy.from_settings(target.settings)
     except ValueError as exc:
         raise TargetsConfigError(f"{target.describe()}: {exc}") from None
-
-
-def optional_number(target: TargetConfig, description: str, *keys: str) -> float | None:
-    value = target.get(*keys)
-    if value is None:
-        return None
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        return float(value)
-    except (TypeError, ValueError):
-        raise TargetsConfigError(
-            f"{target.describe()}: {description} must be a number, got {value!r}"
-        ) from None
-
-
-def sampling_params(request: ProviderRequest, temperature: Any, max_output_tokens: Any) -> dict[str, Any]:
-    """Chat-completions `temperature` / `max_tokens`: the request's own, else the target's, else unsent."""
-    params: dict[str, Any] = {}
-    chosen_temperature = request.temperature if request.temperature is not None else temperature
-    if chosen_temperature is not None:
-        params["temperature"] = chosen_temperature
-    max_tokens = request.max_output_tokens if request.max_output_tokens is not None else max_output_tokens
-    if max_tokens is not None:
-        params["max_tokens"] = int(max_tokens)
-    return params
 
 
 def chat_messages(request: ProviderRequest, default_system: str | None = None) -> list[dict[str, str]]:
@@ -114,28 +91,49 @@ def chat_completion_text(
     if isinstance(content, list):  # some servers return content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     text = content if isinstance(content, str) else ""
-    usage_raw = data.get("usage") if isinstance(data, dict) else None
-    usage = None
-    if isinstance(usage_raw, dict):
-        usage = {"input": usage_raw.get("prompt_tokens"), "output": usage_raw.get("completion_tokens")}
-    raw = {"model": data.get("model"), "id": data.get("id"), "finish_reason": choice.get("finish_reason")}
-    return text, usage, raw
+    finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    if not text and finish_reason == "content_filter":
+        raise HttpCallError(
+            f"{describe}: the provider withheld the reply (finish_reason content_filter)", retries=retries
+        )
+    raw = {"model": data.get("model"), "id": data.get("id"), "finish_reason": finish_reason}
+    return text, chat_usage(data.get("usage")), raw
+
+
+def chat_usage(usage: Any) -> dict[str, Any] | None:
+    """Token usage as `{input, output}`, plus `reasoning` when the model reports reasoning tokens
+    (`completion_tokens_details.reasoning_tokens`; they are part of `output`, billed but unseen)."""
+    if not isinstance(usage, dict):
+        return None
+    out: dict[str, Any] = {"input": usage.get("prompt_tokens"), "output": usage.get("completion_tokens")}
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if isinstance(reasoning, int) and not isinstance(reasoning, bool):
+        out["reasoning"] = reasoning
+    return out
 
 
 class HttpChatProvider:
     """What the HTTP chat providers share: the sampling settings and retry policy each reads from
     its target the same way, and one POST of its wire body under that policy. A provider adds
-    its endpoint (`url`), credentials (`headers`), wire format (`build_body`) and reply parsing."""
+    its endpoint (`url`), credentials (`headers`), wire format (`build_body`) and reply parsing.
+
+    `build_body` is the request as intended (it is also the response cache's key, so a cached
+    answer does not depend on what this run happened to learn); `post` sends it with the
+    parameters the server refused earlier in the run adjusted, and learns new ones (see
+    `adjustments.py`)."""
 
     kind: str
 
     def __init__(self, target: TargetConfig) -> None:
         self.name = target.name
         self.target = target
-        self.temperature = optional_number(target, "temperature", "temperature")
-        self.max_output_tokens = optional_number(target, "max_output_tokens", "max_output_tokens", "maxTokens")
+        self.options = ChatOptions.from_target(target)
+        self.temperature = self.options.temperature
+        self.max_output_tokens = self.options.max_output_tokens
         self.system_prompt = target.get("system_prompt", "systemPrompt")
         self.policy = retry_policy_for(target)
+        self.memory = ParameterMemory(target.describe())
 
     @property
     def url(self) -> str:
@@ -148,8 +146,13 @@ class HttpChatProvider:
         raise NotImplementedError
 
     def post(self, request: ProviderRequest) -> HttpResult:
-        return post_json(self.url, self.build_body(request), headers=self.headers(), policy=self.policy,
-                         secrets=self.target.secrets, describe=self.target.describe())
+        url, headers = self.url, self.headers()
+
+        def send(body: dict[str, Any]) -> HttpResult:
+            return post_json(url, body, headers=headers, policy=self.policy,
+                             secrets=self.target.secrets, describe=self.target.describe())
+
+        return send_adapting(send, self.build_body(request), self.memory)
 
 
 class OpenAICompatProvider(HttpChatProvider):
@@ -181,10 +184,11 @@ class OpenAICompatProvider(HttpChatProvider):
         return headers
 
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
+        model = request.model or self.model
         return {
-            "model": request.model or self.model,
+            "model": model,
             "messages": chat_messages(request, self.system_prompt),
-            **sampling_params(request, self.temperature, self.max_output_tokens),
+            **self.options.params(request, model),
         }
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:

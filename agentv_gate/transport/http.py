@@ -20,6 +20,7 @@ error (`HttpCallError.retries`), so it can show up in `TargetResponse.retries` a
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import re
 import threading
@@ -135,26 +136,111 @@ class HttpResult:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ProviderErrorDetail:
+    """The provider's own account of a failed call: the `error` object of an OpenAI, Azure or
+    Anthropic error body (or the top-level fields vLLM-style servers send), secrets scrubbed.
+
+    Kept apart from the message so a provider can act on it (e.g. leave out a parameter the
+    server names as unsupported), and quoted in the message so that "Unsupported parameter ..."
+    or "content_filter" is what the user reads, not only a status code.
+    """
+
+    message: str | None = None
+    type: str | None = None
+    code: str | None = None
+    param: str | None = None
+    inner_code: str | None = None
+    """Azure's `innererror.code`, e.g. ResponsibleAIPolicyViolation beside code content_filter."""
+
+    def describe(self) -> str:
+        labels = [f"{name} {value}" for name, value in (
+            ("type", self.type), ("code", self.code), ("param", self.param), ("inner code", self.inner_code)
+        ) if value]
+        quoted = json.dumps(self.message, ensure_ascii=False) if self.message else ""
+        if not labels:
+            return quoted
+        return f"provider error ({', '.join(labels)})" + (f": {quoted}" if quoted else "")
+
+
+def _text_field(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int, float)):
+        text = " ".join(str(value).split())
+        return text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else "") if text else None
+    return None
+
+
+def provider_error_detail(body: Any, secrets: Iterable[str] = ()) -> ProviderErrorDetail | None:
+    """The provider's error fields from a decoded error body, or None when it holds none."""
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    source: dict[str, Any]
+    if isinstance(error, dict):
+        source = error
+    elif isinstance(error, str):
+        source = {"message": error, "type": body.get("type"), "code": body.get("code")}
+    elif isinstance(body.get("message"), str):
+        source = body
+    else:
+        return None
+    inner_error = source.get("innererror")
+    inner: dict[str, Any] = inner_error if isinstance(inner_error, dict) else {}
+    secret_list = [s for s in secrets if s]
+
+    def field_text(value: Any) -> str | None:
+        text = _text_field(value)
+        return redact(text, secret_list) if text is not None else None
+
+    detail = ProviderErrorDetail(
+        message=field_text(source.get("message")),
+        type=field_text(source.get("type")),
+        code=field_text(source.get("code")),
+        param=field_text(source.get("param")),
+        inner_code=field_text(inner.get("code")),
+    )
+    return detail if (detail.message or detail.type or detail.code) else None
+
+
 class HttpCallError(ProviderError):
     """A call that failed for good: a non-retryable status, or retries exhausted.
 
     The message is safe to show (secrets scrubbed) and says what was expected and what came.
+    `detail` carries the provider's own error fields when its reply had them.
     """
 
-    def __init__(self, message: str, *, retries: int = 0, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        retries: int = 0,
+        status: int | None = None,
+        detail: ProviderErrorDetail | None = None,
+    ) -> None:
         super().__init__(message)
         self.retries = retries
         self.status = status
+        self.detail = detail
 
 
 class _Retryable(Exception):
     """One attempt failed in a way worth another try (internal to the retry loop)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+        detail: ProviderErrorDetail | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
         self.status = status
+        self.detail = detail
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -225,20 +311,17 @@ def _stop(policy: RetryPolicy) -> Any:
     return stop_after_attempt(max(1, policy.max_attempts)) | by_time(policy.max_total_seconds)
 
 
-def _snippet(response: requests.Response) -> str:
+def _error_reply(response: requests.Response, secrets: list[str]) -> tuple[str, ProviderErrorDetail | None]:
+    """What an error reply says, fit to quote (scrubbed), and the provider's fields if it had them."""
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
-    if isinstance(body, dict):
-        error = body.get("error")
-        nested = error.get("message") if isinstance(error, dict) else None
-        message = body.get("message")
-        for found in (nested, error, message):  # the first that is text, in the order the APIs nest it
-            if isinstance(found, str):
-                return found[:_BODY_SNIPPET_CHARS]
+    detail = provider_error_detail(body, secrets)
+    if detail is not None:
+        return detail.describe(), detail
     text = (response.text or "").strip().replace("\n", " ")
-    return text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else "")
+    return redact(text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else ""), secrets), None
 
 
 _local = threading.local()
@@ -323,13 +406,15 @@ def http_call(
             ) from None
         status = response.status_code
         if status >= 400:
-            detail = redact(_snippet(response), secret_list)
+            said, detail = _error_reply(response, secret_list)
             if policy.is_retryable_status(status):
                 raise _Retryable(
-                    f"HTTP {status}: {detail}", retry_after=parse_retry_after(response.headers), status=status
+                    f"HTTP {status}: {said}", retry_after=parse_retry_after(response.headers), status=status,
+                    detail=detail,
                 )
             raise HttpCallError(
-                redact(f"{describe}: HTTP {status} from {method} {url}: {detail}", secret_list), status=status
+                redact(f"{describe}: HTTP {status} from {method} {url}: {said}", secret_list), status=status,
+                detail=detail,
             )
         data: Any = response.text
         if expect_json:
@@ -365,6 +450,7 @@ def http_call(
             ),
             retries=attempts - 1,
             status=exc.status,
+            detail=exc.detail,
         ) from None
     except HttpCallError as exc:
         exc.retries = attempts - 1

@@ -29,6 +29,17 @@ Replies (``FakeReply``), built with helpers:
   timeout, it is a hang); ``close()`` cuts the wait short;
 * any reply can be delayed: ``FakeReply.openai("hi", delay=0.2)``.
 
+Behaviours of real servers, as responders for ``set_default`` (each takes the answer text, or a
+callable ``(RecordedRequest) -> str``):
+
+* ``reasoning_model(answer)`` - an OpenAI reasoning model (o-series, gpt-5): a body with
+  ``max_tokens`` gets OpenAI's exact 400 for it, a ``temperature`` other than 1 its exact 400
+  (``MAX_TOKENS_REFUSED`` / ``temperature_refused(value)``); otherwise the answer, with
+  ``completion_tokens_details.reasoning_tokens`` in ``usage``;
+* ``without_json_schema(answer)`` - a server without structured output: a body with
+  ``response_format`` of type ``json_schema`` gets a 400 (``JSON_SCHEMA_REFUSED``);
+* ``content_filtered()`` - Azure's 400 for a prompt its content filter blocked.
+
 ``RecordedRequest`` has ``method``, ``path``, ``query`` (dict of lists), ``headers`` (a dict with
 lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
 """
@@ -85,14 +96,21 @@ class FakeReply:
         )
 
     @staticmethod
-    def openai(text: str, *, model: str = "fake-model", delay: float = 0.0) -> FakeReply:
+    def openai(
+        text: str, *, model: str = "fake-model", delay: float = 0.0, reasoning_tokens: int | None = None
+    ) -> FakeReply:
+        usage: dict[str, Any] = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        if reasoning_tokens is not None:
+            usage = {"prompt_tokens": 11, "completion_tokens": 7 + reasoning_tokens,
+                     "total_tokens": 18 + reasoning_tokens,
+                     "completion_tokens_details": {"reasoning_tokens": reasoning_tokens}}
         return FakeReply.json(
             {
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                "usage": usage,
             },
             delay=delay,
         )
@@ -123,6 +141,90 @@ class FakeReply:
 
 
 Responder = FakeReply | Callable[[RecordedRequest], FakeReply]
+Answer = str | Callable[[RecordedRequest], str]
+
+MAX_TOKENS_REFUSED = {
+    "error": {
+        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+        "type": "invalid_request_error",
+        "param": "max_tokens",
+        "code": "unsupported_parameter",
+    }
+}
+"""OpenAI's 400 body when a reasoning model is sent `max_tokens`, word for word."""
+JSON_SCHEMA_REFUSED = {
+    "error": {
+        "message": "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this "
+        "model. Learn more about supported models at the Structured Outputs guide: "
+        "https://platform.openai.com/docs/guides/structured-outputs",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+}
+"""OpenAI's 400 body when a model without structured output is asked for a json_schema reply."""
+REASONING_TOKENS = 64
+
+
+def temperature_refused(value: Any) -> dict[str, Any]:
+    """OpenAI's 400 body when a reasoning model is sent a temperature other than the default."""
+    return {
+        "error": {
+            "message": f"Unsupported value: 'temperature' does not support {value} with this model. "
+            "Only the default (1) value is supported.",
+            "type": "invalid_request_error",
+            "param": "temperature",
+            "code": "unsupported_value",
+        }
+    }
+
+
+def _answer(answer: Answer, request: RecordedRequest) -> str:
+    return answer(request) if callable(answer) else answer
+
+
+def reasoning_model(answer: Answer) -> Callable[[RecordedRequest], FakeReply]:
+    """A responder that behaves like an OpenAI reasoning model (see the module docstring)."""
+
+    def respond(request: RecordedRequest) -> FakeReply:
+        body = request.json if isinstance(request.json, dict) else {}
+        if "max_tokens" in body:
+            return FakeReply.json(MAX_TOKENS_REFUSED, status=400)
+        if "temperature" in body and body["temperature"] != 1:
+            return FakeReply.json(temperature_refused(body["temperature"]), status=400)
+        return FakeReply.openai(_answer(answer, request), model="o3-mini", reasoning_tokens=REASONING_TOKENS)
+
+    return respond
+
+
+def without_json_schema(answer: Answer) -> Callable[[RecordedRequest], FakeReply]:
+    """A responder for a server that cannot do structured output (see the module docstring)."""
+
+    def respond(request: RecordedRequest) -> FakeReply:
+        body = request.json if isinstance(request.json, dict) else {}
+        response_format = body.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+            return FakeReply.json(JSON_SCHEMA_REFUSED, status=400)
+        return FakeReply.openai(_answer(answer, request))
+
+    return respond
+
+
+def content_filtered() -> FakeReply:
+    """Azure's 400 when its content filter blocks the prompt."""
+    return FakeReply.json({
+        "error": {
+            "message": "The response was filtered due to the prompt triggering Azure OpenAI's content "
+            "management policy. Please modify your prompt and retry.",
+            "type": None,
+            "param": "prompt",
+            "code": "content_filter",
+            "status": 400,
+            "innererror": {"code": "ResponsibleAIPolicyViolation",
+                           "content_filter_result": {"violence": {"filtered": True, "severity": "high"}}},
+        }
+    }, status=400)
 
 
 class FakeLLMServer:
