@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,9 @@ from agentv_gate.report.github import (
     summary_markdown,
     write_github_reports,
 )
+from tests.helpers.reports import case_result
 
-
-def case(eval_id: str, verdict: str = "pass", **kw: object) -> CaseResult:
-    defaults: dict[str, object] = {"suite": "evals/sec.eval.yaml", "file": "/ci/work/evals/sec.eval.yaml",
-                                   "line": 1, "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
-    defaults.update(kw)
-    return CaseResult(eval_id=eval_id, verdict=verdict, **defaults)  # type: ignore[arg-type]
+case = partial(case_result, suite="evals/sec.eval.yaml", file="/ci/work/evals/sec.eval.yaml")
 
 
 HOSTILE = case(
