@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 
 from agentv_gate.cli import EXIT_FAILED, EXIT_OK, main
 from agentv_gate.models import Message, TargetResponse
@@ -29,6 +28,7 @@ from agentv_gate.targets.cache import (
 )
 from agentv_gate.targets.config import RawTarget, resolve_target
 from agentv_gate.targets.registry import build_provider
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 
 SECRET = "sk-cache-SECRET-0123456789"
 AGENT = "/agent/v1/chat/completions"

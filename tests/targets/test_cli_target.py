@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 from agentv_gate.errors import ProviderError, TargetsConfigError
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.cli_target import CliProvider, parse_cli_output
 from agentv_gate.targets.config import RawTarget, resolve_target
 from agentv_gate.targets.registry import build_provider
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 PY = sys.executable
 

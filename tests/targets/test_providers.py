@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 from agentv_gate.errors import ProviderError, TargetsConfigError
 from agentv_gate.models import Message
@@ -17,6 +16,7 @@ from agentv_gate.targets.mock import MockProvider
 from agentv_gate.targets.openai_compat import OpenAICompatProvider
 from agentv_gate.targets.registry import build_provider
 from agentv_gate.transport.http import HttpCallError, RetryPolicy, http_call, parse_retry_after, post_json
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 
 SECRET = "sk-test-SECRET-0123456789"
 CHAT = "/v1/chat/completions"
