@@ -15,13 +15,7 @@ import pytest
 
 from tests.helpers.cli import CLI, cli_env, run_cli
 from tests.helpers.files import make_repo
-
-TARGETS = """\
-targets:
-  - name: default
-    provider: mock
-    response: "Paris is the capital of France."
-"""
+from tests.helpers.suites import PARIS_TARGETS as TARGETS
 
 
 def suite(ids: list[str], failing: set[str]) -> str:
