@@ -38,6 +38,12 @@ def judge_case(case_id: str, judge: str, **config: str) -> str:
             f"    assert: [{{type: code_judge, name: j, script: [python3, judges/{judge}]{extra}}}]\n")
 
 
+def contains_case(case_id: str, target: str | None = None) -> str:
+    """A case that passes when its target (the default mock unless named) answers `fine`."""
+    on = f"    target: {target}\n" if target else ""
+    return f"  - id: {case_id}\n{on}    input: hi\n    assert: [{{type: contains, value: fine}}]\n"
+
+
 def suite(repo: Path, *cases: str, name: str = "faults") -> Path:
     return write(repo / "evals" / f"{name}.eval.yaml", "tests:\n" + "".join(cases))
 
@@ -193,16 +199,7 @@ def http_targets(url: str) -> str:
 def test_an_http_target_that_hangs_or_cuts_off_the_body_is_that_case_s_error(repo: Path, raw_server: RawServer,
                                                                             reason: str) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url))
-    write(repo / "evals/http.eval.yaml", """
-        tests:
-          - id: local
-            input: hi
-            assert: [{type: contains, value: fine}]
-          - id: remote
-            target: remote
-            input: hi
-            assert: [{type: contains, value: fine}]
-        """)
+    suite(repo, contains_case("local"), contains_case("remote", target="remote"), name="http")
     proc = run_cli("run", "evals", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     rows = assert_reported(repo, {"local": "pass", "remote": "error"})
@@ -224,16 +221,7 @@ def test_a_cli_target_that_never_answers_is_killed_at_its_timeout(repo: Path) ->
             command_template: echo $$ > {marker} && exec sleep 60
             timeout_seconds: 1
         """)
-    write(repo / "evals/cli.eval.yaml", """
-        tests:
-          - id: local
-            input: hi
-            assert: [{type: contains, value: fine}]
-          - id: sleeper
-            target: sleeper
-            input: hi
-            assert: [{type: contains, value: fine}]
-        """)
+    suite(repo, contains_case("local"), contains_case("sleeper", target="sleeper"), name="cli")
     proc = run_cli("run", "evals", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     rows = assert_reported(repo, {"local": "pass", "sleeper": "error"})
@@ -356,16 +344,7 @@ def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, s
 @pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
 def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(repo: Path, raw_server: RawServer) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url).replace("timeout_seconds: 1", "timeout_seconds: 90"))
-    write(repo / "evals/http.eval.yaml", """
-        tests:
-          - id: local
-            input: hi
-            assert: [{type: contains, value: fine}]
-          - id: remote
-            target: remote
-            input: hi
-            assert: [{type: contains, value: fine}]
-        """)
+    suite(repo, contains_case("local"), contains_case("remote", target="remote"), name="http")
     assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=1)
 
 
