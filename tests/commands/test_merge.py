@@ -57,7 +57,7 @@ def merge(root: Path, *files: str) -> subprocess.CompletedProcess[str]:
     return run_cli("merge", *files, "--output-dir", "merged", cwd=root, timeout=120)
 
 
-def junit_cases(path: Path) -> list[tuple[str, str, str]]:
+def junit_outcomes(path: Path) -> list[tuple[str, str, str]]:
     """(classname, name, outcome) of every testcase."""
     out = []
     for case in ET.parse(path).getroot().iter("testcase"):
@@ -87,7 +87,7 @@ def test_three_shards_merge_into_one_report_with_the_failure(tmp_path: Path) -> 
 
     root = ET.parse(tmp_path / "merged" / "junit.xml").getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "1", "0")
-    cases = junit_cases(tmp_path / "merged" / "junit.xml")
+    cases = junit_outcomes(tmp_path / "merged" / "junit.xml")
     assert len(cases) == 8
     assert [c for c in cases if c[2] != "pass"] == [("evals.geo.eval", "g4", "failure")]
     assert sorted((c[0], c[1]) for c in cases) == sorted(
@@ -105,7 +105,7 @@ def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path)
     merged = merge(tmp_path, *(f"shard-{k}/results.jsonl" for k in range(1, 4)))
     assert merged.returncode == 0, merged.stderr
     assert "2 cases: 2 passed, 0 failed, 0 errors" in merged.stdout
-    assert len(junit_cases(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
+    assert len(junit_outcomes(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
 
 
 @pytest.mark.parametrize("files, message", [

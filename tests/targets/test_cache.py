@@ -30,6 +30,7 @@ from agentv_gate.targets.config import RawTarget, resolve_target
 from agentv_gate.targets.registry import build_provider
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo
+from tests.helpers.reports import read_rows
 
 SECRET = "sk-cache-SECRET-0123456789"
 AGENT = "/agent/v1/chat/completions"
@@ -91,7 +92,7 @@ def run(*extra: str, out: str = "out") -> int:
 
 
 def rows(project: Path, out: str = "out") -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (project / out / "results.jsonl").read_text().splitlines()]
+    return read_rows(project / out / "results.jsonl")
 
 
 def verdicts(project: Path, out: str = "out") -> dict[str, tuple[str, float]]:
