@@ -15,11 +15,11 @@ from typing import Any
 
 import xmlschema
 
-from agentv_gate.models import CaseResult
+from agentv_gate.models import CaseResult, Verdict
 from agentv_gate.report.junit import SCHEMA_PATH
 
 
-def case_result(eval_id: str, verdict: str = "pass", **fields: Any) -> CaseResult:
+def case_result(eval_id: str, verdict: Verdict = "pass", **fields: Any) -> CaseResult:
     """A result row with the fields a reporter needs; a pass scores 1.0, anything else 0.0 unless given."""
     defaults: dict[str, Any] = {"suite": "evals/a.yaml", "file": "evals/a.yaml", "line": 1,
                                 "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
