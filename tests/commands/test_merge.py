@@ -7,22 +7,15 @@ case once, the same verdict, the same exit code, and the summary counting the wh
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-CLI = str(Path(sys.executable).parent / "agentv-gate")
-
-TARGETS = """\
-targets:
-  - name: default
-    provider: mock
-    response: "Paris is the capital of France."
-"""
+from tests.helpers.cli import CLI, cli_env, run_cli
+from tests.helpers.files import make_repo
+from tests.helpers.suites import PARIS_TARGETS as TARGETS
 
 
 def suite(ids: list[str], failing: set[str]) -> str:
@@ -39,24 +32,17 @@ FULL = {"evals/geo.eval.yaml": ["g1", "g2", "g3", "g4", "g5"], "evals/more.eval.
 
 def project(root: Path, failing: set[str], layout: dict[str, list[str]] = FULL) -> list[tuple[str, str]]:
     """Eval files (two suites, 8 cases by default); returns every (suite, id) the run must report."""
-    (root / ".git").mkdir()
-    (root / ".agentv").mkdir()
-    (root / ".agentv" / "targets.yaml").write_text(TARGETS)
-    (root / "evals").mkdir()
+    make_repo(root, TARGETS)
     for name, ids in layout.items():
         (root / name).write_text(suite(ids, failing))
     return sorted((name, case_id) for name, ids in layout.items() for case_id in ids)
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
 
 
 def run_shards(root: Path, count: int) -> list[subprocess.CompletedProcess[str]]:
     """All shards at once, as a CI matrix would run them, each in its own output folder."""
     procs = [
         subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet"],
-                         cwd=root, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=root, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          stdin=subprocess.DEVNULL)
         for k in range(1, count + 1)
     ]
@@ -68,11 +54,10 @@ def run_shards(root: Path, count: int) -> list[subprocess.CompletedProcess[str]]
 
 
 def merge(root: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, "merge", *files, "--output-dir", "merged"], cwd=root, env=env(),
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return run_cli("merge", *files, "--output-dir", "merged", cwd=root, timeout=120)
 
 
-def junit_cases(path: Path) -> list[tuple[str, str, str]]:
+def junit_outcomes(path: Path) -> list[tuple[str, str, str]]:
     """(classname, name, outcome) of every testcase."""
     out = []
     for case in ET.parse(path).getroot().iter("testcase"):
@@ -102,7 +87,7 @@ def test_three_shards_merge_into_one_report_with_the_failure(tmp_path: Path) -> 
 
     root = ET.parse(tmp_path / "merged" / "junit.xml").getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "1", "0")
-    cases = junit_cases(tmp_path / "merged" / "junit.xml")
+    cases = junit_outcomes(tmp_path / "merged" / "junit.xml")
     assert len(cases) == 8
     assert [c for c in cases if c[2] != "pass"] == [("evals.geo.eval", "g4", "failure")]
     assert sorted((c[0], c[1]) for c in cases) == sorted(
@@ -120,7 +105,7 @@ def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path)
     merged = merge(tmp_path, *(f"shard-{k}/results.jsonl" for k in range(1, 4)))
     assert merged.returncode == 0, merged.stderr
     assert "2 cases: 2 passed, 0 failed, 0 errors" in merged.stdout
-    assert len(junit_cases(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
+    assert len(junit_outcomes(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
 
 
 @pytest.mark.parametrize("files, message", [

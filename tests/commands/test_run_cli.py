@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,20 +25,9 @@ print(json.dumps({"score": len(found) / len(kw), "hits": found,
 """
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / "evals/judge.py").write_text(JUDGE)
-    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent("""
+    make_repo(tmp_path, """
         targets:
           - name: default
             provider: mock
@@ -50,19 +40,17 @@ def project(tmp_path: Path) -> Path:
             provider: cli
             command_template: "sh -c 'echo agent exploded >&2; exit 4'"
             timeout_seconds: 5
-    """))
+    """)
+    write(tmp_path / "evals/judge.py", JUDGE)
     return tmp_path
 
 
 def write_suite(project: Path, body: str, name: str = "suite.eval.yaml") -> Path:
-    path = project / "evals" / name
-    path.write_text(textwrap.dedent(body).lstrip("\n"))
-    return path
+    return write(project / "evals" / name, body)
 
 
 def rows(project: Path) -> dict[str, dict]:
-    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
-    return {row["eval_id"]: row for row in map(json.loads, lines)}
+    return {row["eval_id"]: row for row in read_rows(project / ".agentv-gate/results.jsonl")}
 
 
 KEYWORD_CASES = """

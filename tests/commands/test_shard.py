@@ -20,6 +20,7 @@ from agentv_gate.errors import EXIT_OK, EXIT_USAGE
 from agentv_gate.loader import plan_paths
 from agentv_gate.models import EvalCase
 from agentv_gate.orchestrator import Shardable, ShardSpec, select_shard
+from tests.helpers.files import make_repo
 
 TARGETS = """\
 targets:
@@ -81,13 +82,10 @@ def test_shard_spec_parses_k_of_n(text: str, expected: tuple[int, int]) -> None:
 
 
 def write_suites(root: Path) -> list[Path]:
-    (root / ".git").mkdir()
-    (root / ".agentv").mkdir()
-    (root / ".agentv" / "targets.yaml").write_text(TARGETS)
+    make_repo(root, TARGETS)
     files = []
     for name, ids in (("alpha", "qwertyu"), ("beta", "asdfg"), ("gamma", "zxcvbnm")):
         path = root / "evals" / f"{name}.eval.yaml"
-        path.parent.mkdir(exist_ok=True)
         body = "".join(f"  - id: {name}-{c}\n    input: q {c}\n    assertions:\n      - type: contains\n"
                        f"        value: Paris\n" for c in ids)
         path.write_text("tests:\n" + body)
@@ -124,9 +122,7 @@ def test_bad_shard_values_exit_2_before_anything_runs(bad: str, tmp_path: Path, 
 def test_an_empty_shard_passes_with_empty_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """3 machines, 2 cases: the third job has nothing to do, and that is not a failure of the gate."""
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS)
+    make_repo(tmp_path, TARGETS)
     (tmp_path / "two.eval.yaml").write_text(
         "tests:\n  - id: a\n    input: q\n    assertions: [{type: contains, value: Paris}]\n"
         "  - id: b\n    input: q\n    assertions: [{type: contains, value: Paris}]\n")

@@ -4,37 +4,33 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.helpers.cli import run_cli
 
 
 def validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", "validate", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+    return run_cli("validate", *args, cwd=cwd)
 
 
-def test_valid_suite_exits_zero(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / "evals/ok.eval.yaml").write_text("tests:\n  - id: a\n    criteria: c\n    input: q\n")
-    proc = validate("evals", cwd=tmp_path)
+def test_valid_suite_exits_zero(repo: Path) -> None:
+    (repo / "evals/ok.eval.yaml").write_text("tests:\n  - id: a\n    criteria: c\n    input: q\n")
+    proc = validate("evals", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == ""
     assert "ok: 1 case(s) in 1 file(s)" in proc.stderr
 
 
-def test_each_problem_is_one_located_line_and_exit_is_one(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / "evals/bad.eval.yaml").write_text(
+def test_each_problem_is_one_located_line_and_exit_is_one(repo: Path) -> None:
+    (repo / "evals/bad.eval.yaml").write_text(
         "tests:\n"
         "  - id: a\n    criteria: c\n    input: q\n"
         "    assert:\n      - type: nonsense\n"
         "  - id: a\n    criteria: c\n    input: q\n"
         "  - id: b\n    criteria: c\n    input: q\n    grader: llm_judge\n"
     )
-    (tmp_path / "evals/broken.yaml").write_text("tests: [\n")
-    proc = validate("evals", cwd=tmp_path)
+    (repo / "evals/broken.yaml").write_text("tests: [\n")
+    proc = validate("evals", cwd=repo)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     # The parser's own wording differs between libyaml and pure Python; the location and kind do not.
@@ -48,12 +44,11 @@ def test_each_problem_is_one_located_line_and_exit_is_one(tmp_path: Path) -> Non
     ]
 
 
-def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    suite = tmp_path / "old.eval.yaml"
+def test_warnings_fail_only_with_strict(repo: Path) -> None:
+    suite = repo / "old.eval.yaml"
     suite.write_text("tests:\n  - id: a\n    criteria: c\n    input: q\n    grader: llm_judge\n")
-    assert validate(str(suite), cwd=tmp_path).returncode == 0
-    assert validate(str(suite), "--strict", cwd=tmp_path).returncode == 1
+    assert validate(str(suite), cwd=repo).returncode == 0
+    assert validate(str(suite), "--strict", cwd=repo).returncode == 1
 
 
 def test_nothing_found_is_a_usage_error(tmp_path: Path) -> None:

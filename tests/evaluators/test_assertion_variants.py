@@ -11,12 +11,13 @@ from agentv_gate.evaluators.registry import build_evaluator_registry
 from agentv_gate.loader import load_eval_file
 from agentv_gate.models import TargetResponse
 from agentv_gate.orchestrator import Orchestrator, RunSettings
+from tests.helpers.files import make_repo
 
 ANSWER = "  Paris is the capital of France.  "
 
 
 def scores_for(tmp_path: Path, assertions: str) -> list[tuple[str, float]]:
-    (tmp_path / ".git").mkdir(exist_ok=True)
+    make_repo(tmp_path)
     suite = tmp_path / "v.eval.yaml"
     suite.write_text("tests:\n  - id: v\n    criteria: c\n    input: q\n    assert:\n"
                      + textwrap.indent(textwrap.dedent(assertions).strip("\n"), "      ") + "\n")

@@ -6,8 +6,6 @@ import json
 import os
 import signal
 import sys
-import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,8 @@ from agentv_gate.loader import load_eval_file
 from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext
 from agentv_gate.transport.process import run_script
 from tests.helpers.evaluation import score_of
+from tests.helpers.files import write
+from tests.helpers.processes import pid_alive, wait_for
 
 SPEC = Path("/work/shared/spec")
 SAMPLE_218 = SPEC / "agentv-2.18-code-judge-stdin-sample.json"
@@ -27,20 +27,6 @@ SAMPLE_442 = SPEC / "agentv-4.42-code-judge-stdin-sample.json"
 ANSWER = "Paris is the capital of France."
 JUDGES = Path(__file__).resolve().parents[1] / "judges"
 PY = sys.executable
-
-
-def write(path: Path, text: str, executable: bool = False) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip("\n"))
-    if executable:
-        path.chmod(0o755)
-    return path
-
-
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    return tmp_path
 
 
 def capital_case(repo: Path) -> EvalCase:
@@ -170,29 +156,6 @@ def test_payload_summarises_tool_calls_and_snake_cases_keys(repo: Path) -> None:
 # ---------------------------------------------------------------- the subprocess runner
 
 
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A killed child of a dead parent may linger as a zombie until init reaps it.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_runner_passes_stdin_and_captures_both_streams() -> None:
     code = "import sys; d = sys.stdin.read(); print(d.upper()); print('warn', file=sys.stderr)"
     result = run_script([PY, "-c", code], "héllo", 10, env={"PYTHONIOENCODING": "utf-8"})
@@ -229,7 +192,7 @@ def test_runner_kills_the_whole_process_group(tmp_path: Path, mode: str) -> None
     result = run_script([PY, str(JUDGES / "forks_grandchild.py"), str(pid_file), mode], "", 1.5)
     grandchild = int(pid_file.read_text())
     try:
-        assert wait_dead(grandchild), "the grandchild holding stdout survived"
+        assert wait_for(lambda: not pid_alive(grandchild), 5), "the grandchild holding stdout survived"
         if mode == "hang":
             assert result.timed_out
         else:  # the judge answered and exited; its stray grandchild must not keep us waiting

@@ -14,6 +14,7 @@ from agentv_gate.evaluators.registry import build_evaluator_registry, evaluate_s
 from agentv_gate.loader import load_eval_file
 from agentv_gate.models import EvalCase, EvaluationContext, EvaluationScore, LlmJudgeConfig, TargetResponse
 from agentv_gate.targets.base import ProviderRequest
+from tests.helpers.files import make_repo
 
 JUDGES = Path(__file__).resolve().parents[1] / "judges"
 ANSWER = "Paris is the capital of France."
@@ -43,7 +44,7 @@ class ScriptedJudge:
 
 def composite_case(tmp_path: Path, composite_yaml: str, members: str = "") -> EvalCase:
     """An eval file whose one case has the composite written in `composite_yaml` (+ `members`)."""
-    (tmp_path / ".git").mkdir(exist_ok=True)
+    make_repo(tmp_path)
     shutil.copy(JUDGES / "keyword_judge.py", tmp_path / "kw.py")
     shutil.copy(JUDGES / "exit3.py", tmp_path / "exit3.py")
     shutil.copy(JUDGES / "aggregator.py", tmp_path / "agg.py")

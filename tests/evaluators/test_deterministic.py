@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from agentv_gate.models import (
     Message,
     RegexConfig,
 )
+from tests.helpers.files import write
 
 
 def case(expected: Any = None) -> EvalCase:
@@ -187,10 +187,8 @@ def test_field_accuracy_caps_listed_misses_at_four_but_counts_all() -> None:
     assert len(result.misses) == 4 and result.reasoning == "0/6 fields matched" and result.score == 0.0
 
 
-def test_field_accuracy_from_an_eval_file(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    f = tmp_path / "inv.eval.yaml"
-    f.write_text(textwrap.dedent("""
+def test_field_accuracy_from_an_eval_file(repo: Path) -> None:
+    f = write(repo / "evals/inv.eval.yaml", """
         tests:
           - id: invoice
             input: Extract the invoice
@@ -204,8 +202,8 @@ def test_field_accuracy_from_an_eval_file(tmp_path: Path) -> None:
                   - path: invoice.date
                     match: date
                     formats: ["DD/MM/YYYY"]
-    """))
-    result = load_eval_file(f, tmp_path)
+    """)
+    result = load_eval_file(f, repo)
     assert result.errors == []
     [c] = result.cases
     answer = '{"invoice": {"number": "INV-1", "date": "04/03/2025"}}'

@@ -43,20 +43,14 @@ def context(evaluator: Any = None, target: str = "agent") -> EvaluationContext:
 
 
 @pytest.fixture
-def server():
-    with FakeLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def judge(server: FakeLLMServer) -> Provider:
+def judge(fake_llm: FakeLLMServer) -> Provider:
     config = resolve_target(
         RawTarget(
             name="judge",
             data={
                 "name": "judge",
                 "provider": "openai",
-                "base_url": server.url,
+                "base_url": fake_llm.url,
                 "model": "judge-model",
                 "retry_initial_delay_ms": 1,
                 "retry_jitter_ms": 1,
@@ -72,8 +66,8 @@ def evaluator_for(provider: Provider | None, **kwargs: Any) -> LlmJudgeEvaluator
     return LlmJudgeEvaluator(resolve_judge_provider=lambda ctx: provider, **kwargs)
 
 
-def test_good_verdict_and_raw_request(server: FakeLLMServer, judge: Provider) -> None:
-    server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
+def test_good_verdict_and_raw_request(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
     score = score_of(evaluator_for(judge, max_output_tokens=300), context())
     assert score.error is None
     assert (score.score, score.hits, score.misses, score.reasoning) == (0.75, ["names Paris"], ["no source"], "Mostly right.")
@@ -81,7 +75,7 @@ def test_good_verdict_and_raw_request(server: FakeLLMServer, judge: Provider) ->
     raw = score.evaluator_raw_request
     assert raw is not None and raw["target"] == "judge" and raw["system_prompt"] == JUDGE_SYSTEM_PROMPT
     assert raw["prompt_source"] == "default" and "[[ ## candidate_answer ## ]]\nIt is Paris." in raw["user_prompt"]
-    body = server.requests[0].json
+    body = fake_llm.requests[0].json
     assert body["messages"] == [
         {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
         {"role": "user", "content": raw["user_prompt"]},
@@ -89,59 +83,59 @@ def test_good_verdict_and_raw_request(server: FakeLLMServer, judge: Provider) ->
     assert body["temperature"] == 0.0 and body["max_tokens"] == 300 and body["model"] == "judge-model"
 
 
-def test_custom_prompt_and_model_override(server: FakeLLMServer, judge: Provider) -> None:
-    server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
+def test_custom_prompt_and_model_override(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
     config = LlmJudgeConfig(name="j", prompt="Is {{answer}} right for {{question}}?", model="gpt-judge-2")
     score = score_of(evaluator_for(judge), context(config))
     assert score.evaluator_raw_request["user_prompt"] == "Is It is Paris. right for What is the capital of France??"
     assert score.evaluator_raw_request["model"] == "gpt-judge-2"
-    assert server.requests[0].json["model"] == "gpt-judge-2"
+    assert fake_llm.requests[0].json["model"] == "gpt-judge-2"
 
 
-def test_fenced_reply_with_prose_is_accepted(server: FakeLLMServer, judge: Provider) -> None:
+def test_fenced_reply_with_prose_is_accepted(fake_llm: FakeLLMServer, judge: Provider) -> None:
     text = f"Here is my evaluation:\n```json\n{json.dumps(GOOD, indent=2)}\n```\nHope this helps!"
-    server.enqueue(CHAT, FakeReply.openai(text))
+    fake_llm.enqueue(CHAT, FakeReply.openai(text))
     assert score_of(evaluator_for(judge), context()).score == 0.75
 
 
-def test_prose_reply_is_retried_then_accepted(server: FakeLLMServer, judge: Provider) -> None:
-    server.enqueue(CHAT, FakeReply.openai("The answer looks good to me, I'd say 8/10."), FakeReply.openai(json.dumps(GOOD)))
+def test_prose_reply_is_retried_then_accepted(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.openai("The answer looks good to me, I'd say 8/10."), FakeReply.openai(json.dumps(GOOD)))
     score = score_of(evaluator_for(judge), context())
     assert score.score == 0.75 and score.error is None
-    assert score.retries == 1 and len(server.requests) == 2
+    assert score.retries == 1 and len(fake_llm.requests) == 2
     assert score.evaluator_raw_request["attempts"] == 2
 
 
-def test_prose_every_time_is_reported_not_guessed(server: FakeLLMServer, judge: Provider) -> None:
-    server.set_default(CHAT, FakeReply.openai("I think it is fine."))
+def test_prose_every_time_is_reported_not_guessed(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.set_default(CHAT, FakeReply.openai("I think it is fine."))
     score = score_of(evaluator_for(judge), context())
     assert score.score == 0.0 and score.error is not None
     assert "not a valid verdict after 3 attempt(s)" in score.error and "I think it is fine." in score.error
-    assert score.retries == 2 and len(server.requests) == 3
+    assert score.retries == 2 and len(fake_llm.requests) == 3
 
 
-def test_out_of_range_score_is_not_clamped(server: FakeLLMServer, judge: Provider) -> None:
-    server.set_default(CHAT, FakeReply.openai(json.dumps({"score": 8, "hits": [], "misses": []})))
+def test_out_of_range_score_is_not_clamped(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.set_default(CHAT, FakeReply.openai(json.dumps({"score": 8, "hits": [], "misses": []})))
     score = score_of(evaluator_for(judge, max_reply_attempts=2), context())
     assert score.score == 0.0 and "'score' must be between 0 and 1, got 8" in (score.error or "")
-    assert len(server.requests) == 2
+    assert len(fake_llm.requests) == 2
 
 
-def test_network_retries_show_in_the_score(server: FakeLLMServer, judge: Provider) -> None:
-    server.enqueue(CHAT, FakeReply.error(429, retry_after="0"), FakeReply.error(500), FakeReply.openai(json.dumps(GOOD)))
+def test_network_retries_show_in_the_score(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.error(429, retry_after="0"), FakeReply.error(500), FakeReply.openai(json.dumps(GOOD)))
     score = score_of(evaluator_for(judge), context())
     assert score.score == 0.75 and score.retries == 2
 
 
-def test_judge_that_keeps_failing_is_an_error_with_its_retries(server: FakeLLMServer, judge: Provider) -> None:
-    server.set_default(CHAT, FakeReply.error(503, "overloaded"))
+def test_judge_that_keeps_failing_is_an_error_with_its_retries(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.set_default(CHAT, FakeReply.error(503, "overloaded"))
     score = score_of(evaluator_for(judge), context())
     assert score.score == 0.0 and score.retries == 3
     assert "judge target 'judge' failed" in (score.error or "") and "overloaded" in (score.error or "")
 
 
-def test_hanging_judge_times_out_and_is_reported(server: FakeLLMServer, judge: Provider) -> None:
-    server.set_default(CHAT, FakeReply.hang(5))
+def test_hanging_judge_times_out_and_is_reported(fake_llm: FakeLLMServer, judge: Provider) -> None:
+    fake_llm.set_default(CHAT, FakeReply.hang(5))
     score = score_of(evaluator_for(judge), context())
     assert score.error is not None and "no response within" in score.error
 
@@ -164,7 +158,7 @@ def test_resolver_failure_becomes_the_case_error() -> None:
 
 
 def test_failing_prompt_script_is_reported_without_calling_the_judge(
-    tmp_path: Path, server: FakeLLMServer, judge: Provider
+    tmp_path: Path, fake_llm: FakeLLMServer, judge: Provider
 ) -> None:
     script = tmp_path / "prompt.py"
     script.write_text("import sys\nsys.stderr.write('KeyError: rubric')\nsys.exit(1)\n", encoding="utf-8")
@@ -172,22 +166,22 @@ def test_failing_prompt_script_is_reported_without_calling_the_judge(
     score = score_of(evaluator_for(judge), context(config))
     assert score.score == 0.0 and "KeyError: rubric" in (score.error or "")
     assert score.evaluator_raw_request["prompt_source"] == "script"
-    assert server.requests == []
+    assert fake_llm.requests == []
 
 
-def test_executable_prompt_goes_to_the_judge(tmp_path: Path, server: FakeLLMServer, judge: Provider) -> None:
+def test_executable_prompt_goes_to_the_judge(tmp_path: Path, fake_llm: FakeLLMServer, judge: Provider) -> None:
     script = tmp_path / "prompt.py"
     script.write_text(
         "import json,sys\nc=json.load(sys.stdin)\nprint('Grade: ' + c['answer'] + ' | ' + c['config']['rubric'])\n",
         encoding="utf-8",
     )
-    server.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps(GOOD)))
     config = LlmJudgeConfig(
         name="j", prompt=PromptScriptConfig(script=[sys.executable, str(script)], config={"rubric": "be strict"})
     )
     score = score_of(evaluator_for(judge), context(config))
     assert score.score == 0.75
-    assert server.requests[0].json["messages"][1]["content"] == "Grade: It is Paris. | be strict"
+    assert fake_llm.requests[0].json["messages"][1]["content"] == "Grade: It is Paris. | be strict"
 
 
 def test_offline_mock_judge_from_targets_yaml() -> None:

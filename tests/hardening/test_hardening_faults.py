@@ -19,20 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.hostile import (
-    checked_junit,
-    copy_judges,
-    junit_cases,
-    kill_quietly,
-    make_repo,
-    no_traceback,
-    pid_alive,
-    read_rows,
-    run_cli,
-    start_cli,
-    wait_for,
-    write,
-)
+from tests.helpers.cli import run_cli, start_cli
+from tests.helpers.files import write
+from tests.helpers.hostile import copy_judges, no_traceback
+from tests.helpers.processes import kill_quietly, pid_alive, wait_for
+from tests.helpers.reports import checked_junit, junit_cases, read_rows
 
 OUT = ".agentv-gate"
 
@@ -47,15 +38,20 @@ def judge_case(case_id: str, judge: str, **config: str) -> str:
             f"    assert: [{{type: code_judge, name: j, script: [python3, judges/{judge}]{extra}}}]\n")
 
 
+def contains_case(case_id: str, target: str | None = None) -> str:
+    """A case that passes when its target (the default mock unless named) answers `fine`."""
+    on = f"    target: {target}\n" if target else ""
+    return f"  - id: {case_id}\n{on}    input: hi\n    assert: [{{type: contains, value: fine}}]\n"
+
+
 def suite(repo: Path, *cases: str, name: str = "faults") -> Path:
     return write(repo / "evals" / f"{name}.eval.yaml", "tests:\n" + "".join(cases))
 
 
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    root = make_repo(tmp_path / "repo")
-    copy_judges(root)
-    return root
+@pytest.fixture(autouse=True)
+def judges(repo: Path) -> Path:
+    """Every test here runs in the shared `repo` fixture, with the hostile judges copied in."""
+    return copy_judges(repo)
 
 
 def assert_reported(repo: Path, expected: dict[str, str]) -> dict[str, dict[str, object]]:
@@ -71,7 +67,7 @@ def assert_reported(repo: Path, expected: dict[str, str]) -> dict[str, dict[str,
 
 def test_a_judge_that_sigkills_itself_is_an_error_and_the_other_cases_still_report(repo: Path) -> None:
     suite(repo, judge_case("healthy", "ok_judge.py"), judge_case("suicidal", "self_kill.py"))
-    proc = run_cli(repo, "run", "evals", "--judge-timeout", "20")
+    proc = run_cli("run", "evals", "--judge-timeout", "20", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     rows = assert_reported(repo, {"healthy": "pass", "suicidal": "error"})
     assert "killed by SIGKILL" in str(rows["suicidal"]["error"])
@@ -81,7 +77,7 @@ def test_a_judge_that_sigkills_itself_is_an_error_and_the_other_cases_still_repo
 def test_a_judge_killed_from_outside_mid_run_is_an_error(repo: Path) -> None:
     pid_file = repo / "victim.pid"
     suite(repo, judge_case("healthy", "ok_judge.py"), judge_case("victim", "wait_to_be_killed.py", pid_file=str(pid_file)))
-    proc = start_cli(repo, "run", "evals", "--judge-timeout", "60")
+    proc = start_cli("run", "evals", "--judge-timeout", "60", cwd=repo)
     try:
         assert wait_for(pid_file.exists, 30), "the judge never started"
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
@@ -96,7 +92,7 @@ def test_a_judge_killed_from_outside_mid_run_is_an_error(repo: Path) -> None:
 
 def test_a_judge_writing_50_mb_is_cut_off_and_reported_without_bloating_any_report(repo: Path) -> None:
     suite(repo, judge_case("healthy", "ok_judge.py"), judge_case("flood", "flood.py", megabytes="50"))
-    proc = run_cli(repo, "run", "evals", "--judge-timeout", "60")
+    proc = run_cli("run", "evals", "--judge-timeout", "60", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     rows = assert_reported(repo, {"healthy": "pass", "flood": "error"})
     misses = " ".join(map(str, rows["flood"]["misses"]))  # type: ignore[call-overload]
@@ -110,7 +106,7 @@ def test_a_judge_writing_50_mb_is_cut_off_and_reported_without_bloating_any_repo
 def test_a_judge_that_detaches_a_daemon_leaves_no_process_behind(repo: Path) -> None:
     pid_file = repo / "daemon.pid"
     suite(repo, judge_case("daemon", "detaches_daemon.py", pid_file=str(pid_file)))
-    proc = run_cli(repo, "run", "evals", "--judge-timeout", "20")
+    proc = run_cli("run", "evals", "--judge-timeout", "20", cwd=repo)
     daemon = int(pid_file.read_text())
     try:
         assert proc.returncode == 0, proc.stderr
@@ -203,17 +199,8 @@ def http_targets(url: str) -> str:
 def test_an_http_target_that_hangs_or_cuts_off_the_body_is_that_case_s_error(repo: Path, raw_server: RawServer,
                                                                             reason: str) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url))
-    write(repo / "evals/http.eval.yaml", """
-        tests:
-          - id: local
-            input: hi
-            assert: [{type: contains, value: fine}]
-          - id: remote
-            target: remote
-            input: hi
-            assert: [{type: contains, value: fine}]
-        """)
-    proc = run_cli(repo, "run", "evals")
+    suite(repo, contains_case("local"), contains_case("remote", target="remote"), name="http")
+    proc = run_cli("run", "evals", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     rows = assert_reported(repo, {"local": "pass", "remote": "error"})
     error = str(rows["remote"]["error"])
@@ -234,17 +221,8 @@ def test_a_cli_target_that_never_answers_is_killed_at_its_timeout(repo: Path) ->
             command_template: echo $$ > {marker} && exec sleep 60
             timeout_seconds: 1
         """)
-    write(repo / "evals/cli.eval.yaml", """
-        tests:
-          - id: local
-            input: hi
-            assert: [{type: contains, value: fine}]
-          - id: sleeper
-            target: sleeper
-            input: hi
-            assert: [{type: contains, value: fine}]
-        """)
-    proc = run_cli(repo, "run", "evals")
+    suite(repo, contains_case("local"), contains_case("sleeper", target="sleeper"), name="cli")
+    proc = run_cli("run", "evals", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     rows = assert_reported(repo, {"local": "pass", "sleeper": "error"})
     assert "timed out" in str(rows["sleeper"]["error"]), rows["sleeper"]["error"]
@@ -284,7 +262,7 @@ def test_unwritable_output_is_a_one_line_usage_error(repo: Path, flag: str, path
         path = "full"
     simple_suite(repo)
     (repo / "blocker").write_text("a regular file where a folder is expected\n")
-    proc = run_cli(repo, "run", "evals", flag, path)
+    proc = run_cli("run", "evals", flag, path, cwd=repo)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert no_traceback(proc.stderr)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -310,7 +288,7 @@ def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(r
           judge_case("slow1", "hang_with_grandchild.py", pid_dir=str(pid_dir)),
           judge_case("slow2", "hang_with_grandchild.py", pid_dir=str(pid_dir)))
     results = repo / OUT / "results.jsonl"
-    proc = start_cli(repo, "run", "evals", "--workers", "4", "--judge-timeout", "90")
+    proc = start_cli("run", "evals", "--workers", "4", "--judge-timeout", "90", cwd=repo)
     pids: list[int] = []
     try:
         def ready() -> bool:
@@ -349,7 +327,7 @@ def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, s
     the silent server, and require a prompt 143 with `local` reported: far below the 90 s request
     timeout, so no thread stuck in a network read holds the exit."""
     results = repo / OUT / "results.jsonl"
-    proc = start_cli(repo, "run", "evals", "--no-cache")
+    proc = start_cli("run", "evals", "--no-cache", cwd=repo)
     try:
         assert wait_for(lambda: results.exists() and len(read_rows(results)) == 1
                         and len(raw_server.conns) >= stuck_connections, 30)
@@ -366,16 +344,7 @@ def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, s
 @pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
 def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(repo: Path, raw_server: RawServer) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url).replace("timeout_seconds: 1", "timeout_seconds: 90"))
-    write(repo / "evals/http.eval.yaml", """
-        tests:
-          - id: local
-            input: hi
-            assert: [{type: contains, value: fine}]
-          - id: remote
-            target: remote
-            input: hi
-            assert: [{type: contains, value: fine}]
-        """)
+    suite(repo, contains_case("local"), contains_case("remote", target="remote"), name="http")
     assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=1)
 
 

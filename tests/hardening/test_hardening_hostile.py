@@ -20,18 +20,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers.hostile import (
-    checked_junit,
-    copy_judges,
-    junit_cases,
-    make_repo,
-    no_traceback,
-    parse_github_output,
-    read_rows,
-    run_cli,
-    runner_commands,
-    write,
-)
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.github_runner import parse_github_output, runner_commands
+from tests.helpers.hostile import copy_judges, no_traceback
+from tests.helpers.reports import checked_junit, junit_cases, read_rows
 
 HOSTILE = ("::set-output name=x::y\n::add-mask::secret\n%0A::error::pwned\n  ::warning::x\r\n##[error]x "
            "\x1b[31mred\x1b[0m \x1b]0;title\x07nul\x00 vt\x0b end")
@@ -73,7 +66,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     output.write_text("earlier=from a previous step\n", encoding="utf-8")
     env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
            "GITHUB_WORKSPACE": str(repo)}
-    proc = run_cli(repo, "run", "evals", "--judge-timeout", "30", env=env)
+    proc = run_cli("run", "evals", "--judge-timeout", "30", cwd=repo, env=env)
     lines = {row["eval_id"]: row["line"] for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     return {"repo": repo, "proc": proc, "output": output, "summary": summary, "lines": lines}
 

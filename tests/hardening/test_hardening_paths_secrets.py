@@ -18,8 +18,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
-from tests.helpers.hostile import make_repo, no_traceback, read_rows, run_cli, write
+from tests.helpers.files import make_repo, write
+from tests.helpers.hostile import no_traceback
+from tests.helpers.reports import read_rows
 
 OUTSIDE_SECRET = "outside-the-repo-" + uuid.uuid4().hex
 """Content of a file outside the repository: it must never be read into any output."""
@@ -92,14 +95,14 @@ def test_every_reference_outside_the_repository_is_refused_by_validate_and_run(l
     names = list(escapes(layout["outside"]))
     lines = eval_file(layout, names)
     repo = layout["repo"]
-    validate = run_cli(repo, "validate", "evals")
+    validate = run_cli("validate", "evals", cwd=repo)
     assert validate.returncode == 1, validate.stdout + validate.stderr
     refused = [line for line in validate.stdout.splitlines() if "outside the repository root" in line]
     # One located problem per case, on its reference's line, saying how to allow it.
     assert sorted(int(r.split(":")[1]) for r in refused) == sorted(lines.values()), validate.stdout
     assert all("escape.eval.yaml:" in r and "--allow-outside-root" in r for r in refused), validate.stdout
 
-    run = run_cli(repo, "run", "evals")
+    run = run_cli("run", "evals", cwd=repo)
     assert run.returncode == 2, run.stdout + run.stderr
     assert "outside the repository root" in run.stderr and "nothing was run" in run.stderr
     assert not layout["marker"].exists(), "a judge outside the repository was executed"
@@ -109,7 +112,7 @@ def test_every_reference_outside_the_repository_is_refused_by_validate_and_run(l
 
 def test_an_external_tests_file_outside_the_repository_is_refused(layout: dict[str, Path]) -> None:
     write(layout["repo"] / "evals" / "external.eval.yaml", "tests: ../../outside/cases.jsonl\n")
-    validate = run_cli(layout["repo"], "validate", "evals")
+    validate = run_cli("validate", "evals", cwd=layout["repo"])
     assert validate.returncode == 1 and "outside the repository root" in validate.stdout
     assert OUTSIDE_SECRET not in validate.stdout + validate.stderr
 
@@ -117,9 +120,9 @@ def test_an_external_tests_file_outside_the_repository_is_refused(layout: dict[s
 def test_allow_outside_root_lets_the_references_through(layout: dict[str, Path]) -> None:
     eval_file(layout, ["script ..", "script symlink", "cwd symlink", "prompt symlink", "file segment symlink"])
     repo = layout["repo"]
-    validate = run_cli(repo, "validate", "evals", "--allow-outside-root")
+    validate = run_cli("validate", "evals", "--allow-outside-root", cwd=repo)
     assert validate.returncode == 0, validate.stdout + validate.stderr
-    run = run_cli(repo, "run", "evals", "--allow-outside-root")
+    run = run_cli("run", "evals", "--allow-outside-root", cwd=repo)
     assert run.returncode == 0, run.stdout + run.stderr
     assert layout["marker"].exists(), "the allowed judge outside the repository did not run"
     assert {r["verdict"] for r in read_rows(repo / ".agentv-gate/results.jsonl")} == {"pass"}
@@ -128,7 +131,7 @@ def test_allow_outside_root_lets_the_references_through(layout: dict[str, Path])
 def test_references_inside_the_repository_still_work(layout: dict[str, Path]) -> None:
     write(layout["repo"] / "evals" / "escape.eval.yaml", "tests:\n  - id: inside\n    input: q\n    criteria: c\n"
           "    assert: [{type: code_judge, name: j, script: [python3, judge.py], cwd: inside}]\n")
-    run = run_cli(layout["repo"], "run", "evals")
+    run = run_cli("run", "evals", cwd=layout["repo"])
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -154,43 +157,43 @@ def files_under(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]
 
 
-def test_an_api_key_never_reaches_any_output_even_when_the_server_echoes_it(tmp_path: Path) -> None:
+def test_an_api_key_never_reaches_any_output_even_when_the_server_echoes_it(tmp_path: Path,
+                                                                            fake_llm: FakeLLMServer) -> None:
     secret = "sk-hardening-" + uuid.uuid4().hex
-    with FakeLLMServer() as server:
-        leaky_server(server)
-        repo = make_repo(tmp_path / "repo", f"""
-            targets:
-              - name: allowed
-                provider: openai
-                endpoint: {server.url}/v1
-                api_key: ${{{{ {SECRET_ENV} }}}}
-                model: fake
-                max_retries: 0
-              - name: denied
-                provider: openai
-                endpoint: {server.url}/denied/v1
-                api_key: ${{{{ {SECRET_ENV} }}}}
-                model: fake
-                max_retries: 0
-            """)
-        write(repo / "evals/secret.eval.yaml", """
-            tests:
-              - id: allowed
-                target: allowed
-                input: What is the capital of France?
-                assert:
-                  - {type: contains, value: Paris}
-                  - {type: llm_judge, name: quality}
-              - id: denied
-                target: denied
-                input: What is the capital of France?
-                assert: [{type: contains, value: Paris}]
-            """)
-        summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
-        env = {SECRET_ENV: secret, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary),
-               "GITHUB_OUTPUT": str(output)}
-        proc = run_cli(repo, "run", "evals", env=env)
-        requests = server.requests
+    leaky_server(fake_llm)
+    repo = make_repo(tmp_path / "repo", f"""
+        targets:
+          - name: allowed
+            provider: openai
+            endpoint: {fake_llm.url}/v1
+            api_key: ${{{{ {SECRET_ENV} }}}}
+            model: fake
+            max_retries: 0
+          - name: denied
+            provider: openai
+            endpoint: {fake_llm.url}/denied/v1
+            api_key: ${{{{ {SECRET_ENV} }}}}
+            model: fake
+            max_retries: 0
+        """)
+    write(repo / "evals/secret.eval.yaml", """
+        tests:
+          - id: allowed
+            target: allowed
+            input: What is the capital of France?
+            assert:
+              - {type: contains, value: Paris}
+              - {type: llm_judge, name: quality}
+          - id: denied
+            target: denied
+            input: What is the capital of France?
+            assert: [{type: contains, value: Paris}]
+        """)
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    env = {SECRET_ENV: secret, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_OUTPUT": str(output)}
+    proc = run_cli("run", "evals", cwd=repo, env=env)
+    requests = fake_llm.requests
 
     # The key was really sent (so the test could catch a leak), and really echoed back.
     assert any(r.headers.get("authorization") == f"Bearer {secret}" for r in requests)

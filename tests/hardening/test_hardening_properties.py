@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +25,10 @@ from agentv_gate.judging.judge_reply import JudgeReply, parse_judge_reply
 from agentv_gate.loader import LoadResult, load_eval_file
 from agentv_gate.models import EvalCase
 from agentv_gate.report.jsonl import read_results
+from tests.helpers.files import write
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=200, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 KEYS = ["tests", "evalcases", "eval_cases", "cases", "id", "eval_id", "input", "input_messages", "question",
         "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
@@ -100,17 +100,17 @@ documents = st.one_of(
 )
 
 
-@pytest.fixture(scope="module")
-def repo() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder) / "repo"
-        (root / ".git").mkdir(parents=True)
-        (root / "evals" / "prompts").mkdir(parents=True)
-        (root / "evals" / "judge.py").write_text("print('{\"score\": 1}')\n")
-        (root / "evals" / "prompts" / "q.md").write_text("Question: {{question}}\n")
-        (root / "evals" / "cases.jsonl").write_text('{"id": "x", "input": "hi", "criteria": "c"}\n')
-        (Path(folder) / "outside.py").write_text("print(1)\n")
-        yield root
+@pytest.fixture(autouse=True)
+def referenced_files(repo: Path) -> None:
+    """What the generated files name: a judge, a prompt and a JSONL file inside `repo`, a script outside.
+
+    The `repo` fixture is shared by all the examples of one test (hence the suppressed
+    function_scoped_fixture health check): every example writes its own file and only reads these.
+    """
+    write(repo / "evals" / "judge.py", "print('{\"score\": 1}')\n")
+    write(repo / "evals" / "prompts" / "q.md", "Question: {{question}}\n")
+    write(repo / "evals" / "cases.jsonl", '{"id": "x", "input": "hi", "criteria": "c"}\n')
+    write(repo.parent / "outside.py", "print(1)\n")
 
 
 def check_load(repo: Path, name: str, data: bytes) -> LoadResult:

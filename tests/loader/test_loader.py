@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from agentv_gate.loader import discover_eval_files, load_eval_file, plan_paths
 from agentv_gate.models import CodeJudgeConfig, ContainsConfig, LlmJudgeConfig
-
-
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    return tmp_path
-
-
-def write(path: Path, text: str, executable: bool = False) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip("\n"))
-    if executable:
-        path.chmod(0o755)
-    return path
+from tests.helpers.files import write
 
 
 def messages_of(problems) -> list[str]:
@@ -269,9 +254,7 @@ def test_malformed_yaml_and_duplicate_keys_are_located(repo: Path) -> None:
     assert (problem.line, problem.message) == (4, "duplicate key 'input' (first at line 3)")
 
 
-def test_references_outside_repo_root_are_refused_unless_allowed(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
+def test_references_outside_repo_root_are_refused_unless_allowed(repo: Path, tmp_path: Path) -> None:
     write(tmp_path / "secret.txt", "outside")
     f = write(repo / "evals/esc.yaml", """
         tests:

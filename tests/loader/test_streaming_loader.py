@@ -21,20 +21,9 @@ from agentv_gate.loader.yaml_lines import load_yaml_text
 from agentv_gate.loader.yaml_stream import SkippedList, iter_entries, read_header
 from agentv_gate.report.jsonl import read_results
 from agentv_gate.transport.process import allow_new_scripts
+from tests.helpers.files import write
 
 LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return path
-
-
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    return tmp_path
 
 
 def streamed(text: str) -> tuple[Any, list[tuple[int, Any]]]:

@@ -19,63 +19,18 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers.github_runner import parse_github_output
+from tests.helpers.suites import CAPITAL_SUITE as PASSING_SUITE
+from tests.helpers.suites import PARIS_TARGETS as TARGETS
+from tests.helpers.suites import RIVER_CASE
+
 ROOT = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ROOT / "entrypoint.sh"
 ACTION = ROOT / "action.yml"
 VENV_BIN = Path(sys.executable).parent
 Recorder = tuple[Path, Path]
 
-TARGETS = """\
-targets:
-  - name: default
-    provider: mock
-    response: "Paris is the capital of France."
-"""
-
-PASSING_SUITE = """\
-tests:
-  - id: capital
-    input: What is the capital of France?
-    assertions:
-      - type: contains
-        value: Paris
-"""
-
-FAILING_SUITE = """\
-tests:
-  - id: capital
-    input: What is the capital of France?
-    assertions:
-      - type: contains
-        value: Paris
-  - id: river
-    input: Which river flows through Paris?
-    assertions:
-      - type: contains
-        value: Seine
-"""
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """`name=value` lines and `name<<DELIM` ... `DELIM` blocks, as the runner reads them."""
-    outputs: dict[str, str] = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delim = line.split("<<", 1)
-            body: list[str] = []
-            i += 1
-            while lines[i] != delim:
-                body.append(lines[i])
-                i += 1
-            outputs[name] = "\n".join(body)
-        elif line:
-            name, value = line.split("=", 1)
-            outputs[name] = value
-        i += 1
-    return outputs
+FAILING_SUITE = PASSING_SUITE + RIVER_CASE
 
 
 class Run:

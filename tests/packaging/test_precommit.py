@@ -21,33 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers.suites import CAPITAL_SUITE as GOOD_SUITE
+from tests.helpers.suites import PARIS_TARGETS as TARGETS
+from tests.helpers.suites import RIVER_CASE as FAILING_CASE
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 PRE_COMMIT = VENV_BIN / "pre-commit"
-
-TARGETS = """\
-targets:
-  - name: default
-    provider: mock
-    response: "Paris is the capital of France."
-"""
-
-GOOD_SUITE = """\
-tests:
-  - id: capital
-    input: What is the capital of France?
-    assertions:
-      - type: contains
-        value: Paris
-"""
-
-FAILING_CASE = """\
-  - id: river
-    input: Which river flows through Paris?
-    assertions:
-      - type: contains
-        value: Seine
-"""
 
 BROKEN_SUITE = """\
 tests:

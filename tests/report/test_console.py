@@ -9,16 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentv_gate.models import CaseResult
 from agentv_gate.report import summarise
 from agentv_gate.report.console import ConsoleReporter, render_table
+from tests.helpers.reports import case_result
 
-
-def case(eval_id: str, verdict: str = "pass", **kw: object) -> CaseResult:
-    defaults: dict[str, object] = {"suite": "evals/a.yaml", "file": "evals/a.yaml", "line": 1,
-                                   "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
-    defaults.update(kw)
-    return CaseResult(eval_id=eval_id, verdict=verdict, **defaults)  # type: ignore[arg-type]
+case = case_result
 
 
 RESULTS = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,10 @@ from agentv_gate.report.github import (
     summary_markdown,
     write_github_reports,
 )
+from tests.helpers.github_runner import parse_github_output
+from tests.helpers.reports import case_result
 
-
-def case(eval_id: str, verdict: str = "pass", **kw: object) -> CaseResult:
-    defaults: dict[str, object] = {"suite": "evals/sec.eval.yaml", "file": "/ci/work/evals/sec.eval.yaml",
-                                   "line": 1, "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
-    defaults.update(kw)
-    return CaseResult(eval_id=eval_id, verdict=verdict, **defaults)  # type: ignore[arg-type]
+case = partial(case_result, suite="evals/sec.eval.yaml", file="/ci/work/evals/sec.eval.yaml")
 
 
 HOSTILE = case(
@@ -216,30 +214,6 @@ def test_summary_stays_within_budget_and_says_what_it_left_out() -> None:
 # ---------------------------------------------------------------- step outputs
 
 
-def read_outputs(text: str) -> dict[str, str]:
-    """The runner's GITHUB_OUTPUT file format: `name=value`, or `name<<DELIM` ... `DELIM`."""
-    values: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line:
-            continue
-        eq, heredoc = line.find("="), line.find("<<")
-        if eq >= 0 and (heredoc < 0 or eq < heredoc):
-            values[line[:eq]] = line[eq + 1:]
-            continue
-        name, delimiter = line[:heredoc], line[heredoc + 2:]
-        body = []
-        while lines[i] != delimiter:
-            body.append(lines[i])
-            i += 1
-        i += 1
-        values[name] = "\n".join(body)
-    return values
-
-
 def test_outputs_are_written_to_github_output(tmp_path: Path) -> None:
     out_file = tmp_path / "output"
     out_file.write_text("earlier=1\n", encoding="utf-8")
@@ -248,7 +222,7 @@ def test_outputs_are_written_to_github_output(tmp_path: Path) -> None:
                          env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(out_file)}, stream=io.StringIO())
     text = out_file.read_text(encoding="utf-8")
     assert "pass-rate=0.5000\n" in text and "failed=1\n" in text and "junit-path=o/junit.xml\n" in text
-    assert read_outputs(text) == {"earlier": "1", "pass-rate": "0.5000", "passed": "2", "failed": "1",
+    assert parse_github_output(text) == {"earlier": "1", "pass-rate": "0.5000", "passed": "2", "failed": "1",
                                   "errors": "1", "total": "4", "junit-path": "o/junit.xml",
                                   "results-path": "o/results.jsonl"}
 
@@ -259,7 +233,7 @@ def test_multiline_output_uses_a_random_delimiter_that_cannot_be_forged() -> Non
     header = text.split("\n")[0]
     assert re.fullmatch(r"results-path<<ghadelimiter_[0-9a-f-]{36}", header)
     assert format_outputs({"results-path": forged}).split("\n")[0] != header
-    assert read_outputs(text) == {"results-path": forged, "total": "3"}
+    assert parse_github_output(text) == {"results-path": forged, "total": "3"}
 
 
 def test_nothing_happens_outside_github_actions(tmp_path: Path) -> None:

@@ -9,19 +9,17 @@ import subprocess
 import sys
 import textwrap
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from agentv_gate.errors import ReportWriteError, ResultsReadError
-from agentv_gate.models import CaseResult, EvaluatorResult
+from agentv_gate.models import EvaluatorResult
 from agentv_gate.report.jsonl import JsonlWriter, read_results
+from tests.helpers.reports import case_result
 
-
-def case(eval_id: str, verdict: str = "pass", **kw: object) -> CaseResult:
-    defaults: dict[str, object] = {"suite": "evals/a.yaml", "file": "evals/a.yaml", "line": 1, "score": 0.5}
-    defaults.update(kw)
-    return CaseResult(eval_id=eval_id, verdict=verdict, **defaults)  # type: ignore[arg-type]
+case = partial(case_result, score=0.5)
 
 
 def lines_on_disk(path: Path) -> list[dict[str, object]]:

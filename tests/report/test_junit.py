@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -11,20 +12,17 @@ import xmlschema
 from agentv_gate.errors import ReportWriteError
 from agentv_gate.models import CaseResult
 from agentv_gate.report.junit import SCHEMA_PATH, build_junit_xml, classname_for, write_junit
+from tests.helpers.reports import case_result, junit_schema
 
 AGENTV_SAMPLE = Path("/work/shared/spec/agentv-2.18-junit-sample.xml")
 
 
-def case(eval_id: str, verdict: str = "pass", **kw: object) -> CaseResult:
-    defaults: dict[str, object] = {"suite": "evals/probe.eval.yaml", "file": "evals/probe.eval.yaml",
-                                   "line": 1, "score": 1.0 if verdict == "pass" else 0.0, "threshold": 0.8}
-    defaults.update(kw)
-    return CaseResult(eval_id=eval_id, verdict=verdict, **defaults)  # type: ignore[arg-type]
+case = partial(case_result, suite="evals/probe.eval.yaml", file="evals/probe.eval.yaml")
 
 
 @pytest.fixture(scope="module")
 def schema() -> xmlschema.XMLSchema:
-    return xmlschema.XMLSchema(str(SCHEMA_PATH))
+    return junit_schema()
 
 
 def test_schema_file_cites_its_source() -> None:

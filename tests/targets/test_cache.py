@@ -30,6 +30,8 @@ from agentv_gate.targets.cache import (
 from agentv_gate.targets.config import RawTarget, resolve_target
 from agentv_gate.targets.registry import build_provider
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
+from tests.helpers.files import make_repo
+from tests.helpers.reports import read_rows
 
 SECRET = "sk-cache-SECRET-0123456789"
 AGENT = "/agent/v1/chat/completions"
@@ -69,11 +71,11 @@ def targets_yaml(url: str, agent: str | Path = "openai") -> str:
 
 
 @pytest.fixture
-def server() -> Any:
-    with FakeLLMServer() as srv:
-        srv.set_default(AGENT, FakeReply.openai("Paris is the capital of France."))
-        srv.set_default(JUDGE, FakeReply.openai(VERDICT))
-        yield srv
+def server(fake_llm: FakeLLMServer) -> FakeLLMServer:
+    """The shared loopback server, answering as the agent and as the judge."""
+    fake_llm.set_default(AGENT, FakeReply.openai("Paris is the capital of France."))
+    fake_llm.set_default(JUDGE, FakeReply.openai(VERDICT))
+    return fake_llm
 
 
 @pytest.fixture
@@ -81,10 +83,7 @@ def project(tmp_path: Path, server: FakeLLMServer, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CACHE_TEST_KEY", SECRET)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv" / "targets.yaml").write_text(targets_yaml(server.url))
-    (tmp_path / "evals").mkdir()
+    make_repo(tmp_path, targets_yaml(server.url))
     (tmp_path / "evals" / "geo.eval.yaml").write_text(SUITE)
     return tmp_path
 
@@ -94,7 +93,7 @@ def run(*extra: str, out: str = "out") -> int:
 
 
 def rows(project: Path, out: str = "out") -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (project / out / "results.jsonl").read_text().splitlines()]
+    return read_rows(project / out / "results.jsonl")
 
 
 def verdicts(project: Path, out: str = "out") -> dict[str, tuple[str, float]]:

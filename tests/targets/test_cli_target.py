@@ -159,15 +159,14 @@ def test_command_healthcheck_runs_once_and_blocks_on_failure(tmp_path: Path) -> 
         failing.invoke(ProviderRequest(question="a"))
 
 
-def test_http_healthcheck(tmp_path: Path) -> None:
-    with FakeLLMServer() as server:
-        server.enqueue("/health", FakeReply(status=200, body=b"ok"))
-        provider = cli(tmp_path, "echo up", healthcheck={"type": "http", "url": f"{server.url}/health"})
-        assert provider.invoke(ProviderRequest(question="q")).text == "up"
-        server.set_default("/down", FakeReply.error(404))
-        down = cli(tmp_path, "echo up", healthcheck={"type": "http", "url": f"{server.url}/down"})
-        with pytest.raises(ProviderError, match="healthcheck failed.*HTTP 404"):
-            down.invoke(ProviderRequest(question="q"))
+def test_http_healthcheck(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue("/health", FakeReply(status=200, body=b"ok"))
+    provider = cli(tmp_path, "echo up", healthcheck={"type": "http", "url": f"{fake_llm.url}/health"})
+    assert provider.invoke(ProviderRequest(question="q")).text == "up"
+    fake_llm.set_default("/down", FakeReply.error(404))
+    down = cli(tmp_path, "echo up", healthcheck={"type": "http", "url": f"{fake_llm.url}/down"})
+    with pytest.raises(ProviderError, match="healthcheck failed.*HTTP 404"):
+        down.invoke(ProviderRequest(question="q"))
 
 
 def test_parse_cli_output_keeps_plain_json_answers() -> None:

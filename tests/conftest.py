@@ -1,0 +1,30 @@
+"""Fixtures shared by the whole suite; the plain helpers they build on live in tests/helpers/.
+
+* `repo`: a fresh repository (`tmp_path/repo`, see `tests.helpers.files.make_repo`), with
+  `tmp_path` itself left as "outside the repository".
+* `fake_llm`: a started `FakeLLMServer` on 127.0.0.1, closed after the test.
+
+Helpers used as plain functions (also from module-scoped fixtures and other helpers):
+`tests.helpers.files.write` and `make_repo`, `tests.helpers.cli.run_cli` and `start_cli`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.fake_llm_server import FakeLLMServer
+from tests.helpers.files import make_repo
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture()
+def fake_llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as server:
+        yield server
