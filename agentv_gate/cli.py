@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .loader import default_eval_paths, plan_paths
+from .errors import ConfigError
+from .loader import default_eval_paths, load_run_dotenv, plan_paths
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -64,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    try:  # AgentV's `.env`, before any eval file is read (see `loader.env`)
+        note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
+    except ConfigError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if note:
+        print(f"agentv-gate: {note}", file=sys.stderr)
     result = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in result.problems:
         print(problem)

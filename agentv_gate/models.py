@@ -241,6 +241,10 @@ class EvalCase(BaseModel):
     source_file: Path
     source_line: int = 1
     suite: str = Field(description="The eval file's path relative to the repo root, as reports name it.")
+    suite_file: Path | None = None
+    """The eval file, when the case is written in a case file it includes (`- file://cases.yaml`)."""
+    dataset: str | None = None
+    """The suite's `dataset:`, else its file name without `.yaml` (AgentV's name for the suite)."""
     question: str = ""
     input_messages: list[Message] = Field(default_factory=list)
     expected_outcome: str = ""
@@ -320,6 +324,8 @@ class CaseResult(BaseModel):
     suite: str
     file: str
     line: int
+    dataset: str | None = None
+    """AgentV's suite name: the suite's `dataset:`, else its file name without `.yaml`; JUnit names suites by it."""
     target: str = ""
     score: float = 0.0
     threshold: float = DEFAULT_THRESHOLD

@@ -16,7 +16,7 @@ from types import FrameType
 
 from .errors import ConfigError, ReportWriteError
 from .evaluators.registry import build_evaluator_registry
-from .loader import CaseRef, default_eval_paths, plan_paths
+from .loader import CaseRef, default_eval_paths, load_run_dotenv, plan_paths
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CaseResult
 from .orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from .report import summarise
@@ -81,6 +81,13 @@ def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    try:  # AgentV's `.env`, before any eval file or targets file is read (see `loader.env`)
+        note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
+    except ConfigError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if note and not args.quiet:
+        print(f"agentv-gate: {note}", file=sys.stderr)
     plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in plan.problems:
         print(problem, file=sys.stderr)
