@@ -110,7 +110,7 @@ class Orchestrator:
     def run_case(self, case: EvalCase) -> CaseResult:
         started = time.monotonic()
         result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                            dataset=case.dataset, threshold=case_threshold(case, self.settings))
+                            dataset=case.dataset, case_file=case.case_file, threshold=case_threshold(case, self.settings))
         try:
             provider = self.providers.target_for(case)
         except (ProviderError, KeyError, ValueError) as exc:
@@ -215,7 +215,8 @@ class Orchestrator:
             result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
             return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                              dataset=case.dataset, threshold=case_threshold(case, self.settings), verdict="error",
+                              dataset=case.dataset, case_file=case.case_file,
+                              threshold=case_threshold(case, self.settings), verdict="error",
                               error=f"internal error: {type(exc).__name__}: {exc}")
         replayed = thread_cache_hits() - hits_before
         if replayed:

@@ -42,6 +42,7 @@ class CaseBuilder:
         self.roots = roots
         self.defaults = defaults
         self.problems = problems
+        self.case_file = self._display(file.resolve()) if suite_file is not None else None
 
     # ---------------------------------------------------------------- messages
 
@@ -224,6 +225,7 @@ class CaseBuilder:
             source_line=line,
             suite=self.suite,
             suite_file=self.suite_file,
+            case_file=self.case_file,
             dataset=self.defaults.get("dataset"),
             question=question,
             input_messages=input_messages,

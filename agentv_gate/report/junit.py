@@ -38,7 +38,7 @@ from ..errors import ReportWriteError
 from ..files import atomic_writer
 from . import summarise
 from .jsonl import describe_os_error, ensure_parent
-from .paths import source_path
+from .paths import source_path, suite_path
 from .rows import ReportedCase
 from .text import clean, one_line, truncate
 
@@ -176,7 +176,7 @@ def _write_suite(out: _CleanWriter, suite_name: str, cases: list[ReportedCase], 
     by junit-xml, indented by `ET.indent`) would give; a test compares the two."""
     classname = suite_name
     names = [_case_name(r, with_target) for r in cases]
-    first_file = source_path(cases[0], root) or None
+    first_file = suite_path(cases[0], root) or None
     head = TestSuite(suite_name, [], file=first_file).build_xml_doc()
     totals = summarise(cases)
     # junit-xml counts these from its test cases; set in place so the attributes keep its order.

@@ -30,6 +30,8 @@ class ReportedCase(Protocol):
     @property
     def dataset(self) -> str | None: ...
     @property
+    def case_file(self) -> str | None: ...
+    @property
     def target(self) -> str: ...
     @property
     def verdict(self) -> str: ...
@@ -66,6 +68,7 @@ class ReportRow:
     candidate_answer: str
     """Kept only for a case that did not pass: reports show the answer of failures alone."""
     dataset: str | None = None
+    case_file: str | None = None
 
     @classmethod
     def of(cls, result: CaseResult) -> ReportRow:
@@ -73,7 +76,7 @@ class ReportRow:
                    sys.intern(result.target), sys.intern(result.verdict), result.score, result.threshold,
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
                    "" if result.verdict == "pass" else result.candidate_answer,
-                   sys.intern(result.dataset) if result.dataset else None)
+                   sys.intern(result.dataset) if result.dataset else None, result.case_file)
 
 
 __all__ = ["ReportRow", "ReportedCase"]

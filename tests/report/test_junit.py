@@ -223,7 +223,7 @@ def whole_tree_junit(results: list[CaseResult]) -> str:
             name = junit._case_name(r, with_target)
             tcs.append(junit._test_case(r, name, suite_names[suite], None))
             properties[f"{name}.score"], properties[f"{name}.threshold"] = f"{r.score:.3f}", f"{r.threshold:.3f}"
-        first = junit.source_path(cases[0], None) or None
+        first = junit.suite_path(cases[0], None) or None
         element = TestSuite(suite_names[suite], tcs, properties=properties, file=first).build_xml_doc()
         element.set("time", junit._seconds(sum(r.duration_ms for r in cases)))
         for r, case_el in zip(cases, element.iter("testcase"), strict=True):
