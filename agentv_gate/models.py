@@ -213,6 +213,12 @@ class EvalCase(BaseModel):
     source_file: Path
     source_line: int = 1
     suite: str = Field(description="The eval file's path relative to the repo root, as reports name it.")
+    suite_file: Path | None = None
+    """The eval file, when the case is written in a case file it includes (`- file://cases.yaml`)."""
+    case_file: str | None = None
+    """That case file, relative to the repo root as `suite` is, for reports to point at."""
+    dataset: str | None = None
+    """The suite's `dataset:`, else its file name without `.yaml` (AgentV's name for the suite)."""
     question: str = ""
     input_messages: list[Message] = Field(default_factory=list)
     expected_outcome: str = ""
@@ -292,6 +298,10 @@ class CaseResult(BaseModel):
     suite: str
     file: str
     line: int
+    dataset: str | None = None
+    """AgentV's suite name: the suite's `dataset:`, else its file name without `.yaml`; JUnit names suites by it."""
+    case_file: str | None = None
+    """The case file the case was loaded from (`- file://...` in its suite), relative to the repo root; else None."""
     target: str = ""
     score: float = 0.0
     threshold: float = DEFAULT_THRESHOLD

@@ -108,7 +108,7 @@ class Orchestrator:
     def run_case(self, case: EvalCase) -> CaseResult:
         started = time.monotonic()
         result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                            threshold=case_threshold(case, self.settings))
+                            dataset=case.dataset, case_file=case.case_file, threshold=case_threshold(case, self.settings))
         try:
             provider = self.providers.target_for(case)
         except (ProviderError, KeyError, ValueError) as exc:
@@ -117,8 +117,11 @@ class Orchestrator:
         try:
             response = provider.invoke(
                 ProviderRequest(question=case.question, messages=list(case.input_messages), eval_case_id=case.id,
-                                input_files=list(case.input_files),
-                                extra={"eval_dir": str(case.source_file.resolve().parent), "attempt": 0})
+                                # AgentV gives the agent every attached file, guideline files first;
+                                # only the judge's prompt text leaves guideline files out.
+                                input_files=[*case.guideline_files, *case.input_files],
+                                extra={"eval_dir": str((case.suite_file or case.source_file).resolve().parent),
+                                       "attempt": 0})
             )
         except Exception as exc:  # noqa: BLE001 - any target failure is this case's error, never the run's
             result.retries = int(getattr(exc, "retries", 0) or 0)
@@ -210,6 +213,7 @@ class Orchestrator:
             result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
             return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
+                              dataset=case.dataset, case_file=case.case_file,
                               threshold=case_threshold(case, self.settings), verdict="error",
                               error=f"internal error: {type(exc).__name__}: {exc}")
         replayed = thread_cache_hits() - hits_before

@@ -15,7 +15,7 @@ from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE, ConfigError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
-from ..loader import CaseRef, default_eval_paths, plan_paths
+from ..loader import CaseRef, default_eval_paths, load_run_dotenv, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from ..report.console import ConsoleReporter
@@ -37,6 +37,10 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    # AgentV's `.env`, before any eval file or targets file is read (see `loader.env`)
+    note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
+    if note and not args.quiet:
+        print(f"agentv-gate: {note}", file=sys.stderr)
     plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in plan.problems:
         print(problem, file=sys.stderr)

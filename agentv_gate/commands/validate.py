@@ -6,10 +6,14 @@ import argparse
 import sys
 
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
-from ..loader import default_eval_paths, plan_paths
+from ..loader import default_eval_paths, load_run_dotenv, plan_paths
 
 
 def execute(args: argparse.Namespace) -> int:
+    # AgentV's `.env`, before any eval file is read (see `loader.env`)
+    note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
+    if note:
+        print(f"agentv-gate: {note}", file=sys.stderr)
     plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
     for problem in plan.problems:
         print(problem)

@@ -33,12 +33,16 @@ def is_guideline(ref: str) -> bool:
 class CaseBuilder:
     """Holds what is shared by the cases of one file: roots, suite defaults, problems found."""
 
-    def __init__(self, file: Path, suite: str, roots: SearchRoots, defaults: dict[str, Any], problems: list[Problem]):
+    def __init__(self, file: Path, suite: str, roots: SearchRoots, defaults: dict[str, Any], problems: list[Problem],
+                 suite_file: Path | None = None):
         self.file = file
+        self.suite_file = suite_file
+        """The eval file, when `file` is a case file it includes with `file://`."""
         self.suite = suite
         self.roots = roots
         self.defaults = defaults
         self.problems = problems
+        self.case_file = self._display(file.resolve()) if suite_file is not None else None
 
     # ---------------------------------------------------------------- messages
 
@@ -80,8 +84,8 @@ class CaseBuilder:
         return messages
 
     def _content(self, content: Any, line: int, files: dict[str, list[str]] | None) -> Any:
-        """File segments are read and become `{type: file, path, text, resolved_path}`, as AgentV's
-        message processor makes them; guideline files leave the message for `guideline_files`."""
+        """File segments are read and get `path`, `text` and `resolved_path` beside what was written
+        (`value` stays as written: judges read it); guideline files leave the message for `guideline_files`."""
         if isinstance(content, dict) and "type" in content:
             content = [content]
         if not isinstance(content, list):
@@ -104,7 +108,7 @@ class CaseBuilder:
                     text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
                 except (OSError, UnicodeDecodeError) as exc:
                     raise EvalFileError(seg_line, f"referenced file {ref!r} cannot be read: {exc}", "a UTF-8 file") from None
-                out.append({"type": "file", "path": rel, "text": text, "resolved_path": str(path)})
+                out.append({**seg, "type": "file", "value": ref, "path": rel, "text": text, "resolved_path": str(path)})
             else:
                 out.append(seg)
         return out
@@ -220,6 +224,9 @@ class CaseBuilder:
             source_file=self.file,
             source_line=line,
             suite=self.suite,
+            suite_file=self.suite_file,
+            case_file=self.case_file,
+            dataset=self.defaults.get("dataset"),
             question=question,
             input_messages=input_messages,
             expected_outcome=str(outcome or ""),

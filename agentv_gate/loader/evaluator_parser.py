@@ -55,6 +55,23 @@ EXECUTABLE_PROMPT_RUNTIMES = {".py": ["python3"], ".js": ["node"], ".mjs": ["nod
 SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".bash"}
 
 
+def auto_name(raw_type: Any, value: Any) -> str | None:
+    """The name AgentV 2.19 gives an unnamed assertion (`generateAssertionName`): `contains-Paris`,
+    `regex-<first 30 chars>`, `is-json`, `equals-<value>`, `contains-any-<count>`, ...; None for
+    a type it does not name. Only a string `value` goes into the name, as AgentV's `asString`."""
+    kind = str(raw_type).strip().lower().replace("_", "-")
+    text = value if isinstance(value, str) and value else None
+    if kind in ("contains", "icontains", "starts-with", "ends-with", "equals"):
+        return f"{kind}-{text}" if text else kind
+    if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
+        return f"{kind}-{len(value)}" if isinstance(value, list) else kind
+    if kind == "regex":
+        return f"regex-{text[:30]}" if text else kind
+    if kind in ("is-json", "rubrics"):
+        return kind
+    return None
+
+
 def normalise_kind(raw: Any) -> str:
     kind = str(raw).strip().lower().replace("-", "_")
     return TYPE_ALIASES.get(kind, kind)
@@ -161,12 +178,16 @@ def parse_evaluator(
     if not data.get("name"):
         if name_required:
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
-        data["name"] = kind if index == 0 else f"{kind}_{index + 1}"
+        data["name"] = auto_name(raw["type"], raw.get("value")) or (kind if index == 0 else f"{kind}_{index + 1}")
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
         raise EvalFileError(line, f"code_judge '{data['name']}' has no 'script'",
                             "script: [python3, judge.py] or script: python3 judge.py")
+    prompt = data.get("prompt")
+    if kind == "llm_judge" and isinstance(prompt, dict) and "command" in prompt:
+        # AgentV 2.19 names an executable prompt template's argv `command`; `script` is the older name.
+        data["prompt"] = {**{k: v for k, v in prompt.items() if k != "command"}, "script": prompt["command"]}
     if "timeout" in data and "timeout_seconds" not in data:
         data["timeout_seconds"] = data.pop("timeout")
     if kind == "composite":

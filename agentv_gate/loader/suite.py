@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import EvalFileError
 from ..models import EvalCase
 from .cases import CaseBuilder, mapping
+from .env import interpolate
 from .evaluator_parser import parse_evaluators
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
@@ -21,6 +22,11 @@ from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read
 from .yaml_stream import SkippedList, iter_entries, read_header
 
 CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+FILE_PREFIX = "file://"
+"""AgentV's mark for a case-list entry (or `tests:` value) that names a file of cases to load in its place."""
+SUITE_KEYS = ("dataset", "description", "threshold", "target", "input", "input_files", "execution",
+              "assert", "assertions", "evaluators", *CASE_LIST_KEYS)
+"""Suite-level keys the loader reads (the case list's own keys included)."""
 
 
 @dataclass
@@ -28,6 +34,16 @@ class LoadResult(FoundProblems):
     cases: list[EvalCase] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+
+
+def default_dataset(file: Path) -> str:
+    """AgentV's dataset name for a suite without `dataset:`: the file name without `.yaml`
+    (`probe.eval.yaml` -> `probe.eval`), or without `.yml` / `.jsonl`."""
+    name = file.name
+    for suffix in (".yaml", ".yml", ".jsonl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def _suite_name(file: Path, repo_root: Path) -> str:
@@ -79,8 +95,9 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
             continue
         cases = doc[key]
         if isinstance(cases, str) and key == "tests":
-            # gen3: `tests: ./cases.jsonl` names an external case file beside the eval file.
+            # gen3: `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
             at = key_line(doc, key)
+            cases = cases.removeprefix(FILE_PREFIX)
             external = roots.resolve(cases, at, "tests file")
             ext_text = read_text(external)
             if external.suffix == ".jsonl":
@@ -96,12 +113,49 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
     raise EvalFileError(1, "no list of cases found", "a top-level 'tests', 'evalcases' or 'eval_cases' list")
 
 
+def _included(ref: str, line: int, roots: SearchRoots) -> tuple[Path, Entries]:
+    """The cases of a `- file://cases/more.yaml` entry: (that file, its entries). A YAML file holds a
+    list of cases (or a mapping with one); a JSONL file one case per line."""
+    path_text = ref[len(FILE_PREFIX):].strip()
+    if not path_text:
+        raise EvalFileError(line, f"{ref!r} names no file", "file://path/to/cases.yaml")
+    path = roots.resolve(path_text, line, "case file")
+    text = read_text(path)
+    if path.suffix == ".jsonl":
+        return path, iter_jsonl_rows(text)
+    try:
+        listed = _yaml_entries(text, read_header(text, CASE_LIST_KEYS))
+    except EvalFileError as exc:
+        raise EvalFileError(line, f"case file {ref!r}: line {exc.line}: {exc.message}", exc.expected) from None
+    if listed is None:
+        raise EvalFileError(line, f"case file {ref!r} holds no list of cases", "a YAML list of cases")
+    return path, listed[1]()
+
+
+def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tuple[Path, int, Any]]:
+    """(file the case is written in, line, raw case) for each entry, a `file://` entry replaced by
+    the cases of the file it names, in place. A broken reference stands in as its EvalFileError."""
+    for line, raw in entries:
+        if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)):
+            yield file, line, raw
+            continue
+        try:
+            included, rows = _included(raw, line, roots)
+            for row_line, row in rows:
+                yield included, row_line, row
+        except EvalFileError as exc:
+            if exc.line != line:  # raised inside the case file: say where in it
+                exc = EvalFileError(line, f"case file {raw!r}: line {exc.line}: {exc.message}", exc.expected)
+            yield file, line, exc
+
+
 def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None = None,
                    allow_outside_root: bool = False) -> Iterator[tuple[int, EvalCase]]:
     """(position in the file's case list, case) for each case that builds; problems are appended as found.
 
     Cases are read, built and handed over one at a time, so a suite of any size costs the
-    memory of one case (and of the ids seen, for the duplicate check).
+    memory of one case (and of the ids seen, for the duplicate check). `${{ VAR }}` is replaced
+    in the suite's settings and in each case as it is read (`env.interpolate`).
     """
     root = repo_root or find_repo_root(file.parent)
     roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
@@ -111,25 +165,31 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         return
+    header = interpolate(header)
     defaults = _suite_defaults(header, roots, file, problems)
-    builder = CaseBuilder(file, suite, roots, defaults, problems)
-    seen: dict[str, int] = {}
+    builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
+    seen: dict[str, tuple[Path, int]] = {}
     count = 0
     try:
-        for index, (line, raw) in enumerate(entries()):
+        for index, (source, line, raw) in enumerate(_expanded(entries(), file, roots)):
             count += 1
             try:
                 if isinstance(raw, EvalFileError):
                     raise raw
-                case = builder.build(raw, index, line)
+                builder = builders.get(source)
+                if builder is None:  # a file:// case file: its cases keep their own file and lines
+                    builder = builders[source] = CaseBuilder(source, suite, roots, defaults, problems, suite_file=file)
+                case = builder.build(interpolate(raw), index, line)
             except EvalFileError as exc:
-                problems.append(Problem(file, exc.line, exc.message, exc.expected))
+                problems.append(Problem(source, exc.line, exc.message, exc.expected))
                 continue
             if case.id in seen:
-                problems.append(Problem(file, case.source_line, f"duplicate case id '{case.id}' (first at line {seen[case.id]})",
+                first_file, first_line = seen[case.id]
+                where = f"line {first_line}" if first_file == source else f"{first_file}:{first_line}"
+                problems.append(Problem(source, case.source_line, f"duplicate case id '{case.id}' (first at {where})",
                                         "unique case ids within a file"))
                 continue
-            seen[case.id] = case.source_line
+            seen[case.id] = (source, case.source_line)
             yield index, case
     except EvalFileError as exc:  # the file itself broke off (malformed YAML past the header)
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
@@ -150,8 +210,14 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     case; gen2 (`evalcases`) uses suite evaluators only for cases without their own."""
     execution = mapping(header.get("execution"))
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
+    dataset = header.get("dataset")
+    if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
+        problems.append(Problem(file, key_line(header, "dataset"), f"'dataset' must be a name, got {dataset!r}",
+                                "dataset: my-suite"))
+        dataset = None
     defaults: dict[str, Any] = {
         "generation": generation,
+        "dataset": dataset.strip() if dataset else default_dataset(file),
         "threshold": header.get("threshold", execution.get("threshold")),
         "target": header.get("target", execution.get("target")),
         "input": header.get("input"),

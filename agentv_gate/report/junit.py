@@ -4,7 +4,8 @@ Layout (AgentV 2.18 `--output-format junit`, /work/shared/spec/agentv-2.18-junit
 `<testsuites tests failures errors>` > one `<testsuite>` per eval file > one `<testcase>` per case,
 `time` in seconds with three decimals, a below-threshold case carries
 `<failure message="score=0.000">Score: ...\\nReasoning: ...\\nMisses: ...</failure>` and a case whose
-target or judge broke carries `<error>`. We add what CI tools use to point at the source: the
+target or judge broke carries `<error>`. Suites and classnames are named as AgentV names them (see
+`suite_names`). We add what CI tools use to point at the source: the
 testcase's `file` and `line`, and the testsuite's `file`.
 
 Where score and threshold go, and why: the brief's first choice was `<properties>` inside each
@@ -26,6 +27,7 @@ from __future__ import annotations
 import io
 import stat
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -36,7 +38,7 @@ from ..errors import ReportWriteError
 from ..files import atomic_writer
 from . import summarise
 from .jsonl import describe_os_error, ensure_parent
-from .paths import source_path
+from .paths import source_path, suite_path
 from .rows import ReportedCase
 from .text import clean, one_line, truncate
 
@@ -56,20 +58,41 @@ CHUNK = 200
 """Test cases built into XML elements at a time."""
 
 
-def classname_for(suite: str) -> str:
-    """`evals/probe.eval.yaml` -> `evals.probe.eval`; `probe.eval.yaml` -> `probe.eval`, as AgentV names it.
-
-    Dotted like a Java class so Jenkins groups suites by folder as packages; only the format
-    extension is dropped, so `.eval` stays as AgentV shows it.
-    """
-    name = suite.replace("\\", "/")
-    while name.startswith("./"):
-        name = name[2:]
+def dataset_of(suite: str) -> str:
+    """AgentV's name for a suite without `dataset:`: the file name without `.yaml`
+    (`evals/probe.eval.yaml` -> `probe.eval`); for results written before rows carried `dataset`."""
+    name = suite.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     for suffix in (".yaml", ".yml", ".jsonl", ".json"):
         if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return one_line(name.strip("/").replace("/", ".")) or "default"
+            return name[: -len(suffix)]
+    return name
+
+
+def _folder(suite: str) -> str:
+    path = suite.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    parts = path.rsplit("/", 1)
+    return parts[0] if len(parts) == 2 and parts[0] else "."
+
+
+def suite_names(groups: Sequence[tuple[str, Sequence[ReportedCase]]]) -> dict[str, str]:
+    """Each eval file's `<testsuite name>` and testcase `classname`, as AgentV writes them: the suite's
+    `dataset:`, else its file name without `.yaml` (`probe.eval`). CI dashboards key test history on
+    these names, so a team moving from AgentV keeps its history.
+
+    Two eval files of one run that would get the same name (`evals/a/probe.eval.yaml` and
+    `evals/b/probe.eval.yaml`) both get their folder added, `probe.eval (evals/a)` and
+    `probe.eval (evals/b)`, so neither hides the other's cases; the path itself stays in `file`.
+    """
+    base: dict[str, str] = {}
+    for suite, cases in groups:
+        dataset = next((c.dataset for c in cases if c.dataset), None)
+        base[suite] = one_line(dataset or dataset_of(suite)) or "default"
+    counts = Counter(base.values())
+    names = {suite: name if counts[name] == 1 else f"{name} ({one_line(_folder(suite))})" for suite, name in base.items()}
+    counts = Counter(names.values())  # the same dataset name twice in one folder: the whole path tells them apart
+    return {suite: name if counts[name] == 1 else f"{base[suite]} ({one_line(suite)})" for suite, name in names.items()}
 
 
 def _seconds(duration_ms: int) -> str:
@@ -146,14 +169,15 @@ def _open_tag(element: ET.Element) -> str:
     return text[: -len(f"</{element.tag}>")]
 
 
-def _write_suite(out: _CleanWriter, suite: str, cases: list[ReportedCase], root: Path | None, with_target: bool) -> None:
+def _write_suite(out: _CleanWriter, suite_name: str, cases: list[ReportedCase], root: Path | None,
+                 with_target: bool) -> None:
     """One `<testsuite>`, written `CHUNK` cases at a time so a suite of any size never has all its
     XML elements in memory at once. The text is what serialising the whole suite element (built
     by junit-xml, indented by `ET.indent`) would give; a test compares the two."""
-    classname = classname_for(suite)
+    classname = suite_name
     names = [_case_name(r, with_target) for r in cases]
-    first_file = source_path(cases[0], root) or None
-    head = TestSuite(one_line(suite) or "default", [], file=first_file).build_xml_doc()
+    first_file = suite_path(cases[0], root) or None
+    head = TestSuite(suite_name, [], file=first_file).build_xml_doc()
     totals = summarise(cases)
     # junit-xml counts these from its test cases; set in place so the attributes keep its order.
     head.set("errors", str(totals.errors))
@@ -172,7 +196,7 @@ def _write_suite(out: _CleanWriter, suite: str, cases: list[ReportedCase], root:
     for start in range(0, len(cases), CHUNK):
         chunk = cases[start:start + CHUNK]
         tcs = [_test_case(r, name, classname, root) for r, name in zip(chunk, names[start:start + CHUNK], strict=True)]
-        for r, element in zip(chunk, TestSuite(suite, tcs).build_xml_doc().iter("testcase"), strict=True):
+        for r, element in zip(chunk, TestSuite(suite_name, tcs).build_xml_doc().iter("testcase"), strict=True):
             element.set("time", _seconds(r.duration_ms))
             ET.indent(element, space="  ", level=2)
             out.write("\n    ")
@@ -210,8 +234,9 @@ def write_junit_xml(results: Iterable[ReportedCase], out: TextIO, repo_root: Pat
         writer.write("\n")
         return
     writer.write(_open_tag(head))
+    names = suite_names(groups)
     for suite, cases in groups:
-        _write_suite(writer, suite, cases, repo_root, with_target)
+        _write_suite(writer, names[suite], cases, repo_root, with_target)
     writer.write("\n</testsuites>\n")
 
 
@@ -251,4 +276,4 @@ def write_junit(results: Iterable[ReportedCase], path: Path | str, repo_root: Pa
     return target
 
 
-__all__ = ["build_junit_xml", "write_junit_xml", "classname_for", "error_body", "failure_body", "write_junit"]
+__all__ = ["build_junit_xml", "dataset_of", "error_body", "failure_body", "suite_names", "write_junit", "write_junit_xml"]

@@ -30,11 +30,17 @@ def _is_relative(path: str) -> bool:
     return bool(path) and not PurePosixPath(path).is_absolute() and not PureWindowsPath(path).is_absolute()
 
 
-def source_path(result: ReportedCase, root: Path | None = None) -> str:
-    """The repo-relative eval file of `result`: its `suite` when relative, else its `file` made relative."""
+def suite_path(result: ReportedCase, root: Path | None = None) -> str:
+    """The repo-relative eval file `result` belongs to: its `suite` when relative, else its `file` made relative."""
     suite = result.suite.replace("\\", "/")
     while suite.startswith("./"):
         suite = suite[2:]
     if _is_relative(suite) and not suite.startswith("../"):
         return suite
     return display_path(result.file, root)
+
+
+def source_path(result: ReportedCase, root: Path | None = None) -> str:
+    """The repo-relative file the case is written in: its eval file (`suite_path`), or the case
+    file its suite includes it from (`- file://cases/more.yaml`)."""
+    return result.case_file or suite_path(result, root)

@@ -28,6 +28,10 @@ class ReportedCase(Protocol):
     @property
     def line(self) -> int: ...
     @property
+    def dataset(self) -> str | None: ...
+    @property
+    def case_file(self) -> str | None: ...
+    @property
     def target(self) -> str: ...
     @property
     def verdict(self) -> str: ...
@@ -63,13 +67,16 @@ class ReportRow:
     misses: tuple[str, ...]
     candidate_answer: str
     """Kept only for a case that did not pass: reports show the answer of failures alone."""
+    dataset: str | None = None
+    case_file: str | None = None
 
     @classmethod
     def of(cls, result: CaseResult) -> ReportRow:
         return cls(result.eval_id, sys.intern(result.suite), sys.intern(result.file), result.line,
                    sys.intern(result.target), sys.intern(result.verdict), result.score, result.threshold,
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
-                   "" if result.verdict == "pass" else result.candidate_answer)
+                   "" if result.verdict == "pass" else result.candidate_answer,
+                   sys.intern(result.dataset) if result.dataset else None, result.case_file)
 
 
 __all__ = ["ReportRow", "ReportedCase"]

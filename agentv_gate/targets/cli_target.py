@@ -1,14 +1,20 @@
 """A target that is any command line: the agent under test runs once per case.
 
-Keys as AgentV has them (snake_case or camelCase): `command_template` (required), `cwd`,
-`timeout_seconds` (default here 120), `files_format` (default `{path}`), `env` (extra variables),
-`keep_temp_files`, `healthcheck` (`{type: command, command_template, cwd, timeout_seconds}` or
-`{type: http, url, timeout_seconds}`, run once before the first case).
+Keys as AgentV has them (snake_case or camelCase): `command` (required; AgentV 2.8+'s name, the
+older `command_template` still works), `cwd`, `timeout_seconds` (default here 120),
+`files_format` (default `{path}`), `env` (extra variables), `keep_temp_files`, `healthcheck`
+(`{command, cwd, timeout_seconds}` or `{url, timeout_seconds}`, run once before the first case;
+the older `type: command` / `type: http` with `command_template` still works).
+
+A relative `cwd` (the target's or the healthcheck's) is relative to the folder of the eval file
+whose case is running, as AgentV resolves it; with no eval file (a target used on its own) it is
+relative to the folder holding `.agentv/`. No `cwd` means the eval file's folder.
 
 Placeholders in the template, each shell-quoted: `{PROMPT}` (the question text), `{PROMPT_FILE}`
-(a file holding it), `{EVAL_ID}`, `{ATTEMPT}`, `{FILES}` (the case's input files, each through
-`files_format`, which may use `{path}` and `{basename}`), `{OUTPUT_FILE}` and `{GUIDELINES}`
-(kept for old templates; always empty). Any other `{UPPER_CASE}` word is refused up front.
+(a file holding it), `{EVAL_ID}`, `{ATTEMPT}`, `{FILES}` (every file the case attaches, guideline
+files first as AgentV orders them, each through `files_format`, which may use `{path}` and
+`{basename}`), `{OUTPUT_FILE}` and `{GUIDELINES}` (kept for old templates; always empty). Any other
+`{UPPER_CASE}` word is refused up front.
 
 The prompt is also written to the command's stdin. The answer is read from `{OUTPUT_FILE}` when
 the template names it (as AgentV does), else from stdout. If the answer is a JSON object with
@@ -42,6 +48,10 @@ from ..transport.process import ScriptResult, run_script
 from .base import ProviderRequest
 from .config import TargetConfig
 
+COMMAND_KEYS = ("command", "command_template", "commandTemplate")
+"""Where a cli target's (and its healthcheck's) command is read: AgentV 2.8+ first, then the older names."""
+HEALTHCHECK_KEYS = ("type", "url", "cwd", "timeout_seconds", "timeoutSeconds", *COMMAND_KEYS)
+"""Every key a `healthcheck:` mapping may hold."""
 CLI_PLACEHOLDERS = ("PROMPT", "PROMPT_FILE", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
@@ -59,6 +69,23 @@ def check_placeholders(template: str, description: str) -> None:
 
 def render(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _template(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TargetsConfigError(f"{where}: command must be a command line (a string), got {value!r}")
+    return value
+
+
+def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path) -> Path | None:
+    """A target's `cwd` as AgentV reads it: absolute as written, relative from the running case's
+    eval-file folder (else `fallback`); no `cwd` means the eval file's folder."""
+    if folder is None:
+        return Path(eval_dir) if eval_dir else None
+    path = Path(folder).expanduser()
+    if path.is_absolute():
+        return path
+    return ((Path(eval_dir) if eval_dir else fallback) / path).resolve()
 
 
 def _seconds(target: TargetConfig, value: Any, key: str) -> float:
@@ -107,8 +134,8 @@ class CliProvider:
     def __init__(self, target: TargetConfig) -> None:
         self.name = target.name
         self.target = target
-        self.command_template = str(target.require("command_template", "command_template", "commandTemplate"))
-        check_placeholders(self.command_template, f"{target.describe()}: command_template")
+        self.command_template = _template(target.require("command or command_template", *COMMAND_KEYS), target.describe())
+        check_placeholders(self.command_template, f"{target.describe()}: command")
         timeout = target.get("timeout_seconds", "timeoutSeconds")
         self.timeout_seconds = (
             DEFAULT_TIMEOUT_SECONDS if timeout is None else _seconds(target, timeout, "timeout_seconds")
@@ -119,7 +146,7 @@ class CliProvider:
             )
         )
         cwd = target.get("cwd")
-        self.cwd = None if cwd is None else (target.repo_root / str(cwd)).resolve()
+        self.cwd = None if cwd is None else str(cwd)
         env = target.get("env", default={})
         if not isinstance(env, dict):
             raise TargetsConfigError(f"{target.describe()}: env must be a mapping of variable to value")
@@ -138,42 +165,49 @@ class CliProvider:
         return f"CliProvider(name={self.name!r}, timeout_seconds={self.timeout_seconds})"
 
     def _healthcheck(self, raw: Any) -> dict[str, Any] | None:
+        """AgentV 2.8+ tells the kind by its keys (`url` or `command`); `type:` is the older spelling."""
         if raw is None:
             return None
         where = f"{self.target.describe()}: healthcheck"
-        if not isinstance(raw, dict) or raw.get("type") not in ("command", "http"):
-            raise TargetsConfigError(f"{where} must be a mapping with type 'command' or 'http'")
+        if not isinstance(raw, dict):
+            raise TargetsConfigError(f"{where} must be a mapping: {{command: ...}} or {{url: ...}}")
+        kind = raw.get("type")
+        if kind is None:
+            kind = "http" if "url" in raw else "command" if any(k in raw for k in COMMAND_KEYS) else None
+        if kind not in ("command", "http"):
+            raise TargetsConfigError(f"{where} must have 'command' (a command check) or 'url' (an HTTP check)"
+                                     + (f", got type {raw['type']!r}" if "type" in raw else ""))
         timeout = raw.get("timeout_seconds", raw.get("timeoutSeconds"))
         check = {
-            "type": raw["type"],
+            "type": kind,
             "timeout": self.timeout_seconds
             if timeout is None
             else _seconds(self.target, timeout, "healthcheck.timeout_seconds"),
         }
-        if raw["type"] == "http":
+        if kind == "http":
             if not isinstance(raw.get("url"), str) or not raw["url"]:
                 raise TargetsConfigError(f"{where}: url is required for an http healthcheck")
             check["url"] = raw["url"]
         else:
-            command = raw.get("command_template", raw.get("commandTemplate"))
+            command = next((raw[k] for k in COMMAND_KEYS if raw.get(k) is not None), None)
             if not isinstance(command, str) or not command.strip():
-                raise TargetsConfigError(f"{where}: command_template is required for a command healthcheck")
-            check_placeholders(command, f"{where}.command_template")
+                raise TargetsConfigError(f"{where}: command (or command_template) is required for a command healthcheck")
+            check_placeholders(command, f"{where}.command")
             check["command"] = command
-            check["cwd"] = (self.target.repo_root / str(raw["cwd"])).resolve() if raw.get("cwd") else None
+            check["cwd"] = str(raw["cwd"]) if raw.get("cwd") else None
         return check
 
-    def _ensure_healthy(self, cwd: Path | None) -> None:
+    def _ensure_healthy(self, eval_dir: str | None) -> None:
         if self.healthcheck is None:
             return
         with self._health_lock:
             if not self._health_done:
-                self._health_error = self._run_healthcheck(cwd)
+                self._health_error = self._run_healthcheck(eval_dir)
                 self._health_done = True
         if self._health_error:
             raise ProviderError(self._health_error)
 
-    def _run_healthcheck(self, cwd: Path | None) -> str | None:
+    def _run_healthcheck(self, eval_dir: str | None) -> str | None:
         check = self.healthcheck
         assert check is not None
         prefix = f"{self.target.describe()}: healthcheck failed"
@@ -199,7 +233,8 @@ class CliProvider:
         values["EVAL_ID"] = "healthcheck"
         command = render(check["command"], values)
         result = run_script(
-            ["/bin/sh", "-c", command], "", check["timeout"], cwd=check["cwd"] or cwd, env=self.env or None
+            ["/bin/sh", "-c", command], "", check["timeout"],
+            cwd=resolve_folder(check["cwd"], eval_dir, self.target.repo_root), env=self.env or None
         )
         failure = self._failure(result, check["timeout"])
         return f"{prefix}: {failure}" if failure else None
@@ -217,8 +252,8 @@ class CliProvider:
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         eval_dir = request.extra.get("eval_dir")
-        cwd = self.cwd or (Path(eval_dir) if eval_dir else None)
-        self._ensure_healthy(cwd)
+        cwd = resolve_folder(self.cwd, eval_dir, self.target.repo_root)
+        self._ensure_healthy(eval_dir)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
         try:
             return self._invoke(request, cwd, workdir)

@@ -89,9 +89,9 @@ def test_three_shards_merge_into_one_report_with_the_failure(tmp_path: Path) -> 
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "1", "0")
     cases = junit_outcomes(tmp_path / "merged" / "junit.xml")
     assert len(cases) == 8
-    assert [c for c in cases if c[2] != "pass"] == [("evals.geo.eval", "g4", "failure")]
+    assert [c for c in cases if c[2] != "pass"] == [("geo.eval", "g4", "failure")]
     assert sorted((c[0], c[1]) for c in cases) == sorted(
-        (name.replace("/", ".").removesuffix(".yaml"), case_id) for name, case_id in expected)
+        (name.rsplit("/", 1)[-1].removesuffix(".yaml"), case_id) for name, case_id in expected)
     merged_rows = (tmp_path / "merged" / "results.jsonl").read_text().splitlines()
     assert sorted((r["suite"], r["eval_id"]) for r in map(json.loads, merged_rows)) == expected
 

@@ -117,7 +117,7 @@ def test_a_hostile_case_id_cannot_break_out_of_the_title(run: dict[str, Any]) ->
     line = run["lines"][HOSTILE_ID]
     expected = (f"::error file=evals/hostile.eval.yaml,line={line},title=agentv-gate%3A id %3A%3Aadd-mask%3A%3Ax "
                 f"## [error]y failed::id ::add-mask::x ## [error]y scored 0.000, below the threshold 0.500.%0A"
-                f'Misses:%0A- Output does not contain "NEVER"%0AReasoning: contains: Output does not contain "NEVER"')
+                f'Misses:%0A- Output does not contain "NEVER"%0AReasoning: contains-NEVER: Output does not contain "NEVER"')
     assert expected in run["proc"].stdout.split("\n")
 
 

@@ -160,7 +160,8 @@ def test_file_segments_resolved_from_eval_folder_then_repo_root(repo: Path) -> N
     assert result.errors == []
     [case] = result.cases
     segs = case.input_messages[0].content
-    assert segs[0] == {"type": "file", "path": "evals/local.txt", "text": "local text\n",
+    # `value` stays as written (judges read it); what the loader found is added beside it.
+    assert segs[0] == {"type": "file", "value": "local.txt", "path": "evals/local.txt", "text": "local text\n",
                        "resolved_path": str((repo / "evals/local.txt").resolve())}
     assert segs[1]["text"] == "from the root"
     assert case.question == "Summarise."  # file contents are not part of the question text

@@ -11,7 +11,7 @@ import xmlschema
 
 from agentv_gate.errors import ReportWriteError
 from agentv_gate.models import CaseResult
-from agentv_gate.report.junit import SCHEMA_PATH, build_junit_xml, classname_for, write_junit
+from agentv_gate.report.junit import SCHEMA_PATH, build_junit_xml, dataset_of, write_junit
 from tests.helpers.reports import case_result, junit_schema
 
 AGENTV_SAMPLE = Path("/work/shared/spec/agentv-2.18-junit-sample.xml")
@@ -42,8 +42,8 @@ def test_mixed_run_is_valid_against_the_jenkins_schema(schema: xmlschema.XMLSche
     root = ET.fromstring(xml)
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "1", "1")
     suites = {s.get("name"): s for s in root.findall("testsuite")}
-    assert set(suites) == {"evals/probe.eval.yaml", "evals/other.jsonl"}
-    probe = suites["evals/probe.eval.yaml"]
+    assert set(suites) == {"probe.eval", "other"}
+    probe = suites["probe.eval"]
     assert (probe.get("tests"), probe.get("failures"), probe.get("errors")) == ("3", "1", "1")
     assert probe.get("file") == "evals/probe.eval.yaml"
 
@@ -54,7 +54,7 @@ def test_testcase_points_at_the_case_and_carries_score_and_threshold(schema: xml
     tc = root.find("testsuite/testcase")
     assert tc is not None
     assert tc.get("file") == "evals/probe.eval.yaml" and tc.get("line") == "9"
-    assert tc.get("classname") == "evals.probe.eval" and tc.get("time") == "0.002"
+    assert tc.get("classname") == "probe.eval" and tc.get("time") == "0.002"
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props == {"b.score": "0.250", "b.threshold": "0.700"}
     failure = tc.find("failure")
@@ -93,9 +93,8 @@ def test_layout_matches_agentv_sample_for_the_same_three_cases(schema: xmlschema
     assert our_suite is not None and their_suite is not None
     for attr in ("tests", "failures", "errors"):
         assert our_suite.get(attr) == their_suite.get(attr)
-    # AgentV names the suite after its dataset ("probe.eval"); we use the file path so two files with
-    # the same name in different folders stay apart. The classname is AgentV's name exactly.
-    assert our_suite.get("name") == "probe.eval.yaml"
+    # AgentV names the suite after its dataset, by default the file name without `.yaml`.
+    assert our_suite.get("name") == their_suite.get("name") == "probe.eval"
 
     def cases(suite: ET.Element) -> list[tuple[str | None, str | None, str | None, list[str]]]:
         return [(tc.get("name"), tc.get("classname"), tc.get("time"), [c.tag for c in tc])
@@ -163,12 +162,28 @@ def test_empty_run_is_still_a_valid_document(schema: xmlschema.XMLSchema) -> Non
 
 @pytest.mark.parametrize("suite, expected", [
     ("probe.eval.yaml", "probe.eval"),
-    ("evals/probe.eval.yaml", "evals.probe.eval"),
-    ("./evals/data.jsonl", "evals.data"),
-    ("evals\\win.yml", "evals.win"),
+    ("evals/probe.eval.yaml", "probe.eval"),
+    ("./evals/data.jsonl", "data"),
+    ("evals\\win.yml", "win"),
 ])
-def test_classname_from_the_eval_file(suite: str, expected: str) -> None:
-    assert classname_for(suite) == expected
+def test_a_suite_without_a_dataset_is_named_after_its_file(suite: str, expected: str) -> None:
+    assert dataset_of(suite) == expected
+
+
+def test_suite_and_classname_are_the_dataset_and_same_names_are_kept_apart_by_folder() -> None:
+    results = [
+        case("a", suite="evals/a/probe.eval.yaml", file="evals/a/probe.eval.yaml"),
+        case("b", suite="evals/b/probe.eval.yaml", file="evals/b/probe.eval.yaml"),
+        case("c", suite="evals/refunds.yaml", file="evals/refunds.yaml", dataset="billing"),
+    ]
+    root = ET.fromstring(build_junit_xml(results))
+    named = {s.get("name"): [(tc.get("classname"), tc.get("file")) for tc in s.iter("testcase")]
+             for s in root.findall("testsuite")}
+    assert named == {
+        "probe.eval (evals/a)": [("probe.eval (evals/a)", "evals/a/probe.eval.yaml")],
+        "probe.eval (evals/b)": [("probe.eval (evals/b)", "evals/b/probe.eval.yaml")],
+        "billing": [("billing", "evals/refunds.yaml")],
+    }
 
 
 def test_unwritable_path_is_a_clear_report_error(tmp_path: Path) -> None:
@@ -198,14 +213,16 @@ def whole_tree_junit(results: list[CaseResult]) -> str:
     root = ET.Element("testsuites", {"name": "agentv-gate", "tests": str(totals.total), "failures": str(totals.failed),
                                      "errors": str(totals.errors),
                                      "time": junit._seconds(sum(r.duration_ms for r in results))})
-    for suite, cases in junit._group_by_suite(results):
+    groups = junit._group_by_suite(results)
+    suite_names = junit.suite_names(groups)
+    for suite, cases in groups:
         tcs, properties = [], {}
         for r in cases:
             name = junit._case_name(r, with_target)
-            tcs.append(junit._test_case(r, name, junit.classname_for(suite), None))
+            tcs.append(junit._test_case(r, name, suite_names[suite], None))
             properties[f"{name}.score"], properties[f"{name}.threshold"] = f"{r.score:.3f}", f"{r.threshold:.3f}"
-        first = junit.source_path(cases[0], None) or None
-        element = TestSuite(junit.one_line(suite) or "default", tcs, properties=properties, file=first).build_xml_doc()
+        first = junit.suite_path(cases[0], None) or None
+        element = TestSuite(suite_names[suite], tcs, properties=properties, file=first).build_xml_doc()
         element.set("time", junit._seconds(sum(r.duration_ms for r in cases)))
         for r, case_el in zip(cases, element.iter("testcase"), strict=True):
             case_el.set("time", junit._seconds(r.duration_ms))

@@ -196,3 +196,44 @@ def test_the_agent_runs_in_the_environment_agentv_gate_was_given(tmp_path: Path,
     seen = json.loads(provider.invoke(ProviderRequest(question="q", eval_case_id="env")).text)
     assert seen == {"python": str(team_bin / "python3"), "path": os.environ["PATH"], "pythonpath": None,
                     "team": "from the job", "extra": "from the target"}
+
+
+def test_agentv_2_8_spelling_command_and_healthcheck_told_apart_by_its_keys(tmp_path: Path) -> None:
+    """AgentV 2.8+: `command:` (not `command_template:`), and `healthcheck: {command, cwd}` without `type:`,
+    its relative `cwd` (like the target's) taken from the running case's eval-file folder."""
+    evals = tmp_path / "evals"
+    (evals / "tools").mkdir(parents=True)
+    (evals / "work").mkdir()
+    marker = tmp_path / "health.log"
+    check = script(tmp_path, f"import os; open({str(marker)!r}, 'a').write(os.getcwd())", "check.py")
+    data = {"name": "agent", "provider": "cli", "command": "pwd", "cwd": "./work",
+            "healthcheck": {"command": check, "cwd": "./tools"}}
+    provider = build_provider(resolve_target(RawTarget(name="agent", data=data, line=2), {},
+                                             tmp_path / ".agentv" / "targets.yaml"))
+    response = provider.invoke(ProviderRequest(question="q", extra={"eval_dir": str(evals)}))
+    assert Path(response.text).resolve() == (evals / "work").resolve()
+    assert Path(marker.read_text()).resolve() == (evals / "tools").resolve()
+
+
+def test_url_healthcheck_without_type(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.set_default("/down", FakeReply.error(503))
+        down = cli(tmp_path, "echo up", healthcheck={"url": f"{server.url}/down", "timeout_seconds": 5}, max_retries=0)
+        with pytest.raises(ProviderError, match="healthcheck failed.*HTTP 503"):
+            down.invoke(ProviderRequest(question="q"))
+
+
+@pytest.mark.parametrize("healthcheck, message", [
+    ({"cwd": "."}, "must have 'command' .* or 'url'"),
+    ({"type": "tcp", "url": "x"}, "got type 'tcp'"),
+    ("curl localhost", "must be a mapping"),
+])
+def test_a_healthcheck_that_is_neither_kind_is_a_config_error(tmp_path: Path, healthcheck: object, message: str) -> None:
+    with pytest.raises(TargetsConfigError, match=message):
+        cli(tmp_path, "echo ok", healthcheck=healthcheck)
+
+
+def test_command_must_be_a_command_line(tmp_path: Path) -> None:
+    data = {"name": "a", "provider": "cli", "command": ["python3", "agent.py"]}
+    with pytest.raises(TargetsConfigError, match="command must be a command line"):
+        build_provider(resolve_target(RawTarget(name="a", data=data), {}))

@@ -1,0 +1,127 @@
+"""`${{ VAR }}` in eval and case files, and the `.env` file a run reads first, as AgentV 2.19 has them.
+
+AgentV replaces `${{ NAME }}` (spaces optional) in every string of an eval file or external case
+file with the environment's value, the empty string when the variable is unset, several per string
+allowed; numbers and booleans are left alone. Before that it loads the nearest `.env` file, looking
+in the first eval file's folder, each parent up to the repository root, the root, then the working
+folder, with dotenv's rule: a variable already set in the environment is never overridden.
+
+Interpolation keeps the loader's line numbers (`LineDict`/`LineList`), so a problem in an
+interpolated value is still reported where it is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .discover import discover_eval_files
+from .refs import find_repo_root
+from .yaml_lines import LineDict, LineList
+
+ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def interpolate(value: Any, env: Mapping[str, str] | None = None) -> Any:
+    """`value` with every `${{ NAME }}` in its strings replaced; unset names become ''."""
+    source = os.environ if env is None else env
+    if isinstance(value, str):
+        if "${{" not in value:
+            return value
+        return ENV_REF.sub(lambda m: source.get(m.group(1), ""), value)
+    if isinstance(value, dict):
+        out = LineDict((key, interpolate(item, source)) for key, item in value.items())
+        out.line = getattr(value, "line", 1)
+        out.key_lines = getattr(value, "key_lines", {})
+        return out
+    if isinstance(value, list):
+        seq = LineList(interpolate(item, source) for item in value)
+        seq.line = getattr(value, "line", 1)
+        seq.item_lines = getattr(value, "item_lines", [])
+        return seq
+    return value
+
+
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\s*$")
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """dotenv's format: `NAME=value`, `export NAME=value`, `#` comments, single or double quotes
+    (double quotes expand `\\n`), an unquoted value ends at ` #`. Lines that are none of these are skipped."""
+    values: dict[str, str] = {}
+    lines = text.replace("\r\n", "\n").split("\n")
+    index = 0
+    while index < len(lines):
+        match = _DOTENV_LINE.match(lines[index])
+        index += 1
+        if match is None:
+            continue
+        name, raw = match.group(1), match.group(2)
+        quote = raw[:1]
+        if quote in ("'", '"', "`"):
+            body = raw[1:]
+            # A quoted value may run over several lines, up to its closing quote.
+            while quote not in body and index < len(lines):
+                body += "\n" + lines[index]
+                index += 1
+            value = body[: body.index(quote)] if quote in body else body
+            if quote == '"':
+                value = value.replace("\\n", "\n").replace("\\r", "\r")
+        else:
+            value = re.split(r"\s+#", raw, maxsplit=1)[0].strip()
+        values[name] = value
+    return values
+
+
+def find_dotenv(first_eval_file: Path, repo_root: Path) -> Path | None:
+    """The `.env` AgentV loads: the nearest one from the first eval file's folder up to the
+    repository root, then the root, then the working folder."""
+    start = first_eval_file.resolve().parent
+    root = repo_root.resolve()
+    folders = [start]
+    if start == root or root in start.parents:
+        folders += [parent for parent in start.parents if parent == root or root in parent.parents]
+    folders += [root, Path.cwd().resolve()]
+    for folder in dict.fromkeys(folders):
+        candidate = folder / ".env"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_dotenv(path: Path, environ: dict[str, str] | os._Environ[str] | None = None) -> list[str]:
+    """Set the file's variables that the environment does not have yet; the names set, in order.
+
+    The environment wins, as with dotenv's `override: false`: CI secrets are never replaced by a
+    committed or stale `.env`. The process environment is changed, as AgentV's is, so targets,
+    judges and agents started by the run see the same variables.
+    """
+    target = os.environ if environ is None else environ
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read this .env file: {exc}") from None
+    added = []
+    for name, value in parse_dotenv(text).items():
+        if name not in target:
+            target[name] = value
+            added.append(name)
+    return added
+
+
+def load_run_dotenv(paths: list[Path], repo_root: Path | None) -> str | None:
+    """Before a run (or `validate`) reads its suites, the `.env` found for its first eval file is
+    loaded; what it set, as a line for the user, or None when it set nothing."""
+    files, _ = discover_eval_files(paths)
+    if not files:
+        return None
+    found = find_dotenv(files[0], repo_root or find_repo_root(files[0].parent))
+    names = load_dotenv(found) if found is not None else []
+    return f"{len(names)} variable(s) set from {found}" if names else None
+
+
+__all__ = ["ENV_REF", "find_dotenv", "interpolate", "load_dotenv", "load_run_dotenv", "parse_dotenv"]
