@@ -19,6 +19,7 @@ from typing import Protocol, TypeVar
 from .errors import ProviderError
 from .evaluators.base import EvaluationContext, Evaluator
 from .evaluators.registry import evaluate_safely
+from .redaction import has_secrets, redact_tree
 from .models import (
     DEFAULT_THRESHOLD,
     CaseResult,
@@ -211,13 +212,13 @@ class Orchestrator:
         try:
             result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
-            return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                              threshold=case_threshold(case, self.settings), verdict="error",
-                              error=f"internal error: {type(exc).__name__}: {exc}")
+            return scrubbed(CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file),
+                                       line=case.source_line, threshold=case_threshold(case, self.settings),
+                                       verdict="error", error=f"internal error: {type(exc).__name__}: {exc}"))
         replayed = thread_cache_hits() - hits_before
         if replayed:
             result.cache_hits = replayed
-        return result
+        return scrubbed(result)
 
 
 class _DaemonPool:
@@ -260,6 +261,18 @@ class _DaemonPool:
         if wait:
             for thread in self._threads:
                 thread.join()
+
+
+def scrubbed(result: CaseResult) -> CaseResult:
+    """`result` with every configured secret (and its encoded forms) hidden in every string.
+
+    Done here, once, where every result is made, so the results JSONL, the JUnit file, the console,
+    the annotations and the job summary all show `***` whatever path the text took: an answer or
+    a judge's reply that echoes a key is as covered as an error message.
+    """
+    if not has_secrets():
+        return result
+    return CaseResult.model_validate(redact_tree(result.model_dump()))
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:

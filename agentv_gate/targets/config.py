@@ -19,8 +19,11 @@ string (`http://${{ HOST }}:8000/v1`).
 
 Targets are validated for shape when the file loads, but environment variables are resolved
 only when a target is used, so a missing key for a target this run never touches is no error.
-Every value that came from a secret field is remembered and scrubbed (`***`) from error
-messages, reprs and anything else `TargetConfig.redact` is given.
+Every value that came from a secret field is remembered and scrubbed (`***`) from every output
+of the run (see `redaction`). A secret field is one whose name names a key, token, secret or
+password (`api_key`, `x-api-key`, `GITHUB_TOKEN` in `env:`), any value of `headers:` read from
+`${{ VAR }}` (`Authorization: Bearer ${{ TOKEN }}`: both the whole value and the variable's), and
+the password of a URL (`https://user:pass@host`).
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from typing import Any
 import yaml
 
 from ..errors import TargetsConfigError
-from ..redaction import is_secret_field, redact
+from ..redaction import is_secret_field, redact, register_secrets
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
 _WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
 
 PROVIDER_ALIASES: dict[str, str] = {
@@ -154,6 +158,28 @@ def _interpolate(value: str, env: Mapping[str, str], where: str, field_name: str
     return _ENV_REF.sub(substitute, value)
 
 
+def _env_values(value: Any, env: Mapping[str, str]) -> list[str]:
+    """The environment values `${{ VAR }}` references in `value` (a string, list or mapping) read."""
+    if isinstance(value, str):
+        return [env[name] for name in _ENV_REF.findall(value) if env.get(name)]
+    if isinstance(value, list):
+        return [v for item in value for v in _env_values(item, env)]
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _env_values(item, env)]
+    return []
+
+
+def _url_passwords(value: Any) -> list[str]:
+    """The password in `scheme://user:password@host`, wherever a string holds one."""
+    if isinstance(value, str):
+        return [m.group(1) for m in _URL_PASSWORD.finditer(value)]
+    if isinstance(value, list):
+        return [p for item in value for p in _url_passwords(item)]
+    if isinstance(value, dict):
+        return [p for item in value.values() for p in _url_passwords(item)]
+    return []
+
+
 def _env_name(value: Any) -> str | None:
     if isinstance(value, str):
         match = _WHOLE_ENV_REF.match(value)
@@ -225,10 +251,19 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                 unset_env[key] = env_var
             continue
         settings[key] = resolved
-        if is_secret_field(key) and isinstance(resolved, str):
-            secrets.add(resolved)
+        secrets.update(_url_passwords(resolved))
+        if is_secret_field(key):
+            secrets.update(_env_values(value, env))
+            if isinstance(resolved, str):
+                secrets.add(resolved)
         if key == "env" and isinstance(resolved, dict):
             secrets.update(str(v) for k, v in resolved.items() if is_secret_field(str(k)) and v)
+        if key == "headers" and isinstance(value, dict) and isinstance(resolved, dict):
+            for name, header in value.items():
+                if _env_values(header, env) or is_secret_field(str(name)):
+                    secrets.update(_env_values(header, env))
+                    if isinstance(resolved.get(name), str):
+                        secrets.add(resolved[name])
 
     provider_raw = settings.get("provider")
     if not isinstance(provider_raw, str) or not provider_raw.strip():
@@ -250,6 +285,7 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     workers = settings.get("workers")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise TargetsConfigError(f"{label}: workers must be a whole number >= 1, got {workers!r}")
+    register_secrets(secrets)
     return TargetConfig(
         name=raw.name,
         provider=provider,
