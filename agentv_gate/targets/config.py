@@ -130,6 +130,24 @@ class TargetConfig:
         return f"{self.provider} target '{self.name}'"
 
 
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""Cap on one answer (an HTTP reply body, a `cli` target's stdout or `{OUTPUT_FILE}`): 8 MiB."""
+
+
+def response_byte_cap(target: TargetConfig) -> int:
+    """The target's `max_response_bytes` (a whole number >= 1), else the default. An answer over it
+    is an error for its case, never cut and judged as if whole."""
+    raw = target.get("max_response_bytes", "maxResponseBytes")
+    if raw is None:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        where = _where(target.source_file, target.source_line)
+        raise TargetsConfigError(
+            f"{where}{target.describe()}: max_response_bytes must be a whole number of bytes >= 1, got {raw!r}"
+        )
+    return raw
+
+
 def normalise_provider(raw: str) -> str | None:
     return PROVIDER_ALIASES.get(raw.strip().lower())
 
