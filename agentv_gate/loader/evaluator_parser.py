@@ -77,7 +77,8 @@ def resolve_script(
 
     A string is shell-split (never run through a shell). Tokens that name an existing file are
     resolved from `cwd` (or the eval folder), then the repo root; a token that looks like a script
-    path but exists nowhere is reported, since the judge could never run.
+    path but exists nowhere is reported, since the judge could never run. The command word itself
+    is no exception: only a bare name (no `/`) falls back to a PATH lookup.
     """
     if isinstance(script, str):
         try:
@@ -98,8 +99,10 @@ def resolve_script(
             continue
         try:
             resolved = roots.resolve(token, line, "script file", base=cwd)
-        except EvalFileError:
-            if index == 0 and shutil.which(token):
+        except EvalFileError as exc:
+            # A bare command name (`tool.py` installed on PATH) may still be looked up there; a word
+            # with a `/` is a path, and a path obeys the repository rule like every other reference.
+            if index == 0 and "/" not in token and "outside" not in exc.message and shutil.which(token):
                 out.append(token)
                 continue
             raise

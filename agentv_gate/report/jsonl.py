@@ -20,6 +20,7 @@ from typing import IO, NamedTuple
 from pydantic import ValidationError
 
 from ..errors import ReportWriteError, ResultsReadError
+from ..files import refuse_escaping_symlink
 from ..models import CaseResult
 
 
@@ -50,6 +51,7 @@ class JsonlWriter:
         self._file: IO[str] | None = None
         self.rows_written = 0
         try:
+            refuse_escaping_symlink(self.path)
             ensure_parent(self.path)
             self._file = open(self.path, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
         except OSError as exc:
