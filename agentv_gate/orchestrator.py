@@ -8,6 +8,7 @@ a reporter can stream them to disk and an interrupted run keeps everything alrea
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -129,7 +130,11 @@ class Orchestrator:
 
         evaluations = self.run_evaluators_for_case(case, provider, response)
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
+        errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
+                   for r in evaluations if not r.error and not math.isfinite(r.score)]
         result.score = weighted_mean(evaluations)
+        if not math.isfinite(result.score):
+            result.score = 0.0  # NaN compares false both ways: it must never meet a threshold
         result.hits = [h for r in evaluations for h in r.hits]
         result.misses = [m for r in evaluations for m in r.misses]
         result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning) or None

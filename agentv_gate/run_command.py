@@ -31,6 +31,8 @@ from .transport.process import allow_new_scripts, kill_running_scripts
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+MAX_WORKERS = 256
+"""Each worker is a thread with its own HTTP session; past a few hundred they only cost memory."""
 
 
 class _Terminated(KeyboardInterrupt):
@@ -100,6 +102,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         print(f"agentv-gate: --threshold {args.threshold} is not in 0..1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        print(f"agentv-gate: --workers {args.workers} is not in 1..{MAX_WORKERS}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
+        print(f"agentv-gate: --judge-timeout {args.judge_timeout} is not a finite number of seconds > 0",
+              file=sys.stderr)
         return EXIT_USAGE
     try:
         # Every case, not just this shard's: a bad target name fails every shard alike.

@@ -7,6 +7,7 @@ expected, so `validate` can print `file:line: ...` for each.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import shlex
 import shutil
@@ -16,7 +17,18 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EvalFileError
-from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
+from ..models import (
+    EVALUATOR_KINDS,
+    CodeJudgeConfig,
+    CompositeConfig,
+    EvaluatorConfig,
+    FieldAccuracyConfig,
+    LlmJudgeConfig,
+    PromptScriptConfig,
+    RegexConfig,
+    aggregator_kind,
+    compile_js_regex,
+)
 from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
@@ -142,6 +154,34 @@ def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
     return f"field '{where}': {msg}", None
 
 
+def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
+    """Numbers that would make a wrong verdict, refused where they are written: a NaN weight makes the
+    case's score NaN (a fail that reads like nothing), a negative one lets a failing evaluator raise
+    the score, an infinite timeout never ends. A regex that cannot compile is refused here too, so
+    `validate` says so instead of every case erroring at run time."""
+    label = f"{kind} evaluator '{config.name}'"
+    weights = [("weight", config.weight)]
+    if isinstance(config, FieldAccuracyConfig):
+        weights += [(f"fields[{i}].weight", spec.weight) for i, spec in enumerate(config.fields)]
+    for key, weight in weights:
+        if not math.isfinite(weight) or weight < 0:
+            raise EvalFileError(line, f"{label}: {key} {weight} is not a finite number >= 0", "a weight such as 1 or 0.5")
+    timeouts = []
+    if isinstance(config, CodeJudgeConfig):
+        timeouts.append(("timeout_seconds", config.timeout_seconds))
+    if isinstance(config, LlmJudgeConfig) and isinstance(config.prompt, PromptScriptConfig):
+        timeouts.append(("prompt.timeout_seconds", config.prompt.timeout_seconds))
+    for key, seconds in timeouts:
+        if seconds is not None and (not math.isfinite(seconds) or seconds <= 0):
+            raise EvalFileError(line, f"{label}: {key} {seconds} is not a finite number > 0",
+                                "a number of seconds such as 30")
+    if isinstance(config, RegexConfig):
+        try:
+            compile_js_regex(config.value, config.flags)
+        except ValueError as exc:
+            raise EvalFileError(line, f"{label}: {exc}", "a pattern that compiles") from None
+
+
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
     line: int | None = None,
@@ -185,6 +225,7 @@ def parse_evaluator(
         raise EvalFileError(line, f"{kind} evaluator '{data.get('name')}': {message}", expected) from None
     config.source_file = file
     config.source_line = line
+    _check_numbers(config, kind, line)
     if isinstance(config, CodeJudgeConfig):
         cwd = _resolve_cwd(config.cwd, roots, line)
         config.resolved_cwd = cwd

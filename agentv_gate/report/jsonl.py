@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -35,6 +36,17 @@ def ensure_parent(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError as exc:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from exc
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by None (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 class JsonlWriter:
@@ -58,7 +70,11 @@ class JsonlWriter:
             raise ReportWriteError(f"cannot write results to {self.path}: {describe_os_error(exc)}") from exc
 
     def write(self, result: CaseResult) -> None:
-        line = json.dumps(result.to_json_row(), ensure_ascii=False) + "\n"
+        row = result.to_json_row()
+        try:
+            line = json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
+        except ValueError:  # NaN or infinity somewhere: bare `NaN` is not JSON, so it is written as null
+            line = json.dumps(_finite(row), ensure_ascii=False) + "\n"
         with self._lock:
             if self._file is None:
                 raise ReportWriteError(f"cannot write results to {self.path}: the writer is already closed")

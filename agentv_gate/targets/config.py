@@ -349,6 +349,8 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         mark = getattr(exc, "problem_mark", None)
         at = f"{source_file}:{mark.line + 1}: " if source_file and mark else where
         raise TargetsConfigError(f"{at}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except (ValueError, RecursionError) as exc:  # a number past 4300 digits, nesting past the stack
+        raise TargetsConfigError(f"{where}not valid YAML: {str(exc).split(';')[0]}") from None
     if doc is None:
         doc = {}
     items: Any
