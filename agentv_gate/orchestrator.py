@@ -20,7 +20,6 @@ from typing import Protocol, TypeVar
 from .errors import ProviderError
 from .evaluators.base import EvaluationContext, Evaluator
 from .evaluators.registry import evaluate_safely
-from .redaction import has_secrets, redact_tree
 from .models import (
     DEFAULT_THRESHOLD,
     CaseResult,
@@ -32,6 +31,7 @@ from .models import (
     Message,
     TargetResponse,
 )
+from .redaction import has_secrets, redact_tree
 from .targets.base import Provider, ProviderRequest
 from .targets.cache import thread_cache_hits
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..models import EvaluationScore, RegexConfig, compile_js_regex
 from .base import EvaluationContext, binary, wrong_config
 
+
 class RegexEvaluator:
     kind = "regex"
 

@@ -304,7 +304,7 @@ def _read_body(response: requests.Response, deadline: float, cap: int) -> None:
             raise requests.exceptions.ChunkedEncodingError(str(exc)) from None
         raise
     response._content = b"".join(chunks)  # noqa: SLF001 - what `response.content` would have read
-    response._content_consumed = True  # noqa: SLF001
+    response._content_consumed = True  # type: ignore[attr-defined]  # noqa: SLF001
 
 
 _local = threading.local()

@@ -45,7 +45,8 @@ def test_an_absolute_command_outside_the_repository_is_refused_in_every_form(tmp
                       aggregator: {{type: code_judge, path: {tool}}}}}]
           - id: bare-name-on-path
             input: q
-            assert: [{{type: code_judge, name: j, script: [python3, -c, "import sys, json; sys.stdin.read(); print(json.dumps({{'score': 1}}))"]}}]
+            assert: [{{type: code_judge, name: j,
+                      script: [python3, -c, "import sys; sys.stdin.read(); print('{{\\"score\\": 1}}')"]}}]
         """)
     validate = run_cli(repo, "validate", "evals")
     assert validate.returncode == 1, validate.stdout + validate.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from tests.helpers.hostile import make_repo, no_traceback, run_cli, write
 
 HUGE = "9" * 5000
