@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,13 +29,22 @@ def _repository(start: Path) -> Path:
     return start
 
 
+def _is_device(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def refuse_escaping_symlink(path: Path) -> None:
     """Raise `EscapingSymlinkError` when `path` lies in the repository (of the working folder) by
     name but a symlink on the way (the file itself or a folder above it) leads outside.
 
     A pull request can commit `.agentv-gate/junit.xml -> /home/runner/.bashrc`; the gate must not
     write there. A path named outside the repository on purpose (`--junit /tmp/x.xml`) is left
-    alone: that choice was made on the command line, not in the repository.
+    alone: that choice was made on the command line, not in the repository; so is a link to a
+    device or pipe (`/dev/null`), which writes no file.
     """
     absolute = Path(os.path.abspath(path))
     root = _repository(Path(os.path.abspath(os.getcwd())))
@@ -46,6 +56,8 @@ def refuse_escaping_symlink(path: Path) -> None:
     try:
         real.relative_to(real_root)
     except ValueError:
+        if _is_device(real):
+            return  # `/dev/null`, `/dev/full`, a FIFO: nothing on disk outside is written
         raise EscapingSymlinkError(
             errno.EPERM, f"refusing to write through a symlink that leads outside the repository ({path} -> {real})",
         ) from None
