@@ -1,17 +1,66 @@
-"""Writing a file so that readers see the old content or the new, never half of it.
+"""Writing a file so that readers see the old content or the new, never half of it, and never
+through a symlink that leads out of the repository.
 
-Shared by the JUnit report (a CI step may read it while a re-run writes it) and the response
-cache (workers and shards write the same entry at once).
+Shared by the JUnit report (a CI step may read it while a re-run writes it), the results JSONL
+and the response cache (workers and shards write the same entry at once).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
+
+
+class EscapingSymlinkError(OSError):
+    """A path inside the repository that a symlink sends outside it: writing there is refused."""
+
+
+def _repository(start: Path) -> Path:
+    """The nearest folder at or above `start` holding `.git`; `start` itself when there is none."""
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def _is_device(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def refuse_escaping_symlink(path: Path) -> None:
+    """Raise `EscapingSymlinkError` when `path` lies in the repository (of the working folder) by
+    name but a symlink on the way (the file itself or a folder above it) leads outside.
+
+    A pull request can commit `.agentv-gate/junit.xml -> /home/runner/.bashrc`; the gate must not
+    write there. A path named outside the repository on purpose (`--junit /tmp/x.xml`) is left
+    alone: that choice was made on the command line, not in the repository; so is a link to a
+    device or pipe (`/dev/null`), which writes no file.
+    """
+    absolute = Path(os.path.abspath(path))
+    root = _repository(Path(os.path.abspath(os.getcwd())))
+    try:
+        absolute.relative_to(root)
+    except ValueError:
+        return
+    real, real_root = absolute.resolve(), root.resolve()
+    try:
+        real.relative_to(real_root)
+    except ValueError:
+        if _is_device(real):
+            return  # `/dev/null`, `/dev/full`, a FIFO: nothing on disk outside is written
+        raise EscapingSymlinkError(
+            errno.EPERM, f"refusing to write through a symlink that leads outside the repository ({path} -> {real})",
+        ) from None
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -26,7 +75,10 @@ def atomic_write_text(path: Path, text: str) -> None:
 @contextmanager
 def atomic_writer(path: Path) -> Iterator[TextIO]:
     """A text handle on a temporary file beside `path`, renamed into place when the block ends
-    without an exception; for a file written piece by piece (never whole in memory)."""
+    without an exception; for a file written piece by piece (never whole in memory).
+
+    Raises `EscapingSymlinkError` (an OSError) for a path a symlink sends out of the repository."""
+    refuse_escaping_symlink(path)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -7,6 +7,7 @@ into AgentV tooling unchanged.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -129,6 +130,27 @@ class RegexConfig(_EvaluatorBase):
     type: Literal["regex"] = "regex"
     value: str
     flags: str | None = None
+
+
+_JS_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
+_JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
+_JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
+
+
+def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
+    """A `regex` evaluator's JavaScript pattern and flags compiled for Python; raises ValueError naming
+    the bad flag or the compile error. Here, beside its config, so the loader can refuse a pattern
+    that cannot compile before anything runs, and the evaluator compiles it the same way."""
+    value = 0
+    for flag in flags or "":
+        if flag not in _JS_REGEX_FLAGS:
+            raise ValueError(f"unknown regex flag {flag!r} (expected some of {''.join(_JS_REGEX_FLAGS)})")
+        value |= _JS_REGEX_FLAGS[flag]
+    try:
+        translated = _JS_BACKREF.sub(r"(?P=\1)", _JS_NAMED_GROUP.sub("(?P<", pattern))
+        return re.compile(translated, value)
+    except re.error as exc:
+        raise ValueError(f"invalid regex /{pattern}/: {exc}") from None
 
 
 class EqualsConfig(_EvaluatorBase):

@@ -8,6 +8,7 @@ a reporter can stream them to disk and an interrupted run keeps everything alrea
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -31,6 +32,7 @@ from .models import (
     Message,
     TargetResponse,
 )
+from .redaction import has_secrets, redact_tree
 from .targets.base import Provider, ProviderRequest
 from .targets.cache import thread_cache_hits
 
@@ -129,7 +131,11 @@ class Orchestrator:
 
         evaluations = self.run_evaluators_for_case(case, provider, response)
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
+        errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
+                   for r in evaluations if not r.error and not math.isfinite(r.score)]
         result.score = weighted_mean(evaluations)
+        if not math.isfinite(result.score):
+            result.score = 0.0  # NaN compares false both ways: it must never meet a threshold
         result.hits = [h for r in evaluations for h in r.hits]
         result.misses = [m for r in evaluations for m in r.misses]
         result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning) or None
@@ -212,14 +218,14 @@ class Orchestrator:
         try:
             result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
-            return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                              dataset=case.dataset, case_file=case.case_file,
-                              threshold=case_threshold(case, self.settings), verdict="error",
-                              error=f"internal error: {type(exc).__name__}: {exc}")
+            return scrubbed(CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file),
+                                       line=case.source_line, dataset=case.dataset, case_file=case.case_file,
+                                       threshold=case_threshold(case, self.settings),
+                                       verdict="error", error=f"internal error: {type(exc).__name__}: {exc}"))
         replayed = thread_cache_hits() - hits_before
         if replayed:
             result.cache_hits = replayed
-        return result
+        return scrubbed(result)
 
 
 class _DaemonPool:
@@ -262,6 +268,18 @@ class _DaemonPool:
         if wait:
             for thread in self._threads:
                 thread.join()
+
+
+def scrubbed(result: CaseResult) -> CaseResult:
+    """`result` with every configured secret (and its encoded forms) hidden in every string.
+
+    Done here, once, where every result is made, so the results JSONL, the JUnit file, the console,
+    the annotations and the job summary all show `***` whatever path the text took: an answer or
+    a judge's reply that echoes a key is as covered as an error message.
+    """
+    if not has_secrets():
+        return result
+    return CaseResult.model_validate(redact_tree(result.model_dump()))
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:

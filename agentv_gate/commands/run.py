@@ -27,6 +27,9 @@ from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, kill_running_scripts
 from ._outputs import output_paths, report_cache, write_reports
 
+MAX_WORKERS = 256
+"""Each worker is a thread with its own HTTP session; past a few hundred they only cost memory."""
+
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM (a cancelled CI job) handled like Ctrl-C: stop, write what finished."""
@@ -56,6 +59,10 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError("no eval cases found")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold {args.threshold} is not in 0..1")
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
+    if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
+        raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,

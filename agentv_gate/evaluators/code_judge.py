@@ -153,6 +153,10 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
     failure = result.failure()
     if failure is not None:
         return failed_score(what, failure, result, raw)
+    if result.stdout_truncated:
+        # Judged on its first megabytes, a flood could pass: the end of it is what was meant.
+        return failed_score(what, f"printed more than {max_output_bytes} bytes on stdout (the cap; it printed "
+                            f"{result.stdout_bytes}), so its result cannot be read whole", result, raw)
     data, problem = parse_judge_output(result.stdout)
     if data is None:
         return failed_score(what, problem or "printed an unusable result", result, raw)

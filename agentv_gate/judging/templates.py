@@ -163,6 +163,8 @@ def run_prompt_script(
         "exit_code": result.exit_code,
     }
     failure = result.failure()
+    if failure is None and result.stdout_truncated:
+        failure = f"printed more than {len(result.stdout.encode())} bytes on stdout (the cap), so the prompt is incomplete"
     if failure is not None:
         stderr = result.stderr.strip()
         if len(stderr) > STDERR_TAIL_CHARS:

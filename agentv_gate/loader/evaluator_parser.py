@@ -7,6 +7,7 @@ expected, so `validate` can print `file:line: ...` for each.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import shlex
 import shutil
@@ -16,7 +17,18 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EvalFileError
-from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
+from ..models import (
+    EVALUATOR_KINDS,
+    CodeJudgeConfig,
+    CompositeConfig,
+    EvaluatorConfig,
+    FieldAccuracyConfig,
+    LlmJudgeConfig,
+    PromptScriptConfig,
+    RegexConfig,
+    aggregator_kind,
+    compile_js_regex,
+)
 from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
@@ -94,7 +106,8 @@ def resolve_script(
 
     A string is shell-split (never run through a shell). Tokens that name an existing file are
     resolved from `cwd` (or the eval folder), then the repo root; a token that looks like a script
-    path but exists nowhere is reported, since the judge could never run.
+    path but exists nowhere is reported, since the judge could never run. The command word itself
+    is no exception: only a bare name (no `/`) falls back to a PATH lookup.
     """
     if isinstance(script, str):
         try:
@@ -115,8 +128,10 @@ def resolve_script(
             continue
         try:
             resolved = roots.resolve(token, line, "script file", base=cwd)
-        except EvalFileError:
-            if index == 0 and shutil.which(token):
+        except EvalFileError as exc:
+            # A bare command name (`tool.py` installed on PATH) may still be looked up there; a word
+            # with a `/` is a path, and a path obeys the repository rule like every other reference.
+            if index == 0 and "/" not in token and "outside" not in exc.message and shutil.which(token):
                 out.append(token)
                 continue
             raise
@@ -154,6 +169,34 @@ def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
     if first["type"] == "missing":
         return f"missing required field '{where}'", f"'{where}' to be set"
     return f"field '{where}': {msg}", None
+
+
+def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
+    """Numbers that would make a wrong verdict, refused where they are written: a NaN weight makes the
+    case's score NaN (a fail that reads like nothing), a negative one lets a failing evaluator raise
+    the score, an infinite timeout never ends. A regex that cannot compile is refused here too, so
+    `validate` says so instead of every case erroring at run time."""
+    label = f"{kind} evaluator '{config.name}'"
+    weights = [("weight", config.weight)]
+    if isinstance(config, FieldAccuracyConfig):
+        weights += [(f"fields[{i}].weight", spec.weight) for i, spec in enumerate(config.fields)]
+    for key, weight in weights:
+        if not math.isfinite(weight) or weight < 0:
+            raise EvalFileError(line, f"{label}: {key} {weight} is not a finite number >= 0", "a weight such as 1 or 0.5")
+    timeouts = []
+    if isinstance(config, CodeJudgeConfig):
+        timeouts.append(("timeout_seconds", config.timeout_seconds))
+    if isinstance(config, LlmJudgeConfig) and isinstance(config.prompt, PromptScriptConfig):
+        timeouts.append(("prompt.timeout_seconds", config.prompt.timeout_seconds))
+    for key, seconds in timeouts:
+        if seconds is not None and (not math.isfinite(seconds) or seconds <= 0):
+            raise EvalFileError(line, f"{label}: {key} {seconds} is not a finite number > 0",
+                                "a number of seconds such as 30")
+    if isinstance(config, RegexConfig):
+        try:
+            compile_js_regex(config.value, config.flags)
+        except ValueError as exc:
+            raise EvalFileError(line, f"{label}: {exc}", "a pattern that compiles") from None
 
 
 def parse_evaluator(
@@ -203,6 +246,7 @@ def parse_evaluator(
         raise EvalFileError(line, f"{kind} evaluator '{data.get('name')}': {message}", expected) from None
     config.source_file = file
     config.source_line = line
+    _check_numbers(config, kind, line)
     if isinstance(config, CodeJudgeConfig):
         cwd = _resolve_cwd(config.cwd, roots, line)
         config.resolved_cwd = cwd

@@ -63,6 +63,16 @@ def construct_line_seq(loader: yaml.constructor.SafeConstructor, node: yaml.Sequ
     return data
 
 
+def construct_located_int(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
+    """YAML's int, but one too long for Python to read (past 4300 digits) is a located problem."""
+    try:
+        return int(loader.construct_yaml_int(node))
+    except ValueError:
+        raise EvalFileError(node.start_mark.line + 1, f"a number with {len(str(node.value))} digits is too long",
+                            "a number of at most 4300 digits") from None
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:int", construct_located_int)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_line_map)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_line_seq)
 
@@ -138,6 +148,9 @@ def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
             continue
         except RecursionError:
             yield number, EvalFileError(number, "malformed JSON: nesting too deep", "one JSON object per line")
+            continue
+        except ValueError as exc:  # an integer past Python's 4300-digit limit
+            yield number, EvalFileError(number, f"malformed JSON: {exc}".split(";")[0], "one JSON object per line")
             continue
         yield number, _with_lines(value, number)
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from pydantic import ValidationError
 
 from ..errors import ReportWriteError, ResultsReadError
+from ..files import refuse_escaping_symlink
 from ..models import CaseResult
 
 
@@ -36,6 +38,17 @@ def ensure_parent(path: Path) -> None:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from exc
 
 
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by None (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 class JsonlWriter:
     """Appends `CaseResult.to_json_row()` lines to `path`; the file is created (truncated) on construction.
 
@@ -50,13 +63,18 @@ class JsonlWriter:
         self._file: IO[str] | None = None
         self.rows_written = 0
         try:
+            refuse_escaping_symlink(self.path)
             ensure_parent(self.path)
             self._file = open(self.path, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
         except OSError as exc:
             raise ReportWriteError(f"cannot write results to {self.path}: {describe_os_error(exc)}") from exc
 
     def write(self, result: CaseResult) -> None:
-        line = json.dumps(result.to_json_row(), ensure_ascii=False) + "\n"
+        row = result.to_json_row()
+        try:
+            line = json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
+        except ValueError:  # NaN or infinity somewhere: bare `NaN` is not JSON, so it is written as null
+            line = json.dumps(_finite(row), ensure_ascii=False) + "\n"
         with self._lock:
             if self._file is None:
                 raise ReportWriteError(f"cannot write results to {self.path}: the writer is already closed")
@@ -100,41 +118,76 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
     A last line that is not valid JSON is what an interrupted writer leaves behind, so it is skipped
     and reported in `problems`. A bad line anywhere else means the file is corrupt, and silently
     dropping a (possibly failing) case would let a merged gate pass wrongly, so that raises
-    `ResultsReadError` with the file and line.
+    `ResultsReadError` with the file and line. So do a score or threshold that is not a finite
+    number and a case that appears twice (counting it twice would skew the verdict).
+
+    No row's `verdict` is trusted: a row with an error is an error, else it passes exactly when its
+    score meets its threshold, as the run that wrote it decided. Files are read line by line.
     """
     results: list[CaseResult] = []
     problems: list[str] = []
+    seen: dict[tuple[str, str, str], str] = {}
     for raw_path in paths:
         path = Path(raw_path)
+        for line_no, result in _iter_file(path, problems):
+            where = f"{path}:{line_no}"
+            for name in ("score", "threshold"):
+                value = getattr(result, name)
+                if not math.isfinite(value):
+                    raise ResultsReadError(f"{where}: {name} {value} is not a finite number")
+            key = (result.suite, result.eval_id, result.target)
+            if key in seen:
+                raise ResultsReadError(f"{where}: duplicate result for case '{result.eval_id}' of {result.suite} "
+                                       f"(first at {seen[key]}); each case must come from one shard only")
+            seen[key] = where
+            result.verdict = "error" if result.error else ("pass" if result.score >= result.threshold else "fail")
+            results.append(result)
+    return ReadResults(results, problems)
+
+
+def _iter_file(path: Path, problems: list[str]) -> Iterator[tuple[int, CaseResult]]:
+    """(line number, result) for each row of one file, read a line at a time.
+
+    A line that is not JSON is held back until the next non-blank line shows it was not the last.
+    """
+    try:
+        handle = open(path, encoding="utf-8", errors="replace", newline="\n")
+    except OSError as exc:
+        raise ResultsReadError(f"cannot read results from {path}: {describe_os_error(exc)}") from exc
+    broken: tuple[int, str, str] | None = None  # line number, length, reason of an unparsable line
+    with handle:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                if broken is not None:
+                    raise ResultsReadError(f"{path}:{broken[0]}: not a JSON results row ({broken[2]})")
+                try:
+                    row = json.loads(line)
+                except RecursionError:
+                    raise ResultsReadError(f"{path}:{line_no}: not a JSON results row (nested too deeply)") from None
+                except ValueError as exc:  # JSONDecodeError, or an integer past 4300 digits
+                    reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
+                    broken = (line_no, str(len(line.rstrip("\n"))), reason)
+                    continue
+                yield line_no, _case_result(path, line_no, row)
         except OSError as exc:
             raise ResultsReadError(f"cannot read results from {path}: {describe_os_error(exc)}") from exc
-        lines = text.split("\n")
-        numbered = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
-        for index, (line_no, line) in enumerate(numbered):
-            is_last = index == len(numbered) - 1
-            try:
-                row = json.loads(line)
-            except RecursionError:
-                raise ResultsReadError(f"{path}:{line_no}: not a JSON results row (nested too deeply)") from None
-            except json.JSONDecodeError as exc:
-                if is_last:
-                    problems.append(f"{path}:{line_no}: skipped a truncated last line "
-                                    f"({len(line)} characters, {exc.msg.lower()}); the rest was read")
-                    continue
-                raise ResultsReadError(f"{path}:{line_no}: not a JSON results row ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                kind = type(row).__name__
-                raise ResultsReadError(f"{path}:{line_no}: expected a JSON object per line, got {kind}")
-            try:
-                results.append(CaseResult.model_validate(row))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first.get("loc", ())) or "row"
-                reason = first.get("msg")
-                raise ResultsReadError(f"{path}:{line_no}: not a case result: {where}: {reason}") from exc
-    return ReadResults(results, problems)
+    if broken is not None:
+        problems.append(f"{path}:{broken[0]}: skipped a truncated last line "
+                        f"({broken[1]} characters, {broken[2].lower()}); the rest was read")
+
+
+def _case_result(path: Path, line_no: int, row: Any) -> CaseResult:
+    if not isinstance(row, dict):
+        raise ResultsReadError(f"{path}:{line_no}: expected a JSON object per line, got {type(row).__name__}")
+    try:
+        return CaseResult.model_validate(row)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "row"
+        reason = first.get("msg")
+        raise ResultsReadError(f"{path}:{line_no}: not a case result: {where}: {reason}") from exc
 
 
 __all__ = ["JsonlWriter", "ReadResults", "ReportWriteError", "ResultsReadError", "read_results"]

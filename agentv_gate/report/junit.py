@@ -35,7 +35,7 @@ from typing import TextIO
 from junit_xml import TestCase, TestSuite
 
 from ..errors import ReportWriteError
-from ..files import atomic_writer
+from ..files import atomic_writer, refuse_escaping_symlink
 from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path, suite_path
@@ -264,6 +264,7 @@ def write_junit(results: Iterable[ReportedCase], path: Path | str, repo_root: Pa
     """
     target = Path(path)
     try:
+        refuse_escaping_symlink(target)
         ensure_parent(target)
         if _is_special_file(target):
             with open(target, "w", encoding="utf-8") as fh:

@@ -46,7 +46,7 @@ from ..errors import ProviderError, TargetsConfigError
 from ..models import Message, TargetResponse
 from ..transport.process import ScriptResult, run_script
 from .base import ProviderRequest
-from .config import TargetConfig
+from .config import TargetConfig, response_byte_cap
 
 COMMAND_KEYS = ("command", "command_template", "commandTemplate")
 """Where a cli target's (and its healthcheck's) command is read: AgentV 2.8+ first, then the older names."""
@@ -156,6 +156,7 @@ class CliProvider:
                 "keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", default=False
             )
         )
+        self.max_response_bytes = response_byte_cap(target)
         self.healthcheck = self._healthcheck(target.get("healthcheck"))
         self._health_lock = threading.Lock()
         self._health_error: str | None = None
@@ -250,6 +251,23 @@ class CliProvider:
             return self.target.redact(f"{detail} ({reason})" if detail else f"command {reason}")
         return None
 
+    def _read_output_file(self, output_file: Path) -> str:
+        """The answer from `{OUTPUT_FILE}`, refused (not cut) when it is over `max_response_bytes`."""
+        try:
+            with output_file.open("rb") as handle:
+                data = handle.read(self.max_response_bytes + 1)
+        except FileNotFoundError:
+            raise ProviderError(
+                f"{self.target.describe()}: the command exited 0 but wrote no {{OUTPUT_FILE}} "
+                f"(expected the answer in {output_file})"
+            ) from None
+        if len(data) > self.max_response_bytes:
+            raise ProviderError(
+                f"{self.target.describe()}: the answer in {{OUTPUT_FILE}} was more than {self.max_response_bytes} "
+                "bytes; raise max_response_bytes if that is expected"
+            )
+        return data.decode("utf-8", errors="replace")
+
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         eval_dir = request.extra.get("eval_dir")
         cwd = resolve_folder(self.cwd, eval_dir, self.target.repo_root)
@@ -284,20 +302,21 @@ class CliProvider:
         command = render(self.command_template, values)
         started = time.monotonic()
         result = run_script(
-            ["/bin/sh", "-c", command], request.question, self.timeout_seconds, cwd=cwd, env=self.env or None
+            ["/bin/sh", "-c", command], request.question, self.timeout_seconds, cwd=cwd, env=self.env or None,
+            max_output_bytes=self.max_response_bytes,
         )
         failure = self._failure(result, self.timeout_seconds)
         if failure:
             raise ProviderError(f"{self.target.describe()}: {failure}")
         if "{OUTPUT_FILE}" in self.command_template:
-            try:
-                produced = output_file.read_text(encoding="utf-8", errors="replace")
-            except FileNotFoundError:
-                raise ProviderError(
-                    f"{self.target.describe()}: the command exited 0 but wrote no {{OUTPUT_FILE}} "
-                    f"(expected the answer in {output_file})"
-                ) from None
+            produced = self._read_output_file(output_file)
         else:
+            if result.stdout_truncated:
+                # Judged on what fit, a cut answer could pass `contains`: the case is an error instead.
+                raise ProviderError(
+                    f"{self.target.describe()}: the answer on stdout was more than {self.max_response_bytes} "
+                    f"bytes ({result.stdout_bytes}); raise max_response_bytes if that is expected"
+                )
             produced = result.stdout
         text, messages, metrics = parse_cli_output(produced)
         duration = metrics.get("duration_ms")

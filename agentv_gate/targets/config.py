@@ -19,8 +19,11 @@ string (`http://${{ HOST }}:8000/v1`).
 
 Targets are validated for shape when the file loads, but environment variables are resolved
 only when a target is used, so a missing key for a target this run never touches is no error.
-Every value that came from a secret field is remembered and scrubbed (`***`) from error
-messages, reprs and anything else `TargetConfig.redact` is given.
+Every value that came from a secret field is remembered and scrubbed (`***`) from every output
+of the run (see `redaction`). A secret field is one whose name names a key, token, secret or
+password (`api_key`, `x-api-key`, `GITHUB_TOKEN` in `env:`), any value of `headers:` read from
+`${{ VAR }}` (`Authorization: Bearer ${{ TOKEN }}`: both the whole value and the variable's), and
+the password of a URL (`https://user:pass@host`).
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from typing import Any
 import yaml
 
 from ..errors import TargetsConfigError
-from ..redaction import is_secret_field, redact
+from ..redaction import is_secret_field, redact, register_secrets
 from .kinds import ALIASES, PROVIDERS
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
 _WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
 
 
@@ -108,6 +112,24 @@ class TargetConfig:
         return f"{self.provider} target '{self.name}'"
 
 
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""Cap on one answer (an HTTP reply body, a `cli` target's stdout or `{OUTPUT_FILE}`): 8 MiB."""
+
+
+def response_byte_cap(target: TargetConfig) -> int:
+    """The target's `max_response_bytes` (a whole number >= 1), else the default. An answer over it
+    is an error for its case, never cut and judged as if whole."""
+    raw = target.get("max_response_bytes", "maxResponseBytes")
+    if raw is None:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        where = _where(target.source_file, target.source_line)
+        raise TargetsConfigError(
+            f"{where}{target.describe()}: max_response_bytes must be a whole number of bytes >= 1, got {raw!r}"
+        )
+    return raw
+
+
 def normalise_provider(raw: str) -> str | None:
     return ALIASES.get(raw.strip().lower())
 
@@ -134,6 +156,28 @@ def _interpolate(value: str, env: Mapping[str, str], where: str, field_name: str
         return resolved
 
     return _ENV_REF.sub(substitute, value)
+
+
+def _env_values(value: Any, env: Mapping[str, str]) -> list[str]:
+    """The environment values `${{ VAR }}` references in `value` (a string, list or mapping) read."""
+    if isinstance(value, str):
+        return [env[name] for name in _ENV_REF.findall(value) if env.get(name)]
+    if isinstance(value, list):
+        return [v for item in value for v in _env_values(item, env)]
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _env_values(item, env)]
+    return []
+
+
+def _url_passwords(value: Any) -> list[str]:
+    """The password in `scheme://user:password@host`, wherever a string holds one."""
+    if isinstance(value, str):
+        return [m.group(1) for m in _URL_PASSWORD.finditer(value)]
+    if isinstance(value, list):
+        return [p for item in value for p in _url_passwords(item)]
+    if isinstance(value, dict):
+        return [p for item in value.values() for p in _url_passwords(item)]
+    return []
 
 
 def _env_name(value: Any) -> str | None:
@@ -207,10 +251,19 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                 unset_env[key] = env_var
             continue
         settings[key] = resolved
-        if is_secret_field(key) and isinstance(resolved, str):
-            secrets.add(resolved)
+        secrets.update(_url_passwords(resolved))
+        if is_secret_field(key):
+            secrets.update(_env_values(value, env))
+            if isinstance(resolved, str):
+                secrets.add(resolved)
         if key == "env" and isinstance(resolved, dict):
             secrets.update(str(v) for k, v in resolved.items() if is_secret_field(str(k)) and v)
+        if key == "headers" and isinstance(value, dict) and isinstance(resolved, dict):
+            for name, header in value.items():
+                if _env_values(header, env) or is_secret_field(str(name)):
+                    secrets.update(_env_values(header, env))
+                    if isinstance(resolved.get(name), str):
+                        secrets.add(resolved[name])
 
     provider_raw = settings.get("provider")
     if not isinstance(provider_raw, str) or not provider_raw.strip():
@@ -232,6 +285,7 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     workers = settings.get("workers")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise TargetsConfigError(f"{label}: workers must be a whole number >= 1, got {workers!r}")
+    register_secrets(secrets)
     return TargetConfig(
         name=raw.name,
         provider=provider,
@@ -277,6 +331,8 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         mark = getattr(exc, "problem_mark", None)
         at = f"{source_file}:{mark.line + 1}: " if source_file and mark else where
         raise TargetsConfigError(f"{at}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except (ValueError, RecursionError) as exc:  # a number past 4300 digits, nesting past the stack
+        raise TargetsConfigError(f"{where}not valid YAML: {str(exc).split(';')[0]}") from None
     if doc is None:
         doc = {}
     items: Any

@@ -12,6 +12,12 @@ call, target or judge, follows the same rules, and they are easy to state:
 * both the number of attempts and the total time (waits plus requests) are bounded, and each
   attempt's timeout shrinks so the total bound holds.
 
+An attempt's timeout is a deadline for the whole exchange (connect, send, headers and the full
+body), not a bound on each socket read: a server that drips its reply a byte at a time is cut
+off at the deadline like one that never answers. The body is read in pieces and refused once it
+passes `max_response_bytes` (decompressed), so a huge reply costs neither memory nor a huge
+results row: it is an error for its case.
+
 How many retries a call needed travels back with its result (`HttpResult.retries`) or its
 error (`HttpCallError.retries`), so it can show up in `TargetResponse.retries` and
 `EvaluationScore.retries`. Secrets handed in are scrubbed from every message this module makes.
@@ -23,6 +29,7 @@ import email.utils
 import json
 import math
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -63,6 +70,8 @@ class RetryPolicy:
     """A server asking for a longer wait than this gets this much."""
     retry_status_codes: frozenset[int] | None = None
     """None means 408, 429 and every 5xx."""
+    max_response_bytes: int = 8 * 1024 * 1024
+    """A reply body (decompressed) larger than this is an error, never read whole."""
 
     def is_retryable_status(self, status: int) -> bool:
         if self.retry_status_codes is not None:
@@ -114,6 +123,11 @@ class RetryPolicy:
             value = number(*keys)
             if value is not None:
                 changes[attr] = value * scale
+        cap = settings.get("max_response_bytes", settings.get("maxResponseBytes"))
+        if cap is not None:
+            if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+                raise ValueError(f"max_response_bytes must be a whole number of bytes >= 1, got {cap!r}")
+            changes["max_response_bytes"] = cap
         if changes.get("request_timeout_seconds") == 0:
             raise ValueError("timeout_seconds must be greater than zero")
         codes = settings.get("retry_status_codes", settings.get("retryStatusCodes"))
@@ -324,6 +338,57 @@ def _error_reply(response: requests.Response, secrets: list[str]) -> tuple[str, 
     return redact(text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else ""), secrets), None
 
 
+_CHUNK = 64 * 1024
+
+
+class _BodyTooLarge(Exception):
+    """The reply body passed the policy's byte cap (internal to `_read_body`)."""
+
+
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """The connection's socket, so each read can wait no longer than the deadline; None if hidden."""
+    connection = getattr(response.raw, "connection", None) or getattr(response.raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _read_body(response: requests.Response, deadline: float, cap: int) -> None:
+    """Read the (streamed) body into `response` piece by piece, within `deadline` and `cap` bytes.
+
+    Raises `requests.Timeout` at the deadline and `_BodyTooLarge` past the cap. Each read waits at
+    most until the deadline, however slowly the server sends.
+    """
+    sock = _socket_of(response)
+    read = getattr(response.raw, "read1", None) or response.raw.read
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise requests.Timeout("deadline passed while reading the reply")
+            if sock is not None:
+                sock.settimeout(remaining)
+            chunk = read(_CHUNK, decode_content=True)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > cap:
+                raise _BodyTooLarge()
+            chunks.append(chunk)
+    except BaseException as exc:
+        response.close()  # a half-read connection must not go back to the keep-alive pool
+        if isinstance(exc, (socket.timeout, TimeoutError)) or (
+                isinstance(exc, Exception) and not isinstance(exc, (_BodyTooLarge, requests.Timeout))
+                and "timed out" in str(exc).lower()):
+            raise requests.Timeout("deadline passed while reading the reply") from None
+        if type(exc).__module__.startswith("urllib3"):  # the server hung up mid-body (IncompleteRead, reset)
+            raise requests.exceptions.ChunkedEncodingError(str(exc)) from None
+        raise
+    response._content = b"".join(chunks)  # noqa: SLF001 - what `response.content` would have read
+    response._content_consumed = True  # type: ignore[attr-defined]  # noqa: SLF001
+
+
 _local = threading.local()
 
 
@@ -383,6 +448,7 @@ def http_call(
         remaining = policy.max_total_seconds - elapsed()
         timeout = max(0.05, min(policy.request_timeout_seconds, remaining))
         attempt_started = time.monotonic()
+        deadline = attempt_started + timeout
         try:
             response = _session().request(
                 method,
@@ -390,9 +456,17 @@ def http_call(
                 json=None if body is None else dict(body),
                 headers=dict(headers or {}),
                 timeout=timeout,
+                stream=True,
             )
+            _read_body(response, deadline, policy.max_response_bytes)
+        except _BodyTooLarge:
+            raise HttpCallError(
+                redact(f"{describe}: the reply from {url} was more than {policy.max_response_bytes} bytes "
+                       "(max_response_bytes); raise it if such replies are expected", secret_list)
+            ) from None
         except requests.Timeout:
-            raise _Retryable(f"no response within {timeout:.2f}s") from None
+            raise _Retryable(f"no response within {timeout:.2f}s (a deadline for the whole reply, "
+                             "body included)") from None
         except requests.ConnectionError as exc:
             raise _Retryable(f"connection failed ({type(exc).__name__})") from None
         except requests.exceptions.ChunkedEncodingError as exc:

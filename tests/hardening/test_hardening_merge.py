@@ -1,0 +1,44 @@
+"""`merge` trusts no row's verdict: it recomputes it, refuses duplicates and non-numbers, located.
+
+A shard file is an artefact anyone in the workflow could have written (or a broken run left):
+a row with score NaN, or 0.0 against threshold 0.5, that says `"verdict": "pass"` must not merge
+as a pass, and the same case twice must not be counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.cli import run_cli
+from tests.helpers.hostile import no_traceback
+from tests.helpers.reports import read_rows
+
+
+def row(eval_id: str, score: Any, verdict: str = "pass", threshold: float = 0.5, **extra: Any) -> str:
+    data = {"eval_id": eval_id, "suite": "evals/a.eval.yaml", "file": "evals/a.eval.yaml", "line": 2,
+            "target": "default", "score": score, "threshold": threshold, "verdict": verdict, **extra}
+    return json.dumps(data) + "\n"
+
+
+def test_merge_recomputes_verdicts_from_score_and_threshold(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text(row("low", 0.0) + row("high", 0.9, verdict="fail")
+                                      + row("errored", 1.0, error="judge crashed"))
+    proc = run_cli("merge", "a.jsonl", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdicts = {r["eval_id"]: r["verdict"] for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")}
+    assert verdicts == {"low": "fail", "high": "pass", "errored": "error"}
+
+
+def test_merge_refuses_non_finite_scores_and_duplicates_with_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "nan.jsonl").write_text(row("ok", 1.0) + row("nan", float("nan")))
+    proc = run_cli("merge", "nan.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2 and no_traceback(proc.stderr), proc.stderr
+    assert "nan.jsonl:2:" in proc.stderr and "score" in proc.stderr
+
+    (tmp_path / "a.jsonl").write_text(row("one", 1.0) + row("two", 1.0))
+    (tmp_path / "b.jsonl").write_text(row("three", 1.0) + row("one", 1.0))
+    proc = run_cli("merge", "a.jsonl", "b.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2 and no_traceback(proc.stderr), proc.stderr
+    assert "b.jsonl:2:" in proc.stderr and "duplicate" in proc.stderr and "a.jsonl:1" in proc.stderr

@@ -1,0 +1,127 @@
+"""A secret echoed back in a *successful* reply never reaches any output, in any common encoding.
+
+The target and its judge answer 200 with every credential they were sent (key, `headers:`
+values, their base64 and URL-encoded forms) in the answer and in the judge's reasoning; a cli
+target prints a token from its `env:` and a code judge repeats the answer; a password in an
+endpoint URL shows up in an error. Nothing of it may appear in stdout, stderr, results, JUnit,
+annotations, the job summary, step outputs or the cache.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.parse
+import uuid
+from pathlib import Path
+
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
+
+
+def forms(secret: str) -> dict[str, str]:
+    """The secret and the encodings a server or a script commonly turns it into."""
+    return {
+        "plain": secret,
+        "base64": base64.b64encode(secret.encode()).decode(),
+        "urlsafe base64": base64.urlsafe_b64encode(secret.encode()).decode(),
+        "basic auth": base64.b64encode(f"user:{secret}".encode()).decode(),
+        "percent-encoded": urllib.parse.quote(secret, safe=""),
+    }
+
+
+def echo_everything(request: RecordedRequest) -> FakeReply:
+    """200 with every credential the request carried, plain and encoded, in the answer."""
+    sent = [request.headers.get(name, "") for name in ("authorization", "x-api-key", "x-team-token")]
+    values = [v.removeprefix("Bearer ").removeprefix("team ") for v in sent if v]
+    echoed = " | ".join(f"{name}={form}" for value in values for name, form in forms(value).items())
+    reply = {"score": 1.0, "hits": ["Paris"], "reasoning": f"Paris; you sent {echoed}"}
+    return FakeReply.openai(f"Paris. {json.dumps(reply)}")
+
+
+def every_output(tmp_path: Path, repo: Path, proc_out: str, proc_err: str) -> dict[str, str]:
+    texts = {"stdout": proc_out, "stderr": proc_err}
+    for path in [tmp_path / "summary.md", tmp_path / "output.txt", *repo.rglob("*")]:
+        if path.is_file() and ".agentv" not in path.parts and "evals" not in path.parts:
+            texts[str(path)] = path.read_bytes().decode("utf-8", "replace")
+    return texts
+
+
+def test_keys_echoed_in_successful_replies_are_redacted_everywhere(tmp_path: Path) -> None:
+    key, header_token, team_token, url_password, env_token = (
+        f"{name}-{uuid.uuid4().hex}" for name in ("sk", "bearer", "team", "pw", "envtok"))
+    with FakeLLMServer() as server:
+        server.set_default("/v1/chat/completions", echo_everything)
+        server.set_default("/denied/v1/chat/completions", FakeReply.error(401, "no"))
+        host = server.url.removeprefix("http://")
+        repo = make_repo(tmp_path / "repo", f"""
+            targets:
+              - name: model
+                provider: openai
+                endpoint: {server.url}/v1
+                api_key: ${{{{ ECHO_KEY }}}}
+                model: fake
+                max_retries: 0
+                headers:
+                  x-api-key: ${{{{ ECHO_BEARER }}}}
+                  x-team-token: team ${{{{ ECHO_TEAM }}}}
+              - name: basic
+                provider: openai
+                endpoint: http://user:{url_password}@{host}/denied/v1
+                api_key: ${{{{ ECHO_KEY }}}}
+                model: fake
+                max_retries: 0
+              - name: agent
+                provider: cli
+                command_template: printf 'Paris %s' "$AGENT_TOKEN"
+                env:
+                  AGENT_TOKEN: ${{{{ ECHO_ENV_TOKEN }}}}
+            """)
+        write(repo / "evals" / "judge.py", """
+            import json, sys
+            payload = json.load(sys.stdin)
+            print(json.dumps({"score": 1.0, "reasoning": "the agent said " + payload["output_text"]}))
+            """)
+        write(repo / "evals" / "echo.eval.yaml", """
+            tests:
+              - id: answer-and-judge-echo
+                target: model
+                input: capital of France?
+                criteria: Paris
+                assert:
+                  - {type: contains, value: Paris}
+                  - {type: llm_judge, name: quality, target: model}
+              - id: url-password
+                target: basic
+                input: capital of France?
+                assert: [{type: contains, value: Paris}]
+              - id: cli-env
+                target: agent
+                input: capital of France?
+                assert:
+                  - {type: contains, value: Paris}
+                  - {type: code_judge, name: repeats, script: [python3, judge.py]}
+            """)
+        env = {"ECHO_KEY": key, "ECHO_BEARER": header_token, "ECHO_TEAM": team_token,
+               "ECHO_ENV_TOKEN": env_token, "GITHUB_ACTIONS": "true",
+               "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+        proc = run_cli("run", "evals", env=env, cwd=repo)
+        sent = server.requests
+
+    assert any(r.headers.get("x-team-token") == f"team {team_token}" for r in sent), "the header was not sent"
+    rows = {r["eval_id"]: r for r in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert rows["answer-and-judge-echo"]["verdict"] == "pass", rows
+    assert rows["cli-env"]["verdict"] == "pass", rows
+    assert rows["url-password"]["verdict"] == "error", rows
+    assert "***" in rows["answer-and-judge-echo"]["candidate_answer"]
+    assert "***" in rows["cli-env"]["candidate_answer"]
+    assert "HTTP 401" in rows["url-password"]["error"] and "user:***@" in rows["url-password"]["error"]
+    outputs = every_output(tmp_path, repo, proc.stdout, proc.stderr)
+    assert any("cache" in name for name in outputs), "the answer should have been cached"
+    leaks = [f"{form_name} of {secret[:6]} in {where}"
+             for secret in (key, header_token, team_token, url_password, env_token)
+             for form_name, form in forms(secret).items()
+             for where, text in outputs.items() if form in text]
+    assert leaks == []
