@@ -26,6 +26,9 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
                         help="root for '/'-prefixed file references (default: nearest folder with .git)")
     parser.add_argument("--allow-outside-root", action="store_true",
                         help="let scripts and file references resolve outside the repository root")
+    parser.add_argument("--allow-unknown-keys", action="store_true",
+                        help="report keys agentv-gate does not know as warnings, not errors (never AgentV "
+                             "features it does not run yet)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check eval files without running anything")
     _add_load_options(validate)
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
+    validate.add_argument("--targets", type=Path, default=None,
+                          help="targets file to check target and judge names against (default: .agentv/targets.yaml)")
 
     merge = sub.add_parser("merge", help="join shard results into one report and verdict")
     merge.add_argument("results", nargs="+", type=Path, help="results JSONL files from shards")
@@ -64,7 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    result = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    result = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root,
+                        args.allow_unknown_keys)
+    unchecked = ""
+    if result.refs:
+        from .targets.resolver import check_targets
+
+        target_problems = check_targets(args.targets, result.refs, args.allow_unknown_keys)
+        result.problems.extend(target_problems or [])
+        unchecked = "" if target_problems is not None else " (no .agentv/targets.yaml found: targets not checked)"
     for problem in result.problems:
         print(problem)
     failing = result.errors or (args.strict and result.warnings)
@@ -75,7 +88,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{len(result.errors)} error(s), {len(result.warnings)} warning(s) in {len(result.files)} file(s)",
               file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {len(result.refs)} case(s) in {len(result.files)} file(s)", file=sys.stderr)
+    print(f"ok: {len(result.refs)} case(s) in {len(result.files)} file(s){unchecked}", file=sys.stderr)
     return EXIT_OK
 
 

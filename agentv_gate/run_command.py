@@ -81,12 +81,13 @@ def _report_cache(cache: ResponseCache | None, quiet: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
         print(problem, file=sys.stderr)
     if plan.errors:
+        unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
         print(f"agentv-gate: {len(plan.errors)} problem(s) in eval files; nothing was run "
-              "(see `agentv-gate validate`)", file=sys.stderr)
+              f"(see `agentv-gate validate`{unknown})", file=sys.stderr)
         return EXIT_USAGE
     selected = plan.refs
     if args.shard is not None:
@@ -108,6 +109,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    for warning in resolver.warnings:
+        print(warning, file=sys.stderr)
 
     junit, results_path = _output_paths(args)
     console = ConsoleReporter(quiet=args.quiet)
