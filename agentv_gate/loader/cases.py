@@ -225,6 +225,8 @@ class CaseBuilder:
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
+        target_line = (key_line(raw, "target") if "target" in raw else key_line(execution, "target")
+                       if "target" in execution else self.defaults.get("target_line"))
 
         return EvalCase(
             id=case_id,
@@ -241,6 +243,7 @@ class CaseBuilder:
             evaluators=evaluators,
             threshold=threshold,
             target=str(target) if target else None,
+            target_line=target_line,
             conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
             metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
         )

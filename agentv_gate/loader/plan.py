@@ -32,6 +32,7 @@ class CaseRef:
     source_file: Path
     source_line: int
     judges: tuple[JudgeUse, ...] = ()
+    target_line: int | None = None
     """Each judge model the case's evaluators call, so the run can check them all before the first call."""
 
 
@@ -114,6 +115,6 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             uses = judge_uses(case.evaluators) if case.evaluators else ((None, file, case.source_line),)
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
-                                     judges))
+                                     judges, case.target_line))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
     return plan

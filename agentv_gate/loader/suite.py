@@ -158,6 +158,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         "generation": generation,
         "threshold": header.get("threshold", execution.get("threshold")),
         "target": header.get("target", execution.get("target")),
+        "target_line": key_line(header, "target") if "target" in header else key_line(execution, "target", 1),
         "input": header.get("input"),
         "input_files": header.get("input_files"),
     }

@@ -25,6 +25,7 @@ messages, reprs and anything else `TargetConfig.redact` is given.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -390,6 +391,10 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
     return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
 
 
+def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:
+    return lines.get(key, at)
+
+
 def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file: Path | None) -> list[Problem]:
     """Every key of one entry (its healthcheck, its mock rules) that its provider does not read."""
     file = source_file or Path("targets.yaml")
@@ -402,10 +407,10 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
                       for index, rule in enumerate(item["responses"]) if isinstance(rule, dict))
     problems: list[Problem] = []
     for mapping, known, not_yet, where in checks:
-        lines = mapping.get("__keylines__", {})
+        lines: dict[str, int] = mapping.get("__keylines__", {})
+        at: int = mapping.get("__line__", 1)
         keys = {k: v for k, v in mapping.items() if k not in _LINE_KEYS}
-        found = unknown_key_problems(keys, known, not_yet, where,
-                                     lambda key, lines=lines, at=mapping.get("__line__", 1): lines.get(key, at))
+        found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
     return problems
 

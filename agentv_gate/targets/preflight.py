@@ -88,7 +88,8 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
 
     for name, case in used.items():
         if name not in targets:
-            problems.append(Problem(case.source_file, case.source_line, unknown_target(name, targets)))
+            line = getattr(case, "target_line", None) or case.source_line
+            problems.append(Problem(case.source_file, line, unknown_target(name, targets)))
         else:
             build(name)
     for (name, judge), (judge_file, judge_line) in judged.items():
