@@ -33,6 +33,9 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
                         help="root for '/'-prefixed file references (default: nearest folder with .git)")
     parser.add_argument("--allow-outside-root", action="store_true",
                         help="let scripts and file references resolve outside the repository root")
+    parser.add_argument("--allow-unknown-keys", action="store_true",
+                        help="report keys agentv-gate does not know as warnings, not errors (never AgentV "
+                             "features it does not run yet)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check eval files without running anything")
     _add_load_options(validate)
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
+    validate.add_argument("--targets", type=Path, default=None,
+                          help="targets file to check target and judge names against (default: .agentv/targets.yaml)")
 
     merge = sub.add_parser("merge", help="join shard results into one report and verdict")
     merge.add_argument("results", nargs="+", type=Path, help="results JSONL files from shards")

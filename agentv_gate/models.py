@@ -251,6 +251,8 @@ class EvalCase(BaseModel):
     evaluators: list[EvaluatorConfig] = Field(default_factory=list)
     threshold: float | None = None
     target: str | None = None
+    target_line: int | None = None
+    """Where `target:` is written (the test, its `execution`, or the suite), for a located unknown-target error."""
     conversation_id: str | None = None
     metadata: dict[str, Any] | None = None
 

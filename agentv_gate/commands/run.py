@@ -44,11 +44,13 @@ def execute(args: argparse.Namespace) -> int:
     note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
     if note and not args.quiet:
         print(f"agentv-gate: {note}", file=sys.stderr)
-    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
         print(problem, file=sys.stderr)
     if plan.errors:
-        raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run (see `agentv-gate validate`)")
+        unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
+        raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
+                          f"(see `agentv-gate validate`{unknown})")
     selected = plan.refs
     if args.shard is not None:
         try:
@@ -66,7 +68,10 @@ def execute(args: argparse.Namespace) -> int:
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
-                                           wrap=caching_wrapper(cache) if cache else None)
+                                           wrap=caching_wrapper(cache) if cache else None,
+                                           allow_unknown_keys=args.allow_unknown_keys)
+    for warning in resolver.warnings:
+        print(warning, file=sys.stderr)
 
     junit, results_path = output_paths(args.output_dir, args.junit, args.results)
     console = ConsoleReporter(quiet=args.quiet)

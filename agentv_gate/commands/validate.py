@@ -7,6 +7,7 @@ import sys
 
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..loader import default_eval_paths, load_run_dotenv, plan_paths
+from ..targets.resolver import check_targets
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -14,7 +15,13 @@ def execute(args: argparse.Namespace) -> int:
     note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
     if note:
         print(f"agentv-gate: {note}", file=sys.stderr)
-    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root)
+    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root,
+                      args.allow_unknown_keys)
+    unchecked = ""
+    if plan.refs:
+        target_problems = check_targets(args.targets, plan.refs, args.allow_unknown_keys)
+        plan.problems.extend(target_problems or [])
+        unchecked = "" if target_problems is not None else " (no .agentv/targets.yaml found: targets not checked)"
     for problem in plan.problems:
         print(problem)
     if not plan.files and not plan.errors:
@@ -23,5 +30,5 @@ def execute(args: argparse.Namespace) -> int:
         print(f"{len(plan.errors)} error(s), {len(plan.warnings)} warning(s) in {len(plan.files)} file(s)",
               file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s)", file=sys.stderr)
+    print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s){unchecked}", file=sys.stderr)
     return EXIT_OK

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ..errors import EvalFileError
 from ..models import EvalCase, EvaluatorConfig, Message, content_to_text, question_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
+from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import LineDict, key_line, line_of
@@ -124,7 +125,7 @@ class CaseBuilder:
     def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
         """AgentV's precedence. gen2 (`evalcases`): the case's list, else the suite's. gen3
         (`tests`): the case's list with the suite's appended, unless `execution.skip_defaults`."""
-        execution = mapping(raw.get("execution"))
+        execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         gen3 = self.defaults.get("generation") == 3
         listed: list[tuple[Any, bool]] = [
             (raw.get("assertions"), False),
@@ -183,10 +184,20 @@ class CaseBuilder:
             messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
         return messages
 
+    def _check_keys(self, raw: dict[str, Any], index: int) -> None:
+        """Every key of the test and of its `execution` is read, or reported where it is written."""
+        case_id = raw.get("id", raw.get("eval_id"))
+        where = f"test '{case_id}'" if case_id is not None and str(case_id).strip() else f"case #{index + 1}"
+        self.problems.extend(key_problems(raw, TEST_KEYS, "test", where, self.file))
+        self.problems.extend(key_problems(raw.get("execution"), TEST_EXECUTION_KEYS, "execution",
+                                          f"'execution' of {where}", self.file))
+
     def build(self, raw: Any, index: int, line: int | None = None) -> EvalCase:
         line = line_of(raw, line or 1)
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {type(raw).__name__}", "id: ..., input: ...")
+        self._check_keys(raw, index)
+        raw = declared(raw, TEST_KEYS)
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
@@ -214,10 +225,12 @@ class CaseBuilder:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
-        execution = mapping(raw.get("execution"))
+        execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
+        target_line = (key_line(raw, "target") if "target" in raw else key_line(execution, "target")
+                       if "target" in execution else self.defaults.get("target_line"))
 
         return EvalCase(
             id=case_id,
@@ -237,6 +250,7 @@ class CaseBuilder:
             evaluators=evaluators,
             threshold=threshold,
             target=str(target) if target else None,
+            target_line=target_line,
             conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
             metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
         )

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EvalFileError
+from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
 from ..models import (
     EVALUATOR_KINDS,
     CodeJudgeConfig,
@@ -29,6 +30,7 @@ from ..models import (
     aggregator_kind,
     compile_js_regex,
 )
+from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, key_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
@@ -39,8 +41,6 @@ TYPE_ALIASES = {
     "code": "code_judge",
     "code_grader": "code_judge",
     "llm_grader": "llm_judge",
-    "rubric": "llm_judge",
-    "rubrics": "llm_judge",
     "code_evaluator": "code_judge",
     "script": "code_judge",
     "llm": "llm_judge",
@@ -212,12 +212,20 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
+    if kind in NOT_YET_EVALUATOR_TYPES:
+        raise EvalFileError(line, not_yet_message(f"type: {data['type']}", NOT_YET_EVALUATOR_TYPES[kind]))
     if kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS:
         raise EvalFileError(line, f"unknown evaluator type {data['type']!r}", f"one of {', '.join(EVALUATOR_KINDS)}")
     if kind in CONTAINS_VARIANTS:
         data = {**CONTAINS_VARIANTS[kind], **data}
         kind = "contains"
     data["type"] = kind
+    where = f"{kind} evaluator '{data['name']}'" if data.get("name") else f"{kind} evaluator #{index + 1}"
+    problems.extend(key_problems(raw, EVALUATOR_KEYS[kind], "evaluator", where, file, kind=kind,
+                                 config_passthrough=kind == "code_judge"))
+    if kind == "composite":
+        problems.extend(key_problems(data.get("aggregator"), AGGREGATOR_KEYS, "aggregator",
+                                     f"the aggregator of {where}", file))
     if not data.get("name"):
         if name_required:
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")

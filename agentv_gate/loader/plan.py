@@ -11,9 +11,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..models import EvalCase
+from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
-from .problems import FoundProblems, Problem
+from .problems import FoundProblems, Problem, allowing_unknown_keys
 from .suite import iter_eval_file
 
 KEEP_CASES = 500
@@ -31,6 +31,27 @@ class CaseRef:
     target: str | None
     source_file: Path
     source_line: int
+    judges: tuple[JudgeUse, ...] = ()
+    target_line: int | None = None
+    """Each judge model the case's evaluators call, so the run can check them all before the first call."""
+
+
+JudgeUse = tuple[str | None, Path, int]
+"""(the judge target an evaluator names, or None for the case target's judge; file; line)."""
+
+
+def judge_uses(evaluators: Iterable[EvaluatorConfig]) -> tuple[JudgeUse, ...]:
+    """Where the evaluators of a case need a judge model: llm_judges, composites' members and llm aggregators."""
+    uses: list[JudgeUse] = []
+    for config in evaluators:
+        where = (config.source_file or Path(), config.source_line or 1)
+        if isinstance(config, LlmJudgeConfig):
+            uses.append((config.target or None, *where))
+        elif isinstance(config, CompositeConfig):
+            uses.extend(judge_uses(config.evaluators))
+            if aggregator_kind(config.aggregator) == "llm_judge":
+                uses.append((None, *where))
+    return tuple(dict.fromkeys(uses))
 
 
 @dataclass
@@ -76,15 +97,24 @@ class SuitePlan(FoundProblems):
             self.vanished.extend(left.values())
 
 
-def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False) -> SuitePlan:
-    """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case."""
+def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False,
+               allow_unknown_keys: bool = False) -> SuitePlan:
+    """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case.
+
+    `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run)."""
     files, problems = discover_eval_files(paths)
     plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root)
+    interned: dict[tuple[JudgeUse, ...], tuple[JudgeUse, ...]] = {}  # most cases share their judges
     for file in files:
         file_index = len(plan.files)
         plan.files.append(file)
         for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root):
             if len(plan.kept) < KEEP_CASES:
                 plan.kept[(file_index, position)] = case
-            plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line))
+            # No evaluators: the run judges the case with the default llm_judge.
+            uses = judge_uses(case.evaluators) if case.evaluators else ((None, file, case.source_line),)
+            judges = interned.setdefault(uses, uses)
+            plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
+                                     judges, case.target_line))
+    plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
     return plan

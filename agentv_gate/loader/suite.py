@@ -16,17 +16,14 @@ from ..models import EvalCase
 from .cases import CaseBuilder, mapping
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
+from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text
 from .yaml_stream import SkippedList, iter_entries, read_header
 
-CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
 FILE_PREFIX = "file://"
 """AgentV's mark for a case-list entry (or `tests:` value) that names a file of cases to load in its place."""
-SUITE_KEYS = ("dataset", "description", "threshold", "target", "input", "input_files", "execution",
-              "assert", "assertions", "evaluators", *CASE_LIST_KEYS)
-"""Suite-level keys the loader reads (the case list's own keys included)."""
 
 
 @dataclass
@@ -207,8 +204,13 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
 
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
     """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
-    case; gen2 (`evalcases`) uses suite evaluators only for cases without their own."""
-    execution = mapping(header.get("execution"))
+    case; gen2 (`evalcases`) uses suite evaluators only for cases without their own. Keys nobody
+    reads are reported, never dropped."""
+    problems.extend(key_problems(header, SUITE_KEYS, "suite", "the suite", file))
+    problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
+                                 file))
+    header = declared(header, SUITE_KEYS)
+    execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
     dataset = header.get("dataset")
     if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
@@ -220,6 +222,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         "dataset": dataset.strip() if dataset else default_dataset(file),
         "threshold": header.get("threshold", execution.get("threshold")),
         "target": header.get("target", execution.get("target")),
+        "target_line": key_line(header, "target") if "target" in header else key_line(execution, "target", 1),
         "input": header.get("input"),
         "input_files": header.get("input_files"),
     }

@@ -87,7 +87,7 @@ def _strip_userinfo(url: str) -> str:
 def _answer_headers(provider: Provider) -> dict[str, str]:
     """Extra headers from the target that may steer the answer; credential-like ones are left out."""
     target = getattr(provider, "target", None)
-    headers = target.get("headers", default={}) if target is not None else {}
+    headers = target.get("headers", default={}) if target is not None and target.declares("headers") else {}
     if not isinstance(headers, dict):
         return {}
     return {str(k): str(v) for k, v in sorted(headers.items())

@@ -28,6 +28,7 @@ the password of a URL (`https://user:pass@host`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -38,7 +39,10 @@ from typing import Any
 import yaml
 
 from ..errors import TargetsConfigError
+from ..keys import NOT_YET, NOT_YET_PROVIDERS, did_you_mean, not_yet_message, unknown_key_problems
+from ..problems import Problem
 from ..redaction import is_secret_field, redact, register_secrets
+from .keys import ANY_PROVIDER_KEYS, HEALTHCHECK_KEYS, MOCK_RULE_KEYS, PROVIDER_KEYS
 from .kinds import ALIASES, PROVIDERS
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -62,9 +66,14 @@ class TargetConfig:
     unset_env: Mapping[str, str] = field(default_factory=dict, repr=False)
     """Fields written as `${{ VAR }}` whose variable is unset or empty: field -> variable name."""
 
+    def declares(self, key: str) -> bool:
+        """Whether this target's provider reads `key` (targets/keys.py)."""
+        return key in PROVIDER_KEYS.get(self.provider, ANY_PROVIDER_KEYS)
+
     def get(self, *keys: str, default: Any = None) -> Any:
         """The first of `keys` that is set (AgentV accepts snake_case and camelCase spellings)."""
         for key in keys:
+            assert self.declares(key), f"{self.provider} reads undeclared key {key!r}: add it to targets/keys.py"
             value = self.settings.get(key)
             if value is not None and value != "":
                 return value
@@ -128,6 +137,33 @@ def response_byte_cap(target: TargetConfig) -> int:
             f"{where}{target.describe()}: max_response_bytes must be a whole number of bytes >= 1, got {raw!r}"
         )
     return raw
+
+
+class _DeclaredSettings(dict):  # type: ignore[type-arg]
+    """A target's settings, readable only through the keys its provider declares (targets/keys.py)."""
+
+    declared: frozenset[str] = frozenset()
+
+    def _check(self, key: object) -> None:
+        assert key in self.declared, f"a provider reads undeclared key {key!r}: add it to targets/keys.py"
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._check(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._check(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._check(key)
+        return super().__contains__(key)
+
+
+def _declared_settings(settings: dict[str, Any], provider: str) -> _DeclaredSettings:
+    out = _DeclaredSettings(settings)
+    out.declared = PROVIDER_KEYS.get(provider, ANY_PROVIDER_KEYS)
+    return out
 
 
 def normalise_provider(raw: str) -> str | None:
@@ -195,6 +231,8 @@ class RawTarget:
     name: str
     data: Mapping[str, Any]
     line: int | None = None
+    key_lines: Mapping[str, int] = field(default_factory=dict)
+    """Where each top-level key is written, for problems about one key."""
 
 
 @dataclass
@@ -203,6 +241,8 @@ class TargetsConfig:
 
     definitions: dict[str, RawTarget]
     source_file: Path | None = None
+    key_problems: list[Problem] = field(default_factory=list)
+    """Keys no provider reads, and AgentV features not run yet, in any entry (targets/keys.py)."""
 
     def names(self) -> list[str]:
         return list(self.definitions)
@@ -273,6 +313,9 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
             f"{label}: 'provider' is required{hint}; one of {', '.join(PROVIDERS)}"
         )
     provider = normalise_provider(provider_raw)
+    if provider is None and provider_raw.strip().lower() in NOT_YET_PROVIDERS:
+        feature = NOT_YET_PROVIDERS[provider_raw.strip().lower()]
+        raise TargetsConfigError(f"{label}: {not_yet_message(f'provider: {provider_raw}', feature)}")
     if provider is None:
         raise TargetsConfigError(
             f"{label}: unsupported provider '{provider_raw}'; "
@@ -289,7 +332,7 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     return TargetConfig(
         name=raw.name,
         provider=provider,
-        settings=settings,
+        settings=_declared_settings(settings, provider),
         judge_target=judge,
         workers=workers,
         source_file=source_file,
@@ -308,15 +351,19 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
     # The first key's line: a mapping's own start mark can sit on a blank line before it.
     first = node.value[0][0] if node.value else node
     data["__line__"] = first.start_mark.line + 1
+    data["__keylines__"] = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
     return data
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+_LINE_KEYS = ("__line__", "__keylines__")
+
+
 def _strip_lines(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
+        return {k: _strip_lines(v) for k, v in value.items() if k not in _LINE_KEYS}
     if isinstance(value, list):
         return [_strip_lines(v) for v in value]
     return value
@@ -349,6 +396,7 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
     if not isinstance(items, list):
         raise TargetsConfigError(f"{where}'targets' must be a list, got {type(items).__name__}")
     definitions: dict[str, RawTarget] = {}
+    problems: list[Problem] = []
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise TargetsConfigError(f"{where}targets[{index}] must be a mapping, got {type(item).__name__}")
@@ -367,13 +415,42 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
             raise TargetsConfigError(
                 f"{at}target '{name}': 'provider' is required; one of {', '.join(PROVIDERS)}"
             )
-        if _env_name(provider) is None and normalise_provider(provider) is None:
+        kind = normalise_provider(provider)
+        not_yet = provider.strip().lower() in NOT_YET_PROVIDERS  # refused when a run uses the target
+        if _env_name(provider) is None and kind is None and not not_yet:
             raise TargetsConfigError(
-                f"{at}target '{name}': unsupported provider '{provider}'; "
+                f"{at}target '{name}': unsupported provider '{provider}'"
+                f"{did_you_mean(provider, [*ALIASES, *NOT_YET_PROVIDERS])}; "
                 f"expected one of {', '.join(PROVIDERS)}"
             )
-        definitions[name] = RawTarget(name=name, data=data, line=line)
-    return TargetsConfig(definitions=definitions, source_file=source_file)
+        if not not_yet:
+            problems.extend(_key_problems(item, name, kind, source_file))
+        definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=item.get("__keylines__", {}))
+    return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
+
+
+def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:
+    return lines.get(key, at)
+
+
+def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file: Path | None) -> list[Problem]:
+    """Every key of one entry (its healthcheck, its mock rules) that its provider does not read."""
+    file = source_file or Path("targets.yaml")
+    checks: list[tuple[Any, frozenset[str], dict[str, str], str]] = [
+        (item, PROVIDER_KEYS.get(kind or "", ANY_PROVIDER_KEYS), NOT_YET["target"], f"target '{name}'")]
+    if kind == "cli" and isinstance(item.get("healthcheck"), dict):
+        checks.append((item["healthcheck"], HEALTHCHECK_KEYS, {}, f"the healthcheck of target '{name}'"))
+    if kind == "mock" and isinstance(item.get("responses"), list):
+        checks.extend((rule, MOCK_RULE_KEYS, {}, f"responses[{index}] of target '{name}'")
+                      for index, rule in enumerate(item["responses"]) if isinstance(rule, dict))
+    problems: list[Problem] = []
+    for mapping, known, not_yet, where in checks:
+        lines: dict[str, int] = mapping.get("__keylines__", {})
+        at: int = mapping.get("__line__", 1)
+        keys = {k: v for k, v in mapping.items() if k not in _LINE_KEYS}
+        found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
+        problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
+    return problems
 
 
 def load_targets_file(path: Path) -> TargetsConfig:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import TargetsConfigError
+from ..keys import did_you_mean
 from .base import Provider
 from .config import TargetConfig, TargetsConfig, load_targets_file
 from .kinds import PROVIDERS
@@ -88,10 +89,11 @@ class ProviderRegistry:
         target = self.config(target_name)
         if target.judge_target:
             if target.judge_target not in self.targets:
-                known = ", ".join(self.targets.names())
+                known = self.targets.names()
+                where = f"{target.source_file}:{target.source_line}: " if target.source_file else ""
                 raise TargetsConfigError(
-                    f"target '{target_name}': judge_target '{target.judge_target}' is not defined "
-                    f"(targets defined: {known})"
+                    f"{where}target '{target_name}': judge_target '{target.judge_target}' is not defined"
+                    f"{did_you_mean(target.judge_target, known)} (targets defined: {', '.join(known)})"
                 )
             return target.judge_target
         kind = PROVIDERS.get(target.provider)

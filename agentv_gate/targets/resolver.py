@@ -12,10 +12,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TargetsConfigError
+from ..keys import did_you_mean
 from ..models import EvalCase
+from ..problems import Problem, allowing_unknown_keys
 from .base import Provider
 from .config import TargetsConfig
+from .preflight import preflight, problem_of
 from .registry import ProviderRegistry, find_targets_file, load_targets
 
 DEFAULT_TARGET = "default"
@@ -44,6 +47,20 @@ def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> 
     return None
 
 
+def check_targets(explicit: Path | None, cases: Sequence[NamesTarget], allow_unknown_keys: bool = False,
+                  forced_target: str | None = None) -> list[Problem] | None:
+    """`validate`'s preflight: the run's checks, as problems, with the targets file found as `run` finds it.
+
+    None when there is no targets file to check against (eval files can be checked before one exists)."""
+    path = locate_targets_file(explicit, cases)
+    if path is None:
+        return None
+    try:
+        return TargetResolver(load_targets(path), forced_target).problems(cases, allow_unknown_keys)
+    except TargetsConfigError as exc:
+        return [problem_of(exc, path, None)]
+
+
 class TargetResolver(ProviderRegistry):
     def __init__(self, targets: TargetsConfig, forced_target: str | None = None,
                  wrap: ProviderWrapper | None = None):
@@ -51,10 +68,12 @@ class TargetResolver(ProviderRegistry):
         self.forced_target = forced_target
         self._wrap = wrap
         self._wrapped: dict[str, Provider] = {}
+        self.warnings: list[Problem] = []
+        """What the preflight check found that does not stop the run, for the command to show."""
 
     @classmethod
     def from_options(cls, targets_file: Path | None, forced_target: str | None, cases: Sequence[NamesTarget],
-                     wrap: ProviderWrapper | None = None) -> TargetResolver:
+                     wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False) -> TargetResolver:
         """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
 
         Plain values, not the CLI's arguments, so an embedder builds one without argparse.
@@ -64,7 +83,8 @@ class TargetResolver(ProviderRegistry):
             raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
                               "or pass --targets FILE")
         resolver = cls(load_targets(path), forced_target, wrap)
-        resolver.check(cases)  # TargetsConfigError (a ConfigError) stops the run before any case
+        # TargetsConfigError (a ConfigError) stops the run before any target or judge is called.
+        resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys)
         return resolver
 
     def target_name(self, case: NamesTarget) -> str:
@@ -74,11 +94,21 @@ class TargetResolver(ProviderRegistry):
             return names[0]  # a lone target is the default, whatever it is called
         return name
 
-    def check(self, cases: Iterable[NamesTarget]) -> None:
-        """Every target the cases name, and its judge, exists and can be built."""
-        for name in sorted({self.target_name(case) for case in cases}):
-            self.provider(name)
-            self.judge_name_for(name)
+    def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
+        """Preflight: every target and judge the cases will call, found and built; targets.yaml's keys."""
+        if self.forced_target is not None and self.forced_target not in self.targets:
+            known = self.targets.names()
+            raise TargetsConfigError(f"--target: no target named '{self.forced_target}'"
+                                     f"{did_you_mean(self.forced_target, known)} (targets defined: {', '.join(known)})")
+        return allowing_unknown_keys(preflight(self, cases, self.target_name), allow_unknown_keys)  # type: ignore[arg-type]
+
+    def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
+        """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
+        problems = self.problems(cases, allow_unknown_keys)
+        errors = [str(p) for p in problems if p.severity == "error"]
+        if errors:
+            raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors))
+        return [p for p in problems if p.severity != "error"]
 
     def provider(self, name: str) -> Provider:
         base = super().provider(name)

@@ -104,7 +104,9 @@ def test_junit_names_suites_as_agentv_does(corpus_run: tuple[Path, subprocess.Co
 def test_validate_accepts_the_corpus_offline(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(CORPUS, repo)
+    # validate checks targets too (preflight), so the variable targets.yaml reads must be set; nothing is called.
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_")}
+    env["COMPAT_HEALTH_URL"] = "http://127.0.0.1:9/health"
     proc = subprocess.run([CLI, "validate", "suites"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok: 13 case(s) in 2 file(s)" in proc.stderr

@@ -1,0 +1,117 @@
+"""Every key in a suite is understood or reported: the shared check, and what is known but not run yet.
+
+A key nobody reads is a setting whose meaning was dropped: `asserts:` for `assert:` once fell
+back to the default judge, and a suite-level `treshold: 0.99` was ignored, so both cases passed.
+Each level (suite, test, `execution`, evaluator, targets.yaml entry) declares the keys its reader
+reads (`loader/keys.py`, `targets/keys.py`); `unknown_key_problems` reports every other one at its
+line, with a suggestion.
+
+`NOT_YET` is the one list of what AgentV 2.19 knows and agentv-gate does not run yet. Such a key
+always stops the run (`--allow-unknown-keys` never covers it): running the suite without it would
+score it as AgentV would not. Whoever implements one deletes its entry here and declares the key
+in its level's table.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+NOT_YET: dict[str, dict[str, str]] = {
+    "suite": {"workspace": "workspaces and lifecycle hooks"},
+    "test": {"workspace": "workspaces and lifecycle hooks", "rubrics": "rubrics"},
+    "execution": {
+        "trials": "repeated trials",
+        "targets": "a matrix of targets",
+        "total_budget_usd": "a run's cost budget",
+        "fail_on_error": "stopping after the first execution error",
+        "cache": "per-suite cache settings",
+        "workspace": "workspaces and lifecycle hooks",
+    },
+    "evaluator": {
+        "required": "required evaluators, which zero the case score when they fail",
+        "min_score": "required evaluators, which zero the case score when they fail",
+        "preprocessors": "answer preprocessors",
+    },
+    "code_judge": {"target": "code judges with model access"},
+    "llm_judge": {"rubrics": "rubrics"},
+    "target": {
+        "use_target": "targets that delegate to another target",
+        "fallback_targets": "fallback targets",
+    },
+}
+"""level -> key -> the AgentV feature it belongs to. Evaluator types use their own level (`code_judge`)
+on top of `evaluator`."""
+
+NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
+    "rubric": "rubrics",
+    "rubrics": "rubrics",
+    "tool_trajectory": "tool-trajectory evaluators",
+    "latency": "budget evaluators",
+    "cost": "budget evaluators",
+    "token_usage": "budget evaluators",
+    "execution_metrics": "budget evaluators",
+}
+"""Evaluator `type`s (lower case, `-` as `_`) AgentV 2.19 runs and agentv-gate does not yet."""
+
+NOT_YET_PROVIDERS: dict[str, str] = {
+    "gemini": "the Gemini provider",
+    "google-gemini": "the Gemini provider",
+    "google": "the Gemini provider",
+    "codex": "the Codex agent provider",
+    "claude-code": "the Claude Code agent provider",
+    "copilot-cli": "the Copilot CLI agent provider",
+    "vscode": "the VS Code agent provider",
+}
+"""targets.yaml `provider`s (lower case) AgentV 2.19 runs and agentv-gate does not yet."""
+
+
+@dataclass(frozen=True)
+class KeyProblem:
+    """One reported key: where, what, and whether `--allow-unknown-keys` may make it a warning."""
+
+    line: int
+    message: str
+    unknown: bool
+
+
+def not_yet_message(name: str, feature: str) -> str:
+    return f"'{name}' is an AgentV feature agentv-gate does not run yet ({feature})"
+
+
+def did_you_mean(key: str, known: Collection[str]) -> str:
+    """` (did you mean 'assert'?)`, or "" when nothing known is close."""
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    return f" (did you mean '{lowered[close[0]]}'?)" if close else ""
+
+
+def unknown_key_problems(
+    mapping: Mapping[Any, Any],
+    known: Collection[str],
+    not_yet: Mapping[str, str],
+    where: str,
+    line_of_key: Callable[[str], int],
+    passes_through: Callable[[str], bool] | None = None,
+) -> list[KeyProblem]:
+    """A problem for each key of `mapping` that is neither `known` nor passed through.
+
+    `not_yet` keys are plain errors; any other unread key is `unknown`, which `--allow-unknown-keys`
+    may turn into a warning. `passes_through` keeps keys a reader hands on unread (a code judge's
+    extra keys go to the script as its config).
+    """
+    problems: list[KeyProblem] = []
+    for raw_key in mapping:
+        key = str(raw_key)
+        if key in known:
+            continue
+        if key in not_yet:
+            problems.append(KeyProblem(line_of_key(key), not_yet_message(key, not_yet[key]), unknown=False))
+            continue
+        if passes_through is not None and passes_through(key):
+            continue
+        problems.append(KeyProblem(line_of_key(key), f"unknown key '{key}' in {where}{did_you_mean(key, known)}",
+                                   unknown=True))
+    return problems

@@ -1,0 +1,122 @@
+"""The keys an eval file may hold, per level, as the loader reads them: one table for the reader and the checker.
+
+The case builder reads a test through `declared(raw, TEST_KEYS)`, which refuses (AssertionError,
+a bug of ours) to look up a key its table does not list; the checker reports every key the table
+does not list. So a key the loader reads is always declared, and a declared key is never reported.
+Evaluator keys are derived from the pydantic config classes the parser validates into.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+from ..keys import NOT_YET, unknown_key_problems
+from ..models import EvaluatorConfig
+from .problems import Problem
+from .yaml_lines import LineDict, key_line, line_of
+
+CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+
+DESCRIPTIVE_KEYS = ("description", "metadata")
+"""Read by no scorer on purpose: they describe, they never change a verdict."""
+
+SUITE_EXECUTION_KEYS = ("evaluators", "threshold", "target")
+TEST_EXECUTION_KEYS = (*SUITE_EXECUTION_KEYS, "skip_defaults")
+
+SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold", "target", "input", "input_files",
+              "assertions", "assert", "evaluators", "execution")
+
+TEST_KEYS = (
+    "id", "eval_id", *DESCRIPTIVE_KEYS,
+    "input", "input_messages", "question", "input_files",
+    "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
+    "assertions", "assert", "evaluators", "evaluator", "grader",
+    "execution", "threshold", "target", "conversation_id",
+)
+
+EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
+    "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`
+    "composite": ("assert",),              # the parser reads it as `evaluators`
+}
+EVERY_EVALUATOR = ("negate",)
+"""Read by the orchestrator for every evaluator (AgentV's `negate: true`)."""
+
+AGGREGATOR_KEYS = ("type", "weights", "threshold", "path", "script", "cwd", "timeout_seconds", "prompt")
+"""A composite's `aggregator:` mapping, as the composite evaluator reads it."""
+
+CODE_JUDGE_RESERVED = ("judge",)
+"""Keys AgentV keeps from a code judge's config without agentv-gate reading them: never passed through."""
+
+
+def _evaluator_keys() -> dict[str, frozenset[str]]:
+    """type -> keys, from the fields of each config class (loader-filled fields left out)."""
+    union = typing.get_args(typing.get_args(EvaluatorConfig)[0])
+    table: dict[str, frozenset[str]] = {}
+    for cls in union:
+        fields = {name for name, info in cls.model_fields.items() if not info.exclude}
+        for kind in typing.get_args(cls.model_fields["type"].annotation):
+            table[kind] = frozenset({*fields, *EVERY_EVALUATOR, *EVALUATOR_ALIASES.get(kind, ())})
+    return table
+
+
+EVALUATOR_KEYS = _evaluator_keys()
+
+
+class _Declared(LineDict):
+    """A mapping the loader may only read declared keys of (see the module's docstring)."""
+
+    declared: frozenset[str] = frozenset()
+
+    def _check(self, key: object) -> None:
+        assert key in self.declared, f"the loader reads undeclared key {key!r}: add it to loader/keys.py"
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._check(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._check(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._check(key)
+        return super().__contains__(key)
+
+
+def declared(raw: Any, keys: Collection[str]) -> Any:
+    """`raw` (a mapping) readable only through `keys`, its lines kept; anything else unchanged."""
+    if not isinstance(raw, dict):
+        return raw
+    out = _Declared(raw)
+    out.declared = frozenset(keys)
+    out.line = line_of(raw)
+    out.key_lines = getattr(raw, "key_lines", {})
+    return out
+
+
+def key_problems(raw: Any, known: Collection[str], level: str, where: str, file: Path, *,
+                 kind: str | None = None, config_passthrough: bool = False) -> list[Problem]:
+    """Problems for the keys of `raw` its level does not read, each at its own line.
+
+    `kind` adds that evaluator type's not-yet keys to the level's; `config_passthrough` lets other
+    keys through as a code judge's config (AgentV hands them to the script).
+    """
+    if not isinstance(raw, dict):
+        return []
+    not_yet = {**NOT_YET.get(level, {}), **NOT_YET.get(kind or "", {})}
+    found = unknown_key_problems(raw, known, not_yet, where, lambda key: key_line(raw, key, line_of(raw)),
+                                 _passes_as_config(known) if config_passthrough else None)
+    return [Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found]
+
+
+def _passes_as_config(known: Collection[str]) -> Callable[[str], bool]:
+    def passes(key: str) -> bool:
+        """A code judge's extra key goes to its script as config, unless AgentV reserves it or it is a
+        near miss of one of the judge's own settings (`wieght`), which is likelier a typo than config."""
+        return key not in CODE_JUDGE_RESERVED and not difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
+
+    return passes

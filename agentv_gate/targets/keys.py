@@ -1,0 +1,55 @@
+"""The keys a targets.yaml entry may hold, per provider, as the providers read them.
+
+One table for the reader and the checker: `TargetConfig.get`/`require` and its `settings` refuse
+(AssertionError, a bug of ours) to read a key the target's provider does not declare here, and
+`parse_targets` reports every key no table declares, at its line, with a suggestion. So a key a
+provider reads is always declared, and a declared key is never reported.
+"""
+
+from __future__ import annotations
+
+COMMON_KEYS = ("name", "provider", "judge_target", "grader_target", "judgeTarget", "workers")
+
+RETRY_KEYS = (
+    "max_retries", "maxRetries", "retry_initial_delay_ms", "retryInitialDelayMs", "retry_max_delay_ms",
+    "retryMaxDelayMs", "retry_backoff_factor", "retryBackoffFactor", "retry_jitter_ms", "retryJitterMs",
+    "retry_max_total_seconds", "retryMaxTotalSeconds", "retry_after_max_seconds", "retryAfterMaxSeconds",
+    "request_timeout_seconds", "timeout_seconds", "timeoutSeconds", "retry_status_codes", "retryStatusCodes",
+)
+"""`RetryPolicy.from_settings` (transport/http.py), for every HTTP provider."""
+
+CAP_KEYS = ("max_response_bytes", "maxResponseBytes")
+"""`response_byte_cap` (config.py): the cap on one answer, HTTP body or cli output."""
+
+HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, "temperature", "max_output_tokens", "maxTokens", "system_prompt", "systemPrompt",
+                  "reasoning_effort", "reasoningEffort", "reasoning_model", "reasoningModel",
+                  "structured_output", "structuredOutput")
+"""`HttpChatProvider` (openai_compat.py), shared by openai, azure and anthropic."""
+
+PROVIDER_KEYS: dict[str, frozenset[str]] = {
+    "openai": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "endpoint", "base_url", "baseUrl", "baseURL", "model",
+                         "deployment", "variant", "api_key", "apiKey", "headers"}),
+    "azure": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "endpoint", "resource", "resourceName", "resource_name",
+                        "deployment", "deployment_name", "deploymentName", "model", "api_key", "apiKey", "version",
+                        "api_version", "apiVersion"}),
+    "anthropic": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "base_url", "endpoint", "baseUrl", "api_key", "apiKey",
+                            "model", "deployment", "variant", "anthropic_version", "anthropicVersion",
+                            "thinking_budget", "thinkingBudget"}),
+    "mock": frozenset({*COMMON_KEYS, "response", "judge_response", "judgeResponse", "responses", "delay_ms",
+                       "delayMs", "delay_min_ms", "delayMinMs", "delay_max_ms", "delayMaxMs"}),
+    "cli": frozenset({*COMMON_KEYS, *RETRY_KEYS, *CAP_KEYS, "command", "command_template", "commandTemplate", "timeout_seconds",
+                      "timeoutSeconds", "files_format", "filesFormat", "attachments_format", "attachmentsFormat",
+                      "cwd", "env", "keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles",
+                      "healthcheck"}),
+}
+"""provider (normalised) -> every key its provider module reads (a cli target: retry keys for its http healthcheck)."""
+
+ANY_PROVIDER_KEYS = frozenset().union(*PROVIDER_KEYS.values())
+"""For an entry whose `provider` comes from the environment: known until the provider is."""
+
+HEALTHCHECK_KEYS = frozenset({"type", "command", "command_template", "commandTemplate", "cwd", "url",
+                              "timeout_seconds", "timeoutSeconds"})
+"""A cli target's `healthcheck:` mapping."""
+
+MOCK_RULE_KEYS = frozenset({"id", "eval_id", "case_id", "regex", "contains", "response", "judge_response"})
+"""One entry of a mock target's `responses:` list."""

@@ -1,0 +1,113 @@
+"""Preflight: every target and judge a run will call is found, built and checked before the first call.
+
+Without it a missing `judge_target` or an unset judge API key surfaced as an error on every
+case, after the agent had already been called (and paid for) on each. Building a provider
+reads and checks its settings (required `${{ VAR }}`s included) and calls nothing, so the same
+check serves `run` (before any case) and `validate` (offline, in well under a second).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import TargetsConfigError
+from ..keys import did_you_mean
+from ..problems import Problem
+from .config import TargetsConfig
+from .registry import ProviderRegistry, no_judge_message
+
+JudgeUse = tuple[str | None, Path, int]
+"""(the judge target an evaluator names, or None for the case target's own judge; file; line)."""
+
+
+class UsesTargets(Protocol):
+    """A case, or the loader's `CaseRef` for one: its target, where it is written, the judges it calls."""
+
+    @property
+    def target(self) -> str | None: ...
+
+    @property
+    def source_file(self) -> Path: ...
+
+    @property
+    def source_line(self) -> int: ...
+
+
+def problem_of(exc: TargetsConfigError, file: Path, line: int | None) -> Problem:
+    """A targets error as a located problem (its message loses the `file:line: ` it starts with)."""
+    message = str(exc)
+    match = re.match(re.escape(str(file)) + r":(\d+): ", message) or re.match(re.escape(str(file)) + r"(): ", message)
+    if match:
+        message = message[match.end():]
+        line = int(match.group(1)) if match.group(1) else line
+    return Problem(file, line or 1, message)
+
+
+def unknown_target(name: str, targets: TargetsConfig) -> str:
+    known = targets.names()
+    return (f"no target named '{name}' in {targets.source_file or 'targets.yaml'}{did_you_mean(name, known)} "
+            f"(targets defined: {', '.join(known) or 'none'})")
+
+
+def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
+              target_name: Callable[[UsesTargets], str]) -> list[Problem]:
+    """Every problem with the targets and judges `cases` will use, and the keys of targets.yaml."""
+    targets = registry.targets
+    file = targets.source_file or Path("targets.yaml")
+    problems = list(targets.key_problems)
+    used: dict[str, UsesTargets] = {}
+    judged: dict[tuple[str, str | None], tuple[Path, int]] = {}
+    for case in cases:
+        name = target_name(case)
+        used.setdefault(name, case)
+        judges: tuple[JudgeUse, ...] = getattr(case, "judges", ())
+        for judge, judge_file, judge_line in judges:
+            judged.setdefault((name, judge), (judge_file, judge_line))
+    built: set[str] = set()
+
+    def build(name: str) -> bool:
+        if name in built:
+            return True
+        built.add(name)
+        try:
+            registry.provider(name)
+        except TargetsConfigError as exc:
+            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            return False
+        config = registry.config(name)
+        # Unlike AgentV, an unset optional one too: `endpoint: ${{ LOCAL_URL }}` unset would send the
+        # case (and maybe a key) to the provider's default endpoint instead.
+        lines = targets.definitions[name].key_lines
+        problems.extend(Problem(file, lines.get(key, config.source_line or 1),
+                                f"target '{name}': environment variable '{var}' ({key}: ${{{{ {var} }}}}) "
+                                "is not set or empty") for key, var in config.unset_env.items())
+        return True
+
+    for name, case in used.items():
+        if name not in targets:
+            line = getattr(case, "target_line", None) or case.source_line
+            problems.append(Problem(case.source_file, line, unknown_target(name, targets)))
+        else:
+            build(name)
+    for (name, judge), (judge_file, judge_line) in judged.items():
+        if name not in targets or name not in built:
+            continue  # reported above
+        if judge is not None:
+            if judge not in targets:
+                problems.append(Problem(judge_file, judge_line, f"llm_judge target: {unknown_target(judge, targets)}"))
+            else:
+                build(judge)
+            continue
+        try:
+            default_judge = registry.judge_name_for(name)
+        except TargetsConfigError as exc:
+            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            continue
+        if default_judge is None:
+            problems.append(Problem(judge_file, judge_line, no_judge_message(name)))
+        else:
+            build(default_judge)
+    return list(dict.fromkeys(problems))

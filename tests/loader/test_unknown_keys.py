@@ -1,0 +1,262 @@
+"""Nothing in a suite is silently ignored: every key is read, or reported at its line (issue 13, part 2).
+
+Through the real CLI: `validate` reports every problem at once; `run` refuses with exit 2 before
+any target is called (the agent is a cli target that leaves a marker file when it runs).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentv_gate.keys import NOT_YET, NOT_YET_EVALUATOR_TYPES
+from agentv_gate.loader.keys import TEST_KEYS, declared
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent(f"""\
+        targets:
+          - name: default
+            provider: cli
+            command_template: "touch {tmp_path / 'agent-ran'} && echo Paris"
+            judge_target: judge
+          - name: judge
+            provider: mock
+            judge_response: {{score: 1, hits: [ok], misses: [], reasoning: fine}}
+    """))
+    return tmp_path
+
+
+def suite(repo: Path, body: str) -> None:
+    (repo / "evals/x.eval.yaml").write_text(textwrap.dedent(body).lstrip("\n"))
+
+
+def refused(repo: Path) -> str:
+    """`run` exits 2 without calling the agent; `validate` exits 1. Both outputs, for the caller's checks."""
+    ran = cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert not (repo / "agent-ran").exists()
+    checked = cli("validate", "evals", cwd=repo)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    return ran.stderr + checked.stdout
+
+
+def test_misspelled_assert_is_located_with_a_suggestion(repo: Path) -> None:
+    suite(repo, """
+        tests:
+          - id: refund
+            input: What is the capital of France?
+            criteria: Names Paris
+            asserts:
+              - type: contains
+                value: London
+    """)
+    out = refused(repo)
+    assert "evals/x.eval.yaml:5: unknown key 'asserts' in test 'refund' (did you mean 'assert'?)" in out
+    assert "--allow-unknown-keys" in out
+
+
+def test_suite_level_typo_is_not_dropped(repo: Path) -> None:
+    suite(repo, """
+        description: strict suite
+        treshold: 0.99
+        tests:
+          - {id: a, input: Hi, criteria: Greets}
+    """)
+    assert "evals/x.eval.yaml:2: unknown key 'treshold' in the suite (did you mean 'threshold'?)" in refused(repo)
+
+
+def test_execution_typos_at_both_levels(repo: Path) -> None:
+    suite(repo, """
+        execution:
+          treshold: 0.9
+        tests:
+          - id: a
+            input: Hi
+            criteria: Greets
+            execution:
+              skip_default: true
+    """)
+    out = refused(repo)
+    assert "x.eval.yaml:2: unknown key 'treshold' in the suite's 'execution' (did you mean 'threshold'?)" in out
+    assert "x.eval.yaml:8: unknown key 'skip_default' in 'execution' of test 'a' (did you mean 'skip_defaults'?)" in out
+
+
+def test_evaluator_and_aggregator_typos(repo: Path) -> None:
+    suite(repo, """
+        tests:
+          - id: a
+            input: Hi
+            criteria: Greets
+            assert:
+              - type: contains
+                valeu: Hello
+                value: Hi
+              - name: both
+                type: composite
+                evaluators: [{type: is_json}]
+                aggregator: {type: threshold, treshold: 0.5}
+    """)
+    out = refused(repo)
+    assert "x.eval.yaml:7: unknown key 'valeu' in contains evaluator #1 (did you mean 'value'?)" in out
+    assert "x.eval.yaml:12: unknown key 'treshold' in the aggregator of composite evaluator 'both'" in out
+
+
+def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Path) -> None:
+    (repo / "evals/judge.py").write_text("import json,sys\nd=json.load(sys.stdin)\n"
+                                         "print(json.dumps({'score': 1 if d['config']['keywords'] == ['Paris'] else 0}))\n")
+    suite(repo, """
+        tests:
+          - id: a
+            input: Capital of France?
+            assert:
+              - type: code_judge
+                script: [python3, judge.py]
+                keywords: [Paris]
+                wieght: 2
+    """)
+    out = refused(repo)
+    assert "x.eval.yaml:8: unknown key 'wieght' in code_judge evaluator #1 (did you mean 'weight'?)" in out
+    assert "keywords" not in out
+    suite(repo, """
+        tests:
+          - id: a
+            input: Capital of France?
+            assert:
+              - type: code_judge
+                script: [python3, judge.py]
+                keywords: [Paris]
+    """)
+    ran = cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr  # `keywords` reached the judge as config
+
+
+def test_targets_yaml_typos_at_each_level(repo: Path) -> None:
+    (repo / ".agentv/targets.yaml").write_text(textwrap.dedent("""\
+        targets:
+          - name: default
+            provider: cli
+            command_template: "echo hi"
+            judge_target: judge
+            timout_seconds: 5
+            healthcheck:
+              type: command
+              command_templat: "true"
+          - name: judge
+            provider: mock
+            judge_respons: {score: 1}
+            responses:
+              - {id: a, respones: hi, response: hi}
+          - name: spare
+            provider: openai
+            model: m
+            temprature: 0
+    """))
+    suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
+    out = refused(repo)
+    targets = ".agentv/targets.yaml"
+    assert f"{targets}:6: unknown key 'timout_seconds' in target 'default' (did you mean 'timeout_seconds'?)" in out
+    assert f"{targets}:9: unknown key 'command_templat' in the healthcheck of target 'default'" in out
+    assert f"{targets}:12: unknown key 'judge_respons' in target 'judge' (did you mean 'judge_response'?)" in out
+    assert f"{targets}:14: unknown key 'respones' in responses[0] of target 'judge' (did you mean 'response'?)" in out
+    assert f"{targets}:18: unknown key 'temprature' in target 'spare' (did you mean 'temperature'?)" in out
+
+
+def test_allow_unknown_keys_makes_them_warnings_and_the_run_goes_on(repo: Path) -> None:
+    suite(repo, """
+        tests:
+          - id: a
+            input: Capital of France?
+            criteria: Names Paris
+            x-owner: team-geo
+    """)
+    ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "warning: unknown key 'x-owner' in test 'a'" in ran.stderr
+    assert (repo / "agent-ran").exists()
+    checked = cli("validate", "evals", "--allow-unknown-keys", cwd=repo)
+    assert checked.returncode == 0 and "warning: unknown key 'x-owner'" in checked.stdout
+    assert cli("validate", "evals", "--allow-unknown-keys", "--strict", cwd=repo).returncode == 1
+
+
+def _not_yet_cases() -> list[tuple[str, str, str]]:
+    """(what, suite text, expected message) for every entry of NOT_YET an eval file can hold."""
+    case = "  - id: a\n    input: Hi\n    criteria: Greets\n"
+    out = [(f"suite {k}", f"{k}: {{}}\ntests:\n{case}", k) for k in NOT_YET["suite"]]
+    out += [(f"test {k}", f"tests:\n{case}    {k}: {{}}\n", k) for k in NOT_YET["test"]]
+    out += [(f"execution {k}", f"execution:\n  {k}: 1\ntests:\n{case}", k) for k in NOT_YET["execution"]]
+    out += [(f"evaluator {k}", f"tests:\n{case}    assert:\n      - {{type: contains, value: Hi, {k}: true}}\n", k)
+            for k in NOT_YET["evaluator"]]
+    judge = "type: code_judge, script: [python3, j.py]"
+    out += [(f"code_judge {k}", f"tests:\n{case}    assert:\n      - {{{judge}, {k}: true}}\n", k) for k in NOT_YET["code_judge"]]
+    out += [(f"llm_judge {k}", f"tests:\n{case}    assert:\n      - {{type: llm_judge, {k}: [x]}}\n", k)
+            for k in NOT_YET["llm_judge"]]
+    out += [(f"type {t}", f"tests:\n{case}    assert:\n      - {{name: n, type: {t.replace('_', '-')}}}\n",
+             f"type: {t.replace('_', '-')}") for t in NOT_YET_EVALUATOR_TYPES]
+    return out
+
+
+@pytest.mark.parametrize(("text", "name"), [c[1:] for c in _not_yet_cases()], ids=[c[0] for c in _not_yet_cases()])
+def test_agentv_features_not_run_yet_always_stop_the_run(repo: Path, text: str, name: str) -> None:
+    (repo / "evals/j.py").write_text("print('{\"score\": 1}')\n")
+    suite(repo, text)
+    ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert f"'{name}' is an AgentV feature agentv-gate does not run yet" in ran.stderr
+    assert not (repo / "agent-ran").exists()
+
+
+def test_target_features_not_run_yet(repo: Path) -> None:
+    (repo / ".agentv/targets.yaml").write_text(textwrap.dedent("""\
+        targets:
+          - name: default
+            provider: mock
+            fallback_targets: [other]
+          - name: gem
+            provider: gemini
+            model: gemini-2.5-pro
+    """))
+    suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
+    ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
+    assert ran.returncode == 2
+    assert ".agentv/targets.yaml:4: 'fallback_targets' is an AgentV feature agentv-gate does not run yet" in ran.stderr
+    assert "gemini" not in ran.stderr  # an unused target of a provider not run yet is no error...
+    suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
+    ran = cli("validate", "evals", cwd=repo)
+    assert "'provider: gemini' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
+
+
+def test_validate_reports_every_problem_at_once(repo: Path) -> None:
+    suite(repo, """
+        treshold: 0.9
+        tests:
+          - {id: a, input: Hi, criteria: Greets, asserts: []}
+          - {id: b, input: Hi, criteria: Greets, target: defualt}
+    """)
+    checked = cli("validate", "evals", cwd=repo)
+    assert checked.returncode == 1
+    lines = checked.stdout.splitlines()
+    assert len(lines) == 3, checked.stdout
+    assert "3 error(s)" in checked.stderr
+
+
+def test_the_reader_cannot_read_a_key_its_table_does_not_declare() -> None:
+    raw = declared({"id": "a", "asserts": []}, TEST_KEYS)
+    assert raw.get("id") == "a"
+    with pytest.raises(AssertionError, match="undeclared key 'asserts'"):
+        raw.get("asserts")

@@ -1,0 +1,204 @@
+"""Preflight: every target and judge a run will call is checked before the first call (issue 13, part 3).
+
+The agent is a cli target that leaves a marker file when it runs, so each test proves the
+configuration error stopped the run before the agent was called (and paid for).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_") and not k.startswith("PREFLIGHT_")}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=full,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    return tmp_path
+
+
+def write(repo: Path, targets: str, suite: str) -> None:
+    agent = f"touch {repo / 'agent-ran'} && echo Paris"
+    (repo / ".agentv/targets.yaml").write_text(textwrap.dedent(targets).lstrip("\n").replace("AGENT", agent))
+    (repo / "evals/x.eval.yaml").write_text(textwrap.dedent(suite).lstrip("\n"))
+
+
+def stopped_before_the_agent(repo: Path, env: dict[str, str] | None = None) -> str:
+    ran = cli("run", "evals", "--no-cache", cwd=repo, env=env)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert not (repo / "agent-ran").exists(), "the agent was called before the configuration error was found"
+    return ran.stderr
+
+
+SUITE = """
+    tests:
+      - id: a
+        input: Capital of France?
+        criteria: Names Paris
+"""
+
+
+def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None:
+    write(repo, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+            judge_target: judge
+          - name: judge
+            provider: openai
+            model: gpt-4o
+            api_key: ${{ PREFLIGHT_JUDGE_KEY }}
+    """, SUITE)
+    err = stopped_before_the_agent(repo)
+    assert (".agentv/targets.yaml:9: target 'judge': environment variable 'PREFLIGHT_JUDGE_KEY' "
+            "(api_key: ${{ PREFLIGHT_JUDGE_KEY }}) is not set or empty") in err
+    checked = cli("validate", "evals", cwd=repo)
+    assert checked.returncode == 1 and "PREFLIGHT_JUDGE_KEY" in checked.stdout
+
+
+def test_required_judge_setting_from_an_unset_variable(repo: Path) -> None:
+    write(repo, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+            judge_target: judge
+          - name: judge
+            provider: azure
+            endpoint: ${{ PREFLIGHT_AZURE_ENDPOINT }}
+            api_key: ${{ PREFLIGHT_AZURE_KEY }}
+            deployment: gpt-4o
+    """, SUITE)
+    err = stopped_before_the_agent(repo, env={"PREFLIGHT_AZURE_KEY": "k"})
+    assert "PREFLIGHT_AZURE_ENDPOINT" in err and ".agentv/targets.yaml:" in err
+
+
+def test_missing_judge_target_with_a_suggestion(repo: Path) -> None:
+    write(repo, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+            judge_target: juge
+          - name: judge
+            provider: mock
+    """, SUITE)
+    err = stopped_before_the_agent(repo)
+    assert ".agentv/targets.yaml:2: target 'default': judge_target 'juge' is not defined (did you mean 'judge'?)" in err
+
+
+def test_cli_agent_without_any_judge_is_refused_up_front(repo: Path) -> None:
+    write(repo, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+    """, SUITE)
+    err = stopped_before_the_agent(repo)
+    assert "evals/x.eval.yaml:2: no judge target configured: set judge_target on target 'default'" in err
+
+
+def test_judge_named_by_an_evaluator_and_by_a_composite_member(repo: Path) -> None:
+    targets = """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+            judge_target: judge
+          - name: judge
+            provider: mock
+            judge_response: {score: 1, hits: [ok], misses: [], reasoning: fine}
+    """
+    write(repo, targets, """
+        tests:
+          - id: a
+            input: Capital of France?
+            criteria: Names Paris
+            assert:
+              - name: both
+                type: composite
+                evaluators:
+                  - {name: tone, type: llm_judge, target: jduge}
+    """)
+    err = stopped_before_the_agent(repo)
+    assert "evals/x.eval.yaml:9: llm_judge target: no target named 'jduge'" in err and "(did you mean 'judge'?)" in err
+    write(repo, targets, """
+        tests:
+          - id: a
+            input: Capital of France?
+            criteria: Names Paris
+            assert:
+              - {name: tone, type: llm_judge, target: judge}
+    """)
+    ran = cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (repo / "agent-ran").exists()
+
+
+def test_validate_catches_a_misspelled_target_at_the_eval_file_line(repo: Path) -> None:
+    """What the agentv-gate-validate pre-commit hook runs: offline, targets found as `run` finds them."""
+    write(repo, """
+        targets:
+          - name: my-agent
+            provider: cli
+            command_template: "AGENT"
+            judge_target: judge
+          - name: judge
+            provider: mock
+    """, """
+        tests:
+          - id: a
+            input: Hi
+            criteria: Greets
+            target: my-agnet
+    """)
+    checked = cli("validate", "evals/x.eval.yaml", cwd=repo)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "evals/x.eval.yaml:5: no target named 'my-agnet'" in checked.stdout
+    assert "(did you mean 'my-agent'?)" in checked.stdout
+    stopped_before_the_agent(repo)
+
+
+def test_validate_takes_a_targets_file_and_says_when_there_is_none(repo: Path) -> None:
+    write(repo, """
+        targets:
+          - name: other
+            provider: mock
+    """, SUITE)
+    (repo / ".agentv/targets.yaml").rename(repo / "ci-targets.yaml")
+    plain = cli("validate", "evals", cwd=repo)
+    assert plain.returncode == 0 and "targets not checked" in plain.stderr
+    checked = cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo)
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # a lone target is the default
+    (repo / "ci-targets.yaml").write_text("targets:\n  - {name: a, provider: mock}\n  - {name: b, provider: mock}\n")
+    checked = cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo)
+    assert checked.returncode == 1 and "no target named 'default'" in checked.stdout
+
+
+def test_forced_target_typo(repo: Path) -> None:
+    write(repo, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+            judge_target: judge
+          - name: judge
+            provider: mock
+    """, SUITE)
+    ran = cli("run", "evals", "--no-cache", "--target", "jduge", cwd=repo)
+    assert ran.returncode == 2 and "--target: no target named 'jduge' (did you mean 'judge'?)" in ran.stderr
+    assert not (repo / "agent-ran").exists()
