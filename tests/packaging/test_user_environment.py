@@ -59,8 +59,8 @@ TARGETS = """\
 targets:
   - name: default
     provider: cli
-    command_template: python3 agent.py {PROMPT}
-    cwd: .
+    command: python3 agent.py {PROMPT}
+    cwd: ..                  # relative to the eval file's folder (evals/): the project root
 """
 
 SUITE = f"""\
