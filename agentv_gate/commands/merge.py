@@ -48,4 +48,4 @@ def execute(args: argparse.Namespace) -> int:
     with JsonlWriter(results_path) as writer:
         for result in results:
             writer.write(result)
-    return write_reports(results, junit, results_path, ConsoleReporter(quiet=True))
+    return write_reports(results, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose))

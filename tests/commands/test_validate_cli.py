@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agentv_gate.errors import EXIT_NO_CASES
+
 
 def validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "agentv_gate.cli", "validate", *args], cwd=cwd,
@@ -56,7 +58,7 @@ def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
     assert validate(str(suite), "--strict", cwd=tmp_path).returncode == 1
 
 
-def test_nothing_found_is_a_usage_error(tmp_path: Path) -> None:
+def test_nothing_found_is_its_own_exit_code(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    assert validate("empty", cwd=tmp_path).returncode == 2
+    assert validate("empty", cwd=tmp_path).returncode == EXIT_NO_CASES
     assert validate("missing-folder", cwd=tmp_path).returncode == 1
