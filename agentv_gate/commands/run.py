@@ -58,7 +58,7 @@ def execute(args: argparse.Namespace) -> int:
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
                                            wrap=caching_wrapper(cache) if cache else None)
 
-    junit, results_path = output_paths(args.output_dir, args.junit, args.results)
+    junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
     console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose)
     try:
         writer = JsonlWriter(results_path)
@@ -86,7 +86,7 @@ def execute(args: argparse.Namespace) -> int:
     def write_partial_reports() -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
-            write_reports(rows, junit, results_path, console, planned=len(selected))
+            write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -133,7 +133,7 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()
-    return write_reports(rows, junit, results_path, console, planned=len(selected))
+    return write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:
