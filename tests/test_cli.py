@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agentv_gate import __version__
 from agentv_gate.cli import main
 from agentv_gate.errors import (
+    EXIT_CODES,
     EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_NO_CASES,
@@ -173,3 +175,16 @@ def test_verbose_lists_every_case(repo: Path) -> None:
     merged = cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", "--verbose", cwd=repo)
     assert merged.returncode == EXIT_FAILED
     assert all(f"ok-{n:03}" in merged.stdout for n in range(60))
+
+
+def test_the_exit_codes_are_documented_in_one_table() -> None:
+    """README's "Exit codes" table and action.yml's `exit-code` output name every code the CLI returns."""
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Exit codes", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| (\d+)(?: / (\d+))? \|", table, re.MULTILINE)
+    documented = {int(code) for pair in rows for code in pair if code}
+    assert documented == set(EXIT_CODES)
+    action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
+    description = action["outputs"]["exit-code"]["description"]
+    assert all(re.search(rf"\b{code}\b", description) for code in EXIT_CODES), description
