@@ -23,6 +23,8 @@ $(VENV)/.linters: $(BIN)/agentv-gate
 example: $(BIN)/agentv-gate
 	$(BIN)/agentv-gate run examples/evals --targets examples/.agentv/targets.yaml --output-dir .agentv-gate
 
+# Optional, never installed here: chromium on PATH lets tests/report/test_html.py load report.html
+# in a real browser; without it those tests skip and say why.
 test: $(BIN)/agentv-gate $(VENV)/.linters
 	$(BIN)/python -m pytest
 

@@ -86,3 +86,8 @@ def test_the_all_suites_hook_example_extends_the_hooks_default_files() -> None:
                 assert hook["files"] == "^src/agent/|" + hooks["agentv-gate-all"]["files"]
                 return
     raise AssertionError("README.md shows no `files:` override for agentv-gate-all")
+
+
+def test_the_readme_speaks_to_users_only() -> None:
+    """No pointers into this project's own planning notes or into folders a user does not have."""
+    assert not re.search(r"\bseed \d+|shared/spec|\.\./shared", README, re.IGNORECASE)
