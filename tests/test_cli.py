@@ -188,3 +188,12 @@ def test_the_exit_codes_are_documented_in_one_table() -> None:
     action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
     description = action["outputs"]["exit-code"]["description"]
     assert all(re.search(rf"\b{code}\b", description) for code in EXIT_CODES), description
+
+
+def test_validate_quiet_and_verbose(repo: Path) -> None:
+    (repo / "evals" / "s.eval.yaml").write_text(PASSING)
+    quiet = cli("validate", "--quiet", "evals", cwd=repo)
+    assert quiet.returncode == EXIT_OK and quiet.stdout == quiet.stderr == ""
+    verbose = cli("validate", "--verbose", "evals", cwd=repo)
+    assert verbose.returncode == EXIT_OK
+    assert "evals/s.eval.yaml: 1 case(s)" in verbose.stderr and "ok: 1 case(s) in 1 file(s)" in verbose.stderr
