@@ -24,6 +24,8 @@ example: $(BIN)/agentv-gate
 	$(BIN)/agentv-gate run examples/evals --targets examples/.agentv/targets.yaml --output-dir .agentv-gate
 
 # mypy first: a type error fails CI in seconds, before the suite's minutes.
+# Optional, never installed here: chromium on PATH lets tests/report/test_html.py load report.html
+# in a real browser; without it those tests skip and say why.
 test: $(BIN)/agentv-gate $(VENV)/.linters
 	$(BIN)/mypy agentv_gate
 	$(BIN)/python -m pytest

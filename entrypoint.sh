@@ -18,7 +18,8 @@
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
 # GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (as the runner sets them).
-# Exit status: the CLI's own (0 pass, 1 cases failed, 2 configuration/usage error); 2 for a bad input.
+# Exit status: the CLI's own (0 pass, 1 cases failed, 2 configuration/usage error, 3 no eval cases
+# found, 4 internal error, 130/143 interrupted; README.md "Exit codes"); 2 for a bad input.
 set -euo pipefail
 
 bin=${AGENTV_GATE_BIN:-agentv-gate}
@@ -185,9 +186,15 @@ status=0
 "$bin" "${argv[@]}" || status=$?
 
 set_output exit-code "$status"
-if [[ $status == 2 && -n ${GITHUB_STEP_SUMMARY:-} ]]; then
+if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
   # shellcheck disable=SC2016  # Markdown backquotes
-  printf '### agentv-gate: configuration error\n\nThe `%s` command stopped before running any case (exit 2); the log of this step says why.\n' \
-    "$command" >>"$GITHUB_STEP_SUMMARY"
+  case $status in
+    2) printf '### agentv-gate: configuration error\n\nThe `%s` command stopped before running any case (exit 2); the log of this step says why.\n' \
+      "$command" >>"$GITHUB_STEP_SUMMARY" ;;
+    3) printf '### agentv-gate: no eval cases found\n\nThe `%s` command found no eval case in the paths given (exit 3), so nothing was checked; the log of this step says where it looked.\n' \
+      "$command" >>"$GITHUB_STEP_SUMMARY" ;;
+    4) printf '### agentv-gate: internal error\n\nThe `%s` command hit a bug in agentv-gate (exit 4); the log of this step has the message. Add `--verbose` to `extra-args` for the traceback.\n' \
+      "$command" >>"$GITHUB_STEP_SUMMARY" ;;
+  esac
 fi
 exit "$status"

@@ -1,22 +1,27 @@
 """The single entry point: `run` (default), `validate`, `merge`, `init`.
 
 This module parses the command line, hands the Namespace to the command's `execute`, and is the
-only place that turns errors into exit codes: 0 everything passed, 1 some case failed or errored,
-2 configuration or usage error (bad flags, eval files that do not load, no cases found), 130/143
-interrupted. A command raises a `GateError`; the one handler below prints it and returns its code.
+only place that turns errors into exit codes (the table is `errors.EXIT_CODES`): 0 everything
+passed, 1 some case failed or errored, 2 configuration or usage error, 3 no eval cases found,
+4 internal error, 130/143 interrupted. A command raises a `GateError`; the one handler below prints
+it and returns its code. Any other exception is a bug of ours: it is said in one line (with the
+traceback under --verbose), never as a bare traceback a user could take for a failing case.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .errors import EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
+from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
+from .redaction import is_secret_field, redact
 
 COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; imported on use, so `--version` stays fast
     "run": "agentv_gate.commands.run",
@@ -36,6 +41,14 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-unknown-keys", action="store_true",
                         help="report keys agentv-gate does not know as warnings, not errors (never AgentV "
                              "features it does not run yet)")
+
+
+def _add_verbosity_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="print only what did not pass and the totals (no progress line, no passed cases)")
+    group.add_argument("-v", "--verbose", action="store_true",
+                       help="list every case, and show the traceback of an internal error")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,19 +71,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     run.add_argument("--judge-timeout", type=float, default=None,
                      help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
-    run.add_argument("--quiet", action="store_true", help="only the summary")
+    _add_verbosity_options(run)
 
     validate = sub.add_parser("validate", help="check eval files without running anything")
     _add_load_options(validate)
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
     validate.add_argument("--targets", type=Path, default=None,
                           help="targets file to check target and judge names against (default: .agentv/targets.yaml)")
+    _add_verbosity_options(validate)
 
     merge = sub.add_parser("merge", help="join shard results into one report and verdict")
     merge.add_argument("results", nargs="+", type=Path, help="results JSONL files from shards")
     merge.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"))
     merge.add_argument("--junit", type=Path, default=None)
     merge.add_argument("--results-out", type=Path, default=None, dest="results_out")
+    _add_verbosity_options(merge)
 
     init = sub.add_parser("init", help="write a starter eval suite, judge and targets file")
     init.add_argument("folder", nargs="?", type=Path, default=Path("."))
@@ -85,7 +100,22 @@ def _with_default_command(argv: Sequence[str] | None) -> list[str]:
     return args
 
 
+def _report_internal_error(exc: Exception, verbose: bool) -> None:
+    """One line naming the bug, the traceback only under --verbose; secrets from the environment scrubbed.
+
+    A bug's message was not written for users, so it may hold anything the code had at hand: every
+    environment value whose name says it is a secret (`OPENAI_API_KEY`, `GITHUB_TOKEN`) becomes `***`.
+    """
+    secrets = [value for name, value in os.environ.items() if is_secret_field(name)]
+    if verbose:
+        print(redact("".join(traceback.format_exception(exc)).rstrip(), secrets), file=sys.stderr)
+    hint = "" if verbose else "; run again with --verbose for the traceback"
+    print(redact(f"agentv-gate: internal error: {type(exc).__name__}: {exc}", secrets)
+          + f" (a bug in agentv-gate, exit {EXIT_INTERNAL}{hint})", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args: argparse.Namespace | None = None
     try:
         try:
             args = build_parser().parse_args(_with_default_command(argv))
@@ -98,6 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before any case ran; `run` reports its own interruptions
         print("agentv-gate: interrupted", file=sys.stderr)
         return EXIT_SIGINT
+    except Exception as exc:  # noqa: BLE001 - the one place a bug of ours becomes an exit code
+        _report_internal_error(exc, verbose=bool(getattr(args, "verbose", False)))
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

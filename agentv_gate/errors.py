@@ -1,6 +1,7 @@
 """Every error agentv-gate raises on purpose, in one module, so one `except` can mean one thing.
 
     GateError                       the message is for the user: located, secrets scrubbed
+    ├── NoCasesError                exit 3: the paths hold no eval case, so there is nothing to gate on
     ├── UsageError                  exit 2: the command line asks for something impossible
     ├── ConfigError                 exit 2: a file the run depends on cannot be used
     │   ├── EvalFileError           one located problem (the loader turns it into a Problem)
@@ -16,7 +17,8 @@
             ├── PromptTemplateError
             └── JudgeReplyError
 
-Only `cli.main` turns these into exit codes. Commands raise; they do not print-and-return.
+Only `cli.main` turns these into exit codes; anything else that reaches it is a bug of ours and
+exits `EXIT_INTERNAL`. Commands raise; they do not print-and-return.
 Inside a run, errors stay data: the loader turns `EvalFileError` into a `Problem`, and the
 orchestrator turns a `CaseError` into the case's row, so one broken case never stops the others.
 
@@ -29,14 +31,41 @@ from __future__ import annotations
 
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
+"""Every case ran and passed (validate: every file is valid)."""
+EXIT_FAILED = 1
+"""Some case failed or errored (validate: some file has problems)."""
+EXIT_USAGE = 2
+"""Configuration or usage error: bad flags, eval files or targets that do not load, a report that cannot be written."""
+EXIT_NO_CASES = 3
+"""The paths given hold no eval case: not a pass (nothing was checked), not a broken configuration either."""
+EXIT_INTERNAL = 4
+"""A bug in agentv-gate; the reports of the cases that finished are still written."""
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+"""Interrupted (Ctrl-C, or SIGTERM from a cancelled CI job); the reports of the cases that finished are written."""
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "every case passed",
+    EXIT_FAILED: "a case failed or errored",
+    EXIT_USAGE: "configuration or usage error",
+    EXIT_NO_CASES: "no eval cases found",
+    EXIT_INTERNAL: "internal error (a bug in agentv-gate)",
+    EXIT_SIGINT: "interrupted (Ctrl-C)",
+    EXIT_SIGTERM: "interrupted (SIGTERM)",
+}
+"""The one table of exit codes; README.md and action.yml's `exit-code` output state the same (a test checks)."""
 
 
 class GateError(Exception):
     """Base of every deliberate error; `exit_code` is what `cli.main` returns for it."""
 
     exit_code = EXIT_USAGE
+
+
+class NoCasesError(GateError):
+    """The paths hold no eval file, or no case: a gate that checked nothing must not pass."""
+
+    exit_code = EXIT_NO_CASES
 
 
 class UsageError(GateError):

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agentv_gate import __version__
 from agentv_gate.cli import main
+from agentv_gate.errors import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_NO_CASES,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+)
 from agentv_gate.models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 
 
@@ -25,7 +37,7 @@ def test_python_dash_m_passes_the_exit_code_through(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     proc = subprocess.run([sys.executable, "-m", "agentv_gate", "validate", "empty"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2
+    assert proc.returncode == EXIT_NO_CASES
     assert "agentv-gate: no eval files found" in proc.stderr
 
 
@@ -46,3 +58,142 @@ def test_the_action_and_the_readme_state_the_same_defaults() -> None:
     assert f"(CLI default {DEFAULT_WORKERS})" in action
     assert f"`--threshold X` (default {DEFAULT_THRESHOLD}" in readme
     assert f"`--workers N` (default {DEFAULT_WORKERS}" in readme
+
+
+# ----------------------------------------------------------------------- one exit code per outcome
+
+TARGETS = "targets:\n  - name: default\n    provider: mock\n    response: Paris is the capital of France.\n"
+PASSING = "tests:\n  - id: capital\n    input: q\n    assertions: [{type: contains, value: Paris}]\n"
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "agentv_gate", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS)
+    (tmp_path / "evals").mkdir()
+    return tmp_path
+
+
+def test_exit_codes_are_distinct() -> None:
+    codes = [EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASES, EXIT_INTERNAL, EXIT_SIGINT, EXIT_SIGTERM]
+    assert len(set(codes)) == len(codes)
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_no_cases_found_has_its_own_exit_code(repo: Path, command: str) -> None:
+    """A gate pointed at the wrong folder must neither pass nor look like a broken configuration."""
+    (repo / "elsewhere").mkdir()
+    proc = cli(command, "elsewhere", cwd=repo)
+    assert proc.returncode == EXIT_NO_CASES, proc.stderr
+    assert "agentv-gate: no eval" in proc.stderr and "elsewhere" in proc.stderr
+
+
+def _break_validate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug of ours, injected where no deliberate error could come from."""
+    from agentv_gate.commands import validate
+
+    def plan_paths(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"a bug holding {os.environ['OPENAI_API_KEY']}")
+
+    monkeypatch.setattr(validate, "plan_paths", plan_paths)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-logs-1234")
+
+
+def test_an_internal_error_is_one_clear_line_with_its_own_exit_code(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _break_validate(monkeypatch)
+    monkeypatch.chdir(repo)
+    assert main(["validate", "evals"]) == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert "agentv-gate: internal error: RuntimeError: a bug holding ***" in err
+    assert "--verbose" in err and "Traceback" not in err
+    assert "sk-not-for-logs-1234" not in err
+
+
+def test_verbose_adds_the_traceback_of_an_internal_error(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _break_validate(monkeypatch)
+    monkeypatch.chdir(repo)
+    assert main(["validate", "--verbose", "evals"]) == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "in plan_paths" in err
+    assert "sk-not-for-logs-1234" not in err
+
+
+def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
+    proc = cli("run", "--quiet", "--verbose", cwd=repo)
+    assert proc.returncode == EXIT_USAGE
+    assert "not allowed with argument" in proc.stderr
+
+
+# ----------------------------------------------------------------------- --quiet / --verbose
+
+
+def _many_cases(repo: Path, passing: int) -> None:
+    cases = "".join(f"  - id: ok-{n:03}\n    input: q\n    assertions: [{{type: contains, value: Paris}}]\n"
+                    for n in range(passing))
+    cases += "  - id: wrong-city\n    input: q\n    assertions: [{type: contains, value: Berlin}]\n"
+    (repo / "evals" / "s.eval.yaml").write_text("tests:\n" + cases)
+
+
+def test_default_output_lists_failures_and_some_passes(repo: Path) -> None:
+    _many_cases(repo, 60)
+    proc = cli("run", "evals", cwd=repo)
+    assert proc.returncode == EXIT_FAILED
+    assert "wrong-city" in proc.stdout and "ok-000" in proc.stdout
+    assert "... and 10 more passed cases (--verbose lists them)" in proc.stdout
+
+
+def test_quiet_prints_what_did_not_pass_and_the_totals_only(repo: Path) -> None:
+    _many_cases(repo, 60)
+    proc = cli("run", "evals", "--quiet", cwd=repo)
+    assert proc.returncode == EXIT_FAILED
+    assert "wrong-city" in proc.stdout
+    assert "ok-000" not in proc.stdout and "more passed" not in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("agentv-gate FAILED: 61 cases: 60 passed, 1 failed")
+    assert "response cache" not in proc.stderr
+    (repo / "evals" / "s.eval.yaml").write_text(PASSING)
+    proc = cli("run", "evals", "--quiet", cwd=repo)
+    assert proc.returncode == EXIT_OK
+    assert proc.stdout.splitlines() == ["agentv-gate PASSED: 1 case: 1 passed, 0 failed, 0 errors (pass rate 100.0%)"]
+
+
+def test_verbose_lists_every_case(repo: Path) -> None:
+    _many_cases(repo, 60)
+    proc = cli("run", "evals", "--verbose", cwd=repo)
+    assert proc.returncode == EXIT_FAILED
+    assert all(f"ok-{n:03}" in proc.stdout for n in range(60))
+    assert "more passed" not in proc.stdout
+    merged = cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", "--verbose", cwd=repo)
+    assert merged.returncode == EXIT_FAILED
+    assert all(f"ok-{n:03}" in merged.stdout for n in range(60))
+
+
+def test_the_exit_codes_are_documented_in_one_table() -> None:
+    """README's "Exit codes" table and action.yml's `exit-code` output name every code the CLI returns."""
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Exit codes", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| (\d+)(?: / (\d+))? \|", table, re.MULTILINE)
+    documented = {int(code) for pair in rows for code in pair if code}
+    assert documented == set(EXIT_CODES)
+    action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
+    description = action["outputs"]["exit-code"]["description"]
+    assert all(re.search(rf"\b{code}\b", description) for code in EXIT_CODES), description
+
+
+def test_validate_quiet_and_verbose(repo: Path) -> None:
+    (repo / "evals" / "s.eval.yaml").write_text(PASSING)
+    quiet = cli("validate", "--quiet", "evals", cwd=repo)
+    assert quiet.returncode == EXIT_OK and quiet.stdout == quiet.stderr == ""
+    verbose = cli("validate", "--verbose", "evals", cwd=repo)
+    assert verbose.returncode == EXIT_OK
+    assert "evals/s.eval.yaml: 1 case(s)" in verbose.stderr and "ok: 1 case(s) in 1 file(s)" in verbose.stderr

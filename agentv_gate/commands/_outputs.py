@@ -14,27 +14,36 @@ from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError
 from ..report import summarise
 from ..report.console import ConsoleReporter
 from ..report.github import write_github_reports
+from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
 from ..targets.cache import ResponseCache
 
 
-def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> tuple[Path, Path]:
-    """The JUnit and JSONL paths: each as given, else its usual name in `output_dir`."""
-    return junit or output_dir / "junit.xml", results or output_dir / "results.jsonl"
+def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> tuple[Path, Path, Path]:
+    """The JUnit, JSONL and HTML paths: JUnit and JSONL as given, else their usual names in `output_dir`;
+    report.html beside the JUnit file."""
+    junit = junit or output_dir / "junit.xml"
+    return junit, results or output_dir / "results.jsonl", html_path_for(junit, output_dir)
 
 
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
-                  planned: int | None = None) -> int:
+                  planned: int | None = None, html: Path | None = None) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
     was cut short rather than showing the finished subset as a pass. A JUnit file that cannot be
-    written raises `ReportWriteError`: the gate's verdict has nowhere to go. The GitHub summary
-    and annotations are extras: failing to write them is said, and the verdict stands.
+    written raises `ReportWriteError`: the gate's verdict has nowhere to go. The HTML page (at
+    `html`, when given), the GitHub summary and annotations are extras: failing to write them is
+    said, and the verdict stands.
     """
     write_junit(results, junit)
     summary = summarise(results, planned)
+    if html is not None:
+        try:
+            write_html(results, html, planned)
+        except ReportWriteError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         try:
             write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned)

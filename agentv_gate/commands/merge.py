@@ -44,8 +44,9 @@ def execute(args: argparse.Namespace) -> int:
         raise ReportError(f"incomplete shard results: {missing}; a merged verdict without them could pass "
                           "cases that never ran")
     # `results` holds the inputs, so the merged JSONL's path is `results_out`.
-    junit, results_path = output_paths(args.output_dir, args.junit, args.results_out)
+    junit, results_path, html = output_paths(args.output_dir, args.junit, args.results_out)
     with JsonlWriter(results_path) as writer:
         for result in results:
             writer.write(result)
-    return write_reports(results, junit, results_path, ConsoleReporter(quiet=True))
+    return write_reports(results, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose),
+                         html=html)

@@ -13,9 +13,9 @@ import signal
 import sys
 from types import FrameType
 
-from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE, ConfigError, ReportError, UsageError
+from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
-from ..loader import CaseRef, default_eval_paths, load_run_dotenv, plan_paths
+from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from ..report.console import ConsoleReporter
@@ -40,11 +40,12 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    paths = default_eval_paths(args.paths)
     # AgentV's `.env`, before any eval file or targets file is read (see `loader.env`)
-    note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
+    note = load_run_dotenv(paths, args.repo_root)
     if note and not args.quiet:
         print(f"agentv-gate: {note}", file=sys.stderr)
-    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
+    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
         print(problem, file=sys.stderr)
     if plan.errors:
@@ -58,7 +59,7 @@ def execute(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
     if not plan.refs:
-        raise UsageError("no eval cases found")
+        raise NoCasesError(nothing_found("cases", paths))
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold {args.threshold} is not in 0..1")
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
@@ -73,8 +74,8 @@ def execute(args: argparse.Namespace) -> int:
     for warning in resolver.warnings:
         print(warning, file=sys.stderr)
 
-    junit, results_path = output_paths(args.output_dir, args.junit, args.results)
-    console = ConsoleReporter(quiet=args.quiet)
+    junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
+    console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose)
     try:
         writer = JsonlWriter(results_path)
     except ReportError:
@@ -101,7 +102,7 @@ def execute(args: argparse.Namespace) -> int:
     def write_partial_reports() -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
-            write_reports(rows, junit, results_path, console, planned=len(selected))
+            write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -131,13 +132,13 @@ def execute(args: argparse.Namespace) -> int:
     except ReportError:
         kill_running_scripts()  # the run stops here: no judge may outlive it
         raise
-    except Exception as exc:  # noqa: BLE001 - a bug of ours: say so, and still report what finished
+    except Exception:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
         kill_running_scripts()
         writer.close()
-        print(f"agentv-gate: internal error: {type(exc).__name__}: {exc}; writing {len(rows)} finished case(s) "
-              f"of {len(selected)}", file=sys.stderr)
+        print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {len(selected)}",
+              file=sys.stderr)
         write_partial_reports()
-        return EXIT_USAGE
+        raise
     finally:
         # After an interruption both stay ignored: the process is on its way out with its exit code,
         # and a late signal must not turn that into death by signal.
@@ -148,7 +149,7 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()
-    return write_reports(rows, junit, results_path, console, planned=len(selected))
+    return write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:

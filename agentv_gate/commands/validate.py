@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
-from ..errors import EXIT_FAILED, EXIT_OK, UsageError
-from ..loader import default_eval_paths, load_run_dotenv, plan_paths
+from ..errors import EXIT_FAILED, EXIT_OK, NoCasesError
+from ..loader import default_eval_paths, load_run_dotenv, nothing_found, plan_paths
 from ..targets.resolver import check_targets
 
 
 def execute(args: argparse.Namespace) -> int:
+    paths = default_eval_paths(args.paths)
     # AgentV's `.env`, before any eval file is read (see `loader.env`)
-    note = load_run_dotenv(default_eval_paths(args.paths), args.repo_root)
-    if note:
+    note = load_run_dotenv(paths, args.repo_root)
+    if note and not args.quiet:
         print(f"agentv-gate: {note}", file=sys.stderr)
-    plan = plan_paths(default_eval_paths(args.paths), args.repo_root, args.allow_outside_root,
-                      args.allow_unknown_keys)
+    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     unchecked = ""
     if plan.refs:
         target_problems = check_targets(args.targets, plan.refs, args.allow_unknown_keys)
@@ -25,10 +26,17 @@ def execute(args: argparse.Namespace) -> int:
     for problem in plan.problems:
         print(problem)
     if not plan.files and not plan.errors:
-        raise UsageError("no eval files found")
+        raise NoCasesError(nothing_found("files", paths))
+    if args.verbose:
+        counts = Counter(ref.file_index for ref in plan.refs)
+        for index, file in enumerate(plan.files):
+            print(f"{file}: {counts[index]} case(s)", file=sys.stderr)
     if plan.errors or (args.strict and plan.warnings):
         print(f"{len(plan.errors)} error(s), {len(plan.warnings)} warning(s) in {len(plan.files)} file(s)",
               file=sys.stderr)
         return EXIT_FAILED
-    print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s){unchecked}", file=sys.stderr)
+    if not plan.refs:
+        raise NoCasesError(nothing_found("cases", paths))
+    if not args.quiet:
+        print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s){unchecked}", file=sys.stderr)
     return EXIT_OK

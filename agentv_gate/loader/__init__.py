@@ -6,7 +6,7 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
-from .discover import default_eval_paths, discover_eval_files
+from .discover import default_eval_paths, discover_eval_files, nothing_found
 from .env import load_run_dotenv
 from .plan import KEEP_CASES, CaseRef, SuitePlan, plan_paths
 from .problems import Problem
@@ -14,4 +14,4 @@ from .refs import find_repo_root
 from .suite import LoadResult, iter_eval_file, load_eval_file
 
 __all__ = ["KEEP_CASES", "CaseRef", "LoadResult", "Problem", "SuitePlan", "default_eval_paths", "discover_eval_files",
-           "find_repo_root", "iter_eval_file", "load_eval_file", "load_run_dotenv", "plan_paths"]
+           "find_repo_root", "iter_eval_file", "load_eval_file", "load_run_dotenv", "nothing_found", "plan_paths"]

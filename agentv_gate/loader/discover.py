@@ -54,6 +54,13 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     return list(unique.values()), problems
 
 
+def nothing_found(what: str, paths: list[Path]) -> str:
+    """`no eval <what> found in <paths>`, with the naming rule: the likeliest cause is a file the rule skips."""
+    where = ", ".join(str(p) for p in paths) or "."
+    return (f"no eval {what} found in {where} (eval files are *.eval.yaml, *.eval.yml or *.eval.jsonl anywhere, "
+            "or any .yaml, .yml or .jsonl inside an evals/ folder)")
+
+
 def default_eval_paths(paths: list[Path] | None) -> list[Path]:
     """The paths given, else `./evals` when it exists, else the working folder."""
     if paths:

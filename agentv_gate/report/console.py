@@ -23,7 +23,8 @@ from .rows import ReportedCase
 from .text import inert_log_text, one_line, truncate
 
 PASSED_ROWS_SHOWN = 50
-"""Passed cases listed before the rest are counted instead; failures are always all listed."""
+"""Passed cases listed before the rest are counted instead (all with --verbose, none with --quiet);
+failures are always all listed."""
 
 _COLUMNS = ("VERDICT", "CASE", "SUITE", "SCORE", "THRESHOLD", "FIRST MISS")
 _WIDTH_CAPS = (7, 40, 40, 5, 9, 80)
@@ -60,8 +61,12 @@ def _sorted_for_table(results: Iterable[ReportedCase]) -> list[ReportedCase]:
 
 
 def render_table(results: Sequence[ReportedCase], colour: bool = False,
-                 passed_shown: int = PASSED_ROWS_SHOWN) -> list[str]:
-    """Rows for cases that did not pass first, then passed ones (at most `passed_shown`)."""
+                 passed_shown: int | None = PASSED_ROWS_SHOWN) -> list[str]:
+    """Rows for cases that did not pass first, then passed ones (at most `passed_shown`; None: all).
+
+    Passed cases left out are counted on a last line, unless none is to be shown (--quiet): then
+    the totals line below the table already counts them.
+    """
     ordered = _sorted_for_table(results)
     hidden_passed = 0
     passed_seen = 0
@@ -69,7 +74,7 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
     for r in ordered:
         if r.verdict == "pass":
             passed_seen += 1
-            if passed_seen > passed_shown:
+            if passed_shown is not None and passed_seen > passed_shown:
                 hidden_passed += 1
                 continue
         rows.append((r.verdict.upper(), r.eval_id, r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}",
@@ -83,9 +88,12 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
             padded[0] = f"{_COLOURS[row[0]]}{padded[0]}{_RESET}"
         return "  ".join(padded).rstrip()
 
+    if not cells:
+        return []
     lines = [fmt(_COLUMNS, False)] + [fmt(c, colour) for c in cells]
-    if hidden_passed:
-        lines.append(f"... and {hidden_passed} more passed case{'s' if hidden_passed != 1 else ''}")
+    if hidden_passed and passed_shown:
+        lines.append(f"... and {hidden_passed} more passed case{'s' if hidden_passed != 1 else ''} "
+                     "(--verbose lists them)")
     return lines
 
 
@@ -99,12 +107,14 @@ class ConsoleReporter:
 
     `progress` (stderr by default) gets the live line only when it is a terminal and `quiet` is
     off; `out` (stdout by default) gets the summary. Colour follows `out` being a terminal and
-    the NO_COLOR convention.
+    the NO_COLOR convention. `quiet` keeps to what needs reading (cases that did not pass, the
+    totals); `verbose` lists every passed case too.
     """
 
     def __init__(self, quiet: bool = False, progress: TextIO | None = None, out: TextIO | None = None,
-                 colour: bool | None = None):
+                 colour: bool | None = None, verbose: bool = False):
         self.quiet = quiet
+        self.passed_shown: int | None = 0 if quiet else (None if verbose else PASSED_ROWS_SHOWN)
         self.progress = progress if progress is not None else sys.stderr
         self.out = out if out is not None else sys.stdout
         self.live = not quiet and _is_tty(self.progress)
@@ -166,7 +176,7 @@ class ConsoleReporter:
         with self._lock:
             self._clear()
         summary = summarise(results, planned)
-        lines = render_table(results, colour=self.colour) if results else []
+        lines = render_table(results, colour=self.colour, passed_shown=self.passed_shown)
         text = "\n".join(lines + ["", totals(summary)] if lines else [totals(summary)]) + "\n"
         try:
             self.out.write(text)

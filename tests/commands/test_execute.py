@@ -14,7 +14,7 @@ import pytest
 
 from agentv_gate.cli import build_parser
 from agentv_gate.commands import init, merge, run, validate
-from agentv_gate.errors import EXIT_FAILED, EXIT_OK, ConfigError, ReportError, UsageError
+from agentv_gate.errors import EXIT_FAILED, EXIT_OK, ConfigError, NoCasesError, ReportError, UsageError
 
 TARGETS = """\
 targets:
@@ -58,9 +58,9 @@ def test_validate_returns_failed_for_a_broken_file(repo: Path, capsys: pytest.Ca
     assert "evals/bad.eval.yaml:2: malformed YAML" in capsys.readouterr().out
 
 
-def test_validate_raises_usage_error_when_nothing_is_found(repo: Path) -> None:
+def test_validate_raises_no_cases_error_when_nothing_is_found(repo: Path) -> None:
     (repo / "empty").mkdir()
-    with pytest.raises(UsageError, match="no eval files found"):
+    with pytest.raises(NoCasesError, match="no eval files found in empty"):
         validate.execute(args_for("validate", "empty"))
 
 
@@ -99,9 +99,9 @@ def test_run_raises_config_error_for_problems_in_eval_files(repo: Path, capsys: 
     assert "evals/bad.eval.yaml:5: unknown evaluator type 'nonsense'" in capsys.readouterr().err
 
 
-def test_run_raises_usage_error_when_there_are_no_cases(repo: Path) -> None:
+def test_run_raises_no_cases_error_when_there_are_no_cases(repo: Path) -> None:
     (repo / "empty").mkdir()
-    with pytest.raises(UsageError, match="no eval cases found"):
+    with pytest.raises(NoCasesError, match="no eval cases found in empty"):
         run.execute(args_for("run", "empty"))
 
 

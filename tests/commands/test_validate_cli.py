@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from agentv_gate.errors import EXIT_NO_CASES
 from tests.helpers.cli import run_cli
 
 
@@ -51,7 +52,7 @@ def test_warnings_fail_only_with_strict(repo: Path) -> None:
     assert validate(str(suite), "--strict", cwd=repo).returncode == 1
 
 
-def test_nothing_found_is_a_usage_error(tmp_path: Path) -> None:
+def test_nothing_found_is_its_own_exit_code(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    assert validate("empty", cwd=tmp_path).returncode == 2
+    assert validate("empty", cwd=tmp_path).returncode == EXIT_NO_CASES
     assert validate("missing-folder", cwd=tmp_path).returncode == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 import tracemalloc
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 import agentv_gate.loader.plan as loader_module
 from agentv_gate.cli import main
-from agentv_gate.errors import EvalFileError
+from agentv_gate.errors import EXIT_INTERNAL, EvalFileError
 from agentv_gate.loader import load_eval_file, plan_paths
 from agentv_gate.loader.yaml_lines import load_yaml_text
 from agentv_gate.loader.yaml_stream import SkippedList, iter_entries, read_header
@@ -237,7 +238,7 @@ def test_memory_to_load_a_suite_does_not_grow_with_its_cases(repo: Path, monkeyp
 def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """However the run breaks off, the cases that finished are in the JUnit and the summary says
-    the run was cut short; the exit code is 2, never a pass."""
+    the run was cut short; the exit code is the internal error's (4), never a pass."""
     write(repo / "evals/s.eval.yaml", suite_text(4))
     write(repo / ".agentv/targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: Paris\n")
     real = loader_module.SuitePlan.read_cases
@@ -255,7 +256,8 @@ def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypa
     finally:
         allow_new_scripts()  # the broken run refused new judges, as it must; later tests in this process need them
     err = capsys.readouterr().err
-    assert code == 2 and "internal error: RuntimeError: a bug in reading cases" in err
+    assert code == EXIT_INTERNAL and "internal error: RuntimeError: a bug in reading cases" in err
+    assert re.search(r"stopped by an internal error; writing \d finished case\(s\) of 4", err), err
     finished, _ = read_results([repo / "out/results.jsonl"])
     junit = (repo / "out/junit.xml").read_text()
     assert 1 <= len(finished) < 4 and junit.count("<testcase") == len(finished)

@@ -136,6 +136,22 @@ def test_cli_exit_code_is_the_step_result_and_an_output(workspace: Path, recorde
     assert "configuration error" in run.summary  # the exit-2 run says so in the job summary
 
 
+@pytest.mark.parametrize(("code", "heading"), [(3, "no eval cases found"), (4, "internal error")])
+def test_no_cases_and_internal_errors_say_so_in_the_job_summary(workspace: Path, recorder: Recorder, code: int,
+                                                                 heading: str) -> None:
+    cli, _ = recorder
+    run = run_entrypoint(workspace, {"paths": "evals"}, cli=cli, env={"FAKE_EXIT": str(code)})
+    assert run.code == code and run.outputs["exit-code"] == str(code)
+    assert f"### agentv-gate: {heading}" in run.summary and "configuration error" not in run.summary
+
+
+def test_no_cases_with_the_real_cli(workspace: Path) -> None:
+    (workspace / "docs").mkdir()
+    run = run_entrypoint(workspace, {"paths": "docs"})
+    assert run.code == 3 and run.outputs["exit-code"] == "3"
+    assert "no eval cases found in docs" in run.stderr
+
+
 def test_validate_gets_only_paths_and_warns_about_run_inputs(workspace: Path, recorder: Recorder) -> None:
     cli, log = recorder
     run = run_entrypoint(workspace, {"command": "validate", "paths": "evals", "threshold": "0.9",

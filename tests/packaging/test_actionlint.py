@@ -3,7 +3,7 @@
 The linter is jactionlint (a fork of actionlint that also lints composite actions: metadata
 syntax, `${{ inputs.* }}` script injection in `run:`), installed by `make test` from its PyPI
 wheel together with shellcheck's, which it uses on every `run:` script. The examples name the action
-as `your-org/agentv-gate@v1`; here they are rewritten to `uses: ./` in a scratch repository that
+as `your-org/agentv-gate@vX.Y.Z` (the released version); here they are rewritten to `uses: ./` in a scratch repository that
 holds action.yml, so the linter also checks every `with:` key against the action's inputs.
 
 Rules left out, with the reason: `unpinned-uses` (the examples and action.yml use major tags of
@@ -21,10 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from agentv_gate import __version__
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 EXAMPLES = ROOT / "examples" / "workflows"
-PLACEHOLDER = "your-org/agentv-gate@v1"
+PLACEHOLDER = f"your-org/agentv-gate@v{__version__}"
 IGNORED_RULES = ["unpinned-uses"]
 
 

@@ -107,9 +107,16 @@ def _status(output: str, hook_name: str) -> str:
 
 
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+EVAL_FILE_HOOKS = [h for h in HOOKS if h["id"] != "agentv-gate-all"]
+ALL_SUITES_HOOK = next(h for h in HOOKS if h["id"] == "agentv-gate-all")
 
 
-@pytest.mark.parametrize("hook", HOOKS, ids=[h["id"] for h in HOOKS])
+def _selects(hook: dict, path: str) -> bool:
+    """The same include/exclude logic pre-commit applies (re.search on the staged path)."""
+    return bool(re.search(hook["files"], path)) and not re.search(hook.get("exclude", "^$"), path)
+
+
+@pytest.mark.parametrize("hook", EVAL_FILE_HOOKS, ids=[h["id"] for h in EVAL_FILE_HOOKS])
 @pytest.mark.parametrize("path, selected", [
     ("evals/geo.yaml", True),
     ("evals/nested/cases.jsonl", True),
@@ -126,26 +133,44 @@ HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     ("my_evals/x.yaml", False),
 ])
 def test_hooks_select_eval_files_only(hook: dict, path: str, selected: bool) -> None:
-    """The same include/exclude logic pre-commit applies (re.search on the staged path)."""
-    chosen = bool(re.search(hook["files"], path)) and not re.search(hook.get("exclude", "^$"), path)
-    assert chosen is selected
+    assert _selects(hook, path) is selected
+
+
+@pytest.mark.parametrize("path, selected", [
+    ("evals/geo.yaml", True),
+    ("tests/geo.eval.yaml", True),
+    ("evals/judges/check.py", True),  # a judge script changes every score it gives
+    ("judges/keywords.js", True),
+    ("evals/prompts/judge.md", True),
+    ("prompts/rubric.md", True),
+    (".agentv/targets.yaml", True),  # a different model, endpoint or agent command
+    ("config/targets.yml", True),
+    ("README.md", False),
+    ("src/agent/main.py", False),  # the agent's code: named by the user's `files:` override
+    (".github/workflows/ci.yml", False),
+])
+def test_the_all_suites_hook_selects_what_the_suites_depend_on(path: str, selected: bool) -> None:
+    assert _selects(ALL_SUITES_HOOK, path) is selected
 
 
 def test_hook_definitions() -> None:
     by_id = {h["id"]: h for h in HOOKS}
-    assert set(by_id) == {"agentv-gate-validate", "agentv-gate", "agentv-gate-system"}
+    assert set(by_id) == {"agentv-gate-validate", "agentv-gate", "agentv-gate-system", "agentv-gate-all"}
     assert by_id["agentv-gate-validate"]["entry"].split()[:2] == ["agentv-gate", "validate"]
     assert by_id["agentv-gate"]["entry"].split()[:2] == ["agentv-gate", "run"]
-    assert by_id["agentv-gate"]["require_serial"] is True  # one run, one report folder
-    assert by_id["agentv-gate-validate"]["language"] == by_id["agentv-gate"]["language"] == "python"
+    assert by_id["agentv-gate-all"]["entry"].split()[:2] == ["agentv-gate", "run"]
+    for hook_id in ("agentv-gate", "agentv-gate-all"):
+        assert by_id[hook_id]["require_serial"] is True  # one run, one report folder
+    for hook in HOOKS:
+        assert hook["language"] == ("system" if hook["id"] == "agentv-gate-system" else "python")
     # The variant for the developer's own environment is the same run with the agentv-gate on PATH
     # (tests/packaging/test_user_environment.py runs it).
     system = by_id["agentv-gate-system"]
-    assert system["language"] == "system"
     assert {k: v for k, v in system.items() if k not in ("id", "name", "description", "language")} == \
         {k: v for k, v in by_id["agentv-gate"].items() if k not in ("id", "name", "description", "language")}
-    for hook in HOOKS:
-        assert hook.get("pass_filenames", True) is True
+    for hook in EVAL_FILE_HOOKS:
+        assert hook.get("pass_filenames", True) is True  # the touched eval files
+    assert ALL_SUITES_HOOK["pass_filenames"] is False  # every suite, whatever file triggered it
 
 
 # ----------------------------------------------------------------------- pre-commit try-repo
@@ -249,4 +274,87 @@ def test_commits_pass_fail_and_skip(committing_repo: tuple[Path, dict[str, str]]
     assert code == 0, out
     assert _status(out, "agentv-gate validate") == "Skipped"
     assert _status(out, "agentv-gate run") == "Skipped"
+    assert _commit_count(work, env) == 3
+
+
+# ----------------------------------------------------------------------- the all-suites hook
+
+AGENT = """\
+import sys
+print("Paris is the capital of France.")
+"""
+
+AGENT_SUITE = """\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    target: agent
+    assertions:
+      - name: judged
+        type: code_judge
+        script: [python3, judges/check.py]
+"""
+
+AGENT_TARGETS = TARGETS + """\
+  - name: agent
+    provider: cli
+    command_template: python3 ../agent/agent.py
+"""
+
+PASSING_JUDGE = """\
+import json, sys
+answer = json.load(sys.stdin)["answer"]
+print(json.dumps({"score": 1.0 if "Paris" in answer else 0.0, "misses": [] if "Paris" in answer else ["not Paris"]}))
+"""
+
+
+def test_the_all_suites_hook_reruns_the_suites_when_their_dependencies_change(
+        tmp_path_factory: pytest.TempPathFactory, home: Path, hook_repo: tuple[Path, str]) -> None:
+    """A judge script, targets.yaml, or (through a `files:` override) the agent's code: each re-runs every suite."""
+    repo, sha = hook_repo
+    env = _env(home)
+    work = _consumer(tmp_path_factory.mktemp("all-suites") / "repo", env)
+    (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{
+        "repo": str(repo), "rev": sha,
+        "hooks": [{"id": "agentv-gate-all",
+                   "files": r"^agent/|(^|/)(evals|judges|prompts|\.agentv)/|(^|/)targets\.ya?ml$"}],
+    }]}))
+    (work / ".gitignore").write_text(".agentv-gate/\n")
+    (work / ".agentv" / "targets.yaml").write_text(AGENT_TARGETS)
+    (work / "evals" / "geo.yaml").write_text(AGENT_SUITE)
+    (work / "evals" / "judges").mkdir()
+    judge = work / "evals" / "judges" / "check.py"
+    judge.write_text(PASSING_JUDGE)
+    (work / "agent").mkdir()
+    agent = work / "agent" / "agent.py"
+    agent.write_text(AGENT)
+    proc = subprocess.run([str(PRE_COMMIT), "install"], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hook = "agentv-gate run (all suites)"
+
+    code, out = _commit(work, env, "the agent and its suite")
+    assert code == 0 and _status(out, hook) == "Passed", out
+
+    # 1. Only the judge changes, and now fails the answer: the suite runs again and the commit stops.
+    judge.write_text(PASSING_JUDGE.replace('"Paris" in answer', '"Paris, France" in answer'))
+    code, out = _commit(work, env, "stricter judge")
+    assert code == 1 and _status(out, hook) == "Failed", out
+    judge.write_text(PASSING_JUDGE)
+
+    # 2. Only the agent's code changes (the override names agent/): a regression is caught.
+    agent.write_text(AGENT.replace("Paris", "Lyon"))
+    code, out = _commit(work, env, "agent regression")
+    assert code == 1 and _status(out, hook) == "Failed", out
+    assert "capital" in out
+
+    # 3. Only targets.yaml changes: the suites run with the new target.
+    agent.write_text(AGENT)  # back to the committed agent
+    (work / ".agentv" / "targets.yaml").write_text(AGENT_TARGETS + "    timeout_seconds: 30\n")
+    code, out = _commit(work, env, "agent timeout")
+    assert code == 0 and _status(out, hook) == "Passed", out
+
+    # 4. Nothing the suites depend on: skipped without starting anything.
+    (work / "README.md").write_text("consumer, edited\n")
+    code, out = _commit(work, env, "docs")
+    assert code == 0 and _status(out, hook) == "Skipped", out
     assert _commit_count(work, env) == 3
