@@ -19,7 +19,8 @@ from ..errors import EvalFileError
 from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .problems import Problem
 from .refs import SearchRoots
-from .yaml_lines import item_line, line_of
+from .rubrics import parse_rubric_items
+from .yaml_lines import item_line, key_line, line_of
 
 _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
@@ -27,8 +28,6 @@ TYPE_ALIASES = {
     "code": "code_judge",
     "code_grader": "code_judge",
     "llm_grader": "llm_judge",
-    "rubric": "llm_judge",
-    "rubrics": "llm_judge",
     "code_evaluator": "code_judge",
     "script": "code_judge",
     "llm": "llm_judge",
@@ -53,6 +52,10 @@ CONTAINS_VARIANTS: dict[str, dict[str, bool]] = {
 PROMPT_FILE_SUFFIXES = {".md", ".txt", ".prompt", ".markdown", ".j2", ".tmpl"}
 EXECUTABLE_PROMPT_RUNTIMES = {".py": ["python3"], ".js": ["node"], ".mjs": ["node"], ".ts": ["bun", "run"]}
 SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".bash"}
+
+
+RUBRIC_TYPES = ("rubrics", "rubric")
+"""AgentV's `type: rubrics` (with `criteria:`): an llm_judge with a rubric list."""
 
 
 def normalise_kind(raw: Any) -> str:
@@ -152,6 +155,12 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
+    default_name = "rubrics" if kind in RUBRIC_TYPES else None
+    if kind in RUBRIC_TYPES:
+        data = _rubrics_as_llm_judge(raw, data, line)
+        kind = "llm_judge"
+    elif kind == "llm_judge" and "rubrics" in data:
+        data["rubrics"] = _judge_rubrics(raw, data, line)
     if kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS:
         raise EvalFileError(line, f"unknown evaluator type {data['type']!r}", f"one of {', '.join(EVALUATOR_KINDS)}")
     if kind in CONTAINS_VARIANTS:
@@ -161,7 +170,10 @@ def parse_evaluator(
     if not data.get("name"):
         if name_required:
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
-        data["name"] = kind if index == 0 else f"{kind}_{index + 1}"
+        base = default_name or kind
+        data["name"] = base if index == 0 else f"{base}_{index + 1}"
+    if "required" in data:
+        _check_required(data["required"], key_line(raw, "required", line), f"{kind} evaluator '{data['name']}'")
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
@@ -190,6 +202,12 @@ def parse_evaluator(
         _resolve_prompt(config, roots, line, problems, file)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
+        for member in config.evaluators:
+            if member.required_mark is not None:
+                problems.append(Problem(file, member.source_line or line,
+                                        f"'required' on composite member '{member.name}': required gates apply "
+                                        "to a test's own evaluators, not to a composite's members",
+                                        "'required' on the composite itself"))
         aggregator = config.aggregator or {}
         script = aggregator.get("path", aggregator.get("script"))
         if aggregator_kind(aggregator) == "code_judge" and isinstance(script, (str, list)) and script:
@@ -239,3 +257,35 @@ def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, probl
             raise EvalFileError(line, f"prompt file {candidate!r} cannot be read: {exc}", "a UTF-8 text file") from None
         return
     config.resolved_prompt_text = prompt
+
+
+def _judge_rubrics(raw: Any, data: dict[str, Any], line: int) -> list[Any]:
+    """An llm_judge's `rubrics:` list; a `prompt` beside it is refused, since the rubric prompt replaces it."""
+    if data.get("prompt") is not None:
+        raise EvalFileError(key_line(raw, "prompt", line), f"llm_judge '{data.get('name', '')}' has both 'prompt' and "
+                                                           "'rubrics'; a rubric judge uses AgentV's rubric prompt",
+                            "either 'prompt' or 'rubrics'")
+    return list(parse_rubric_items(data["rubrics"], key_line(raw, "rubrics", line), "'rubrics'"))
+
+
+def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str, Any]:
+    """`type: rubrics` + `criteria:` -> an llm_judge with `rubrics`, as AgentV makes it."""
+    for key in ("rubrics", "prompt"):
+        if key in data:
+            raise EvalFileError(key_line(raw, key, line), f"'{key}' is not a setting of a `type: {data['type']}` "
+                                                          "evaluator; its items go in 'criteria'",
+                                "criteria: [...], and optionally name, weight, required, model, target")
+    if "criteria" not in data:
+        raise EvalFileError(line, f"`type: {data['type']}` evaluator has no 'criteria'", "criteria: [rubric items]")
+    out = {key: value for key, value in data.items() if key != "criteria"}
+    out["rubrics"] = parse_rubric_items(data["criteria"], key_line(raw, "criteria", line), "'criteria'")
+    out["type"] = "llm_judge"
+    return out
+
+
+def _check_required(value: Any, line: int, where: str) -> None:
+    """AgentV's `required`: true (the mark is 0.8), false, or the mark itself, a number in (0, 1]."""
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and 0 < value <= 1):
+        return
+    raise EvalFileError(line, f"{where}: required {value!r} is not true, false or a number in (0, 1]",
+                        "required: true (must score 0.8) or a mark such as required: 0.6")
