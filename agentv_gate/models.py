@@ -362,6 +362,31 @@ class EvaluatorResult(BaseModel):
 EvaluationScore.model_rebuild()
 
 
+def check_lines(scores: list[dict[str, Any]]) -> list[str]:
+    """`quality: ✗ [why] Explains the denial (required): no reason given`, one per rubric item of
+    each `scores[]` entry (composite members included); ✓ met, ✗ not met, ? not assessed."""
+    lines: list[str] = []
+    for entry in scores:
+        for row in (entry.get("details") or {}).get("checks") or []:
+            if not isinstance(row, dict):
+                continue
+            if row.get("reported") is False:
+                mark, judged = "?", ": not assessed by the judge"
+            elif "score" in row:
+                band = f", {row['band']}" if row.get("band") else ""
+                minimum = f", min {row['required_min_score']}" if row.get("required_min_score") is not None else ""
+                met = row.get("met", True) and row["score"] / 10 >= PASS_SCORE
+                mark, judged = ("✓" if met else "✗"), f" {row['score']}/10{band}{minimum}"
+                judged += f": {row['reasoning']}" if row.get("reasoning") else ""
+            else:
+                mark = "✓" if row.get("satisfied") else "✗"
+                judged = f": {row['reasoning']}" if row.get("reasoning") else ""
+            required = " (required)" if row.get("required") and "score" not in row else ""
+            lines.append(f"{entry.get('name')}: {mark} [{row.get('id')}] {row.get('outcome') or ''}{required}{judged}")
+        lines += check_lines(entry.get("scores") or [])
+    return lines
+
+
 Verdict = Literal["pass", "fail", "error"]
 ExecutionStatus = Literal["ok", "quality_failure", "execution_error"]
 
@@ -439,6 +464,11 @@ class CaseResult(BaseModel):
         if self.verdict == "error":
             return "execution_error"
         return "ok" if self.score >= PASS_SCORE else "quality_failure"
+
+    @property
+    def checks(self) -> list[str]:
+        """The rubric checks of every evaluator, one readable line each, for JUnit and the job summary."""
+        return check_lines(self.scores or [])
 
     def to_json_row(self) -> dict[str, Any]:
         """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`."""

@@ -45,6 +45,8 @@ class ReportedCase(Protocol):
     def misses(self) -> Sequence[str]: ...
     @property
     def candidate_answer(self) -> str: ...
+    @property
+    def checks(self) -> Sequence[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +65,16 @@ class ReportRow:
     misses: tuple[str, ...]
     candidate_answer: str
     """Kept only for a case that did not pass: reports show the answer of failures alone."""
+    checks: tuple[str, ...] = ()
+    """Rubric checks, one line each; kept only for a case that did not pass, as the answer is."""
 
     @classmethod
     def of(cls, result: CaseResult) -> ReportRow:
+        passed = result.verdict == "pass"
         return cls(result.eval_id, sys.intern(result.suite), sys.intern(result.file), result.line,
                    sys.intern(result.target), sys.intern(result.verdict), result.score, result.threshold,
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
-                   "" if result.verdict == "pass" else result.candidate_answer)
+                   "" if passed else result.candidate_answer, () if passed else tuple(result.checks))
 
 
 __all__ = ["ReportRow", "ReportedCase"]
