@@ -21,7 +21,7 @@ from typing import Any
 
 NOT_YET: dict[str, dict[str, str]] = {
     "suite": {"workspace": "workspaces and lifecycle hooks"},
-    "test": {"workspace": "workspaces and lifecycle hooks", "rubrics": "rubrics"},
+    "test": {"workspace": "workspaces and lifecycle hooks"},
     "execution": {
         "trials": "repeated trials",
         "targets": "a matrix of targets",
@@ -31,12 +31,10 @@ NOT_YET: dict[str, dict[str, str]] = {
         "workspace": "workspaces and lifecycle hooks",
     },
     "evaluator": {
-        "required": "required evaluators, which zero the case score when they fail",
-        "min_score": "required evaluators, which zero the case score when they fail",
+        "min_score": "minimum-score gates on an evaluator",
         "preprocessors": "answer preprocessors",
     },
     "code_judge": {"target": "code judges with model access"},
-    "llm_judge": {"rubrics": "rubrics"},
     "target": {
         "use_target": "targets that delegate to another target",
         "fallback_targets": "fallback targets",
@@ -46,8 +44,6 @@ NOT_YET: dict[str, dict[str, str]] = {
 on top of `evaluator`."""
 
 NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
-    "rubric": "rubrics",
-    "rubrics": "rubrics",
     "tool_trajectory": "tool-trajectory evaluators",
     "latency": "budget evaluators",
     "cost": "budget evaluators",

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from .wire import content_to_text
 
@@ -25,7 +25,7 @@ BORDERLINE_SCORE = 0.6
 """AgentV's score labels (scoreToVerdict): pass >= 0.8, borderline >= 0.6, else fail."""
 
 
-def score_label(score: float) -> str:
+def score_label(score: float) -> Literal["pass", "borderline", "fail"]:
     """AgentV's own verdict for a score, kept in results beside our gate verdict."""
     if score >= PASS_SCORE:
         return "pass"
@@ -73,9 +73,30 @@ class _EvaluatorBase(BaseModel):
 
     name: str
     weight: float = 1.0
+    required: bool | float = False
+    """AgentV's required gate: `true` (mark 0.8) or a mark in (0, 1]. Below it, the case scores 0."""
     # Where the config was written, for located errors.
     source_file: Path | None = Field(default=None, exclude=True)
     source_line: int | None = Field(default=None, exclude=True)
+
+    @field_validator("required", mode="before")
+    @classmethod
+    def _required_mark(cls, value: Any) -> bool | float:
+        """`true`, `false` or a number in (0, 1]; never a string, and never 0 (a gate nothing fails)."""
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and 0 < value <= 1:
+            return float(value)
+        raise ValueError(f"must be true, false or a number in (0, 1], got {value!r}")
+
+    @property
+    def required_mark(self) -> float | None:
+        """The score this evaluator must reach for its case to score at all; None when not required."""
+        if self.required is True:
+            return PASS_SCORE
+        if self.required is False:
+            return None
+        return float(self.required)
 
 
 class CodeJudgeConfig(_EvaluatorBase):
@@ -99,12 +120,44 @@ class PromptScriptConfig(BaseModel):
     timeout_seconds: float | None = None
 
 
+class ScoreRange(BaseModel):
+    """One band of a score-range rubric item: judge scores `score_range[0]..score_range[1]` mean `outcome`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    score_range: tuple[int, int]
+    outcome: str
+
+
+class RubricItem(BaseModel):
+    """One rubric criterion, as AgentV 2.19 normalises it (`id` defaults to `rubric-<n>`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    outcome: str = ""
+    weight: float = 1.0
+    required: bool = False
+    required_min_score: int | None = None
+    """Score-range mode: a judge score (0..10) under this forces the evaluator's verdict to fail."""
+    score_ranges: list[ScoreRange] | None = None
+
+    @property
+    def min_score(self) -> int | None:
+        """The score-range mark: `required_min_score`, else 10 for a required item, else none."""
+        if self.required_min_score is not None:
+            return self.required_min_score
+        return 10 if self.required else None
+
+
 class LlmJudgeConfig(_EvaluatorBase):
     type: Literal["llm_judge"] = "llm_judge"
     prompt: str | PromptScriptConfig | None = None
     model: str | None = None
     target: str | None = None
     config: dict[str, Any] | None = None
+    rubrics: list[RubricItem] | None = None
+    """A rubric judge (`type: rubrics`, `rubrics:`, or a case's `rubrics:`): checklist or score-range mode."""
     # Filled by the loader: prompt text read from a file, or the executable template's argv.
     resolved_prompt_text: str | None = Field(default=None, exclude=True)
     resolved_prompt_script: list[str] | None = Field(default=None, exclude=True)
@@ -273,10 +326,20 @@ class TargetResponse(BaseModel):
 # ---------------------------------------------------------------- scores and results
 
 
+ScoreVerdict = Literal["pass", "borderline", "fail", "skip"]
+"""AgentV's per-evaluator verdict: from the score (`score_label`), unless the evaluator says otherwise."""
+
+
 class EvaluationScore(BaseModel):
     """What one evaluator says of one answer."""
 
     score: float
+    verdict: ScoreVerdict | None = None
+    """Set when the score alone does not decide it: `fail` for a rubric whose required item was not
+    met (the score stays as computed), `skip` for a judge whose reply never parsed (left out of the
+    case's weighted mean). None: the verdict is the score's label."""
+    details: dict[str, Any] | None = None
+    """Structured detail for reports (a rubric judge's `checks` and raw scores)."""
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
     expected_aspect_count: int = 0
@@ -295,20 +358,67 @@ class EvaluatorResult(BaseModel):
     type: str
     score: float
     weight: float = 1.0
+    verdict: ScoreVerdict | None = None
+    """AgentV's verdict: pass >= 0.8, borderline >= 0.6, else fail; or skip (left out of the mean)."""
+    required: float | None = None
+    """The mark a required evaluator had to reach; absent when it was not required."""
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
     reasoning: str | None = None
     evaluator_raw_request: dict[str, Any] | None = None
     retries: int = 0
     error: str | None = None
+    details: dict[str, Any] | None = None
+    duration_ms: int | None = None
     evaluator_results: list[EvaluatorResult] | None = None
     """Children, for a composite evaluator."""
+
+    def score_row(self) -> dict[str, Any]:
+        """This result as one entry of AgentV 2.19's `scores[]` (its type spelled as 2.19 spells it)."""
+        row: dict[str, Any] = {
+            "name": self.name, "type": self.type.replace("_", "-"), "score": self.score, "weight": self.weight,
+            "verdict": self.verdict or score_label(self.score), "hits": self.hits, "misses": self.misses,
+            "reasoning": self.reasoning, "details": self.details, "duration_ms": self.duration_ms,
+        }
+        if self.required is not None:
+            row["required"] = self.required
+        if self.error:
+            row["error"] = self.error
+        if self.evaluator_results:
+            row["scores"] = [child.score_row() for child in self.evaluator_results]
+        return {k: v for k, v in row.items() if v is not None}
 
 
 EvaluationScore.model_rebuild()
 
 
+def check_lines(scores: list[dict[str, Any]]) -> list[str]:
+    """`quality: ✗ [why] Explains the denial (required): no reason given`, one per rubric item of
+    each `scores[]` entry (composite members included); ✓ met, ✗ not met, ? not assessed."""
+    lines: list[str] = []
+    for entry in scores:
+        for row in (entry.get("details") or {}).get("checks") or []:
+            if not isinstance(row, dict):
+                continue
+            if row.get("reported") is False:
+                mark, judged = "?", ": not assessed by the judge"
+            elif "score" in row:
+                band = f", {row['band']}" if row.get("band") else ""
+                minimum = f", min {row['required_min_score']}" if row.get("required_min_score") is not None else ""
+                met = row.get("met", True) and row["score"] / 10 >= PASS_SCORE
+                mark, judged = ("✓" if met else "✗"), f" {row['score']}/10{band}{minimum}"
+                judged += f": {row['reasoning']}" if row.get("reasoning") else ""
+            else:
+                mark = "✓" if row.get("satisfied") else "✗"
+                judged = f": {row['reasoning']}" if row.get("reasoning") else ""
+            required = " (required)" if row.get("required") and "score" not in row else ""
+            lines.append(f"{entry.get('name')}: {mark} [{row.get('id')}] {row.get('outcome') or ''}{required}{judged}")
+        lines += check_lines(entry.get("scores") or [])
+    return lines
+
+
 Verdict = Literal["pass", "fail", "error"]
+ExecutionStatus = Literal["ok", "quality_failure", "execution_error"]
 
 
 def utc_now_iso() -> str:
@@ -347,6 +457,42 @@ class CaseResult(BaseModel):
     set of shard results from one missing a shard (or part of one)."""
     cache_hits: int | None = None
     """Model calls of this case (target and judges) answered from the response cache; absent when none."""
+    # AgentV 2.19's names, beside the seed-004 ones, so tools written for AgentV's results read ours.
+    conversation_id: str | None = None
+    input: list[dict[str, Any]] | None = None
+    """The case's input messages, as sent to the target."""
+    scores: list[dict[str, Any]] | None = None
+    """One entry per evaluator (`EvaluatorResult.score_row`): name, type, score, weight, verdict, ..."""
+    token_usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    trace: dict[str, Any] | None = None
+    """The trace summary of the answer's messages: event_count, tool_names, tool_calls_by_name, ..."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def test_id(self) -> str:
+        """AgentV 2.19's name for `eval_id`."""
+        return self.eval_id
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def answer(self) -> str:
+        """AgentV 2.19's name for `candidate_answer`."""
+        return self.candidate_answer
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def execution_status(self) -> ExecutionStatus:
+        """`execution_error` when the case could not be scored (target, judge or harness broke);
+        otherwise AgentV's `ok` (score >= 0.8) or `quality_failure`, whatever the gate's threshold."""
+        if self.verdict == "error":
+            return "execution_error"
+        return "ok" if self.score >= PASS_SCORE else "quality_failure"
+
+    @property
+    def checks(self) -> list[str]:
+        """The rubric checks of every evaluator, one readable line each, for JUnit and the job summary."""
+        return check_lines(self.scores or [])
 
     def to_json_row(self) -> dict[str, Any]:
         """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`."""

@@ -1,5 +1,8 @@
 """Per case: target -> evaluators (in order) -> weighted aggregate -> verdict; cases concurrently.
 
+The aggregate is AgentV's: the weighted mean of the evaluators not `skip`ped, and 0 when a
+`required` evaluator scored below its mark (hits and misses still list every evaluator's).
+
 Every failure mode ends in a `CaseResult`: a target that errors makes its case an `error`
 row, a judge that breaks makes its evaluator score 0 and the case an `error`, and nothing a
 case does can stop another. Results are handed to `on_result` the moment each case ends, so
@@ -15,10 +18,11 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
+from .judging.payload import message_dict, trace_summary
 from .models import (
     DEFAULT_THRESHOLD,
     DEFAULT_WORKERS,
@@ -31,6 +35,7 @@ from .models import (
     LlmJudgeConfig,
     Message,
     TargetResponse,
+    score_label,
 )
 from .redaction import has_secrets, redact_tree
 from .targets.base import Provider, ProviderRequest
@@ -59,28 +64,58 @@ def case_threshold(case: EvalCase, settings: RunSettings) -> float:
 
 
 def weighted_mean(results: list[EvaluatorResult]) -> float:
-    """AgentV's computeWeightedMean: sum(score * weight) / sum(weight); 0 with no weight."""
-    total_weight = sum(r.weight for r in results)
-    if not results or total_weight <= 0:
+    """AgentV's computeWeightedMean: sum(score * weight) / sum(weight) over the evaluators not
+    `skip`ped; 0 with no weight."""
+    counted = [r for r in results if r.verdict != "skip"]
+    total_weight = sum(r.weight for r in counted)
+    if not counted or total_weight <= 0:
         return 0.0
-    return sum(r.score * r.weight for r in results) / total_weight
+    return sum(r.score * r.weight for r in counted) / total_weight
+
+
+def failed_requirements(results: list[EvaluatorResult]) -> list[str]:
+    """Why the case scores 0: each required evaluator below its mark, forced to fail, or skipped."""
+    failed = []
+    for r in results:
+        if r.required is None:
+            continue
+        if r.verdict == "skip":
+            failed.append(f"required evaluator '{r.name}' could not be scored")
+        elif r.score < r.required:
+            failed.append(f"required evaluator '{r.name}' scored {r.score:.3f}, below its mark {r.required:g}")
+        elif r.verdict == "fail":
+            failed.append(f"required evaluator '{r.name}' failed: a required rubric item was not met")
+    return failed
+
+
+def case_score(results: list[EvaluatorResult]) -> float:
+    """AgentV's case score: the weighted mean, or 0 when a required evaluator did not make its mark."""
+    return 0.0 if failed_requirements(results) else weighted_mean(results)
 
 
 def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore:
-    """AgentV 3+'s `negate: true`: the assertion must NOT hold. A judge error stays an error."""
+    """AgentV 3+'s `negate: true`: the assertion must NOT hold. A judge error stays an error.
+
+    A verdict the evaluator forced (a rubric's unmet required item) described the un-negated
+    assertion, so the negated one gets the label of its own score."""
     if (config.model_extra or {}).get("negate") is not True or score.error:
         return score
     return score.model_copy(update={"score": 1.0 - score.score, "hits": score.misses, "misses": score.hits,
+                                    "verdict": None,
                                     "reasoning": f"negated: {score.reasoning}" if score.reasoning else "negated"})
 
 
-def _to_result(config: EvaluatorConfig, score: EvaluationScore) -> EvaluatorResult:
+def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int | None = None) -> EvaluatorResult:
     children = getattr(score, "children", None)
     return EvaluatorResult(
         name=config.name,
         type=config.type,
         score=score.score,
         weight=config.weight,
+        verdict=score.verdict or score_label(score.score),
+        required=config.required_mark,
+        details=score.details,
+        duration_ms=duration_ms,
         hits=score.hits,
         misses=score.misses,
         reasoning=score.reasoning,
@@ -110,7 +145,9 @@ class Orchestrator:
     def run_case(self, case: EvalCase) -> CaseResult:
         started = time.monotonic()
         result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                            dataset=case.dataset, case_file=case.case_file, threshold=case_threshold(case, self.settings))
+                            dataset=case.dataset, case_file=case.case_file,
+                            threshold=case_threshold(case, self.settings), conversation_id=case.conversation_id,
+                            input=[message_dict(m) for m in case.input_messages])
         try:
             provider = self.providers.target_for(case)
         except (ProviderError, KeyError, ValueError) as exc:
@@ -133,13 +170,18 @@ class Orchestrator:
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
         errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
                    for r in evaluations if not r.error and not math.isfinite(r.score)]
-        result.score = weighted_mean(evaluations)
+        gate = failed_requirements(evaluations)
+        result.score = case_score(evaluations)
         if not math.isfinite(result.score):
             result.score = 0.0  # NaN compares false both ways: it must never meet a threshold
         result.hits = [h for r in evaluations for h in r.hits]
-        result.misses = [m for r in evaluations for m in r.misses]
+        result.misses = gate + [m for r in evaluations for m in r.misses]
         result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning) or None
         result.candidate_answer = response.text
+        result.scores = [r.score_row() for r in evaluations]
+        result.token_usage = response.token_usage
+        result.cost_usd = response.cost_usd
+        result.trace = _trace(response)
         if len(evaluations) == 1:
             # Seed 004: a single evaluator keeps its request at the top (and the deprecated name).
             result.evaluator_raw_request = result.grader_raw_request = evaluations[0].evaluator_raw_request
@@ -167,7 +209,9 @@ class Orchestrator:
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
             )
-            results.append(_to_result(config, _negated(config, evaluate_safely(self.registry, context))))
+            started = time.monotonic()
+            score = _negated(config, evaluate_safely(self.registry, context))
+            results.append(_to_result(config, score, _ms_since(started)))
         return results
 
     # ---------------------------------------------------------------- many cases
@@ -280,6 +324,13 @@ def scrubbed(result: CaseResult) -> CaseResult:
     if not has_secrets():
         return result
     return CaseResult.model_validate(redact_tree(result.model_dump()))
+
+
+def _trace(response: TargetResponse) -> dict[str, Any]:
+    """The row's trace summary: counts from the answer's messages (AgentV's TraceSummary keys)."""
+    summary = trace_summary([message_dict(m) for m in response.output_messages])
+    summary.pop("tool_calls", None)  # the 4.42 judge-payload alias of tool_calls_by_name
+    return summary
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:

@@ -13,8 +13,14 @@ What can go wrong, and what happens (the case gets score 0 and `error` set, neve
 * the judge target cannot do structured output (`response_format: json_schema`, asked for with
   the verdict schema) or refuses a parameter: the provider adjusts the call and says so once;
 * the reply is not a valid verdict (prose, score 7, no score): the judge is asked again, up to
-  `max_reply_attempts` calls in all, as AgentV does; then the last problem is reported. A
-  score outside [0, 1] is never clamped into range.
+  `max_reply_attempts` calls in all, as AgentV does; then the evaluator is `skip` (AgentV's
+  verdict: left out of the case's weighted mean) with the last problem as its error, so the case
+  is reported as an error, never passed on the other evaluators alone. A score outside [0, 1]
+  is never clamped into range.
+
+With `rubrics` (`type: rubrics`, `rubrics:` here, or a case's `rubrics:`) the judge gets AgentV's
+rubric prompt and replies with `checks` instead of a verdict; `judging/rubrics.py` has the prompt,
+the reply schema and the scoring.
 
 `EvaluationScore.retries` counts network retries inside the provider calls plus re-asks after
 invalid replies.
@@ -22,12 +28,21 @@ invalid replies.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from ..errors import JudgeReplyError, PromptTemplateError, ProviderError
-from ..judging.judge_reply import VERDICT_SCHEMA, JudgeReply, parse_judge_reply
+from ..judging import rubrics
+from ..judging.judge_reply import VERDICT_SCHEMA, parse_checks_reply, parse_judge_reply
 from ..judging.templates import JUDGE_SYSTEM_PROMPT, resolve_prompt
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, EvaluationContext, EvaluationScore, LlmJudgeConfig, TargetResponse
+from ..models import (
+    DEFAULT_JUDGE_TIMEOUT_SECONDS,
+    EvaluationContext,
+    EvaluationScore,
+    LlmJudgeConfig,
+    TargetResponse,
+)
 from ..targets.base import Provider, ProviderRequest
 from .base import ResolveJudgeProvider
 
@@ -59,6 +74,20 @@ def _reply_text(response: TargetResponse) -> str:
 DEFAULT_JUDGE_TEMPERATURE = 0.0
 """Judging is a measurement: the same answer should get the same score."""
 
+_Reply = TypeVar("_Reply")
+
+
+@dataclass
+class _Asked(Generic[_Reply]):
+    """What asking the judge (up to `max_reply_attempts` times) came to."""
+
+    reply: _Reply | None
+    retries: int
+    failed: EvaluationScore | None = None
+    """The provider failed: this is the evaluator's result."""
+    problem: JudgeReplyError | None = None
+    """Every reply was unusable: the last reason why."""
+
 
 class LlmJudgeEvaluator:
     def __init__(
@@ -78,7 +107,27 @@ class LlmJudgeEvaluator:
     def _provider(self, context: EvaluationContext) -> Provider | None:
         return self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
 
+    def _judge_provider(self, context: EvaluationContext,
+                        raw: dict[str, Any]) -> tuple[Provider | None, EvaluationScore | None]:
+        """The judge target, or the failed result saying why there is none."""
+        try:
+            provider = self._provider(context)
+        except Exception as exc:  # a misconfigured judge target is this case's error, not a crash
+            raw["error"] = str(exc)
+            return None, _failed(f"judge target cannot be used: {exc}", raw)
+        if provider is None:
+            target = context.target or "(unnamed)"
+            message = (
+                f"no judge target configured: set judge_target on target '{target}' in "
+                f".agentv/targets.yaml (or `target:` on the llm_judge evaluator)"
+            )
+            raw["error"] = message
+            return None, _failed(message, raw)
+        return provider, None
+
     def evaluate(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
+        if config.rubrics:
+            return self._rubric_judge(config, context)
         raw: dict[str, Any] = {}
         try:
             prompt = resolve_prompt(context, config, self.default_timeout_seconds)
@@ -93,21 +142,46 @@ class LlmJudgeEvaluator:
         if model:
             raw["model"] = model
 
-        try:
-            provider = self._provider(context)
-        except Exception as exc:  # a misconfigured judge target is this case's error, not a crash
-            raw["error"] = str(exc)
-            return _failed(f"judge target cannot be used: {exc}", raw)
+        provider, failed = self._judge_provider(context, raw)
         if provider is None:
-            target = context.target or "(unnamed)"
-            message = (
-                f"no judge target configured: set judge_target on target '{target}' in "
-                f".agentv/targets.yaml (or `target:` on the llm_judge evaluator)"
-            )
-            raw["error"] = message
-            return _failed(message, raw)
+            assert failed is not None
+            return failed
         raw["target"] = provider.name
         return self._judge(context, config, provider, prompt.text, model, raw)
+
+    def _rubric_judge(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
+        """A rubric judge: AgentV's rubric prompt, a `checks` reply, the score from `judging/rubrics.py`."""
+        items = list(config.rubrics or [])
+        scored = rubrics.is_score_range(items)
+        prompt = rubrics.case_user_prompt(items, context.eval_case, context.candidate)
+        system = rubrics.system_prompt(items)
+        raw: dict[str, Any] = {"user_prompt": prompt, "system_prompt": system, "prompt_source": "rubrics"}
+        model = config.model or context.judge_model
+        if model:
+            raw["model"] = model
+        provider, failed = self._judge_provider(context, raw)
+        if provider is None:
+            assert failed is not None
+            return failed
+        raw["target"] = provider.name
+        asked = self._ask(context, config, provider, prompt, system, model, raw, rubrics.reply_schema(items),
+                          lambda text: parse_checks_reply(text, scored))
+        if asked.failed is not None:
+            return asked.failed
+        if asked.reply is None:
+            return self._skipped("rubric checks", asked, raw)
+        outcome = rubrics.score_checks(items, asked.reply)
+        return EvaluationScore(
+            score=outcome.score,
+            verdict="fail" if outcome.failed_required else None,
+            hits=outcome.hits,
+            misses=outcome.misses,
+            expected_aspect_count=len(items),
+            reasoning=asked.reply.overall_reasoning,
+            details=outcome.details,
+            evaluator_raw_request=raw,
+            retries=asked.retries,
+        )
 
     def _judge(
         self,
@@ -119,19 +193,57 @@ class LlmJudgeEvaluator:
         raw: dict[str, Any],
         reply_schema: dict[str, Any] | None = VERDICT_SCHEMA,
     ) -> EvaluationScore:
-        """Ask `provider` for a verdict, asking again after an unusable reply.
+        """Ask `provider` for a `{score, hits, misses, reasoning}` verdict."""
+        asked = self._ask(context, config, provider, prompt, JUDGE_SYSTEM_PROMPT, model, raw, reply_schema,
+                          parse_judge_reply)
+        if asked.failed is not None:
+            return asked.failed
+        reply = asked.reply
+        if reply is None:
+            return self._skipped("verdict", asked, raw)
+        return EvaluationScore(
+            score=reply.score,
+            hits=reply.hits,
+            misses=reply.misses,
+            expected_aspect_count=max(1, len(reply.hits) + len(reply.misses)),
+            reasoning=reply.reasoning,
+            evaluator_raw_request=raw,
+            retries=asked.retries,
+        )
+
+    def _skipped(self, what: str, asked: _Asked[Any], raw: dict[str, Any]) -> EvaluationScore:
+        """AgentV's `skip`: no usable reply after every ask. Out of the weighted mean, and an error."""
+        message = f"judge reply was not a valid {what} after {self.max_reply_attempts} attempt(s): {asked.problem}"
+        raw["error"] = message
+        raw["attempts"] = self.max_reply_attempts
+        skipped = _failed(message, raw, asked.retries)
+        skipped.verdict = "skip"
+        return skipped
+
+    def _ask(
+        self,
+        context: EvaluationContext,
+        config: LlmJudgeConfig,
+        provider: Provider,
+        prompt: str,
+        system_prompt: str,
+        model: str | None,
+        raw: dict[str, Any],
+        reply_schema: dict[str, Any] | None,
+        parse: Callable[[str], _Reply],
+    ) -> _Asked[_Reply]:
+        """Ask `provider`, asking again after an unusable reply, up to `max_reply_attempts` calls.
 
         `reply_schema` is what the provider is asked to hold the reply to (structured output,
         where the target supports it and has not turned it off); the reply is validated by
-        `parse_judge_reply` either way.
+        `parse` either way.
         """
         retries = 0
         problem: JudgeReplyError | None = None
-        reply: JudgeReply | None = None
         for attempt in range(1, self.max_reply_attempts + 1):
             request = ProviderRequest(
                 question=prompt,
-                system_prompt=JUDGE_SYSTEM_PROMPT,
+                system_prompt=system_prompt,
                 model=model,
                 temperature=self.temperature,
                 max_output_tokens=self.max_output_tokens,
@@ -145,36 +257,20 @@ class LlmJudgeEvaluator:
                 retries += int(getattr(exc, "retries", 0) or 0)
                 raw["error"] = str(exc)
                 raw["attempts"] = attempt
-                return _failed(f"judge target '{provider.name}' failed: {exc}", raw, retries)
+                return _Asked(None, retries, _failed(f"judge target '{provider.name}' failed: {exc}", raw, retries))
             except Exception as exc:  # a provider bug must not take the run down
                 raw["error"] = f"{type(exc).__name__}: {exc}"
                 raw["attempts"] = attempt
-                return _failed(
-                    f"judge target '{provider.name}' failed: {type(exc).__name__}: {exc}", raw, retries
-                )
+                message = f"judge target '{provider.name}' failed: {type(exc).__name__}: {exc}"
+                return _Asked(None, retries, _failed(message, raw, retries))
             retries += response.retries
             try:
-                reply = parse_judge_reply(_reply_text(response))
+                reply = parse(_reply_text(response))
             except JudgeReplyError as exc:
                 problem = exc
                 if attempt < self.max_reply_attempts:
                     retries += 1
                 continue
             raw["attempts"] = attempt
-            break
-        if reply is None:
-            message = (
-                f"judge reply was not a valid verdict after {self.max_reply_attempts} attempt(s): {problem}"
-            )
-            raw["error"] = message
-            raw["attempts"] = self.max_reply_attempts
-            return _failed(message, raw, retries)
-        return EvaluationScore(
-            score=reply.score,
-            hits=reply.hits,
-            misses=reply.misses,
-            expected_aspect_count=max(1, len(reply.hits) + len(reply.misses)),
-            reasoning=reply.reasoning,
-            evaluator_raw_request=raw,
-            retries=retries,
-        )
+            return _Asked(reply, retries)
+        return _Asked(None, retries, problem=problem)

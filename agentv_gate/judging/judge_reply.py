@@ -43,10 +43,26 @@ target can be held to with structured output, so the reply parses on the first a
 does not bound the score: a judge that answers 7 is still caught by `validate_verdict`, never
 clamped. A reply that comes back anyway is parsed and validated exactly like a prompt-only one.
 
-Hook for other reply shapes: a rubric judge (`{"checks": [{"id", "satisfied", "reasoning"}],
-"overall_reasoning"}`) defines its reply schema the same way, with `_strict_object`, and sets it as
-the request's `reply_schema`; the providers need nothing more, and the same fallback to prompt-only
-JSON applies when its judge target cannot do structured output."""
+Other reply shapes are defined the same way, with `_strict_object`, and set as the request's
+`reply_schema`; the providers need nothing more, and the same fallback to prompt-only JSON applies
+when a judge target cannot do structured output. The rubric judge's two are below."""
+
+
+def _checks_schema(name: str, judgement: dict[str, Any]) -> dict[str, Any]:
+    check = _strict_object({"id": {"type": "string"}, **judgement, "reasoning": {"type": "string"}})
+    return {"name": name, "schema": _strict_object({
+        "checks": {"type": "array", "items": check},
+        "overall_reasoning": {"type": "string"},
+    })}
+
+
+CHECKLIST_SCHEMA: dict[str, Any] = _checks_schema("rubric_checks", {"satisfied": {"type": "boolean"}})
+"""A checklist rubric's reply: `{"checks": [{"id", "satisfied", "reasoning"}], "overall_reasoning"}`."""
+
+SCORE_RANGE_SCHEMA: dict[str, Any] = _checks_schema(
+    "rubric_scores", {"score": {"type": "integer", "description": "0 to 10"}})
+"""A score-range rubric's reply: `{"checks": [{"id", "score": 0..10, "reasoning"}], "overall_reasoning"}`.
+As for the verdict, the schema does not bound the score; `parse_checks_reply` refuses 11."""
 
 
 @dataclass
@@ -176,6 +192,95 @@ def parse_judge_reply(text: str) -> JudgeReply:
             return validate_verdict(obj)
         except JudgeReplyError as exc:
             if first_error is None or ("score" in obj and "no 'score'" in str(first_error)):
+                first_error = exc
+    assert first_error is not None
+    raise JudgeReplyError(f"{first_error} in: {_snippet(text)!r}")
+
+
+# ---------------------------------------------------------------- rubric checks
+
+
+@dataclass
+class Check:
+    """One rubric item as the judge assessed it: `satisfied` (checklist) or `score` 0..10 (score ranges)."""
+
+    id: str
+    reasoning: str = ""
+    satisfied: bool | None = None
+    score: int | None = None
+
+
+@dataclass
+class ChecksReply:
+    checks: list[Check]
+    overall_reasoning: str | None = None
+
+
+def _check_score(value: Any, where: str) -> int:
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(value)}")
+    if value != int(value) or not 0 <= value <= 10:
+        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {value}")
+    return int(value)
+
+
+def _satisfied(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise JudgeReplyError(f"{where}: 'satisfied' must be true or false, got {json.dumps(value)}")
+
+
+def validate_checks(obj: dict[str, Any], scored: bool) -> ChecksReply:
+    """One decoded object against the checks schema (`scored`: score-range mode); JudgeReplyError if not."""
+    raw = obj.get("checks")
+    if not isinstance(raw, list):
+        keys = ", ".join(sorted(map(str, obj))) or "none"
+        raise JudgeReplyError(f"JSON object has no 'checks' list (keys: {keys})")
+    checks: list[Check] = []
+    for index, item in enumerate(raw):
+        where = f"checks[{index}]"
+        if not isinstance(item, dict):
+            raise JudgeReplyError(f"{where} must be an object, got {type(item).__name__}")
+        if not isinstance(item.get("id"), (str, int)) or isinstance(item.get("id"), bool) or str(item["id"]) == "":
+            raise JudgeReplyError(f"{where} has no 'id'")
+        reasoning = item.get("reasoning")
+        text = reasoning if isinstance(reasoning, str) else ("" if reasoning is None else json.dumps(reasoning))
+        check = Check(id=str(item["id"]), reasoning=text.strip())
+        if scored:
+            if "score" not in item:
+                raise JudgeReplyError(f"{where} ({check.id}) has no 'score'")
+            check.score = _check_score(item["score"], f"{where} ({check.id})")
+        else:
+            if "satisfied" not in item:
+                raise JudgeReplyError(f"{where} ({check.id}) has no 'satisfied'")
+            check.satisfied = _satisfied(item["satisfied"], f"{where} ({check.id})")
+        checks.append(check)
+    overall = obj.get("overall_reasoning")
+    return ChecksReply(checks, overall if isinstance(overall, str) else None)
+
+
+def parse_checks_reply(text: str, scored: bool) -> ChecksReply:
+    """The rubric checks in `text`, found as tolerantly as a verdict; JudgeReplyError says why not."""
+    shape = '{"checks": [{"id": ..., ' + ('"score": 0..10' if scored else '"satisfied": true|false') + \
+        ', "reasoning": ...}], "overall_reasoning": ...}'
+    if not text or not text.strip():
+        raise JudgeReplyError(f"expected a JSON object {shape}, got an empty reply")
+    candidates = candidate_objects(text)
+    if not candidates:
+        raise JudgeReplyError(f"expected a JSON object {shape}, got no JSON object in: {_snippet(text)!r}")
+    first_error: JudgeReplyError | None = None
+    for obj in candidates:
+        try:
+            return validate_checks(obj, scored)
+        except JudgeReplyError as exc:
+            if first_error is None or ("checks" in obj and "no 'checks'" in str(first_error)):
                 first_error = exc
     assert first_error is not None
     raise JudgeReplyError(f"{first_error} in: {_snippet(text)!r}")

@@ -15,11 +15,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import EvalFileError
-from ..models import EvalCase, EvaluatorConfig, Message, content_to_text, question_text
+from ..models import EvalCase, EvaluatorConfig, LlmJudgeConfig, Message, content_to_text, question_text
 from .evaluator_parser import parse_evaluator, parse_evaluators
 from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
+from .rubrics import parse_rubric_items
 from .yaml_lines import LineDict, key_line, line_of
 
 # AgentV's default guideline patterns: such files are listed for the judge, not pasted into the question.
@@ -150,8 +151,22 @@ class CaseBuilder:
                 found = True
         suite_configs = list(self.defaults.get("evaluators", []))
         if gen3:
-            return configs if execution.get("skip_defaults") else configs + suite_configs
-        return configs if found else suite_configs
+            configs = configs if execution.get("skip_defaults") else configs + suite_configs
+        else:
+            configs = configs if found else suite_configs
+        rubric = self._case_rubrics(raw, line)
+        return [rubric, *configs] if rubric is not None else configs
+
+    def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
+        """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
+        required unless they say otherwise."""
+        if "rubrics" not in raw:
+            return None
+        at = key_line(raw, "rubrics", line)
+        items = parse_rubric_items(raw["rubrics"], at, "'rubrics'", objects_required=True)
+        self.problems.append(Problem(self.file, at, "a test's 'rubrics' is deprecated", "an assert entry "
+                                     "`type: rubrics` with `criteria:`", severity="warning"))
+        return LlmJudgeConfig(name="rubric", rubrics=items, source_file=self.file, source_line=at)
 
     # ---------------------------------------------------------------- the case
 

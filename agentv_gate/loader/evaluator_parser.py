@@ -30,10 +30,11 @@ from ..models import (
     aggregator_kind,
     compile_js_regex,
 )
-from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, key_problems
+from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, key_problems
 from .problems import Problem
 from .refs import SearchRoots
-from .yaml_lines import item_line, line_of
+from .rubrics import parse_rubric_items
+from .yaml_lines import item_line, key_line, line_of
 
 _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
@@ -82,6 +83,10 @@ def auto_name(raw_type: Any, value: Any) -> str | None:
     if kind in ("is-json", "rubrics"):
         return kind
     return None
+
+
+RUBRIC_TYPES = ("rubrics", "rubric")
+"""AgentV's `type: rubrics` (with `criteria:`): an llm_judge with a rubric list."""
 
 
 def normalise_kind(raw: Any) -> str:
@@ -212,6 +217,12 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
+    default_name = "rubrics" if kind in RUBRIC_TYPES else None
+    if kind in RUBRIC_TYPES:
+        data = _rubrics_as_llm_judge(raw, data, line)
+        kind = "llm_judge"
+    elif kind == "llm_judge" and "rubrics" in data:
+        data["rubrics"] = _judge_rubrics(raw, data, line)
     if kind in NOT_YET_EVALUATOR_TYPES:
         raise EvalFileError(line, not_yet_message(f"type: {data['type']}", NOT_YET_EVALUATOR_TYPES[kind]))
     if kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS:
@@ -221,7 +232,8 @@ def parse_evaluator(
         kind = "contains"
     data["type"] = kind
     where = f"{kind} evaluator '{data['name']}'" if data.get("name") else f"{kind} evaluator #{index + 1}"
-    problems.extend(key_problems(raw, EVALUATOR_KEYS[kind], "evaluator", where, file, kind=kind,
+    known = RUBRICS_TYPE_KEYS if default_name == "rubrics" else EVALUATOR_KEYS[kind]
+    problems.extend(key_problems(raw, known, "evaluator", where, file, kind=kind,
                                  config_passthrough=kind == "code_judge"))
     if kind == "composite":
         problems.extend(key_problems(data.get("aggregator"), AGGREGATOR_KEYS, "aggregator",
@@ -229,7 +241,10 @@ def parse_evaluator(
     if not data.get("name"):
         if name_required:
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
-        data["name"] = auto_name(raw["type"], raw.get("value")) or (kind if index == 0 else f"{kind}_{index + 1}")
+        base = default_name or kind
+        data["name"] = auto_name(raw["type"], raw.get("value")) or (base if index == 0 else f"{base}_{index + 1}")
+    if "required" in data:
+        _check_required(data["required"], key_line(raw, "required", line), f"{kind} evaluator '{data['name']}'")
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
@@ -263,6 +278,12 @@ def parse_evaluator(
         _resolve_prompt(config, roots, line, problems, file)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
+        for member in config.evaluators:
+            if member.required_mark is not None:
+                problems.append(Problem(file, member.source_line or line,
+                                        f"'required' on composite member '{member.name}': required gates apply "
+                                        "to a test's own evaluators, not to a composite's members",
+                                        "'required' on the composite itself"))
         aggregator = config.aggregator or {}
         script = aggregator.get("path", aggregator.get("script"))
         if aggregator_kind(aggregator) == "code_judge" and isinstance(script, (str, list)) and script:
@@ -312,3 +333,35 @@ def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, probl
             raise EvalFileError(line, f"prompt file {candidate!r} cannot be read: {exc}", "a UTF-8 text file") from None
         return
     config.resolved_prompt_text = prompt
+
+
+def _judge_rubrics(raw: Any, data: dict[str, Any], line: int) -> list[Any]:
+    """An llm_judge's `rubrics:` list; a `prompt` beside it is refused, since the rubric prompt replaces it."""
+    if data.get("prompt") is not None:
+        raise EvalFileError(key_line(raw, "prompt", line), f"llm_judge '{data.get('name', '')}' has both 'prompt' and "
+                                                           "'rubrics'; a rubric judge uses AgentV's rubric prompt",
+                            "either 'prompt' or 'rubrics'")
+    return list(parse_rubric_items(data["rubrics"], key_line(raw, "rubrics", line), "'rubrics'"))
+
+
+def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str, Any]:
+    """`type: rubrics` + `criteria:` -> an llm_judge with `rubrics`, as AgentV makes it."""
+    for key in ("rubrics", "prompt"):
+        if key in data:
+            raise EvalFileError(key_line(raw, key, line), f"'{key}' is not a setting of a `type: {data['type']}` "
+                                                          "evaluator; its items go in 'criteria'",
+                                "criteria: [...], and optionally name, weight, required, model, target")
+    if "criteria" not in data:
+        raise EvalFileError(line, f"`type: {data['type']}` evaluator has no 'criteria'", "criteria: [rubric items]")
+    out = {key: value for key, value in data.items() if key != "criteria"}
+    out["rubrics"] = parse_rubric_items(data["criteria"], key_line(raw, "criteria", line), "'criteria'")
+    out["type"] = "llm_judge"
+    return out
+
+
+def _check_required(value: Any, line: int, where: str) -> None:
+    """AgentV's `required`: true (the mark is 0.8), false, or the mark itself, a number in (0, 1]."""
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and 0 < value <= 1):
+        return
+    raise EvalFileError(line, f"{where}: required {value!r} is not true, false or a number in (0, 1]",
+                        "required: true (must score 0.8) or a mark such as required: 0.6")

@@ -35,7 +35,7 @@ TEST_KEYS = (
     "input", "input_messages", "question", "input_files",
     "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
     "assertions", "assert", "evaluators", "evaluator", "grader",
-    "execution", "threshold", "target", "conversation_id",
+    "execution", "threshold", "target", "conversation_id", "rubrics",
 )
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
@@ -64,6 +64,10 @@ def _evaluator_keys() -> dict[str, frozenset[str]]:
 
 
 EVALUATOR_KEYS = _evaluator_keys()
+
+RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate", "model", "target")
+"""`type: rubrics` (AgentV's shorthand, read as an llm_judge with a rubric list): its own keys, since
+`criteria` is its list here and `prompt`/`rubrics` are refused on it."""
 
 
 class _Declared(LineDict):

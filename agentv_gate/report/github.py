@@ -151,6 +151,15 @@ def _row(result: ReportedCase, with_problem: bool, root: Path | None) -> str:
     return "| " + " | ".join(cells) + " |\n"
 
 
+def _checks_section(result: ReportedCase, root: Path | None) -> str:
+    """A failing case's rubric checks, folded: `✓` met, `✗` not met, `?` not assessed by the judge."""
+    where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
+    met = sum(1 for c in result.checks if ": ✓ [" in c)
+    items = "".join(f"- {md_cell(c)}\n" for c in result.checks)
+    return (f"<details><summary>{md_cell(result.eval_id)} ({md_cell(where, 200)}): {met} of "
+            f"{len(result.checks)} checks met</summary>\n\n{items}\n</details>\n\n")
+
+
 def totals_line(summary: Summary) -> str:
     mark = "✅" if summary.ok else ("⚠️" if summary.not_run else "❌")
     unfinished = f" · **interrupted: {summary.not_run} not run**" if summary.not_run else ""
@@ -194,6 +203,11 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
                 good = []
                 break
         parts.append("\n")
+        with_checks = [r for r in bad if r.checks]
+        if with_checks and add("#### Rubric checks\n\n"):
+            for r in with_checks:
+                if not add(_checks_section(r, root)):
+                    break
     if good:
         header = (f"<details><summary>{len(good)} passed case{'s' if len(good) != 1 else ''}</summary>\n\n"
                   "| Verdict | Case | Where | Score | Threshold |\n| --- | --- | --- | ---: | ---: |\n")

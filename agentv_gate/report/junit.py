@@ -105,13 +105,24 @@ def _misses_text(misses: Sequence[str]) -> str:
     return "; ".join(shown) + (f"; … and {more} more" if more > 0 else "")
 
 
+def _checks_lines(checks: Sequence[str]) -> list[str]:
+    """Rubric checks under a `Checks:` heading, one per line (✓ met, ✗ not met, ? not assessed)."""
+    if not checks:
+        return []
+    shown = [f"  {truncate(one_line(c), MISS_LIMIT)}" for c in checks[:MISSES_SHOWN]]
+    more = len(checks) - len(shown)
+    return ["Checks:", *shown, *([f"  … and {more} more"] if more > 0 else [])]
+
+
 def failure_body(result: ReportedCase) -> str:
-    """AgentV's three lines (Score, Reasoning, Misses), then the threshold and the start of the answer."""
+    """AgentV's three lines (Score, Reasoning, Misses), then rubric checks, the threshold and the
+    start of the answer."""
     lines = [f"Score: {result.score:.3f}"]
     if result.reasoning:
         lines.append(f"Reasoning: {truncate(clean(result.reasoning), REASONING_LIMIT)}")
     if result.misses:
         lines.append(f"Misses: {_misses_text(result.misses)}")
+    lines += _checks_lines(result.checks)
     lines.append(f"Threshold: {result.threshold:.3f}")
     if result.candidate_answer:
         lines.append(f"Answer: {truncate(clean(result.candidate_answer), ANSWER_LIMIT)}")
@@ -125,6 +136,7 @@ def error_body(result: ReportedCase) -> str:
         lines.append(f"Reasoning: {truncate(clean(result.reasoning), REASONING_LIMIT)}")
     if result.misses:
         lines.append(f"Misses: {_misses_text(result.misses)}")
+    lines += _checks_lines(result.checks)
     if result.candidate_answer:
         lines.append(f"Answer: {truncate(clean(result.candidate_answer), ANSWER_LIMIT)}")
     return "\n".join(lines)

@@ -49,6 +49,8 @@ class ReportedCase(Protocol):
     def misses(self) -> Sequence[str]: ...
     @property
     def candidate_answer(self) -> str: ...
+    @property
+    def checks(self) -> Sequence[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +71,18 @@ class ReportRow:
     """Kept only for a case that did not pass: reports show the answer of failures alone."""
     dataset: str | None = None
     case_file: str | None = None
+    checks: tuple[str, ...] = ()
+    """Rubric checks, one line each; kept only for a case that did not pass, as the answer is."""
 
     @classmethod
     def of(cls, result: CaseResult) -> ReportRow:
+        passed = result.verdict == "pass"
         return cls(result.eval_id, sys.intern(result.suite), sys.intern(result.file), result.line,
                    sys.intern(result.target), sys.intern(result.verdict), result.score, result.threshold,
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
-                   "" if result.verdict == "pass" else result.candidate_answer,
-                   sys.intern(result.dataset) if result.dataset else None, result.case_file)
+                   "" if passed else result.candidate_answer,
+                   sys.intern(result.dataset) if result.dataset else None, result.case_file,
+                   () if passed else tuple(result.checks))
 
 
 __all__ = ["ReportRow", "ReportedCase"]

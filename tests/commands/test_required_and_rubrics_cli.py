@@ -1,0 +1,330 @@
+"""`required` gates and rubric judges through the real CLI: a real `agentv-gate` process, a real
+targets file, and a real loopback server playing the judge model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+
+CHAT = "/v1/chat/completions"
+ANSWER = "Acme Corp is DENIED: it matches entry 42 on the consolidated list."
+FAST = {"retry_initial_delay_ms": 1, "retry_max_delay_ms": 5, "retry_jitter_ms": 1, "timeout_seconds": 10}
+
+
+def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def make_project(tmp_path: Path, suite: str, judge_url: str | None = None) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    agent: dict[str, Any] = {"name": "default", "provider": "mock", "response": ANSWER}
+    targets = [agent]
+    if judge_url is not None:
+        agent["judge_target"] = "judge"
+        targets.append({"name": "judge", "provider": "openai", "base_url": judge_url, "model": "grader", **FAST})
+    (tmp_path / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": targets}, sort_keys=False))
+    (tmp_path / "evals/screen.eval.yaml").write_text(textwrap.dedent(suite).lstrip("\n"))
+    return tmp_path
+
+
+def rows(project: Path) -> dict[str, dict[str, Any]]:
+    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+    return {row["eval_id"]: row for row in map(json.loads, lines)}
+
+
+def scores(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["name"]: entry for entry in row["scores"]}
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as srv:
+        yield srv
+
+
+def checks_reply(*checks: dict[str, Any], overall: str = "judged") -> FakeReply:
+    return FakeReply.openai(json.dumps({"checks": list(checks), "overall_reasoning": overall}))
+
+
+# ---------------------------------------------------------------- required
+
+
+REQUIRED_SUITE = """
+tests:
+  - id: gate-fails
+    criteria: Must approve
+    input: Screen Acme
+    assert:
+      - {type: contains, value: APPROVED, required: true}
+      - {type: contains, value: Acme}
+      - {type: contains, value: entry 42}
+  - id: gate-holds
+    criteria: Must deny
+    input: Screen Acme
+    assert:
+      - {type: contains, value: DENIED, required: true}
+      - {type: contains, value: APPROVED}
+  - id: own-mark
+    criteria: Must name both
+    input: Screen Acme
+    assert:
+      - {type: contains, value: [Acme, Globex], required: 0.5}
+      - {type: contains, value: DENIED}
+  - id: negated
+    criteria: Must not approve
+    input: Screen Acme
+    assert:
+      - {type: contains, value: DENIED, negate: true, required: true}
+      - {type: contains, value: Acme}
+"""
+
+
+def test_a_required_evaluator_below_its_mark_zeroes_the_case_but_every_hit_and_miss_is_kept(tmp_path: Path) -> None:
+    project = make_project(tmp_path, REQUIRED_SUITE)
+    proc = run_cli(project, "run", "evals", "--no-cache")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = rows(project)
+    failed = found["gate-fails"]
+    # Without the gate this would be (0 + 1 + 1) / 3 = 0.667, a pass at the default 0.5.
+    assert (failed["score"], failed["verdict"]) == (0.0, "fail")
+    assert failed["misses"][0] == "required evaluator 'contains-APPROVED' scored 0.000, below its mark 0.8"
+    assert 'Output does not contain "APPROVED"' in failed["misses"]
+    assert failed["hits"] == ['Output contains "Acme"', 'Output contains "entry 42"']
+    gate = scores(failed)["contains-APPROVED"]  # AgentV's auto-name of an unnamed `contains`
+    assert gate["required"] == 0.8 and gate["verdict"] == "fail"
+    assert failed["execution_status"] == "quality_failure"
+
+    held = found["gate-holds"]
+    assert (held["score"], held["verdict"]) == (0.5, "pass")  # the gate holds: the plain weighted mean
+
+    # `required: 0.5`: contains-all of two scores 0 here (one missing), below 0.5.
+    assert found["own-mark"]["score"] == 0.0
+    assert scores(found["own-mark"])["contains"]["required"] == 0.5
+
+    # negate first, then the gate: "must not contain DENIED" scored 0 < 0.8.
+    assert found["negated"]["score"] == 0.0
+    failure = ET.parse(project / ".agentv-gate/junit.xml").getroot().find(".//testcase[@name='gate-fails']/failure")
+    assert failure is not None and "required evaluator 'contains-APPROVED' scored 0.000" in (failure.text or "")
+
+
+# ---------------------------------------------------------------- rubrics
+
+
+RUBRIC_SUITE = """
+tests:
+  - id: screening
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - name: checklist
+        type: rubrics
+        criteria:
+          - Names the matching list entry
+          - {id: why, outcome: Explains the denial, weight: 3}
+"""
+
+
+def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    server.enqueue(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
+                                      {"id": "why", "satisfied": False, "reasoning": "no reason given"}))
+    project = make_project(tmp_path, RUBRIC_SUITE, server.url)
+    proc = run_cli(project, "run", "evals", "--no-cache")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # 1 / 4 = 0.25 < 0.5
+
+    body = server.requests_for(CHAT)[0].json
+    prompt = body["messages"][1]["content"]
+    assert "- [rubric-1] (REQUIRED): Names the matching list entry" in prompt
+    assert "- [why] (weight: 3): Explains the denial" in prompt
+    assert f"[[ ## candidate_answer ## ]]\n{ANSWER}" in prompt
+    assert '"satisfied": boolean' in body["messages"][0]["content"]
+    assert body["response_format"]["json_schema"]["name"] == "rubric_checks"
+
+    row = rows(project)["screening"]
+    assert row["score"] == 0.25 and row["verdict"] == "fail"
+    assert row["hits"] == ["[rubric-1] Names the matching list entry: entry 42 named"]
+    assert row["misses"] == ["[why] Explains the denial: no reason given"]
+    entry = scores(row)["checklist"]
+    assert (entry["type"], entry["verdict"]) == ("llm-judge", "fail")
+    assert [c["id"] for c in entry["details"]["checks"]] == ["rubric-1", "why"]
+
+    failure = ET.parse(project / ".agentv-gate/junit.xml").getroot().find(".//testcase[@name='screening']/failure")
+    assert failure is not None
+    assert "Checks:\n  checklist: ✓ [rubric-1] Names the matching list entry (required): entry 42 named\n" \
+           "  checklist: ✗ [why] Explains the denial: no reason given" in (failure.text or "")
+
+
+def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    suite = RUBRIC_SUITE.replace("weight: 3}", "weight: 3}\n        required: 0.7").replace(
+        "      - name: checklist", "      - {type: contains, value: Acme}\n      - name: checklist")
+    reply = checks_reply({"id": "rubric-1", "satisfied": False, "reasoning": "no entry"},
+                         {"id": "why", "satisfied": True, "reasoning": "explained"})
+    server.set_default(CHAT, reply)
+    project = make_project(tmp_path, suite, server.url)
+    run_cli(project, "run", "evals", "--no-cache")
+    row = rows(project)["screening"]
+    entry = scores(row)["checklist"]
+    # 3 / 4 = 0.75 stays the evaluator's score; the unmet required item makes its verdict fail.
+    assert (entry["score"], entry["verdict"]) == (0.75, "fail")
+    assert row["score"] == 0.0 and row["misses"][0] == (
+        "required evaluator 'checklist' failed: a required rubric item was not met")
+
+    # Not required itself: the case keeps the weighted mean.
+    (project / "evals/screen.eval.yaml").write_text(
+        (project / "evals/screen.eval.yaml").read_text().replace("        required: 0.7\n", ""))
+    run_cli(project, "run", "evals", "--no-cache")
+    assert rows(project)["screening"]["score"] == pytest.approx((1 + 0.75) / 2)
+
+
+SCORE_RANGE_SUITE = """
+tests:
+  - id: depth
+    criteria: A structured answer
+    input: Screen "Acme Corp"
+    assert:
+      - name: depth
+        type: llm-judge
+        rubrics:
+          - id: structure
+            score_ranges:
+              - {score_range: [0, 4], outcome: Unstructured}
+              - {score_range: [5, 10], outcome: Clear sections}
+            required_min_score: 6
+          - {id: tone, outcome: Neutral tone, weight: 2, score_ranges: [{score_range: [0, 10], outcome: Any}]}
+"""
+
+
+def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: Path, server: FakeLLMServer) -> None:
+    server.enqueue(CHAT, FakeReply.openai(json.dumps({"checks": [
+        {"id": "structure", "score": 5, "reasoning": "two sections"},
+        {"id": "tone", "score": 9, "reasoning": "neutral"}], "overall_reasoning": "ok"})))
+    project = make_project(tmp_path, SCORE_RANGE_SUITE, server.url)
+    run_cli(project, "run", "evals", "--no-cache")
+    body = server.requests_for(CHAT)[0].json
+    prompt = body["messages"][1]["content"]
+    assert "### Criterion: [structure] [REQUIRED: min score 6]" in prompt and "  - Score 5-10: Clear sections" in prompt
+    assert body["response_format"]["json_schema"]["name"] == "rubric_scores"
+    row = rows(project)["depth"]
+    entry = scores(row)["depth"]
+    assert entry["score"] == pytest.approx((0.5 * 1 + 0.9 * 2) / 3)
+    assert entry["verdict"] == "fail"  # 5 < required_min_score 6, whatever the mean
+    assert entry["details"]["raw_scores"] == {"structure": 5, "tone": 9}
+    assert "[structure] structure (5/10, Clear sections): two sections" in row["misses"]
+    assert "[tone] Neutral tone (9/10, Any): neutral" in row["hits"]
+
+
+def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_an_error(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    suite = RUBRIC_SUITE.replace("      - name: checklist", "      - {type: contains, value: Acme}\n      - name: checklist")
+    server.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": "maybe", "reasoning": "?"}))
+    project = make_project(tmp_path, suite, server.url)
+    proc = run_cli(project, "run", "evals", "--no-cache")
+    assert proc.returncode == 1
+    assert len(server.requests_for(CHAT)) == 3
+    row = rows(project)["screening"]
+    entry = scores(row)["checklist"]
+    assert entry["verdict"] == "skip" and "not a valid rubric checks after 3 attempt(s)" in entry["error"]
+    assert "'satisfied' must be true or false" in entry["error"]
+    # Left out of the weighted mean (the contains alone scores 1), but the case cannot pass on it.
+    assert row["score"] == 1.0 and row["verdict"] == "error" and row["execution_status"] == "execution_error"
+
+
+def test_a_rubric_judge_without_a_judge_target_stops_the_run_before_the_agent_is_called(tmp_path: Path) -> None:
+    """Preflight: a rubric judge is an llm_judge, so a missing judge is a configuration error (exit 2)."""
+    project = make_project(tmp_path, RUBRIC_SUITE)
+    (project / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": [
+        {"name": "default", "provider": "cli", "command": "echo Acme", "timeout_seconds": 10}]}))
+    proc = run_cli(project, "run", "evals", "--no-cache")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "no judge target configured" in proc.stderr
+    assert not (project / ".agentv-gate" / "results.jsonl").exists() or not rows(project)
+
+
+def test_case_level_rubrics_are_a_required_checklist_placed_first_with_a_deprecation_warning(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    suite = """
+    tests:
+      - id: legacy
+        criteria: Must flag the denied party
+        input: Screen "Acme Corp"
+        rubrics:
+          - {id: entry, outcome: Names the entry}
+          - {id: extra, outcome: Mentions sources, required: false}
+        assert:
+          - {type: contains, value: Acme}
+    """
+    server.set_default(CHAT, checks_reply({"id": "entry", "satisfied": False, "reasoning": "missing"},
+                                          {"id": "extra", "satisfied": True, "reasoning": "yes"}))
+    project = make_project(tmp_path, suite, server.url)
+    checked = run_cli(project, "validate", "evals")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "evals/screen.eval.yaml:5: warning: a test's 'rubrics' is deprecated" in checked.stdout
+    run_cli(project, "run", "evals", "--no-cache")
+    row = rows(project)["legacy"]
+    assert [entry["name"] for entry in row["scores"]] == ["rubric", "contains-Acme"]
+    assert scores(row)["rubric"]["verdict"] == "fail"  # objects default to required in this list
+    assert "- [entry] (REQUIRED): Names the entry" in server.requests_for(CHAT)[0].json["messages"][1]["content"]
+
+
+# ---------------------------------------------------------------- bad config: located, nothing runs
+
+
+@pytest.mark.parametrize(
+    ("assertion", "line", "message"),
+    [
+        ("- {type: contains, value: x,\n         required: sure}", 6,
+         "contains evaluator 'contains-x': required 'sure' is not true, false or a number in (0, 1]"),
+        ("- {type: contains, value: x, required: 0}", 5, "required 0 is not true, false or a number in (0, 1]"),
+        ("- {type: contains, value: x, required: 1.5}", 5, "required 1.5 is not true"),
+        ("- type: rubrics", 5, "`type: rubrics` evaluator has no 'criteria'"),
+        ("- type: rubrics\n        criteria: []", 6, "'criteria' must be a non-empty list of rubric items"),
+        ("- type: rubrics\n        criteria:\n          - ok\n          - {outcome: x, wieght: 2}", 8,
+         "unknown key 'wieght' in rubric item 2"),
+        ("- type: rubrics\n        criteria:\n          - {id: a, weight: 2}", 7, "rubric 'a' has no 'outcome'"),
+        ("- type: rubrics\n        criteria: [a, {id: rubric-1, outcome: b}]", 6, "rubric id 'rubric-1' is used twice"),
+        ("- type: rubrics\n        criteria:\n          - {id: a, outcome: b, required_min_score: 6}", 7,
+         "required_min_score, which only score-range rubrics use"),
+        ("- type: rubrics\n        criteria:\n          - id: a\n            required_min_score: 11\n"
+         "            score_ranges: [{score_range: [0, 10], outcome: any}]", 8,
+         "required_min_score 11 is not an integer from 0 to 10"),
+        ("- type: rubrics\n        criteria:\n          - id: a\n"
+         "            score_ranges: [{score_range: [0, 5], outcome: low}, {score_range: [5, 10], outcome: hi}]", 8,
+         "score ranges [0, 5] and [5, 10] overlap"),
+        ("- type: rubrics\n        criteria:\n          - id: a\n"
+         "            score_ranges: [{score_range: [3, 12], outcome: x}]", 8,
+         "score_range must be [low, high], integers 0-10"),
+        ("- type: llm_judge\n        prompt: Grade it\n        rubrics: [a]", 6,
+         "has both 'prompt' and 'rubrics'"),
+        ("- type: composite\n        evaluators:\n          - {type: contains, value: x, required: true}", 7,
+         "'required' on composite member 'contains-x'"),
+    ],
+)
+def test_bad_required_and_rubric_config_is_a_located_error(tmp_path: Path, assertion: str, line: int,
+                                                           message: str) -> None:
+    suite = f"tests:\n  - id: c\n    input: q\n    assert:\n      {assertion}\n"
+    project = make_project(tmp_path, suite)
+    proc = run_cli(project, "validate", "evals")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"evals/screen.eval.yaml:{line}: " in proc.stdout and message in proc.stdout, proc.stdout
+    ran = run_cli(project, "run", "evals")
+    assert ran.returncode == 2 and not (project / ".agentv-gate/results.jsonl").exists()
