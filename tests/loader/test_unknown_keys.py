@@ -203,7 +203,8 @@ def _not_yet_cases() -> list[tuple[str, str, str]]:
     out += [(f"evaluator {k}", f"tests:\n{case}    assert:\n      - {{type: contains, value: Hi, {k}: true}}\n", k)
             for k in NOT_YET["evaluator"]]
     judge = "type: code_judge, script: [python3, j.py]"
-    out += [(f"code_judge {k}", f"tests:\n{case}    assert:\n      - {{{judge}, {k}: true}}\n", k) for k in NOT_YET.get("code_judge", {})]
+    out += [(f"code_judge {k}", f"tests:\n{case}    assert:\n      - {{{judge}, {k}: true}}\n", k)
+            for k in NOT_YET.get("code_judge", {})]
     judge = "type: llm_judge"
     out += [(f"llm_judge {k}", f"tests:\n{case}    assert:\n      - {{{judge}, {k}: [x]}}\n", k)
             for k in NOT_YET.get("llm_judge", {})]
