@@ -16,7 +16,18 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EvalFileError
-from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
+from ..models import (
+    EVALUATOR_KINDS,
+    CodeJudgeConfig,
+    CompositeConfig,
+    EvaluatorConfig,
+    ExecutionMetricsConfig,
+    LlmJudgeConfig,
+    TokenUsageConfig,
+    ToolTrajectoryConfig,
+    aggregator_kind,
+)
+from .assertions import CUSTOM_KIND, find_custom_assertion
 from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
@@ -152,8 +163,15 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
-    if kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS:
-        raise EvalFileError(line, f"unknown evaluator type {data['type']!r}", f"one of {', '.join(EVALUATOR_KINDS)}")
+    if kind == CUSTOM_KIND or (kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS):
+        script = find_custom_assertion(data["type"], roots, line) if kind != CUSTOM_KIND else None
+        if script is None:
+            raise EvalFileError(line, f"unknown evaluator type {data['type']!r}",
+                                f"one of {', '.join(k for k in EVALUATOR_KINDS if k != CUSTOM_KIND)}, or a script "
+                                f".agentv/assertions/{data['type']}.py")
+        data = {**data, "name": data.get("name") or str(data["type"]), "assertion": str(data["type"]),
+                "type": CUSTOM_KIND, "resolved_script": script}
+        kind = CUSTOM_KIND
     if kind in CONTAINS_VARIANTS:
         data = {**CONTAINS_VARIANTS[kind], **data}
         kind = "contains"
@@ -182,6 +200,7 @@ def parse_evaluator(
         raise EvalFileError(line, f"{kind} evaluator '{data.get('name')}': {message}", expected) from None
     config.source_file = file
     config.source_line = line
+    _check_settings(config, raw, line)
     if isinstance(config, CodeJudgeConfig):
         cwd = _resolve_cwd(config.cwd, roots, line)
         config.resolved_cwd = cwd
@@ -239,3 +258,37 @@ def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, probl
             raise EvalFileError(line, f"prompt file {candidate!r} cannot be read: {exc}", "a UTF-8 text file") from None
         return
     config.resolved_prompt_text = prompt
+
+
+def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
+    """Settings that are each valid alone but mean nothing together: refused, never silently dropped."""
+    name = f"{config.type} evaluator '{config.name}'"
+    if isinstance(config, ToolTrajectoryConfig):
+        if config.mode == "any_order":
+            if not config.minimums:
+                raise EvalFileError(line, f"{name}: mode any_order needs 'minimums'", "minimums: {tool: count, ...}")
+            if config.expected is not None or config.args_match is not None:
+                raise EvalFileError(line, f"{name}: mode any_order reads only 'minimums', not 'expected'/'args_match'",
+                                    "minimums: {tool: count}, or another mode for a list of expected calls")
+            return
+        if config.minimums is not None:
+            raise EvalFileError(line, f"{name}: 'minimums' is read only in mode any_order", "expected: [{tool: ...}]")
+        if config.expected is None or (not config.expected and config.mode != "subset"):
+            raise EvalFileError(line, f"{name}: mode {config.mode} needs a non-empty 'expected' list",
+                                "expected: [{tool: name, args: {...}}, ...]")
+        if config.mode in ("subset", "superset"):
+            timed = [i.tool for i in config.expected if i.max_duration_ms is not None]
+            if timed:
+                raise EvalFileError(line, f"{name}: max_duration_ms ({', '.join(timed)}) is checked only in modes "
+                                    "in_order and exact", f"mode: in_order, or no max_duration_ms in mode {config.mode}")
+    elif isinstance(config, TokenUsageConfig):
+        if config.max_total is None and config.max_input is None and config.max_output is None:
+            raise EvalFileError(line, f"{name} sets no limit", "max_total, max_input and/or max_output")
+    elif isinstance(config, ExecutionMetricsConfig):
+        limits = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms",
+                  "target_exploration_ratio")
+        if all(getattr(config, key) is None for key in limits):
+            raise EvalFileError(line, f"{name} sets no limit", f"one or more of {', '.join(limits)}")
+        if config.target_exploration_ratio is None and isinstance(raw, dict) and "exploration_tolerance" in raw:
+            raise EvalFileError(line, f"{name}: exploration_tolerance without target_exploration_ratio",
+                                "target_exploration_ratio: 0.6 beside it")
