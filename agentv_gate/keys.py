@@ -44,11 +44,6 @@ NOT_YET: dict[str, dict[str, str]] = {
 on top of `evaluator`."""
 
 NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
-    "tool_trajectory": "tool-trajectory evaluators",
-    "latency": "budget evaluators",
-    "cost": "budget evaluators",
-    "token_usage": "budget evaluators",
-    "execution_metrics": "budget evaluators",
 }
 """Evaluator `type`s (lower case, `-` as `_`) AgentV 2.19 runs and agentv-gate does not yet."""
 

@@ -234,6 +234,85 @@ class FieldAccuracyConfig(_EvaluatorBase):
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
 
 
+ArgsMatch = Literal["exact", "superset", "subset", "ignore"] | list[str]
+"""How a tool call's arguments are compared (AgentV's `args_match`); a list compares only those dot paths."""
+
+TRAJECTORY_MODES = ("any_order", "in_order", "exact", "subset", "superset")
+
+
+class TrajectoryItem(BaseModel):
+    """One expected tool call of a `tool_trajectory`; a key not listed here is an error, never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    args: Literal["any"] | dict[str, Any] | None = None
+    args_match: ArgsMatch | None = None
+    max_duration_ms: Annotated[float, Field(ge=0)] | None = None
+
+
+class ToolTrajectoryConfig(_EvaluatorBase):
+    """AgentV's `tool-trajectory`: the tools the agent called, by count, order or set (see tool_trajectory.py)."""
+
+    type: Literal["tool_trajectory"] = "tool_trajectory"
+    mode: Literal["any_order", "in_order", "exact", "subset", "superset"]
+    minimums: dict[str, Annotated[int, Field(ge=0, strict=True)]] | None = None
+    expected: list[TrajectoryItem] | None = None
+    args_match: ArgsMatch | None = None
+
+
+NonNegative = Annotated[float, Field(ge=0)]
+Count = Annotated[int, Field(ge=0, strict=True)]
+
+
+class LatencyConfig(_EvaluatorBase):
+    """1 when the target's `duration_ms` is at most `threshold` (ms), else 0."""
+
+    type: Literal["latency"] = "latency"
+    threshold: NonNegative
+
+
+class CostConfig(_EvaluatorBase):
+    """1 when the target's `cost_usd` is at most `budget` (USD), else 0."""
+
+    type: Literal["cost"] = "cost"
+    budget: NonNegative
+
+
+class TokenUsageConfig(_EvaluatorBase):
+    """1 when every limit given holds for the target's token usage, else 0."""
+
+    type: Literal["token_usage"] = "token_usage"
+    max_total: Count | None = None
+    max_input: Count | None = None
+    max_output: Count | None = None
+
+
+class ExecutionMetricsConfig(_EvaluatorBase):
+    """One check per limit given; the score is the share of checks that hold."""
+
+    type: Literal["execution_metrics"] = "execution_metrics"
+    max_tool_calls: Count | None = None
+    max_llm_calls: Count | None = None
+    max_tokens: Count | None = None
+    max_cost_usd: NonNegative | None = None
+    max_duration_ms: NonNegative | None = None
+    target_exploration_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    exploration_tolerance: NonNegative = 0.2
+
+
+class CustomAssertionConfig(_EvaluatorBase):
+    """A suite's own assertion type: a script in `.agentv/assertions/` found by the loader and run as a
+    code judge. Never written as `type: custom_assertion`; the loader builds it from the type's name."""
+
+    type: Literal["custom_assertion"] = "custom_assertion"
+    assertion: str
+    """The type name the suite wrote (`word-count`), which names the script."""
+    timeout_seconds: float | None = None
+    config: dict[str, Any] | None = None
+    resolved_script: list[str] | None = Field(default=None, exclude=True)
+
+
 AGGREGATOR_KINDS = {
     "weighted_average": "weighted_average", "weighted": "weighted_average", "average": "weighted_average",
     "threshold": "threshold",
@@ -260,7 +339,8 @@ class CompositeConfig(_EvaluatorBase):
 
 EvaluatorConfig = Annotated[
     CodeJudgeConfig | LlmJudgeConfig | ContainsConfig | RegexConfig | EqualsConfig | IsJsonConfig
-    | FieldAccuracyConfig | CompositeConfig | AffixConfig,
+    | FieldAccuracyConfig | CompositeConfig | AffixConfig | ToolTrajectoryConfig | LatencyConfig | CostConfig
+    | TokenUsageConfig | ExecutionMetricsConfig | CustomAssertionConfig,
     Field(discriminator="type"),
 ]
 

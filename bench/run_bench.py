@@ -5,7 +5,9 @@ Two suites of N generated cases each, run by the real CLI in a subprocess:
 
 * code: every case scored by a stdlib Python code judge (one process spawn per case);
 * llm: every case scored by an `llm_judge` whose judge target is an OpenAI-compatible server on
-  127.0.0.1 answering each call after a fixed latency (200 ms by default).
+  127.0.0.1 answering each call after a fixed latency (200 ms by default);
+* trajectory (only with `--kinds trajectory`): `contains` + `tool_trajectory` on the tool calls of an
+  OpenAI-compatible agent on 127.0.0.1, against the same suite with `contains` alone.
 
 For each, the bare cost is measured without agentv-gate, so the overhead we add is visible:
 
@@ -43,7 +45,7 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the loopback model server the tests use
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the loopback model server the tests use
 
 from fake_llm_server import FakeLLMServer, FakeReply  # noqa: E402
 
@@ -88,8 +90,12 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> No
     (folder / ".agentv").mkdir()
     (folder / "evals").mkdir()
     (folder / "judge.py").write_text(JUDGE_SCRIPT)
-    targets = ["targets:", "  - name: default", "    provider: mock",
-               '    response: "Paris is the capital of France, on the Seine."']
+    if kind in AGENT_KINDS:  # an OpenAI-compatible agent on the loopback server that calls tools
+        targets = ["targets:", "  - name: default", "    provider: openai", f"    base_url: {server_url}/agent",
+                   "    model: bench-agent", "    max_retries: 0", "    timeout_seconds: 30"]
+    else:
+        targets = ["targets:", "  - name: default", "    provider: mock",
+                   '    response: "Paris is the capital of France, on the Seine."']
     if kind == "llm":
         targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
                     f"    base_url: {server_url}/judge", "    model: bench-judge", "    max_retries: 0",
@@ -100,6 +106,12 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> No
         # PATH, so this is the virtualenv's python3, the one the bare spawns below use too.
         evaluator = ("    assert:\n      - name: keywords\n        type: code_judge\n"
                      "        script: [python3, judge.py]\n        keywords: [Paris, Seine]\n")
+    elif kind in AGENT_KINDS:
+        evaluator = "    assert:\n      - {name: names, type: contains, value: Paris}\n"
+        if kind == "trajectory":
+            evaluator += ("      - name: pipeline\n        type: tool-trajectory\n        mode: in_order\n"
+                          "        args_match: superset\n        expected:\n          - {tool: search, args: {q: capital}}\n"
+                          "          - {tool: fetch}\n")
     else:
         evaluator = "    assert:\n      - name: quality\n        type: llm_judge\n"
     with open(folder / "evals" / "bench.eval.yaml", "w") as out:
@@ -108,6 +120,17 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> No
             out.write(f"  - id: case-{i:05d}\n    criteria: Names Paris and the Seine (case {i})\n"
                       f"    input: What is the capital of France, and which river runs through it? ({i})\n"
                       f"    expected_output: Paris, on the Seine.\n{evaluator}")
+
+
+AGENT_KINDS = ("trajectory", "contains")
+AGENT_PATH = "/agent/v1/chat/completions"
+AGENT_REPLY = {
+    "id": "chatcmpl-bench", "model": "bench-agent",
+    "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": "Paris is the capital of France, on the Seine.",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "capital"}'}},
+                       {"id": "c2", "type": "function", "function": {"name": "fetch", "arguments": '{"url": "x"}'}}]}}],
+    "usage": {"prompt_tokens": 20, "completion_tokens": 12}}
 
 
 LAST_CPU: dict[str, float] = {}
@@ -275,6 +298,31 @@ def bench_llm(work: Path, n: int, workers: int, latency: float, repeat: int) -> 
     ]
 
 
+def bench_trajectory(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """A tool_trajectory + contains suite against the same suite with `contains` alone, one OpenAI-compatible
+    agent on the loopback server answering every case with two tool calls at once. The difference per case
+    is what grading a trajectory costs; both pay the same agent call."""
+    with FakeLLMServer() as server:
+        server.set_default(AGENT_PATH, FakeReply.json(AGENT_REPLY))
+        measured: dict[str, tuple[float, float, float]] = {}
+        for kind in AGENT_KINDS:
+            folder = work / f"{kind}-{n}"
+            write_project(folder, n, kind, server.url)
+            runs = []
+            for _ in range(repeat):
+                wall_i, rss_i, code = run_gate(folder, workers, "--no-cache")
+                if code != 0:
+                    raise SystemExit((folder / "gate.log").read_text()[-2000:])
+                check_results(folder, n)
+                runs.append((wall_i, rss_i, LAST_CPU["gate"]))
+            measured[kind] = min(runs)
+    wall, rss, cpu = measured["trajectory"]
+    base_wall, _, base_cpu = measured["contains"]
+    return Measure("trajectory", n, workers, wall, n / wall, rss, base_wall, base_wall, (wall - base_wall) / n * 1000,
+                   {"cpu_ms_case": round(cpu / n * 1000, 2), "contains_cpu_ms_case": round(base_cpu / n * 1000, 2),
+                    "extra_cpu_ms_case": round((cpu - base_cpu) / n * 1000, 2)})
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -311,7 +359,7 @@ def print_table(measures: list[Measure], markdown: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
-    parser.add_argument("--kinds", default="code,llm", help="code, llm or both")
+    parser.add_argument("--kinds", default="code,llm", help="code, llm, trajectory (comma-separated)")
     parser.add_argument("--workers", type=int, default=None,
                         help="agentv-gate --workers for both suites (default: the tool's own default)")
     parser.add_argument("--code-workers", type=int, default=None, help="override --workers for the code suite")
@@ -349,6 +397,9 @@ def main() -> int:
             if "llm" in kinds:
                 measures.extend(bench_llm(work, n, llm_workers, args.latency_ms / 1000, args.repeat))
                 print_table(measures[-2:], False)
+            if "trajectory" in kinds:
+                measures.append(bench_trajectory(work, n, default_workers, args.repeat))
+                print_table(measures[-1:], False)
         print()
         print_table(measures, args.markdown)
         if args.json:

@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..judging.payload import build_judge_payload
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationContext, EvaluationScore
+from ..models import (
+    DEFAULT_JUDGE_TIMEOUT_SECONDS,
+    CodeJudgeConfig,
+    CustomAssertionConfig,
+    EvaluationContext,
+    EvaluationScore,
+)
 from ..transport.process import ScriptResult, run_judge
 from .json_extract import loads_strict
 
@@ -30,7 +36,7 @@ NOT_CONFIG_KEYS = {"required", "negate", "min_score", "preprocessors", "target",
 """Evaluator keys AgentV keeps for itself; every other unknown key is passed to the judge as config."""
 
 
-def judge_config(config: CodeJudgeConfig) -> dict[str, Any] | None:
+def judge_config(config: CodeJudgeConfig | CustomAssertionConfig) -> dict[str, Any] | None:
     """AgentV's pass-through config: unknown evaluator keys, then the explicit `config:` mapping."""
     extras = {k: v for k, v in (config.model_extra or {}).items() if k not in NOT_CONFIG_KEYS}
     merged = {**extras, **(config.config or {})}

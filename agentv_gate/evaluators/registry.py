@@ -21,23 +21,35 @@ from ..models import (
     CodeJudgeConfig,
     CompositeConfig,
     ContainsConfig,
+    CostConfig,
+    CustomAssertionConfig,
     EqualsConfig,
     EvaluationContext,
     EvaluationScore,
+    ExecutionMetricsConfig,
     FieldAccuracyConfig,
     IsJsonConfig,
+    LatencyConfig,
     LlmJudgeConfig,
     RegexConfig,
+    TokenUsageConfig,
+    ToolTrajectoryConfig,
 )
 from .affix import AffixEvaluator
 from .base import Evaluator, ResolveJudgeProvider
 from .code_judge import CodeJudgeEvaluator
 from .composite import CompositeEvaluator
 from .contains import ContainsEvaluator
+from .cost import CostEvaluator
+from .custom_assertion import CustomAssertionEvaluator
 from .equals import EqualsEvaluator
+from .execution_metrics import ExecutionMetricsEvaluator
 from .field_accuracy import FieldAccuracyEvaluator
 from .is_json import IsJsonEvaluator
+from .latency import LatencyEvaluator
 from .regex import RegexEvaluator
+from .token_usage import TokenUsageEvaluator
+from .tool_trajectory import ToolTrajectoryEvaluator
 
 EvaluatorRegistry = Mapping[type[BaseModel], Evaluator[Any]]
 """Config class -> the evaluator for configs of that class."""
@@ -87,6 +99,12 @@ def build_evaluator_registry(
     _register(registry, IsJsonConfig, IsJsonEvaluator())
     _register(registry, AffixConfig, AffixEvaluator())
     _register(registry, FieldAccuracyConfig, FieldAccuracyEvaluator())
+    _register(registry, ToolTrajectoryConfig, ToolTrajectoryEvaluator())
+    _register(registry, LatencyConfig, LatencyEvaluator())
+    _register(registry, CostConfig, CostEvaluator())
+    _register(registry, TokenUsageConfig, TokenUsageEvaluator())
+    _register(registry, ExecutionMetricsConfig, ExecutionMetricsEvaluator())
+    _register(registry, CustomAssertionConfig, CustomAssertionEvaluator(default_timeout_seconds=judge_timeout_seconds))
     _register(registry, CompositeConfig, CompositeEvaluator(
         run_member=lambda context: evaluate_safely(registry, context),
         resolve_judge_provider=resolve_judge_provider,

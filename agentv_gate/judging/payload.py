@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..models import Message, content_to_text, question_text
 from ..wire import to_snake_case_deep
+from .trace import raw_tool_calls, tool_name, trace_summary
 
 if TYPE_CHECKING:
     from ..models import EvaluationContext
@@ -49,46 +50,6 @@ def message_dict(message: Message | dict[str, Any]) -> dict[str, Any]:
     return dict(message)
 
 
-def _tool_calls(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """(message index, tool call) pairs across assistant messages, in order."""
-    calls: list[tuple[int, dict[str, Any]]] = []
-    for index, message in enumerate(messages):
-        raw = message.get("tool_calls") or message.get("toolCalls") or []
-        if isinstance(raw, list):
-            calls.extend((index, call) for call in raw if isinstance(call, dict))
-    return calls
-
-
-def _tool_name(call: dict[str, Any]) -> str:
-    name = call.get("tool") or call.get("name")
-    if not name and isinstance(call.get("function"), dict):
-        name = call["function"].get("name")
-    return str(name or "unknown")
-
-
-def trace_summary(output_messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts from the answer's messages, with both generations' key names.
-
-    `event_count` counts tool-call events (the samples show 0 with no tools, even though a
-    4.42 trace lists message events); `llm_call_count` counts assistant turns.
-    """
-    calls = _tool_calls(output_messages)
-    by_name: dict[str, int] = {}
-    for _, call in calls:
-        name = _tool_name(call)
-        by_name[name] = by_name.get(name, 0) + 1
-    errors = sum(1 for _, call in calls
-                 if call.get("error") or call.get("is_error") or call.get("status") == "error")
-    return {
-        "event_count": len(calls),
-        "tool_names": sorted(by_name),
-        "tool_calls_by_name": dict(by_name),
-        "tool_calls": dict(by_name),
-        "error_count": errors,
-        "llm_call_count": sum(1 for m in output_messages if m.get("role") == "assistant"),
-    }
-
-
 def _trace_events(messages: list[dict[str, Any]], first_output_index: int) -> list[dict[str, Any]]:
     """AgentV 4.42's event list: one `message` event per message, `tool_call` events for the
     answer's tool calls, and a closing `final_response` pointing at the last assistant message."""
@@ -97,9 +58,9 @@ def _trace_events(messages: list[dict[str, Any]], first_output_index: int) -> li
         events.append({"event_id": f"message-{index}", "ordinal": len(events), "type": "message",
                        "message": message, "metadata": {"message_index": index}})
         if index >= first_output_index:
-            for n, (_, call) in enumerate(_tool_calls([message])):
+            for n, (_, call) in enumerate(raw_tool_calls([message])):
                 events.append({"event_id": f"tool-{index}-{n}", "parent_event_id": f"message-{index}",
-                               "ordinal": len(events), "type": "tool_call", "name": _tool_name(call),
+                               "ordinal": len(events), "type": "tool_call", "name": tool_name(call),
                                "input": call.get("input", call.get("arguments")),
                                "output": call.get("output"), "metadata": {"message_index": index}})
     last_assistant = next((i for i in range(len(messages) - 1, first_output_index - 1, -1)

@@ -23,13 +23,17 @@ from ..models import (
     CodeJudgeConfig,
     CompositeConfig,
     EvaluatorConfig,
+    ExecutionMetricsConfig,
     FieldAccuracyConfig,
     LlmJudgeConfig,
     PromptScriptConfig,
     RegexConfig,
+    TokenUsageConfig,
+    ToolTrajectoryConfig,
     aggregator_kind,
     compile_js_regex,
 )
+from .assertions import CUSTOM_KIND, find_custom_assertion
 from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, key_problems
 from .problems import Problem
 from .refs import SearchRoots
@@ -225,8 +229,15 @@ def parse_evaluator(
         data["rubrics"] = _judge_rubrics(raw, data, line)
     if kind in NOT_YET_EVALUATOR_TYPES:
         raise EvalFileError(line, not_yet_message(f"type: {data['type']}", NOT_YET_EVALUATOR_TYPES[kind]))
-    if kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS:
-        raise EvalFileError(line, f"unknown evaluator type {data['type']!r}", f"one of {', '.join(EVALUATOR_KINDS)}")
+    if kind == CUSTOM_KIND or (kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS):
+        script = find_custom_assertion(data["type"], roots, line) if kind != CUSTOM_KIND else None
+        if script is None:
+            raise EvalFileError(line, f"unknown evaluator type {data['type']!r}",
+                                f"one of {', '.join(k for k in EVALUATOR_KINDS if k != CUSTOM_KIND)}, or a script "
+                                f".agentv/assertions/{data['type']}.py")
+        data = {**data, "name": data.get("name") or str(data["type"]), "assertion": str(data["type"]),
+                "type": CUSTOM_KIND, "resolved_script": script}
+        kind = CUSTOM_KIND
     if kind in CONTAINS_VARIANTS:
         data = {**CONTAINS_VARIANTS[kind], **data}
         kind = "contains"
@@ -234,7 +245,7 @@ def parse_evaluator(
     where = f"{kind} evaluator '{data['name']}'" if data.get("name") else f"{kind} evaluator #{index + 1}"
     known = RUBRICS_TYPE_KEYS if default_name == "rubrics" else EVALUATOR_KEYS[kind]
     problems.extend(key_problems(raw, known, "evaluator", where, file, kind=kind,
-                                 config_passthrough=kind == "code_judge"))
+                                 config_passthrough=kind in ("code_judge", CUSTOM_KIND)))
     if kind == "composite":
         problems.extend(key_problems(data.get("aggregator"), AGGREGATOR_KEYS, "aggregator",
                                      f"the aggregator of {where}", file))
@@ -270,6 +281,7 @@ def parse_evaluator(
     config.source_file = file
     config.source_line = line
     _check_numbers(config, kind, line)
+    _check_settings(config, raw, line)
     if isinstance(config, CodeJudgeConfig):
         cwd = _resolve_cwd(config.cwd, roots, line)
         config.resolved_cwd = cwd
@@ -365,3 +377,37 @@ def _check_required(value: Any, line: int, where: str) -> None:
         return
     raise EvalFileError(line, f"{where}: required {value!r} is not true, false or a number in (0, 1]",
                         "required: true (must score 0.8) or a mark such as required: 0.6")
+
+
+def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
+    """Settings that are each valid alone but mean nothing together: refused, never silently dropped."""
+    name = f"{config.type} evaluator '{config.name}'"
+    if isinstance(config, ToolTrajectoryConfig):
+        if config.mode == "any_order":
+            if not config.minimums:
+                raise EvalFileError(line, f"{name}: mode any_order needs 'minimums'", "minimums: {tool: count, ...}")
+            if config.expected is not None or config.args_match is not None:
+                raise EvalFileError(line, f"{name}: mode any_order reads only 'minimums', not 'expected'/'args_match'",
+                                    "minimums: {tool: count}, or another mode for a list of expected calls")
+            return
+        if config.minimums is not None:
+            raise EvalFileError(line, f"{name}: 'minimums' is read only in mode any_order", "expected: [{tool: ...}]")
+        if config.expected is None or (not config.expected and config.mode != "subset"):
+            raise EvalFileError(line, f"{name}: mode {config.mode} needs a non-empty 'expected' list",
+                                "expected: [{tool: name, args: {...}}, ...]")
+        if config.mode in ("subset", "superset"):
+            timed = [i.tool for i in config.expected if i.max_duration_ms is not None]
+            if timed:
+                raise EvalFileError(line, f"{name}: max_duration_ms ({', '.join(timed)}) is checked only in modes "
+                                    "in_order and exact", f"mode: in_order, or no max_duration_ms in mode {config.mode}")
+    elif isinstance(config, TokenUsageConfig):
+        if config.max_total is None and config.max_input is None and config.max_output is None:
+            raise EvalFileError(line, f"{name} sets no limit", "max_total, max_input and/or max_output")
+    elif isinstance(config, ExecutionMetricsConfig):
+        limits = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms",
+                  "target_exploration_ratio")
+        if all(getattr(config, key) is None for key in limits):
+            raise EvalFileError(line, f"{name} sets no limit", f"one or more of {', '.join(limits)}")
+        if config.target_exploration_ratio is None and isinstance(raw, dict) and "exploration_tolerance" in raw:
+            raise EvalFileError(line, f"{name}: exploration_tolerance without target_exploration_ratio",
+                                "target_exploration_ratio: 0.6 beside it")

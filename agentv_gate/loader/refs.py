@@ -38,6 +38,11 @@ class SearchRoots:
             parent for parent in self.eval_dir.parents if self.inside_root(parent) and parent != self.repo_root]
         return [self.eval_dir, *between, self.repo_root]
 
+    @property
+    def search_dirs(self) -> list[Path]:
+        """The eval file's folder, each parent inside the repo root, then the root: nearest first."""
+        return self._search_dirs
+
     @cached_property
     def _resolved_root(self) -> Path:
         return self.repo_root.resolve()

@@ -113,4 +113,7 @@ class AnthropicProvider(HttpChatProvider):
         if isinstance(usage_raw, dict):
             usage = {"input": usage_raw.get("input_tokens"), "output": usage_raw.get("output_tokens")}
         raw = {"model": data.get("model"), "id": data.get("id"), "stop_reason": data.get("stop_reason")}
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)
+        tool_calls = [{"tool": str(b.get("name") or "unknown"), "input": b.get("input"), "id": b.get("id")}
+                      for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw,
+                             tool_calls=tool_calls)

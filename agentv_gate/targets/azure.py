@@ -29,7 +29,7 @@ from ..errors import TargetsConfigError
 from ..models import TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig
-from .openai_compat import HttpChatProvider, chat_completion_text, chat_messages, text_response
+from .openai_compat import HttpChatProvider, chat_completion_text, chat_messages, chat_tool_calls, text_response
 
 DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"
 V1_VERSIONS = ("v1", "preview")
@@ -117,4 +117,5 @@ class AzureOpenAIProvider(HttpChatProvider):
         result = self.post(request)
         text, usage, raw = chat_completion_text(result.data, self.target.describe(), result.retries)
         raw["deployment"] = self.deployment
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)
+        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw,
+                             tool_calls=chat_tool_calls(result.data))

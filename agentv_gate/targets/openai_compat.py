@@ -13,6 +13,7 @@ and Anthropic providers, which speak close cousins of this wire format.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -63,11 +64,15 @@ def chat_messages(request: ProviderRequest, default_system: str | None = None) -
 
 
 def text_response(
-    text: str, *, started: float, retries: int, usage: dict[str, Any] | None, raw: dict[str, Any]
+    text: str, *, started: float, retries: int, usage: dict[str, Any] | None, raw: dict[str, Any],
+    tool_calls: list[dict[str, Any]] | None = None,
 ) -> TargetResponse:
+    """The reply as one assistant message; tool calls the model asked for ride on it in AgentV's shape."""
+    message = Message.model_validate({"role": "assistant", "content": text, **({"tool_calls": tool_calls}
+                                                                              if tool_calls else {})})
     return TargetResponse(
         text=text,
-        output_messages=[Message(role="assistant", content=text)],
+        output_messages=[message],
         token_usage=usage,
         duration_ms=int((time.monotonic() - started) * 1000),
         retries=retries,
@@ -98,6 +103,28 @@ def chat_completion_text(
         )
     raw = {"model": data.get("model"), "id": data.get("id"), "finish_reason": finish_reason}
     return text, chat_usage(data.get("usage")), raw
+
+
+def chat_tool_calls(data: Any) -> list[dict[str, Any]]:
+    """`choices[0].message.tool_calls` as AgentV's `{tool, input, id}`; the JSON `arguments` string is
+    decoded (kept as text when it is not JSON, so a malformed call is seen, not dropped)."""
+    try:
+        raw = data["choices"][0]["message"].get("tool_calls")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return []
+    calls: list[dict[str, Any]] = []
+    for call in raw if isinstance(raw, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                pass
+        calls.append({"tool": str(function.get("name") or "unknown"), "input": arguments, "id": call.get("id")})
+    return calls
 
 
 def chat_usage(usage: Any) -> dict[str, Any] | None:
@@ -195,4 +222,5 @@ class OpenAICompatProvider(HttpChatProvider):
         started = time.monotonic()
         result = self.post(request)
         text, usage, raw = chat_completion_text(result.data, self.target.describe(), result.retries)
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)
+        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw,
+                             tool_calls=chat_tool_calls(result.data))

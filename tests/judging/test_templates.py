@@ -185,3 +185,14 @@ def test_script_timeout_and_missing_command(tmp_path: Path) -> None:
     config = LlmJudgeConfig(name="j", prompt=PromptScriptConfig(script=["no-such-runtime-xyz", "t.ts"]))
     with pytest.raises(PromptTemplateError, match="command not found: 'no-such-runtime-xyz'"):
         resolve_prompt(make_context(tmp_path, config), config)
+
+
+def test_trace_summary_lists_each_tools_reported_durations() -> None:
+    from agentv_gate.judging.trace import trace_summary
+
+    summary = trace_summary([{"role": "assistant", "content": "", "tool_calls": [
+        {"tool": "search", "duration_ms": 120}, {"tool": "search", "duration_ms": 80}, {"tool": "fetch"},
+        {"tool": "fetch", "duration_ms": "slow"}]}])
+    assert summary["tool_durations"] == {"search": [120.0, 80.0]}
+    assert summary["tool_calls_by_name"] == {"search": 2, "fetch": 2} and summary["llm_call_count"] == 1
+    assert "tool_durations" not in trace_summary([{"role": "assistant", "content": "hi"}])

@@ -1,0 +1,149 @@
+"""latency, cost, token_usage, execution_metrics: budgets on what the target reports, through the real CLI.
+
+A metric the target did not report never counts as 0 (that would pass every budget): the evaluator
+needing it scores 0 with a miss naming the metric.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentv_gate.evaluators.execution_metrics import ExecutionMetricsEvaluator
+from agentv_gate.models import EvalCase, EvaluationContext, ExecutionMetricsConfig, Message
+from tests.helpers.evaluation import score_of
+
+AGENT = """\
+import json, sys
+prompt = sys.stdin.read()
+replies = json.load(open(sys.argv[1]))
+reply = next(reply for key, reply in replies.items() if key in prompt)
+print(json.dumps(reply) if isinstance(reply, dict) else reply)
+"""
+
+CALLS = [{"tool": "Read", "input": {}}, {"tool": "grep", "input": {}}, {"tool": "edit", "input": {}}]
+REPLIES: dict[str, Any] = {
+    "lean": {"text": "Done.", "token_usage": {"input": 1000, "output": 200, "cached": 300}, "cost_usd": 0.02,
+             "duration_ms": 1500, "output_messages": [
+                 {"role": "assistant", "content": "working", "tool_calls": CALLS},
+                 {"role": "assistant", "content": "Done."}]},
+    "heavy": {"text": "Done.", "token_usage": {"input": 9000, "output": 900}, "cost_usd": 0.4, "duration_ms": 9000},
+    "silent": "Done, and I report no metrics at all.",
+}
+
+SUITE = """
+    tests:
+      - id: {case}
+        input: Do the {case} task
+        criteria: Does the task
+        assert:
+          - {{name: fast, type: latency, threshold: 5000}}
+          - {{name: cheap, type: cost, budget: 0.05}}
+          - {{name: small, type: token-usage, max_total: 1600, max_output: 800}}
+          - name: lean
+            type: execution-metrics
+            max_tool_calls: 3
+            max_llm_calls: 2
+            max_tokens: 1300
+            max_cost_usd: 0.05
+            target_exploration_ratio: 0.6
+            exploration_tolerance: 0.1
+"""
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "replies.json").write_text(json.dumps(REPLIES))
+    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent(f"""
+        targets:
+          - name: default
+            provider: cli
+            command_template: "{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'replies.json'}"
+    """))
+    return tmp_path
+
+
+def run_suite(project: Path, *cases: str) -> dict[str, dict[str, Any]]:
+    body = "".join(textwrap.dedent(SUITE).replace("tests:\n", "" if i else "tests:\n").format(case=case)
+                   for i, case in enumerate(cases))
+    (project / "evals/budget.eval.yaml").write_text(body)
+    proc = run_cli("run", "evals", cwd=project)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+    rows = {row["eval_id"]: row for row in map(json.loads, lines)}
+    return {case: {r["name"]: r for r in rows[case]["evaluator_results"]} for case in cases}
+
+
+def test_budgets_pass_fail_and_refuse_missing_metrics(project: Path) -> None:
+    found = run_suite(project, "lean", "heavy", "silent")
+    lean = found["lean"]
+    assert {name: r["score"] for name, r in lean.items()} == {"fast": 1.0, "cheap": 1.0, "small": 1.0, "lean": 1.0}
+    assert lean["small"]["hits"] == ["Total tokens 1500 <= 1600 max", "Output tokens 200 <= 800 max"]
+    assert "Exploration ratio 0.67 within 0.1 of target 0.6" in lean["lean"]["hits"]
+
+    heavy = found["heavy"]
+    assert {name: r["score"] for name, r in heavy.items()} == {"fast": 0.0, "cheap": 0.0, "small": 0.0, "lean": 0.4}
+    assert heavy["fast"]["misses"] == ["Duration 9000ms > 5000ms threshold"]
+    assert heavy["cheap"]["misses"] == ["Cost $0.4000 > $0.0500 budget"]
+    assert heavy["small"]["misses"] == ["Total tokens 9900 > 1600 max", "Output tokens 900 > 800 max"]
+    # one plain answer message: 0 tool calls and 1 LLM call hold; no tool calls means no exploration ratio
+    assert heavy["lean"]["hits"] == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
+
+    silent = found["silent"]  # no cost, no tokens: those checks are misses naming the metric
+    assert silent["cheap"]["score"] == 0.0
+    assert silent["cheap"]["misses"] == ["cost_usd not reported by the target: cost cannot be checked"]
+    assert silent["small"]["score"] == 0.0
+    assert "token_usage not reported by the target: max_total cannot be checked" in silent["small"]["misses"]
+    assert "cost_usd not reported by the target: cost usd cannot be checked" in silent["lean"]["misses"]
+    assert "token_usage not reported by the target: tokens cannot be checked" in silent["lean"]["misses"]
+
+
+def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
+    """The heavy case's execution checks one by one: 2 of 5 hold."""
+    config = ExecutionMetricsConfig(name="lean", max_tool_calls=3, max_llm_calls=2, max_tokens=1300, max_cost_usd=0.05,
+                                    target_exploration_ratio=0.6, exploration_tolerance=0.1)
+    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
+    context = EvaluationContext(eval_case=case, candidate="Done.", evaluator=config,
+                                output_messages=[Message(role="assistant", content="Done.")],
+                                token_usage={"input": 9000, "output": 900}, cost_usd=0.4, duration_ms=9000)
+    score = score_of(ExecutionMetricsEvaluator(), context)
+    assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
+    assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
+                            "Exploration ratio not available (no tool calls)"]
+    assert score.score == pytest.approx(2 / 5)
+
+
+@pytest.mark.parametrize(("assertion", "message"), [
+    ("{name: f, type: latency}", "missing required field 'threshold'"),
+    ("{name: f, type: latency, threshold: -1}", "field 'threshold'"),
+    ("{name: c, type: cost, budget: cheap}", "field 'budget'"),
+    ("{name: t, type: token-usage}", "token_usage evaluator 't' sets no limit"),
+    ("{name: t, type: token_usage, max_total: 1.5}", "field 'max_total'"),
+    ("{name: e, type: execution-metrics}", "execution_metrics evaluator 'e' sets no limit"),
+    ("{name: e, type: execution-metrics, max_tool_calls: 3, exploration_tolerance: 0.1}",
+     "exploration_tolerance without target_exploration_ratio"),
+    ("{name: e, type: execution-metrics, target_exploration_ratio: 2}", "field 'target_exploration_ratio'"),
+])
+def test_bad_budget_config_is_a_located_error(project: Path, assertion: str, message: str) -> None:
+    suite = project / "evals/budget.eval.yaml"
+    suite.write_text(f"tests:\n  - id: x\n    input: q\n    criteria: c\n    assert:\n      - {assertion}\n")
+    proc = run_cli("validate", "evals", cwd=project)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("evals/budget.eval.yaml:6: ") and message in proc.stdout, proc.stdout
