@@ -1,13 +1,13 @@
 """On-disk cache of model answers, so an unchanged eval re-run costs no API call.
 
 Only providers whose answer is a function of the request are cached: the HTTP model providers
-(`openai`, `azure`, `anthropic`). A `cli` target is the agent under test, whose answer depends on
+(`openai`, `azure`, `anthropic`, `gemini`). A `cli` target is the agent under test, whose answer depends on
 the code of the pull request, so replaying an old answer would hide a regression; `mock` answers
 from its config and costs nothing. Targets and LLM judges both reach the cache through
 `TargetResolver`'s `wrap`, one `CachingProvider` per provider.
 
 The key is a SHA-256 over what decides the answer: the provider kind, the URL the request goes to
-(base URL, deployment, API version; any `user:password@` removed), the JSON body as the provider
+(base URL, deployment, API version, Gemini's model; any `user:password@` removed), the JSON body as the provider
 builds it (model, system prompt, messages, temperature, max_tokens or max_completion_tokens,
 reasoning_effort, response_format), header values that are not credentials, and the judge's re-ask
 number. The body is taken before any parameter the server refused earlier in the run is adjusted
@@ -98,7 +98,8 @@ def request_identity(provider: Provider, request: ProviderRequest) -> dict[str, 
     """Everything that decides the answer to `request` from `provider`, secrets excluded."""
     identity: dict[str, Any] = {"format": CACHE_FORMAT, "kind": provider.kind}
     build_body = getattr(provider, "build_body", None)
-    url = getattr(provider, "url", None)
+    url_for = getattr(provider, "url_for", None)
+    url = url_for(request) if callable(url_for) else getattr(provider, "url", None)
     if callable(build_body) and isinstance(url, str):
         identity["url"] = _strip_userinfo(url)
         identity["body"] = build_body(request)
