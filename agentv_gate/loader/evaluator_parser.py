@@ -16,7 +16,15 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EvalFileError
-from ..models import EVALUATOR_KINDS, CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
+from ..models import (
+    EVALUATOR_KINDS,
+    CodeJudgeConfig,
+    CompositeConfig,
+    EvaluatorConfig,
+    LlmJudgeConfig,
+    TargetAccessConfig,
+    aggregator_kind,
+)
 from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import item_line, line_of
@@ -167,6 +175,10 @@ def parse_evaluator(
     if kind == "code_judge" and not data.get("script"):
         raise EvalFileError(line, f"code_judge '{data['name']}' has no 'script'",
                             "script: [python3, judge.py] or script: python3 judge.py")
+    if kind == "code_judge" and "target" in data:
+        data["target"] = _target_access(data["target"], getattr(raw, "key_lines", {}).get("target", line), data["name"])
+        if data["target"] is None:
+            del data["target"]
     if "timeout" in data and "timeout_seconds" not in data:
         data["timeout_seconds"] = data.pop("timeout")
     if kind == "composite":
@@ -198,6 +210,26 @@ def parse_evaluator(
             config.resolved_aggregator_cwd = cwd
             config.resolved_aggregator_script = resolve_script(script, line, roots, cwd, problems, file)
     return config
+
+
+def _target_access(value: Any, line: int, name: str) -> dict[str, Any] | None:
+    """A code judge's `target:` as AgentV writes it: `true` (default limit), `false` (none), or
+    `{max_calls: N}`. Anything else is refused here rather than read as no model access."""
+    if value is True:
+        return {}
+    if value is False:
+        return None
+    if isinstance(value, dict):
+        try:
+            TargetAccessConfig.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise EvalFileError(line, f"code_judge '{name}': target.{where}: {first['msg']}",
+                                "target: {max_calls: N} with N a whole number >= 0") from None
+        return dict(value)
+    raise EvalFileError(line, f"code_judge '{name}': target must be true or a mapping, got {value!r}",
+                        "target: true, or target: {max_calls: 20}")
 
 
 def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:
