@@ -298,6 +298,7 @@ def test_cli_a_judge_with_target_and_no_judge_model_is_an_error_and_its_script_n
     ("{max_calls: 2.5}", "target.max_calls: Input should be a valid integer"),
     ("{max_calls: 20}", None),
     ("true", None),
+    ("false", None),
 ])
 def test_validate_points_at_a_target_it_cannot_use(tmp_path: Path, server: FakeLLMServer, target: str,
                                                    said: str | None, monkeypatch: pytest.MonkeyPatch,
