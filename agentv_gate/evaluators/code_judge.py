@@ -24,6 +24,7 @@ from typing import Any
 
 from ..judging.payload import build_judge_payload
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CodeJudgeConfig, EvaluationContext, EvaluationScore
+from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
 from .base import ResolveJudgeProvider
 from .json_extract import loads_strict
@@ -215,6 +216,7 @@ class CodeJudgeEvaluator:
                          model=context.judge_model) as proxy:
             score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
                                      call_env=proxy.env())
+        count_thread_cache_hits(proxy.usage.cache_hits)
         recorded = {**(score.evaluator_raw_request or raw), "target_proxy": proxy.usage.as_raw()}
         return score.model_copy(update={"retries": score.retries + proxy.usage.retries,
                                         "evaluator_raw_request": recorded})

@@ -65,12 +65,17 @@ class ProxyUsage:
     """Calls refused for the limit (429): a judge that hit it may have judged on less than it meant to."""
     failed_calls: int = 0
     retries: int = 0
+    cache_hits: int = 0
+    """Calls answered from the response cache (the proxy's threads are not the case's, so the case
+    adds these to its own count)."""
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
 
     def as_raw(self) -> dict[str, Any]:
         raw: dict[str, Any] = {"target": self.target, "max_calls": self.max_calls, "call_count": self.call_count}
+        if self.cache_hits:
+            raw["cache_hits"] = self.cache_hits
         if self.refused_calls:
             raw["refused_calls"] = self.refused_calls
         if self.failed_calls:
@@ -252,6 +257,7 @@ class TargetProxy:
         usage = response.token_usage or {}
         with self._lock:
             self.usage.retries += response.retries
+            self.usage.cache_hits += 1 if (response.raw or {}).get("cached") is True else 0
             self.usage.input_tokens += _count(usage.get("input"))
             self.usage.output_tokens += _count(usage.get("output"))
         return {"output": [m.model_dump(mode="json", exclude_none=True) for m in response.output_messages],

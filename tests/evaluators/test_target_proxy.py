@@ -271,7 +271,10 @@ def test_cli_a_judge_with_target_passes_fails_and_errors_on_its_limit_then_repla
     sent = len(server.requests)
     code, output = gate(project, "run", "evals")
     assert code == 1 and len(server.requests) == sent, output  # every judge-model call replayed from the cache
-    assert rows(project)["paris"]["verdict"] == "pass"
+    again = rows(project)
+    assert again["paris"]["verdict"] == "pass" and again["paris"]["cache_hits"] == 1
+    assert again["paris"]["evaluator_raw_request"]["target_proxy"]["cache_hits"] == 1
+    assert again["lyon"]["verdict"] == "fail" and again["lyon"]["cache_hits"] == 1
 
 
 def test_cli_a_judge_with_target_and_no_judge_model_is_an_error_and_its_script_never_runs(
