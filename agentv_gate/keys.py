@@ -34,7 +34,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "min_score": "minimum-score gates on an evaluator",
         "preprocessors": "answer preprocessors",
     },
-    "code_judge": {"target": "code judges with model access"},
     "target": {
         "use_target": "targets that delegate to another target",
         "fallback_targets": "fallback targets",
@@ -48,9 +47,6 @@ NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
 """Evaluator `type`s (lower case, `-` as `_`) AgentV 2.19 runs and agentv-gate does not yet."""
 
 NOT_YET_PROVIDERS: dict[str, str] = {
-    "gemini": "the Gemini provider",
-    "google-gemini": "the Gemini provider",
-    "google": "the Gemini provider",
     "codex": "the Codex agent provider",
     "claude-code": "the Claude Code agent provider",
     "copilot-cli": "the Copilot CLI agent provider",

@@ -99,12 +99,27 @@ class _EvaluatorBase(BaseModel):
         return float(self.required)
 
 
+DEFAULT_TARGET_MAX_CALLS = 50
+"""AgentV's limit on a code judge's model calls per case when `target:` names none."""
+
+
+class TargetAccessConfig(BaseModel):
+    """A code judge's `target:` (`true`, or `{max_calls: N}`): the script may call the judge model
+    through a loopback proxy, at most `max_calls` times per case."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_calls: int = Field(default=DEFAULT_TARGET_MAX_CALLS, ge=0, strict=True)
+
+
 class CodeJudgeConfig(_EvaluatorBase):
     type: Literal["code_judge"] = "code_judge"
     script: str | list[str]
     cwd: str | None = None
     timeout_seconds: float | None = None
     config: dict[str, Any] | None = None
+    target: TargetAccessConfig | None = None
+    """Model access for the script (None: none), as AgentV's code-judge `target:`."""
     # Filled by the loader: the argv with the script path made absolute, and the working folder.
     resolved_script: list[str] | None = Field(default=None, exclude=True)
     resolved_cwd: Path | None = Field(default=None, exclude=True)

@@ -13,6 +13,13 @@ broken rather than trusting half a result.
         ok = "Paris" in payload.answer
         return {"score": 1.0 if ok else 0.0, "hits": ["names Paris"] if ok else []}
 
+A judge with `target:` in its config may ask the case's judge model questions:
+
+    from agentv_gate.sdk import TargetClient
+
+    reply = TargetClient().invoke("List the claims in: ...", system_prompt="One per line.")
+    claims = reply.text.splitlines()
+
 The decorated function runs at once when its file is the program being executed (as AgentV's
 run when their module loads); imported from elsewhere, e.g. by a unit test, it is returned
 untouched so it can be called directly with a `CodeJudgeInput`.
@@ -35,7 +42,10 @@ import dataclasses
 import inspect
 import json
 import math
+import os
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -47,6 +57,9 @@ __all__ = [
     "CodeJudgeResult",
     "JudgeMessage",
     "PromptTemplateInput",
+    "TargetAccessError",
+    "TargetClient",
+    "TargetReply",
     "TraceSummary",
     "define_code_judge",
     "define_prompt_template",
@@ -349,3 +362,111 @@ def define_prompt_template(fn: F) -> F:
     if _runs_as_program(fn):
         sys.exit(run_prompt_template(fn))
     return fn
+
+
+# ---------------------------------------------------------------- model access (`target:`)
+
+PROXY_URL_VARIABLE = "AGENTV_TARGET_PROXY_URL"
+PROXY_TOKEN_VARIABLE = "AGENTV_TARGET_PROXY_TOKEN"
+
+
+class TargetAccessError(RuntimeError):
+    """A call to the judge model could not be made or gave no answer: the judge has no `target:`,
+    went over its `max_calls`, sent a bad request, or the model failed after its retries.
+
+    Left uncaught in a `define_code_judge` function it fails the judge (score 0, exit 1), so the
+    case is reported as an error rather than judged on a missing answer.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The proxy's HTTP status (401, 400, 429, 502, ...), None when it could not be reached."""
+
+
+@dataclass
+class TargetReply:
+    """The judge model's answer to one question."""
+
+    text: str
+    """The answer's text (the proxy's `rawText`)."""
+    output: list[dict[str, Any]] = field(default_factory=list)
+    """The answer as output messages (`{role, content}`)."""
+    token_usage: dict[str, Any] | None = None
+    error: str | None = None
+    """Set on a batch item that failed (the other items still carry answers); `invoke` raises instead."""
+
+
+def _reply(data: Any) -> TargetReply:
+    if not isinstance(data, dict):
+        raise TargetAccessError(f"the target proxy replied with a JSON {type(data).__name__}, expected an object")
+    text = data.get("rawText")
+    output = data.get("output")
+    usage = data.get("tokenUsage")
+    error = data.get("error")
+    return TargetReply(text=text if isinstance(text, str) else "", output=output if isinstance(output, list) else [],
+                       token_usage=usage if isinstance(usage, dict) else None,
+                       error=error if isinstance(error, str) else None)
+
+
+class TargetClient:
+    """Calls the case's judge model through the loopback proxy agentv-gate starts for a code judge
+    with `target:` (`AGENTV_TARGET_PROXY_URL` / `AGENTV_TARGET_PROXY_TOKEN`); AgentV's TargetClient."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, timeout_seconds: float = 600.0) -> None:
+        url = url if url is not None else os.environ.get(PROXY_URL_VARIABLE)
+        token = token if token is not None else os.environ.get(PROXY_TOKEN_VARIABLE)
+        if not url or not token:
+            raise TargetAccessError(
+                f"no target proxy: {PROXY_URL_VARIABLE} / {PROXY_TOKEN_VARIABLE} are not set; add `target: true` "
+                "(or `target: {max_calls: N}`) to this code judge in the eval file"
+            )
+        self.url = url.rstrip("/")
+        self._token = token
+        self.timeout_seconds = timeout_seconds
+        # The proxy is on 127.0.0.1: a CI runner's HTTP(S)_PROXY must never receive the request.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def __repr__(self) -> str:
+        return f"TargetClient(url={self.url!r})"
+
+    def _request(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(f"{self.url}{path}", data=data, method=method, headers={
+            "Authorization": f"Bearer {self._token}", "Content-Type": "application/json"})
+        try:
+            with self._opener.open(request, timeout=self.timeout_seconds) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            try:
+                said = json.loads(exc.read().decode("utf-8")).get("error")
+            except (ValueError, AttributeError, OSError):
+                said = None
+            raise TargetAccessError(f"{method} {path}: HTTP {exc.code}: {said or exc.reason}", exc.code) from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise TargetAccessError(f"{method} {path}: cannot reach the target proxy at {self.url}: {reason}") from None
+
+    def info(self) -> dict[str, Any]:
+        """`{targetName, maxCalls, callCount, availableTargets}`."""
+        data = self._request("GET", "/info")
+        if not isinstance(data, dict):
+            raise TargetAccessError("the target proxy's /info is not a JSON object")
+        return data
+
+    def invoke(self, question: str, system_prompt: str | None = None, *, attempt: int = 1) -> TargetReply:
+        """Ask the judge model one question. `attempt` > 1 asks afresh instead of replaying a cached answer."""
+        body: dict[str, Any] = {"question": question, "attempt": attempt}
+        if system_prompt is not None:
+            body["systemPrompt"] = system_prompt
+        return _reply(self._request("POST", "/invoke", body))
+
+    def invoke_batch(self, questions: list[str | dict[str, Any]]) -> list[TargetReply]:
+        """Several questions in one request: each a string, or `{question, systemPrompt?, attempt?}`.
+        A failed item has `error` set; over the call limit the whole batch raises."""
+        requests = [{"question": q} if isinstance(q, str) else q for q in questions]
+        data = self._request("POST", "/invokeBatch", {"requests": requests})
+        replies = data.get("responses") if isinstance(data, dict) else None
+        if not isinstance(replies, list):
+            raise TargetAccessError("the target proxy's /invokeBatch reply has no responses list")
+        return [_reply(item) for item in replies]

@@ -6,6 +6,10 @@ judge can do - not start, hang, crash, exit non-zero, print nothing, print prose
 of 7 - becomes score 0 with the reason and the judge's stderr in `misses` and `error` set, so
 the case is reported as an error instead of silently passing or stopping the run.
 
+With `target:` the script may also call the case's judge model through a loopback proxy
+(`target_proxy.py`), whose URL and token it finds in `AGENTV_TARGET_PROXY_URL` /
+`AGENTV_TARGET_PROXY_TOKEN`; what it did there is kept as `evaluator_raw_request.target_proxy`.
+
 Where AgentV is laxer we are stricter on purpose: AgentV scores unparseable stdout 0 without
 saying why and clamps out-of-range scores; a gate should say the judge is broken.
 """
@@ -26,8 +30,11 @@ from ..models import (
     EvaluationContext,
     EvaluationScore,
 )
+from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
+from .base import ResolveJudgeProvider
 from .json_extract import loads_strict
+from .target_proxy import TargetProxy
 
 STDERR_TAIL_CHARS = 2000
 """AgentV keeps the last 2000 characters of a failed judge's stderr."""
@@ -147,13 +154,14 @@ def judge_cwd(config: CodeJudgeConfig, context: EvaluationContext) -> Path:
 
 
 def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, what: str, raw: dict[str, Any],
-                     max_output_bytes: int = 8 * 1024 * 1024) -> EvaluationScore:
+                     max_output_bytes: int = 8 * 1024 * 1024, call_env: dict[str, str] | None = None) -> EvaluationScore:
     """Run a script that speaks the judge protocol and turn whatever happens into a score.
 
     Shared by code judges and the composite's code aggregator: a crash, timeout or unusable
-    output becomes score 0 with the reason, never an exception.
+    output becomes score 0 with the reason, never an exception. `call_env` is for this run only
+    (the target proxy's URL and token).
     """
-    result = run_judge(argv, stdin, timeout, cwd=cwd, max_output_bytes=max_output_bytes)
+    result = run_judge(argv, stdin, timeout, cwd=cwd, max_output_bytes=max_output_bytes, call_env=call_env)
     raw["duration_ms"] = result.duration_ms
     raw["exit_code"] = result.exit_code
     failure = result.failure()
@@ -169,11 +177,21 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
     return score_from_output(data, raw)
 
 
+def _no_model(message: str, raw: dict[str, Any]) -> EvaluationScore:
+    """The judge asked for model access (`target:`) and cannot have it: an error, the script not run."""
+    raw["error"] = message
+    return EvaluationScore(score=0.0, misses=[f"Code evaluator failed: {message}"], expected_aspect_count=1,
+                           reasoning=message, evaluator_raw_request=raw, error=message)
+
+
 class CodeJudgeEvaluator:
     def __init__(self, default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
-                 max_output_bytes: int = 8 * 1024 * 1024) -> None:
+                 max_output_bytes: int = 8 * 1024 * 1024,
+                 resolve_judge_provider: ResolveJudgeProvider | None = None) -> None:
         self.default_timeout_seconds = default_timeout_seconds
         self.max_output_bytes = max_output_bytes
+        self.resolve_judge_provider = resolve_judge_provider
+        """Who answers a judge's `target:` calls: the case's judge target, as for an llm_judge."""
 
     def evaluate(self, config: CodeJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         cwd = judge_cwd(config, context)
@@ -188,4 +206,27 @@ class CodeJudgeEvaluator:
         payload = build_judge_payload(context, judge_config(config))
         stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)  # YAML dates become text
         what = f"judge '{config.name}' ({Path(argv[0]).name if argv else '?'})"
-        return run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes)
+        if config.target is None:
+            return run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes)
+        return self._with_model_access(config, context, argv, stdin, timeout, cwd, what, raw)
+
+    def _with_model_access(self, config: CodeJudgeConfig, context: EvaluationContext, argv: list[str], stdin: str,
+                           timeout: float, cwd: Path, what: str, raw: dict[str, Any]) -> EvaluationScore:
+        """Run the script with a target proxy to the case's judge model beside it (see target_proxy.py)."""
+        assert config.target is not None
+        try:
+            provider = self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
+        except Exception as exc:  # a misconfigured judge target is this case's error, not a crash
+            return _no_model(f"{what} has target: but its judge target cannot be used: {exc}", raw)
+        if provider is None:
+            return _no_model(
+                f"{what} has target: but no judge target is configured: set judge_target on target "
+                f"'{context.target or '(unnamed)'}' in .agentv/targets.yaml", raw)
+        with TargetProxy(provider, config.target.max_calls, case_id=context.eval_case.id, evaluator=config.name,
+                         model=context.judge_model) as proxy:
+            score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
+                                     call_env=proxy.env())
+        count_thread_cache_hits(proxy.usage.cache_hits)
+        recorded = {**(score.evaluator_raw_request or raw), "target_proxy": proxy.usage.as_raw()}
+        return score.model_copy(update={"retries": score.retries + proxy.usage.retries,
+                                        "evaluator_raw_request": recorded})

@@ -92,7 +92,8 @@ def build_evaluator_registry(
 ) -> dict[type[BaseModel], Evaluator[Any]]:
     """An evaluator for every config class, with `overrides` applied last (composite members use them too)."""
     registry: dict[type[BaseModel], Evaluator[Any]] = {}
-    _register(registry, CodeJudgeConfig, CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds))
+    _register(registry, CodeJudgeConfig, CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds,
+                                                            resolve_judge_provider=resolve_judge_provider))
     _register(registry, ContainsConfig, ContainsEvaluator())
     _register(registry, RegexConfig, RegexEvaluator())
     _register(registry, EqualsConfig, EqualsEvaluator())

@@ -28,6 +28,7 @@ from ..models import (
     LlmJudgeConfig,
     PromptScriptConfig,
     RegexConfig,
+    TargetAccessConfig,
     TokenUsageConfig,
     ToolTrajectoryConfig,
     aggregator_kind,
@@ -261,6 +262,10 @@ def parse_evaluator(
     if kind == "code_judge" and not data.get("script"):
         raise EvalFileError(line, f"code_judge '{data['name']}' has no 'script'",
                             "script: [python3, judge.py] or script: python3 judge.py")
+    if kind == "code_judge" and "target" in data:
+        data["target"] = _target_access(data["target"], getattr(raw, "key_lines", {}).get("target", line), data["name"])
+        if data["target"] is None:
+            del data["target"]
     prompt = data.get("prompt")
     if kind == "llm_judge" and isinstance(prompt, dict) and "command" in prompt:
         # AgentV 2.19 names an executable prompt template's argv `command`; `script` is the older name.
@@ -304,6 +309,26 @@ def parse_evaluator(
             config.resolved_aggregator_cwd = cwd
             config.resolved_aggregator_script = resolve_script(script, line, roots, cwd, problems, file)
     return config
+
+
+def _target_access(value: Any, line: int, name: str) -> dict[str, Any] | None:
+    """A code judge's `target:` as AgentV writes it: `true` (default limit), `false` (none), or
+    `{max_calls: N}`. Anything else is refused here rather than read as no model access."""
+    if value is True:
+        return {}
+    if value is False:
+        return None
+    if isinstance(value, dict):
+        try:
+            TargetAccessConfig.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise EvalFileError(line, f"code_judge '{name}': target.{where}: {first['msg']}",
+                                "target: {max_calls: N} with N a whole number >= 0") from None
+        return dict(value)
+    raise EvalFileError(line, f"code_judge '{name}': target must be true or a mapping, got {value!r}",
+                        "target: true, or target: {max_calls: 20}")
 
 
 def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:

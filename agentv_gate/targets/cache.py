@@ -1,13 +1,13 @@
 """On-disk cache of model answers, so an unchanged eval re-run costs no API call.
 
 Only providers whose answer is a function of the request are cached: the HTTP model providers
-(`openai`, `azure`, `anthropic`). A `cli` target is the agent under test, whose answer depends on
+(`openai`, `azure`, `anthropic`, `gemini`). A `cli` target is the agent under test, whose answer depends on
 the code of the pull request, so replaying an old answer would hide a regression; `mock` answers
 from its config and costs nothing. Targets and LLM judges both reach the cache through
 `TargetResolver`'s `wrap`, one `CachingProvider` per provider.
 
 The key is a SHA-256 over what decides the answer: the provider kind, the URL the request goes to
-(base URL, deployment, API version; any `user:password@` removed), the JSON body as the provider
+(base URL, deployment, API version, Gemini's model; any `user:password@` removed), the JSON body as the provider
 builds it (model, system prompt, messages, temperature, max_tokens or max_completion_tokens,
 reasoning_effort, response_format), header values that are not credentials, and the judge's re-ask
 number. The body is taken before any parameter the server refused earlier in the run is adjusted
@@ -77,6 +77,12 @@ def thread_cache_hits() -> int:
     return int(getattr(_thread, "hits", 0))
 
 
+def count_thread_cache_hits(hits: int) -> None:
+    """Count hits made for the calling thread's case on other threads (a code judge's target proxy
+    serves its calls on its own threads), so the case's `cache_hits` includes them."""
+    _thread.hits = thread_cache_hits() + hits
+
+
 def _strip_userinfo(url: str) -> str:
     parts = urlsplit(url)
     if "@" not in parts.netloc:
@@ -98,7 +104,8 @@ def request_identity(provider: Provider, request: ProviderRequest) -> dict[str, 
     """Everything that decides the answer to `request` from `provider`, secrets excluded."""
     identity: dict[str, Any] = {"format": CACHE_FORMAT, "kind": provider.kind}
     build_body = getattr(provider, "build_body", None)
-    url = getattr(provider, "url", None)
+    url_for = getattr(provider, "url_for", None)
+    url = url_for(request) if callable(url_for) else getattr(provider, "url", None)
     if callable(build_body) and isinstance(url, str):
         identity["url"] = _strip_userinfo(url)
         identity["body"] = build_body(request)
@@ -230,4 +237,4 @@ def caching_wrapper(cache: ResponseCache) -> Callable[[Provider], Provider]:
 
 
 __all__ = ["DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache",
-           "caching_wrapper", "request_identity", "thread_cache_hits"]
+           "caching_wrapper", "count_thread_cache_hits", "request_identity", "thread_cache_hits"]

@@ -35,6 +35,8 @@ PROVIDER_KEYS: dict[str, frozenset[str]] = {
     "anthropic": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "base_url", "endpoint", "baseUrl", "api_key", "apiKey",
                             "model", "deployment", "variant", "anthropic_version", "anthropicVersion",
                             "thinking_budget", "thinkingBudget"}),
+    "gemini": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "base_url", "endpoint", "baseUrl", "baseURL", "api_key",
+                         "apiKey", "model", "deployment", "variant"}),
     "mock": frozenset({*COMMON_KEYS, "response", "judge_response", "judgeResponse", "responses", "delay_ms",
                        "delayMs", "delay_min_ms", "delayMinMs", "delay_max_ms", "delayMaxMs"}),
     "cli": frozenset({*COMMON_KEYS, *RETRY_KEYS, *CAP_KEYS, "command", "command_template", "commandTemplate", "timeout_seconds",

@@ -38,6 +38,7 @@ PROVIDERS: dict[str, ProviderKind] = {
         "openai-compatible", "openai_compatible", "vllm", "ollama", "llama.cpp", "llamacpp", "llama-cpp", "lmstudio")),
     "azure": ProviderKind(".azure", "AzureOpenAIProvider", aliases=("azure-openai", "azure_openai")),
     "anthropic": ProviderKind(".anthropic", "AnthropicProvider"),
+    "gemini": ProviderKind(".gemini", "GeminiProvider", aliases=("google", "google-gemini", "google_gemini")),
     "mock": ProviderKind(".mock", "MockProvider", cacheable=False),
     "cli": ProviderKind(".cli_target", "CliProvider", judges=False, cacheable=False),
 }

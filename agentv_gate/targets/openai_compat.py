@@ -166,6 +166,11 @@ class HttpChatProvider:
     def url(self) -> str:
         raise NotImplementedError
 
+    def url_for(self, request: ProviderRequest) -> str:
+        """Where `request` goes; the same URL for every request unless the wire format puts the
+        model in the URL (Gemini). The response cache keys on it too."""
+        return self.url
+
     def headers(self) -> dict[str, str]:
         raise NotImplementedError
 
@@ -173,7 +178,7 @@ class HttpChatProvider:
         raise NotImplementedError
 
     def post(self, request: ProviderRequest) -> HttpResult:
-        url, headers = self.url, self.headers()
+        url, headers = self.url_for(request), self.headers()
 
         def send(body: dict[str, Any]) -> HttpResult:
             return post_json(url, body, headers=headers, policy=self.policy,

@@ -195,8 +195,13 @@ def _is_script(path: str) -> bool:
         return True
 
 
-def spawn_warm(argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess | None:
-    """A `python3 SCRIPT` judge forked from a warm interpreter; None to start it the ordinary way."""
+def spawn_warm(argv: list[str], cwd: str, env: dict[str, str],
+               call_env: dict[str, str] | None = None) -> ForkedProcess | None:
+    """A `python3 SCRIPT` judge forked from a warm interpreter; None to start it the ordinary way.
+
+    The interpreter is picked by `env` (what Python reads when it starts); `call_env` is laid over
+    it in the forked judge only, so per-run values (a proxy token) do not start an interpreter each.
+    """
     python = _warm_script(argv, cwd, env)
     if python is None:
         return None
@@ -208,7 +213,7 @@ def spawn_warm(argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess 
                 zygote = _zygotes[key] = _Zygote(python, env)
             except OSError:
                 return None
-    return zygote.spawn(argv, cwd, env)
+    return zygote.spawn(argv, cwd, {**env, **call_env} if call_env else env)
 
 
 @atexit.register

@@ -152,8 +152,8 @@ class HttpResult:
 
 @dataclass(frozen=True)
 class ProviderErrorDetail:
-    """The provider's own account of a failed call: the `error` object of an OpenAI, Azure or
-    Anthropic error body (or the top-level fields vLLM-style servers send), secrets scrubbed.
+    """The provider's own account of a failed call: the `error` object of an OpenAI, Azure,
+    Anthropic or Gemini error body (or the top-level fields vLLM-style servers send), secrets scrubbed.
 
     Kept apart from the message so a provider can act on it (e.g. leave out a parameter the
     server names as unsupported), and quoted in the message so that "Unsupported parameter ..."
@@ -210,7 +210,7 @@ def provider_error_detail(body: Any, secrets: Iterable[str] = ()) -> ProviderErr
 
     detail = ProviderErrorDetail(
         message=field_text(source.get("message")),
-        type=field_text(source.get("type")),
+        type=field_text(source.get("type") or source.get("status")),  # Gemini: status INVALID_ARGUMENT
         code=field_text(source.get("code")),
         param=field_text(source.get("param")),
         inner_code=field_text(inner.get("code")),

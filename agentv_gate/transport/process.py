@@ -245,10 +245,10 @@ def judge_environment() -> dict[str, str]:
 
 
 def run_judge(argv: list[str], stdin_text: str, timeout_seconds: float, cwd: Path | None = None,
-              max_output_bytes: int = 8 * 1024 * 1024) -> ScriptResult:
+              max_output_bytes: int = 8 * 1024 * 1024, call_env: dict[str, str] | None = None) -> ScriptResult:
     """`run_script` for a judge: with `judge_environment()`, and forked warm when it is `python3 SCRIPT`."""
     return run_script(argv, stdin_text, timeout_seconds, cwd=cwd, env=judge_environment(),
-                      max_output_bytes=max_output_bytes, warm=True)
+                      max_output_bytes=max_output_bytes, warm=True, call_env=call_env)
 
 
 def run_script(
@@ -259,6 +259,7 @@ def run_script(
     env: dict[str, str] | None = None,
     max_output_bytes: int = 8 * 1024 * 1024,
     warm: bool = False,
+    call_env: dict[str, str] | None = None,
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
@@ -266,8 +267,11 @@ def run_script(
     (PATH and all): the program runs as it would from the user's shell. `warm` lets a
     `python3 SCRIPT` command be forked from a warm interpreter (judges only, see forkserver.py);
     otherwise, and always for the agent under test, the command is started afresh.
-    `max_output_bytes` caps each of stdout and stderr; the excess is read and discarded so the
-    script never blocks on a full pipe, and `*_truncated` says it happened.
+    `call_env` holds variables for this one run only (a code judge's proxy URL and token): the
+    program sees them like `env`, but they do not choose the warm interpreter, so judges that differ
+    only in them are forked from the same one. `max_output_bytes` caps each of stdout and stderr;
+    the excess is read and discarded so the script never blocks on a full pipe, and `*_truncated`
+    says it happened.
     """
     argv = [str(a) for a in argv]
     started = time.monotonic()
@@ -287,7 +291,8 @@ def run_script(
     if _refuse_new:
         return failed_start("not started: the run was interrupted")
     proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
-        argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env) if warm else None
+        argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env, call_env) if warm else None
+    full_env.update(call_env or {})
     try:
         proc = proc or subprocess.Popen(
             argv,

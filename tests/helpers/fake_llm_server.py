@@ -22,6 +22,9 @@ Replies (``FakeReply``), built with helpers:
 
 * ``FakeReply.openai(text)`` - an OpenAI / Azure chat completion whose message content is ``text``;
 * ``FakeReply.anthropic(text)`` - an Anthropic Messages reply with one text block;
+* ``FakeReply.gemini(text, thoughts=None, finish_reason="STOP")`` - a Gemini ``generateContent``
+  reply (with a thought part and ``thoughtsTokenCount`` when ``thoughts`` is given);
+  ``FakeReply.gemini_error(status, message, grpc_status)`` - Google's error body;
 * ``FakeReply.json(body, status=200, headers=None)`` - any JSON body;
 * ``FakeReply.error(status, message="...", retry_after=None)`` - an error status with an
   OpenAI-style error body and, if given, a ``Retry-After`` header;
@@ -38,7 +41,10 @@ callable ``(RecordedRequest) -> str``):
   ``completion_tokens_details.reasoning_tokens`` in ``usage``;
 * ``without_json_schema(answer)`` - a server without structured output: a body with
   ``response_format`` of type ``json_schema`` gets a 400 (``JSON_SCHEMA_REFUSED``);
-* ``content_filtered()`` - Azure's 400 for a prompt its content filter blocked.
+* ``content_filtered()`` - Azure's 400 for a prompt its content filter blocked;
+* ``gemini_model(answer, api_key)`` - Gemini's ``generateContent`` (serve it on
+  ``gemini_path(model)``): checks the ``x-goog-api-key`` header, the turn order and the body's
+  keys as Google does, then answers.
 
 ``RecordedRequest`` has ``method``, ``path``, ``query`` (dict of lists), ``headers`` (a dict with
 lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
@@ -131,6 +137,30 @@ class FakeReply:
         )
 
     @staticmethod
+    def gemini(text: str, *, model: str = "gemini-fake", delay: float = 0.0, thoughts: int | None = None,
+               finish_reason: str = "STOP") -> FakeReply:
+        parts: list[dict[str, Any]] = [{"text": "(thinking it over)", "thought": True}] if thoughts else []
+        parts.append({"text": text})
+        usage: dict[str, Any] = {"promptTokenCount": 17, "candidatesTokenCount": 4, "totalTokenCount": 21}
+        if thoughts:
+            usage = {**usage, "thoughtsTokenCount": thoughts, "totalTokenCount": 21 + thoughts}
+        return FakeReply.json(
+            {
+                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish_reason,
+                                "index": 0}],
+                "usageMetadata": usage,
+                "modelVersion": model,
+                "responseId": "gemini-fake-id",
+            },
+            delay=delay,
+        )
+
+    @staticmethod
+    def gemini_error(status: int, message: str = "scripted failure", grpc_status: str = "INVALID_ARGUMENT") -> FakeReply:
+        """Google's error body: `{"error": {"code", "message", "status"}}`."""
+        return FakeReply.json({"error": {"code": status, "message": message, "status": grpc_status}}, status=status)
+
+    @staticmethod
     def error(status: int, message: str = "scripted failure", retry_after: str | None = None, delay: float = 0.0) -> FakeReply:
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
         return FakeReply.json({"error": {"message": message, "type": "fake_error"}}, status=status, headers=headers, delay=delay)
@@ -207,6 +237,35 @@ def without_json_schema(answer: Answer) -> Callable[[RecordedRequest], FakeReply
         if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
             return FakeReply.json(JSON_SCHEMA_REFUSED, status=400)
         return FakeReply.openai(_answer(answer, request))
+
+    return respond
+
+
+def gemini_path(model: str) -> str:
+    """The path a Gemini `generateContent` call for `model` is served on."""
+    return f"/v1beta/models/{model}:generateContent"
+
+
+def gemini_model(answer: Answer, api_key: str) -> Callable[[RecordedRequest], FakeReply]:
+    """A responder that checks requests as Google's API does: the `x-goog-api-key` header (403
+    otherwise), `contents` alternating user/model turns starting with user, and no keys
+    `generateContent` does not take (400 "Unknown name"); then answers with ``answer``."""
+    known = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools", "toolConfig",
+             "cachedContent"}
+
+    def respond(request: RecordedRequest) -> FakeReply:
+        if request.headers.get("x-goog-api-key") != api_key:
+            return FakeReply.gemini_error(403, "Method doesn't allow unregistered callers.", "PERMISSION_DENIED")
+        body = request.json if isinstance(request.json, dict) else {}
+        unknown = sorted(set(body) - known)
+        if unknown:
+            return FakeReply.gemini_error(400, f'Invalid JSON payload received. Unknown name "{unknown[0]}": '
+                                               "Cannot find field.")
+        roles = [c.get("role") for c in body.get("contents", [])]
+        if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:], strict=False)):
+            return FakeReply.gemini_error(400, "Please ensure that multiturn requests alternate between user and "
+                                               "model.")
+        return FakeReply.gemini(_answer(answer, request))
 
     return respond
 

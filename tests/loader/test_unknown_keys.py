@@ -230,17 +230,16 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             provider: mock
             fallback_targets: [other]
           - name: gem
-            provider: gemini
-            model: gemini-2.5-pro
+            provider: codex
     """))
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
     ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
     assert ran.returncode == 2
     assert ".agentv/targets.yaml:4: 'fallback_targets' is an AgentV feature agentv-gate does not run yet" in ran.stderr
-    assert "gemini" not in ran.stderr  # an unused target of a provider not run yet is no error...
+    assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
     ran = cli("validate", "evals", cwd=repo)
-    assert "'provider: gemini' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
+    assert "'provider: codex' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
 
 
 def test_validate_reports_every_problem_at_once(repo: Path) -> None:

@@ -281,6 +281,7 @@ def test_only_http_model_providers_are_wrapped(tmp_path: Path) -> None:
         "openai": {"base_url": "http://127.0.0.1:9", "api_key": "${{ KEY }}", "model": "m"},
         "azure": {"endpoint": "http://127.0.0.1:9", "api_key": "${{ KEY }}", "deployment": "d"},
         "anthropic": {"base_url": "http://127.0.0.1:9", "api_key": "${{ KEY }}", "model": "m"},
+        "gemini": {"base_url": "http://127.0.0.1:9", "api_key": "${{ KEY }}", "model": "m"},
         "mock": {"response": "hi"},
         "cli": {"command_template": "echo {PROMPT}"},
     }

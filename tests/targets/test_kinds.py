@@ -44,8 +44,8 @@ def test_every_spelling_names_one_kind_and_each_kind_names_itself() -> None:
 
 
 def test_what_the_table_says_about_judging_and_caching() -> None:
-    assert {k for k, spec in PROVIDERS.items() if spec.judges} == {"openai", "azure", "anthropic", "mock"}
-    assert {k for k, spec in PROVIDERS.items() if spec.cacheable} == {"openai", "azure", "anthropic"}
+    assert {k for k, spec in PROVIDERS.items() if spec.judges} == {"openai", "azure", "anthropic", "gemini", "mock"}
+    assert {k for k, spec in PROVIDERS.items() if spec.cacheable} == {"openai", "azure", "anthropic", "gemini"}
 
 
 def test_a_provider_added_as_one_line_is_resolved_built_judged_and_cached(
@@ -63,5 +63,5 @@ def test_a_provider_added_as_one_line_is_resolved_built_judged_and_cached(
 
 
 def test_an_unknown_kind_in_a_hand_made_target_is_a_config_error() -> None:
-    with pytest.raises(TargetsConfigError, match="target 't': unsupported provider 'gemini'"):
-        build_provider(TargetConfig(name="t", provider="gemini", settings={}))
+    with pytest.raises(TargetsConfigError, match="target 't': unsupported provider 'bedrock'"):
+        build_provider(TargetConfig(name="t", provider="bedrock", settings={}))

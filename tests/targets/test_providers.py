@@ -232,7 +232,7 @@ def test_mock_bad_config_is_a_clear_error(bad: dict[str, Any]) -> None:
 
 
 def test_providers_never_show_their_key() -> None:
-    for kind, extra in (("openai", {}), ("azure", {"endpoint": "r"}), ("anthropic", {})):
+    for kind, extra in (("openai", {}), ("azure", {"endpoint": "r"}), ("anthropic", {}), ("gemini", {})):
         provider = build_provider(target(provider=kind, api_key="${{ TEST_API_KEY }}", model="m", **extra))
         assert SECRET not in repr(provider)
         assert SECRET not in repr(provider.target)

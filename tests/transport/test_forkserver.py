@@ -237,3 +237,17 @@ def test_a_wrapper_script_python3_is_never_kept_warm(tmp_path: Path, monkeypatch
     results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path / name) for name in ("a", "b")]
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "a\n"), (0, "b\n")]
     assert not [python for python, _ in forkserver._zygotes if python == str(shim)]
+
+
+def test_per_run_variables_reach_each_judge_but_share_one_warm_interpreter(tmp_path: Path) -> None:
+    """A code judge's proxy token differs every case; it must not start a warm interpreter per case."""
+    (tmp_path / "token.py").write_text("import os\nprint(os.environ['AGENTV_TARGET_PROXY_TOKEN'], os.getppid())\n")
+    allow_new_scripts()
+    before = set(forkserver._zygotes)
+    results = [run_judge(["python3", "token.py"], "", 20, cwd=tmp_path, call_env={"AGENTV_TARGET_PROXY_TOKEN": t})
+               for t in ("first", "second", "third")]
+    tokens = [r.stdout.split()[0] for r in results]
+    parents = {r.stdout.split()[1] for r in results[1:]}
+    assert tokens == ["first", "second", "third"]
+    assert len(set(forkserver._zygotes) - before) <= 1
+    assert len(parents) == 1 and parents != {str(os.getpid())}  # forked from one warm interpreter, not us

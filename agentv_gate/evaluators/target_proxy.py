@@ -1,0 +1,288 @@
+"""A code judge's line to the judge model: AgentV's target proxy, a loopback HTTP server per judge run.
+
+A code judge with `target:` may ask the case's judge model questions (recall checks, claim
+extraction, ...). It must not get the model's credentials, and it must not run up an unbounded
+bill, so it gets neither the provider nor its key: for each run of the judge script a server is
+started on 127.0.0.1 (a random free port) with a fresh random bearer token, and the script finds
+both in `AGENTV_TARGET_PROXY_URL` / `AGENTV_TARGET_PROXY_TOKEN`. Each call goes through the judge
+provider as an `llm_judge` call does: the same retry policy, the same response cache (the provider
+handed in is the cache-wrapped one), secrets scrubbed from any error it quotes. At most
+`max_calls` model calls per judge run (so per case); the next gets 429. The server stops when
+the script is done, so a token is worthless afterwards.
+
+Endpoints, as AgentV 2.19's (so judges written against AgentV's `TargetClient` work unchanged);
+every request needs `Authorization: Bearer <token>`:
+
+    GET  /info         -> {targetName, maxCalls, callCount, availableTargets}
+    POST /invoke       {question, systemPrompt?, evalCaseId?, attempt?, target?}
+                       -> {output: [messages], rawText, tokenUsage}
+    POST /invokeBatch  {requests: [invoke bodies]} -> {responses: [invoke replies]}
+
+A failed call answers `{"error": message}`: 400 (a body we do not understand, named), 401 (no or
+wrong token), 404, 413 (body over 16 MiB), 429 (over `max_calls`; a batch that would pass the
+limit is refused whole), 502 (the model gave no answer after its retries). In a batch, an item
+that fails says so in its own reply (`error`, and `rawText` starting `Error:` as AgentV writes it)
+and the other items still run. `attempt` (default 1) picks a different cache entry, as an
+`llm_judge` re-ask does; `target` may only name the judge target itself.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from ..errors import GateError
+from ..targets.base import Provider, ProviderRequest
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+INVOKE_FIELDS = frozenset({"question", "systemPrompt", "evalCaseId", "attempt", "target"})
+"""What an invoke body may hold (AgentV's TargetProxyInvokeRequest); anything else is refused by name."""
+
+
+class _Refusal(Exception):
+    """One request the proxy answers with an error status instead of a model reply."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class ProxyUsage:
+    """What the judge did through the proxy, for `evaluator_raw_request["target_proxy"]`."""
+
+    target: str
+    max_calls: int
+    call_count: int = 0
+    refused_calls: int = 0
+    """Calls refused for the limit (429): a judge that hit it may have judged on less than it meant to."""
+    failed_calls: int = 0
+    retries: int = 0
+    cache_hits: int = 0
+    """Calls answered from the response cache (the proxy's threads are not the case's, so the case
+    adds these to its own count)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def as_raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {"target": self.target, "max_calls": self.max_calls, "call_count": self.call_count}
+        if self.cache_hits:
+            raw["cache_hits"] = self.cache_hits
+        if self.refused_calls:
+            raw["refused_calls"] = self.refused_calls
+        if self.failed_calls:
+            raw["failed_calls"] = self.failed_calls
+            raw["errors"] = self.errors[:5]
+        if self.input_tokens or self.output_tokens:
+            raw["token_usage"] = {"input": self.input_tokens, "output": self.output_tokens}
+        return raw
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class TargetProxy:
+    """The proxy for one judge run: `with TargetProxy(...) as proxy:` run the script with `proxy.env()`."""
+
+    def __init__(self, provider: Provider, max_calls: int, *, case_id: str, evaluator: str,
+                 model: str | None = None) -> None:
+        self.provider = provider
+        self.case_id = case_id
+        self.evaluator = evaluator
+        self.model = model
+        self.token = secrets.token_hex(32)
+        self.usage = ProxyUsage(target=provider.name, max_calls=max_calls)
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> TargetProxy:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def start(self) -> None:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the judge's calls are not ours to log
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                proxy._serve(self)
+
+            def do_POST(self) -> None:  # noqa: N802
+                proxy._serve(self)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True  # a call still waiting on the model never holds up the case
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="target-proxy", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the target proxy is not running")
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
+
+    def env(self) -> dict[str, str]:
+        """What the judge script gets: where the proxy is and its token. No credential of the model."""
+        return {"AGENTV_TARGET_PROXY_URL": self.url, "AGENTV_TARGET_PROXY_TOKEN": self.token}
+
+    # ------------------------------------------------------------ HTTP
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        handler.close_connection = True  # one request per connection: a refused body is never left half-read
+        try:
+            status, reply = 200, self._route(handler)
+        except _Refusal as refusal:
+            status, reply = refusal.status, {"error": refusal.message}
+        data = json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8")
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the judge gave up waiting (or was killed at its timeout)
+
+    def _route(self, handler: BaseHTTPRequestHandler) -> dict[str, Any]:
+        given = handler.headers.get("Authorization") or ""
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), f"Bearer {self.token}".encode()):
+            raise _Refusal(401, "Unauthorized: send the AGENTV_TARGET_PROXY_TOKEN as a bearer token")
+        path = handler.path.split("?", 1)[0]
+        if handler.command == "GET" and path == "/info":
+            with self._lock:
+                count = self.usage.call_count
+            return {"targetName": self.provider.name, "maxCalls": self.usage.max_calls, "callCount": count,
+                    "availableTargets": [self.provider.name]}
+        if handler.command == "POST" and path == "/invoke":
+            item = self._invoke_body(self._read_json(handler), "")
+            self._reserve(1)
+            return self._call(item)
+        if handler.command == "POST" and path == "/invokeBatch":
+            return self._invoke_batch(self._read_json(handler))
+        raise _Refusal(404, f"Not found: {handler.command} {path} (endpoints: GET /info, POST /invoke, "
+                            "POST /invokeBatch)")
+
+    @staticmethod
+    def _read_json(handler: BaseHTTPRequestHandler) -> Any:
+        try:
+            length = int(handler.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise _Refusal(400, "Content-Length is not a number") from None
+        if length > MAX_BODY_BYTES:
+            raise _Refusal(413, f"request body of {length} bytes is over the {MAX_BODY_BYTES} byte limit")
+        body = handler.rfile.read(length) if length > 0 else b""
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise _Refusal(400, "request body is not JSON") from None
+
+    # ------------------------------------------------------------ calls
+
+    def _invoke_body(self, body: Any, where: str) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise _Refusal(400, f"{where}expected a JSON object with a question, got {type(body).__name__}")
+        unknown = sorted(set(body) - INVOKE_FIELDS)
+        if unknown:
+            raise _Refusal(400, f"{where}unknown field {unknown[0]!r} (known: {', '.join(sorted(INVOKE_FIELDS))})")
+        question = body.get("question")
+        if not isinstance(question, str) or not question:
+            raise _Refusal(400, f"{where}Missing required field: question (a non-empty string)")
+        system = body.get("systemPrompt")
+        if system is not None and not isinstance(system, str):
+            raise _Refusal(400, f"{where}systemPrompt must be a string")
+        attempt = body.get("attempt", 1)
+        if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+            raise _Refusal(400, f"{where}attempt must be a whole number >= 1, got {attempt!r}")
+        named = body.get("target")
+        if named is not None and named != self.provider.name:
+            raise _Refusal(400, f"{where}Unknown target {named!r}. Available: {self.provider.name}")
+        return {"question": question, "system_prompt": system, "attempt": attempt}
+
+    def _reserve(self, calls: int) -> None:
+        with self._lock:
+            if self.usage.call_count + calls > self.usage.max_calls:
+                self.usage.refused_calls += calls
+                done = self.usage.call_count
+                raise _Refusal(429, f"Max calls exceeded (limit: {self.usage.max_calls}, made: {done}"
+                                    + (f", batch: {calls}" if calls > 1 else "") + ")")
+            self.usage.call_count += calls
+
+    def _call(self, item: dict[str, Any]) -> dict[str, Any]:
+        request = ProviderRequest(
+            question=item["question"], system_prompt=item["system_prompt"], model=self.model,
+            eval_case_id=self.case_id,
+            extra={"role": "target_proxy", "attempt": item["attempt"] - 1, "evaluator": self.evaluator},
+        )
+        try:
+            response = self.provider.invoke(request)
+        except Exception as exc:  # noqa: BLE001 - the judge gets the reason; the run goes on
+            message = str(exc) if isinstance(exc, GateError) else f"{type(exc).__name__}: {exc}"
+            with self._lock:
+                self.usage.failed_calls += 1
+                self.usage.retries += _count(getattr(exc, "retries", 0))
+                self.usage.errors.append(message)
+            raise _Refusal(502, f"judge target '{self.provider.name}' failed: {message}") from None
+        usage = response.token_usage or {}
+        with self._lock:
+            self.usage.retries += response.retries
+            self.usage.cache_hits += 1 if (response.raw or {}).get("cached") is True else 0
+            self.usage.input_tokens += _count(usage.get("input"))
+            self.usage.output_tokens += _count(usage.get("output"))
+        return {"output": [m.model_dump(mode="json", exclude_none=True) for m in response.output_messages],
+                "rawText": response.text, "tokenUsage": response.token_usage}
+
+    def _invoke_batch(self, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict) or not isinstance(body.get("requests"), list):
+            raise _Refusal(400, "Missing required field: requests (array)")
+        items: list[dict[str, Any] | _Refusal] = []
+        for index, raw in enumerate(body["requests"]):
+            try:
+                items.append(self._invoke_body(raw, f"requests[{index}]: "))
+            except _Refusal as refusal:
+                items.append(refusal)
+        self._reserve(sum(1 for item in items if not isinstance(item, _Refusal)))
+        replies = []
+        for item in items:
+            if not isinstance(item, _Refusal):
+                try:
+                    replies.append(self._call(item))
+                    continue
+                except _Refusal as refusal:
+                    item = refusal
+            replies.append({"output": [], "rawText": f"Error: {item.message}", "error": item.message})
+        return {"responses": replies}
+
+
+__all__ = ["INVOKE_FIELDS", "MAX_BODY_BYTES", "ProxyUsage", "TargetProxy"]

@@ -1,0 +1,326 @@
+"""A code judge's `target:`: the loopback proxy to the judge model, the SDK's TargetClient, and the
+whole path through `agentv-gate run` (real CLI process, real judge scripts, real loopback model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentv_gate.cli import main
+from agentv_gate.evaluators.target_proxy import TargetProxy
+from agentv_gate.sdk import TargetAccessError, TargetClient
+from agentv_gate.targets.base import Provider
+from agentv_gate.targets.config import RawTarget, resolve_target
+from agentv_gate.targets.registry import build_provider
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
+
+SECRET = "sk-proxy-SECRET-0123456789"
+CHAT = "/v1/chat/completions"
+FAST = {"retry_initial_delay_ms": 1, "retry_max_delay_ms": 5, "retry_jitter_ms": 1, "timeout_seconds": 5}
+NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def says_yes_to_paris(request: RecordedRequest) -> FakeReply:
+    """The judge model: YES when the question it is asked mentions Paris, else NO."""
+    messages = (request.json or {}).get("messages", [])
+    question = messages[-1]["content"] if messages else ""
+    return FakeReply.openai("YES" if "Paris" in question else "NO")
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as srv:
+        srv.set_default(CHAT, says_yes_to_paris)
+        yield srv
+
+
+def judge_provider(server: FakeLLMServer) -> Provider:
+    data = {"provider": "openai", "base_url": server.url, "api_key": "${{ JUDGE_KEY }}", "model": "gpt-judge", **FAST}
+    return build_provider(resolve_target(RawTarget(name="judge", data=data), {"JUDGE_KEY": SECRET}))
+
+
+def call(proxy: TargetProxy, method: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    if token != "":
+        headers["Authorization"] = f"Bearer {proxy.token if token is None else token}"
+    request = urllib.request.Request(f"{proxy.url}{path}", data=data, method=method, headers=headers)
+    try:
+        with NO_PROXY.open(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+# ---------------------------------------------------------------- the proxy's protocol
+
+
+def test_invoke_goes_to_the_judge_model_and_answers_as_agentv_does(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="capital", evaluator="recall") as proxy:
+        assert proxy.url.startswith("http://127.0.0.1:")
+        status, reply = call(proxy, "POST", "/invoke", {"question": "Is Paris named?", "systemPrompt": "YES or NO."})
+        assert status == 200
+        assert reply == {"output": [{"role": "assistant", "content": "YES"}], "rawText": "YES",
+                         "tokenUsage": {"input": 11, "output": 7}}
+        assert call(proxy, "GET", "/info") == (200, {"targetName": "judge", "maxCalls": 5, "callCount": 1,
+                                                     "availableTargets": ["judge"]})
+        assert set(proxy.env()) == {"AGENTV_TARGET_PROXY_URL", "AGENTV_TARGET_PROXY_TOKEN"}
+        assert SECRET not in json.dumps(proxy.env())
+    [sent] = server.requests
+    assert sent.json["messages"] == [{"role": "system", "content": "YES or NO."},
+                                     {"role": "user", "content": "Is Paris named?"}]
+    assert sent.headers["authorization"] == f"Bearer {SECRET}"  # the key stays between us and the model
+    assert proxy.usage.as_raw() == {"target": "judge", "max_calls": 5, "call_count": 1,
+                                    "token_usage": {"input": 11, "output": 7}}
+
+
+def test_every_endpoint_wants_the_token_of_this_run(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        other = TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e")
+        assert other.token != proxy.token
+        for token in ("", "wrong", other.token):
+            assert call(proxy, "GET", "/info", token=token)[0] == 401
+            assert call(proxy, "POST", "/invoke", {"question": "Paris?"}, token=token)[0] == 401
+    assert server.requests == []
+
+
+def test_calls_past_max_calls_are_refused_with_429(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 2, case_id="c", evaluator="e") as proxy:
+        assert [call(proxy, "POST", "/invoke", {"question": f"q{i}", "attempt": i + 1})[0] for i in range(3)] == [
+            200, 200, 429]
+        status, reply = call(proxy, "POST", "/invoke", {"question": "again"})
+        assert status == 429 and reply["error"] == "Max calls exceeded (limit: 2, made: 2)"
+    assert len(server.requests) == 2
+    assert proxy.usage.as_raw()["refused_calls"] == 2
+
+
+@pytest.mark.parametrize("body, said", [
+    ({"systemPrompt": "x"}, "Missing required field: question"),
+    ({"question": "q", "temperature": 0}, "unknown field 'temperature'"),
+    ({"question": "q", "target": "gpt-big"}, "Unknown target 'gpt-big'. Available: judge"),
+    ({"question": "q", "attempt": 0}, "attempt must be a whole number >= 1"),
+    (["q"], "expected a JSON object"),
+])
+def test_a_request_it_does_not_understand_is_a_400_naming_why(server: FakeLLMServer, body: Any, said: str) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invoke", body)
+        assert status == 400 and said in reply["error"]
+        assert call(proxy, "GET", "/nowhere")[0] == 404
+    assert server.requests == [] and proxy.usage.call_count == 0
+
+
+def test_batch_answers_each_item_and_refuses_a_batch_over_the_limit_whole(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 3, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [
+            {"question": "Paris?"}, {"nope": 1}, {"question": "Lyon?"}]})
+        assert status == 200
+        texts = [item["rawText"] for item in reply["responses"]]
+        assert texts[0] == "YES" and texts[2] == "NO"
+        assert texts[1].startswith("Error: requests[1]: unknown field 'nope'") and "error" in reply["responses"][1]
+        status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "a"}, {"question": "b"}]})
+        assert status == 429 and "batch: 2" in reply["error"]
+    assert len(server.requests) == 2
+
+
+def test_a_failing_model_is_a_502_quoting_it_with_the_key_scrubbed(server: FakeLLMServer) -> None:
+    server.enqueue(CHAT, FakeReply.error(401, f"Incorrect API key provided: {SECRET}"))
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invoke", {"question": "Paris?"})
+    assert status == 502 and "judge target 'judge' failed" in reply["error"] and "HTTP 401" in reply["error"]
+    assert SECRET not in reply["error"] and SECRET not in json.dumps(proxy.usage.as_raw())
+    assert proxy.usage.as_raw()["failed_calls"] == 1
+
+
+def test_retries_of_the_model_call_are_counted(server: FakeLLMServer) -> None:
+    server.enqueue(CHAT, FakeReply.error(503, "busy"), FakeReply.openai("YES"))
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        assert call(proxy, "POST", "/invoke", {"question": "Paris?"})[1]["rawText"] == "YES"
+    assert proxy.usage.retries == 1
+
+
+def test_the_token_is_worthless_once_the_judge_is_done(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        url, token = proxy.url, proxy.token
+    with pytest.raises(TargetAccessError, match="cannot reach the target proxy"):
+        TargetClient(url, token, timeout_seconds=5).info()
+
+
+# ---------------------------------------------------------------- the SDK's client
+
+
+def test_sdk_client_invokes_batches_and_raises_with_the_proxys_reason(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 3, case_id="c", evaluator="e") as proxy:
+        client = TargetClient(proxy.url, proxy.token)
+        reply = client.invoke("Is Paris named?", system_prompt="YES or NO.")
+        assert reply.text == "YES" and reply.output[-1]["content"] == "YES" and reply.token_usage == {"input": 11, "output": 7}
+        assert [r.text for r in client.invoke_batch(["Paris?", {"question": "Lyon?", "attempt": 2}])] == ["YES", "NO"]
+        assert client.info()["callCount"] == 3
+        with pytest.raises(TargetAccessError, match="HTTP 429: Max calls exceeded") as caught:
+            client.invoke("one more")
+        assert caught.value.status == 429
+        with pytest.raises(TargetAccessError, match="HTTP 401"):
+            TargetClient(proxy.url, "not-the-token").info()
+
+
+def test_sdk_client_without_target_access_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTV_TARGET_PROXY_URL", raising=False)
+    monkeypatch.delenv("AGENTV_TARGET_PROXY_TOKEN", raising=False)
+    with pytest.raises(TargetAccessError, match=r"add `target: true`"):
+        TargetClient()
+
+
+# ---------------------------------------------------------------- through `agentv-gate run`
+
+RECALL_JUDGE = """\
+from agentv_gate.sdk import CodeJudgeInput, TargetClient, define_code_judge
+
+
+@define_code_judge
+def judge(payload: CodeJudgeInput) -> dict:
+    client = TargetClient()
+    calls = int((payload.config or {}).get("calls", 1))
+    replies = [client.invoke(f"Does this answer name the capital? {payload.answer}", system_prompt="Answer YES or NO.",
+                             attempt=i + 1) for i in range(calls)]
+    ok = all(r.text.strip() == "YES" for r in replies)
+    return {"score": 1.0 if ok else 0.0, "hits": ["the judge model says it names Paris"] if ok else [],
+            "misses": [] if ok else ["the judge model says it does not name Paris"]}
+"""
+
+
+def make_project(root: Path, server: FakeLLMServer, cases: str, agent: dict[str, Any] | None = None) -> Path:
+    (root / ".git").mkdir(parents=True)
+    (root / ".agentv").mkdir()
+    (root / "evals").mkdir()
+    (root / "evals/recall.py").write_text(RECALL_JUDGE)
+    default = agent or {"provider": "mock", "judge_target": "judge",
+                        "responses": {"paris": "It is Paris.", "lyon": "It is Lyon.", "greedy": "Paris."}}
+    targets = [{"name": "default", **default},
+               {"name": "judge", "provider": "openai", "base_url": server.url, "api_key": "${{ JUDGE_KEY }}",
+                "model": "gpt-judge", **FAST}]
+    (root / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": targets}, sort_keys=False))
+    (root / "evals/recall.eval.yaml").write_text(textwrap.dedent(cases))
+    return root
+
+
+def gate(project: Path, *args: str) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTV_TARGET_PROXY"))}
+    env["JUDGE_KEY"] = SECRET
+    done = subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def rows(project: Path) -> dict[str, dict[str, Any]]:
+    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+    return {row["eval_id"]: row for row in map(json.loads, lines)}
+
+
+CASES = """\
+    tests:
+      - id: paris
+        input: Capital of France?
+        assert:
+          - {name: recall, type: code-judge, command: [python3, recall.py], target: {max_calls: 2}}
+      - id: lyon
+        input: Capital of France?
+        assert:
+          - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
+      - id: greedy
+        input: Capital of France?
+        assert:
+          - name: recall
+            type: code_judge
+            script: [python3, recall.py]
+            target: {max_calls: 2}
+            config: {calls: 3}
+    """
+
+
+def test_cli_a_judge_with_target_passes_fails_and_errors_on_its_limit_then_replays_from_cache(
+        tmp_path: Path, server: FakeLLMServer) -> None:
+    project = make_project(tmp_path, server, CASES)
+    code, output = gate(project, "run", "evals")
+    assert code == 1, output
+    result = rows(project)
+    assert result["paris"]["verdict"] == "pass" and result["paris"]["score"] == 1.0, output
+    assert result["paris"]["hits"] == ["the judge model says it names Paris"]
+    assert result["paris"]["evaluator_raw_request"]["target_proxy"] == {
+        "target": "judge", "max_calls": 2, "call_count": 1, "token_usage": {"input": 11, "output": 7}}
+    assert result["lyon"]["verdict"] == "fail" and result["lyon"]["score"] == 0.0
+    assert result["lyon"]["evaluator_raw_request"]["target_proxy"]["max_calls"] == 50
+    greedy = result["greedy"]
+    assert greedy["verdict"] == "error" and "exited with code 1" in greedy["error"]
+    assert any("HTTP 429: Max calls exceeded (limit: 2, made: 2)" in miss for miss in greedy["misses"])
+    assert greedy["evaluator_raw_request"]["target_proxy"]["refused_calls"] == 1
+    asked = [r.json["messages"][-1]["content"] for r in server.requests]
+    question = "Does this answer name the capital? "
+    assert sorted(asked) == sorted(question + answer for answer in ("It is Paris.", "It is Lyon.", "Paris.", "Paris."))
+    everything = output + (project / ".agentv-gate/results.jsonl").read_text()
+    assert SECRET not in everything
+
+    sent = len(server.requests)
+    code, output = gate(project, "run", "evals")
+    assert code == 1 and len(server.requests) == sent, output  # every judge-model call replayed from the cache
+    again = rows(project)
+    assert again["paris"]["verdict"] == "pass" and again["paris"]["cache_hits"] == 1
+    assert again["paris"]["evaluator_raw_request"]["target_proxy"]["cache_hits"] == 1
+    assert again["lyon"]["verdict"] == "fail" and again["lyon"]["cache_hits"] == 1
+
+
+def test_cli_a_judge_with_target_and_no_judge_model_is_an_error_and_its_script_never_runs(
+        tmp_path: Path, server: FakeLLMServer) -> None:
+    agent = {"provider": "cli", "command_template": "echo Paris"}  # an agent, and no judge_target
+    project = make_project(tmp_path, server, """\
+        tests:
+          - id: paris
+            input: Capital of France?
+            assert:
+              - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
+        """, agent=agent)
+    code, output = gate(project, "run", "evals")
+    [row] = rows(project).values()
+    assert code == 1 and row["verdict"] == "error", output
+    assert "has target: but no judge target is configured: set judge_target on target 'default'" in row["error"]
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("target, said", [
+    ("5", "target must be true or a mapping, got 5"),
+    ("{max_call: 3}", "target.max_call: Extra inputs are not permitted"),
+    ("{max_calls: -1}", "target.max_calls: Input should be greater than or equal to 0"),
+    ("{max_calls: 2.5}", "target.max_calls: Input should be a valid integer"),
+    ("{max_calls: 20}", None),
+    ("true", None),
+    ("false", None),
+])
+def test_validate_points_at_a_target_it_cannot_use(tmp_path: Path, server: FakeLLMServer, target: str,
+                                                   said: str | None, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    project = make_project(tmp_path, server, f"""\
+        tests:
+          - id: paris
+            input: Capital of France?
+            assert:
+              - name: recall
+                type: code_judge
+                script: [python3, recall.py]
+                target: {target}
+        """)
+    monkeypatch.chdir(project)
+    code = main(["validate", "evals"])
+    output = capsys.readouterr()
+    if said is None:
+        assert code == 0 and "recall.eval.yaml" not in output.out, output
+    else:
+        assert code == 1, output
+        assert f"recall.eval.yaml:8: code_judge 'recall': {said}" in output.out
