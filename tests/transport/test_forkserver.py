@@ -263,6 +263,45 @@ def test_a_dead_warm_interpreter_means_ordinary_starts_not_errors(tmp_path: Path
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "still judged\n")] * 3
 
 
+def test_judges_in_flight_when_the_warm_interpreter_dies_keep_their_own_outcome(tmp_path: Path) -> None:
+    """Killing the warm interpreter does not kill the judges it forked: each keeps its own exit status
+    and output (one finishes normally, one dies of its own SIGTERM), and later judges still run."""
+    (tmp_path / "go").mkdir()
+    gates = {name: tmp_path / "go" / name for name in ("finishes", "dies")}
+    for gate in gates.values():
+        os.mkfifo(gate)
+    (tmp_path / "finishes.py").write_text(f"print(open({str(gates['finishes'])!r}).read())\n")
+    (tmp_path / "dies.py").write_text(
+        f"import os, signal\nopen({str(gates['dies'])!r}).read()\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    (tmp_path / "later.py").write_text("print('judged later')\n")
+    allow_new_scripts()
+    results: dict[str, ScriptResult] = {}
+
+    def judge(name: str) -> None:
+        results[name] = run_judge(["python3", f"{name}.py"], "", 60, cwd=tmp_path)
+
+    workers = [threading.Thread(target=judge, args=(name,)) for name in gates]
+    for worker in workers:
+        worker.start()
+    writers = {name: open(gate, "w") for name, gate in gates.items()}  # noqa: SIM115 - returns once each judge runs
+    try:
+        zygotes = [z for z in forkserver._zygotes.values() if z.alive]
+        assert zygotes
+        for zygote in zygotes:
+            zygote._proc.kill()
+            zygote._proc.wait()
+    finally:
+        for name, writer in writers.items():
+            writer.write(f"{name} after the warm interpreter died")
+            writer.close()
+    for worker in workers:
+        worker.join(30)
+    assert (results["finishes"].exit_code, results["finishes"].stdout) == (0, "finishes after the warm interpreter died\n")
+    assert results["dies"].exit_code == -signal.SIGTERM and results["dies"].failure() == "was killed by SIGTERM"
+    later = run_judge(["python3", "later.py"], "", 20, cwd=tmp_path)
+    assert (later.exit_code, later.stdout) == (0, "judged later\n")
+
+
 def test_pythonsafepath_keeps_the_script_folder_off_sys_path_as_it_does_fresh(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONSAFEPATH", "1")
