@@ -24,7 +24,7 @@ from ..report.junit import write_junit
 from ..report.rows import ReportRow
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
-from ..transport.process import allow_new_scripts, kill_running_scripts
+from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._outputs import output_paths, report_cache, write_reports
 
 MAX_WORKERS = 256
@@ -146,6 +146,7 @@ def execute(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, previous)
             if previous_int is not None:
                 signal.signal(signal.SIGINT, previous_int)
+        end_orphans()  # what judges and targets left running in sessions of their own ends with the run
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()

@@ -5,14 +5,15 @@ cost is the interpreter starting: about 40 ms here, against a few ms of judging.
 time a run starts `python3 SCRIPT ...`, a warm interpreter (`zygote.py`, run by that same
 `python3` with the same environment) is started once, and each later judge is a fork of it
 that runs SCRIPT as `__main__`: same interpreter, argv, cwd, environment, stdio, process group,
-exit status and shutdown as a fresh `python3 SCRIPT` (tests/test_forkserver.py compares the two
+exit status and shutdown as a fresh `python3 SCRIPT` (tests/transport/test_forkserver.py compares the two
 on everything a script can see). A 200-case suite with a Python judge then takes about a
 third of the time.
 
 Only the plain form is taken: a command named python / python3 / python3.N, then an existing
 script file, then its arguments; anything else (interpreter options, `-m`, `-c`, other
-programs) is started the ordinary way. So is every judge when the warm interpreter cannot
-start or dies, and all of them with AGENTV_GATE_FORKSERVER=0 in the environment.
+programs) is started the ordinary way. So is every later judge when the warm interpreter cannot
+start or dies (the judges it had forked run on and keep their own exit status: `_Zygote._adopt`),
+and all of them with AGENTV_GATE_FORKSERVER=0 in the environment.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ class ForkedProcess:
         if not self._job.exited.wait(timeout):
             raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
         status = self._job.status
-        # None: the warm interpreter died before reporting; the judge's status is lost with it.
+        # None: the status was lost (the warm interpreter died just after reaping the judge, before
+        # reporting): an error, never a pass, though the judge may not have been killed.
         self.returncode = os.waitstatus_to_exitcode(status) if status is not None else -signal.SIGKILL
         return self.returncode
 
@@ -122,10 +124,25 @@ class _Zygote:
         self._ready.set()  # an interpreter that died starting (not Python 3, say) is given up on at once
         with self._lock:
             jobs, self._jobs = list(self._jobs.values()), {}
+        if jobs:
+            self._adopt(jobs)
+
+    def _adopt(self, jobs: list[_Job]) -> None:
+        """The warm interpreter is gone with judges in flight. They were not killed with it: once it
+        has fully exited they are our children (this process is a child subreaper, see reaper.py),
+        so each one's own exit status is read here, whenever it ends, as its new parent."""
+        try:
+            self._proc.wait(_READY_SECONDS)
+        except subprocess.TimeoutExpired:  # its socket closed but it lingers: end it
+            self._proc.kill()
+            self._proc.wait()
         for job in jobs:
-            job.error = job.error or "the warm interpreter stopped"
-            job.started.set()
-            job.exited.set()
+            if job.pid is None:  # never reported started: the caller starts this judge the ordinary way
+                job.error = job.error or "the warm interpreter stopped"
+                job.started.set()
+                job.exited.set()
+            else:
+                threading.Thread(target=_wait_adopted, args=(job,), name="forkserver-orphan", daemon=True).start()
 
     def spawn(self, argv: list[str], cwd: str, env: dict[str, str]) -> ForkedProcess | None:
         """The forked judge, or None when this interpreter cannot fork it (the caller starts it itself)."""
@@ -167,6 +184,15 @@ class _Zygote:
             self._proc.wait(1)
         except (OSError, subprocess.TimeoutExpired):
             pass
+
+
+def _wait_adopted(job: _Job) -> None:
+    assert job.pid is not None
+    try:
+        job.status = os.waitpid(job.pid, 0)[1]
+    except ChildProcessError:
+        pass  # reaped by the warm interpreter just before it died: the status went with it
+    job.exited.set()
 
 
 _zygotes: dict[tuple[str, frozenset[tuple[str, str]]], _Zygote] = {}
@@ -216,6 +242,12 @@ def spawn_warm(argv: list[str], cwd: str, env: dict[str, str],
     return zygote.spawn(argv, cwd, {**env, **call_env} if call_env else env)
 
 
+def warm_pids() -> set[int]:
+    """The warm interpreters' pids: children of ours that are not orphans to end."""
+    with _zygotes_lock:
+        return {zygote._proc.pid for zygote in _zygotes.values() if hasattr(zygote, "_proc")}
+
+
 @atexit.register
 def close_all() -> None:
     with _zygotes_lock:
@@ -225,4 +257,4 @@ def close_all() -> None:
         zygote.close()
 
 
-__all__ = ["ForkedProcess", "close_all", "spawn_warm"]
+__all__ = ["ForkedProcess", "close_all", "spawn_warm", "warm_pids"]

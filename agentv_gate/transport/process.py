@@ -8,6 +8,8 @@ rather than an exception or a hang:
 * it may write far more output than fits in memory (capture is capped, the rest is drained),
 * it may hang, or fork a grandchild that keeps our pipes open after the judge itself is gone
   (it runs in its own process group, and the whole group is killed),
+* a descendant may leave that group (`setsid`): on Linux agentv-gate adopts it once its parent is
+  gone (a child subreaper, see reaper.py) and ends it with the run (`end_orphans`),
 * it may not exist or not be executable (reported in `spawn_error`).
 """
 
@@ -25,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .forkserver import ForkedProcess, spawn_warm
+from . import reaper
+from .forkserver import ForkedProcess, spawn_warm, warm_pids
 
 _CHUNK = 64 * 1024
 _DRAIN_GRACE_SECONDS = 1.0
@@ -179,6 +182,10 @@ def _kill_group(pgid: int) -> None:
 
 _live_groups: set[int] = set()
 _live_lock = threading.Lock()
+_starting = threading.Lock()
+"""Held from a script's start until it is in `_live_groups`, and by an orphan sweep: a child of
+ours the sweep does not know as live is never one just started (a sweep reaping it would turn
+its `Popen.wait` into a made-up exit status 0)."""
 _refuse_new = False
 """Set once the run is interrupted: scripts still starting are killed at once, none start after."""
 
@@ -200,16 +207,30 @@ def kill_running_scripts() -> int:
     return len(groups)
 
 
+def end_orphans() -> int:
+    """Kill what this run's scripts left running outside their process groups (a daemon in a
+    session of its own): the orphans agentv-gate adopted, never a live script or a warm interpreter.
+    Called when a run ends and at exit; returns how many were ended."""
+    with _starting:
+        with _live_lock:
+            live = set(_live_groups)
+        return reaper.end_orphans(live | warm_pids())
+
+
 # Last line of defence: however the interpreter exits (an unexpected error included), the scripts
-# it was supervising on daemon threads die with it instead of running on unsupervised.
+# it was supervising on daemon threads die with it instead of running on unsupervised, and then
+# (atexit runs the last registered first) the orphans they leave.
+atexit.register(end_orphans)
 atexit.register(kill_running_scripts)
 
 
 def allow_new_scripts() -> None:
-    """Undo `kill_running_scripts`' refusal, for a new run in the same process (tests, embedding)."""
+    """Undo `kill_running_scripts`' refusal, for a new run in the same process (tests, embedding);
+    processes started from now on belong to this run (`end_orphans` ends those left behind)."""
     global _refuse_new
     with _live_lock:
         _refuse_new = False
+    reaper.mark_run_start()
 
 
 def _spawn_error(argv: list[str], exc: OSError, cwd: Path | None) -> str:
@@ -290,26 +311,27 @@ def run_script(
     full_env = {**os.environ, **(env or {})}
     if _refuse_new:
         return failed_start("not started: the run was interrupted")
-    proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
-        argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env, call_env) if warm else None
-    full_env.update(call_env or {})
-    try:
-        proc = proc or subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=str(cwd) if cwd is not None else None,
-            env=full_env,
-            close_fds=True,
-            **_OWN_GROUP,
-        )
-    except OSError as exc:
-        return failed_start(_spawn_error(argv, exc, cwd))
-
-    with _live_lock:
-        _live_groups.add(proc.pid)
-        refused = _refuse_new
+    reaper.become_subreaper()  # before any start: orphans (a dead warm interpreter's judges too) come to us
+    with _starting:  # started and registered as live before an orphan sweep can see it
+        proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
+            argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env, call_env) if warm else None
+        full_env.update(call_env or {})
+        try:
+            proc = proc or subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=str(cwd) if cwd is not None else None,
+                env=full_env,
+                close_fds=True,
+                **_OWN_GROUP,
+            )
+        except OSError as exc:
+            return failed_start(_spawn_error(argv, exc, cwd))
+        with _live_lock:
+            _live_groups.add(proc.pid)
+            refused = _refuse_new
     if refused:  # interrupted between the check above and the spawn
         _kill_group(proc.pid)
     try:

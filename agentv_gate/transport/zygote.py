@@ -15,23 +15,40 @@ and the interpreter's shutdown in its order (non-daemon threads joined, atexit h
 flushed, the script's objects freed) with the script's exit status. What it skips is tearing
 down every module, which in a forked child costs more than the whole judge (see `_shut_down`).
 
+What a fresh `python3 SCRIPT` would see is kept exact where the warm start could leak through:
+the modules this file imports (`selectors`, `json`, `token` by way of `traceback`, ...) are
+dropped from `sys.modules` before the script runs, so a same-named file beside the script (or on
+a folder the script puts on `sys.path`) shadows them as in a fresh run; an uncaught error goes
+through `sys.excepthook`; `sys.exit(n)` gives the status the interpreter gives (`-1` is 255,
+never a signal); and file objects the script's modules still hold at exit are closed as the
+interpreter's module teardown closes them.
+
 Its annotations are strings (and one a type comment) for that reason: the type checker reads
 them, no interpreter ever evaluates them, so an old `python3` runs this file as it is.
 """
 
-import array
-import atexit
-import builtins
-import importlib.machinery
-import json
-import os
-import selectors
-import signal
-import socket
 import sys
-import traceback
-import types
-import typing
+
+STARTUP_MODULES = frozenset(sys.modules)
+"""What the interpreter had loaded before this file's first import: what a fresh `python3 SCRIPT`
+has loaded before the script's first line (same interpreter, flags, environment and site)."""
+
+if not getattr(sys.flags, "safe_path", False):
+    del sys.path[0]  # this file's own folder (with an `http.py`) must never shadow the standard library
+
+import array  # noqa: E402 - after the snapshot above, on purpose
+import atexit  # noqa: E402
+import builtins  # noqa: E402
+import gc  # noqa: E402
+import importlib.machinery  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import selectors  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import types  # noqa: E402
+import typing  # noqa: E402
 
 MAX_MESSAGE = 1 << 20
 
@@ -71,6 +88,7 @@ def _serve(sock: "socket.socket") -> "tuple[dict[str, typing.Any], list[int]]":
             if not data:
                 os._exit(0)  # the supervisor closed its end: nothing more will be asked
             request = json.loads(data)
+            gc.freeze()  # this interpreter's objects: never scanned by the child (see `_close_files`)
             try:
                 pid = os.fork()
             except OSError as exc:
@@ -117,12 +135,18 @@ def _become(request: "dict[str, typing.Any]", fds: "list[int]") -> str:
     sys.argv = request["argv"][1:]
     script = os.path.abspath(sys.argv[0])  # __file__ and tracebacks name it absolute, argv[0] as given
     if not getattr(sys.flags, "safe_path", False):  # PYTHONSAFEPATH: the interpreter prepends nothing
-        sys.path[0] = os.path.dirname(os.path.realpath(script))
+        sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
+    for name in [name for name in sys.modules if name not in STARTUP_MODULES]:
+        del sys.modules[name]  # imported afresh by the script, from wherever its sys.path finds them
     return script
 
 
-def _run(script: str) -> "tuple[int, dict[str, object]]":
-    """Run the script as `__main__` the way `python3 SCRIPT` does; returns its exit status."""
+def _run(script: str) -> "tuple[int, bool, dict[str, object]]":
+    """Run the script as `__main__` the way `python3 SCRIPT` does.
+
+    Returns its exit status, whether it ended on an uncaught KeyboardInterrupt (the interpreter
+    then dies of SIGINT) and its namespace.
+    """
     main = types.ModuleType("__main__")
     main.__file__ = script
     main.__dict__["__cached__"] = None  # (ModuleType does not declare it)
@@ -133,25 +157,63 @@ def _run(script: str) -> "tuple[int, dict[str, object]]":
         with open(script, "rb") as source:
             code = compile(source.read(), script, "exec", dont_inherit=True)
         exec(code, main.__dict__)  # noqa: S102 - running the judge is the point
-        return 0, main.__dict__
+        return 0, False, main.__dict__
     except SystemExit as exc:
-        return _exit_status(exc), main.__dict__
-    except BaseException as exc:  # noqa: BLE001 - printed as the interpreter would print it
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != script:
-            tb = tb.tb_next
-        traceback.print_exception(type(exc), exc, tb)  # None (a syntax error): no "Traceback" header either
-        if isinstance(exc, KeyboardInterrupt):
-            return -signal.SIGINT, main.__dict__
-        return 1, main.__dict__
+        return _exit_status(exc), False, main.__dict__
+    except BaseException as exc:  # noqa: BLE001 - handled below as the interpreter handles it
+        uncaught = exc
+    # Out of the `except` block, so that an error in the hook is not chained to this one.
+    uncaught.__traceback__ = _from_script(uncaught.__traceback__)
+    try:
+        _print_uncaught(uncaught)
+    except SystemExit as hook_exit:  # the hook ended the process: its status stands
+        return _exit_status(hook_exit), False, main.__dict__
+    return 1, isinstance(uncaught, KeyboardInterrupt), main.__dict__
+
+
+def _from_script(tb: "types.TracebackType | None") -> "types.TracebackType | None":
+    """A traceback without this file's frames on top, as a fresh run's starts at the script's
+    (None for a syntax error, which a fresh run prints without a "Traceback" header)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return tb
+
+
+def _print_uncaught(exc: BaseException) -> None:
+    """What the interpreter does with an uncaught error (PyErr_Print): `sys.last_*` set, then
+    `sys.excepthook` called; a hook that fails is reported with the original error."""
+    tb = exc.__traceback__
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+    if sys.version_info >= (3, 12):
+        sys.last_exc = exc
+    hook = getattr(sys, "excepthook", None)
+    if hook is None:
+        sys.stderr.write("sys.excepthook is missing\n")
+        sys.__excepthook__(type(exc), exc, tb)
+        return
+    try:
+        hook(type(exc), exc, tb)
+    except SystemExit:
+        raise
+    except BaseException as failure:  # noqa: BLE001 - printed as the interpreter prints it
+        failure.__traceback__ = _from_script(failure.__traceback__)
+        sys.stderr.write("Error in sys.excepthook:\n")
+        sys.__excepthook__(type(failure), failure, failure.__traceback__)
+        sys.stderr.write("\nOriginal exception was:\n")
+        sys.__excepthook__(type(exc), exc, tb)
+
+
+_C_LONG = 1 << 63
 
 
 def _exit_status(exc: SystemExit) -> int:
-    """What the interpreter makes of `sys.exit(code)`."""
+    """What the interpreter makes of `sys.exit(code)`: an integer is passed to C `exit()`, which
+    keeps its low 8 bits (`-1` is 255, `-256` is 0); one beyond a C long is 255; anything else is
+    printed and gives 1."""
     if exc.code is None:
         return 0
     if isinstance(exc.code, int):
-        return exc.code
+        return exc.code & 0xFF if -_C_LONG <= exc.code < _C_LONG else 0xFF
     try:
         sys.stderr.write(str(exc.code) + "\n")
     except Exception:  # noqa: BLE001,S110 - as the interpreter, say nothing more
@@ -159,7 +221,7 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _shut_down(status: int, namespace: "dict[str, object]") -> "typing.NoReturn":
+def _shut_down(status: int, interrupted: bool, namespace: "dict[str, object]") -> "typing.NoReturn":
     """The interpreter's shutdown, in its order, minus tearing down every module: a forked child
     would copy most of the warm interpreter's memory page by page just to free it (27 ms here)."""
     threading = sys.modules.get("threading")
@@ -169,10 +231,11 @@ def _shut_down(status: int, namespace: "dict[str, object]") -> "typing.NoReturn"
     status = _flush(status)
     namespace.clear()  # the script's objects are freed, so their finalizers (unclosed files) run
     status = _flush(status)
-    if status < 0:
-        signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
-    os._exit(status & 0xFF)
+    _close_files()
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(status)
 
 
 def _flush(status: int) -> int:
@@ -184,6 +247,23 @@ def _flush(status: int) -> int:
             if stream is sys.stdout and status == 0:
                 status = 120
     return status
+
+
+def _close_files() -> None:
+    """Close the file objects still open (a writer an imported module holds, say), as tearing the
+    modules down does in a fresh interpreter; text layers before the buffers beneath them.
+
+    Only the objects the script made are looked at: this interpreter's own were frozen before the
+    fork, and the gc does not list frozen objects (listing them all would cost ~7 ms per judge).
+    """
+    standard = (sys.stdin, sys.stdout, sys.stderr)
+    files = [obj for obj in gc.get_objects() if isinstance(obj, io.IOBase) and obj not in standard]
+    files.sort(key=lambda obj: 0 if isinstance(obj, io.TextIOBase) else 1 if isinstance(obj, io.BufferedIOBase) else 2)
+    for obj in files:
+        try:
+            obj.close()
+        except Exception:  # noqa: BLE001,S112 - at exit the interpreter ignores these too
+            continue
 
 
 def main() -> None:

@@ -44,6 +44,7 @@ seen = {
                 for name in ("SIGINT", "SIGPIPE", "SIGCHLD", "SIGTERM", "SIGHUP")},
     "flags": repr(sys.flags), "executable": sys.executable, "prefix": [sys.prefix, sys.base_prefix],
     "open_fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2)[:-1],
+    "modules": sorted(sys.modules),
 }
 print(json.dumps(seen, sort_keys=True, default=str))
 '''
@@ -71,9 +72,55 @@ PROBES = {
         """),
     "os_exit": "import os, sys\nsys.stdout.write('unflushed')\nos._exit(5)\n",
     "killed": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+    "keyboard_interrupt": "print('interrupted', flush=True)\nraise KeyboardInterrupt\n",
     "big_output": "import sys\nsys.stdout.write('x' * 3_000_000)\nsys.stderr.write('e' * 70_000)\n",
     "stdin_json": "import json, sys\npayload = json.load(sys.stdin)\nprint(json.dumps({'score': len(payload['answer']) / 10}))\n",
     "imports_beside_it": "import helper\nprint(helper.VALUE)\n",
+    # A custom sys.excepthook is what prints an uncaught error, and it may decide the exit status.
+    "excepthook_exits_0": textwrap.dedent("""
+        import sys
+        def hook(kind, value, tb):
+            print('{"score": 1.0}')
+            sys.exit(0)
+        sys.excepthook = hook
+        raise RuntimeError("scored by the hook")
+        """),
+    "excepthook_sees_the_traceback": textwrap.dedent("""
+        import sys, traceback
+        def hook(kind, value, tb):
+            print("".join(traceback.format_exception(value)))
+            print(value.__traceback__ is tb, sys.last_value is value, [f.name for f in traceback.extract_tb(tb)])
+        sys.excepthook = hook
+        def judge():
+            raise KeyError("missing")
+        judge()
+        """),
+    "excepthook_fails": textwrap.dedent("""
+        import sys
+        def hook(kind, value, tb):
+            raise ValueError("the hook broke")
+        sys.excepthook = hook
+        raise RuntimeError("original")
+        """),
+    "exit_number": "import sys\nprint('exiting', sys.argv[1])\nsys.exit(eval(sys.argv[1]))\n",
+    # A writer owned by an imported module, never flushed by the judge: a fresh interpreter
+    # flushes it when it tears the module down at exit.
+    "helper_writer": "import helper_log\nhelper_log.OUT.write('from the helper module')\nprint('main done')\n",
+    # Standard-library modules the warm interpreter itself uses, shadowed as a fresh run allows.
+    "shadows_stdlib": textwrap.dedent("""
+        import sys
+        sys.path.insert(0, "lib")
+        import json, selectors, token
+        print([getattr(module, "VALUE", "stdlib") for module in (selectors, token, json)])
+        """),
+}
+
+SIDE_FILES = {
+    "helper.py": "VALUE = 'from beside the judge'\n",
+    "helper_log.py": "import sys\nOUT = open(sys.stdout.fileno(), 'w', closefd=False)\n",
+    "selectors.py": "VALUE = 'selectors beside the judge'\n",
+    "token.py": "VALUE = 'token beside the judge'\n",
+    "lib/json.py": "VALUE = 'json from lib'\n",
 }
 
 
@@ -81,7 +128,9 @@ def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: str,
               extra_args: tuple[str, ...] = ()) -> tuple[ScriptResult, ScriptResult]:
     folder = tmp_path / "judges"
     folder.mkdir(exist_ok=True)
-    (folder / "helper.py").write_text("VALUE = 'from beside the judge'\n")
+    for name, text in SIDE_FILES.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text(text)
     (folder / f"{probe}.py").write_text(PROBES[probe])
     argv = ["python3", f"{probe}.py", *extra_args]
     stdin = '{"answer": "Paris is the capital"}'
@@ -97,10 +146,29 @@ def outcome(result: ScriptResult) -> tuple[object, ...]:
     return result.exit_code, result.stdout, result.stderr, result.timed_out, result.spawn_error
 
 
-@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file"}))
+@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file", "exit_number"}))
 def test_a_forked_judge_behaves_as_a_fresh_one(probe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fresh, forked = both_ways(tmp_path, monkeypatch, probe)
     assert outcome(forked) == outcome(fresh)
+
+
+@pytest.mark.parametrize("code", ["-1", "-256", "-2", "-15", "256", "257", "2**40 + 7", "2**64", "True"])
+def test_an_exit_code_gives_the_status_a_fresh_interpreter_gives(code: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sys.exit(-1)` is status 255, never "killed by SIGHUP"; `sys.exit(-256)` is 0."""
+    fresh, forked = both_ways(tmp_path, monkeypatch, "exit_number", (code,))
+    assert outcome(forked) == outcome(fresh)
+    assert forked.exit_code is not None and forked.exit_code >= 0
+
+
+def test_the_probes_that_differed_once_show_what_a_fresh_run_shows(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards the comparisons above against both runs going wrong the same way."""
+    assert outcome(both_ways(tmp_path, monkeypatch, "excepthook_exits_0")[1])[:2] == (0, '{"score": 1.0}\n')
+    assert both_ways(tmp_path, monkeypatch, "helper_writer")[1].stdout == "main done\nfrom the helper module"
+    assert both_ways(tmp_path, monkeypatch, "shadows_stdlib")[1].stdout == (
+        "['selectors beside the judge', 'token beside the judge', 'json from lib']\n")
+    assert both_ways(tmp_path, monkeypatch, "exit_number", ("-1",))[1].exit_code == 255
 
 
 def test_the_observe_probe_really_ran_forked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,6 +261,45 @@ def test_a_dead_warm_interpreter_means_ordinary_starts_not_errors(tmp_path: Path
         zygote._proc.wait()
     results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(3)]
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "still judged\n")] * 3
+
+
+def test_judges_in_flight_when_the_warm_interpreter_dies_keep_their_own_outcome(tmp_path: Path) -> None:
+    """Killing the warm interpreter does not kill the judges it forked: each keeps its own exit status
+    and output (one finishes normally, one dies of its own SIGTERM), and later judges still run."""
+    (tmp_path / "go").mkdir()
+    gates = {name: tmp_path / "go" / name for name in ("finishes", "dies")}
+    for gate in gates.values():
+        os.mkfifo(gate)
+    (tmp_path / "finishes.py").write_text(f"print(open({str(gates['finishes'])!r}).read())\n")
+    (tmp_path / "dies.py").write_text(
+        f"import os, signal\nopen({str(gates['dies'])!r}).read()\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    (tmp_path / "later.py").write_text("print('judged later')\n")
+    allow_new_scripts()
+    results: dict[str, ScriptResult] = {}
+
+    def judge(name: str) -> None:
+        results[name] = run_judge(["python3", f"{name}.py"], "", 60, cwd=tmp_path)
+
+    workers = [threading.Thread(target=judge, args=(name,)) for name in gates]
+    for worker in workers:
+        worker.start()
+    writers = {name: open(gate, "w") for name, gate in gates.items()}  # noqa: SIM115 - returns once each judge runs
+    try:
+        zygotes = [z for z in forkserver._zygotes.values() if z.alive]
+        assert zygotes
+        for zygote in zygotes:
+            zygote._proc.kill()
+            zygote._proc.wait()
+    finally:
+        for name, writer in writers.items():
+            writer.write(f"{name} after the warm interpreter died")
+            writer.close()
+    for worker in workers:
+        worker.join(30)
+    assert (results["finishes"].exit_code, results["finishes"].stdout) == (0, "finishes after the warm interpreter died\n")
+    assert results["dies"].exit_code == -signal.SIGTERM and results["dies"].failure() == "was killed by SIGTERM"
+    later = run_judge(["python3", "later.py"], "", 20, cwd=tmp_path)
+    assert (later.exit_code, later.stdout) == (0, "judged later\n")
 
 
 def test_pythonsafepath_keeps_the_script_folder_off_sys_path_as_it_does_fresh(tmp_path: Path,
