@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test lint bench
+.PHONY: example test lint bench mutate
 
 $(BIN)/agentv-gate: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,3 +36,11 @@ lint: $(BIN)/agentv-gate
 
 bench: $(BIN)/agentv-gate
 	$(BIN)/python bench/run_bench.py
+
+# Mutation testing of the core (mutation/run_mutation.py): each module's mutants against its own
+# tests, kill rate per module. Long (see tests/README.md); not part of `make test` or CI.
+# One module: make mutate MODULES=agentv_gate/commands/merge.py
+MODULES ?=
+mutate: $(BIN)/agentv-gate
+	$(BIN)/pip install -q -e '.[dev,mutate]'
+	nice -n 10 $(BIN)/python mutation/run_mutation.py $(MODULES)

@@ -117,3 +117,31 @@ def test_merge_without_usable_results_exits_2(tmp_path: Path, files: list[str], 
     proc = merge(tmp_path, *files)
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+def test_merging_one_shard_twice_with_the_other_missing_exits_2(tmp_path: Path) -> None:
+    """Enough rows to look whole, but half the cases never ran: refused, never judged."""
+    project(tmp_path, failing=set(), layout={"evals/geo.eval.yaml": ["g1", "g2"], "evals/more.eval.yaml": ["m1", "m2"]})
+    shards = run_shards(tmp_path, 2)
+    assert [p.returncode for p in shards] == [0, 0], [p.stderr for p in shards]
+    twice = merge(tmp_path, "shard-1/results.jsonl", "shard-1/results.jsonl")
+    assert twice.returncode == 2, twice.stdout + twice.stderr
+    assert "duplicate result" in twice.stderr  # read first; a missing shard is refused too (below)
+    for present, absent in (("1", "2"), ("2", "1")):
+        alone = merge(tmp_path, f"shard-{present}/results.jsonl")
+        assert alone.returncode == 2, alone.stderr
+        assert (f"incomplete shard results: 2 of 4 case(s) have no result (no results at all from shard(s) {absent}/2);"
+                in alone.stderr), alone.stderr
+    assert not (tmp_path / "merged" / "junit.xml").exists()
+
+
+def test_a_complete_merge_where_two_suites_reuse_a_case_id_passes(tmp_path: Path) -> None:
+    expected = project(tmp_path, failing=set(), layout={"evals/geo.eval.yaml": ["same", "g2"],
+                                                        "evals/more.eval.yaml": ["same"]})
+    shards = run_shards(tmp_path, 2)
+    assert [p.returncode for p in shards] == [0, 0], [p.stderr for p in shards]
+    merged = merge(tmp_path, "shard-1/results.jsonl", "shard-2/results.jsonl")
+    assert merged.returncode == 0, merged.stderr
+    assert "3 cases: 3 passed, 0 failed, 0 errors" in merged.stdout
+    rows = [json.loads(line) for line in (tmp_path / "merged" / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["suite"], r["eval_id"]) for r in rows) == expected

@@ -208,3 +208,29 @@ def test_nested_composites_report_grandchildren(tmp_path: Path) -> None:
     inner = (score.children or [])[1]
     assert inner.type == "composite"
     assert [g.name for g in inner.evaluator_results or []] == ["has_france", "is_json"]
+
+
+FIXED_SCORE_JUDGE = """\
+import json, sys
+d = json.load(sys.stdin)
+print(json.dumps({"score": d["config"]["give"], "hits": [], "misses": [], "reasoning": "fixed"}))
+"""
+
+
+def test_threshold_aggregator_member_passes_at_exactly_0_6_and_not_below(tmp_path: Path) -> None:
+    """AgentV's pass-or-borderline mark: a member scoring 0.6 passes, one scoring 0.59 does not."""
+    (tmp_path / "fixed.py").write_text(FIXED_SCORE_JUDGE)
+    case = composite_case(tmp_path, """
+        - name: combo
+          type: composite
+          aggregator: {type: threshold, threshold: 0.5}
+    """, """
+        evaluators:
+          - {name: at-mark, type: code_judge, script: python3 fixed.py, give: 0.6}
+          - {name: just-under, type: code_judge, script: python3 fixed.py, give: 0.59}
+          - {name: at-mark-too, type: code_judge, script: python3 fixed.py, give: 0.6}
+    """)
+    score = evaluate(case)
+    assert score.error is None, score.error
+    assert score.score == pytest.approx(2 / 3)
+    assert score.hits[0] == "2/3 evaluators passed (threshold: 0.5)"

@@ -42,3 +42,20 @@ def test_merge_refuses_non_finite_scores_and_duplicates_with_file_and_line(tmp_p
     proc = run_cli("merge", "a.jsonl", "b.jsonl", cwd=tmp_path)
     assert proc.returncode == 2 and no_traceback(proc.stderr), proc.stderr
     assert "b.jsonl:2:" in proc.stderr and "duplicate" in proc.stderr and "a.jsonl:1" in proc.stderr
+
+
+def test_an_incomplete_merge_names_absent_shards_only_from_well_formed_labels(tmp_path: Path) -> None:
+    """Rows that say how many cases there are but carry no usable `K/N` label: still refused, no shard named."""
+    for name, label in (("unlabelled", {}), ("malformed", {"shard": "1/x"}), ("three-part", {"shard": "1/2/x"})):
+        (tmp_path / f"{name}.jsonl").write_text(row("a", 1.0, shard_total=3, **label) + row("b", 1.0, shard_total=3, **label))
+        proc = run_cli("merge", f"{name}.jsonl", cwd=tmp_path)
+        assert proc.returncode == 2 and no_traceback(proc.stderr), proc.stderr
+        assert "incomplete shard results: 1 of 3 case(s) have no result;" in proc.stderr, proc.stderr
+
+
+def test_merge_warns_about_a_cut_last_line_and_merges_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "cut.jsonl").write_text(row("whole", 1.0) + row("cut", 0.0)[:25])
+    proc = run_cli("merge", "cut.jsonl", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "agentv-gate: warning: cut.jsonl:2:" in proc.stderr
+    assert [r["eval_id"] for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")] == ["whole"]

@@ -31,9 +31,24 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
                           encoding="utf-8", errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)
 
 
+SIGINT_DEFAULT_EXEC = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                       "os.execv(sys.argv[1], sys.argv[1:])")
+"""Run argv[1:] with SIGINT at its default disposition, whatever this process inherited.
+
+A process started with SIGINT ignored (a background job of a non-interactive shell, some
+`nohup` setups, a CI agent) passes that on to every child, and agentv-gate, like any Unix
+program, keeps an ignored SIGINT ignored. A test that sends SIGINT means Ctrl-C in a terminal,
+so the child starts from the default a terminal gives it. Done by exec in a tiny interpreter
+rather than `preexec_fn`, which is unsafe in a test process running server threads."""
+
+
 def start_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
               stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE) -> subprocess.Popen[str]:
-    """The CLI in its own session, so a test can signal it (and only it) like a CI runner would."""
-    return subprocess.Popen([CLI, *args], cwd=cwd, env=cli_env(env), stdout=stdout, stderr=stderr,
-                            stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace",
-                            start_new_session=True)
+    """The CLI in its own session, so a test can signal it (and only it) like a CI runner would.
+
+    SIGINT starts at its default disposition (see `SIGINT_DEFAULT_EXEC`), so signal tests pass
+    whether or not the test run itself was started with SIGINT ignored. The exec keeps the pid.
+    """
+    return subprocess.Popen([sys.executable, "-S", "-c", SIGINT_DEFAULT_EXEC, CLI, *args], cwd=cwd,
+                            env=cli_env(env), stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, text=True,
+                            encoding="utf-8", errors="replace", start_new_session=True)

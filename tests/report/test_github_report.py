@@ -22,6 +22,8 @@ from agentv_gate.report.github import (
     summary_markdown,
     write_github_reports,
 )
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
 from tests.helpers.github_runner import parse_github_output
 from tests.helpers.reports import case_result
 
@@ -234,6 +236,31 @@ def test_multiline_output_uses_a_random_delimiter_that_cannot_be_forged() -> Non
     assert re.fullmatch(r"results-path<<ghadelimiter_[0-9a-f-]{36}", header)
     assert format_outputs({"results-path": forged}).split("\n")[0] != header
     assert parse_github_output(text) == {"results-path": forged, "total": "3"}
+
+
+def test_a_value_with_a_bare_carriage_return_uses_the_multiline_form() -> None:
+    """The runner ends a line at CR too: `name=a\rb` would cut the value and leave `b` as a bad line."""
+    text = format_outputs({"junit-path": "out\rinjected=1", "total": "3"})
+    assert re.match(r"junit-path<<ghadelimiter_[0-9a-f-]{36}\n", text)
+    assert not [line for line in text.split("\n") if "\r" in line and "=" in line.split("\r")[0]]
+    assert parse_github_output(text) == {"junit-path": "out\rinjected=1", "total": "3"}
+
+
+def test_through_the_cli_a_report_path_with_a_carriage_return_reaches_github_output_whole(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    write(tmp_path / "evals/s.eval.yaml", """
+        tests:
+          - id: ok
+            input: q
+            assert: [{type: contains, value: ok}]
+    """)
+    out_file = tmp_path / "github_output"
+    proc = run_cli("run", "evals", "--junit", "junit\r.xml", cwd=tmp_path,
+                   env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(out_file)})
+    assert proc.returncode == 0, proc.stderr
+    text = out_file.read_bytes().decode("utf-8")  # as written: read_text would turn CR into LF
+    assert re.search(r"^junit-path<<ghadelimiter_", text, re.M), text
+    assert parse_github_output(text)["junit-path"] == "junit\r.xml"
 
 
 def test_nothing_happens_outside_github_actions(tmp_path: Path) -> None:

@@ -358,3 +358,40 @@ def test_per_run_variables_reach_each_judge_but_share_one_warm_interpreter(tmp_p
     assert tokens == ["first", "second", "third"]
     assert len(set(forkserver._zygotes) - before) <= 1
     assert len(parents) == 1 and parents != {str(os.getpid())}  # forked from one warm interpreter, not us
+
+
+FORK_FAILS = '''
+import json, os, socket, sys
+sock = socket.socket(fileno=int(sys.argv[1]))
+sock.send(json.dumps({"ready": True}).encode())
+while True:
+    data, ancdata, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(3 * 4))
+    if not data:
+        break
+    for _level, _kind, payload in ancdata:
+        for i in range(0, len(payload) - len(payload) % 4, 4):
+            os.close(int.from_bytes(payload[i:i + 4], sys.byteorder))
+    request = json.loads(data)
+    with open(os.environ["FORK_FAILS_LOG"], "a") as log:
+        log.write(request["argv"][1] + "\\n")
+    sock.send(json.dumps({"id": request["id"], "error": "[Errno 11] Resource temporarily unavailable"}).encode())
+'''
+
+
+def test_a_warm_interpreter_that_cannot_fork_means_the_judge_starts_the_ordinary_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It reports the fork error with no pid: the judge still runs, started as a new process."""
+    fake = tmp_path / "fork_fails.py"
+    fake.write_text(FORK_FAILS)
+    log = tmp_path / "asked.log"
+    monkeypatch.setattr(forkserver, "ZYGOTE_PATH", str(fake))
+    monkeypatch.setattr(forkserver, "_zygotes", {})
+    monkeypatch.setenv("FORK_FAILS_LOG", str(log))
+    (tmp_path / "j.py").write_text("import os\nprint('judged by', 'pid', os.getpid() > 0)\n")
+    allow_new_scripts()
+    try:
+        results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
+    finally:
+        forkserver.close_all()
+    assert [(r.exit_code, r.stdout, r.spawn_error) for r in results] == [(0, "judged by pid True\n", None)] * 2
+    assert log.read_text().split() == ["j.py", "j.py"]  # the warm interpreter was asked, and said no

@@ -1,0 +1,51 @@
+"""`make mutate` stays runnable: its module -> tests map and its list of equivalent mutants match the code.
+
+The mutation run itself takes minutes per module (see tests/README.md), so it is not part of the
+suite; these checks are what would quietly rot without it: a renamed test file, a moved module, an
+equivalent-mutant entry whose line no longer exists.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_mutation", REPO / "mutation" / "run_mutation.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("run_mutation", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_mapped_module_and_test_path_exists() -> None:
+    mapping = tool().MODULES
+    assert mapping
+    for module, tests in mapping.items():
+        assert (REPO / module).is_file(), module
+        assert tests, module
+        for test in tests:
+            assert (REPO / test).exists(), f"{module}: {test}"
+
+
+def test_every_equivalent_mutant_names_a_mapped_module_and_a_line_it_still_has() -> None:
+    run_mutation = tool()
+    entries = run_mutation.load_equivalents()
+    for entry in entries:
+        assert entry.module in run_mutation.MODULES, entry.module
+        source = [line.strip() for line in (REPO / entry.module).read_text(encoding="utf-8").splitlines()]
+        assert entry.original in source, f"{entry.module}: line gone, drop or update the entry: {entry.original}"
+        assert entry.original != entry.mutated and entry.why
+
+
+def test_annotations_are_found_only_where_they_are_never_evaluated() -> None:
+    spans = tool().annotation_spans
+    postponed = "from __future__ import annotations\n\ndef f(x: int | None) -> str | None:\n    return None\n"
+    assert spans(postponed) == [((3, 9), (3, 19)), ((3, 24), (3, 34))]
+    assert spans("def f(x: int | None) -> None:\n    return None\n") == []
