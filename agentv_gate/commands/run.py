@@ -18,6 +18,7 @@ from ..evaluators.registry import build_evaluator_registry
 from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
+from ..redaction import redact
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
@@ -47,7 +48,7 @@ def execute(args: argparse.Namespace) -> int:
         print(f"agentv-gate: {note}", file=sys.stderr)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
-        print(problem, file=sys.stderr)
+        print(redact(str(problem)), file=sys.stderr)  # a value read from a secret `${{ VAR }}` included
     if plan.errors:
         unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
         raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "

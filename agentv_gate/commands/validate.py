@@ -8,6 +8,7 @@ from collections import Counter
 
 from ..errors import EXIT_FAILED, EXIT_OK, NoCasesError
 from ..loader import default_eval_paths, load_run_dotenv, nothing_found, plan_paths
+from ..redaction import redact
 from ..targets.resolver import check_targets
 
 
@@ -24,7 +25,7 @@ def execute(args: argparse.Namespace) -> int:
         plan.problems.extend(target_problems or [])
         unchecked = "" if target_problems is not None else " (no .agentv/targets.yaml found: targets not checked)"
     for problem in plan.problems:
-        print(problem)
+        print(redact(str(problem)))  # a value read from a secret `${{ VAR }}` included
     if not plan.files and not plan.errors:
         raise NoCasesError(nothing_found("files", paths))
     if args.verbose:

@@ -125,7 +125,7 @@ class CaseBuilder:
 
     def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
         """AgentV's precedence. gen2 (`evalcases`): the case's list, else the suite's. gen3
-        (`tests`): the case's list with the suite's appended, unless `execution.skip_defaults`."""
+        (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         gen3 = self.defaults.get("generation") == 3
         listed: list[tuple[Any, bool]] = [
@@ -149,13 +149,16 @@ class CaseBuilder:
             if single is not None:
                 configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False))
                 found = True
-        suite_configs = list(self.defaults.get("evaluators", []))
-        if gen3:
-            configs = configs if execution.get("skip_defaults") else configs + suite_configs
-        else:
-            configs = configs if found else suite_configs
+        suite_configs = [] if self._skips_defaults(raw) else list(self.defaults.get("evaluators", []))
+        configs = configs + suite_configs if gen3 else configs if found else suite_configs
         rubric = self._case_rubrics(raw, line)
         return [rubric, *configs] if rubric is not None else configs
+
+    @staticmethod
+    def _skips_defaults(raw: dict[str, Any]) -> bool:
+        """AgentV's `execution.skip_defaults: true`: the test takes *neither* the suite's `assert`
+        list nor the suite's `input` messages."""
+        return bool(declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults"))
 
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
@@ -194,7 +197,7 @@ class CaseBuilder:
                 segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
         messages = self._messages(value, line_of(value, line), key if key != "question" else "input", files)
-        suite_input = self.defaults.get("input")
+        suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
         if suite_input is not None:
             messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
         return messages

@@ -6,6 +6,9 @@ allowed; numbers and booleans are left alone. Before that it loads the nearest `
 in the first eval file's folder, each parent up to the repository root, the root, then the working
 folder, with dotenv's rule: a variable already set in the environment is never overridden.
 
+A variable named like a secret (`*_KEY`, `*_TOKEN`, `*_PASSWORD`, ...) has its value registered
+with `redaction`, so it is hidden from every output, as a targets.yaml secret is.
+
 Interpolation keeps the loader's line numbers (`LineDict`/`LineList`), so a problem in an
 interpolated value is still reported where it is written.
 """
@@ -19,11 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..redaction import is_secret_field, register_secrets
 from .discover import discover_eval_files
 from .refs import find_repo_root
 from .yaml_lines import LineDict, LineList
 
 ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _value(name: str, source: Mapping[str, str]) -> str:
+    """The variable's value, '' when unset. A variable named like a secret (`SUPPORT_API_TOKEN`,
+    `DB_PASSWORD`: `redaction.is_secret_field`) is a secret wherever it is read: its value is
+    registered, so every output of the run hides it, as it hides targets.yaml secrets."""
+    value = source.get(name, "")
+    if value and is_secret_field(name):
+        register_secrets([value])
+    return value
 
 
 def interpolate(value: Any, env: Mapping[str, str] | None = None) -> Any:
@@ -32,7 +46,7 @@ def interpolate(value: Any, env: Mapping[str, str] | None = None) -> Any:
     if isinstance(value, str):
         if "${{" not in value:
             return value
-        return ENV_REF.sub(lambda m: source.get(m.group(1), ""), value)
+        return ENV_REF.sub(lambda m: _value(m.group(1), source), value)
     if isinstance(value, dict):
         out = LineDict((key, interpolate(item, source)) for key, item in value.items())
         out.line = getattr(value, "line", 1)

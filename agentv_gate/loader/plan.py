@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
+from .includes import suites_only
 from .problems import FoundProblems, Problem, allowing_unknown_keys
 from .suite import iter_eval_file
 
@@ -101,8 +102,11 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
                allow_unknown_keys: bool = False) -> SuitePlan:
     """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case.
 
-    `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run)."""
+    `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run).
+    A case file a suite loads runs with that suite only (`includes.suites_only`)."""
     files, problems = discover_eval_files(paths)
+    named = {path for path in paths if path.is_file()}
+    files = suites_only(files, named | {path.with_suffix(".jsonl") for path in named}, repo_root, allow_outside_root)
     plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root)
     interned: dict[tuple[JudgeUse, ...], tuple[JudgeUse, ...]] = {}  # most cases share their judges
     for file in files:

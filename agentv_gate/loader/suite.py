@@ -66,6 +66,15 @@ def _yaml_entries(text: str, doc: Any) -> tuple[dict[str, Any], Callable[[], Ent
     return None
 
 
+def open_entries(file: Path, text: str, header: Any) -> Entries:
+    """The entries of the case list written in `file` itself (`text`, whose header `read_header`
+    gave), without following `tests: ./cases.yaml`; none when it holds no list."""
+    if file.suffix == ".jsonl":
+        return iter_jsonl_rows(text)
+    found = _yaml_entries(text, header)
+    return found[1]() if found is not None else iter(())
+
+
 def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
     """Suite-level settings, and a reader of the raw cases one at a time (never the whole list)."""
     text = read_text(file)

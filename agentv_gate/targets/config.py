@@ -64,7 +64,8 @@ class TargetConfig:
     source_line: int | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     unset_env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Fields written as `${{ VAR }}` whose variable is unset or empty: field -> variable name."""
+    """Fields written as `${{ VAR }}` whose variable is unset or empty: field -> variable name. A field
+    inside a mapping or list is named by its path (`healthcheck.url`, `env.API_TOKEN`, `command[0]`)."""
 
     def declares(self, key: str) -> bool:
         """Whether this target's provider reads `key` (targets/keys.py)."""
@@ -232,7 +233,8 @@ class RawTarget:
     data: Mapping[str, Any]
     line: int | None = None
     key_lines: Mapping[str, int] = field(default_factory=dict)
-    """Where each top-level key is written, for problems about one key."""
+    """Where each key is written, for problems about one key: top-level keys by name, keys of nested
+    mappings and list items by path (`healthcheck.url`, `command[0]`), as `unset_env` names them."""
 
 
 @dataclass
@@ -269,9 +271,13 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
 
     def resolve_value(key: str, value: Any) -> Any:
         if isinstance(value, str):
-            return _interpolate(value, env, f"{label}: ", key)
+            resolved = _interpolate(value, env, f"{label}: ", key)
+            env_var = _env_name(value)
+            if resolved is None and env_var is not None:
+                unset_env[key] = env_var  # nested ones too (`healthcheck.url`, `env.TOKEN`): preflight names them
+            return resolved
         if isinstance(value, list):
-            return [resolve_value(key, v) for v in value]
+            return [resolve_value(f"{key}[{index}]", v) for index, v in enumerate(value)]
         if isinstance(value, dict):
             return {k: resolve_value(f"{key}.{k}", v) for k, v in value.items()}
         return value
@@ -286,9 +292,6 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                 )
         resolved = resolve_value(key, value)
         if resolved is None:
-            env_var = _env_name(value)
-            if env_var is not None:
-                unset_env[key] = env_var
             continue
         settings[key] = resolved
         secrets.update(_url_passwords(resolved))
@@ -361,6 +364,33 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 _LINE_KEYS = ("__line__", "__keylines__")
 
 
+def _key_paths(mapping: dict[str, Any], prefix: str = "") -> dict[str, int]:
+    """Where each key of `mapping` (as `_LineLoader` built it) and of the mappings and lists in it is
+    written: `{"healthcheck": 6, "healthcheck.url": 7, "command[0]": 3}`."""
+    lines: dict[str, int] = {}
+    key_lines: dict[str, int] = mapping.get("__keylines__", {})
+    for key, value in mapping.items():
+        if key in _LINE_KEYS:
+            continue
+        path = f"{prefix}{key}"
+        lines[path] = key_lines.get(str(key), mapping.get("__line__", 1))
+        lines.update(_nested_paths(value, path, lines[path]))
+    return lines
+
+
+def _nested_paths(value: Any, path: str, line: int) -> dict[str, int]:
+    if isinstance(value, dict):
+        return _key_paths(value, f"{path}.")
+    if isinstance(value, list):
+        found: dict[str, int] = {}
+        for index, item in enumerate(value):
+            item_path = f"{path}[{index}]"
+            found[item_path] = item.get("__line__", line) if isinstance(item, dict) else line
+            found.update(_nested_paths(item, item_path, found[item_path]))
+        return found
+    return {}
+
+
 def _strip_lines(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _strip_lines(v) for k, v in value.items() if k not in _LINE_KEYS}
@@ -425,7 +455,7 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
             )
         if not not_yet:
             problems.extend(_key_problems(item, name, kind, source_file))
-        definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=item.get("__keylines__", {}))
+        definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
     return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
 
 

@@ -73,17 +73,25 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             return True
         built.add(name)
         try:
+            config = registry.config(name)
+        except TargetsConfigError as exc:
+            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            return False
+        # Every unset `${{ VAR }}` the target reads, nested ones included (`healthcheck.url`, `env.X`,
+        # `headers.Y`), and unlike AgentV an unset optional one too: `endpoint: ${{ LOCAL_URL }}` unset
+        # would send the case (and maybe a key) to the provider's default endpoint instead.
+        lines = targets.definitions[name].key_lines
+        unset = [Problem(file, lines.get(key, config.source_line or 1),
+                         f"target '{name}': environment variable '{var}' ({key}: ${{{{ {var} }}}}) "
+                         "is not set or empty") for key, var in config.unset_env.items()]
+        if unset:
+            problems.extend(unset)
+            return False  # building the provider would only restate them less clearly ("url is required")
+        try:
             registry.provider(name)
         except TargetsConfigError as exc:
             problems.append(problem_of(exc, file, targets.definitions[name].line))
             return False
-        config = registry.config(name)
-        # Unlike AgentV, an unset optional one too: `endpoint: ${{ LOCAL_URL }}` unset would send the
-        # case (and maybe a key) to the provider's default endpoint instead.
-        lines = targets.definitions[name].key_lines
-        problems.extend(Problem(file, lines.get(key, config.source_line or 1),
-                                f"target '{name}': environment variable '{var}' ({key}: ${{{{ {var} }}}}) "
-                                "is not set or empty") for key, var in config.unset_env.items())
         return True
 
     for name, case in used.items():

@@ -1,6 +1,6 @@
 """A compatibility corpus: suites written the AgentV 2.19 way run unchanged and score as AgentV scores them.
 
-`corpus/` holds two eval files, a targets.yaml, a `.env`, an agent, a code judge and an executable
+`corpus/` holds three eval files, a targets.yaml, a `.env`, an agent, a code judge and an executable
 prompt template, each using a form AgentV 2.19 accepts (the comments in the files say which).
 The test runs the real `agentv-gate` console script on a copy, offline: the agent is a `cli`
 target, the judge model a `mock` target, the HTTP healthcheck a loopback server.
@@ -42,6 +42,23 @@ EXPECTED: dict[str, tuple[float, str]] = {
     "more-jsonl": (1.0, "pass"),          # `- file://cases/more.jsonl`
     "more-jsonl-fails": (0.0, "fail"),    # ... interpolated there too: ends-with "banana" on a Paris answer
     "capital-http": (1.0, "pass"),        # an HTTP `healthcheck: {url}` read from `${{ COMPAT_HEALTH_URL }}`
+    # verdicts.eval.yaml (reference sections 1-4; each case's comment there derives its score)
+    "rubric-checklist": (0.75, "pass"),   # checklist: satisfied weight / reported weight, 3 / 4
+    "rubric-required": (0.0, "fail"),     # a `required` rubric judge below 0.8 zeroes the case
+    "rubric-bands": (0.6, "pass"),        # score bands: (8 + 4) / 10 / 2
+    "required-gate": (0.0, "fail"),       # `required: true` assertion failed: 0, not the mean 0.5
+    "required-mark": (0.5, "pass"),       # `required: 0.6` reached: the mean
+    "trajectory": (0.6, "pass"),          # in_order with args_match and max_duration_ms: 3 / 5
+    "trajectory-any-order": (0.5, "pass"),  # minimums: 1 of 2 tools
+    "budgets": (0.625, "pass"),           # latency 1, cost 0, token-usage 1, execution-metrics 1/2
+}
+
+EVALUATOR_VERDICTS: dict[str, list[tuple[str, float, str]]] = {
+    # case id: (evaluator, score, AgentV's verdict) for each evaluator, where the verdict is the point
+    "rubric-checklist": [("rubrics", 0.75, "fail")],        # an unmet required item forces `fail`, not the score
+    "rubric-required": [("rubrics", 0.75, "fail"), ("contains-Refund", 1.0, "pass")],
+    "rubric-bands": [("depth", 0.6, "borderline")],         # 8 >= required_min_score 6: no forced fail
+    "budgets": [("fast", 1.0, "pass"), ("cheap", 0.0, "fail"), ("small", 1.0, "pass"), ("lean", 0.5, "fail")],
 }
 
 
@@ -70,8 +87,11 @@ def test_every_case_scores_as_agentv_scores_it(corpus_run: tuple[Path, subproces
     repo, proc = corpus_run
     assert proc.returncode == 1, proc.stderr  # two cases fail on purpose; nothing errors
     rows = _rows(repo)
-    got = {case_id: (row["score"], row["verdict"]) for case_id, row in rows.items()}
+    got = {case_id: (round(float(row["score"]), 9), row["verdict"]) for case_id, row in rows.items()}
     assert got == EXPECTED, proc.stderr
+    evaluators = {case_id: [(r["name"], round(r["score"], 9), r["verdict"]) for r in rows[case_id]["scores"]]
+                  for case_id in EVALUATOR_VERDICTS}
+    assert evaluators == EVALUATOR_VERDICTS
     assert "1 variable(s) set from" in proc.stderr and ".env" in proc.stderr
 
 
@@ -88,7 +108,7 @@ def test_auto_names_are_agentv_s(corpus_run: tuple[Path, subprocess.CompletedPro
 def test_junit_names_suites_as_agentv_does(corpus_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     root = ET.parse(corpus_run[0] / ".agentv-gate" / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root.findall("testsuite")}
-    assert set(suites) == {"probe.eval", "geography"}  # the file name without .yaml; a suite's `dataset:`
+    assert set(suites) == {"probe.eval", "geography", "verdicts.eval"}  # the file name without .yaml; `dataset:`
     assert suites["probe.eval"].get("file") == "suites/probe.eval.yaml"
     cases = {tc.get("name"): tc for tc in suites["probe.eval"].iter("testcase")}
     assert {tc.get("classname") for tc in cases.values()} == {"probe.eval"}
@@ -109,4 +129,4 @@ def test_validate_accepts_the_corpus_offline(tmp_path: Path) -> None:
     env["COMPAT_HEALTH_URL"] = "http://127.0.0.1:9/health"
     proc = subprocess.run([CLI, "validate", "suites"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ok: 13 case(s) in 2 file(s)" in proc.stderr
+    assert "ok: 21 case(s) in 3 file(s)" in proc.stderr

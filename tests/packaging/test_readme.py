@@ -90,3 +90,16 @@ def test_the_all_suites_hook_example_extends_the_hooks_default_files() -> None:
 def test_the_readme_speaks_to_users_only() -> None:
     """No pointers into this project's own planning notes or into folders a user does not have."""
     assert not re.search(r"\bseed \d+|shared/spec|\.\./shared", README, re.IGNORECASE)
+
+
+def test_the_not_yet_list_is_exactly_what_agentv_gate_refuses() -> None:
+    """The README's list of AgentV features not run yet names every entry of `keys.py` and nothing
+    implemented since: a user reads it to know whether their suite will run."""
+    from agentv_gate.keys import NOT_YET, NOT_YET_EVALUATOR_TYPES, NOT_YET_PROVIDERS
+
+    section = README.split("**AgentV features agentv-gate does not run yet**", 1)[1].split("**Deliberate differences**")[0]
+    not_yet = section.split("They are exactly these:", 1)[1].split("Everything else AgentV 2.19 runs", 1)[0]
+    names = {key for level in NOT_YET.values() for key in level} | set(NOT_YET_PROVIDERS) | set(NOT_YET_EVALUATOR_TYPES)
+    assert {name for name in names if f"`{name}`" not in not_yet} == set()
+    for implemented in ("rubrics", "required", "tool-trajectory", "latency", "gemini"):
+        assert f"`{implemented}`" not in not_yet, implemented

@@ -1,0 +1,118 @@
+"""Case files are part of the suite that loads them, never suites of their own.
+
+A suite may load cases from other files: `- file://cases/more.yaml` in its `tests:` list, or
+`tests: ./cases.yaml` for the whole list. Such a file often sits where discovery looks for suites
+(inside `evals/`, or named `*.eval.yaml`); run as a suite too, its cases ran twice, the second time
+without the suite's assertions and defaults, so a case the suite fails could PASS. So:
+
+* a file that another suite of the run loads is dropped from the run's suites (its cases run once,
+  with the suite that loads them);
+* a file named on the command line (as a pre-commit hook names the files a commit touches) that no
+  suite of the run loads, but suites elsewhere in the repository do, stands for those suites, as a
+  JSONL suite's YAML sidecar stands for its suite.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import EvalFileError
+from .discover import discover_eval_files
+from .keys import CASE_LIST_KEYS
+from .refs import SearchRoots, find_repo_root
+from .suite import FILE_PREFIX, open_entries
+from .yaml_lines import key_line, read_text
+from .yaml_stream import read_header
+
+
+def included_files(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> set[Path]:
+    """The case files (resolved) that the suite in `file` loads. A reference that does not resolve,
+    or a file that does not parse, adds nothing here: reading the suite reports it where it is written."""
+    try:
+        text = read_text(file)
+    except EvalFileError:
+        return set()
+    tests_file = file.suffix != ".jsonl" and _may_name_a_tests_file(text)
+    if FILE_PREFIX not in text and not tests_file:
+        return set()  # the common case: no case file, and no need to parse the suite again
+    root = repo_root or find_repo_root(file.parent)
+    roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
+    refs: list[tuple[str, int]] = []
+    try:
+        header = read_header(text, CASE_LIST_KEYS) if file.suffix != ".jsonl" else None
+        if isinstance(header, dict) and isinstance(header.get("tests"), str):
+            refs.append((header["tests"].removeprefix(FILE_PREFIX), key_line(header, "tests")))
+        if FILE_PREFIX in text:
+            for line, raw in open_entries(file, text, header):
+                if isinstance(raw, str) and raw.startswith(FILE_PREFIX) and raw[len(FILE_PREFIX):].strip():
+                    refs.append((raw[len(FILE_PREFIX):].strip(), line))
+    except EvalFileError:
+        pass  # reported, located, when the suite is read
+    found: set[Path] = set()
+    for ref, line in refs:
+        try:
+            found.add(roots.resolve(ref, line, "case file"))
+        except EvalFileError:
+            continue
+    return found
+
+
+_TESTS_KEY = re.compile(r"""^["']?tests["']?[ \t]*:(.*)$""", re.MULTILINE)
+
+
+def _may_name_a_tests_file(text: str) -> bool:
+    """False only when the top-level `tests:` is surely a list (`- ...` or `[...]`), so that most
+    suites are not parsed a second time; anything else is left to the YAML parser to tell."""
+    if "tests" not in text:
+        return False
+    match = _TESTS_KEY.search(text)
+    if match is None:
+        return True
+    rest = match.group(1).strip()
+    if rest.startswith("#"):
+        rest = ""
+    if rest:
+        return not rest.startswith("[")
+    for line in text[match.end():].splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return not stripped.startswith("- ") and stripped != "-"
+    return True
+
+
+def suites_only(files: list[Path], named: set[Path], repo_root: Path | None = None,
+                allow_outside_root: bool = False) -> list[Path]:
+    """`files` without the case files a suite among them loads; a file in `named` (given as a path,
+    not found in a folder) that none of them loads but suites elsewhere in its repository do is
+    replaced by those suites."""
+    loads = {file.resolve(): included_files(file, repo_root, allow_outside_root) for file in files}
+    loaded = {case_file for suite, case_files in loads.items() for case_file in case_files if case_file != suite}
+    repositories: dict[Path, dict[Path, set[Path]]] = {}  # each repository scanned once, when needed
+    kept: list[Path] = []
+    for file in files:
+        resolved = file.resolve()
+        if resolved in loaded:
+            continue
+        if file not in named:
+            kept.append(file)
+            continue
+        root = (repo_root or find_repo_root(file.parent)).resolve()
+        if root not in repositories:
+            suites, _ = discover_eval_files([root])
+            repositories[root] = {suite: included_files(suite, repo_root, allow_outside_root) for suite in suites}
+        loading = [_shown(suite) for suite, case_files in repositories[root].items()
+                   if resolved in case_files and suite.resolve() != resolved]
+        kept.extend(loading or [file])
+    return list({file.resolve(): file for file in kept}.values())
+
+
+def _shown(path: Path) -> Path:
+    """`path` relative to the working folder when inside it, as paths given on the command line are."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+__all__ = ["included_files", "suites_only"]
