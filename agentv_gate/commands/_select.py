@@ -18,6 +18,7 @@ from ..loader import CaseRef, filter_refs
 from ..models import CaseResult
 from ..report.jsonl import read_results
 from ..report.paths import display_path
+from ..report.text import inert_log_text, one_line
 
 
 @dataclass
@@ -79,5 +80,5 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
 def list_cases(refs: Sequence[CaseRef]) -> None:
     """`--list`: one line per case the run would execute (file:line, then the test id); runs nothing."""
     for ref in refs:
-        print(f"{display_path(str(ref.source_file))}:{ref.source_line}\t{ref.id}")
+        print(inert_log_text(f"{display_path(str(ref.source_file))}:{ref.source_line}\t{one_line(ref.id)}"))
     print(f"agentv-gate: {len(refs)} case(s) would run", file=sys.stderr)

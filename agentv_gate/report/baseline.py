@@ -29,7 +29,7 @@ from typing import Literal
 from .github import md_cell
 from .paths import source_path
 from .rows import ReportedCase
-from .text import clean, one_line
+from .text import clean, inert_log_text, one_line
 
 Status = Literal["regressed", "still failing", "fixed", "passing", "new", "removed"]
 STATUSES: tuple[Status, ...] = ("regressed", "still failing", "fixed", "new", "removed", "passing")
@@ -195,7 +195,7 @@ def console_lines(comparison: Comparison, shown: Sequence[Status] = ("regressed"
             row = change.row
             where = f"{row.suite}:{row.line}" if row.line > 0 else row.suite
             reason = f" — {change.reason}" if change.reason else ""
-            lines.append(f"{change.label.upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}")
+            lines.append(inert_log_text(f"{change.label.upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}"))
     return lines + [comparison.describe()]
 
 
