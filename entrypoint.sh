@@ -15,6 +15,7 @@
 #                      whole, spaces included; blank lines are skipped.
 #   INPUT_THRESHOLD, INPUT_TARGETS, INPUT_TARGET, INPUT_WORKERS, INPUT_SHARD
 #   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
+#   INPUT_BASELINE, INPUT_FAIL_ON (run only: the base branch's results JSONL, all | regression)
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
 # GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (as the runner sets them).
@@ -114,12 +115,14 @@ case $command in
     add_option OUTPUT_DIR --output-dir
     add_option JUNIT --junit
     add_option RESULTS --results
+    add_option BASELINE --baseline
+    add_option FAIL_ON --fail-on
     ;;
   validate)
-    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS
+    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
     ;;
   merge)
-    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD
+    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD BASELINE FAIL_ON
     add_option OUTPUT_DIR --output-dir
     add_option JUNIT --junit
     add_option RESULTS --results-out

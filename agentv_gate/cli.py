@@ -1,4 +1,4 @@
-"""The single entry point: `run` (default), `validate`, `merge`, `init`.
+"""The single entry point: `run` (default), `validate`, `merge`, `compare`, `init`.
 
 This module parses the command line, hands the Namespace to the command's `execute`, and is the
 only place that turns errors into exit codes (the table is `errors.EXIT_CODES`): 0 everything
@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; impo
     "validate": "agentv_gate.commands.validate",
     "merge": "agentv_gate.commands.merge",
     "init": "agentv_gate.commands.init",
+    "compare": "agentv_gate.commands.compare",
 }
 
 
@@ -51,6 +52,30 @@ def _add_verbosity_options(parser: argparse.ArgumentParser) -> None:
                        help="list every case, and show the traceback of an internal error")
 
 
+def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
+    """Filters, reruns, a stop after N failures, and gating against the base branch's results."""
+    run.add_argument("--test-id", "--eval-id", action="append", default=None, dest="test_id", metavar="GLOB",
+                     help="run only cases whose id matches GLOB (repeatable; e.g. 'refund-*')")
+    run.add_argument("--suite", action="append", default=None, metavar="GLOB",
+                     help="run only suites whose path or file name matches GLOB (repeatable)")
+    run.add_argument("--list", action="store_true", help="print the cases the run would execute (file:line) and stop")
+    rerun = run.add_mutually_exclusive_group()
+    rerun.add_argument("--retry-errors", type=Path, default=None, metavar="PREV.jsonl",
+                       help="run again only the cases that errored in PREV; the other rows are kept as they were")
+    rerun.add_argument("--rerun-failed", type=Path, default=None, metavar="PREV.jsonl",
+                       help="run again the cases that failed or errored in PREV; the other rows are kept")
+    run.add_argument("--max-failures", type=int, default=None, metavar="N",
+                     help="start no new case after N cases failed or errored; the rest are reported as not run")
+    run.add_argument("--baseline", type=Path, default=None, metavar="BASE.jsonl",
+                     help="results JSONL of the base branch: reports say per case regressed, still failing, "
+                          "fixed or new")
+    run.add_argument("--fail-on", choices=("all", "regression"), default="all", dest="fail_on",
+                     help="all: every case must pass (default); regression: fail only for cases that passed "
+                          "on the base and do not now (needs --baseline)")
+    run.add_argument("--max-drop", type=float, default=None, dest="max_drop", metavar="DELTA",
+                     help="with --baseline: a passing case whose score fell by more than DELTA also regressed")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentv-gate", description="Gate pull requests on AgentV-compatible agent evals.")
     parser.add_argument("--version", action="version", version=f"agentv-gate {__version__}")
@@ -71,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     run.add_argument("--judge-timeout", type=float, default=None,
                      help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
+    _add_pull_request_options(run)
     _add_verbosity_options(run)
 
     validate = sub.add_parser("validate", help="check eval files without running anything")
@@ -86,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--junit", type=Path, default=None)
     merge.add_argument("--results-out", type=Path, default=None, dest="results_out")
     _add_verbosity_options(merge)
+
+    compare = sub.add_parser("compare", help="what a change did to each case: base results against head results")
+    compare.add_argument("base", type=Path, help="results JSONL of the base (e.g. main)")
+    compare.add_argument("head", type=Path, help="results JSONL of the change")
+    compare.add_argument("--min-delta", "--threshold", type=float, default=0.1, dest="min_delta", metavar="DELTA",
+                         help="a score change beyond DELTA is a win or a loss, else a tie (default 0.1)")
+    compare.add_argument("--max-drop", type=float, default=None, dest="max_drop", metavar="DELTA",
+                         help="a case passing on both whose score fell by more than DELTA also regressed")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    compare.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"), help="where report.html goes")
 
     init = sub.add_parser("init", help="write a starter eval suite, judge and targets file")
     init.add_argument("folder", nargs="?", type=Path, default=Path("."))

@@ -139,6 +139,8 @@ class Orchestrator:
         self.settings = settings
         self.on_result = on_result
         self.cancelled = threading.Event()
+        self.stop_reason: str | None = None
+        """Set by `stop_starting`: no case starts after it, each left becomes a not-run error row."""
 
     # ---------------------------------------------------------------- one case
 
@@ -231,7 +233,8 @@ class Orchestrator:
         try:
             exhausted = False
             while True:
-                while not exhausted and len(pending) < workers * 2 and not self.cancelled.is_set():
+                while (not exhausted and len(pending) < workers * 2 and not self.cancelled.is_set()
+                       and self.stop_reason is None):
                     try:
                         case = next(iterator)
                     except StopIteration:
@@ -242,11 +245,10 @@ class Orchestrator:
                     break
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
-                    result = future.result()
-                    if self.on_result is not None:
-                        self.on_result(result)
-                    if self.settings.keep_results:
-                        results.append(result)
+                    self._hand_over(future.result(), results)
+            if self.stop_reason is not None:  # the cases never taken from `cases` are not run either
+                for case in iterator:
+                    self._hand_over(not_run(case, self.stop_reason, case_threshold(case, self.settings)), results)
         except BaseException as exc:
             self.cancelled.set()
             for future in pending:
@@ -257,7 +259,22 @@ class Orchestrator:
         pool.shutdown(wait=True)
         return results
 
+    def _hand_over(self, result: CaseResult, results: list[CaseResult]) -> None:
+        if self.on_result is not None:
+            self.on_result(result)
+        if self.settings.keep_results:
+            results.append(result)
+
+    # ---------------------------------------------------------------- stopping early
+
+    def stop_starting(self, reason: str) -> None:
+        """No case starts after this call (from `on_result`, e.g. `--max-failures`); cases already
+        running finish, and every case not started is reported as an error row saying `reason`."""
+        self.stop_reason = reason
+
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
+        if self.stop_reason is not None:  # queued before the stop, not started: not run
+            return not_run(case, self.stop_reason, case_threshold(case, self.settings))
         hits_before = thread_cache_hits()  # a case runs on one worker thread, target and judges alike
         try:
             result = self.run_case(case)
@@ -331,6 +348,14 @@ def _trace(response: TargetResponse) -> dict[str, Any]:
     summary = trace_summary([message_dict(m) for m in response.output_messages])
     summary.pop("tool_calls", None)  # the 4.42 judge-payload alias of tool_calls_by_name
     return summary
+
+
+def not_run(case: EvalCase, reason: str, threshold: float) -> CaseResult:
+    """The row of a case the run decided not to start: an error (never a pass) that says why."""
+    message = f"not run: {reason}"
+    return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
+                      dataset=case.dataset, case_file=case.case_file, threshold=threshold, verdict="error",
+                      error=message, misses=[message])
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:

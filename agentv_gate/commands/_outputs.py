@@ -18,6 +18,7 @@ from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
 from ..targets.cache import ResponseCache
+from ._baseline import Baseline, baseline_report
 
 
 def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> tuple[Path, Path, Path]:
@@ -28,7 +29,8 @@ def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> 
 
 
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
-                  planned: int | None = None, html: Path | None = None) -> int:
+                  planned: int | None = None, html: Path | None = None, baseline: Baseline | None = None,
+                  stopped: str | None = None) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
@@ -36,21 +38,34 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     written raises `ReportWriteError`: the gate's verdict has nowhere to go. The HTML page (at
     `html`, when given), the GitHub summary and annotations are extras: failing to write them is
     said, and the verdict stands.
+
+    With a `baseline`, every report also says what the change did to each case, and its `--fail-on`
+    decides the verdict. `stopped` says why the run stopped starting cases early (`--max-failures`):
+    the gate fails whatever the mode.
     """
     write_junit(results, junit)
     summary = summarise(results, planned)
+    against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
     if html is not None:
         try:
-            write_html(results, html, planned)
+            write_html(results, html, planned, extra=against.html if against else "")
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         try:
-            write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned)
+            write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned,
+                                 labels=against.comparison.labels() if against else None,
+                                 warn_only=against.warn_only if against else (),
+                                 extra_markdown=against.markdown if against else "")
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     console.finish(results, planned)
-    return EXIT_OK if summary.ok else EXIT_FAILED
+    if stopped:
+        print(f"agentv-gate: {stopped}", file=sys.stderr)
+    if against is not None:
+        against.print_console(console.quiet)
+        return EXIT_OK if against.ok else EXIT_FAILED
+    return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
 
 
 def report_cache(cache: ResponseCache | None, quiet: bool) -> None:

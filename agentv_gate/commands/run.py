@@ -26,7 +26,9 @@ from ..report.rows import ReportRow
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
+from ._baseline import load_baseline
 from ._outputs import output_paths, report_cache, write_reports
+from ._select import list_cases, load_rerun, select_cases
 
 MAX_WORKERS = 256
 """Each worker is a thread with its own HTTP session; past a few hundred they only cost memory."""
@@ -61,6 +63,17 @@ def execute(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from exc
     if not plan.refs:
         raise NoCasesError(nothing_found("cases", paths))
+    # The pull-request loop: filters, reruns, --list, the base results (see _select and _baseline).
+    rerun = load_rerun(args)
+    selected = select_cases(args, selected, rerun)
+    if args.list:
+        list_cases(selected)
+        return EXIT_OK
+    baseline = load_baseline(args, plan.refs)
+    carried = rerun.kept if rerun else []
+    planned = len(selected) + len(carried)
+    if args.max_failures is not None and args.max_failures < 1:
+        raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold {args.threshold} is not in 0..1")
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
@@ -82,7 +95,7 @@ def execute(args: argparse.Namespace) -> int:
     except ReportError:
         resolver.close()
         raise
-    if not selected:
+    if not selected and rerun is None:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
         print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
               "writing empty reports", file=sys.stderr)
@@ -92,6 +105,10 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
+    for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
+        writer.write(old)
+        rows.append(ReportRow.of(old))
+    stop = _FailureLimit(args.max_failures)
 
     def on_result(result: CaseResult) -> None:
         if args.shard:
@@ -99,11 +116,13 @@ def execute(args: argparse.Namespace) -> int:
         writer.write(result)
         rows.append(ReportRow.of(result))
         console.case_done(result)
+        stop.count(result, orchestrator)
 
     def write_partial_reports() -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
-            write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
+            write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
+                          stopped=stop.message)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -127,7 +146,7 @@ def execute(args: argparse.Namespace) -> int:
         # the run and the worker threads waiting on them let the interpreter exit.
         kill_running_scripts()
         writer.close()
-        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {len(selected)}", file=sys.stderr)
+        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {planned}", file=sys.stderr)
         write_partial_reports()
         return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
     except ReportError:
@@ -136,7 +155,7 @@ def execute(args: argparse.Namespace) -> int:
     except Exception:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
         kill_running_scripts()
         writer.close()
-        print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {len(selected)}",
+        print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {planned}",
               file=sys.stderr)
         write_partial_reports()
         raise
@@ -151,7 +170,33 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()
-    return write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
+    return write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
+                         stopped=stop.message)
+
+
+class _FailureLimit:
+    """`--max-failures N`: after the Nth case that failed or errored, the run starts no other case."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit, self.failures, self.not_run = limit, 0, 0
+
+    def count(self, result: CaseResult, orchestrator: Orchestrator) -> None:
+        if self.limit is None or result.verdict == "pass":
+            return
+        if orchestrator.stop_reason is not None:
+            self.not_run += result.error == f"not run: {orchestrator.stop_reason}"
+            return
+        self.failures += 1
+        if self.failures >= self.limit:
+            orchestrator.stop_starting(f"the run stopped after {self.failures} failed or errored case(s) "
+                                       f"(--max-failures {self.limit})")
+
+    @property
+    def message(self) -> str | None:
+        if not self.not_run:  # the limit was reached by the last case: nothing was left out
+            return None
+        return (f"stopped after {self.failures} failed or errored case(s) (--max-failures {self.limit}); "
+                f"{self.not_run} case(s) not run, reported as errors")
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:

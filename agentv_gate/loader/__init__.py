@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .discover import default_eval_paths, discover_eval_files, nothing_found
 from .env import load_run_dotenv
-from .plan import KEEP_CASES, CaseRef, SuitePlan, plan_paths
+from .plan import KEEP_CASES, CaseRef, SuitePlan, filter_refs, plan_paths
 from .problems import Problem
 from .refs import find_repo_root
 from .suite import LoadResult, iter_eval_file, load_eval_file
 
 __all__ = ["KEEP_CASES", "CaseRef", "LoadResult", "Problem", "SuitePlan", "default_eval_paths", "discover_eval_files",
-           "find_repo_root", "iter_eval_file", "load_eval_file", "load_run_dotenv", "nothing_found", "plan_paths"]
+           "filter_refs", "find_repo_root", "iter_eval_file", "load_eval_file", "load_run_dotenv", "nothing_found",
+           "plan_paths"]

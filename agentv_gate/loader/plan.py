@@ -7,9 +7,10 @@ memory grow with the suite, so the plan keeps a small `CaseRef` per case instead
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
 
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
@@ -122,3 +123,17 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
                                      judges, case.target_line))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
     return plan
+
+
+def matches_suite(suite: str, pattern: str) -> bool:
+    """`--suite GLOB` against a suite: its repo-relative path (`evals/support/*`) or its file name (`smoke*`)."""
+    path = suite.replace("\\", "/")
+    return fnmatchcase(path, pattern) or fnmatchcase(PurePosixPath(path).name, pattern)
+
+
+def filter_refs(refs: Sequence[CaseRef], test_ids: Sequence[str] = (), suites: Sequence[str] = ()) -> list[CaseRef]:
+    """The cases `--test-id GLOB` and `--suite GLOB` select: an id matching any test-id glob (case-sensitive,
+    as AgentV's) in a suite matching any suite glob; no glob of a kind keeps every case for it."""
+    return [ref for ref in refs
+            if (not test_ids or any(fnmatchcase(ref.id, glob) for glob in test_ids))
+            and (not suites or any(matches_suite(ref.suite, glob) for glob in suites))]

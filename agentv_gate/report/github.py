@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -35,6 +35,9 @@ from .text import clean, inert_log_text, one_line, truncate
 
 ANNOTATIONS_PER_STEP = 10
 """GitHub shows 10 error annotations per step (actions/toolkit docs/problem-matchers.md, "Limitations")."""
+
+CaseId = tuple[str, str, str]
+"""(suite, test id, target): one row of a run."""
 
 SUMMARY_BUDGET_BYTES = 512 * 1024
 """Our share of a step summary; GitHub rejects a summary over 1 MiB per step, so we stay at half."""
@@ -79,15 +82,19 @@ def annotation_message(result: ReportedCase) -> str:
     return truncate("\n".join(lines), ANNOTATION_MESSAGE_LIMIT)
 
 
-def annotation_line(result: ReportedCase, root: Path | None = None) -> str:
-    """`::error file=...,line=...,title=...::message` pointing at the case in its eval file."""
+def annotation_line(result: ReportedCase, root: Path | None = None, label: str | None = None,
+                    level: str = "error") -> str:
+    """`::error file=...,line=...,title=...::message` pointing at the case in its eval file.
+
+    `label` is what the change did to the case against a base run ("regressed", "still failing
+    (also on base)"); `level` is `warning` for a failure that does not fail the gate (`--fail-on regression`)."""
     verb = "error" if result.verdict == "error" else "failed"
-    title = f"agentv-gate: {truncate(one_line(result.eval_id), 200)} {verb}"
+    title = f"agentv-gate: {truncate(one_line(result.eval_id), 200)} {verb}" + (f" ({label})" if label else "")
     props = [f"file={escape_property(_command_text(source_path(result, root)))}"]
     if result.line > 0:
         props.append(f"line={result.line}")
     props.append(f"title={escape_property(_command_text(title))}")
-    return f"::error {','.join(props)}::{escape_data(_command_text(annotation_message(result)))}"
+    return f"::{level} {','.join(props)}::{escape_data(_command_text(annotation_message(result)))}"
 
 
 def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
@@ -96,16 +103,26 @@ def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
 
 
 def annotation_lines(results: Iterable[ReportedCase], root: Path | None = None,
-                     limit: int = ANNOTATIONS_PER_STEP) -> list[str]:
-    """One line per failing or erroring case, capped so the last visible annotation tells what was cut."""
+                     limit: int = ANNOTATIONS_PER_STEP, labels: Mapping[CaseId, str] | None = None,
+                     warn_only: Container[str] = ()) -> list[str]:
+    """One line per failing or erroring case, capped so the last visible annotation tells what was cut.
+
+    With a base run, `labels` maps (suite, test id, target) to what the change did to the case, and
+    cases whose label is in `warn_only` are annotated as warnings (they do not fail the gate)."""
     bad = _not_passed(results)
+    labels = labels or {}
+
+    def line(r: ReportedCase) -> str:
+        label = labels.get((r.suite, r.eval_id, r.target))
+        return annotation_line(r, root, label, "warning" if label in warn_only else "error")
+
     if len(bad) <= limit:
-        return [annotation_line(r, root) for r in bad]
+        return [line(r) for r in bad]
     shown = bad[: max(limit - 1, 0)]
     hidden = len(bad) - len(shown)
     note = (f"{hidden} more failing or erroring case{'s' if hidden != 1 else ''} not annotated "
             f"(GitHub shows {limit} error annotations per step); see the job summary or the JUnit report.")
-    return [annotation_line(r, root) for r in shown] + [
+    return [line(r) for r in shown] + [
         f"::error title={escape_property('agentv-gate')}::{escape_data(note)}"
     ]
 
@@ -170,7 +187,8 @@ def totals_line(summary: Summary) -> str:
 
 def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | str | None = None,
                      junit_path: Path | str | None = None, root: Path | None = None,
-                     budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None) -> str:
+                     budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None,
+                     extra: str = "") -> str:
     """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away.
 
     Rows stop when the next one would exceed `budget_bytes`; a closing note says how many were left
@@ -180,7 +198,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
     summary = summarise(results, planned)
     bad = _not_passed(results)
     good = sorted((r for r in results if r.verdict == "pass"), key=lambda r: (r.suite, r.line, r.eval_id))
-    parts = ["## agentv-gate results\n\n", totals_line(summary) + "\n\n"]
+    parts = ["## agentv-gate results\n\n", totals_line(summary) + "\n\n", extra]  # `extra`: the base comparison
     used = sum(len(p.encode()) for p in parts)
     reserve = 600  # room for the closing elements and the "left out" note
     left_out = 0
@@ -286,7 +304,9 @@ def write_outputs(path: Path | str, values: Mapping[str, object]) -> None:
 
 def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | str | None = None,
                          results_path: Path | str | None = None, env: Mapping[str, str] | None = None,
-                         stream: TextIO | None = None, planned: int | None = None) -> bool:
+                         stream: TextIO | None = None, planned: int | None = None,
+                         labels: Mapping[CaseId, str] | None = None, warn_only: Container[str] = (),
+                         extra_markdown: str = "") -> bool:
     """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.
 
     Does nothing unless `GITHUB_ACTIONS=true`; returns whether it ran. Paths are made relative to
@@ -299,14 +319,15 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
     results = list(results)
     root = Path(env["GITHUB_WORKSPACE"]) if env.get("GITHUB_WORKSPACE") else None
     out = stream or sys.stdout
-    for line in annotation_lines(results, root):
+    for line in annotation_lines(results, root, labels=labels, warn_only=warn_only):
         out.write(line + "\n")
     out.flush()
     failures: list[ReportWriteError] = []
     if env.get("GITHUB_STEP_SUMMARY"):
         try:
             append_step_summary(summary_markdown(results, results_path=results_path, junit_path=junit_path,
-                                                 root=root, planned=planned), env["GITHUB_STEP_SUMMARY"])
+                                                 root=root, planned=planned, extra=extra_markdown),
+                                env["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
             failures.append(exc)
     if env.get("GITHUB_OUTPUT"):

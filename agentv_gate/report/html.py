@@ -216,8 +216,10 @@ def _row(result: ReportedCase) -> list[object]:
             truncate(clean(result.candidate_answer or ""), ANSWER_LIMIT)]
 
 
-def build_html(results: Iterable[ReportedCase], planned: int | None = None) -> str:
-    """The whole page as text: cases that did not pass first, then by eval file and line."""
+def build_html(results: Iterable[ReportedCase], planned: int | None = None, extra: str = "") -> str:
+    """The whole page as text: cases that did not pass first, then by eval file and line.
+
+    `extra` is HTML of ours (already escaped) put below the counts: the comparison with a base run."""
     results = sorted(results, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 1), r.suite, r.line, r.eval_id))
     summary = summarise(results, planned)
     verdict = "INTERRUPTED" if summary.not_run else ("PASSED" if summary.ok else "FAILED")
@@ -237,7 +239,7 @@ def build_html(results: Iterable[ReportedCase], planned: int | None = None) -> s
         f"<style>{STYLE}</style>\n</head>\n<body>\n",
         "<h1>agentv-gate report</h1>\n",
         f"<p class=\"totals {verdict}\">{esc(totals(summary))}</p>\n",
-        "<ul class=\"counts\">", *(f"<li>{esc(label)}: <strong>{n}</strong></li>" for label, n in counts), "</ul>\n",
+        "<ul class=\"counts\">", *(f"<li>{esc(label)}: <strong>{n}</strong></li>" for label, n in counts), "</ul>\n", extra,
         "<noscript><p>The case list needs JavaScript; results.jsonl beside this file holds every case.</p></noscript>\n",
         "<div id=\"controls\" class=\"controls\" hidden>\n",
         "<label>Verdict <select id=\"verdict\">",
@@ -259,12 +261,12 @@ def html_path_for(junit: Path, output_dir: Path) -> Path:
     return junit.with_name(HTML_NAME)
 
 
-def write_html(results: Sequence[ReportedCase], path: Path, planned: int | None = None) -> Path:
+def write_html(results: Sequence[ReportedCase], path: Path, planned: int | None = None, extra: str = "") -> Path:
     """Write the page atomically; a failure is a `ReportWriteError` naming the file and the reason."""
     try:
         ensure_parent(path)
         with atomic_writer(path) as fh:
-            fh.write(build_html(results, planned))
+            fh.write(build_html(results, planned, extra))
     except OSError as exc:
         raise ReportWriteError(f"cannot write HTML report to {path}: {describe_os_error(exc)}") from exc
     return path

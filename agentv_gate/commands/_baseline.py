@@ -1,0 +1,117 @@
+"""`run --baseline BASE.jsonl`: judge this change, not the history of main.
+
+With `--fail-on all` (the default) the verdict is today's: every case must pass; the base only
+adds what the change did to each case to the reports. With `--fail-on regression` the gate fails
+only for a case that passed on the base and does not pass now (or dropped more than `--max-drop`),
+so a case already failing on main does not block an unrelated pull request.
+
+Never a wrong pass: a run cut short, a case not run (`--max-failures`) or a run with no case at
+all still fails; a base file that shares no case with the run is refused before anything runs
+(every case would be "new" and nothing could regress).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..loader import CaseRef
+from ..models import CaseResult
+from ..report import Summary
+from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
+from ..report.jsonl import read_results
+from ..report.rows import ReportedCase
+
+FAIL_ON = ("all", "regression")
+WARN_ONLY = ("still failing (also on base)", "new")
+"""With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
+
+
+@dataclass
+class Baseline:
+    path: Path
+    rows: list[CaseResult]
+    fail_on: str
+    max_drop: float | None
+
+    def compare(self, results: Sequence[ReportedCase]) -> Comparison:
+        return compare_results(self.rows, results, self.max_drop)
+
+    def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None) -> tuple[bool, str]:
+        """(gate passed, one line saying why) for `--fail-on` as given."""
+        if self.fail_on == "all":
+            return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
+        regressed = len(comparison.regressed)
+        if summary.total == 0:
+            return False, "gate (--fail-on regression): failed, no case ran"
+        if summary.not_run:
+            return False, f"gate (--fail-on regression): failed, {summary.not_run} case(s) not run (interrupted)"
+        if stopped:
+            return False, f"gate (--fail-on regression): failed, the run stopped early ({stopped})"
+        if regressed:
+            return False, f"gate (--fail-on regression): failed, {regressed} case(s) regressed against {self.path}"
+        return True, f"gate (--fail-on regression): passed, no case regressed against {self.path}"
+
+
+def load_baseline(args: argparse.Namespace, refs: Sequence[CaseRef]) -> Baseline | None:
+    """The base results `--baseline` names, checked against the cases of this run; None without it.
+
+    `--fail-on regression` or `--max-drop` without a base is a usage error: there is nothing to
+    regress against, and falling back to `all` silently would change what the gate means."""
+    fail_on = getattr(args, "fail_on", None) or "all"
+    max_drop = getattr(args, "max_drop", None)
+    path = getattr(args, "baseline", None)
+    if path is None:
+        if fail_on != "all":
+            raise UsageError(f"--fail-on {fail_on} needs --baseline BASE.jsonl (the results of the base branch)")
+        if max_drop is not None:
+            raise UsageError("--max-drop needs --baseline BASE.jsonl (the results of the base branch)")
+        return None
+    if max_drop is not None and not (math.isfinite(max_drop) and 0 <= max_drop <= 1):
+        raise UsageError(f"--max-drop {max_drop} is not in 0..1")
+    rows, problems = read_results([path])
+    for problem in problems:
+        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
+    if not rows:
+        raise UsageError(f"--baseline {path} holds no results; run the base branch first (or drop --baseline)")
+    ours = {(ref.suite, ref.id) for ref in refs}
+    if refs and not any((row.suite, row.eval_id) in ours for row in rows):
+        example = rows[0]
+        raise UsageError(f"--baseline {path} shares no case with this run (its rows are cases like "
+                         f"'{example.eval_id}' of {example.suite}); is it the results file of these eval files?")
+    return Baseline(Path(path), rows, fail_on, max_drop)
+
+
+@dataclass
+class BaselineReport:
+    """What the reports show of the comparison, worked out once at the end of the run."""
+
+    comparison: Comparison
+    ok: bool
+    gate_line: str
+    warn_only: tuple[str, ...]
+
+    @property
+    def markdown(self) -> str:
+        return comparison_markdown(self.comparison, self.gate_line)
+
+    @property
+    def html(self) -> str:
+        return comparison_html(self.comparison, self.gate_line)
+
+    def print_console(self, quiet: bool) -> None:
+        shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
+                                                                  "removed")
+        print("\n".join(console_lines(self.comparison, shown) + [f"agentv-gate: {self.gate_line}"]))
+
+
+def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
+                    stopped: str | None) -> BaselineReport:
+    comparison = baseline.compare(results)
+    ok, line = baseline.verdict(summary, comparison, stopped)
+    return BaselineReport(comparison, ok, line, WARN_ONLY if baseline.fail_on == "regression" else ())

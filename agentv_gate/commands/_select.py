@@ -1,0 +1,84 @@
+"""Which cases a run executes: `--test-id`/`--suite` globs, `--list`, and reruns of a previous results file.
+
+`--retry-errors PREV.jsonl` runs again only the cases that errored in PREV (AgentV's flag);
+`--rerun-failed PREV.jsonl` also those that failed. The rows of every other case are carried over
+as they were, so the results file the rerun writes is complete: the new rows replace the old ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import NoCasesError, UsageError
+from ..loader import CaseRef, filter_refs
+from ..models import CaseResult
+from ..report.jsonl import read_results
+from ..report.paths import display_path
+from ..report.text import inert_log_text, one_line
+
+
+@dataclass
+class Rerun:
+    """The previous results: which cases run again, and the rows kept as they were."""
+
+    previous: Path
+    rows: list[CaseResult]
+    again: set[tuple[str, str]]
+    """(suite, test id) of each case PREV says to run again."""
+    kept: list[CaseResult] = field(default_factory=list)
+    """Set by `select_cases`: every row of PREV whose case does not run again, as it was."""
+
+
+def load_rerun(args: argparse.Namespace) -> Rerun | None:
+    retry, failed = getattr(args, "retry_errors", None), getattr(args, "rerun_failed", None)
+    if retry is not None and failed is not None:
+        raise UsageError("--retry-errors and --rerun-failed cannot be combined (--rerun-failed already "
+                         "runs the errored cases again)")
+    previous = retry or failed
+    if previous is None:
+        return None
+    flag = "--retry-errors" if retry is not None else "--rerun-failed"
+    if getattr(args, "shard", None):
+        raise UsageError(f"{flag} cannot be combined with --shard: rerun the merged results in one job")
+    rows, problems = read_results([previous])
+    for problem in problems:
+        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
+    if not rows:
+        raise UsageError(f"{flag} {previous} holds no results to rerun")
+    chosen = [r for r in rows if r.verdict == "error" or (failed is not None and r.verdict != "pass")]
+    again = {(r.suite, r.eval_id) for r in chosen}
+    return Rerun(Path(previous), rows, again)
+
+
+def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun | None) -> list[CaseRef]:
+    """`refs` narrowed by the globs, then to the cases `rerun` runs again.
+
+    Globs that match no case are a mistake to say (exit 3), not an empty green run. A case PREV
+    says to run again that is no longer in the eval files (or that the globs leave out) keeps its
+    old row, so it still counts."""
+    test_ids, suites = getattr(args, "test_id", None) or [], getattr(args, "suite", None) or []
+    selected = filter_refs(refs, test_ids, suites)
+    if not selected and refs and (test_ids or suites):
+        given = " ".join([*(f"--test-id {g!r}" for g in test_ids), *(f"--suite {g!r}" for g in suites)])
+        raise NoCasesError(f"{given} matched none of the {len(refs)} case(s) found")
+    if rerun is None:
+        return selected
+    present = {(ref.suite, ref.id) for ref in refs}
+    for suite, eval_id in sorted(rerun.again - present):
+        print(f"agentv-gate: warning: case '{eval_id}' of {suite} is in {rerun.previous} but no longer in the "
+              "eval files; its old row is kept", file=sys.stderr)
+    chosen = [ref for ref in selected if (ref.suite, ref.id) in rerun.again]
+    running = {(ref.suite, ref.id) for ref in chosen}
+    rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running]
+    return chosen
+
+
+def list_cases(refs: Sequence[CaseRef]) -> None:
+    """`--list`: one line per case the run would execute (file:line, then the test id); runs nothing."""
+    for ref in refs:
+        print(inert_log_text(f"{display_path(str(ref.source_file))}:{ref.source_line}\t{one_line(ref.id)}"))
+    print(f"agentv-gate: {len(refs)} case(s) would run", file=sys.stderr)

@@ -1,0 +1,108 @@
+"""`agentv-gate compare BASE.jsonl HEAD.jsonl`: what a change did to each case, and exit 1 if any regressed.
+
+AgentV's `compare` (rows paired by test id; wins, losses and ties beyond `--threshold`), plus the
+gate's question: did a case that passed on the base stop passing? Two files that share no case are
+refused (exit 2): every case would be "new" or "removed", nothing could regress, and a green exit
+would say nothing. Writes report.html (the head's rows with the comparison on top) and, under
+GitHub Actions, the comparison into the job summary and an annotation per regressed case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
+from ..models import CaseResult
+from ..report.baseline import (
+    LABELS,
+    Comparison,
+    compare_results,
+    comparison_html,
+    comparison_json,
+    comparison_markdown,
+)
+from ..report.github import annotation_lines, append_step_summary
+from ..report.html import write_html
+from ..report.jsonl import read_results
+from ..report.text import inert_log_text, one_line
+from ._outputs import output_paths
+
+
+def _read(path: Path, side: str) -> list[CaseResult]:
+    rows, problems = read_results([path])
+    for problem in problems:
+        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
+    if not rows:
+        raise UsageError(f"the {side} results {path} hold no rows")
+    return rows
+
+
+def _check_delta(name: str, value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and 0 <= value <= 1):
+        raise UsageError(f"{name} {value} is not in 0..1")
+
+
+def gate_line(comparison: Comparison) -> str:
+    regressed = len(comparison.regressed)
+    return (f"compare: {regressed} case(s) regressed" if regressed else "compare: no case regressed")
+
+
+def render_text(comparison: Comparison, min_delta: float) -> str:
+    """A line per case that did not stay green, then AgentV's totals and the counts."""
+    lines = []
+    for change in sorted(comparison.changes, key=lambda c: (c.status != "regressed", c.row.suite, c.row.eval_id)):
+        if change.status == "passing":
+            continue
+        base = "-" if change.base is None else f"{change.base.score:.3f} {change.base.verdict}"
+        head = "-" if change.head is None else f"{change.head.score:.3f} {change.head.verdict}"
+        delta = "" if change.delta is None else f" ({change.delta:+.3f})"
+        lines.append(inert_log_text(f"{LABELS[change.status].upper()}: {one_line(change.row.eval_id)} "
+                                    f"[{one_line(change.row.suite)}] {base} -> {head}{delta}"))
+    outcome = comparison.outcome(min_delta)
+    lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "
+                 f"mean delta {outcome.mean_delta:+.3f} over {len(comparison.paired)} paired case(s)")
+    lines.append(comparison.describe())
+    lines.append(f"agentv-gate {gate_line(comparison)}")
+    return "\n".join(lines) + "\n"
+
+
+def _github(comparison: Comparison, head: list[CaseResult], min_delta: float) -> None:
+    """Job summary and one annotation per regressed case; failing to write them is said, not fatal."""
+    root = Path(os.environ["GITHUB_WORKSPACE"]) if os.environ.get("GITHUB_WORKSPACE") else None
+    regressed = [c.head for c in comparison.regressed if c.head is not None]
+    for line in annotation_lines(regressed, root, labels=comparison.labels()):
+        print(line)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        markdown = "## agentv-gate compare\n\n" + comparison_markdown(comparison, gate_line(comparison), root,
+                                                                       min_delta)
+        try:
+            append_step_summary(markdown, os.environ["GITHUB_STEP_SUMMARY"])
+        except ReportWriteError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+
+
+def execute(args: argparse.Namespace) -> int:
+    _check_delta("--min-delta", args.min_delta)
+    _check_delta("--max-drop", args.max_drop)
+    base, head = _read(args.base, "base"), _read(args.head, "head")
+    comparison = compare_results(base, head, args.max_drop)
+    if not comparison.paired:
+        raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
+                         "are they results of the same eval files?")
+    if args.json:
+        sys.stdout.write(json.dumps(comparison_json(comparison, args.min_delta), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(comparison, args.min_delta))
+    _, _, html = output_paths(args.output_dir, None, None)
+    try:
+        write_html(head, html, extra=comparison_html(comparison, gate_line(comparison), args.min_delta))
+    except ReportWriteError as exc:
+        print(f"agentv-gate: {exc}", file=sys.stderr)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _github(comparison, head, args.min_delta)
+    return EXIT_FAILED if comparison.regressed else EXIT_OK

@@ -1,0 +1,124 @@
+"""`agentv-gate compare BASE.jsonl HEAD.jsonl` through the real CLI: pairing, deltas, wins/losses/ties, exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentv_gate.models import CaseResult
+from tests.helpers.cli import run_cli
+from tests.helpers.reports import case_result
+
+
+def write_results(path: Path, rows: list[CaseResult]) -> Path:
+    path.write_text("".join(json.dumps(r.to_json_row()) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+BASE = [
+    case_result("steady", score=0.9),
+    case_result("breaks", score=0.95),
+    case_result("mends", "fail", score=0.3),
+    case_result("stuck", "fail", score=0.2),
+    case_result("slides", score=1.0),
+    case_result("dropped", score=1.0),
+]
+HEAD = [
+    case_result("steady", score=0.92),
+    case_result("breaks", "fail", score=0.4),
+    case_result("mends", score=0.85),
+    case_result("stuck", "fail", score=0.15),
+    case_result("slides", score=0.81),
+    case_result("added", "fail", score=0.0),
+]
+
+
+def test_compare_reports_each_case_and_exits_1_on_a_regression(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", BASE)
+    head = write_results(tmp_path / "head.jsonl", HEAD)
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    status = {c["test_id"]: c["status"] for c in report["cases"]}
+    assert status == {"steady": "passing", "breaks": "regressed", "mends": "fixed", "stuck": "still failing",
+                      "slides": "passing", "added": "new", "dropped": "removed"}
+    by_id = {c["test_id"]: c for c in report["cases"]}
+    assert by_id["breaks"]["delta"] == -0.55 and by_id["breaks"]["head_verdict"] == "fail"
+    # AgentV's totals over the 5 paired cases: beyond 0.1 a win (mends) or a loss (breaks, slides), else a tie
+    assert (report["wins"], report["losses"], report["ties"]) == (1, 2, 2)
+    assert report["regressed"] == 1
+    page = (tmp_path / ".agentv-gate/report.html").read_text()
+    assert "Against the base results" in page and "regressed" in page
+
+
+def test_min_delta_moves_cases_between_ties_and_wins_or_losses(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", BASE)
+    head = write_results(tmp_path / "head.jsonl", HEAD)
+    proc = run_cli("compare", str(base), str(head), "--json", "--min-delta", "0.5", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    assert (report["wins"], report["losses"], report["ties"]) == (1, 1, 3)
+    proc = run_cli("compare", str(base), str(head), "--json", "--threshold", "0", cwd=tmp_path)  # AgentV's name
+    report = json.loads(proc.stdout)
+    assert (report["wins"], report["losses"], report["ties"]) == (2, 3, 0)
+
+
+def test_no_regression_exits_0_and_the_text_names_every_change(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", [case_result("a", "fail", score=0.2), case_result("b")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a", score=0.9), case_result("b"),
+                                                   case_result("c", "fail")])
+    proc = run_cli("compare", str(base), str(head), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "FIXED: a" in proc.stdout and "NEW: c" in proc.stdout
+    assert "1 win(s), 0 loss(es), 1 tie(s)" in proc.stdout
+    assert "no case regressed" in proc.stdout
+
+
+def test_max_drop_makes_a_big_score_drop_a_regression(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", [case_result("a", score=1.0)])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a", score=0.81)])
+    assert run_cli("compare", str(base), str(head), cwd=tmp_path).returncode == 0
+    proc = run_cli("compare", str(base), str(head), "--max-drop", "0.1", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "REGRESSED: a" in proc.stdout
+
+
+def test_rows_pair_by_suite_and_test_id(tmp_path: Path) -> None:
+    """Two eval files may both have a case `smoke`: each is paired with its own."""
+    base = write_results(tmp_path / "base.jsonl", [case_result("smoke", suite="evals/a.yaml"),
+                                                   case_result("smoke", "fail", suite="evals/b.yaml")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("smoke", "fail", suite="evals/a.yaml"),
+                                                   case_result("smoke", suite="evals/b.yaml")])
+    report = json.loads(run_cli("compare", str(base), str(head), "--json", cwd=tmp_path).stdout)
+    assert {(c["suite"], c["status"]) for c in report["cases"]} == {("evals/a.yaml", "regressed"),
+                                                                    ("evals/b.yaml", "fixed")}
+
+
+def test_files_without_a_common_case_are_refused(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", [case_result("a")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("b", "fail")])
+    proc = run_cli("compare", str(base), str(head), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "share no case" in proc.stderr
+
+
+def test_a_bad_results_file_is_a_located_error(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", [case_result("a")])
+    head = tmp_path / "head.jsonl"
+    head.write_text('{"eval_id": "a"}\n{"eval_id": "b", "suite": "s", "file": "f", "line": 1}\n')
+    proc = run_cli("compare", str(base), str(head), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert f"{head}:1" in proc.stderr
+
+
+def test_job_summary_and_annotations_under_github_actions(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", BASE)
+    head = write_results(tmp_path / "head.jsonl", HEAD)
+    summary = tmp_path / "summary.md"
+    proc = run_cli("compare", str(base), str(head), cwd=tmp_path,
+                   env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 1
+    text = summary.read_text()
+    assert "## agentv-gate compare" in text
+    assert "| regressed | breaks |" in text and "| still failing (also on base) | stuck |" in text
+    annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 1 and "breaks failed (regressed)" in annotations[0]

@@ -1,0 +1,288 @@
+"""`run` in the pull-request loop, through the real CLI: --baseline/--fail-on, filters and --list, reruns, --max-failures.
+
+The project's mock agent answers each case from its targets file, so a test makes a case pass or
+fail on the "base" and on the "head" by rewriting that file between two runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
+
+CASES = ("alpha", "beta", "gamma", "delta")
+
+SUITE = "tests:\n" + "".join(f"""\
+  - id: {name}
+    input: Say {name}
+    assertions:
+      - type: contains
+        value: {name}
+""" for name in CASES)
+
+
+def answers(project: Path, *knows: str) -> None:
+    """The mock agent answers the cases in `knows` right and every other case wrong."""
+    lines = "".join(f"      {name}: I say {name}\n" for name in knows)
+    make_repo(project, "targets:\n  - name: default\n    provider: mock\n    response: no idea\n"
+              + ("    responses:\n" + lines if lines else ""))
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo")
+    write(root / "evals/suite.eval.yaml", SUITE)
+    write(root / "evals/other.eval.yaml", "tests:\n  - id: alpha-extra\n    input: Say alpha\n"
+          "    assertions:\n      - {type: contains, value: alpha}\n")
+    return root
+
+
+def results(project: Path, name: str = ".agentv-gate/results.jsonl") -> dict[str, dict]:
+    return {row["eval_id"]: row for row in read_rows(project / name)}
+
+
+def base_run(project: Path, *knows: str) -> Path:
+    """Run every case with an agent that knows `knows`; its results kept as base.jsonl."""
+    answers(project, *knows)
+    run_cli("run", "evals", cwd=project)
+    return Path(shutil.copy(project / ".agentv-gate/results.jsonl", project / "base.jsonl"))
+
+
+# ---------------------------------------------------------------- --baseline / --fail-on
+
+
+def test_fail_on_regression_passes_when_only_old_failures_remain(project: Path) -> None:
+    base = base_run(project, "alpha", "beta", "alpha-extra")  # gamma, delta fail on main
+    answers(project, "alpha", "beta", "gamma", "alpha-extra")  # the change fixes gamma
+    proc = run_cli("run", "evals", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "STILL FAILING (ALSO ON BASE): delta" in proc.stdout
+    assert "FIXED: gamma" in proc.stdout
+    assert "gate (--fail-on regression): passed, no case regressed" in proc.stdout
+
+
+def test_fail_on_regression_fails_for_a_case_that_passed_on_the_base(project: Path) -> None:
+    base = base_run(project, "alpha", "beta", "alpha-extra")
+    answers(project, "alpha", "alpha-extra")  # the change breaks beta
+    proc = run_cli("run", "evals", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 1
+    assert "REGRESSED: beta" in proc.stdout
+    assert "1 case(s) regressed" in proc.stdout
+
+
+def test_fail_on_all_keeps_todays_verdict_and_still_labels_cases(project: Path) -> None:
+    base = base_run(project, "alpha", "beta", "alpha-extra")
+    answers(project, "alpha", "beta", "alpha-extra")
+    proc = run_cli("run", "evals", "--baseline", str(base), cwd=project)
+    assert proc.returncode == 1  # gamma and delta fail, as they did on main
+    assert "STILL FAILING (ALSO ON BASE): gamma" in proc.stdout
+
+
+def test_new_cases_are_labelled_new(project: Path) -> None:
+    base = base_run(project, "alpha", "beta", "gamma", "delta", "alpha-extra")
+    write(project / "evals/more.eval.yaml", "tests:\n  - id: epsilon\n    input: Say epsilon\n"
+          "    assertions:\n      - {type: contains, value: epsilon}\n")
+    proc = run_cli("run", "evals", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert "NEW: epsilon" in proc.stdout
+    assert proc.returncode == 0
+
+
+def test_max_drop_fails_a_passing_case_whose_score_fell(project: Path) -> None:
+    write(project / "evals/suite.eval.yaml", "tests:\n  - id: half\n    input: Say alpha and beta\n"
+          "    assertions:\n      - {type: contains, value: alpha}\n      - {type: contains, value: beta}\n")
+    make_repo(project, "targets:\n  - name: default\n    provider: mock\n    response: I say alpha beta\n")
+    run_cli("run", "evals", "--threshold", "0.4", cwd=project)
+    base = Path(shutil.copy(project / ".agentv-gate/results.jsonl", project / "base.jsonl"))
+    make_repo(project, "targets:\n  - name: default\n    provider: mock\n    response: I say alpha\n")
+    # `half` scores 0.5 now (1.0 on the base): it still passes its 0.4 mark ...
+    argv = ["run", "evals", "--threshold", "0.4", "--baseline", str(base), "--fail-on", "regression"]
+    assert run_cli(*argv, cwd=project).returncode == 0
+    # ... but it dropped by more than 0.3
+    proc = run_cli(*argv, "--max-drop", "0.3", cwd=project)
+    assert proc.returncode == 1
+    assert "REGRESSED: half" in proc.stdout and "dropped more than --max-drop 0.3" in proc.stdout
+
+
+def test_github_summary_and_annotations_say_what_changed(project: Path) -> None:
+    base = base_run(project, "alpha", "beta", "alpha-extra")
+    answers(project, "alpha", "alpha-extra")
+    summary = project / "summary.md"
+    proc = run_cli("run", "evals", "--baseline", str(base), "--fail-on", "regression", cwd=project,
+                   env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 1
+    text = summary.read_text()
+    assert "### Against the base results" in text
+    assert "| regressed | beta |" in text and "| still failing (also on base) | gamma |" in text
+    commands = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    beta = next(line for line in commands if "beta" in line.split("::")[1])
+    gamma = next(line for line in commands if "gamma" in line.split("::")[1])
+    assert beta.startswith("::error ") and "(regressed)" in beta
+    # An old failure does not fail this gate: a warning, not an error
+    assert gamma.startswith("::warning ") and "(still failing (also on base))" in gamma
+    assert "Against the base results" in (project / ".agentv-gate/report.html").read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--fail-on", "regression"], "--fail-on regression needs --baseline"),
+    (["--max-drop", "0.1"], "--max-drop needs --baseline"),
+])
+def test_regression_options_without_a_base_are_refused(project: Path, argv: list[str], message: str) -> None:
+    proc = run_cli("run", "evals", *argv, cwd=project)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert not (project / ".agentv-gate/results.jsonl").exists()
+
+
+def test_a_base_of_other_eval_files_is_refused_before_running(project: Path) -> None:
+    other = write(project / "other.jsonl", '{"eval_id": "x", "suite": "evals/x.yaml", "file": "x", "line": 1, '
+                  '"score": 1, "threshold": 0.5}\n')
+    proc = run_cli("run", "evals", "--baseline", str(other), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 2
+    assert "shares no case with this run" in proc.stderr
+    assert not (project / ".agentv-gate/results.jsonl").exists()
+
+
+def test_a_missing_base_file_is_a_clear_error(project: Path) -> None:
+    proc = run_cli("run", "evals", "--baseline", "nowhere.jsonl", cwd=project)
+    assert proc.returncode == 2 and "nowhere.jsonl" in proc.stderr
+
+
+# ---------------------------------------------------------------- filters and --list
+
+
+def test_test_id_and_suite_globs_select_cases(project: Path) -> None:
+    answers(project, *CASES, "alpha-extra")
+    proc = run_cli("run", "evals", "--test-id", "alpha*", "--eval-id", "gamma", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert set(results(project)) == {"alpha", "alpha-extra", "gamma"}
+    proc = run_cli("run", "evals", "--test-id", "alpha*", "--suite", "suite.eval.yaml", cwd=project)
+    assert set(results(project)) == {"alpha"}
+    proc = run_cli("run", "evals", "--suite", "evals/other*", cwd=project)
+    assert set(results(project)) == {"alpha-extra"}
+
+
+def test_a_filter_matching_nothing_is_exit_3_not_a_green_run(project: Path) -> None:
+    proc = run_cli("run", "evals", "--test-id", "nope-*", cwd=project)
+    assert proc.returncode == 3
+    assert "--test-id 'nope-*' matched none of the 5 case(s)" in proc.stderr
+
+
+def test_list_prints_cases_with_file_and_line_and_runs_nothing(project: Path) -> None:
+    (project / ".agentv/targets.yaml").unlink()  # listing needs no target
+    proc = run_cli("run", "evals", "--list", "--test-id", "*a", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "evals/other.eval.yaml:2\talpha-extra", "evals/suite.eval.yaml:2\talpha", "evals/suite.eval.yaml:7\tbeta",
+        "evals/suite.eval.yaml:12\tgamma",
+        "evals/suite.eval.yaml:17\tdelta",
+    ]
+    assert "5 case(s) would run" in proc.stderr
+    assert not (project / ".agentv-gate").exists()
+
+
+# ---------------------------------------------------------------- reruns
+
+
+FLAKY_TARGETS = """\
+targets:
+  - name: default
+    provider: mock
+    response: I say alpha beta gamma delta
+  - name: flaky
+    provider: cli
+    command_template: "sh -c 'test -f {flag} && echo I say delta || {{ echo agent down >&2; exit 3; }}'"
+    timeout_seconds: 10
+"""
+
+
+def flaky_project(project: Path) -> Path:
+    flag = project / "agent-is-up"
+    make_repo(project, FLAKY_TARGETS.format(flag=flag))
+    suite = (project / "evals/suite.eval.yaml").read_text().replace(
+        "  - id: delta\n    input: Say delta\n", "  - id: delta\n    input: Say delta\n    target: flaky\n")
+    (project / "evals/suite.eval.yaml").write_text(suite)
+    return flag
+
+
+def test_retry_errors_reruns_only_errored_cases_and_writes_a_complete_file(project: Path) -> None:
+    flag = flaky_project(project)
+    proc = run_cli("run", "evals", cwd=project)
+    first = results(project)
+    assert proc.returncode == 1 and first["delta"]["verdict"] == "error"
+    flag.write_text("")
+    previous = project / ".agentv-gate/results.jsonl"  # the same file is read, then rewritten
+    proc = run_cli("run", "evals", "--retry-errors", str(previous), cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    second = results(project)
+    assert set(second) == set(first)
+    assert second["delta"]["verdict"] == "pass"
+    for name in ("alpha", "beta", "gamma", "alpha-extra"):  # carried over as they were, not run again
+        assert second[name]["timestamp"] == first[name]["timestamp"]
+    assert second["delta"]["timestamp"] != first["delta"]["timestamp"]
+
+
+def test_rerun_failed_reruns_failed_and_errored_cases(project: Path) -> None:
+    flag = flaky_project(project)
+    answers_file = project / ".agentv/targets.yaml"
+    answers_file.write_text(answers_file.read_text().replace("I say alpha beta gamma delta", "I say alpha"))
+    run_cli("run", "evals", cwd=project)
+    first = results(project)
+    assert {k for k, v in first.items() if v["verdict"] != "pass"} == {"beta", "gamma", "delta"}
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    flag.write_text("")
+    answers_file.write_text(answers_file.read_text().replace("I say alpha\n", "I say alpha beta gamma\n"))
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    second = results(project)
+    assert all(v["verdict"] == "pass" for v in second.values())
+    assert second["alpha"]["timestamp"] == first["alpha"]["timestamp"]
+
+
+def test_retry_errors_with_no_error_reruns_nothing_and_keeps_the_verdict(project: Path) -> None:
+    answers(project, "alpha")
+    run_cli("run", "evals", cwd=project)
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    proc = run_cli("run", "evals", "--retry-errors", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1  # the failures are carried over: never a pass
+    assert len(results(project)) == 5
+
+
+def test_retry_errors_and_rerun_failed_are_exclusive(project: Path) -> None:
+    proc = run_cli("run", "evals", "--retry-errors", "a.jsonl", "--rerun-failed", "b.jsonl", cwd=project)
+    assert proc.returncode == 2
+
+
+# ---------------------------------------------------------------- --max-failures
+
+
+def test_max_failures_stops_starting_cases_and_reports_the_rest_as_not_run(project: Path) -> None:
+    answers(project)  # every case fails
+    proc = run_cli("run", "evals", "--max-failures", "2", "--workers", "1", cwd=project)
+    assert proc.returncode == 1
+    rows = results(project)
+    assert len(rows) == 5
+    failed = [v for v in rows.values() if v["verdict"] == "fail"]
+    not_run = [v for v in rows.values() if v["verdict"] == "error"]
+    # Cases already started when the 2nd failure came in still finish; none starts after it.
+    assert len(failed) >= 2 and not_run and len(failed) + len(not_run) == 5
+    assert all(v["error"].startswith("not run: the run stopped after 2 failed or errored case(s)")
+               for v in not_run)
+    assert "--max-failures 2" in proc.stderr and f"{len(not_run)} case(s) not run" in proc.stderr
+
+
+def test_max_failures_fails_the_gate_even_when_failures_are_old(project: Path) -> None:
+    base = base_run(project, "alpha-extra")  # everything in suite.eval.yaml fails on main too
+    proc = run_cli("run", "evals", "--max-failures", "1", "--workers", "1", "--baseline", str(base),
+                   "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 1
+    assert "the run stopped early" in proc.stdout
+
+
+def test_max_failures_not_reached_changes_nothing(project: Path) -> None:
+    answers(project, *CASES, "alpha-extra")
+    proc = run_cli("run", "evals", "--max-failures", "1", cwd=project)
+    assert proc.returncode == 0, proc.stderr
