@@ -18,6 +18,7 @@ from ..evaluators.registry import build_evaluator_registry
 from ..loader import CaseRef, default_eval_paths, load_run_dotenv, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
+from ..report import TargetTraffic
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
@@ -25,7 +26,7 @@ from ..report.rows import ReportRow
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, kill_running_scripts
-from ._outputs import output_paths, report_cache, write_reports
+from ._outputs import output_paths, report_cache, report_traffic, write_reports
 
 MAX_WORKERS = 256
 """Each worker is a thread with its own HTTP session; past a few hundred they only cost memory."""
@@ -98,16 +99,22 @@ def execute(args: argparse.Namespace) -> int:
         rows.append(ReportRow.of(result))
         console.case_done(result)
 
+    def traffic() -> list[TargetTraffic]:
+        return [TargetTraffic(name, s.calls, s.rate_limited, s.waited_seconds)
+                for name, s in sorted(resolver.limiter_stats().items())]
+
     def write_partial_reports() -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
-            write_reports(rows, junit, results_path, console, planned=len(selected))
+            write_reports(rows, junit, results_path, console, planned=len(selected), traffic=traffic())
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
     registry = build_evaluator_registry(None, resolver.judge_resolver(),
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
-    settings = RunSettings(threshold=args.threshold, workers=args.workers or DEFAULT_WORKERS, keep_results=False)
+    # Without --workers, enough threads for the most `workers:` any target declares.
+    workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
+    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False)
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
@@ -148,7 +155,8 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()
-    return write_reports(rows, junit, results_path, console, planned=len(selected))
+    report_traffic(traffic(), args.quiet)
+    return write_reports(rows, junit, results_path, console, planned=len(selected), traffic=traffic())
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:
