@@ -15,8 +15,9 @@ allows it):
   tokens estimated before it is sent; the estimate is corrected from the reply's `usage` after;
 * what the provider says: `Retry-After` / `retry-after-ms` on a 429 pauses the whole target for
   that long; `x-ratelimit-remaining-requests` / `-tokens` (OpenAI, Azure) and
-  `anthropic-ratelimit-*-remaining` at zero pause it until the matching `-reset`; a stated
-  `-limit` becomes the target's ceiling when targets.yaml gives none;
+  `anthropic-ratelimit-*-remaining` at zero pause it until the matching `-reset`, or, with the
+  limit per minute known, until enough has refilled at that rate; a stated `-limit` becomes the
+  target's ceiling when targets.yaml gives none;
 * AIMD on the request rate: on a 429 the rate is halved (once per round of calls in flight, not
   once per 429 of that round) and, for a 429 without `Retry-After`, the target pauses with
   exponential backoff; every call answered without a 429 then adds back 1% of the halved rate,
@@ -137,6 +138,8 @@ class _Window:
 
     remaining: float | None = None
     reset_at: float | None = None
+    stamp: float = 0.0
+    """When `remaining` was said."""
 
 
 @dataclass
@@ -225,7 +228,13 @@ class RateLimiter:
             if window.reset_at is not None and window.reset_at <= now:
                 window.remaining, window.reset_at = None, None  # that window has reset
             if window.remaining is not None and window.reset_at is not None and window.remaining < max(need, 1):
-                longer(window.reset_at - now, f"the provider's {what} limit is used up until its reset")
+                # With the limit per minute known, what is left refills at that rate: wait for what this
+                # call needs, not for the whole window (never past its reset).
+                rate = self._ceiling_rps if window is self._request_window else self._tokens_ceiling
+                wait = window.reset_at - now
+                if rate:
+                    wait = min(wait, (max(need, 1) - window.remaining) / rate - (now - window.stamp))
+                longer(wait, f"the provider's {what} limit is used up until it refills")
         if self._requests is not None:
             self._requests.refill(now)
             longer(self._requests.delay_for(1), "the request rate")
@@ -333,6 +342,7 @@ class RateLimiter:
             if remaining is None:
                 continue
             window.remaining = remaining - (others if window is self._request_window else 0)
+            window.stamp = now
             window.reset_at = now + reset if reset is not None else (window.reset_at or now + 1.0)
 
     def _on_rate_limited(self, ticket: Ticket, now: float, retry_after: float | None) -> None:

@@ -119,3 +119,20 @@ def test_a_misspelled_limit_key_is_reported_with_a_suggestion(tmp_path: Path) ->
         result = run_cli("run", "evals", "--output-dir", "out", cwd=repo)
     assert result.returncode == 2
     assert "max_rmp" in result.stderr and "max_rpm" in result.stderr
+
+
+def test_the_readme_example_for_openai_azure_and_anthropic_is_read_as_documented(tmp_path: Path) -> None:
+    from agentv_gate.targets.registry import ProviderRegistry, load_targets
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### Rate limits (`workers`, `max_rpm`, `max_tpm`)", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = write(tmp_path / "targets.yaml", example)
+    targets = load_targets(path)
+    assert targets.key_problems == []
+    env = {"OPENAI_API_KEY": "k1", "AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com",
+           "AZURE_OPENAI_API_KEY": "k2", "ANTHROPIC_API_KEY": "k3"}
+    registry = ProviderRegistry(targets, env)
+    limits = {name: registry.provider(name).limiter.limits for name in ("judge", "default", "claude")}  # type: ignore[attr-defined]
+    assert [(lim.workers, lim.max_rpm, lim.max_tpm) for lim in limits.values()] == [
+        (16, 500, 200000), (None, 180, 30000), (4, 50, 30000)]

@@ -150,16 +150,26 @@ def test_a_single_429_with_nothing_measured_only_pauses() -> None:
     assert lim.rate_rpm is None
 
 
-def test_openai_remaining_zero_waits_for_the_reset_and_the_stated_limit_becomes_the_ceiling() -> None:
+def test_openai_remaining_zero_waits_for_the_reset() -> None:
     clock = FakeClock()
     lim = limiter(clock)
-    ticket = lim.acquire()
-    lim.release(ticket, status=200, headers={
-        "x-ratelimit-limit-requests": "120", "x-ratelimit-remaining-requests": "0",
-        "x-ratelimit-reset-requests": "1.5s"})
-    assert lim.rate_rpm == pytest.approx(120)
+    lim.release(lim.acquire(), status=200, headers={"x-ratelimit-remaining-requests": "0",
+                                                    "x-ratelimit-reset-requests": "1.5s"})
     lim.acquire()
     assert clock.now - 100 == pytest.approx(1.5)
+    lim.acquire()
+    assert clock.now - 100 == pytest.approx(1.5)  # that window has reset: nothing known holds the next
+
+
+def test_with_the_limit_stated_remaining_zero_waits_only_for_one_request_to_refill() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    lim.release(lim.acquire(), status=200, headers={
+        "x-ratelimit-limit-requests": "120", "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "30s"})
+    assert lim.rate_rpm == pytest.approx(120)  # the stated limit is the ceiling now
+    lim.acquire()
+    assert clock.now - 100 == pytest.approx(0.5)  # one request at 2 a second, not the 30 s to a full window
 
 
 def test_a_configured_max_rpm_below_the_stated_limit_is_kept() -> None:
