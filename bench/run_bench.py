@@ -8,6 +8,10 @@ Two suites of N generated cases each, run by the real CLI in a subprocess:
   127.0.0.1 answering each call after a fixed latency (200 ms by default);
 * trajectory (only with `--kinds trajectory`): `contains` + `tool_trajectory` on the tool calls of an
   OpenAI-compatible agent on 127.0.0.1, against the same suite with `contains` alone.
+* ratelimited: the llm suite against a judge that also enforces a rate limit (`--rpm`, `--tpm`)
+  and answers 429 with the headers real providers send, run three ways: agentv-gate as it was
+  before per-target rate limiting (`--baseline`), learning the limit from the headers, and with
+  `max_rpm` set. Reported: wall time against N / rpm, errored cases, share of requests answered 429.
 
 For each, the bare cost is measured without agentv-gate, so the overhead we add is visible:
 
@@ -24,6 +28,7 @@ runs (gate and bare alternating), since on a shared machine noise only ever adds
 
     .venv/bin/python bench/run_bench.py                      # N = 200, 1000, 5000
     .venv/bin/python bench/run_bench.py --sizes 200 --kinds code
+    .venv/bin/python bench/run_bench.py --sizes 1000 --kinds ratelimited   # a judge limited to 600 rpm
 """
 
 from __future__ import annotations
@@ -45,9 +50,9 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the loopback model server the tests use
+sys.path.insert(0, str(ROOT))  # the loopback model server the tests use
 
-from fake_llm_server import FakeLLMServer, FakeReply  # noqa: E402
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RateLimited  # noqa: E402
 
 GATE = str(Path(sys.executable).parent / "agentv-gate")
 VERDICT = '{"score": 1.0, "hits": ["names Paris"], "misses": [], "reasoning": "Correct."}'
@@ -85,7 +90,8 @@ class Measure:
 # ---------------------------------------------------------------- suites
 
 
-def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> None:
+def write_project(folder: Path, n: int, kind: str, server_url: str | None,
+                  judge_keys: tuple[str, ...] = ("    max_retries: 0",)) -> None:
     (folder / ".git").mkdir(parents=True)
     (folder / ".agentv").mkdir()
     (folder / "evals").mkdir()
@@ -98,8 +104,7 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None) -> No
                    '    response: "Paris is the capital of France, on the Seine."']
     if kind == "llm":
         targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
-                    f"    base_url: {server_url}/judge", "    model: bench-judge", "    max_retries: 0",
-                    "    timeout_seconds: 30"]
+                    f"    base_url: {server_url}/judge", "    model: bench-judge", "    timeout_seconds: 30", *judge_keys]
     (folder / ".agentv" / "targets.yaml").write_text("\n".join(targets) + "\n")
     if kind == "code":
         # `python3 judge.py`, as suites are written; judges run with our interpreter's folder first on
@@ -154,9 +159,10 @@ the loopback server logged, reported this script's size (107 MB for a cached 500
 own peak is 51 MB)."""
 
 
-def run_gate(folder: Path, workers: int, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MB, exit code) of one `agentv-gate run` in `folder`."""
-    argv = [GATE, "run", "evals", "--workers", str(workers), "--output-dir", "out", "--quiet", *extra]
+def run_gate(folder: Path, workers: int, *extra: str, env: dict[str, str] | None = None,
+             gate: list[str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MB, exit code) of one `agentv-gate run` in `folder` (`gate`: another command)."""
+    argv = [*(gate or [GATE]), "run", "evals", "--workers", str(workers), "--output-dir", "out", "--quiet", *extra]
     report = folder / "gate.rusage.json"
     with open(folder / "gate.log", "w") as log:
         subprocess.run([sys.executable, "-c", LAUNCHER, str(report), *argv], cwd=folder, stdout=log,
@@ -323,6 +329,48 @@ def bench_trajectory(work: Path, n: int, workers: int, repeat: int) -> Measure:
                     "extra_cpu_ms_case": round((cpu - base_cpu) / n * 1000, 2)})
 
 
+RATE_LIMITED_BASELINE = "19ca074"
+"""The last commit before per-target rate limiting: fixed workers, each 429 retried per request."""
+
+
+def baseline_gate(work: Path, ref: str) -> list[str]:
+    """A command running agentv-gate as it was at `ref` (its package extracted from git), on our interpreter."""
+    folder = work / f"baseline-{ref}"
+    folder.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "agentv_gate"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(folder)!r}); import agentv_gate.cli as c; "
+            f"assert c.__file__.startswith({str(folder)!r}); sys.exit(c.main())"]
+
+
+def bench_ratelimited(work: Path, n: int, workers: int, rpm: int, tpm: int, latency: float,
+                      baseline_ref: str) -> list[Measure]:
+    """N LLM-judged cases against a judge limited to `rpm` (burst: one second's worth) and `tpm`,
+    answering 429 with OpenAI's headers: today's scheduling, then learning the limit from the
+    headers alone, then with `max_rpm` set. Ideal: N / rpm minutes."""
+    ideal = n / rpm * 60
+    runs = [("ratelimited-baseline", (), baseline_gate(work, baseline_ref)),
+            ("ratelimited-learned", (), None),
+            ("ratelimited-max_rpm", (f"    max_rpm: {rpm}",), None)]
+    measures = []
+    for label, keys, gate in runs:
+        folder = work / f"{label}-{n}"
+        with FakeLLMServer() as server:
+            limited = RateLimited(FakeReply.openai(VERDICT, delay=latency), rpm=rpm, tpm=tpm)
+            server.set_default(JUDGE_PATH, limited)
+            write_project(folder, n, "llm", server.url, keys)
+            wall, rss, code = run_gate(folder, workers, "--no-cache", gate=gate)
+            refused, answered = limited.refused, limited.answered
+        rows = [json.loads(line) for line in (folder / "out" / "results.jsonl").read_text().splitlines()]
+        errored = sum(row["verdict"] == "error" for row in rows)
+        sent = refused + answered
+        measures.append(Measure(label, n, workers, wall, n / wall, rss, ideal, ideal, (wall - ideal) / n * 1000,
+                                {"x_ideal": round(wall / ideal, 3), "errored": errored, "exit": code,
+                                 "requests": sent, "answered_429": f"{refused / sent:.1%}" if sent else "-"}))
+        print_table(measures[-1:], False)
+    return measures
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -359,7 +407,11 @@ def print_table(measures: list[Measure], markdown: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
-    parser.add_argument("--kinds", default="code,llm", help="code, llm, trajectory (comma-separated)")
+    parser.add_argument("--kinds", default="code,llm", help="code, llm, trajectory, ratelimited (comma-separated)")
+    parser.add_argument("--rpm", type=int, default=600, help="the ratelimited judge's requests per minute")
+    parser.add_argument("--tpm", type=int, default=200000, help="the ratelimited judge's tokens per minute")
+    parser.add_argument("--baseline", default=RATE_LIMITED_BASELINE,
+                        help="git ref whose agentv-gate is the ratelimited suite's 'today' (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None,
                         help="agentv-gate --workers for both suites (default: the tool's own default)")
     parser.add_argument("--code-workers", type=int, default=None, help="override --workers for the code suite")
@@ -400,6 +452,9 @@ def main() -> int:
             if "trajectory" in kinds:
                 measures.append(bench_trajectory(work, n, default_workers, args.repeat))
                 print_table(measures[-1:], False)
+            if "ratelimited" in kinds:
+                measures.extend(bench_ratelimited(work, n, llm_workers, args.rpm, args.tpm, args.latency_ms / 1000,
+                                                  args.baseline))
         print()
         print_table(measures, args.markdown)
         if args.json:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError
-from ..report import summarise
+from ..report import TargetTraffic, summarise
 from ..report.console import ConsoleReporter
 from ..report.github import write_github_reports
 from ..report.html import html_path_for, write_html
@@ -30,7 +30,7 @@ def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> 
 
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
                   planned: int | None = None, html: Path | None = None, baseline: Baseline | None = None,
-                  stopped: str | None = None) -> int:
+                  stopped: str | None = None, traffic: Sequence[TargetTraffic] = ()) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
@@ -56,7 +56,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
             write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned,
                                  labels=against.comparison.labels() if against else None,
                                  warn_only=against.warn_only if against else (),
-                                 extra_markdown=against.markdown if against else "")
+                                 extra_markdown=against.markdown if against else "",
+                                 traffic=traffic)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     console.finish(results, planned)
@@ -74,3 +75,11 @@ def report_cache(cache: ResponseCache | None, quiet: bool) -> None:
         return
     if not quiet or cache.stats.write_errors:
         print(f"agentv-gate: response cache {cache.root}: {cache.stats.describe()}", file=sys.stderr)
+
+
+def report_traffic(traffic: Sequence[TargetTraffic], quiet: bool) -> None:
+    """One stderr line per HTTP target: calls, 429s, time waiting for its limits. A target that got
+    429s is said even with --quiet: it explains a slow run."""
+    for t in traffic:
+        if not quiet or t.rate_limited:
+            print(f"agentv-gate: target '{t.target}': {t.describe()}", file=sys.stderr)

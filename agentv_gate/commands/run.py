@@ -19,6 +19,7 @@ from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from ..redaction import redact
+from ..report import TargetTraffic
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
@@ -27,7 +28,7 @@ from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import load_baseline
-from ._outputs import output_paths, report_cache, write_reports
+from ._outputs import output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, select_cases
 
 MAX_WORKERS = 256
@@ -118,17 +119,23 @@ def execute(args: argparse.Namespace) -> int:
         console.case_done(result)
         stop.count(result, orchestrator)
 
+    def traffic() -> list[TargetTraffic]:
+        return [TargetTraffic(name, s.calls, s.rate_limited, s.waited_seconds)
+                for name, s in sorted(resolver.limiter_stats().items())]
+
     def write_partial_reports() -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                          stopped=stop.message)
+                          stopped=stop.message, traffic=traffic())
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
     registry = build_evaluator_registry(None, resolver.judge_resolver(),
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
-    settings = RunSettings(threshold=args.threshold, workers=args.workers or DEFAULT_WORKERS, keep_results=False)
+    # Without --workers, enough threads for the most `workers:` any target declares.
+    workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
+    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False)
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
@@ -170,8 +177,9 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()
+    report_traffic(traffic(), args.quiet)
     return write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                         stopped=stop.message)
+                         stopped=stop.message, traffic=traffic())
 
 
 class _FailureLimit:

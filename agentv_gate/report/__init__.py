@@ -43,6 +43,23 @@ class Summary:
         )
 
 
+@dataclass(frozen=True)
+class TargetTraffic:
+    """One HTTP target's calls in a run, for the line per target at the end and the job summary."""
+
+    target: str
+    calls: int
+    """Requests sent (retries included)."""
+    rate_limited: int
+    """Of those, answered 429."""
+    waited_seconds: float
+    """Time calls spent waiting for the target's limits (workers, rates, pauses), summed over calls."""
+
+    def describe(self) -> str:
+        return (f"{self.calls} call{'s' if self.calls != 1 else ''}, {self.rate_limited} answered 429, "
+                f"{self.waited_seconds:.1f} s waiting for its limits")
+
+
 def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Summary:
     """Count verdicts; a case counts by its `verdict` alone (the orchestrator applied the threshold).
 
@@ -62,4 +79,4 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
                    pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total))
 
 
-__all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "summarise"]
+__all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "TargetTraffic", "summarise"]

@@ -22,12 +22,12 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import ReportWriteError
-from . import Summary, summarise
+from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
 from .paths import source_path
 from .rows import ReportedCase
@@ -188,8 +188,9 @@ def totals_line(summary: Summary) -> str:
 def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | str | None = None,
                      junit_path: Path | str | None = None, root: Path | None = None,
                      budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None,
-                     extra: str = "") -> str:
-    """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away.
+                     extra: str = "", traffic: Sequence[TargetTraffic] = ()) -> str:
+    """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away,
+    then the calls each HTTP target made (`traffic`: calls, 429s, time waiting for its limits).
 
     Rows stop when the next one would exceed `budget_bytes`; a closing note says how many were left
     out and names the results file that has them all.
@@ -242,6 +243,10 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
         rows = f"{left_out} more row{'s' if left_out != 1 else ''}"
         parts.append(f"_{rows} left out to keep this summary under GitHub's size limit; "
                      f"every case is in {where}._\n\n")
+    if traffic:
+        parts.append("| Target | Calls | Answered 429 | Waiting for its limits |\n| --- | ---: | ---: | ---: |\n"
+                     + "".join(f"| {md_cell(t.target, 200)} | {t.calls} | {t.rate_limited} | {t.waited_seconds:.1f} s |\n"
+                               for t in traffic) + "\n")
     files = [f"JUnit: {md_cell(junit_path, 200)}" if junit_path else "",
              f"results: {md_cell(results_path, 200)}" if results_path else ""]
     if any(files):
@@ -306,7 +311,7 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
                          results_path: Path | str | None = None, env: Mapping[str, str] | None = None,
                          stream: TextIO | None = None, planned: int | None = None,
                          labels: Mapping[CaseId, str] | None = None, warn_only: Container[str] = (),
-                         extra_markdown: str = "") -> bool:
+                         extra_markdown: str = "", traffic: Sequence[TargetTraffic] = ()) -> bool:
     """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.
 
     Does nothing unless `GITHUB_ACTIONS=true`; returns whether it ran. Paths are made relative to
@@ -326,7 +331,7 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
     if env.get("GITHUB_STEP_SUMMARY"):
         try:
             append_step_summary(summary_markdown(results, results_path=results_path, junit_path=junit_path,
-                                                 root=root, planned=planned, extra=extra_markdown),
+                                                 root=root, planned=planned, extra=extra_markdown, traffic=traffic),
                                 env["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
             failures.append(exc)

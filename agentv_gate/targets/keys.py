@@ -21,7 +21,11 @@ RETRY_KEYS = (
 CAP_KEYS = ("max_response_bytes", "maxResponseBytes")
 """`response_byte_cap` (config.py): the cap on one answer, HTTP body or cli output."""
 
-HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, "temperature", "max_output_tokens", "maxTokens", "system_prompt", "systemPrompt",
+LIMIT_KEYS = ("max_rpm", "max_tpm")
+"""`Limits.from_settings` (transport/limiter.py): a target's requests and tokens per minute (`workers` is common)."""
+
+HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, *LIMIT_KEYS, "temperature", "max_output_tokens", "maxTokens",
+                  "system_prompt", "systemPrompt",
                   "reasoning_effort", "reasoningEffort", "reasoning_model", "reasoningModel",
                   "structured_output", "structuredOutput")
 """`HttpChatProvider` (openai_compat.py), shared by openai, azure and anthropic."""

@@ -6,7 +6,8 @@ need none), `model`, `temperature`, `max_output_tokens`, `system_prompt`, `heade
 reasoning-model and structured-output keys of `ChatOptions` (`reasoning_model`,
 `reasoning_effort`, `structured_output`), and the retry keys of `RetryPolicy.from_settings`.
 
-`HttpChatProvider` (settings, retry policy, the POST with its learned parameter adjustments) and
+`HttpChatProvider` (settings, retry policy, rate limiter, the POST with its learned parameter
+adjustments) and
 the helpers (`chat_messages`, `text_response`, `chat_completion_text`) are shared with the Azure
 and Anthropic providers, which speak close cousins of this wire format.
 """
@@ -20,6 +21,7 @@ from typing import Any
 from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
 from ..transport.http import HttpCallError, HttpResult, RetryPolicy, post_json
+from ..transport.limiter import Limits, RateLimiter, estimate_tokens
 from .adjustments import ParameterMemory, send_adapting
 from .base import ProviderRequest
 from .chat_params import ChatOptions
@@ -42,6 +44,17 @@ def retry_policy_for(target: TargetConfig) -> RetryPolicy:
         return RetryPolicy.from_settings(target.settings)
     except ValueError as exc:
         raise TargetsConfigError(f"{target.describe()}: {exc}") from None
+
+
+def limiter_for(target: TargetConfig, policy: RetryPolicy) -> RateLimiter:
+    """The target's one limiter: `workers`, `max_rpm`, `max_tpm`, and what its replies teach it."""
+    try:
+        limits = Limits.from_settings(target.settings, workers=target.workers)
+    except ValueError as exc:
+        where = f"{target.source_file}:{target.source_line}: " if target.source_file else ""
+        raise TargetsConfigError(f"{where}{target.describe()}: {exc}") from None
+    return RateLimiter(limits, max_pause_seconds=policy.max_retry_after_seconds,
+                       backoff=(policy.initial_delay_seconds, policy.backoff_factor, policy.max_delay_seconds))
 
 
 def chat_messages(request: ProviderRequest, default_system: str | None = None) -> list[dict[str, str]]:
@@ -160,6 +173,8 @@ class HttpChatProvider:
         self.max_output_tokens = self.options.max_output_tokens
         self.system_prompt = target.get("system_prompt", "systemPrompt")
         self.policy = retry_policy_for(target)
+        self.limiter = limiter_for(target, self.policy)
+        """Shared by every call of this target: the case's answer, judging, composite members."""
         self.memory = ParameterMemory(target.describe())
 
     @property
@@ -181,8 +196,9 @@ class HttpChatProvider:
         url, headers = self.url_for(request), self.headers()
 
         def send(body: dict[str, Any]) -> HttpResult:
-            return post_json(url, body, headers=headers, policy=self.policy,
-                             secrets=self.target.secrets, describe=self.target.describe())
+            return post_json(url, body, headers=headers, policy=self.policy, secrets=self.target.secrets,
+                             describe=self.target.describe(), limiter=self.limiter,
+                             tokens=estimate_tokens(body) if self.limiter.counts_tokens else 0)
 
         return send_adapting(send, self.build_body(request), self.memory)
 

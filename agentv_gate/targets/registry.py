@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TargetsConfigError
 from ..keys import did_you_mean
@@ -20,7 +20,9 @@ from .config import TargetConfig, TargetsConfig, load_targets_file
 from .kinds import PROVIDERS
 
 if TYPE_CHECKING:
-    from ..models import EvaluationContext
+    from ..models import EvaluationContext, TargetResponse
+    from ..transport.limiter import LimiterStats
+    from .base import ProviderRequest
 
 TARGETS_FILE = Path(".agentv") / "targets.yaml"
 
@@ -54,6 +56,38 @@ def build_provider(target: TargetConfig) -> Provider:
     return kind.build(target)
 
 
+class ConcurrencyCapped:
+    """A provider without a rate limiter of its own (`cli`, `mock`) held to its target's `workers`:
+    at most that many of its calls at once, whatever `--workers` is. HTTP providers do this in
+    their `RateLimiter`, together with their rate limits."""
+
+    def __init__(self, inner: Provider, workers: int) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.kind = inner.kind
+        self._slots = threading.BoundedSemaphore(workers)
+
+    def __repr__(self) -> str:
+        return f"ConcurrencyCapped({self.inner!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse:
+        with self._slots:
+            return self.inner.invoke(request)
+
+
+def build_capped(target: TargetConfig) -> Provider:
+    """`build_provider`, with `workers` honoured for providers that have no limiter to honour it."""
+    provider = build_provider(target)
+    if target.workers is not None and getattr(provider, "limiter", None) is None:
+        return ConcurrencyCapped(provider, target.workers)
+    return provider
+
+
 def no_judge_message(target_name: str) -> str:
     return (
         f"no judge target configured: set judge_target on target '{target_name}' in .agentv/targets.yaml "
@@ -81,8 +115,25 @@ class ProviderRegistry:
         """The provider of target `name`. Raises TargetsConfigError if it is unknown or unusable."""
         with self._lock:
             if name not in self._providers:
-                self._providers[name] = build_provider(self.config(name))
+                self._providers[name] = build_capped(self.config(name))
             return self._providers[name]
+
+    def most_workers(self) -> int | None:
+        """The largest `workers` among the targets resolved so far (the run's pool must allow it)."""
+        with self._lock:
+            declared = [c.workers for c in self._configs.values() if c.workers is not None]
+        return max(declared) if declared else None
+
+    def limiter_stats(self) -> dict[str, LimiterStats]:
+        """Per target that made HTTP calls: calls, 429s and time waited, from its rate limiter."""
+        with self._lock:
+            providers = dict(self._providers)
+        out: dict[str, LimiterStats] = {}
+        for name, provider in providers.items():
+            limiter = getattr(provider, "limiter", None)
+            if limiter is not None and limiter.stats.calls:
+                out[name] = limiter.stats
+        return out
 
     def judge_name_for(self, target_name: str) -> str | None:
         """Who judges `target_name`'s answers: its judge_target, else itself if it is a model."""

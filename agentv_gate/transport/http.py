@@ -9,6 +9,10 @@ call, target or judge, follows the same rules, and they are easy to state:
 * not retried: any other 4xx (a bad key or a bad request will not get better by waiting);
 * the wait is the server's `Retry-After` (or `retry-after-ms`) when it sends one, capped,
   otherwise exponential backoff with jitter;
+* a 429 is the target's business, not the request's: every attempt takes a slot from the
+  target's `RateLimiter` (limiter.py) first, which pauses and slows all of the target's calls
+  after a 429. A 429 is waited out while the time budget allows and does not count against the
+  attempts (except OpenAI's `insufficient_quota`, which waiting does not fix);
 * both the number of attempts and the total time (waits plus requests) are bounded, and each
   attempt's timeout shrinks so the total bound holds.
 
@@ -25,25 +29,25 @@ error (`HttpCallError.retries`), so it can show up in `TargetResponse.retries` a
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
 import re
 import socket
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from typing import Any
 
 import requests
 import tenacity
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception_type
+from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_exponential_jitter
 
 from ..errors import ProviderError
 from ..redaction import redact
+from .limiter import RateLimiter, RateLimitWait, Ticket, parse_retry_after, used_tokens
 
 _BODY_SNIPPET_CHARS = 300
 
@@ -237,6 +241,8 @@ class HttpCallError(ProviderError):
         self.retries = retries
         self.status = status
         self.detail = detail
+        self.headers: dict[str, str] = {}
+        """The failed reply's headers, for the target's rate limiter to learn from."""
 
 
 class _Retryable(Exception):
@@ -255,35 +261,13 @@ class _Retryable(Exception):
         self.retry_after = retry_after
         self.status = status
         self.detail = detail
+        self.headers: dict[str, str] = {}
+        """The failed reply's headers, for the target's rate limiter to learn from."""
 
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asks us to wait, from `retry-after-ms` or `Retry-After` (seconds or date)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    millis = lowered.get("retry-after-ms")
-    if millis is not None:
-        try:
-            value = float(millis) / 1000.0
-            if math.isfinite(value):
-                return max(0.0, value)
-        except ValueError:
-            pass
-    raw = lowered.get("retry-after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    try:
-        value = float(raw)
-        return max(0.0, value) if math.isfinite(value) else None
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    @property
+    def rate_limited(self) -> bool:
+        """A 429: the target's limiter does the waiting, and the attempt does not count against max_retries."""
+        return self.status == 429
 
 
 def _exponential_jitter(policy: RetryPolicy) -> wait_base:
@@ -314,15 +298,33 @@ class _WaitRetryAfterOrBackoff(wait_base):
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None and outcome.failed else None
+        if isinstance(exc, _Retryable) and exc.rate_limited:
+            return 0.0  # the next attempt waits in `RateLimiter.acquire`, with every other call of the target
         if isinstance(exc, _Retryable) and exc.retry_after is not None:
             return min(exc.retry_after, self._cap)
         return float(self._backoff(retry_state))
 
 
-def _stop(policy: RetryPolicy) -> Any:
-    # stop_before_delay (tenacity >= 8.3) also refuses a wait that would overrun the budget.
-    by_time = getattr(tenacity, "stop_before_delay", tenacity.stop_after_delay)
-    return stop_after_attempt(max(1, policy.max_attempts)) | by_time(policy.max_total_seconds)
+class _Stop(stop_base):
+    """Stop after `max_attempts` counted attempts or past the time budget.
+
+    An attempt answered 429 is not counted: a rate limit is a reason to wait, not a failure, so it
+    is waited out for as long as the call's time budget (`retry_max_total_seconds`) allows. It
+    stops when the target's pause would outlast that budget.
+    """
+
+    def __init__(self, policy: RetryPolicy, limiter: RateLimiter, counted: Callable[[], int],
+                 elapsed: Callable[[], float]) -> None:
+        # stop_before_delay (tenacity >= 8.3) also refuses a wait that would overrun the budget.
+        self._by_time = getattr(tenacity, "stop_before_delay", tenacity.stop_after_delay)(policy.max_total_seconds)
+        self._policy, self._limiter, self._counted, self._elapsed = policy, limiter, counted, elapsed
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome is not None and outcome.failed else None
+        if isinstance(exc, _Retryable) and exc.rate_limited:
+            return self._elapsed() + self._limiter.pause_remaining() >= self._policy.max_total_seconds
+        return self._counted() >= max(1, self._policy.max_attempts) or bool(self._by_time(retry_state))
 
 
 def _error_reply(response: requests.Response, secrets: list[str]) -> tuple[str, ProviderErrorDetail | None]:
@@ -410,6 +412,8 @@ def post_json(
     policy: RetryPolicy | None = None,
     secrets: Iterable[str] = (),
     describe: str = "request",
+    limiter: RateLimiter | None = None,
+    tokens: int = 0,
 ) -> HttpResult:
     """POST `body` as JSON and return the decoded JSON reply, retrying per `policy`.
 
@@ -417,7 +421,8 @@ def post_json(
     `HttpCallError` (a `ProviderError`) with `.retries` and `.status` when the call fails for good.
     """
     return http_call(
-        "POST", url, body=body, headers=headers, policy=policy, secrets=secrets, describe=describe
+        "POST", url, body=body, headers=headers, policy=policy, secrets=secrets, describe=describe,
+        limiter=limiter, tokens=tokens,
     )
 
 
@@ -431,20 +436,67 @@ def http_call(
     secrets: Iterable[str] = (),
     describe: str = "request",
     expect_json: bool = True,
+    limiter: RateLimiter | None = None,
+    tokens: int = 0,
 ) -> HttpResult:
     """One HTTP call under the retry policy. With `expect_json=False` the body is not decoded
-    (`data` is the text), e.g. for a healthcheck GET."""
+    (`data` is the text), e.g. for a healthcheck GET.
+
+    Each attempt first takes a slot from `limiter` (the target's, shared by all its calls; without
+    one the call gets its own), charged `tokens` (the request's estimate), and tells it after what
+    the reply said: its status, its rate-limit headers, the tokens it used.
+    """
     policy = policy or RetryPolicy()
+    limiter = limiter or RateLimiter(max_pause_seconds=policy.max_retry_after_seconds)
     secret_list = [s for s in secrets if s]
     started = time.monotonic()
     attempts = 0
+    refused = 0
+    """Attempts answered 429: retried while time allows, not counted against max_attempts."""
+    last_status: int | None = None
 
     def elapsed() -> float:
         return time.monotonic() - started
 
     def attempt() -> HttpResult:
-        nonlocal attempts
+        nonlocal attempts, refused, last_status
+        try:
+            ticket = limiter.acquire(tokens, deadline=started + policy.max_total_seconds)
+        except RateLimitWait as exc:
+            raise HttpCallError(redact(
+                f"{describe}: {method} {url}: no slot under the target's rate limit within "
+                f"retry_max_total_seconds ({policy.max_total_seconds:g}s): {exc}"
+                + (f" (last answer HTTP {last_status})" if last_status else ""), secret_list),
+                status=last_status) from None
         attempts += 1
+        try:
+            return send(ticket)
+        except _Retryable as exc:
+            last_status = exc.status
+            refused += exc.rate_limited
+            raise
+        except HttpCallError as exc:
+            last_status = exc.status
+            raise
+
+    def send(ticket: Ticket) -> HttpResult:
+        status: int | None = None
+        reply_headers: Mapping[str, str] = {}
+        used: int | None = None
+        try:
+            result = exchange()
+            status, reply_headers, used = result.status, result.headers, used_tokens(result.data)
+            return result
+        except (_Retryable, HttpCallError) as exc:
+            status = exc.status
+            reply_headers = exc.headers
+            if isinstance(exc, HttpCallError) and status == 429:
+                status = None  # refused for good (a quota, or 429 not retried): no reason to slow the target
+            raise
+        finally:
+            limiter.release(ticket, status=status, headers=reply_headers, used_tokens=used)
+
+    def exchange() -> HttpResult:
         remaining = policy.max_total_seconds - elapsed()
         timeout = max(0.05, min(policy.request_timeout_seconds, remaining))
         attempt_started = time.monotonic()
@@ -481,15 +533,21 @@ def http_call(
         status = response.status_code
         if status >= 400:
             said, detail = _error_reply(response, secret_list)
-            if policy.is_retryable_status(status):
-                raise _Retryable(
+            quota = status == 429 and detail is not None and "insufficient_quota" in (detail.code, detail.type)
+            if policy.is_retryable_status(status) and not quota:
+                retryable = _Retryable(
                     f"HTTP {status}: {said}", retry_after=parse_retry_after(response.headers), status=status,
                     detail=detail,
                 )
-            raise HttpCallError(
-                redact(f"{describe}: HTTP {status} from {method} {url}: {said}", secret_list), status=status,
+                retryable.headers = dict(response.headers)
+                raise retryable
+            hint = "; the account's quota is used up, which waiting will not change" if quota else ""
+            failed = HttpCallError(
+                redact(f"{describe}: HTTP {status} from {method} {url}: {said}{hint}", secret_list), status=status,
                 detail=detail,
             )
+            failed.headers = dict(response.headers)
+            raise failed
         data: Any = response.text
         if expect_json:
             try:
@@ -508,7 +566,7 @@ def http_call(
         )
 
     retrying = Retrying(
-        stop=_stop(policy),
+        stop=_Stop(policy, limiter, lambda: attempts - refused, elapsed),
         wait=_WaitRetryAfterOrBackoff(policy),
         retry=retry_if_exception_type(_Retryable),
         reraise=True,
@@ -516,18 +574,21 @@ def http_call(
     try:
         result = retrying(attempt)
     except _Retryable as exc:
+        waiting = limiter.pause_remaining() if exc.rate_limited else 0.0
+        budget = (f"; the rate limit asks for {waiting:.1f}s more, past retry_max_total_seconds "
+                  f"({policy.max_total_seconds:g}s)") if waiting else ""
         raise HttpCallError(
             redact(
                 f"{describe}: {method} {url} failed after {attempts} attempt(s) in {elapsed():.1f}s: "
-                f"{exc.message}",
+                f"{exc.message}{budget}",
                 secret_list,
             ),
-            retries=attempts - 1,
+            retries=max(0, attempts - 1),
             status=exc.status,
             detail=exc.detail,
         ) from None
     except HttpCallError as exc:
-        exc.retries = attempts - 1
+        exc.retries = max(0, attempts - 1)
         raise
     result.retries = attempts - 1
     result.duration_ms = int(elapsed() * 1000)

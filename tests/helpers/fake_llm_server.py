@@ -45,6 +45,15 @@ callable ``(RecordedRequest) -> str``):
 * ``gemini_model(answer, api_key)`` - Gemini's ``generateContent`` (serve it on
   ``gemini_path(model)``): checks the ``x-goog-api-key`` header, the turn order and the body's
   keys as Google does, then answers.
+* ``RateLimited(responder, rpm=600, burst=None, tpm=None)`` - a provider's rate limit in front of
+  another responder: token buckets of requests (and tokens, counted as the reply's
+  ``usage.total_tokens``), refilled continuously, holding ``burst`` requests (default one
+  second's worth). Over the limit it answers OpenAI's 429 (``rate_limit_exceeded``) with
+  ``Retry-After`` and ``retry-after-ms``; every answer carries ``x-ratelimit-limit-*``,
+  ``x-ratelimit-remaining-*`` and ``x-ratelimit-reset-*`` as OpenAI sends them (``headers=False``
+  for a server that sends none). ``.answered`` and ``.refused`` count what it did.
+
+``server.max_in_flight`` is the most requests the server was handling at one moment.
 
 ``RecordedRequest`` has ``method``, ``path``, ``query`` (dict of lists), ``headers`` (a dict with
 lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
@@ -53,8 +62,10 @@ lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -286,6 +297,72 @@ def content_filtered() -> FakeReply:
     }, status=400)
 
 
+class RateLimited:
+    """A provider's requests-per-minute (and tokens-per-minute) limit in front of `inner` (see the module docstring)."""
+
+    def __init__(self, inner: Responder, *, rpm: float, burst: float | None = None, tpm: float | None = None,
+                 headers: bool = True) -> None:
+        self.inner = inner
+        self.rpm, self.tpm = rpm, tpm
+        self.rate = rpm / 60
+        self.burst = burst if burst is not None else max(1.0, self.rate)
+        self.level = self.burst
+        self.token_rate = tpm / 60 if tpm else None
+        self.token_burst = max(1.0, self.token_rate) if self.token_rate else 0.0
+        self.token_level = self.token_burst
+        self.stamp = time.monotonic()
+        self.headers = headers
+        self.answered = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def _refill(self, now: float) -> None:
+        elapsed, self.stamp = now - self.stamp, now
+        self.level = min(self.burst, self.level + elapsed * self.rate)
+        if self.token_rate:
+            self.token_level = min(self.token_burst, self.token_level + elapsed * self.token_rate)
+
+    def _limit_headers(self) -> dict[str, str]:
+        if not self.headers:
+            return {}
+        out = {"x-ratelimit-limit-requests": str(int(self.rpm)),
+               "x-ratelimit-remaining-requests": str(max(0, int(self.level))),
+               "x-ratelimit-reset-requests": f"{max(0.0, self.burst - self.level) / self.rate:.3f}s"}
+        if self.token_rate and self.tpm:
+            out.update({"x-ratelimit-limit-tokens": str(int(self.tpm)),
+                        "x-ratelimit-remaining-tokens": str(max(0, int(self.token_level))),
+                        "x-ratelimit-reset-tokens":
+                            f"{max(0.0, self.token_burst - self.token_level) / self.token_rate:.3f}s"})
+        return out
+
+    def __call__(self, request: RecordedRequest) -> FakeReply:
+        with self._lock:
+            self._refill(time.monotonic())
+            if self.level < 1 or (self.token_rate and self.token_level < 0):
+                wait = (1 - self.level) / self.rate if self.level < 1 else 0.0
+                if self.token_rate and self.token_level < 0:
+                    wait = max(wait, -self.token_level / self.token_rate)
+                self.refused += 1
+                headers = {**self._limit_headers(), "retry-after-ms": str(math.ceil(wait * 1000)),
+                           "Retry-After": str(math.ceil(wait))}
+                return FakeReply.json({"error": {
+                    "message": f"Rate limit reached for fake-model on requests per min (RPM): Limit {int(self.rpm)}. "
+                               f"Please try again in {math.ceil(wait * 1000)}ms.",
+                    "type": "requests", "param": None, "code": "rate_limit_exceeded"}}, status=429, headers=headers)
+            self.level -= 1
+            self.answered += 1
+        reply = self.inner(request) if callable(self.inner) else self.inner
+        with self._lock:
+            if self.token_rate:
+                try:
+                    self.token_level -= json.loads(reply.body)["usage"]["total_tokens"]
+                except (ValueError, KeyError, TypeError):
+                    pass
+            limit_headers = self._limit_headers()
+        return FakeReply(status=reply.status, body=reply.body, headers={**reply.headers, **limit_headers},
+                         delay=reply.delay)
+
+
 class FakeLLMServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -293,6 +370,8 @@ class FakeLLMServer:
         self._defaults: dict[str, Responder] = {}
         self._requests: list[RecordedRequest] = []
         self._closing = threading.Event()
+        self._in_flight = 0
+        self.max_in_flight = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -320,6 +399,16 @@ class FakeLLMServer:
                     body=body,
                     json=decoded,
                 )
+                with server._lock:
+                    server._in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                try:
+                    self._reply(recorded)
+                finally:
+                    with server._lock:
+                        server._in_flight -= 1
+
+            def _reply(self, recorded: RecordedRequest) -> None:
                 reply = server._next_reply(recorded)
                 if reply.delay > 0 and server._closing.wait(reply.delay):
                     return  # shutting down: drop the connection
