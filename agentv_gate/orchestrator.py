@@ -133,11 +133,14 @@ class Orchestrator:
         registry: EvaluatorRegistry,
         settings: RunSettings,
         on_result: Callable[[CaseResult], None] | None = None,
+        on_start: Callable[[EvalCase], None] | None = None,
     ):
         self.providers = providers
         self.registry = registry
         self.settings = settings
         self.on_result = on_result
+        self.on_start = on_start
+        """Called on the worker thread as a case begins, so a live log can say what is still running."""
         self.cancelled = threading.Event()
         self.stop_reason: str | None = None
         """Set by `stop_starting`: no case starts after it, each left becomes a not-run error row."""
@@ -277,6 +280,8 @@ class Orchestrator:
             return not_run(case, self.stop_reason, case_threshold(case, self.settings))
         hits_before = thread_cache_hits()  # a case runs on one worker thread, target and judges alike
         try:
+            if self.on_start is not None:
+                self.on_start(case)
             result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
             return scrubbed(CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file),

@@ -52,6 +52,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
+        console.end_live(before_commands=True)  # annotations must start a line, outside any group
         try:
             write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned,
                                  labels=against.comparison.labels() if against else None,

@@ -9,6 +9,7 @@ the run has already started, and what it finished must still reach the reports.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from types import FrameType
@@ -23,6 +24,7 @@ from ..report import TargetTraffic
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
+from ..report.live import heartbeat_seconds
 from ..report.rows import ReportRow
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
@@ -81,6 +83,7 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
     if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
         raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
+    heartbeat = heartbeat_seconds(os.environ)
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
@@ -90,7 +93,7 @@ def execute(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
 
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
-    console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose)
+    console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)
     try:
         writer = JsonlWriter(results_path)
     except ReportError:
@@ -136,7 +139,8 @@ def execute(args: argparse.Namespace) -> int:
     # Without --workers, enough threads for the most `workers:` any target declares.
     workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
     settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False)
-    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
+    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result,
+                                on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
     console.start(len(selected))
@@ -167,6 +171,7 @@ def execute(args: argparse.Namespace) -> int:
         write_partial_reports()
         raise
     finally:
+        console.end_live()  # a run stopped by a report error must not leave a heartbeat or a group open
         # After an interruption both stay ignored: the process is on its way out with its exit code,
         # and a late signal must not turn that into death by signal.
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:

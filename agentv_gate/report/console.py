@@ -1,8 +1,9 @@
 """What a person sees: a live progress line on a terminal, then a results table and the totals.
 
 On a terminal the progress line is rewritten in place (`\\r`) so a long run shows it is alive
-without scrolling; in a CI log (not a TTY) per-case lines would only bury the summary, so nothing
-is printed until the end. Model and judge text in the table goes through `text.clean`: a reply
+without scrolling. A CI log cannot be rewritten, so there (not a TTY, or GITHUB_ACTIONS=true, even
+under a pseudo-terminal) each finished case gets a line as it finishes, plus heartbeats
+(`live.LiveLog`). Model and judge text in the table goes through `text.clean`: a reply
 with terminal escapes could otherwise recolour or erase the log, and in GitHub Actions every
 printed line is also scanned for workflow commands. For that reason each table row starts with
 the verdict we print, never with untrusted text (the runner only honours `::command::` at the
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import TextIO
 
 from . import Summary, summarise
+from .live import HEARTBEAT_SECONDS, CaseKey, LiveLog
 from .rows import ReportedCase
 from .text import inert_log_text, one_line, truncate
 
@@ -103,21 +105,29 @@ def totals(summary: Summary) -> str:
 
 
 class ConsoleReporter:
-    """`start(total)`, `case_done(result)` from any worker thread, then `finish(results)` prints the table.
+    """`start(total)`, `case_started(key)` and `case_done(result)` from any worker thread, then
+    `finish(results)` prints the table.
 
-    `progress` (stderr by default) gets the live line only when it is a terminal and `quiet` is
-    off; `out` (stdout by default) gets the summary. Colour follows `out` being a terminal and
-    the NO_COLOR convention. `quiet` keeps to what needs reading (cases that did not pass, the
-    totals); `verbose` lists every passed case too.
+    `progress` (stderr by default) gets the in-place line when it is a terminal, `quiet` is off
+    and `github` (GITHUB_ACTIONS=true) is not; otherwise it gets the live log, a line per finished
+    case and heartbeats (`quiet`: only cases that did not pass, and heartbeats). `out` (stdout by
+    default) gets the summary. Colour follows `out` being a terminal and the NO_COLOR convention.
+    `quiet` keeps to what needs reading (cases that did not pass, the totals); `verbose` lists
+    every passed case too.
     """
 
     def __init__(self, quiet: bool = False, progress: TextIO | None = None, out: TextIO | None = None,
-                 colour: bool | None = None, verbose: bool = False):
+                 colour: bool | None = None, verbose: bool = False, github: bool | None = None,
+                 heartbeat: float = HEARTBEAT_SECONDS):
         self.quiet = quiet
         self.passed_shown: int | None = 0 if quiet else (None if verbose else PASSED_ROWS_SHOWN)
         self.progress = progress if progress is not None else sys.stderr
         self.out = out if out is not None else sys.stdout
-        self.live = not quiet and _is_tty(self.progress)
+        github = os.environ.get("GITHUB_ACTIONS") == "true" if github is None else github
+        terminal = _is_tty(self.progress) and not github
+        self.live = not quiet and terminal
+        self.log = None if terminal else LiveLog(self.progress, quiet=quiet, github=github, heartbeat=heartbeat,
+                                                 first_problem=first_problem)
         self.colour = (_is_tty(self.out) and "NO_COLOR" not in os.environ) if colour is None else colour
         self.total = 0
         self.done = 0
@@ -130,6 +140,13 @@ class ConsoleReporter:
         with self._lock:
             self.total, self.done, self.failed, self.errors = total, 0, 0, 0
             self._draw(None)
+        if self.log is not None:
+            self.log.start(total)
+
+    def case_started(self, key: CaseKey) -> None:
+        """A case began (suite, id, line); heartbeats name the cases running longest."""
+        if self.log is not None:
+            self.log.case_started(key)
 
     def case_done(self, result: ReportedCase) -> None:
         with self._lock:
@@ -139,6 +156,8 @@ class ConsoleReporter:
             elif result.verdict == "error":
                 self.errors += 1
             self._draw(result)
+        if self.log is not None:
+            self.log.case_done(result)
 
     def progress_text(self, last: ReportedCase | None = None) -> str:
         width = len(str(self.total))
@@ -170,11 +189,29 @@ class ConsoleReporter:
                 pass
             self._shown = False
 
-    def finish(self, results: Iterable[ReportedCase], planned: int | None = None) -> str:
-        """Clear the progress line, print the table and the totals to `out`, and return that text."""
-        results = list(results)
+    def end_live(self, before_commands: bool = False) -> None:
+        """Stop the live output: the heartbeat, an open `::group::`, the in-place line.
+
+        `before_commands`: workflow commands (annotations) come next, and the runner reads one only
+        at the start of a line, so a progress line still drawn is ended with a newline, not just
+        cleared (a runner splitting on `\\n` alone would see `\\r\\x1b[K::error …`).
+        """
+        if self.log is not None:
+            self.log.end()
         with self._lock:
+            shown = self._shown
             self._clear()
+            if shown and before_commands:
+                try:
+                    self.progress.write("\n")
+                    self.progress.flush()
+                except (OSError, ValueError):
+                    pass
+
+    def finish(self, results: Iterable[ReportedCase], planned: int | None = None) -> str:
+        """End the live output, print the table and the totals to `out`, and return that text."""
+        results = list(results)
+        self.end_live()
         summary = summarise(results, planned)
         lines = render_table(results, colour=self.colour, passed_shown=self.passed_shown)
         text = "\n".join(lines + ["", totals(summary)] if lines else [totals(summary)]) + "\n"

@@ -82,7 +82,8 @@ def test_the_run_finishes_and_reports_every_case(run: dict[str, Any]) -> None:
 
 def test_only_our_annotations_are_workflow_commands(run: dict[str, Any]) -> None:
     proc = run["proc"]
-    assert runner_commands(proc.stderr) == []  # the judges' own stderr is never passed through
+    # The judges' own stderr is never passed through; our live log folds the passed case in a group.
+    assert runner_commands(proc.stderr) == ["::group::evals/hostile.eval.yaml (passed cases)", "::endgroup::"]
     assert "\x1b" not in proc.stdout + proc.stderr and "\x00" not in proc.stdout + proc.stderr
     commands = runner_commands(proc.stdout)
     assert len(commands) == 5, commands  # one per case that did not pass

@@ -424,3 +424,32 @@ def test_the_private_virtualenv_comes_from_setup_pythons_output_not_path(tmp_pat
     assert calls[0] == f"{builder} -m venv {tmp_path / 'venv'}"
     assert calls[1].startswith(f"{tmp_path / 'venv' / 'bin' / 'python'} -m pip install") and calls[1].endswith(str(ROOT))
     assert len(calls) == 2
+
+
+# ----------------------------------------------------------------------- supported runners
+
+
+@pytest.mark.parametrize(("runner_os", "runs"), [("Linux", True), ("macOS", True), ("", True),
+                                                 ("Windows", False), ("FreeBSD", False)])
+def test_the_entrypoint_runs_on_linux_and_macos_and_stops_at_once_elsewhere(
+        workspace: Path, recorder: Recorder, runner_os: str, runs: bool) -> None:
+    cli, log = recorder
+    run = run_entrypoint(workspace, {"paths": "evals"}, cli=cli, env={"RUNNER_OS": runner_os})
+    if runs:
+        assert run.code == 0, run.stderr
+        assert json.loads(log.read_text()) == ["run", "--", "evals"]
+        return
+    assert run.code == 2 and run.outputs["exit-code"] == "2"
+    assert not log.exists(), "nothing is run on a runner the action does not support"
+    error = next(line for line in run.stdout.splitlines() if line.startswith("::error "))
+    assert "Linux" in error and "macOS" in error and runner_os in error
+    assert "configuration error" in run.summary
+
+
+def test_the_action_checks_the_runner_before_anything_is_installed() -> None:
+    """The first step runs the entrypoint (which stops with its message) wherever it would refuse."""
+    steps = _action()["runs"]["steps"]
+    check = steps[0]
+    assert check["if"] == "runner.os != 'Linux' && runner.os != 'macOS'"
+    assert check["run"] == 'bash "$GITHUB_ACTION_PATH/entrypoint.sh"'
+    assert [s.get("id") for s in steps[1:]] == ["python", "install", "gate"]

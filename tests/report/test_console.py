@@ -57,15 +57,20 @@ def test_summary_counts() -> None:
     assert s.describe() == "3 cases: 1 passed, 1 failed, 1 error (pass rate 33.3%)"
 
 
-def test_not_a_terminal_prints_nothing_until_the_summary() -> None:
+def test_not_a_terminal_gets_a_line_per_case_and_the_summary_at_the_end() -> None:
     progress, out = io.StringIO(), io.StringIO()
-    reporter = ConsoleReporter(progress=progress, out=out)
+    reporter = ConsoleReporter(progress=progress, out=out, github=False)
     reporter.start(3)
     for r in RESULTS:
         reporter.case_done(r)
-    assert progress.getvalue() == "" and out.getvalue() == ""
+    assert progress.getvalue() == (
+        "PASS  evals/a.yaml p1  1.000 >= 0.800  0.00s\n"
+        "FAIL  evals/a.yaml f1  0.250 < 0.800  0.00s  missing 'Jupiter'\n"
+        "ERROR evals/b.yaml e1  0.000 < 0.800  0.00s  error: judge exited with code 1 Traceback\n")
+    assert out.getvalue() == "", "the table waits for the end"
+    live = progress.getvalue()
     text = reporter.finish(RESULTS)
-    assert out.getvalue() == text and progress.getvalue() == ""
+    assert out.getvalue() == text and progress.getvalue() == live
     lines = text.splitlines()
     assert lines[0].split() == ["VERDICT", "CASE", "SUITE", "SCORE", "THRESHOLD", "FIRST", "MISS"]
     assert [line.split()[0] for line in lines[1:4]] == ["ERROR", "FAIL", "PASS"]
@@ -78,7 +83,7 @@ def test_not_a_terminal_prints_nothing_until_the_summary() -> None:
 
 def test_terminal_gets_a_progress_line_rewritten_in_place(tty: tuple[io.TextIOWrapper, int]) -> None:
     writer, master = tty
-    reporter = ConsoleReporter(progress=writer, out=io.StringIO())
+    reporter = ConsoleReporter(progress=writer, out=io.StringIO(), github=False)
     assert reporter.live
     reporter.start(3)
     for r in RESULTS:
@@ -96,7 +101,7 @@ def test_terminal_gets_a_progress_line_rewritten_in_place(tty: tuple[io.TextIOWr
 
 def test_quiet_run_shows_no_progress_even_on_a_terminal(tty: tuple[io.TextIOWrapper, int]) -> None:
     writer, master = tty
-    reporter = ConsoleReporter(quiet=True, progress=writer, out=io.StringIO())
+    reporter = ConsoleReporter(quiet=True, progress=writer, out=io.StringIO(), github=False)
     reporter.start(1)
     reporter.case_done(RESULTS[0])
     assert not reporter.live and read_pty(master) == ""
@@ -118,7 +123,7 @@ def test_untrusted_text_cannot_drive_the_terminal_or_the_ci_log() -> None:
 
 def test_progress_line_is_sanitised_too(tty: tuple[io.TextIOWrapper, int]) -> None:
     writer, master = tty
-    reporter = ConsoleReporter(progress=writer, out=io.StringIO())
+    reporter = ConsoleReporter(progress=writer, out=io.StringIO(), github=False)
     reporter.start(1)
     reporter.case_done(case("x\x1b[2J\n##[add-mask]y"))
     seen = read_pty(master).replace("\x1b[K", "")
