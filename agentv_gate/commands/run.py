@@ -96,7 +96,7 @@ def execute(args: argparse.Namespace) -> int:
         if args.shard:
             result.shard, result.shard_total = args.shard, len(plan.refs)
         writer.write(result)
-        rows.append(ReportRow.of(result))
+        rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)
 
     def write_partial_reports() -> None:
