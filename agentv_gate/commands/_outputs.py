@@ -44,9 +44,11 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
             write_html(results, html, planned)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
+            html = None  # not there: no output or summary line may point at it
     if os.environ.get("GITHUB_ACTIONS") == "true":
         try:
-            write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned)
+            write_github_reports(results, junit_path=junit, results_path=results_path, report_path=html,
+                                 planned=planned)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     console.finish(results, planned)
