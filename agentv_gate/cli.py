@@ -49,7 +49,8 @@ def _add_verbosity_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-q", "--quiet", action="store_true",
                        help="print only what did not pass and the totals (no progress line, no passed cases)")
     group.add_argument("-v", "--verbose", action="store_true",
-                       help="list every case, and show the traceback of an internal error")
+                       help="list every case with each evaluator's score, hits, misses, reasoning and "
+                            "judge stderr, and show the traceback of an internal error")
 
 
 def build_parser() -> argparse.ArgumentParser:
