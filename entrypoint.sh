@@ -18,8 +18,9 @@
 #   INPUT_BASELINE, INPUT_FAIL_ON (run only: the base branch's results JSONL, all | regression)
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
-# GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (as the runner sets them), RUNNER_OS (Linux or macOS;
-# Windows or anything else stops with exit 2 before the CLI runs).
+# GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_WORKSPACE (as the runner sets them; the CLI writes
+# the junit-path, results-path and report-path outputs relative to GITHUB_WORKSPACE), RUNNER_OS (Linux
+# or macOS; Windows or anything else stops with exit 2 before the CLI runs).
 # Exit status: the CLI's own (0 pass, 1 cases failed, 2 configuration/usage error, 3 no eval cases
 # found, 4 internal error, 130/143 interrupted; README.md "Exit codes"); 2 for a bad input.
 set -euo pipefail
@@ -196,6 +197,18 @@ fi
 shown=$(printf ' %q' "$bin" "${argv[@]}")
 printf 'agentv-gate action: running%s\n' "$(escape_data "$shown")" >&2
 
+# The size of the job summary before the CLI runs: a configuration error the CLI could name, it
+# has already put in the summary (with the problems at their file:line); only one it could not
+# (a flag argparse refused) still needs the general line below.
+summary_size() {
+  if [[ -n ${GITHUB_STEP_SUMMARY:-} && -f $GITHUB_STEP_SUMMARY ]]; then
+    wc -c <"$GITHUB_STEP_SUMMARY"
+  else
+    echo 0
+  fi
+}
+summary_before=$(summary_size)
+
 status=0
 "$bin" "${argv[@]}" || status=$?
 
@@ -203,8 +216,10 @@ set_output exit-code "$status"
 if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
   # shellcheck disable=SC2016  # Markdown backquotes
   case $status in
-    2) printf '### agentv-gate: configuration error\n\nThe `%s` command stopped before running any case (exit 2); the log of this step says why.\n' \
-      "$command" >>"$GITHUB_STEP_SUMMARY" ;;
+    2) if [[ $(summary_size) == "$summary_before" ]]; then
+         printf '### agentv-gate: configuration error\n\nThe `%s` command stopped before running any case (exit 2); the log of this step says why.\n' \
+           "$command" >>"$GITHUB_STEP_SUMMARY"
+       fi ;;
     3) printf '### agentv-gate: no eval cases found\n\nThe `%s` command found no eval case in the paths given (exit 3), so nothing was checked; the log of this step says where it looked.\n' \
       "$command" >>"$GITHUB_STEP_SUMMARY" ;;
     4) printf '### agentv-gate: internal error\n\nThe `%s` command hit a bug in agentv-gate (exit 4); the log of this step has the message. Add `--verbose` to `extra-args` for the traceback.\n' \

@@ -22,6 +22,7 @@ from . import __version__
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 from .redaction import is_secret_field, redact
+from .report.text import inert_lines
 
 COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; imported on use, so `--version` stays fast
     "run": "agentv_gate.commands.run",
@@ -49,7 +50,8 @@ def _add_verbosity_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-q", "--quiet", action="store_true",
                        help="print only what did not pass and the totals (no progress line, no passed cases)")
     group.add_argument("-v", "--verbose", action="store_true",
-                       help="list every case, and show the traceback of an internal error")
+                       help="list every case with each evaluator's score, hits, misses, reasoning and "
+                            "judge stderr, and show the traceback of an internal error")
 
 
 def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
@@ -150,6 +152,26 @@ def _report_internal_error(exc: Exception, verbose: bool) -> None:
           + f" (a bug in agentv-gate, exit {EXIT_INTERNAL}{hint})", file=sys.stderr)
 
 
+def _tell_github(command: str, exc: GateError) -> None:
+    """In GitHub Actions, a command stopped by a configuration error says so where people look.
+
+    Each located problem (eval file, targets.yaml, shard file line) becomes an annotation at its
+    file:line, an unlocated error one annotation of its own, and the job summary lists them, so
+    the pull request shows what to fix without anyone opening the step's log.
+    """
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    from .report.github import md_cell, write_github_problems  # here: keeps `--version` fast
+
+    headline = str(exc).split("\n", 1)[0]
+    lead = (f"The `{command}` command stopped (exit {exc.exit_code}, configuration or usage error): "
+            f"{md_cell(headline, 1000)}")
+    try:
+        write_github_problems("configuration error", lead, exc.problems, message=str(exc))
+    except GateError as write_error:
+        print(f"agentv-gate: {write_error}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
@@ -159,7 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
         return int(importlib.import_module(COMMANDS[args.command]).execute(args))
     except GateError as exc:
-        print(f"agentv-gate: {exc}", file=sys.stderr)
+        print(inert_lines(f"agentv-gate: {exc}"), file=sys.stderr)
+        if exc.exit_code == EXIT_USAGE and args is not None:
+            _tell_github(args.command, exc)
         return exc.exit_code
     except KeyboardInterrupt:  # before any case ran; `run` reports its own interruptions
         print("agentv-gate: interrupted", file=sys.stderr)

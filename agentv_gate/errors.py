@@ -29,7 +29,9 @@ catching them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 EXIT_OK = 0
 """Every case ran and passed (validate: every file is valid)."""
@@ -56,10 +58,33 @@ EXIT_CODES: dict[int, str] = {
 """The one table of exit codes; README.md and action.yml's `exit-code` output state the same (a test checks)."""
 
 
+class Located(Protocol):
+    """A problem at a file:line, as `problems.Problem` is (this module sits below it, so it names the shape only)."""
+
+    @property
+    def file(self) -> Path: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def expected(self) -> str | None: ...
+    @property
+    def severity(self) -> str: ...
+
+
 class GateError(Exception):
-    """Base of every deliberate error; `exit_code` is what `cli.main` returns for it."""
+    """Base of every deliberate error; `exit_code` is what `cli.main` returns for it.
+
+    `problems` are the located problems behind it, when it has any (eval files that do not load,
+    targets.yaml, a corrupt shard's line): `cli.main` annotates each where it is in GitHub Actions.
+    """
 
     exit_code = EXIT_USAGE
+
+    def __init__(self, *args: object, problems: Sequence[Located] = ()) -> None:
+        super().__init__(*args)
+        self.problems: tuple[Located, ...] = tuple(problems)
 
 
 class NoCasesError(GateError):

@@ -60,6 +60,29 @@ def test_the_action_and_the_readme_state_the_same_defaults() -> None:
     assert f"`--workers N` (default {DEFAULT_WORKERS}" in readme
 
 
+def _readme_table(readme: str, header: str) -> dict[str, str]:
+    """The rows of the README table whose header row starts `| header |`: first-cell names -> the row."""
+    table = readme.split(f"| {header} |", 1)[1].split("\n\n", 1)[0]
+    rows: dict[str, str] = {}
+    for row in table.splitlines()[2:]:
+        for name in re.findall(r"`([a-z-]+)`", row.split("|")[1]):
+            rows[name] = row
+    return rows
+
+
+def test_the_action_and_the_readme_name_the_same_inputs_defaults_and_outputs() -> None:
+    root = Path(__file__).resolve().parents[1]
+    action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    outputs = _readme_table(readme, "output")
+    assert set(outputs) == set(action["outputs"])
+    inputs = _readme_table(readme, "input")
+    assert set(inputs) == set(action["inputs"])
+    for name, spec in action["inputs"].items():
+        if spec.get("default"):
+            assert f"`{spec['default']}`" in inputs[name] and "default" in inputs[name], (name, inputs[name])
+
+
 # ----------------------------------------------------------------------- one exit code per outcome
 
 TARGETS = "targets:\n  - name: default\n    provider: mock\n    response: Paris is the capital of France.\n"

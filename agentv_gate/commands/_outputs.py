@@ -51,10 +51,12 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
             write_html(results, html, planned, extra=against.html if against else "")
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
+            html = None  # not there: no output or summary line may point at it
     if os.environ.get("GITHUB_ACTIONS") == "true":
         console.end_live(before_commands=True)  # annotations must start a line, outside any group
         try:
-            write_github_reports(results, junit_path=junit, results_path=results_path, planned=planned,
+            write_github_reports(results, junit_path=junit, results_path=results_path, report_path=html,
+                                 planned=planned,
                                  labels=against.comparison.labels() if against else None,
                                  warn_only=against.warn_only if against else (),
                                  extra_markdown=against.markdown if against else "",

@@ -1,7 +1,7 @@
 """`agentv-gate run` (the default command): load -> shard -> orchestrate -> stream results -> reports -> exit code.
 
 Reports are written however the run ends: normally, on a failing case, on Ctrl-C or SIGTERM
-(exit 130/143 after writing what finished), or on a bug of ours (exit 2 after writing what
+(exit 130/143 after writing what finished), or on a bug of ours (exit 4 after writing what
 finished), so CI never loses a finished case's result. Those endings are not errors to raise:
 the run has already started, and what it finished must still reach the reports.
 """
@@ -26,6 +26,7 @@ from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
 from ..report.live import heartbeat_seconds
 from ..report.rows import ReportRow
+from ..report.text import inert_lines, one_line
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
@@ -53,11 +54,12 @@ def execute(args: argparse.Namespace) -> int:
         print(f"agentv-gate: {note}", file=sys.stderr)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
-        print(redact(str(problem)), file=sys.stderr)  # a value read from a secret `${{ VAR }}` included
+        # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
+        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
     if plan.errors:
         unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
         raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
-                          f"(see `agentv-gate validate`{unknown})")
+                          f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
     selected = plan.refs
     if args.shard is not None:
         try:
@@ -90,7 +92,7 @@ def execute(args: argparse.Namespace) -> int:
                                            wrap=caching_wrapper(cache) if cache else None,
                                            allow_unknown_keys=args.allow_unknown_keys)
     for warning in resolver.warnings:
-        print(warning, file=sys.stderr)
+        print(inert_lines(one_line(warning)), file=sys.stderr)
 
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
     console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)
@@ -118,7 +120,7 @@ def execute(args: argparse.Namespace) -> int:
         if args.shard:
             result.shard, result.shard_total = args.shard, len(plan.refs)
         writer.write(result)
-        rows.append(ReportRow.of(result))
+        rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)
         stop.count(result, orchestrator)
 

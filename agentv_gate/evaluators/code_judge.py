@@ -164,6 +164,9 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
     result = run_judge(argv, stdin, timeout, cwd=cwd, max_output_bytes=max_output_bytes, call_env=call_env)
     raw["duration_ms"] = result.duration_ms
     raw["exit_code"] = result.exit_code
+    stderr = trimmed_stderr(result.stderr)
+    if stderr:  # what a judge logs is how its author finds out why it scored as it did (`--verbose` shows it)
+        raw["stderr"] = stderr
     failure = result.failure()
     if failure is not None:
         return failed_score(what, failure, result, raw)

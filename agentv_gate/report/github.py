@@ -14,6 +14,11 @@ wrote the pull request. The runner treats stdout lines as workflow commands, so 
 
 GitHub shows at most 10 error annotations per step, dropping the rest silently, so past that the
 last one says how many more there are and where to look (the job summary lists them all).
+
+A run that never starts (exit 2: an eval file or targets.yaml that does not load, a corrupt shard
+file for `merge`) is reported the same way: each located problem is annotated at its file:line
+and the job summary lists them all (`write_github_problems`); `validate` does so too, and its
+summary says how many files and cases are valid when none has a problem.
 """
 
 from __future__ import annotations
@@ -26,10 +31,10 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import ReportWriteError
+from ..errors import Located, ReportWriteError
 from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
-from .paths import source_path
+from .paths import display_path, source_path
 from .rows import ReportedCase
 from .text import clean, inert_log_text, one_line, truncate
 
@@ -186,7 +191,8 @@ def totals_line(summary: Summary) -> str:
 
 
 def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | str | None = None,
-                     junit_path: Path | str | None = None, root: Path | None = None,
+                     junit_path: Path | str | None = None, report_path: Path | str | None = None,
+                     root: Path | None = None,
                      budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None,
                      extra: str = "", traffic: Sequence[TargetTraffic] = ()) -> str:
     """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away,
@@ -248,10 +254,107 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
                      + "".join(f"| {md_cell(t.target, 200)} | {t.calls} | {t.rate_limited} | {t.waited_seconds:.1f} s |\n"
                                for t in traffic) + "\n")
     files = [f"JUnit: {md_cell(junit_path, 200)}" if junit_path else "",
-             f"results: {md_cell(results_path, 200)}" if results_path else ""]
+             f"results: {md_cell(results_path, 200)}" if results_path else "",
+             f"report: {md_cell(report_path, 200)}" if report_path else ""]
     if any(files):
         parts.append(" · ".join(f for f in files if f) + "\n")
     return "".join(parts)
+
+
+# ---------------------------------------------------------------- configuration problems
+
+_PROBLEM_TITLES = {"error": "agentv-gate: configuration error", "warning": "agentv-gate: configuration warning"}
+_PROBLEM_MARKS = {"error": "❌ error", "warning": "⚠️ warning"}
+
+
+def problem_where(problem: Located, root: Path | None = None) -> str:
+    """The problem's file relative to the checkout (`root`), with forward slashes, as annotations want it."""
+    return display_path(str(problem.file), root)
+
+
+def _problem_text(problem: Located) -> str:
+    return problem.message + (f" (expected {problem.expected})" if problem.expected else "")
+
+
+def problem_annotation(problem: Located, root: Path | None = None) -> str:
+    """`::error file=...,line=...,title=...::message` (`::warning` for a warning) at the problem's place."""
+    kind = "warning" if problem.severity == "warning" else "error"
+    props = [f"file={escape_property(_command_text(problem_where(problem, root)))}"]
+    if problem.line > 0:
+        props.append(f"line={problem.line}")
+    props.append(f"title={escape_property(_PROBLEM_TITLES[kind])}")
+    message = truncate(clean(_problem_text(problem)), ANNOTATION_MESSAGE_LIMIT)
+    return f"::{kind} {','.join(props)}::{escape_data(_command_text(message))}"
+
+
+def problem_annotations(problems: Sequence[Located], message: str | None = None, root: Path | None = None,
+                        limit: int = ANNOTATIONS_PER_STEP) -> list[str]:
+    """One annotation per problem (errors first), at most `limit` of each kind; `message` alone when none is located.
+
+    Past the limit the last annotation of that kind says how many more the job summary lists.
+    """
+    if not problems:
+        if not message:
+            return []
+        text = truncate(clean(message), ANNOTATION_MESSAGE_LIMIT)
+        return [f"::error title={escape_property(_PROBLEM_TITLES['error'])}::{escape_data(_command_text(text))}"]
+    lines: list[str] = []
+    for kind in ("error", "warning"):
+        of_kind = [p for p in problems if (p.severity == "warning") == (kind == "warning")]
+        shown = of_kind if len(of_kind) <= limit else of_kind[: max(limit - 1, 0)]
+        lines += [problem_annotation(p, root) for p in shown]
+        hidden = len(of_kind) - len(shown)
+        if hidden:
+            note = (f"{hidden} more configuration {kind}{'s' if hidden != 1 else ''} not annotated (GitHub shows "
+                    f"{limit} per step); the job summary lists them all.")
+            lines.append(f"::{kind} title={escape_property(_PROBLEM_TITLES[kind])}::{escape_data(note)}")
+    return lines
+
+
+def problems_markdown(heading: str, lead: str, problems: Sequence[Located], root: Path | None = None,
+                      budget_bytes: int = SUMMARY_BUDGET_BYTES) -> str:
+    """A job summary section: `### agentv-gate: heading`, the lead sentence, and a table of the problems.
+
+    Rows stop at `budget_bytes`, with a note of how many were left out (the log has every one).
+    """
+    parts = [f"### agentv-gate: {heading}\n\n", f"{lead}\n\n"]
+    if problems:
+        parts.append("| | Where | Problem |\n| --- | --- | --- |\n")
+    used = sum(len(p.encode()) for p in parts)
+    ordered = sorted(problems, key=lambda p: p.severity == "warning")
+    for i, problem in enumerate(ordered):
+        where = problem_where(problem, root) + (f":{problem.line}" if problem.line > 0 else "")
+        row = (f"| {_PROBLEM_MARKS.get(problem.severity, problem.severity)} | {md_cell(where, 200)} | "
+               f"{md_cell(_problem_text(problem), 2000)} |\n")
+        if used + len(row.encode()) > budget_bytes - 600:
+            left = len(ordered) - i
+            parts.append(f"\n_{left} more problem{'s' if left != 1 else ''} left out to keep this summary "
+                         "under GitHub's size limit; the log of this step lists them all._\n")
+            break
+        parts.append(row)
+        used += len(row.encode())
+    return "".join(parts) + "\n"
+
+
+def write_github_problems(heading: str, lead: str, problems: Sequence[Located], *, message: str | None = None,
+                          env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> bool:
+    """Annotations for `problems` (or the one `message`) to `stream`, and a summary section to `$GITHUB_STEP_SUMMARY`.
+
+    Does nothing unless `GITHUB_ACTIONS=true`; returns whether it ran. Paths are made relative to
+    `$GITHUB_WORKSPACE`. A summary that cannot be written raises `ReportWriteError` after the
+    annotations were printed.
+    """
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") != "true":
+        return False
+    root = Path(env["GITHUB_WORKSPACE"]) if env.get("GITHUB_WORKSPACE") else None
+    out = stream or sys.stdout
+    for line in problem_annotations(problems, message, root):
+        out.write(line + "\n")
+    out.flush()
+    if env.get("GITHUB_STEP_SUMMARY"):
+        append_step_summary(problems_markdown(heading, lead, problems, root), env["GITHUB_STEP_SUMMARY"])
+    return True
 
 
 # ---------------------------------------------------------------- files the runner reads
@@ -289,17 +392,42 @@ def format_outputs(values: Mapping[str, object]) -> str:
     return "".join(out)
 
 
+def workspace_path(path: Path | str | None, root: Path | None = None) -> str:
+    """A report's path as later steps of the job can use it: relative to the checkout (`root`,
+    `$GITHUB_WORKSPACE`) when inside it, else absolute (as given when there is no `root`).
+
+    The CLI runs in the action's `working-directory`, but the workflow's next steps (publishing
+    the JUnit file, uploading the artifact) start from the workspace root, so a path relative
+    to the working directory would miss the file in a monorepo.
+    """
+    if path is None or str(path) == "":
+        return ""
+    if root is None:  # not on a runner: the path as the command line gave it
+        return str(path)
+    absolute = Path(os.path.abspath(path))
+    # As written first; then with symlinks resolved (a workspace path through a symlink).
+    for inside, base in ((absolute, Path(os.path.abspath(root))), (absolute.resolve(), Path(root).resolve())):
+        try:
+            return inside.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(absolute)
+
+
 def output_values(summary: Summary, junit_path: Path | str | None = None,
-                  results_path: Path | str | None = None) -> dict[str, str]:
-    """The step outputs; `pass-rate` is a fraction 0..1 (like thresholds) with four decimals."""
+                  results_path: Path | str | None = None, report_path: Path | str | None = None,
+                  root: Path | None = None) -> dict[str, str]:
+    """The step outputs; `pass-rate` is a fraction 0..1 (like thresholds) with four decimals; paths as
+    `workspace_path` gives them."""
     return {
         "pass-rate": f"{summary.pass_rate:.4f}",
         "passed": str(summary.passed),
         "failed": str(summary.failed),
         "errors": str(summary.errors),
         "total": str(summary.total),
-        "junit-path": "" if junit_path is None else str(junit_path),
-        "results-path": "" if results_path is None else str(results_path),
+        "junit-path": workspace_path(junit_path, root),
+        "results-path": workspace_path(results_path, root),
+        "report-path": workspace_path(report_path, root),
     }
 
 
@@ -308,8 +436,9 @@ def write_outputs(path: Path | str, values: Mapping[str, object]) -> None:
 
 
 def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | str | None = None,
-                         results_path: Path | str | None = None, env: Mapping[str, str] | None = None,
-                         stream: TextIO | None = None, planned: int | None = None,
+                         results_path: Path | str | None = None, report_path: Path | str | None = None,
+                         env: Mapping[str, str] | None = None, stream: TextIO | None = None,
+                         planned: int | None = None,
                          labels: Mapping[CaseId, str] | None = None, warn_only: Container[str] = (),
                          extra_markdown: str = "", traffic: Sequence[TargetTraffic] = ()) -> bool:
     """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.
@@ -330,14 +459,17 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
     failures: list[ReportWriteError] = []
     if env.get("GITHUB_STEP_SUMMARY"):
         try:
-            append_step_summary(summary_markdown(results, results_path=results_path, junit_path=junit_path,
+            append_step_summary(summary_markdown(results, results_path=workspace_path(results_path, root) or None,
+                                                 junit_path=workspace_path(junit_path, root) or None,
+                                                 report_path=workspace_path(report_path, root) or None,
                                                  root=root, planned=planned, extra=extra_markdown, traffic=traffic),
                                 env["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
             failures.append(exc)
     if env.get("GITHUB_OUTPUT"):
         try:
-            write_outputs(env["GITHUB_OUTPUT"], output_values(summarise(results, planned), junit_path, results_path))
+            write_outputs(env["GITHUB_OUTPUT"], output_values(summarise(results, planned), junit_path, results_path,
+                                                              report_path, root))
         except ReportWriteError as exc:
             failures.append(exc)
     if failures:
@@ -347,6 +479,6 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
 
 __all__ = [
     "annotation_line", "annotation_lines", "annotation_message", "append_step_summary", "escape_data",
-    "escape_property", "format_outputs", "md_cell", "output_values", "summary_markdown",
-    "write_github_reports", "write_outputs",
+    "escape_property", "format_outputs", "md_cell", "output_values", "problem_annotation", "problem_annotations",
+    "problems_markdown", "summary_markdown", "write_github_problems", "write_github_reports", "write_outputs",
 ]

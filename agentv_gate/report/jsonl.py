@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ..errors import ReportWriteError, ResultsReadError
 from ..files import refuse_escaping_symlink
 from ..models import CaseResult
+from ..problems import Problem
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -134,15 +135,20 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
             for name in ("score", "threshold"):
                 value = getattr(result, name)
                 if not math.isfinite(value):
-                    raise ResultsReadError(f"{where}: {name} {value} is not a finite number")
+                    raise _bad_row(path, line_no, f"{name} {value} is not a finite number")
             key = (result.suite, result.eval_id, result.target)
             if key in seen:
-                raise ResultsReadError(f"{where}: duplicate result for case '{result.eval_id}' of {result.suite} "
-                                       f"(first at {seen[key]}); each case must come from one shard only")
+                raise _bad_row(path, line_no, f"duplicate result for case '{result.eval_id}' of {result.suite} "
+                                     f"(first at {seen[key]}); each case must come from one shard only")
             seen[key] = where
             result.verdict = "error" if result.error else ("pass" if result.score >= result.threshold else "fail")
             results.append(result)
     return ReadResults(results, problems)
+
+
+def _bad_row(path: Path, line_no: int, message: str) -> ResultsReadError:
+    """`path:line: message`, with the place kept as a problem so GitHub Actions can annotate the line."""
+    return ResultsReadError(f"{path}:{line_no}: {message}", problems=[Problem(path, line_no, message)])
 
 
 def _iter_file(path: Path, problems: list[str]) -> Iterator[tuple[int, CaseResult]]:
@@ -161,11 +167,11 @@ def _iter_file(path: Path, problems: list[str]) -> Iterator[tuple[int, CaseResul
                 if not line.strip():
                     continue
                 if broken is not None:
-                    raise ResultsReadError(f"{path}:{broken[0]}: not a JSON results row ({broken[2]})")
+                    raise _bad_row(path, broken[0], f"not a JSON results row ({broken[2]})")
                 try:
                     row = json.loads(line)
                 except RecursionError:
-                    raise ResultsReadError(f"{path}:{line_no}: not a JSON results row (nested too deeply)") from None
+                    raise _bad_row(path, line_no, "not a JSON results row (nested too deeply)") from None
                 except ValueError as exc:  # JSONDecodeError, or an integer past 4300 digits
                     reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
                     broken = (line_no, str(len(line.rstrip("\n"))), reason)
@@ -180,14 +186,14 @@ def _iter_file(path: Path, problems: list[str]) -> Iterator[tuple[int, CaseResul
 
 def _case_result(path: Path, line_no: int, row: Any) -> CaseResult:
     if not isinstance(row, dict):
-        raise ResultsReadError(f"{path}:{line_no}: expected a JSON object per line, got {type(row).__name__}")
+        raise _bad_row(path, line_no, f"expected a JSON object per line, got {type(row).__name__}")
     try:
         return CaseResult.model_validate(row)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "row"
         reason = first.get("msg")
-        raise ResultsReadError(f"{path}:{line_no}: not a case result: {where}: {reason}") from exc
+        raise _bad_row(path, line_no, f"not a case result: {where}: {reason}") from exc
 
 
 __all__ = ["JsonlWriter", "ReadResults", "ReportWriteError", "ResultsReadError", "read_results"]

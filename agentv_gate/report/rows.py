@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..models import CaseResult
+from ..models import CaseResult, EvaluatorResult, score_label
 
 
 class ReportedCase(Protocol):
@@ -54,6 +54,69 @@ class ReportedCase(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class EvaluatorDetail:
+    """What `--verbose` prints of one evaluator of one case; composite members follow at `depth` + 1."""
+
+    name: str
+    type: str
+    score: float
+    verdict: str
+    hits: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    reasoning: str | None = None
+    error: str | None = None
+    stderr: str | None = None
+    """The tail of a code judge's stderr (kept in its raw request), the first thing to read when a judge misbehaves."""
+    depth: int = 0
+
+
+def _details_of(results: Sequence[EvaluatorResult], depth: int = 0) -> list[EvaluatorDetail]:
+    found: list[EvaluatorDetail] = []
+    for r in results:
+        raw: dict[str, Any] = r.evaluator_raw_request or {}
+        stderr = raw.get("stderr") if isinstance(raw.get("stderr"), str) else None
+        # A failed judge's stderr is also one of its misses; said once, under its own label.
+        misses = tuple(m for m in r.misses if not (stderr and m == f"stderr: {stderr}"))
+        found.append(EvaluatorDetail(r.name, r.type, r.score, r.verdict or score_label(r.score), tuple(r.hits),
+                                     misses, r.reasoning, r.error, stderr or None, depth))
+        found += _details_of(r.evaluator_results or [], depth + 1)
+    return found
+
+
+def _from_score_row(row: dict[str, Any], raw: dict[str, Any] | None = None) -> EvaluatorResult:
+    """An `EvaluatorResult` back from its `scores[]` entry (AgentV spells the type with dashes)."""
+    fields = {k: v for k, v in row.items() if k in EvaluatorResult.model_fields}
+    children = [_from_score_row(c) for c in row.get("scores") or [] if isinstance(c, dict)]
+    return EvaluatorResult.model_validate({**fields, "type": str(row.get("type", "")).replace("-", "_"),
+                                           "evaluator_raw_request": raw, "evaluator_results": children or None})
+
+
+def evaluator_details(result: CaseResult) -> tuple[EvaluatorDetail, ...]:
+    """Every evaluator of a case, composite members after their composite.
+
+    A case with one evaluator keeps its raw request at the top of the row (the results file's
+    layout), so its one `scores[]` entry is joined with that request here.
+    """
+    if result.evaluator_results:
+        return tuple(_details_of(result.evaluator_results))
+    if result.scores and len(result.scores) == 1:
+        try:
+            return tuple(_details_of([_from_score_row(result.scores[0], result.evaluator_raw_request)]))
+        except ValueError:  # a results file from elsewhere with an odd row: no details, never a crash
+            return ()
+    return ()
+
+
+def details_of(result: ReportedCase) -> Sequence[EvaluatorDetail]:
+    """The evaluator details a reported case carries: a `ReportRow` kept them (or not), a `CaseResult` has them."""
+    if isinstance(result, ReportRow):
+        return result.evaluators
+    if isinstance(result, CaseResult):
+        return evaluator_details(result)
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
 class ReportRow:
     eval_id: str
     suite: str
@@ -73,16 +136,18 @@ class ReportRow:
     case_file: str | None = None
     checks: tuple[str, ...] = ()
     """Rubric checks, one line each; kept only for a case that did not pass, as the answer is."""
+    evaluators: tuple[EvaluatorDetail, ...] = ()
+    """Per-evaluator detail for `--verbose`; kept only when asked for, since a run holds one row per case."""
 
     @classmethod
-    def of(cls, result: CaseResult) -> ReportRow:
+    def of(cls, result: CaseResult, evaluators: bool = False) -> ReportRow:
         passed = result.verdict == "pass"
         return cls(result.eval_id, sys.intern(result.suite), sys.intern(result.file), result.line,
                    sys.intern(result.target), sys.intern(result.verdict), result.score, result.threshold,
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
                    "" if passed else result.candidate_answer,
                    sys.intern(result.dataset) if result.dataset else None, result.case_file,
-                   () if passed else tuple(result.checks))
+                   () if passed else tuple(result.checks), evaluator_details(result) if evaluators else ())
 
 
-__all__ = ["ReportRow", "ReportedCase"]
+__all__ = ["EvaluatorDetail", "ReportRow", "ReportedCase", "details_of", "evaluator_details"]

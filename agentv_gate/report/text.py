@@ -73,3 +73,16 @@ def inert_log_text(text: str) -> str:
     while "##[" in text:
         text = text.replace("##[", "## [")
     return text
+
+
+def inert_lines(text: object) -> str:
+    """Text for a CI log whose every line stays plain text: `clean`, `##[` broken, and a line that would
+    start with `::` (the runner skips leading blanks first) behind a `| ` of ours.
+
+    For messages that quote what a pull request wrote (an eval file's key, a target's name).
+    """
+    lines = []
+    for line in clean(text).split("\n"):
+        line = inert_log_text(line)
+        lines.append(f"| {line}" if line.lstrip().startswith("::") else line)
+    return "\n".join(lines)

@@ -82,7 +82,11 @@ class TargetResolver(ProviderRegistry):
         if path is None:
             raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
                               "or pass --targets FILE")
-        resolver = cls(load_targets(path), forced_target, wrap)
+        try:
+            targets = load_targets(path)
+        except TargetsConfigError as exc:  # keep the place, so CI can annotate targets.yaml at the line
+            raise TargetsConfigError(str(exc), problems=exc.problems or [problem_of(exc, path, None)]) from exc
+        resolver = cls(targets, forced_target, wrap)
         # TargetsConfigError (a ConfigError) stops the run before any target or judge is called.
         resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys)
         return resolver
@@ -107,7 +111,8 @@ class TargetResolver(ProviderRegistry):
         problems = self.problems(cases, allow_unknown_keys)
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
-            raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors))
+            raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
+                                     problems=problems)
         return [p for p in problems if p.severity != "error"]
 
     def provider(self, name: str) -> Provider:

@@ -299,6 +299,51 @@ def test_passing_run_sets_outputs_and_summary(workspace: Path) -> None:
     assert "agentv-gate" in run.summary.lower()
 
 
+def test_every_output_the_gate_step_writes_is_declared(workspace: Path) -> None:
+    """An output written but not declared in action.yml cannot be read by the workflow."""
+    _suite(workspace, FAILING_SUITE)
+    run = run_entrypoint(workspace, {"targets": ".agentv/targets.yaml"})
+    assert run.code == 1, run.stderr
+    assert set(run.outputs) <= set(_action()["outputs"]), set(run.outputs) - set(_action()["outputs"])
+    assert run.outputs["passed"] == "1"
+
+
+def test_report_paths_work_from_the_workspace_root_in_a_monorepo(workspace: Path) -> None:
+    """With `working-directory: services/agent`, the publish step (which runs at the workspace root)
+    must find the files at the paths the outputs give."""
+    service = workspace / "services" / "agent"
+    service.mkdir(parents=True)
+    _suite(service, PASSING_SUITE)
+    run = run_entrypoint(service, {"paths": "evals", "junit": "reports/junit.xml"},
+                         env={"GITHUB_WORKSPACE": str(workspace)})
+    assert run.code == 0, run.stderr
+    out = run.outputs
+    assert out["junit-path"] == "services/agent/reports/junit.xml"
+    assert out["results-path"] == "services/agent/.agentv-gate/results.jsonl"
+    assert out["report-path"] == "services/agent/reports/report.html"
+    for name in ("junit-path", "results-path", "report-path"):
+        assert (workspace / out[name]).is_file(), name
+    assert "services/agent/reports/junit.xml" in run.summary
+
+
+def test_a_configuration_error_is_annotated_and_summarised_by_the_cli(workspace: Path) -> None:
+    _suite(workspace, PASSING_SUITE + "      - type: nonsense\n")
+    run = run_entrypoint(workspace, {"paths": "evals"}, env={"GITHUB_WORKSPACE": str(workspace)})
+    assert run.code == 2 and run.outputs["exit-code"] == "2"
+    assert any(line.startswith("::error file=evals/geo.yaml,line=") and "nonsense" in line
+               for line in run.stdout.splitlines()), run.stdout
+    assert "evals/geo.yaml:" in run.summary and "unknown evaluator type 'nonsense'" in run.summary
+    assert "the log of this step says why" not in run.summary
+    assert run.summary.count("### agentv-gate: configuration error") == 1
+
+
+def test_validate_writes_a_job_summary(workspace: Path) -> None:
+    _suite(workspace, PASSING_SUITE)
+    run = run_entrypoint(workspace, {"command": "validate"})
+    assert run.code == 0, run.stderr
+    assert "1 file, 1 case valid" in run.summary
+
+
 def test_failing_run_fails_the_step_with_annotations(workspace: Path) -> None:
     _suite(workspace, FAILING_SUITE)
     run = run_entrypoint(workspace, {"targets": ".agentv/targets.yaml", "junit": "reports/junit.xml"})
@@ -358,7 +403,8 @@ def test_action_passes_inputs_only_through_env() -> None:
 
 def test_action_outputs_come_from_the_gate_step() -> None:
     outputs = _action()["outputs"]
-    expected = {"pass-rate", "total", "failed", "errors", "junit-path", "results-path", "exit-code"}
+    expected = {"pass-rate", "total", "passed", "failed", "errors", "junit-path", "results-path", "report-path",
+                "exit-code"}
     assert set(outputs) == expected
     for name, spec in outputs.items():
         assert spec["value"] == f"${{{{ steps.gate.outputs.{name} }}}}"

@@ -76,7 +76,8 @@ def test_not_a_terminal_gets_a_line_per_case_and_the_summary_at_the_end() -> Non
     assert [line.split()[0] for line in lines[1:4]] == ["ERROR", "FAIL", "PASS"]
     assert lines[1].split()[1:5] == ["e1", "evals/b.yaml", "0.000", "0.800"]
     assert lines[1].endswith("error: judge exited with code 1 Traceback")
-    assert lines[2].endswith("missing 'Jupiter'") and "second miss" not in text
+    table = text.split("\n\n", 1)[0]
+    assert lines[2].endswith("missing 'Jupiter'") and "second miss" not in table  # below it, in the details
     assert lines[-1] == "agentv-gate FAILED: 3 cases: 1 passed, 1 failed, 1 error (pass rate 33.3%)"
     assert "\x1b" not in text
 
