@@ -15,9 +15,11 @@ from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
+from ..execution.hooks import WorkspaceHooks
+from ..execution.stop import execution_block_policies
 from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
-from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
+from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
@@ -27,6 +29,7 @@ from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, kill_running_scripts
 from ._outputs import output_paths, report_cache, write_reports
 
+MAX_TRIALS = 100
 MAX_WORKERS = 256
 """Each worker is a thread with its own HTTP session; past a few hundred they only cost memory."""
 
@@ -66,6 +69,8 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
     if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
         raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
+    if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
+        raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
@@ -81,6 +86,7 @@ def execute(args: argparse.Namespace) -> int:
     except ReportError:
         resolver.close()
         raise
+    planned = sum(len(resolver.target_names(ref)) for ref in selected)  # a matrix case is one row per target
     if not selected:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
         print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
@@ -102,20 +108,23 @@ def execute(args: argparse.Namespace) -> int:
     def write_partial_reports() -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
-            write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
+            write_reports(rows, junit, results_path, console, planned=planned, html=html)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
     registry = build_evaluator_registry(None, resolver.judge_resolver(),
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
-    settings = RunSettings(threshold=args.threshold, workers=args.workers or DEFAULT_WORKERS, keep_results=False)
-    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result)
+    settings = RunSettings(threshold=args.threshold, workers=args.workers or DEFAULT_WORKERS, keep_results=False,
+                           trials=args.trials)
+    hooks = WorkspaceHooks()
+    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=execution_block_policies(),
+                                hooks=hooks)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
-    console.start(len(selected))
+    console.start(planned)
     allow_new_scripts()  # an earlier interrupted run in this process refused them
     try:
-        orchestrator.run(plan.read_cases(selected))
+        orchestrator.run(each_target(plan.read_cases(selected), resolver.target_names))
         for ref in plan.vanished:
             on_result(_vanished_result(ref))
     except KeyboardInterrupt as exc:
@@ -126,7 +135,7 @@ def execute(args: argparse.Namespace) -> int:
         # the run and the worker threads waiting on them let the interpreter exit.
         kill_running_scripts()
         writer.close()
-        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {len(selected)}", file=sys.stderr)
+        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {planned}", file=sys.stderr)
         write_partial_reports()
         return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
     except ReportError:
@@ -135,11 +144,12 @@ def execute(args: argparse.Namespace) -> int:
     except Exception:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
         kill_running_scripts()
         writer.close()
-        print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {len(selected)}",
+        print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {planned}",
               file=sys.stderr)
         write_partial_reports()
         raise
     finally:
+        finish_hooks(hooks)
         # After an interruption both stay ignored: the process is on its way out with its exit code,
         # and a late signal must not turn that into death by signal.
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
@@ -149,7 +159,14 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         report_cache(cache, args.quiet)
     writer.close()
-    return write_reports(rows, junit, results_path, console, planned=len(selected), html=html)
+    return write_reports(rows, junit, results_path, console, planned=planned, html=html)
+
+
+def finish_hooks(hooks: WorkspaceHooks) -> None:
+    """Every started suite's after_all hook, however the run ended; what failed in after_* hooks is said."""
+    hooks.finish()
+    for warning in hooks.warnings:
+        print(f"agentv-gate: warning: {warning}", file=sys.stderr)
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:

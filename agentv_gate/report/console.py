@@ -20,7 +20,7 @@ from typing import TextIO
 
 from . import Summary, summarise
 from .rows import ReportedCase
-from .text import inert_log_text, one_line, truncate
+from .text import case_label, inert_log_text, one_line, several_targets, truncate
 
 PASSED_ROWS_SHOWN = 50
 """Passed cases listed before the rest are counted instead (all with --verbose, none with --quiet);
@@ -68,6 +68,7 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
     the totals line below the table already counts them.
     """
     ordered = _sorted_for_table(results)
+    with_target = several_targets(ordered)
     hidden_passed = 0
     passed_seen = 0
     rows: list[tuple[str, ...]] = []
@@ -77,7 +78,7 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
             if passed_shown is not None and passed_seen > passed_shown:
                 hidden_passed += 1
                 continue
-        rows.append((r.verdict.upper(), r.eval_id, r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}",
+        rows.append((r.verdict.upper(), case_label(r, with_target), r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}",
                      first_problem(r)))
     cells = [tuple(_cell(v, cap) for v, cap in zip(row, _WIDTH_CAPS, strict=True)) for row in rows]
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(_COLUMNS)]

@@ -31,7 +31,7 @@ from . import Summary, summarise
 from .jsonl import describe_os_error
 from .paths import source_path
 from .rows import ReportedCase
-from .text import clean, inert_log_text, one_line, truncate
+from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 ANNOTATIONS_PER_STEP = 10
 """GitHub shows 10 error annotations per step (actions/toolkit docs/problem-matchers.md, "Limitations")."""
@@ -62,9 +62,9 @@ def _command_text(text: object) -> str:
     return inert_log_text(clean(text))
 
 
-def annotation_message(result: ReportedCase) -> str:
+def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
     """Plain multi-line text (before escaping): why the case did not pass, misses, the judge's reasoning."""
-    case = one_line(result.eval_id)
+    case = case_label(result, with_target)
     if result.verdict == "error":
         lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
     else:
@@ -79,15 +79,15 @@ def annotation_message(result: ReportedCase) -> str:
     return truncate("\n".join(lines), ANNOTATION_MESSAGE_LIMIT)
 
 
-def annotation_line(result: ReportedCase, root: Path | None = None) -> str:
+def annotation_line(result: ReportedCase, root: Path | None = None, with_target: bool = False) -> str:
     """`::error file=...,line=...,title=...::message` pointing at the case in its eval file."""
     verb = "error" if result.verdict == "error" else "failed"
-    title = f"agentv-gate: {truncate(one_line(result.eval_id), 200)} {verb}"
+    title = f"agentv-gate: {truncate(case_label(result, with_target), 200)} {verb}"
     props = [f"file={escape_property(_command_text(source_path(result, root)))}"]
     if result.line > 0:
         props.append(f"line={result.line}")
     props.append(f"title={escape_property(_command_text(title))}")
-    return f"::error {','.join(props)}::{escape_data(_command_text(annotation_message(result)))}"
+    return f"::error {','.join(props)}::{escape_data(_command_text(annotation_message(result, with_target)))}"
 
 
 def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
@@ -98,14 +98,16 @@ def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
 def annotation_lines(results: Iterable[ReportedCase], root: Path | None = None,
                      limit: int = ANNOTATIONS_PER_STEP) -> list[str]:
     """One line per failing or erroring case, capped so the last visible annotation tells what was cut."""
+    results = list(results)
+    with_target = several_targets(results)
     bad = _not_passed(results)
     if len(bad) <= limit:
-        return [annotation_line(r, root) for r in bad]
+        return [annotation_line(r, root, with_target) for r in bad]
     shown = bad[: max(limit - 1, 0)]
     hidden = len(bad) - len(shown)
     note = (f"{hidden} more failing or erroring case{'s' if hidden != 1 else ''} not annotated "
             f"(GitHub shows {limit} error annotations per step); see the job summary or the JUnit report.")
-    return [annotation_line(r, root) for r in shown] + [
+    return [annotation_line(r, root, with_target) for r in shown] + [
         f"::error title={escape_property('agentv-gate')}::{escape_data(note)}"
     ]
 
@@ -142,9 +144,9 @@ def _problem_cell(result: ReportedCase) -> str:
     return "<br>".join(items)
 
 
-def _row(result: ReportedCase, with_problem: bool, root: Path | None) -> str:
+def _row(result: ReportedCase, with_problem: bool, root: Path | None, with_target: bool = False) -> str:
     where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
-    cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(result.eval_id), md_cell(where, 200),
+    cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(case_label(result, with_target)), md_cell(where, 200),
              f"{result.score:.3f}", f"{result.threshold:.3f}"]
     if with_problem:
         cells.append(_problem_cell(result))
@@ -178,6 +180,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
     """
     results = list(results)
     summary = summarise(results, planned)
+    with_target = several_targets(results)
     bad = _not_passed(results)
     good = sorted((r for r in results if r.verdict == "pass"), key=lambda r: (r.suite, r.line, r.eval_id))
     parts = ["## agentv-gate results\n\n", totals_line(summary) + "\n\n"]
@@ -198,7 +201,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
         add("| Verdict | Case | Where | Score | Threshold | Misses / error |\n"
             "| --- | --- | --- | ---: | ---: | --- |\n")
         for i, r in enumerate(bad):
-            if not add(_row(r, True, root)):
+            if not add(_row(r, True, root, with_target)):
                 left_out += len(bad) - i + len(good)
                 good = []
                 break
@@ -213,7 +216,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
                   "| Verdict | Case | Where | Score | Threshold |\n| --- | --- | --- | ---: | ---: |\n")
         if add(header):
             for i, r in enumerate(good):
-                if not add(_row(r, False, root)):
+                if not add(_row(r, False, root, with_target)):
                     left_out += len(good) - i
                     break
             parts.append("\n</details>\n\n")

@@ -11,6 +11,7 @@ that something was there.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 REPLACEMENT = "\ufffd"
 
@@ -73,3 +74,14 @@ def inert_log_text(text: str) -> str:
     while "##[" in text:
         text = text.replace("##[", "## [")
     return text
+
+
+def case_label(result: object, with_target: bool) -> str:
+    """The case's id, with `[target]` when the run used several targets (a matrix names each row)."""
+    label = one_line(getattr(result, "eval_id", ""))
+    target = getattr(result, "target", "")
+    return f"{label} [{one_line(target)}]" if with_target and target else label
+
+
+def several_targets(results: Iterable[object]) -> bool:
+    return len({getattr(r, "target", "") for r in results}) > 1
