@@ -64,7 +64,7 @@ def parse_targets(raw: Any, line: int) -> list[str] | None:
     return names
 
 
-def suite_execution(execution: Any, file: Path) -> SuiteExecution:
+def suite_execution(execution: Any) -> SuiteExecution:
     """`total_budget_usd`, `fail_on_error` and `cache` of a suite's `execution:` (defaults when absent)."""
     budget = execution.get("total_budget_usd")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0):

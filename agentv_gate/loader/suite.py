@@ -249,7 +249,7 @@ def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: P
     readers: list[tuple[str, Callable[[], Any]]] = [
         ("trials", lambda: parse_trials(execution.get("trials"), key_line(execution, "trials"))),
         ("targets", lambda: parse_targets(execution.get("targets"), key_line(execution, "targets"))),
-        ("suite_execution", lambda: suite_execution(execution, file)),
+        ("suite_execution", lambda: suite_execution(execution)),
         ("workspace", lambda: parse_workspace(header.get("workspace"), key_line(header, "workspace"), roots, file,
                                               problems, suite=True)),
     ]
