@@ -88,7 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threshold", type=float, default=None,
                      help=f"pass mark 0..1 (default {DEFAULT_THRESHOLD}; YAML overrides)")
     run.add_argument("--targets", type=Path, default=None, help="targets file (default: .agentv/targets.yaml)")
-    run.add_argument("--target", default=None, help="target name to use for every case")
     run.add_argument("--workers", type=int, default=None, help=f"cases run at once (default {DEFAULT_WORKERS})")
     run.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"), help="where results go")
     run.add_argument("--junit", type=Path, default=None, help="JUnit XML path (default OUTPUT_DIR/junit.xml)")
@@ -100,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
     _add_pull_request_options(run)
     _add_verbosity_options(run)
+    # AgentV's execution block from the command line (trials, a matrix of targets)
+    run.add_argument("--target", action="append", default=None, metavar="NAME",
+                     help="target for every case; repeat it to run each case once per target (a matrix)")
+    run.add_argument("--trials", type=int, default=None, metavar="N",
+                     help="run every case N times (its execution.trials strategy, default pass_at_k)")
 
     validate = sub.add_parser("validate", help="check eval files without running anything")
     _add_load_options(validate)

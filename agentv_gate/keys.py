@@ -20,15 +20,20 @@ from dataclasses import dataclass
 from typing import Any
 
 NOT_YET: dict[str, dict[str, str]] = {
-    "suite": {"workspace": "workspaces and lifecycle hooks"},
-    "test": {"workspace": "workspaces and lifecycle hooks"},
+    "suite": {},
+    "test": {},
     "execution": {
-        "trials": "repeated trials",
-        "targets": "a matrix of targets",
-        "total_budget_usd": "a run's cost budget",
-        "fail_on_error": "stopping after the first execution error",
-        "cache": "per-suite cache settings",
         "workspace": "workspaces and lifecycle hooks",
+    },
+    "workspace": {
+        "template": "workspace templates copied per run",
+        "isolation": "workspace isolation",
+        "repos": "git repositories cloned into the workspace",
+        "mode": "pooled, temporary or static workspaces",
+        "path": "reusable workspaces at a fixed path",
+    },
+    "hook": {
+        "reset": "workspace resets between tests",
     },
     "evaluator": {
         "min_score": "minimum-score gates on an evaluator",

@@ -371,6 +371,60 @@ union above, so a new config class is a new kind with no list to edit."""
 CompositeConfig.model_rebuild()
 
 
+# ---------------------------------------------------------------- the execution block
+
+
+TrialStrategy = Literal["pass_at_k", "mean", "confidence_interval"]
+
+
+class TrialsConfig(BaseModel):
+    """AgentV's `execution.trials`: run target + evaluators up to `count` times, then aggregate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(ge=1, le=100, strict=True)
+    strategy: TrialStrategy = "pass_at_k"
+    cost_limit_usd: Annotated[float, Field(ge=0)] | None = None
+    """Summed `cost_usd` of the trials so far; reaching it starts no further trial (`cost_limited`)."""
+
+
+HOOK_NAMES = ("before_all", "before_each", "after_each", "after_all")
+SETUP_HOOK_TIMEOUT_MS = 60_000
+TEARDOWN_HOOK_TIMEOUT_MS = 30_000
+"""AgentV's defaults: 60 s for a `before_*` hook, 30 s for an `after_*` one."""
+
+
+class HookConfig(BaseModel):
+    """One workspace lifecycle hook: a command (argv, resolved by the loader), its timeout and folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    argv: list[str]
+    timeout_ms: int
+    cwd: Path | None = None
+    source_file: Path
+    source_line: int
+
+
+class WorkspaceConfig(BaseModel):
+    """A suite's `workspace:` as agentv-gate runs it: lifecycle hooks (a test's own replace the suite's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hooks: dict[str, HookConfig] = Field(default_factory=dict)
+
+
+class SuiteExecution(BaseModel):
+    """The suite-wide half of `execution:`: what stops starting cases, and whether the cache is used."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    total_budget_usd: float | None = None
+    fail_on_error: bool = False
+    cache: bool = True
+
+
 # ---------------------------------------------------------------- eval cases
 
 
@@ -403,6 +457,12 @@ class EvalCase(BaseModel):
     """Where `target:` is written (the test, its `execution`, or the suite), for a located unknown-target error."""
     conversation_id: str | None = None
     metadata: dict[str, Any] | None = None
+    trials: TrialsConfig | None = None
+    """`execution.trials` of the test, else of the suite; None: one run."""
+    targets: list[str] | None = None
+    """`execution.targets` (a matrix: one row per target); `target_line` then points at it."""
+    suite_execution: SuiteExecution = Field(default_factory=SuiteExecution)
+    workspace: WorkspaceConfig | None = None
 
 
 # ---------------------------------------------------------------- what a target answers
@@ -562,6 +622,21 @@ class CaseResult(BaseModel):
     cost_usd: float | None = None
     trace: dict[str, Any] | None = None
     """The trace summary of the answer's messages: event_count, tool_names, tool_calls_by_name, ..."""
+    trials: list[dict[str, Any]] | None = None
+    """With `execution.trials`: every trial run (attempt, score, verdict, scores, error, cost_usd,
+    execution_status, duration_ms), in order."""
+    aggregation: dict[str, Any] | None = None
+    """How the trials made the row's score (AgentV's: strategy, and its figures)."""
+    cost_limited: bool | None = None
+    """True when the trials' summed cost reached `cost_limit_usd` before `count` trials ran."""
+    budget_exceeded: bool | None = None
+    """True on a row not run because its suite's `total_budget_usd` was spent."""
+    failure_reason_code: str | None = None
+    """Why a row was not run (`budget_exceeded`, `error_threshold_exceeded`), as AgentV names it."""
+    before_all_output: str | None = None
+    before_each_output: str | None = None
+    after_each_output: str | None = None
+    """What the workspace hooks printed (stdout, then stderr) for this case."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -15,13 +15,16 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
+from .execution.hooks import WorkspaceHooks
+from .execution.stop import StopPolicy
+from .execution.trials import aggregate
 from .judging.payload import message_dict, trace_summary
 from .models import (
     DEFAULT_THRESHOLD,
@@ -35,11 +38,12 @@ from .models import (
     LlmJudgeConfig,
     Message,
     TargetResponse,
+    TrialsConfig,
     score_label,
 )
 from .redaction import has_secrets, redact_tree
 from .targets.base import Provider, ProviderRequest
-from .targets.cache import thread_cache_hits
+from .targets.cache import bypass_cache_on_this_thread, thread_cache_hits
 
 
 class ProviderResolver(Protocol):
@@ -55,6 +59,17 @@ class RunSettings:
     workers: int = DEFAULT_WORKERS
     keep_results: bool = True
     """`run` returns every result; off when `on_result` keeps what it needs (a long run then holds none)."""
+    trials: int | None = None
+    """`--trials N`: every case runs N trials (its own `execution.trials` strategy and cost limit kept)."""
+
+
+def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
+    """The trials a case runs: `--trials N` over the count its YAML gives; None for a single run."""
+    if settings.trials is None:
+        return case.trials
+    if case.trials is None:
+        return TrialsConfig(count=settings.trials)
+    return case.trials.model_copy(update={"count": settings.trials})
 
 
 def case_threshold(case: EvalCase, settings: RunSettings) -> float:
@@ -134,6 +149,8 @@ class Orchestrator:
         settings: RunSettings,
         on_result: Callable[[CaseResult], None] | None = None,
         on_start: Callable[[EvalCase], None] | None = None,
+        stop: StopPolicy | None = None,
+        hooks: WorkspaceHooks | None = None,
     ):
         self.providers = providers
         self.registry = registry
@@ -141,23 +158,85 @@ class Orchestrator:
         self.on_result = on_result
         self.on_start = on_start
         """Called on the worker thread as a case begins, so a live log can say what is still running."""
+        self.stop = stop
+        """Asked before each case starts; a refusal makes the case a not-run row (see execution/stop.py)."""
+        self.hooks = hooks
+        """Workspace hooks around each case (see execution/hooks.py); None when no suite has any."""
         self.cancelled = threading.Event()
         self.stop_reason: str | None = None
         """Set by `stop_starting`: no case starts after it, each left becomes a not-run error row."""
 
     # ---------------------------------------------------------------- one case
 
+    def _base_result(self, case: EvalCase) -> CaseResult:
+        return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
+                          dataset=case.dataset, case_file=case.case_file,
+                          threshold=case_threshold(case, self.settings), conversation_id=case.conversation_id,
+                          input=[message_dict(m) for m in case.input_messages])
+
     def run_case(self, case: EvalCase) -> CaseResult:
+        """One row: a single run, or every trial of `execution.trials` and their aggregate."""
         started = time.monotonic()
-        result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                            dataset=case.dataset, case_file=case.case_file,
-                            threshold=case_threshold(case, self.settings), conversation_id=case.conversation_id,
-                            input=[message_dict(m) for m in case.input_messages])
+        result = self._base_result(case)
         try:
             provider = self.providers.target_for(case)
         except (ProviderError, KeyError, ValueError) as exc:
             return _errored(result, f"target: {exc}", started)
         result.target = provider.name
+        trials = case_trials(case, self.settings)
+        if trials is None:
+            return self._attempt(case, provider, result, 0, started)
+        return self._run_trials(case, provider, result, trials, started)
+
+    def _run_trials(self, case: EvalCase, provider: Provider, base: CaseResult, trials: TrialsConfig,
+                    started: float) -> CaseResult:
+        """AgentV's trials: each a full target + evaluators run, the target never answered from the
+        cache after the first (a replay is not an independent sample); pass_at_k stops at the first
+        trial that passes; summed cost reaching `cost_limit_usd` starts no further trial."""
+        runs: list[CaseResult] = []
+        cost = 0.0
+        cost_limited = False
+        for attempt in range(trials.count):
+            run = self._attempt(case, provider, base.model_copy(deep=True), attempt, time.monotonic())
+            runs.append(run)
+            cost += run.cost_usd or 0.0
+            if trials.strategy == "pass_at_k" and run.verdict == "pass":
+                break
+            if trials.cost_limit_usd is not None and cost >= trials.cost_limit_usd and attempt + 1 < trials.count:
+                cost_limited = True
+                break
+        scored = [r for r in runs if r.verdict != "error"]
+        errored = [r for r in runs if r.verdict == "error"]
+        score, aggregation = aggregate(trials.strategy, [r.score for r in scored],
+                                       sum(1 for r in runs if r.verdict == "pass"))
+        if trials.strategy == "pass_at_k":
+            shown = max(scored, key=lambda r: r.score) if scored else errored[0]
+        else:
+            shown = errored[0] if errored else min(scored, key=lambda r: r.score)
+        result = shown.model_copy(deep=True)
+        result.trials = [_trial_row(number, run) for number, run in enumerate(runs)]
+        result.aggregation = aggregation
+        result.cost_limited = True if cost_limited else None
+        result.score = score
+        result.cost_usd = cost if any(r.cost_usd is not None for r in runs) else None
+        result.token_usage = _summed_usage([r.token_usage for r in runs])
+        result.retries = sum(r.retries for r in runs)
+        result.duration_ms = _ms_since(started)
+        passed_any = any(r.verdict == "pass" for r in runs)
+        if trials.strategy == "pass_at_k" and passed_any:
+            result.verdict, result.error = "pass", None
+        elif errored:
+            # Never a pass on part of the evidence: a trial that could not be scored may have failed.
+            result.verdict = "error"
+            result.error = "; ".join(f"trial {runs.index(r) + 1} of {len(runs)}: {r.error}" for r in errored)
+        else:
+            result.verdict = "pass" if score >= result.threshold else "fail"
+            result.error = None
+        return result
+
+    def _attempt(self, case: EvalCase, provider: Provider, result: CaseResult, attempt: int,
+                 started: float) -> CaseResult:
+        """One run of the target and the evaluators, filling `result`."""
         try:
             response = provider.invoke(
                 ProviderRequest(question=case.question, messages=list(case.input_messages), eval_case_id=case.id,
@@ -165,7 +244,7 @@ class Orchestrator:
                                 # only the judge's prompt text leaves guideline files out.
                                 input_files=[*case.guideline_files, *case.input_files],
                                 extra={"eval_dir": str((case.suite_file or case.source_file).resolve().parent),
-                                       "attempt": 0})
+                                       "attempt": attempt, **({"no_cache": True} if attempt else {})})
             )
         except Exception as exc:  # noqa: BLE001 - any target failure is this case's error, never the run's
             result.retries = int(getattr(exc, "retries", 0) or 0)
@@ -278,19 +357,41 @@ class Orchestrator:
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
         if self.stop_reason is not None:  # queued before the stop, not started: not run
             return not_run(case, self.stop_reason, case_threshold(case, self.settings))
+        refusal = self.stop.refusal(case) if self.stop is not None else None
+        if refusal is not None:  # a stop policy tripped: written as not run, never run
+            result = scrubbed(refusal.apply(self._base_result(case)))
+            result.target = _target_name(case)
+            return result
         hits_before = thread_cache_hits()  # a case runs on one worker thread, target and judges alike
+        bypass_cache_on_this_thread(not case.suite_execution.cache)
+        outputs: dict[str, str] = {}
         try:
             if self.on_start is not None:
                 self.on_start(case)
-            result = self.run_case(case)
+            failure = None
+            if self.hooks is not None:
+                outputs, failure = self.hooks.before(case)
+            if failure is not None:
+                result = _errored(self._base_result(case), failure, time.monotonic())
+                result.target = _target_name(case)
+            else:
+                result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
-            return scrubbed(CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file),
-                                       line=case.source_line, dataset=case.dataset, case_file=case.case_file,
-                                       threshold=case_threshold(case, self.settings),
-                                       verdict="error", error=f"internal error: {type(exc).__name__}: {exc}"))
+            result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file),
+                                line=case.source_line, dataset=case.dataset, case_file=case.case_file,
+                                threshold=case_threshold(case, self.settings),
+                                verdict="error", error=f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            bypass_cache_on_this_thread(False)
+            if self.hooks is not None:
+                outputs.update(self.hooks.after(case))
+        for name, text in outputs.items():
+            setattr(result, name, text)
         replayed = thread_cache_hits() - hits_before
         if replayed:
             result.cache_hits = replayed
+        if self.stop is not None:
+            self.stop.record(case, result)
         return scrubbed(result)
 
 
@@ -361,6 +462,40 @@ def not_run(case: EvalCase, reason: str, threshold: float) -> CaseResult:
     return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
                       dataset=case.dataset, case_file=case.case_file, threshold=threshold, verdict="error",
                       error=message, misses=[message])
+
+
+def _trial_row(number: int, run: CaseResult) -> dict[str, Any]:
+    """One entry of the row's `trials[]`, AgentV's fields plus the trial's duration."""
+    row: dict[str, Any] = {"attempt": number + 1, "score": run.score, "verdict": run.verdict,
+                           "scores": run.scores or [], "error": run.error, "cost_usd": run.cost_usd,
+                           "execution_status": run.execution_status, "duration_ms": run.duration_ms}
+    return {k: v for k, v in row.items() if v is not None}
+
+
+def _summed_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The trials' token usage added up, key by key (numbers only)."""
+    total: dict[str, Any] = {}
+    for usage in usages:
+        for key, value in (usage or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total or None
+
+
+def _target_name(case: EvalCase) -> str:
+    return case.target or ""
+
+
+def each_target(cases: Iterable[EvalCase], target_names: Callable[[EvalCase], list[str]]) -> Iterator[EvalCase]:
+    """A matrix: each case once per target it runs on (`execution.targets`, several `--target`s), as a
+    copy naming that one target; a case on one target passes through as it is."""
+    for case in cases:
+        names = target_names(case)
+        if len(names) == 1 and not case.targets:
+            yield case
+            continue
+        for name in names:
+            yield case.model_copy(update={"target": name, "targets": None})
 
 
 def _errored(result: CaseResult, message: str, started: float) -> CaseResult:

@@ -106,7 +106,7 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
         targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
                     f"    base_url: {server_url}/judge", "    model: bench-judge", "    timeout_seconds: 30", *judge_keys]
     (folder / ".agentv" / "targets.yaml").write_text("\n".join(targets) + "\n")
-    if kind == "code":
+    if kind in ("code", "trials"):
         # `python3 judge.py`, as suites are written; judges run with our interpreter's folder first on
         # PATH, so this is the virtualenv's python3, the one the bare spawns below use too.
         evaluator = ("    assert:\n      - name: keywords\n        type: code_judge\n"
@@ -120,7 +120,10 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
     else:
         evaluator = "    assert:\n      - name: quality\n        type: llm_judge\n"
     with open(folder / "evals" / "bench.eval.yaml", "w") as out:
-        out.write("description: generated benchmark suite\ntests:\n")
+        out.write("description: generated benchmark suite\n")
+        if kind == "trials":  # mean: every trial runs (pass_at_k would stop at the first, passing, one)
+            out.write("execution:\n  trials: {count: 1, strategy: mean}\n")
+        out.write("tests:\n")
         for i in range(n):
             out.write(f"  - id: case-{i:05d}\n    criteria: Names Paris and the Seine (case {i})\n"
                       f"    input: What is the capital of France, and which river runs through it? ({i})\n"
@@ -371,6 +374,32 @@ def bench_ratelimited(work: Path, n: int, workers: int, rpm: int, tpm: int, late
     return measures
 
 
+def bench_trials(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """The code suite with `execution.trials` (strategy `mean`) run at one trial and at `--trials 3`:
+    each trial is a full target + judge run, so three should cost three times one, plus nothing
+    (the bar: at most 3.1x). "bare" is the one-trial run."""
+    folder = work / f"trials-{n}"
+    write_project(folder, n, "trials", None)
+    measured: dict[int, tuple[float, float, float]] = {}
+    for count in (1, 3):
+        runs = []
+        for _ in range(repeat):
+            wall_i, rss_i, code = run_gate(folder, workers, "--no-cache", "--trials", str(count))
+            if code != 0:
+                raise SystemExit((folder / "gate.log").read_text()[-2000:])
+            check_results(folder, n)
+            runs.append((wall_i, rss_i, LAST_CPU["gate"]))
+        measured[count] = min(runs)
+    trials = [len(json.loads(line)["trials"]) for line in (folder / "out" / "results.jsonl").read_text().splitlines()]
+    if set(trials) != {3}:
+        raise SystemExit(f"trials bench is wrong: rows with {sorted(set(trials))} trials, expected 3")
+    wall, rss, cpu = measured[3]
+    one_wall, _, one_cpu = measured[1]
+    return Measure("trials x3", n, workers, wall, n / wall, rss, one_wall, 3 * one_wall, (wall - 3 * one_wall) / n * 1000,
+                   {"x_one_trial": round(wall / one_wall, 2), "cpu_x_one_trial": round(cpu / one_cpu, 2),
+                    "cpu_ms_case": round(cpu / n * 1000, 2)})
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -407,7 +436,7 @@ def print_table(measures: list[Measure], markdown: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
-    parser.add_argument("--kinds", default="code,llm", help="code, llm, trajectory, ratelimited (comma-separated)")
+    parser.add_argument("--kinds", default="code,llm", help="code, llm, trajectory, ratelimited, trials (comma-separated)")
     parser.add_argument("--rpm", type=int, default=600, help="the ratelimited judge's requests per minute")
     parser.add_argument("--tpm", type=int, default=200000, help="the ratelimited judge's tokens per minute")
     parser.add_argument("--baseline", default=RATE_LIMITED_BASELINE,
@@ -455,6 +484,9 @@ def main() -> int:
             if "ratelimited" in kinds:
                 measures.extend(bench_ratelimited(work, n, llm_workers, args.rpm, args.tpm, args.latency_ms / 1000,
                                                   args.baseline))
+            if "trials" in kinds:
+                measures.append(bench_trials(work, n, code_workers, args.repeat))
+                print_table(measures[-1:], False)
         print()
         print_table(measures, args.markdown)
         if args.json:

@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
     {"", "errors", "redaction", "files", "models", "problems", "keys"},
     {"transport"},
     {"loader", "targets", "judging"},
-    {"evaluators"},
+    {"evaluators", "execution"},  # execution: trials, stop policies, workspace hooks (for the orchestrator)
     {"orchestrator", "report"},
     {"commands", "sdk", "sdk_path"},
     {"cli"},

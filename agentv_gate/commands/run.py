@@ -16,9 +16,11 @@ from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
+from ..execution.hooks import WorkspaceHooks
+from ..execution.stop import execution_block_policies
 from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
-from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
+from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
 from ..report import TargetTraffic
 from ..report.console import ConsoleReporter
@@ -34,6 +36,7 @@ from ._baseline import load_baseline
 from ._outputs import output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, select_cases
 
+MAX_TRIALS = 100
 MAX_WORKERS = 256
 """Each worker is a thread with its own HTTP session; past a few hundred they only cost memory."""
 
@@ -76,7 +79,6 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
     baseline = load_baseline(args, plan.refs)
     carried = rerun.kept if rerun else []
-    planned = len(selected) + len(carried)
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
@@ -85,6 +87,8 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
     if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
         raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
+    if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
+        raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
     heartbeat = heartbeat_seconds(os.environ)
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
@@ -101,6 +105,7 @@ def execute(args: argparse.Namespace) -> int:
     except ReportError:
         resolver.close()
         raise
+    planned = sum(len(resolver.target_names(ref)) for ref in selected) + len(carried)  # a matrix case: a row per target
     if not selected and rerun is None:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
         print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
@@ -140,15 +145,17 @@ def execute(args: argparse.Namespace) -> int:
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
     # Without --workers, enough threads for the most `workers:` any target declares.
     workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
-    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False)
-    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result,
+    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials)
+    hooks = WorkspaceHooks()
+    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=execution_block_policies(),
+                                hooks=hooks,
                                 on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
-    console.start(len(selected))
+    console.start(planned - len(carried))  # carried rows of a rerun are not run again
     allow_new_scripts()  # an earlier interrupted run in this process refused them
     try:
-        orchestrator.run(plan.read_cases(selected))
+        orchestrator.run(each_target(plan.read_cases(selected), resolver.target_names))
         for ref in plan.vanished:
             on_result(_vanished_result(ref))
     except KeyboardInterrupt as exc:
@@ -174,6 +181,7 @@ def execute(args: argparse.Namespace) -> int:
         raise
     finally:
         console.end_live()  # a run stopped by a report error must not leave a heartbeat or a group open
+        finish_hooks(hooks)
         # After an interruption both stay ignored: the process is on its way out with its exit code,
         # and a late signal must not turn that into death by signal.
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
@@ -212,6 +220,13 @@ class _FailureLimit:
             return None
         return (f"stopped after {self.failures} failed or errored case(s) (--max-failures {self.limit}); "
                 f"{self.not_run} case(s) not run, reported as errors")
+
+
+def finish_hooks(hooks: WorkspaceHooks) -> None:
+    """Every started suite's after_all hook, however the run ended; what failed in after_* hooks is said."""
+    hooks.finish()
+    for warning in hooks.warnings:
+        print(f"agentv-gate: warning: {warning}", file=sys.stderr)
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import GateError
 from ..targets.base import Provider, ProviderRequest
+from ..targets.cache import cache_bypassed
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 INVOKE_FIELDS = frozenset({"question", "systemPrompt", "evalCaseId", "attempt", "target"})
@@ -100,6 +101,8 @@ class TargetProxy:
         self.evaluator = evaluator
         self.model = model
         self.token = secrets.token_hex(32)
+        self.no_cache = cache_bypassed()
+        """Read on the case's thread: the proxy serves on its own, where the case's setting is not seen."""
         self.usage = ProxyUsage(target=provider.name, max_calls=max_calls)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -243,7 +246,8 @@ class TargetProxy:
         request = ProviderRequest(
             question=item["question"], system_prompt=item["system_prompt"], model=self.model,
             eval_case_id=self.case_id,
-            extra={"role": "target_proxy", "attempt": item["attempt"] - 1, "evaluator": self.evaluator},
+            extra={"role": "target_proxy", "attempt": item["attempt"] - 1, "evaluator": self.evaluator,
+                   **({"no_cache": True} if self.no_cache else {})},
         )
         try:
             response = self.provider.invoke(request)

@@ -15,8 +15,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import EvalFileError
-from ..models import EvalCase, EvaluatorConfig, LlmJudgeConfig, Message, content_to_text, question_text
+from ..models import (
+    EvalCase,
+    EvaluatorConfig,
+    LlmJudgeConfig,
+    Message,
+    SuiteExecution,
+    content_to_text,
+    question_text,
+)
 from .evaluator_parser import parse_evaluator, parse_evaluators
+from .execution import parse_targets, parse_trials, parse_workspace, suite_only_problems
 from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
@@ -209,6 +218,7 @@ class CaseBuilder:
         self.problems.extend(key_problems(raw, TEST_KEYS, "test", where, self.file))
         self.problems.extend(key_problems(raw.get("execution"), TEST_EXECUTION_KEYS, "execution",
                                           f"'execution' of {where}", self.file))
+        self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
 
     def build(self, raw: Any, index: int, line: int | None = None) -> EvalCase:
         line = line_of(raw, line or 1)
@@ -249,6 +259,18 @@ class CaseBuilder:
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
         target_line = (key_line(raw, "target") if "target" in raw else key_line(execution, "target")
                        if "target" in execution else self.defaults.get("target_line"))
+        trials = (parse_trials(execution["trials"], key_line(execution, "trials", line)) if "trials" in execution
+                  else self.defaults.get("trials"))
+        targets = self.defaults.get("targets")
+        if "targets" in execution:
+            targets = parse_targets(execution["targets"], key_line(execution, "targets", line))
+            target_line = key_line(execution, "targets", line)
+        elif targets and "target" not in raw and "target" not in execution:
+            target_line = self.defaults.get("targets_line")
+        else:
+            targets = None if ("target" in raw or "target" in execution) else targets
+        workspace = parse_workspace(raw.get("workspace"), key_line(raw, "workspace", line), self.roots, self.file,
+                                    self.problems, suite=False, inherited=self.defaults.get("workspace"))
 
         return EvalCase(
             id=case_id,
@@ -271,6 +293,10 @@ class CaseBuilder:
             target_line=target_line,
             conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
             metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
+            trials=trials,
+            targets=targets,
+            suite_execution=self.defaults.get("suite_execution") or SuiteExecution(),
+            workspace=workspace,
         )
 
 

@@ -24,18 +24,25 @@ CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
 DESCRIPTIVE_KEYS = ("description", "metadata")
 """Read by no scorer on purpose: they describe, they never change a verdict."""
 
-SUITE_EXECUTION_KEYS = ("evaluators", "threshold", "target")
-TEST_EXECUTION_KEYS = (*SUITE_EXECUTION_KEYS, "skip_defaults")
+SUITE_ONLY_EXECUTION_KEYS = ("total_budget_usd", "fail_on_error", "cache")
+"""They steer the whole suite (stop starting cases, the response cache): a test writing them is an error."""
+SUITE_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", *SUITE_ONLY_EXECUTION_KEYS)
+TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", "skip_defaults",
+                       *SUITE_ONLY_EXECUTION_KEYS)
+"""A test's suite-only keys are declared so the case builder can say where they belong (loader/execution.py)."""
+
+WORKSPACE_KEYS = ("hooks",)
+HOOK_KEYS = ("command", "timeout_ms", "cwd")
 
 SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold", "target", "input", "input_files",
-              "assertions", "assert", "evaluators", "execution")
+              "assertions", "assert", "evaluators", "execution", "workspace")
 
 TEST_KEYS = (
     "id", "eval_id", *DESCRIPTIVE_KEYS,
     "input", "input_messages", "question", "input_files",
     "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
     "assertions", "assert", "evaluators", "evaluator", "grader",
-    "execution", "threshold", "target", "conversation_id", "rubrics",
+    "execution", "threshold", "target", "conversation_id", "rubrics", "workspace",
 )
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {

@@ -16,6 +16,7 @@ from ..models import EvalCase
 from .cases import CaseBuilder, mapping
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
+from .execution import parse_targets, parse_trials, parse_workspace, suite_execution
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
@@ -235,6 +236,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         "input": header.get("input"),
         "input_files": header.get("input_files"),
     }
+    defaults.update(_execution_defaults(header, execution, roots, file, problems))
     raw_evaluators: Any = None
     for source in (header.get("assertions"), header.get("assert"), execution.get("evaluators"), header.get("evaluators")):
         if source is not None:
@@ -246,3 +248,25 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []
     return defaults
+
+
+def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: Path,
+                        problems: list[Problem]) -> dict[str, Any]:
+    """The suite's trials, matrix, budget/stop/cache settings and workspace hooks; each broken one
+    is a located problem (and left at its default, since the run will not start anyway)."""
+    out: dict[str, Any] = {}
+    readers: list[tuple[str, Callable[[], Any]]] = [
+        ("trials", lambda: parse_trials(execution.get("trials"), key_line(execution, "trials"))),
+        ("targets", lambda: parse_targets(execution.get("targets"), key_line(execution, "targets"))),
+        ("suite_execution", lambda: suite_execution(execution)),
+        ("workspace", lambda: parse_workspace(header.get("workspace"), key_line(header, "workspace"), roots, file,
+                                              problems, suite=True)),
+    ]
+    for name, read in readers:
+        try:
+            out[name] = read()
+        except EvalFileError as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.expected))
+    if out.get("targets"):
+        out["targets_line"] = key_line(execution, "targets")
+    return out

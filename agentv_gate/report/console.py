@@ -31,7 +31,7 @@ from . import Summary, summarise
 from .live import HEARTBEAT_SECONDS, CaseKey, LiveLog
 from .paths import source_path
 from .rows import EvaluatorDetail, ReportedCase, details_of
-from .text import clean, inert_log_text, one_line, truncate
+from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 PASSED_ROWS_SHOWN = 50
 """Passed cases listed before the rest are counted instead (all with --verbose, none with --quiet);
@@ -110,8 +110,10 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
     the totals line below the table already counts them. The table is at most `width` columns
     wide (default: the terminal's), cutting cells with `…`; `render_details` has the whole text.
     """
-    rows = [(r.verdict.upper(), r.eval_id, r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}", first_problem(r))
-            for r in _listed(results, passed_shown)]
+    listed = list(_listed(results, passed_shown))
+    with_target = several_targets(results)
+    rows = [(r.verdict.upper(), case_label(r, with_target), r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}", first_problem(r))
+            for r in listed]
     hidden_passed = sum(1 for r in results if r.verdict == "pass") - sum(1 for row in rows if row[0] == "PASS")
     if not rows:
         return []

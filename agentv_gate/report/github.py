@@ -36,7 +36,7 @@ from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
 from .paths import display_path, source_path
 from .rows import ReportedCase
-from .text import clean, inert_log_text, one_line, truncate
+from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 ANNOTATIONS_PER_STEP = 10
 """GitHub shows 10 error annotations per step (actions/toolkit docs/problem-matchers.md, "Limitations")."""
@@ -70,9 +70,9 @@ def _command_text(text: object) -> str:
     return inert_log_text(clean(text))
 
 
-def annotation_message(result: ReportedCase) -> str:
+def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
     """Plain multi-line text (before escaping): why the case did not pass, misses, the judge's reasoning."""
-    case = one_line(result.eval_id)
+    case = case_label(result, with_target)
     if result.verdict == "error":
         lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
     else:
@@ -88,18 +88,19 @@ def annotation_message(result: ReportedCase) -> str:
 
 
 def annotation_line(result: ReportedCase, root: Path | None = None, label: str | None = None,
-                    level: str = "error") -> str:
+                    level: str = "error", with_target: bool = False) -> str:
     """`::error file=...,line=...,title=...::message` pointing at the case in its eval file.
 
     `label` is what the change did to the case against a base run ("regressed", "still failing
-    (also on base)"); `level` is `warning` for a failure that does not fail the gate (`--fail-on regression`)."""
+    (also on base)"); `level` is `warning` for a failure that does not fail the gate (`--fail-on regression`);
+    `with_target` names the target (a matrix run has a row per target)."""
     verb = "error" if result.verdict == "error" else "failed"
-    title = f"agentv-gate: {truncate(one_line(result.eval_id), 200)} {verb}" + (f" ({label})" if label else "")
+    title = f"agentv-gate: {truncate(case_label(result, with_target), 200)} {verb}" + (f" ({label})" if label else "")
     props = [f"file={escape_property(_command_text(source_path(result, root)))}"]
     if result.line > 0:
         props.append(f"line={result.line}")
     props.append(f"title={escape_property(_command_text(title))}")
-    return f"::{level} {','.join(props)}::{escape_data(_command_text(annotation_message(result)))}"
+    return f"::{level} {','.join(props)}::{escape_data(_command_text(annotation_message(result, with_target)))}"
 
 
 def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
@@ -114,12 +115,14 @@ def annotation_lines(results: Iterable[ReportedCase], root: Path | None = None,
 
     With a base run, `labels` maps (suite, test id, target) to what the change did to the case, and
     cases whose label is in `warn_only` are annotated as warnings (they do not fail the gate)."""
+    results = list(results)
+    with_target = several_targets(results)
     bad = _not_passed(results)
     labels = labels or {}
 
     def line(r: ReportedCase) -> str:
         label = labels.get((r.suite, r.eval_id, r.target))
-        return annotation_line(r, root, label, "warning" if label in warn_only else "error")
+        return annotation_line(r, root, label, "warning" if label in warn_only else "error", with_target)
 
     if len(bad) <= limit:
         return [line(r) for r in bad]
@@ -164,9 +167,9 @@ def _problem_cell(result: ReportedCase) -> str:
     return "<br>".join(items)
 
 
-def _row(result: ReportedCase, with_problem: bool, root: Path | None) -> str:
+def _row(result: ReportedCase, with_problem: bool, root: Path | None, with_target: bool = False) -> str:
     where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
-    cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(result.eval_id), md_cell(where, 200),
+    cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(case_label(result, with_target)), md_cell(where, 200),
              f"{result.score:.3f}", f"{result.threshold:.3f}"]
     if with_problem:
         cells.append(_problem_cell(result))
@@ -203,6 +206,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
     """
     results = list(results)
     summary = summarise(results, planned)
+    with_target = several_targets(results)
     bad = _not_passed(results)
     good = sorted((r for r in results if r.verdict == "pass"), key=lambda r: (r.suite, r.line, r.eval_id))
     parts = ["## agentv-gate results\n\n", totals_line(summary) + "\n\n", extra]  # `extra`: the base comparison
@@ -223,7 +227,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
         add("| Verdict | Case | Where | Score | Threshold | Misses / error |\n"
             "| --- | --- | --- | ---: | ---: | --- |\n")
         for i, r in enumerate(bad):
-            if not add(_row(r, True, root)):
+            if not add(_row(r, True, root, with_target)):
                 left_out += len(bad) - i + len(good)
                 good = []
                 break
@@ -238,7 +242,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
                   "| Verdict | Case | Where | Score | Threshold |\n| --- | --- | --- | ---: | ---: |\n")
         if add(header):
             for i, r in enumerate(good):
-                if not add(_row(r, False, root)):
+                if not add(_row(r, False, root, with_target)):
                     left_out += len(good) - i
                     break
             parts.append("\n</details>\n\n")

@@ -11,6 +11,7 @@ that something was there.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 REPLACEMENT = "\ufffd"
 
@@ -86,3 +87,14 @@ def inert_lines(text: object) -> str:
         line = inert_log_text(line)
         lines.append(f"| {line}" if line.lstrip().startswith("::") else line)
     return "\n".join(lines)
+
+
+def case_label(result: object, with_target: bool) -> str:
+    """The case's id, with `[target]` when the run used several targets (a matrix names each row)."""
+    label = one_line(getattr(result, "eval_id", ""))
+    target = getattr(result, "target", "")
+    return f"{label} [{one_line(target)}]" if with_target and target else label
+
+
+def several_targets(results: Iterable[object]) -> bool:
+    return len({getattr(r, "target", "") for r in results}) > 1

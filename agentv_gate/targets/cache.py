@@ -77,6 +77,17 @@ def thread_cache_hits() -> int:
     return int(getattr(_thread, "hits", 0))
 
 
+def cache_bypassed() -> bool:
+    """Whether the calling thread's case runs with the cache off (its suite's `execution.cache: false`)."""
+    return bool(getattr(_thread, "bypass", False))
+
+
+def bypass_cache_on_this_thread(bypass: bool) -> None:
+    """Set by the orchestrator around each case: `True` makes every cached provider call through,
+    neither reading nor writing the cache, for the case that runs on this thread."""
+    _thread.bypass = bypass
+
+
 def count_thread_cache_hits(hits: int) -> None:
     """Count hits made for the calling thread's case on other threads (a code judge's target proxy
     serves its calls on its own threads), so the case's `cache_hits` includes them."""
@@ -210,6 +221,10 @@ class CachingProvider:
         return getattr(self.inner, name)
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
+        if request.extra.get("no_cache") is True or cache_bypassed():
+            # A trial after the first (an independent sample, never a replay), or a suite with
+            # `execution.cache: false`: the call is made, and nothing is read or stored.
+            return self.inner.invoke(request)
         identity = request_identity(self.inner, request)
         identity_json = self._redact(json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str))
         key = self.cache.key_for(identity_json)
@@ -236,5 +251,5 @@ def caching_wrapper(cache: ResponseCache) -> Callable[[Provider], Provider]:
     return wrap
 
 
-__all__ = ["DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache",
-           "caching_wrapper", "count_thread_cache_hits", "request_identity", "thread_cache_hits"]
+__all__ = ["DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache", "bypass_cache_on_this_thread",
+           "cache_bypassed", "caching_wrapper", "count_thread_cache_hits", "request_identity", "thread_cache_hits"]

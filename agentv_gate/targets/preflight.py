@@ -53,19 +53,20 @@ def unknown_target(name: str, targets: TargetsConfig) -> str:
 
 
 def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
-              target_name: Callable[[UsesTargets], str]) -> list[Problem]:
-    """Every problem with the targets and judges `cases` will use, and the keys of targets.yaml."""
+              target_names: Callable[[UsesTargets], list[str]]) -> list[Problem]:
+    """Every problem with the targets and judges `cases` will use (each target of a matrix case),
+    and the keys of targets.yaml."""
     targets = registry.targets
     file = targets.source_file or Path("targets.yaml")
     problems = list(targets.key_problems)
     used: dict[str, UsesTargets] = {}
     judged: dict[tuple[str, str | None], tuple[Path, int]] = {}
     for case in cases:
-        name = target_name(case)
-        used.setdefault(name, case)
         judges: tuple[JudgeUse, ...] = getattr(case, "judges", ())
-        for judge, judge_file, judge_line in judges:
-            judged.setdefault((name, judge), (judge_file, judge_line))
+        for name in target_names(case):
+            used.setdefault(name, case)
+            for judge, judge_file, judge_line in judges:
+                judged.setdefault((name, judge), (judge_file, judge_line))
     built: set[str] = set()
 
     def build(name: str) -> bool:

@@ -62,17 +62,21 @@ def check_targets(explicit: Path | None, cases: Sequence[NamesTarget], allow_unk
 
 
 class TargetResolver(ProviderRegistry):
-    def __init__(self, targets: TargetsConfig, forced_target: str | None = None,
+    def __init__(self, targets: TargetsConfig, forced_target: str | Sequence[str] | None = None,
                  wrap: ProviderWrapper | None = None):
         super().__init__(targets)
-        self.forced_target = forced_target
+        forced = [forced_target] if isinstance(forced_target, str) else list(forced_target or ())
+        self.forced_targets = list(dict.fromkeys(forced))
+        """`--target`, given any number of times: one name is every case's target; several make a matrix."""
+        self.forced_target = self.forced_targets[0] if len(self.forced_targets) == 1 else None
         self._wrap = wrap
         self._wrapped: dict[str, Provider] = {}
         self.warnings: list[Problem] = []
         """What the preflight check found that does not stop the run, for the command to show."""
 
     @classmethod
-    def from_options(cls, targets_file: Path | None, forced_target: str | None, cases: Sequence[NamesTarget],
+    def from_options(cls, targets_file: Path | None, forced_target: str | Sequence[str] | None,
+                     cases: Sequence[NamesTarget],
                      wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False) -> TargetResolver:
         """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
 
@@ -98,13 +102,24 @@ class TargetResolver(ProviderRegistry):
             return names[0]  # a lone target is the default, whatever it is called
         return name
 
+    def target_names(self, case: NamesTarget) -> list[str]:
+        """Every target `case` runs on: several `--target`s, else one, else its `execution.targets`
+        (a matrix: one row per target), else its one target."""
+        if len(self.forced_targets) > 1:
+            return list(self.forced_targets)
+        listed = getattr(case, "targets", None)
+        if self.forced_target is None and listed:
+            return list(listed)
+        return [self.target_name(case)]
+
     def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
         """Preflight: every target and judge the cases will call, found and built; targets.yaml's keys."""
-        if self.forced_target is not None and self.forced_target not in self.targets:
-            known = self.targets.names()
-            raise TargetsConfigError(f"--target: no target named '{self.forced_target}'"
-                                     f"{did_you_mean(self.forced_target, known)} (targets defined: {', '.join(known)})")
-        return allowing_unknown_keys(preflight(self, cases, self.target_name), allow_unknown_keys)  # type: ignore[arg-type]
+        for forced in self.forced_targets:
+            if forced not in self.targets:
+                known = self.targets.names()
+                raise TargetsConfigError(f"--target: no target named '{forced}'"
+                                         f"{did_you_mean(forced, known)} (targets defined: {', '.join(known)})")
+        return allowing_unknown_keys(preflight(self, cases, self.target_names), allow_unknown_keys)  # type: ignore[arg-type]
 
     def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""

@@ -281,6 +281,7 @@ def run_script(
     max_output_bytes: int = 8 * 1024 * 1024,
     warm: bool = False,
     call_env: dict[str, str] | None = None,
+    teardown: bool = False,
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
@@ -292,7 +293,8 @@ def run_script(
     program sees them like `env`, but they do not choose the warm interpreter, so judges that differ
     only in them are forked from the same one. `max_output_bytes` caps each of stdout and stderr;
     the excess is read and discarded so the script never blocks on a full pipe, and `*_truncated`
-    says it happened.
+    says it happened. `teardown` (a workspace's `after_*` hook) starts even after the run was
+    interrupted: cleaning up is what an interrupted run still owes.
     """
     argv = [str(a) for a in argv]
     started = time.monotonic()
@@ -309,7 +311,7 @@ def run_script(
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
     full_env = {**os.environ, **(env or {})}
-    if _refuse_new:
+    if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
     reaper.become_subreaper()  # before any start: orphans (a dead warm interpreter's judges too) come to us
     with _starting:  # started and registered as live before an orphan sweep can see it
@@ -332,7 +334,7 @@ def run_script(
         with _live_lock:
             _live_groups.add(proc.pid)
             refused = _refuse_new
-    if refused:  # interrupted between the check above and the spawn
+    if refused and not teardown:  # interrupted between the check above and the spawn
         _kill_group(proc.pid)
     try:
         return _supervise(proc, argv, stdin_text, timeout_seconds, max_output_bytes, started)

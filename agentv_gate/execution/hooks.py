@@ -1,0 +1,142 @@
+"""Workspace lifecycle hooks as AgentV 2.19 runs them: before_all, before_each, after_each, after_all.
+
+Each hook is a command given JSON on stdin (`workspace_path`, `test_id`, `eval_run_id`,
+`case_input`, `case_metadata`). A `before_*` hook that fails (non-zero exit, timeout, cannot start)
+makes the cases it prepares execution errors carrying its output: an agent run on an unprepared
+workspace would be scored on the wrong thing. An `after_*` hook that fails only warns. After-hooks
+always run once their before-side ran: `after_each` after every started case, `after_all` when
+the run ends, however it ends (also on Ctrl-C and SIGTERM).
+
+`before_all` runs once per suite, when its first case starts; `after_all` runs for every suite
+whose cases started, at the end of the run (cases of several suites may run side by side, so
+the end of the run is the first moment a suite is known to be done). Without a workspace
+template, `workspace_path` is the eval file's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..models import EvalCase, HookConfig
+from ..transport.process import run_script
+
+OUTPUT_CHARS = 4000
+"""What a row keeps of a hook's output: its end, where the error usually is."""
+
+
+@dataclass(frozen=True)
+class HookRun:
+    name: str
+    output: str
+    failure: str | None
+
+    def describe(self) -> str:
+        """`before_all hook failed (exit 3): <output>`, for a row's error or a warning."""
+        tail = f": {self.output}" if self.output else ""
+        return f"{self.name} hook {self.failure}{tail}"
+
+
+def _eval_dir(case: EvalCase) -> Path:
+    return (case.suite_file or case.source_file).resolve().parent
+
+
+def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspace: Path) -> HookRun:
+    """Run one hook to completion; never raises for the hook (a failure is in `HookRun.failure`)."""
+    payload: dict[str, Any] = {
+        "workspace_path": str(workspace),
+        "test_id": case.id if case is not None else None,
+        "eval_run_id": eval_run_id,
+        "case_input": [m.model_dump(mode="json") for m in case.input_messages] if case is not None else None,
+        "case_metadata": case.metadata if case is not None else None,
+    }
+    result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or workspace,
+                        teardown=hook.name.startswith("after"))
+    output = "\n".join(part.strip() for part in (result.stdout, result.stderr) if part.strip())
+    if len(output) > OUTPUT_CHARS:
+        output = "…" + output[-OUTPUT_CHARS:]
+    failure = None
+    if not result.ok:
+        failure = f"failed ({result.failure() or 'did not succeed'}; {hook.source_file}:{hook.source_line})"
+    return HookRun(hook.name, output, failure)
+
+
+@dataclass
+class _Suite:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    before_all: HookRun | None = None
+    started: bool = False
+    after_all: HookConfig | None = None
+    case: EvalCase | None = None
+    """A case of the suite, for the after_all payload's workspace."""
+
+
+class WorkspaceHooks:
+    """The hooks of one run. Thread-safe: cases of a suite may start on several workers at once."""
+
+    def __init__(self, eval_run_id: str | None = None) -> None:
+        self.eval_run_id = eval_run_id or uuid.uuid4().hex
+        self.warnings: list[str] = []
+        """What failed without failing a case (after_* hooks), for the command to say."""
+        self._suites: dict[str, _Suite] = {}
+        self._lock = threading.Lock()
+
+    def _suite(self, name: str) -> _Suite:
+        with self._lock:
+            return self._suites.setdefault(name, _Suite())
+
+    def before(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
+        """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
+        hooks = case.workspace.hooks if case.workspace is not None else {}
+        if not hooks:
+            return {}, None
+        outputs: dict[str, str] = {}
+        suite = self._suite(case.suite)
+        with suite.lock:  # the first case of a suite runs before_all; the others wait for it
+            if not suite.started:
+                suite.started = True
+                suite.after_all = hooks.get("after_all")
+                suite.case = case
+                if "before_all" in hooks:
+                    suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id, _eval_dir(case))
+        if suite.before_all is not None:
+            outputs["before_all_output"] = suite.before_all.output
+            if suite.before_all.failure:
+                return outputs, suite.before_all.describe()
+        if "before_each" in hooks:
+            ran = run_hook(hooks["before_each"], case, self.eval_run_id, _eval_dir(case))
+            outputs["before_each_output"] = ran.output
+            if ran.failure:
+                return outputs, ran.describe()
+        return outputs, None
+
+    def after(self, case: EvalCase) -> dict[str, str]:
+        """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
+        hook = case.workspace.hooks.get("after_each") if case.workspace is not None else None
+        if hook is None:
+            return {}
+        ran = run_hook(hook, case, self.eval_run_id, _eval_dir(case))
+        if ran.failure:
+            self._warn(f"{case.source_file}:{case.source_line}: case '{case.id}': {ran.describe()}")
+        return {"after_each_output": ran.output}
+
+    def finish(self) -> None:
+        """Run every started suite's `after_all`, once; failures are warnings."""
+        with self._lock:
+            suites = list(self._suites.items())
+        for name, suite in suites:
+            with suite.lock:
+                hook, case, suite.after_all = suite.after_all, suite.case, None
+            if hook is None or case is None:
+                continue
+            ran = run_hook(hook, None, self.eval_run_id, _eval_dir(case))
+            if ran.failure:
+                self._warn(f"suite {name}: {ran.describe()}")
+
+    def _warn(self, message: str) -> None:
+        with self._lock:
+            self.warnings.append(message)

@@ -1,0 +1,124 @@
+"""Stop policies: when a run stops starting cases, and what the cases it did not start are written as.
+
+The orchestrator asks every policy before it starts a case (`refusal`) and tells every policy
+each result (`record`). A refused case is never run and never passes: it becomes an error row
+saying why (`failure_reason_code`), so the gate fails and the summary explains it. Cases already
+running when a policy trips finish normally. One mechanism for every such rule:
+
+* `BudgetStop`: a suite's `execution.total_budget_usd` (summed `cost_usd` reached it);
+* `ErrorStop`: a suite's `execution.fail_on_error: true` (one execution error happened);
+* a `--max-failures N` would be a third, counting failed rows over the whole run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..models import CaseResult, EvalCase
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a case is not started: AgentV's `failure_reason_code` and a sentence for the row's error."""
+
+    code: str
+    message: str
+    budget_exceeded: bool = False
+
+    def apply(self, result: CaseResult) -> CaseResult:
+        """`result` (a fresh row for the case) written as not run, for this reason."""
+        result.verdict = "error"
+        result.error = f"not run: {self.message}"
+        result.misses = [f"Error: {result.error}"]
+        result.failure_reason_code = self.code
+        if self.budget_exceeded:
+            result.budget_exceeded = True
+        return result
+
+
+class StopPolicy(Protocol):
+    """A rule that may refuse to start cases, from what the results so far say. Thread-safe."""
+
+    def refusal(self, case: EvalCase) -> Refusal | None: ...
+
+    def record(self, case: EvalCase, result: CaseResult) -> None: ...
+
+
+@dataclass
+class BudgetStop:
+    """Per suite: once the summed `cost_usd` of its rows reaches `execution.total_budget_usd`,
+    its unstarted cases are written with `budget_exceeded: true`."""
+
+    spent: dict[str, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refusal(self, case: EvalCase) -> Refusal | None:
+        budget = case.suite_execution.total_budget_usd
+        if budget is None:
+            return None
+        with self._lock:
+            spent = self.spent.get(case.suite, 0.0)
+        if spent < budget:
+            return None
+        return Refusal("budget_exceeded", f"the suite's total_budget_usd ({budget:g}) was spent "
+                       f"(${spent:.4f} reported so far)", budget_exceeded=True)
+
+    def record(self, case: EvalCase, result: CaseResult) -> None:
+        if case.suite_execution.total_budget_usd is None or not result.cost_usd:
+            return
+        with self._lock:
+            self.spent[case.suite] = self.spent.get(case.suite, 0.0) + float(result.cost_usd)
+
+
+@dataclass
+class ErrorStop:
+    """Per suite with `execution.fail_on_error: true`: after its first execution error, its
+    unstarted cases are written as errors (`error_threshold_exceeded`)."""
+
+    first_error: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refusal(self, case: EvalCase) -> Refusal | None:
+        if not case.suite_execution.fail_on_error:
+            return None
+        with self._lock:
+            first = self.first_error.get(case.suite)
+        if first is None:
+            return None
+        return Refusal("error_threshold_exceeded", f"fail_on_error: case '{first}' of this suite had an execution "
+                       "error")
+
+    def record(self, case: EvalCase, result: CaseResult) -> None:
+        if not case.suite_execution.fail_on_error or result.execution_status != "execution_error":
+            return
+        if result.failure_reason_code is not None:
+            return  # a refused case does not start the chain again
+        with self._lock:
+            self.first_error.setdefault(case.suite, result.eval_id)
+
+
+@dataclass
+class StopPolicies:
+    """Several policies as one: the first refusal wins; every policy sees every result."""
+
+    policies: Sequence[StopPolicy] = ()
+
+    def refusal(self, case: EvalCase) -> Refusal | None:
+        for policy in self.policies:
+            found = policy.refusal(case)
+            if found is not None:
+                return found
+        return None
+
+    def record(self, case: EvalCase, result: CaseResult) -> None:
+        for policy in self.policies:
+            policy.record(case, result)
+
+
+def execution_block_policies() -> StopPolicies:
+    """The policies of AgentV's `execution` block, which every run has (each is idle for a suite
+    that does not set its key)."""
+    return StopPolicies([BudgetStop(), ErrorStop()])

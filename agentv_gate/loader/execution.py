@@ -1,0 +1,156 @@
+"""AgentV's `execution:` extras and `workspace:` hooks, read into typed settings, every mistake located.
+
+`execution.trials` and `execution.targets` may be written by the suite or by a test (the test's
+wins); `total_budget_usd`, `fail_on_error` and `cache` steer the whole suite, so a test writing
+them is an error rather than a setting silently read as the suite's. `workspace.hooks` are
+commands resolved here like a code judge's script, so a missing script stops the run before any
+case does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import EvalFileError
+from ..models import (
+    HOOK_NAMES,
+    SETUP_HOOK_TIMEOUT_MS,
+    TEARDOWN_HOOK_TIMEOUT_MS,
+    HookConfig,
+    SuiteExecution,
+    TrialsConfig,
+    WorkspaceConfig,
+)
+from .evaluator_parser import resolve_script
+from .keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
+from .problems import Problem
+from .refs import SearchRoots
+from .yaml_lines import key_line, line_of
+
+SUITE_ONLY_HOOKS = ("before_all", "after_all")
+"""Run once per suite, so only the suite's `workspace:` may hold them."""
+
+
+def parse_trials(raw: Any, line: int) -> TrialsConfig | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise EvalFileError(line_of(raw, line), f"'trials' must be a mapping, got {raw!r}",
+                            "trials: {count: 3, strategy: pass_at_k}")
+    try:
+        return TrialsConfig.model_validate(dict(raw))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "trials"
+        key = str(first["loc"][0]) if first["loc"] else ""
+        raise EvalFileError(key_line(raw, key, line_of(raw, line)), f"trials.{where}: {first['msg']}",
+                            "count: 1..100, strategy: pass_at_k | mean | confidence_interval, "
+                            "cost_limit_usd: a number >= 0") from None
+
+
+def parse_targets(raw: Any, line: int) -> list[str] | None:
+    if raw is None:
+        return None
+    if (not isinstance(raw, list) or not raw
+            or not all(isinstance(name, str) and name.strip() for name in raw)):
+        raise EvalFileError(line_of(raw, line), f"'targets' must be a non-empty list of target names, got {raw!r}",
+                            "targets: [gpt-4o, claude]")
+    names = [name.strip() for name in raw]
+    if len(set(names)) != len(names):
+        raise EvalFileError(line_of(raw, line), f"'targets' names a target twice: {names}", "each target once")
+    return names
+
+
+def suite_execution(execution: Any) -> SuiteExecution:
+    """`total_budget_usd`, `fail_on_error` and `cache` of a suite's `execution:` (defaults when absent)."""
+    budget = execution.get("total_budget_usd")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0):
+        raise EvalFileError(key_line(execution, "total_budget_usd"), f"total_budget_usd {budget!r} is not a "
+                            "number >= 0", "total_budget_usd: 5.0")
+    flags: dict[str, bool] = {}
+    for key, default in (("fail_on_error", False), ("cache", True)):
+        value = execution.get(key, default)
+        if not isinstance(value, bool):
+            raise EvalFileError(key_line(execution, key), f"'{key}' must be true or false, got {value!r}",
+                                f"{key}: {str(not default).lower()}")
+        flags[key] = value
+    return SuiteExecution(total_budget_usd=None if budget is None else float(budget), **flags)
+
+
+def suite_only_problems(execution: Any, file: Path, where: str) -> list[Problem]:
+    """A test's `execution` may not set what steers the whole suite: said at its line, never read."""
+    if not isinstance(execution, dict):
+        return []
+    return [Problem(file, key_line(execution, key, line_of(execution)),
+                    f"'{key}' in {where} applies to the whole suite: write it in the suite's 'execution'",
+                    f"execution: {{{key}: ...}} at the top of the file")
+            for key in SUITE_ONLY_EXECUTION_KEYS if key in execution]
+
+
+def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem], *,
+                    suite: bool, inherited: WorkspaceConfig | None = None) -> WorkspaceConfig | None:
+    """A `workspace:` with its hooks resolved; a test's hooks replace the suite's of the same name."""
+    if raw is None:
+        return inherited
+    if not isinstance(raw, dict):
+        raise EvalFileError(line_of(raw, line), f"'workspace' must be a mapping, got {raw!r}",
+                            "workspace: {hooks: {before_all: {command: [python3, setup.py]}}}")
+    where = "the suite's 'workspace'" if suite else "a test's 'workspace'"
+    problems.extend(key_problems(raw, WORKSPACE_KEYS, "workspace", where, file))
+    raw = declared(raw, WORKSPACE_KEYS)
+    hooks_raw = raw.get("hooks")
+    hooks = dict(inherited.hooks) if inherited is not None else {}
+    if hooks_raw is None:
+        return WorkspaceConfig(hooks=hooks)
+    if not isinstance(hooks_raw, dict):
+        raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
+                            f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
+    problems.extend(key_problems(hooks_raw, HOOK_NAMES, "hooks", f"{where} hooks", file))
+    hooks_raw = declared(hooks_raw, HOOK_NAMES)
+    for name in HOOK_NAMES:
+        if name not in hooks_raw:
+            continue
+        at = key_line(hooks_raw, name, line)
+        if not suite and name in SUITE_ONLY_HOOKS:
+            raise EvalFileError(at, f"'{name}' runs once per suite: write it in the suite's 'workspace'",
+                                "before_each / after_each in a test's workspace")
+        hooks[name] = _hook(name, hooks_raw[name], at, roots, file, problems)
+    return WorkspaceConfig(hooks=hooks)
+
+
+def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem]) -> HookConfig:
+    expected = f"{name}: {{command: [python3, script.py], timeout_ms: 60000, cwd: ./scripts}}"
+    if isinstance(raw, (str, list)):
+        raw = {"command": raw}
+    if not isinstance(raw, dict):
+        raise EvalFileError(line_of(raw, line), f"hook '{name}' must be a mapping with 'command'", expected)
+    problems.extend(key_problems(raw, HOOK_KEYS, "hook", f"hook '{name}'", file))
+    raw = declared(raw, HOOK_KEYS)
+    if "command" not in raw:
+        raise EvalFileError(line_of(raw, line), f"hook '{name}' has no 'command'", expected)
+    cwd: Path | None = None
+    if raw.get("cwd") is not None:
+        cwd = _folder(raw["cwd"], key_line(raw, "cwd", line), roots, name)
+    argv = resolve_script(raw["command"], key_line(raw, "command", line), roots, cwd, problems, file)
+    default = SETUP_HOOK_TIMEOUT_MS if name.startswith("before") else TEARDOWN_HOOK_TIMEOUT_MS
+    timeout = raw.get("timeout_ms", default)
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
+        raise EvalFileError(key_line(raw, "timeout_ms", line), f"hook '{name}': timeout_ms {timeout!r} is not a "
+                            "whole number of milliseconds > 0", "timeout_ms: 60000")
+    return HookConfig(name=name, argv=argv, timeout_ms=timeout, cwd=cwd, source_file=file, source_line=line)
+
+
+def _folder(value: Any, line: int, roots: SearchRoots, name: str) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise EvalFileError(line, f"hook '{name}': cwd must be a folder path, got {value!r}", "cwd: ./scripts")
+    folder = (roots.eval_dir / value).resolve()
+    if not folder.is_dir():
+        raise EvalFileError(line, f"hook '{name}': cwd {value!r} is not a folder (from {roots.eval_dir})",
+                            "an existing folder, relative to the eval file")
+    if not roots.allow_outside_root and not roots.inside_root(folder):
+        raise EvalFileError(line, f"hook '{name}': cwd {value!r} is outside the repository root",
+                            "a folder inside the repository (or --allow-outside-root)")
+    return folder

@@ -1,0 +1,145 @@
+"""Workspace lifecycle hooks through the real CLI: what they are given, what a failure does, that teardown runs."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+from tests.helpers.cli import run_cli, start_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
+
+HOOK = """\
+import json, pathlib, sys
+name = sys.argv[1]
+payload = json.load(sys.stdin)
+log = pathlib.Path(__file__).parent / "hooks.log"
+with open(log, "a") as out:
+    out.write(json.dumps({"hook": name, **payload}) + "\\n")
+print(f"{name} for {payload['test_id']}")
+if name == "before_each" and payload["test_id"] == "unprepared":
+    print("cannot prepare", file=sys.stderr)
+    sys.exit(3)
+if name == "after_each" and payload["test_id"] == "messy":
+    sys.exit("cleanup failed")
+"""
+
+SUITE = """
+    workspace:
+      hooks:
+        before_all: {command: [python3, hook.py, before_all], timeout_ms: 20000}
+        before_each: {command: python3 hook.py before_each}
+        after_each: [python3, hook.py, after_each]
+        after_all: {command: [python3, hook.py, after_all]}
+    tests:
+      - {id: fine, input: Hi, metadata: {team: geo}, assert: [{type: contains, value: ok}]}
+      - {id: unprepared, input: Hi, assert: [{type: contains, value: ok}]}
+      - {id: messy, input: Hi, assert: [{type: contains, value: ok}]}
+"""
+
+
+def hook_log(repo: Path) -> list[dict]:
+    path = repo / "evals/hooks.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_hooks_run_around_cases_and_a_failing_before_each_makes_its_case_an_error(repo: Path) -> None:
+    write(repo / "evals/hook.py", HOOK)
+    write(repo / "evals/s.eval.yaml", SUITE)
+    ran = run_cli("run", "evals", "--workers", "1", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert rows["fine"]["verdict"] == "pass" and rows["messy"]["verdict"] == "pass"
+    assert rows["fine"]["before_all_output"] == "before_all for None"
+    assert rows["fine"]["before_each_output"] == "before_each for fine"
+    assert rows["fine"]["after_each_output"] == "after_each for fine"
+    bad = rows["unprepared"]
+    assert bad["verdict"] == "error" and bad["execution_status"] == "execution_error"
+    assert "before_each hook failed" in bad["error"] and "cannot prepare" in bad["error"]
+    assert "evals/s.eval.yaml:4" in bad["error"]
+    # an after_each failure only warns; the after-hooks ran for every started case, after_all once at the end
+    assert "warning:" in ran.stderr and "after_each hook failed" in ran.stderr and "cleanup failed" in ran.stderr
+    log = hook_log(repo)
+    assert [e["hook"] for e in log].count("before_all") == 1
+    assert sorted(e["test_id"] for e in log if e["hook"] == "after_each") == ["fine", "messy", "unprepared"]
+    assert log[-1]["hook"] == "after_all"
+    first_each = next(e for e in log if e["hook"] == "before_each" and e["test_id"] == "fine")
+    assert first_each["case_metadata"] == {"team": "geo"}
+    assert first_each["case_input"] == [{"role": "user", "content": "Hi"}]
+    assert first_each["workspace_path"] == str((repo / "evals").resolve())
+    assert len({e["eval_run_id"] for e in log}) == 1
+
+
+def test_a_failing_before_all_makes_every_case_of_its_suite_an_error(repo: Path) -> None:
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          hooks:
+            before_all: {command: [sh, -c, "echo no database; exit 1"]}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: ok}]}
+          - {id: b, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 1
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [r["verdict"] for r in rows] == ["error", "error"]
+    assert all("before_all hook failed" in r["error"] and "no database" in r["error"] for r in rows)
+
+
+def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "sh -c 'touch started; sleep 30'"
+            timeout_seconds: 60
+    """)
+    write(repo / "evals/teardown.py", "open('../torn-down', 'w').write('done')\n")
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          hooks:
+            after_all: {command: [python3, teardown.py]}
+        tests:
+          - {id: slow, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    proc = start_cli("run", "evals", cwd=repo)
+    deadline = time.monotonic() + 30
+    while not (repo / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    assert (repo / "torn-down").read_text().strip() == "done"
+
+
+def test_workspace_settings_not_run_yet_and_misplaced_hooks_are_refused(repo: Path) -> None:
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+        tests:
+          - id: a
+            input: Hi
+            criteria: Greets
+            workspace:
+              hooks:
+                before_all: {command: [true]}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 2
+    assert "evals/s.eval.yaml:2: 'template' is an AgentV feature agentv-gate does not run yet" in ran.stderr
+    assert "evals/s.eval.yaml:9: 'before_all' runs once per suite" in ran.stderr
+
+
+def test_a_hook_script_that_does_not_exist_stops_the_run_before_any_case(repo: Path) -> None:
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          hooks:
+            before_each: {command: [python3, missing/setup.py]}
+        tests:
+          - {id: a, input: Hi, criteria: Greets}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 2
+    assert "evals/s.eval.yaml:3:" in ran.stderr and "missing/setup.py" in ran.stderr
