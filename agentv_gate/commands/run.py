@@ -15,7 +15,7 @@ from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
-from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found, plan_paths
+from ..loader import CaseRef, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, select_shard
 from ..redaction import redact
@@ -26,6 +26,7 @@ from ..report.rows import ReportRow
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
+from ._eval_paths import eval_paths
 from ._outputs import output_paths, report_cache, write_reports
 
 MAX_WORKERS = 256
@@ -41,11 +42,7 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    paths = default_eval_paths(args.paths)
-    # AgentV's `.env`, before any eval file or targets file is read (see `loader.env`)
-    note = load_run_dotenv(paths, args.repo_root)
-    if note and not args.quiet:
-        print(f"agentv-gate: {note}", file=sys.stderr)
+    paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
         print(redact(str(problem)), file=sys.stderr)  # a value read from a secret `${{ VAR }}` included

@@ -7,17 +7,14 @@ import sys
 from collections import Counter
 
 from ..errors import EXIT_FAILED, EXIT_OK, NoCasesError
-from ..loader import default_eval_paths, load_run_dotenv, nothing_found, plan_paths
+from ..loader import nothing_found, plan_paths
 from ..redaction import redact
 from ..targets.resolver import check_targets
+from ._eval_paths import eval_paths
 
 
 def execute(args: argparse.Namespace) -> int:
-    paths = default_eval_paths(args.paths)
-    # AgentV's `.env`, before any eval file is read (see `loader.env`)
-    note = load_run_dotenv(paths, args.repo_root)
-    if note and not args.quiet:
-        print(f"agentv-gate: {note}", file=sys.stderr)
+    paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     unchecked = ""
     if plan.refs:
