@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from agentv_gate.evaluators.tool_trajectory import ToolTrajectoryEvaluator, args_match, deep_equal
+from agentv_gate.evaluators.json_extract import json_equal
+from agentv_gate.evaluators.tool_trajectory import ToolTrajectoryEvaluator, args_match
 from agentv_gate.models import EvalCase, EvaluationContext, Message, ToolTrajectoryConfig
 from tests.helpers.evaluation import score_of
 
@@ -124,7 +125,7 @@ def test_item_args_match_wins_over_the_evaluators() -> None:
 
 
 def test_json_equality_is_not_pythons() -> None:
-    assert not deep_equal(True, 1) and not deep_equal([1, 2], [2, 1]) and deep_equal({"a": [1.0]}, {"a": [1]})
+    assert not json_equal(True, 1) and not json_equal([1, 2], [2, 1]) and json_equal({"a": [1.0]}, {"a": [1]})
 
 
 def test_openai_shaped_calls_from_an_agent_are_read_too() -> None:
