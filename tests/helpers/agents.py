@@ -1,7 +1,8 @@
-"""A scripted agent for end-to-end tests: a real `cli` target that answers each prompt from a table.
+"""Agents for end-to-end tests, as real `cli` targets: a scripted one and an echo.
 
-The table maps a key to a reply; the agent answers with the reply of the first key found in the
-prompt, so one suite can hold cases whose agent reports metrics, tool calls, or nothing at all.
+The scripted agent answers each prompt from a table: the reply of the first key found in the prompt,
+so one suite can hold cases whose agent reports metrics, tool calls, or nothing at all. The echo
+answers with its prompt, so a test can see what reached the agent.
 """
 
 from __future__ import annotations
@@ -35,3 +36,15 @@ def scripted_agent(repo: Path, replies: dict[str, Any]) -> Path:
             provider: cli
             command_template: "{sys.executable} {repo / 'agent.py'} {repo / 'replies.json'}"
     """)
+
+
+ECHO_TARGETS = """
+targets:
+  - name: default
+    provider: cli
+    command: "cat {PROMPT_FILE}"
+    judge_target: judge
+  - name: judge
+    provider: mock
+"""
+"""A targets file whose agent answers with the prompt it was given, so a test sees what the prompt held."""
