@@ -38,10 +38,10 @@ def says_yes_to_paris(request: RecordedRequest) -> FakeReply:
 
 
 @pytest.fixture
-def server():
-    with FakeLLMServer() as srv:
-        srv.set_default(CHAT, says_yes_to_paris)
-        yield srv
+def server(fake_llm: FakeLLMServer) -> FakeLLMServer:
+    """The shared fake model server, as a judge that says YES to a question naming Paris."""
+    fake_llm.set_default(CHAT, says_yes_to_paris)
+    return fake_llm
 
 
 def judge_provider(server: FakeLLMServer) -> Provider:
