@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,10 @@ from agentv_gate.targets.cache import ResponseCache, caching_wrapper
 from agentv_gate.targets.config import RawTarget, TargetConfig, parse_targets, resolve_target
 from agentv_gate.targets.gemini import GeminiProvider, gemini_schema
 from agentv_gate.targets.registry import build_provider
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, gemini_model, gemini_path
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, read_rows
 
 SECRET = "AIza-test-SECRET-0123456789"
 FAST = {"retry_initial_delay_ms": 1, "retry_max_delay_ms": 5, "retry_jitter_ms": 1, "timeout_seconds": 2}
@@ -181,24 +181,17 @@ def test_answers_are_cached_per_model_and_prompt(fake_llm: FakeLLMServer, tmp_pa
 
 
 def run_gate(project: Path, fake_llm: FakeLLMServer, judge_answer: str) -> tuple[int, list[dict[str, Any]], str]:
-    (project / ".git").mkdir(parents=True, exist_ok=True)
-    (project / ".agentv").mkdir(exist_ok=True)
-    (project / "evals").mkdir(exist_ok=True)
     targets = [{"name": "default", "provider": "mock", "response": "Paris is the capital of France.",
                 "judge_target": "gemini-judge"},
                {"name": "gemini-judge", "provider": "google", "base_url": fake_llm.url,
                 "api_key": "${{ GEMINI_API_KEY }}", "model": "gemini-2.5-flash", **FAST}]
-    (project / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": targets}, sort_keys=False))
-    (project / "evals/capital.eval.yaml").write_text(
-        "tests:\n  - id: capital\n    criteria: Names Paris\n    input: Capital of France?\n"
-        "    assert:\n      - {name: quality, type: llm_judge}\n")
+    make_repo(project, yaml.safe_dump({"targets": targets}, sort_keys=False))
+    write(project / "evals/capital.eval.yaml",
+          "tests:\n  - id: capital\n    criteria: Names Paris\n    input: Capital of France?\n"
+          "    assert:\n      - {name: quality, type: llm_judge}\n")
     fake_llm.set_default(FLASH, gemini_model(judge_answer, SECRET))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    env["GEMINI_API_KEY"] = SECRET
-    done = subprocess.run([sys.executable, "-m", "agentv_gate.cli", "run", "evals", "--no-cache"], cwd=project,
-                          env=env, capture_output=True, text=True, timeout=120)
-    rows = [json.loads(line) for line in (project / ".agentv-gate/results.jsonl").read_text().splitlines()]
-    return done.returncode, rows, done.stdout + done.stderr
+    done = run_cli("run", "evals", "--no-cache", cwd=project, env={"GEMINI_API_KEY": SECRET})
+    return done.returncode, read_rows(project / RESULTS), done.stdout + done.stderr
 
 
 def test_cli_llm_judge_on_gemini_passes_and_fails_as_the_verdict_says(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
