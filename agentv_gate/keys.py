@@ -107,3 +107,35 @@ def unknown_key_problems(
         problems.append(KeyProblem(line_of_key(key), f"unknown key '{key}' in {where}{did_you_mean(key, known)}",
                                    unknown=True))
     return problems
+
+
+class DeclaredOnly(dict):  # type: ignore[type-arg]
+    """A mapping its reader may look up only declared keys of; looking up any other key is a bug of ours.
+
+    This is what keeps the declared tables and the readers in step: a reader that starts to read a
+    new key fails (AssertionError naming the table to add it to) until the key is declared, and a
+    declared key is never reported as unknown. Iterating is free: the unknown-key check walks every
+    key. A subclass names its reader and its table for the message.
+    """
+
+    reader = "a reader"
+    table = "its table of keys"
+
+    def __init__(self, data: Mapping[Any, Any], declared: Collection[str]) -> None:
+        super().__init__(data)
+        self.declared = frozenset(declared)
+
+    def _check(self, key: object) -> None:
+        assert key in self.declared, f"{self.reader} reads undeclared key {key!r}: add it to {self.table}"
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._check(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._check(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._check(key)
+        return super().__contains__(key)

@@ -24,6 +24,9 @@ from agentv_gate.errors import (
     EXIT_USAGE,
 )
 from agentv_gate.models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo
+from tests.helpers.suites import PARIS_TARGETS
 
 
 def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
@@ -85,24 +88,7 @@ def test_the_action_and_the_readme_name_the_same_inputs_defaults_and_outputs() -
 
 # ----------------------------------------------------------------------- one exit code per outcome
 
-TARGETS = "targets:\n  - name: default\n    provider: mock\n    response: Paris is the capital of France.\n"
 PASSING = "tests:\n  - id: capital\n    input: q\n    assertions: [{type: contains, value: Paris}]\n"
-
-
-def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "agentv_gate", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS)
-    (tmp_path / "evals").mkdir()
-    return tmp_path
 
 
 def test_exit_codes_are_distinct() -> None:
@@ -114,7 +100,7 @@ def test_exit_codes_are_distinct() -> None:
 def test_no_cases_found_has_its_own_exit_code(repo: Path, command: str) -> None:
     """A gate pointed at the wrong folder must neither pass nor look like a broken configuration."""
     (repo / "elsewhere").mkdir()
-    proc = cli(command, "elsewhere", cwd=repo)
+    proc = run_cli(command, "elsewhere", cwd=repo)
     assert proc.returncode == EXIT_NO_CASES, proc.stderr
     assert "agentv-gate: no eval" in proc.stderr and "elsewhere" in proc.stderr
 
@@ -152,7 +138,7 @@ def test_verbose_adds_the_traceback_of_an_internal_error(
 
 
 def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
-    proc = cli("run", "--quiet", "--verbose", cwd=repo)
+    proc = run_cli("run", "--quiet", "--verbose", cwd=repo)
     assert proc.returncode == EXIT_USAGE
     assert "not allowed with argument" in proc.stderr
 
@@ -161,6 +147,8 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
 
 
 def _many_cases(repo: Path, passing: int) -> None:
+    """`passing` cases the Paris agent passes, then one it fails."""
+    make_repo(repo, PARIS_TARGETS)
     cases = "".join(f"  - id: ok-{n:03}\n    input: q\n    assertions: [{{type: contains, value: Paris}}]\n"
                     for n in range(passing))
     cases += "  - id: wrong-city\n    input: q\n    assertions: [{type: contains, value: Berlin}]\n"
@@ -169,7 +157,7 @@ def _many_cases(repo: Path, passing: int) -> None:
 
 def test_default_output_lists_failures_and_some_passes(repo: Path) -> None:
     _many_cases(repo, 60)
-    proc = cli("run", "evals", cwd=repo)
+    proc = run_cli("run", "evals", cwd=repo)
     assert proc.returncode == EXIT_FAILED
     assert "wrong-city" in proc.stdout and "ok-000" in proc.stdout
     assert "... and 10 more passed cases (--verbose lists them)" in proc.stdout
@@ -177,25 +165,25 @@ def test_default_output_lists_failures_and_some_passes(repo: Path) -> None:
 
 def test_quiet_prints_what_did_not_pass_and_the_totals_only(repo: Path) -> None:
     _many_cases(repo, 60)
-    proc = cli("run", "evals", "--quiet", cwd=repo)
+    proc = run_cli("run", "evals", "--quiet", cwd=repo)
     assert proc.returncode == EXIT_FAILED
     assert "wrong-city" in proc.stdout
     assert "ok-000" not in proc.stdout and "more passed" not in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("agentv-gate FAILED: 61 cases: 60 passed, 1 failed")
     assert "response cache" not in proc.stderr
     (repo / "evals" / "s.eval.yaml").write_text(PASSING)
-    proc = cli("run", "evals", "--quiet", cwd=repo)
+    proc = run_cli("run", "evals", "--quiet", cwd=repo)
     assert proc.returncode == EXIT_OK
     assert proc.stdout.splitlines() == ["agentv-gate PASSED: 1 case: 1 passed, 0 failed, 0 errors (pass rate 100.0%)"]
 
 
 def test_verbose_lists_every_case(repo: Path) -> None:
     _many_cases(repo, 60)
-    proc = cli("run", "evals", "--verbose", cwd=repo)
+    proc = run_cli("run", "evals", "--verbose", cwd=repo)
     assert proc.returncode == EXIT_FAILED
     assert all(f"ok-{n:03}" in proc.stdout for n in range(60))
     assert "more passed" not in proc.stdout
-    merged = cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", "--verbose", cwd=repo)
+    merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", "--verbose", cwd=repo)
     assert merged.returncode == EXIT_FAILED
     assert all(f"ok-{n:03}" in merged.stdout for n in range(60))
 
@@ -215,8 +203,8 @@ def test_the_exit_codes_are_documented_in_one_table() -> None:
 
 def test_validate_quiet_and_verbose(repo: Path) -> None:
     (repo / "evals" / "s.eval.yaml").write_text(PASSING)
-    quiet = cli("validate", "--quiet", "evals", cwd=repo)
+    quiet = run_cli("validate", "--quiet", "evals", cwd=repo)
     assert quiet.returncode == EXIT_OK and quiet.stdout == quiet.stderr == ""
-    verbose = cli("validate", "--verbose", "evals", cwd=repo)
+    verbose = run_cli("validate", "--verbose", "evals", cwd=repo)
     assert verbose.returncode == EXIT_OK
     assert "evals/s.eval.yaml: 1 case(s)" in verbose.stderr and "ok: 1 case(s) in 1 file(s)" in verbose.stderr

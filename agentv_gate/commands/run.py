@@ -18,7 +18,7 @@ from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesErr
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
 from ..execution.stop import execution_block_policies
-from ..loader import CaseRef, default_eval_paths, load_run_dotenv, nothing_found, plan_paths
+from ..loader import CaseRef, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
@@ -33,6 +33,7 @@ from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import load_baseline
+from ._eval_paths import eval_paths
 from ._outputs import output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, select_cases
 
@@ -50,11 +51,7 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    paths = default_eval_paths(args.paths)
-    # AgentV's `.env`, before any eval file or targets file is read (see `loader.env`)
-    note = load_run_dotenv(paths, args.repo_root)
-    if note and not args.quiet:
-        print(f"agentv-gate: {note}", file=sys.stderr)
+    paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
         # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command

@@ -11,12 +11,13 @@ import sys
 from collections import Counter
 
 from ..errors import EXIT_FAILED, EXIT_OK, NoCasesError, ReportWriteError
-from ..loader import default_eval_paths, load_run_dotenv, nothing_found, plan_paths
+from ..loader import nothing_found, plan_paths
 from ..problems import Problem
 from ..redaction import redact
 from ..report.github import write_github_problems
 from ..report.text import inert_lines, one_line
 from ..targets.resolver import check_targets
+from ._eval_paths import eval_paths
 
 
 def _plural(n: int, word: str) -> str:
@@ -42,11 +43,7 @@ def _tell_github(problems: list[Problem], failed: bool, files: int, cases: int) 
 
 
 def execute(args: argparse.Namespace) -> int:
-    paths = default_eval_paths(args.paths)
-    # AgentV's `.env`, before any eval file is read (see `loader.env`)
-    note = load_run_dotenv(paths, args.repo_root)
-    if note and not args.quiet:
-        print(f"agentv-gate: {note}", file=sys.stderr)
+    paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     unchecked = ""
     if plan.refs:

@@ -12,44 +12,34 @@ from typing import Any
 from ..judging.payload import message_dict
 from ..judging.trace import trace_summary
 from ..models import EvaluationContext, EvaluationScore, ExecutionMetricsConfig
-from .metrics import fmt, reported_number, token_part
+from .metrics import LimitChecks, fmt, not_reported, reported_number, token_total
 
 EXPLORATION_TOOLS = frozenset({"read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch",
                                "WebFetch"})
 """AgentV's read-only tools: calls to these count as exploring rather than acting."""
 
 
-def _check(hits: list[str], misses: list[str], label: str, actual: float | None, limit: float, missing: str,
-           unit: str = "") -> None:
-    if actual is None:
-        misses.append(f"{missing} not reported by the target: {label.lower()} cannot be checked")
-    elif actual <= limit:
-        hits.append(f"{label} {fmt(actual)}{unit} <= {fmt(limit)}{unit} max")
-    else:
-        misses.append(f"{label} {fmt(actual)}{unit} > {fmt(limit)}{unit} max")
-
-
 class ExecutionMetricsEvaluator:
     def evaluate(self, config: ExecutionMetricsConfig, context: EvaluationContext) -> EvaluationScore:
         messages = [message_dict(m) for m in context.output_messages]
         summary: dict[str, Any] | None = trace_summary(messages) if messages else None
-        hits: list[str] = []
-        misses: list[str] = []
+        limits = LimitChecks()
         if config.max_tool_calls is not None:
-            _check(hits, misses, "Tool calls", summary["event_count"] if summary else None, config.max_tool_calls,
-                   "the trace")
+            limits.at_most("Tool calls", summary["event_count"] if summary else None, config.max_tool_calls,
+                           not_reported("the trace", "tool calls"))
         if config.max_llm_calls is not None:
-            _check(hits, misses, "LLM calls", summary["llm_call_count"] if summary else None, config.max_llm_calls,
-                   "the trace")
+            limits.at_most("LLM calls", summary["llm_call_count"] if summary else None, config.max_llm_calls,
+                           not_reported("the trace", "llm calls"))
         if config.max_tokens is not None:
-            tokens_in, tokens_out = token_part(context.token_usage, "input"), token_part(context.token_usage, "output")
-            total = None if tokens_in is None or tokens_out is None else tokens_in + tokens_out
-            _check(hits, misses, "Tokens", total, config.max_tokens, "token_usage")
+            limits.at_most("Tokens", token_total(context.token_usage, cached=False), config.max_tokens,
+                           not_reported("token_usage", "tokens"))
         if config.max_cost_usd is not None:
-            _check(hits, misses, "Cost USD", reported_number(context.cost_usd), config.max_cost_usd, "cost_usd")
+            limits.at_most("Cost USD", reported_number(context.cost_usd), config.max_cost_usd,
+                           not_reported("cost_usd", "cost usd"))
         if config.max_duration_ms is not None:
-            _check(hits, misses, "Duration", reported_number(context.duration_ms), config.max_duration_ms,
-                   "duration_ms", "ms")
+            limits.at_most("Duration", reported_number(context.duration_ms), config.max_duration_ms,
+                           not_reported("duration_ms", "duration"), unit="ms")
+        hits, misses = limits.hits, limits.misses
         if config.target_exploration_ratio is not None:
             self._exploration(config, summary, hits, misses)
         checks = len(hits) + len(misses)

@@ -107,14 +107,17 @@ class LlmJudgeEvaluator:
     def _provider(self, context: EvaluationContext) -> Provider | None:
         return self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
 
-    def _judge_provider(self, context: EvaluationContext,
-                        raw: dict[str, Any]) -> tuple[Provider | None, EvaluationScore | None]:
-        """The judge target, or the failed result saying why there is none."""
+    def _judge_for(self, config: LlmJudgeConfig, context: EvaluationContext,
+                   raw: dict[str, Any]) -> tuple[Provider, str | None] | EvaluationScore:
+        """The judge target and model (both recorded in `raw`), or the failed result saying why there is no judge."""
+        model = config.model or context.judge_model
+        if model:
+            raw["model"] = model
         try:
             provider = self._provider(context)
         except Exception as exc:  # a misconfigured judge target is this case's error, not a crash
             raw["error"] = str(exc)
-            return None, _failed(f"judge target cannot be used: {exc}", raw)
+            return _failed(f"judge target cannot be used: {exc}", raw)
         if provider is None:
             target = context.target or "(unnamed)"
             message = (
@@ -122,8 +125,9 @@ class LlmJudgeEvaluator:
                 f".agentv/targets.yaml (or `target:` on the llm_judge evaluator)"
             )
             raw["error"] = message
-            return None, _failed(message, raw)
-        return provider, None
+            return _failed(message, raw)
+        raw["target"] = provider.name
+        return provider, model
 
     def evaluate(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         if config.rubrics:
@@ -138,15 +142,10 @@ class LlmJudgeEvaluator:
             {"user_prompt": prompt.text, "system_prompt": JUDGE_SYSTEM_PROMPT, "prompt_source": prompt.source}
         )
         raw.update({f"prompt_{k}": v for k, v in prompt.details.items() if v is not None})
-        model = config.model or context.judge_model
-        if model:
-            raw["model"] = model
-
-        provider, failed = self._judge_provider(context, raw)
-        if provider is None:
-            assert failed is not None
-            return failed
-        raw["target"] = provider.name
+        judge = self._judge_for(config, context, raw)
+        if isinstance(judge, EvaluationScore):
+            return judge
+        provider, model = judge
         return self._judge(context, config, provider, prompt.text, model, raw)
 
     def _rubric_judge(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
@@ -156,14 +155,10 @@ class LlmJudgeEvaluator:
         prompt = rubrics.case_user_prompt(items, context.eval_case, context.candidate)
         system = rubrics.system_prompt(items)
         raw: dict[str, Any] = {"user_prompt": prompt, "system_prompt": system, "prompt_source": "rubrics"}
-        model = config.model or context.judge_model
-        if model:
-            raw["model"] = model
-        provider, failed = self._judge_provider(context, raw)
-        if provider is None:
-            assert failed is not None
-            return failed
-        raw["target"] = provider.name
+        judge = self._judge_for(config, context, raw)
+        if isinstance(judge, EvaluationScore):
+            return judge
+        provider, model = judge
         asked = self._ask(context, config, provider, prompt, system, model, raw, rubrics.reply_schema(items),
                           lambda text: parse_checks_reply(text, scored))
         if asked.failed is not None:

@@ -1,13 +1,20 @@
 """The target's execution metrics as the budget evaluators read them: a number, or None when not reported.
 
 A metric the target did not report is never taken as 0 (which would pass every budget): the
-evaluator that needs it scores 0 with a miss naming it, as AgentV does.
+evaluator that needs it scores 0 with a miss naming it, as AgentV does. `within_budget` is the
+one-check shape of `cost` and `latency`; `LimitChecks` the one-line-per-limit shape of
+`token_usage` and `execution_metrics`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from ..models import EvaluationScore
+from .base import binary
 
 
 def reported_number(value: Any) -> float | None:
@@ -21,6 +28,52 @@ def token_part(usage: dict[str, Any] | None, key: str) -> float | None:
     return reported_number(usage.get(key)) if isinstance(usage, dict) else None
 
 
+def token_total(usage: dict[str, Any] | None, *, cached: bool) -> float | None:
+    """Input + output tokens, plus cached ones where reported when `cached` (AgentV's `token_usage`
+    counts them, its `execution_metrics` does not); None unless input and output are both reported."""
+    tokens_in, tokens_out = token_part(usage, "input"), token_part(usage, "output")
+    if tokens_in is None or tokens_out is None:
+        return None
+    return tokens_in + tokens_out + ((token_part(usage, "cached") or 0.0) if cached else 0.0)
+
+
 def fmt(value: float) -> str:
     """12.0 -> "12", 0.0125 -> "0.0125": metrics read as the user wrote their limits."""
     return f"{value:g}"
+
+
+def not_reported(metric: str, check: str) -> str:
+    """The miss of a check whose metric the target did not report."""
+    return f"{metric} not reported by the target: {check} cannot be checked"
+
+
+def within_budget(value: Any, limit: float, metric: str, check: str,
+                  line: Callable[[float, str], str]) -> EvaluationScore:
+    """1 when the reported `value` is at most `limit`, else 0. `line(value, "<=" or ">")` is the hit or
+    miss saying so; a value not reported is the miss `not_reported(metric, check)`."""
+    actual = reported_number(value)
+    if actual is None:
+        return binary(False, "", not_reported(metric, check))
+    passed = actual <= limit
+    text = line(actual, "<=" if passed else ">")
+    return binary(passed, text, text)
+
+
+@dataclass
+class LimitChecks:
+    """The hits and misses of several `at most` limits, one line each."""
+
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+
+    def at_most(self, label: str, actual: float | None, limit: float, missing: str, *, unit: str = "",
+                shown_limit: str | None = None) -> None:
+        """A hit when `actual <= limit`, else a miss; `missing` is the miss when `actual` was not reported.
+        The limit is shown as `fmt` writes it unless `shown_limit` says otherwise."""
+        shown = fmt(limit) if shown_limit is None else shown_limit
+        if actual is None:
+            self.misses.append(missing)
+        elif actual <= limit:
+            self.hits.append(f"{label} {fmt(actual)}{unit} <= {shown}{unit} max")
+        else:
+            self.misses.append(f"{label} {fmt(actual)}{unit} > {shown}{unit} max")

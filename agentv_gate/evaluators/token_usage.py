@@ -6,28 +6,19 @@ Total is input + output + cached (cached counted only when reported), as AgentV 
 from __future__ import annotations
 
 from ..models import EvaluationContext, EvaluationScore, TokenUsageConfig
-from .metrics import fmt, token_part
+from .metrics import LimitChecks, not_reported, token_part, token_total
 
 
 class TokenUsageEvaluator:
     def evaluate(self, config: TokenUsageConfig, context: EvaluationContext) -> EvaluationScore:
         usage = context.token_usage
-        tokens_in, tokens_out = token_part(usage, "input"), token_part(usage, "output")
-        total = None if tokens_in is None or tokens_out is None else \
-            tokens_in + tokens_out + (token_part(usage, "cached") or 0.0)
-        hits: list[str] = []
-        misses: list[str] = []
-        for label, key, actual, limit in (("Total tokens", "max_total", total, config.max_total),
-                                          ("Input tokens", "max_input", tokens_in, config.max_input),
-                                          ("Output tokens", "max_output", tokens_out, config.max_output)):
-            if limit is None:
-                continue
-            if actual is None:
-                misses.append(f"token_usage not reported by the target: {key} cannot be checked")
-            elif actual <= limit:
-                hits.append(f"{label} {fmt(actual)} <= {limit} max")
-            else:
-                misses.append(f"{label} {fmt(actual)} > {limit} max")
+        checks = LimitChecks()
+        for label, key, actual, limit in (("Total tokens", "max_total", token_total(usage, cached=True), config.max_total),
+                                          ("Input tokens", "max_input", token_part(usage, "input"), config.max_input),
+                                          ("Output tokens", "max_output", token_part(usage, "output"), config.max_output)):
+            if limit is not None:
+                checks.at_most(label, actual, limit, not_reported("token_usage", key), shown_limit=str(limit))
+        hits, misses = checks.hits, checks.misses
         passed = not misses and bool(hits)
         return EvaluationScore(score=1.0 if passed else 0.0, hits=hits, misses=misses,
                                expected_aspect_count=len(hits) + len(misses) or 1,

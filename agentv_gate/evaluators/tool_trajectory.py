@@ -18,21 +18,9 @@ from typing import Any
 from ..judging.payload import message_dict
 from ..judging.trace import ToolCall, tool_calls, trace_summary
 from ..models import ArgsMatch, EvaluationContext, EvaluationScore, ToolTrajectoryConfig, TrajectoryItem
+from .json_extract import json_equal
 
 _MISSING = object()
-
-
-def deep_equal(a: Any, b: Any) -> bool:
-    """JSON equality: `true` is not `1`, `1` is `1.0`, objects by keys, arrays in order."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(deep_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
 
 
 def _at_path(value: Any, path: str) -> Any:
@@ -52,14 +40,14 @@ def args_match(expected: Any, actual: Any, mode: ArgsMatch) -> bool:
     if isinstance(mode, list):  # only these paths; a path the expected object lacks is skipped
         for path in mode:
             want = _at_path(expected, path)
-            if want is not _MISSING and not deep_equal(want, _at_path(actual, path)):
+            if want is not _MISSING and not json_equal(want, _at_path(actual, path)):
                 return False
         return True
     if mode == "superset":
-        return all(k in actual and deep_equal(v, actual[k]) for k, v in expected.items())
+        return all(k in actual and json_equal(v, actual[k]) for k, v in expected.items())
     if mode == "subset":
-        return all(k in expected and deep_equal(v, expected[k]) for k, v in actual.items())
-    return deep_equal(expected, actual)
+        return all(k in expected and json_equal(v, expected[k]) for k, v in actual.items())
+    return json_equal(expected, actual)
 
 
 class _Tally:

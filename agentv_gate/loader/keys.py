@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from ..keys import NOT_YET, unknown_key_problems
+from ..keys import NOT_YET, DeclaredOnly, unknown_key_problems
 from ..models import EvaluatorConfig
 from .problems import Problem
 from .yaml_lines import LineDict, key_line, line_of
@@ -77,33 +77,18 @@ RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate",
 `criteria` is its list here and `prompt`/`rubrics` are refused on it."""
 
 
-class _Declared(LineDict):
-    """A mapping the loader may only read declared keys of (see the module's docstring)."""
+class _Declared(DeclaredOnly, LineDict):
+    """An eval-file mapping the loader may only read declared keys of (see the module's docstring)."""
 
-    declared: frozenset[str] = frozenset()
-
-    def _check(self, key: object) -> None:
-        assert key in self.declared, f"the loader reads undeclared key {key!r}: add it to loader/keys.py"
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self._check(key)
-        return super().get(key, default)
-
-    def __getitem__(self, key: Any) -> Any:
-        self._check(key)
-        return super().__getitem__(key)
-
-    def __contains__(self, key: object) -> bool:
-        self._check(key)
-        return super().__contains__(key)
+    reader = "the loader"
+    table = "loader/keys.py"
 
 
 def declared(raw: Any, keys: Collection[str]) -> Any:
     """`raw` (a mapping) readable only through `keys`, its lines kept; anything else unchanged."""
     if not isinstance(raw, dict):
         return raw
-    out = _Declared(raw)
-    out.declared = frozenset(keys)
+    out = _Declared(raw, keys)
     out.line = line_of(raw)
     out.key_lines = getattr(raw, "key_lines", {})
     return out

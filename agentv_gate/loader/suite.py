@@ -106,16 +106,7 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
             at = key_line(doc, key)
             cases = cases.removeprefix(FILE_PREFIX)
             external = roots.resolve(cases, at, "tests file")
-            ext_text = read_text(external)
-            if external.suffix == ".jsonl":
-                return doc, lambda: iter_jsonl_rows(ext_text)  # noqa: B023 - returned at once, the loop ends here
-            try:
-                listed = _yaml_entries(ext_text, read_header(ext_text, CASE_LIST_KEYS))
-            except EvalFileError as exc:
-                raise EvalFileError(at, f"tests file {cases!r}: line {exc.line}: {exc.message}", exc.expected) from None
-            if listed is None:
-                raise EvalFileError(at, f"tests file {cases!r} holds no list of cases", "a list of cases")
-            return doc, listed[1]
+            return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases")
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
     raise EvalFileError(1, "no list of cases found", "a top-level 'tests', 'evalcases' or 'eval_cases' list")
 
@@ -127,16 +118,23 @@ def _included(ref: str, line: int, roots: SearchRoots) -> tuple[Path, Entries]:
     if not path_text:
         raise EvalFileError(line, f"{ref!r} names no file", "file://path/to/cases.yaml")
     path = roots.resolve(path_text, line, "case file")
+    return path, _listed_cases(path, line, f"case file {ref!r}", "a YAML list of cases")()
+
+
+def _listed_cases(path: Path, line: int, named: str, expected: str) -> Callable[[], Entries]:
+    """The cases a file named by a suite lists (a `tests:` file, a `file://` entry): a YAML list of
+    cases (or a mapping with one), or a JSONL file of one case per line. A problem in it is reported
+    at `line` of the suite that names it, `named` saying which file and its own line."""
     text = read_text(path)
     if path.suffix == ".jsonl":
-        return path, iter_jsonl_rows(text)
+        return lambda: iter_jsonl_rows(text)
     try:
         listed = _yaml_entries(text, read_header(text, CASE_LIST_KEYS))
     except EvalFileError as exc:
-        raise EvalFileError(line, f"case file {ref!r}: line {exc.line}: {exc.message}", exc.expected) from None
+        raise EvalFileError(line, f"{named}: line {exc.line}: {exc.message}", exc.expected) from None
     if listed is None:
-        raise EvalFileError(line, f"case file {ref!r} holds no list of cases", "a YAML list of cases")
-    return path, listed[1]()
+        raise EvalFileError(line, f"{named} holds no list of cases", expected)
+    return listed[1]
 
 
 def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tuple[Path, int, Any]]:

@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 
 from ..errors import TargetsConfigError
-from ..keys import NOT_YET, NOT_YET_PROVIDERS, did_you_mean, not_yet_message, unknown_key_problems
+from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
 from ..problems import Problem
 from ..redaction import is_secret_field, redact, register_secrets
 from .keys import ANY_PROVIDER_KEYS, HEALTHCHECK_KEYS, MOCK_RULE_KEYS, PROVIDER_KEYS
@@ -140,31 +140,15 @@ def response_byte_cap(target: TargetConfig) -> int:
     return raw
 
 
-class _DeclaredSettings(dict):  # type: ignore[type-arg]
+class _DeclaredSettings(DeclaredOnly):
     """A target's settings, readable only through the keys its provider declares (targets/keys.py)."""
 
-    declared: frozenset[str] = frozenset()
-
-    def _check(self, key: object) -> None:
-        assert key in self.declared, f"a provider reads undeclared key {key!r}: add it to targets/keys.py"
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self._check(key)
-        return super().get(key, default)
-
-    def __getitem__(self, key: Any) -> Any:
-        self._check(key)
-        return super().__getitem__(key)
-
-    def __contains__(self, key: object) -> bool:
-        self._check(key)
-        return super().__contains__(key)
+    reader = "a provider"
+    table = "targets/keys.py"
 
 
 def _declared_settings(settings: dict[str, Any], provider: str) -> _DeclaredSettings:
-    out = _DeclaredSettings(settings)
-    out.declared = PROVIDER_KEYS.get(provider, ANY_PROVIDER_KEYS)
-    return out
+    return _DeclaredSettings(settings, PROVIDER_KEYS.get(provider, ANY_PROVIDER_KEYS))
 
 
 def normalise_provider(raw: str) -> str | None:

@@ -15,13 +15,8 @@ import pytest
 from agentv_gate.cli import build_parser
 from agentv_gate.commands import init, merge, run, validate
 from agentv_gate.errors import EXIT_FAILED, EXIT_OK, ConfigError, NoCasesError, ReportError, UsageError
-
-TARGETS = """\
-targets:
-  - name: default
-    provider: mock
-    response: "Paris is the capital of France."
-"""
+from tests.helpers.files import make_repo
+from tests.helpers.suites import PARIS_TARGETS
 
 PASSING = "tests:\n  - id: a\n    input: q\n    assertions: [{type: contains, value: Paris}]\n"
 FAILING = "tests:\n  - id: b\n    input: q\n    assertions: [{type: contains, value: Berlin}]\n"
@@ -33,15 +28,12 @@ def args_for(*argv: str) -> argparse.Namespace:
 
 
 @pytest.fixture()
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository with a mock target, as the working folder; no GitHub environment."""
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS)
-    monkeypatch.chdir(tmp_path)
+def repo(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared repository with the Paris agent, as the working folder; no GitHub environment."""
+    make_repo(repo, PARIS_TARGETS)
+    monkeypatch.chdir(repo)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    return tmp_path
+    return repo
 
 
 # ---------------------------------------------------------------- validate

@@ -4,10 +4,6 @@ targets file, and a real loopback server playing the judge model."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -15,46 +11,29 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
 
 CHAT = "/v1/chat/completions"
 ANSWER = "Acme Corp is DENIED: it matches entry 42 on the consolidated list."
 FAST = {"retry_initial_delay_ms": 1, "retry_max_delay_ms": 5, "retry_jitter_ms": 1, "timeout_seconds": 10}
 
 
-def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 def make_project(tmp_path: Path, suite: str, judge_url: str | None = None) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
     agent: dict[str, Any] = {"name": "default", "provider": "mock", "response": ANSWER}
     targets = [agent]
     if judge_url is not None:
         agent["judge_target"] = "judge"
         targets.append({"name": "judge", "provider": "openai", "base_url": judge_url, "model": "grader", **FAST})
-    (tmp_path / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": targets}, sort_keys=False))
-    (tmp_path / "evals/screen.eval.yaml").write_text(textwrap.dedent(suite).lstrip("\n"))
-    return tmp_path
-
-
-def rows(project: Path) -> dict[str, dict[str, Any]]:
-    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
-    return {row["eval_id"]: row for row in map(json.loads, lines)}
+    project = make_repo(tmp_path / "repo", yaml.safe_dump({"targets": targets}, sort_keys=False))
+    write(project / "evals/screen.eval.yaml", suite)
+    return project
 
 
 def scores(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {entry["name"]: entry for entry in row["scores"]}
-
-
-@pytest.fixture
-def server():
-    with FakeLLMServer() as srv:
-        yield srv
 
 
 def checks_reply(*checks: dict[str, Any], overall: str = "judged") -> FakeReply:
@@ -96,9 +75,9 @@ tests:
 
 def test_a_required_evaluator_below_its_mark_zeroes_the_case_but_every_hit_and_miss_is_kept(tmp_path: Path) -> None:
     project = make_project(tmp_path, REQUIRED_SUITE)
-    proc = run_cli(project, "run", "evals", "--no-cache")
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    found = rows(project)
+    found = rows_by_id(project / RESULTS)
     failed = found["gate-fails"]
     # Without the gate this would be (0 + 1 + 1) / 3 = 0.667, a pass at the default 0.5.
     assert (failed["score"], failed["verdict"]) == (0.0, "fail")
@@ -140,15 +119,15 @@ tests:
 
 
 def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
-    tmp_path: Path, server: FakeLLMServer
+    tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
-    server.enqueue(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
+    fake_llm.enqueue(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
                                       {"id": "why", "satisfied": False, "reasoning": "no reason given"}))
-    project = make_project(tmp_path, RUBRIC_SUITE, server.url)
-    proc = run_cli(project, "run", "evals", "--no-cache")
+    project = make_project(tmp_path, RUBRIC_SUITE, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # 1 / 4 = 0.25 < 0.5
 
-    body = server.requests_for(CHAT)[0].json
+    body = fake_llm.requests_for(CHAT)[0].json
     prompt = body["messages"][1]["content"]
     assert "- [rubric-1] (REQUIRED): Names the matching list entry" in prompt
     assert "- [why] (weight: 3): Explains the denial" in prompt
@@ -156,7 +135,7 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
     assert '"satisfied": boolean' in body["messages"][0]["content"]
     assert body["response_format"]["json_schema"]["name"] == "rubric_checks"
 
-    row = rows(project)["screening"]
+    row = rows_by_id(project / RESULTS)["screening"]
     assert row["score"] == 0.25 and row["verdict"] == "fail"
     assert row["hits"] == ["[rubric-1] Names the matching list entry: entry 42 named"]
     assert row["misses"] == ["[why] Explains the denial: no reason given"]
@@ -171,16 +150,16 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
 
 
 def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(
-    tmp_path: Path, server: FakeLLMServer
+    tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
     suite = RUBRIC_SUITE.replace("weight: 3}", "weight: 3}\n        required: 0.7").replace(
         "      - name: checklist", "      - {type: contains, value: Acme}\n      - name: checklist")
     reply = checks_reply({"id": "rubric-1", "satisfied": False, "reasoning": "no entry"},
                          {"id": "why", "satisfied": True, "reasoning": "explained"})
-    server.set_default(CHAT, reply)
-    project = make_project(tmp_path, suite, server.url)
-    run_cli(project, "run", "evals", "--no-cache")
-    row = rows(project)["screening"]
+    fake_llm.set_default(CHAT, reply)
+    project = make_project(tmp_path, suite, fake_llm.url)
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["screening"]
     entry = scores(row)["checklist"]
     # 3 / 4 = 0.75 stays the evaluator's score; the unmet required item makes its verdict fail.
     assert (entry["score"], entry["verdict"]) == (0.75, "fail")
@@ -190,8 +169,8 @@ def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_the
     # Not required itself: the case keeps the weighted mean.
     (project / "evals/screen.eval.yaml").write_text(
         (project / "evals/screen.eval.yaml").read_text().replace("        required: 0.7\n", ""))
-    run_cli(project, "run", "evals", "--no-cache")
-    assert rows(project)["screening"]["score"] == pytest.approx((1 + 0.75) / 2)
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    assert rows_by_id(project / RESULTS)["screening"]["score"] == pytest.approx((1 + 0.75) / 2)
 
 
 SCORE_RANGE_SUITE = """
@@ -212,17 +191,17 @@ tests:
 """
 
 
-def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: Path, server: FakeLLMServer) -> None:
-    server.enqueue(CHAT, FakeReply.openai(json.dumps({"checks": [
+def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps({"checks": [
         {"id": "structure", "score": 5, "reasoning": "two sections"},
         {"id": "tone", "score": 9, "reasoning": "neutral"}], "overall_reasoning": "ok"})))
-    project = make_project(tmp_path, SCORE_RANGE_SUITE, server.url)
-    run_cli(project, "run", "evals", "--no-cache")
-    body = server.requests_for(CHAT)[0].json
+    project = make_project(tmp_path, SCORE_RANGE_SUITE, fake_llm.url)
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    body = fake_llm.requests_for(CHAT)[0].json
     prompt = body["messages"][1]["content"]
     assert "### Criterion: [structure] [REQUIRED: min score 6]" in prompt and "  - Score 5-10: Clear sections" in prompt
     assert body["response_format"]["json_schema"]["name"] == "rubric_scores"
-    row = rows(project)["depth"]
+    row = rows_by_id(project / RESULTS)["depth"]
     entry = scores(row)["depth"]
     assert entry["score"] == pytest.approx((0.5 * 1 + 0.9 * 2) / 3)
     assert entry["verdict"] == "fail"  # 5 < required_min_score 6, whatever the mean
@@ -232,15 +211,15 @@ def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: P
 
 
 def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_an_error(
-    tmp_path: Path, server: FakeLLMServer
+    tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
     suite = RUBRIC_SUITE.replace("      - name: checklist", "      - {type: contains, value: Acme}\n      - name: checklist")
-    server.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": "maybe", "reasoning": "?"}))
-    project = make_project(tmp_path, suite, server.url)
-    proc = run_cli(project, "run", "evals", "--no-cache")
+    fake_llm.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": "maybe", "reasoning": "?"}))
+    project = make_project(tmp_path, suite, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1
-    assert len(server.requests_for(CHAT)) == 3
-    row = rows(project)["screening"]
+    assert len(fake_llm.requests_for(CHAT)) == 3
+    row = rows_by_id(project / RESULTS)["screening"]
     entry = scores(row)["checklist"]
     assert entry["verdict"] == "skip" and "not a valid rubric checks after 3 attempt(s)" in entry["error"]
     assert "'satisfied' must be true or false" in entry["error"]
@@ -253,14 +232,14 @@ def test_a_rubric_judge_without_a_judge_target_stops_the_run_before_the_agent_is
     project = make_project(tmp_path, RUBRIC_SUITE)
     (project / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": [
         {"name": "default", "provider": "cli", "command": "echo Acme", "timeout_seconds": 10}]}))
-    proc = run_cli(project, "run", "evals", "--no-cache")
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "no judge target configured" in proc.stderr
-    assert not (project / ".agentv-gate" / "results.jsonl").exists() or not rows(project)
+    assert not (project / ".agentv-gate" / "results.jsonl").exists() or not rows_by_id(project / RESULTS)
 
 
 def test_case_level_rubrics_are_a_required_checklist_placed_first_with_a_deprecation_warning(
-    tmp_path: Path, server: FakeLLMServer
+    tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
     suite = """
     tests:
@@ -273,17 +252,17 @@ def test_case_level_rubrics_are_a_required_checklist_placed_first_with_a_depreca
         assert:
           - {type: contains, value: Acme}
     """
-    server.set_default(CHAT, checks_reply({"id": "entry", "satisfied": False, "reasoning": "missing"},
+    fake_llm.set_default(CHAT, checks_reply({"id": "entry", "satisfied": False, "reasoning": "missing"},
                                           {"id": "extra", "satisfied": True, "reasoning": "yes"}))
-    project = make_project(tmp_path, suite, server.url)
-    checked = run_cli(project, "validate", "evals")
+    project = make_project(tmp_path, suite, fake_llm.url)
+    checked = run_cli("validate", "evals", cwd=project)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "evals/screen.eval.yaml:5: warning: a test's 'rubrics' is deprecated" in checked.stdout
-    run_cli(project, "run", "evals", "--no-cache")
-    row = rows(project)["legacy"]
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["legacy"]
     assert [entry["name"] for entry in row["scores"]] == ["rubric", "contains-Acme"]
     assert scores(row)["rubric"]["verdict"] == "fail"  # objects default to required in this list
-    assert "- [entry] (REQUIRED): Names the entry" in server.requests_for(CHAT)[0].json["messages"][1]["content"]
+    assert "- [entry] (REQUIRED): Names the entry" in fake_llm.requests_for(CHAT)[0].json["messages"][1]["content"]
 
 
 # ---------------------------------------------------------------- bad config: located, nothing runs
@@ -323,8 +302,8 @@ def test_bad_required_and_rubric_config_is_a_located_error(tmp_path: Path, asser
                                                            message: str) -> None:
     suite = f"tests:\n  - id: c\n    input: q\n    assert:\n      {assertion}\n"
     project = make_project(tmp_path, suite)
-    proc = run_cli(project, "validate", "evals")
+    proc = run_cli("validate", "evals", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"evals/screen.eval.yaml:{line}: " in proc.stdout and message in proc.stdout, proc.stdout
-    ran = run_cli(project, "run", "evals")
+    ran = run_cli("run", "evals", cwd=project)
     assert ran.returncode == 2 and not (project / ".agentv-gate/results.jsonl").exists()

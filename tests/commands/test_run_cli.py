@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
-from tests.helpers.reports import read_rows
+from tests.helpers.reports import RESULTS, read_rows, rows_by_id
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,10 +48,6 @@ def write_suite(project: Path, body: str, name: str = "suite.eval.yaml") -> Path
     return write(project / "evals" / name, body)
 
 
-def rows(project: Path) -> dict[str, dict]:
-    return {row["eval_id"]: row for row in read_rows(project / ".agentv-gate/results.jsonl")}
-
-
 KEYWORD_CASES = """
     tests:
       - id: capital
@@ -78,7 +73,7 @@ def test_gate_fails_below_threshold_and_reports_every_case(project: Path) -> Non
     write_suite(project, KEYWORD_CASES)
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    found = rows(project)
+    found = rows_by_id(project / RESULTS)
     assert found["capital"]["verdict"] == "pass" and found["capital"]["score"] == 1.0
     assert found["planet"]["verdict"] == "pass" and found["planet"]["score"] == 0.5  # 0.5 >= default 0.5
     junit = ET.parse(project / ".agentv-gate/junit.xml").getroot()
@@ -86,8 +81,8 @@ def test_gate_fails_below_threshold_and_reports_every_case(project: Path) -> Non
     # Raising the bar in the CLI fails the half-right answer.
     proc = run_cli("run", "evals", "--threshold", "0.8", cwd=project)
     assert proc.returncode == 1
-    assert rows(project)["planet"]["verdict"] == "fail"
-    assert rows(project)["planet"]["misses"] == ["missing Jupiter"]
+    assert rows_by_id(project / RESULTS)["planet"]["verdict"] == "fail"
+    assert rows_by_id(project / RESULTS)["planet"]["misses"] == ["missing Jupiter"]
     failure = ET.parse(project / ".agentv-gate/junit.xml").getroot().find(".//testcase[@name='planet']/failure")
     assert failure is not None and failure.get("message") == "score=0.500"
 
@@ -104,7 +99,7 @@ def test_yaml_threshold_wins_over_cli(project: Path) -> None:
     assert "  - id: planet\n" in suite
     write_suite(project, suite.replace("  - id: planet\n", "  - id: planet\n    threshold: 0.9\n"))
     proc = run_cli("run", "evals", "--threshold", "0.99", cwd=project)
-    found = rows(project)
+    found = rows_by_id(project / RESULTS)
     assert found["capital"]["threshold"] == 0.4 and found["capital"]["verdict"] == "pass"
     assert found["planet"]["threshold"] == 0.9 and found["planet"]["verdict"] == "fail"
     assert proc.returncode == 1
@@ -134,7 +129,7 @@ def test_weighted_aggregate_and_per_evaluator_results(project: Path) -> None:
                 value: Paris
     """)
     run_cli("run", "evals", cwd=project)
-    found = rows(project)
+    found = rows_by_id(project / RESULTS)
     assert found["weighted"]["score"] == pytest.approx(0.75)
     assert [(r["name"], r["score"], r["weight"]) for r in found["weighted"]["evaluator_results"]] == [
         ("heavy", 1.0, 3.0), ("light", 0.0, 1.0)]
@@ -151,7 +146,7 @@ def test_case_without_evaluators_gets_default_llm_judge(project: Path) -> None:
             input: What is the capital of France?
     """)
     run_cli("run", "evals", cwd=project)
-    row = rows(project)["judged"]
+    row = rows_by_id(project / RESULTS)["judged"]
     assert row["score"] == 0.7 and row["reasoning"] == "llm_judge: judged"
     raw = row["evaluator_raw_request"]
     assert "[[ ## candidate_answer ## ]]\nParis is the capital of France." in raw["user_prompt"]
@@ -173,7 +168,7 @@ def test_broken_target_is_an_error_case_and_others_still_run(project: Path) -> N
     """)
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1
-    found = rows(project)
+    found = rows_by_id(project / RESULTS)
     assert found["fine"]["verdict"] == "pass"
     assert found["doomed"]["verdict"] == "error"
     assert "agent exploded" in found["doomed"]["error"]
@@ -195,7 +190,7 @@ def test_broken_judge_is_an_error_case_not_a_crash(project: Path) -> None:
     """)
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1
-    row = rows(project)["crashy"]
+    row = rows_by_id(project / RESULTS)["crashy"]
     assert row["verdict"] == "error"
     assert row["score"] == 0.5  # the other evaluator still ran and counted
     assert any("judge blew up" in m for m in row["misses"])
@@ -224,7 +219,7 @@ def test_run_is_the_default_command_and_evals_the_default_path(project: Path) ->
     write_suite(project, KEYWORD_CASES)
     proc = run_cli("--quiet", "--threshold", "0.9", cwd=project)
     assert proc.returncode == 1
-    assert set(rows(project)) == {"capital", "planet"}
+    assert set(rows_by_id(project / RESULTS)) == {"capital", "planet"}
 
 
 def test_no_targets_file_is_a_configuration_error(tmp_path: Path) -> None:
@@ -241,7 +236,7 @@ def test_bundled_example_suite_passes_offline(tmp_path: Path) -> None:
     proc = run_cli("run", str(REPO / "examples/evals"), "--targets", str(REPO / "examples/.agentv/targets.yaml"),
                    "--output-dir", str(tmp_path), cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    results = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    results = read_rows(tmp_path / "results.jsonl")
     assert len(results) == 6 and all(r["verdict"] == "pass" for r in results)
     assert {r["suite"] for r in results} == {"examples/evals/geography.eval.yaml", "examples/evals/support.eval.yaml",
                                             "examples/evals/smoke.jsonl"}
@@ -273,7 +268,7 @@ def test_merge_refuses_when_a_shard_is_missing(project: Path) -> None:
     assert "1 of 3 case(s) have no result (no results at all from shard(s) 2/3)" in proc.stderr
     proc = run_cli("merge", "s1/results.jsonl", "s2/results.jsonl", "s3/results.jsonl", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    assert set(rows(project)) == {"capital", "planet", "third"}
+    assert set(rows_by_id(project / RESULTS)) == {"capital", "planet", "third"}
 
 
 def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
@@ -282,4 +277,4 @@ def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
     (project / "evals/set.yaml").write_text("description: sidecar\n")
     proc = run_cli("run", "evals/set.yaml", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    assert set(rows(project)) == {"j"}
+    assert set(rows_by_id(project / RESULTS)) == {"j"}

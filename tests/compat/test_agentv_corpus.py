@@ -12,20 +12,20 @@ judge's is the judge model's reply. The gate passes a case at the default thresh
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.reports import RESULTS, rows_by_id
 
 CORPUS = Path(__file__).with_name("corpus")
-CLI = str(Path(sys.executable).with_name("agentv-gate"))
+OWN_VARIABLES = ("COMPAT_",)
+"""The variables the corpus reads: set by these tests or left unset on purpose, never inherited."""
 
 EXPECTED: dict[str, tuple[float, str]] = {
     # case id: (score, verdict), and the form it checks
@@ -67,26 +67,20 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subproce
     """One run over the whole corpus, shared by the tests below (a run costs a few seconds)."""
     repo = tmp_path_factory.mktemp("agentv-corpus") / "repo"
     shutil.copytree(CORPUS, repo)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_")}
     with FakeLLMServer() as server:
         server.set_default("/health", FakeReply.json({"status": "ok"}))
-        env.update(COMPAT_OVERRIDE="from-environment", COMPAT_HEALTH_URL=f"{server.url}/health")
-        proc = subprocess.run([CLI, "run", "suites", "--no-cache", "--workers", "4"], cwd=repo, env=env,
-                              capture_output=True, text=True, timeout=120)
+        env = {"COMPAT_OVERRIDE": "from-environment", "COMPAT_HEALTH_URL": f"{server.url}/health"}
+        proc = run_cli("run", "suites", "--no-cache", "--workers", "4", cwd=repo, env=env, drop=OWN_VARIABLES,
+                       timeout=120)
         health_checks = len(server.requests_for("/health"))
     assert health_checks == 1, "the HTTP healthcheck runs once, before the first case of its target"
     return repo, proc
 
 
-def _rows(repo: Path) -> dict[str, dict[str, object]]:
-    lines = (repo / ".agentv-gate" / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    return {row["eval_id"]: row for row in map(json.loads, lines)}
-
-
 def test_every_case_scores_as_agentv_scores_it(corpus_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     repo, proc = corpus_run
     assert proc.returncode == 1, proc.stderr  # two cases fail on purpose; nothing errors
-    rows = _rows(repo)
+    rows = rows_by_id(repo / RESULTS)
     got = {case_id: (round(float(row["score"]), 9), row["verdict"]) for case_id, row in rows.items()}
     assert got == EXPECTED, proc.stderr
     evaluators = {case_id: [(r["name"], round(r["score"], 9), r["verdict"]) for r in rows[case_id]["scores"]]
@@ -96,7 +90,7 @@ def test_every_case_scores_as_agentv_scores_it(corpus_run: tuple[Path, subproces
 
 
 def test_auto_names_are_agentv_s(corpus_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
-    rows = _rows(corpus_run[0])
+    rows = rows_by_id(corpus_run[0] / RESULTS)
     names = {case_id: [r["name"] for r in row.get("evaluator_results") or []] for case_id, row in rows.items()}
     assert names["capital"] == ["contains-Paris", "regex-capital of (France|Spain|Italy"]
     assert names["json-answer"] == ["is-json", "contains-any-2"]
@@ -125,8 +119,7 @@ def test_validate_accepts_the_corpus_offline(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(CORPUS, repo)
     # validate checks targets too (preflight), so the variable targets.yaml reads must be set; nothing is called.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_")}
-    env["COMPAT_HEALTH_URL"] = "http://127.0.0.1:9/health"
-    proc = subprocess.run([CLI, "validate", "suites"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    proc = run_cli("validate", "suites", cwd=repo, env={"COMPAT_HEALTH_URL": "http://127.0.0.1:9/health"},
+                   drop=OWN_VARIABLES)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok: 21 case(s) in 3 file(s)" in proc.stderr

@@ -6,10 +6,6 @@ needing it scores 0 with a miss naming the metric.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -18,15 +14,11 @@ import pytest
 
 from agentv_gate.evaluators.execution_metrics import ExecutionMetricsEvaluator
 from agentv_gate.models import EvalCase, EvaluationContext, ExecutionMetricsConfig, Message
+from tests.helpers.agents import scripted_agent
+from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
-
-AGENT = """\
-import json, sys
-prompt = sys.stdin.read()
-replies = json.load(open(sys.argv[1]))
-reply = next(reply for key, reply in replies.items() if key in prompt)
-print(json.dumps(reply) if isinstance(reply, dict) else reply)
-"""
+from tests.helpers.files import write
+from tests.helpers.reports import RESULTS, rows_by_id
 
 CALLS = [{"tool": "Read", "input": {}}, {"tool": "grep", "input": {}}, {"tool": "edit", "input": {}}]
 REPLIES: dict[str, Any] = {
@@ -58,36 +50,18 @@ SUITE = """
 """
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "replies.json").write_text(json.dumps(REPLIES))
-    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent(f"""
-        targets:
-          - name: default
-            provider: cli
-            command_template: "{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'replies.json'}"
-    """))
-    return tmp_path
+def project(repo: Path) -> Path:
+    return scripted_agent(repo, REPLIES)
 
 
 def run_suite(project: Path, *cases: str) -> dict[str, dict[str, Any]]:
     body = "".join(textwrap.dedent(SUITE).replace("tests:\n", "" if i else "tests:\n").format(case=case)
                    for i, case in enumerate(cases))
-    (project / "evals/budget.eval.yaml").write_text(body)
+    write(project / "evals/budget.eval.yaml", body)
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
-    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
-    rows = {row["eval_id"]: row for row in map(json.loads, lines)}
+    rows = rows_by_id(project / RESULTS)
     return {case: {r["name"]: r for r in rows[case]["evaluator_results"]} for case in cases}
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, read_rows
+from tests.helpers.suites import PARIS_TARGETS
 
 WORD_COUNT = """\
 import json, sys
@@ -28,41 +28,19 @@ echo '{"score": 0, "misses": ["not shouting"]}'
 """
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals/deep").mkdir(parents=True)
-    (tmp_path / ".agentv/assertions").mkdir(parents=True)
-    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent("""
-        targets:
-          - name: default
-            provider: mock
-            response: Paris is the capital of France.
-    """))
-    (tmp_path / ".agentv/assertions/word-count.py").write_text(WORD_COUNT)
-    shouts = tmp_path / "evals/.agentv/assertions/shouts"  # nearer the eval file than the root's folder
-    shouts.parent.mkdir(parents=True)
-    shouts.write_text(SHOUTS)
-    shouts.chmod(0o755)
-    return tmp_path
+def project(repo: Path) -> Path:
+    """The Paris agent, a `word-count` assertion in the root's `.agentv/` and a `shouts` one in `evals/.agentv/`."""
+    make_repo(repo, PARIS_TARGETS)
+    write(repo / ".agentv/assertions/word-count.py", WORD_COUNT)
+    write(repo / "evals/.agentv/assertions/shouts", SHOUTS, executable=True)  # nearer the eval file than the root's
+    return repo
 
 
 def write_suite(project: Path, assertions: str) -> Path:
-    path = project / "evals/deep/suite.eval.yaml"
-    path.write_text("tests:\n  - id: capital\n    input: Capital of France?\n    criteria: Paris\n    assert:\n"
-                    + textwrap.indent(textwrap.dedent(assertions).strip("\n"), "      ") + "\n")
-    return path
-
-
-def rows(project: Path) -> dict[str, Any]:
-    [row] = map(json.loads, (project / ".agentv-gate/results.jsonl").read_text().splitlines())
-    return row
+    return write(project / "evals/deep/suite.eval.yaml",
+                 "tests:\n  - id: capital\n    input: Capital of France?\n    criteria: Paris\n    assert:\n"
+                 + textwrap.indent(textwrap.dedent(assertions).strip("\n"), "      ") + "\n")
 
 
 def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project: Path) -> None:
@@ -73,7 +51,8 @@ def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project:
     """)
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    results = {r["name"]: r for r in rows(project)["evaluator_results"]}
+    [row] = read_rows(project / RESULTS)
+    results = {r["name"]: r for r in row["evaluator_results"]}
     assert results["word-count"]["score"] == 1.0 and results["word-count"]["hits"] == ["6 words"]
     assert results["short"]["score"] == 0.0 and results["short"]["misses"] == ["6 words > 3"]
     assert results["shouts"]["misses"] == ["not shouting"]
@@ -86,7 +65,7 @@ def test_a_crashing_assertion_is_an_error_case(project: Path) -> None:
     write_suite(project, "- {type: boom}\n- {type: contains, value: Paris}")
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1
-    row = rows(project)
+    [row] = read_rows(project / RESULTS)
     assert row["verdict"] == "error" and row["score"] == 0.5
     assert any("kaboom" in m for m in row["misses"])
 

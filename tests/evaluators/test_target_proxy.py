@@ -4,10 +4,6 @@ whole path through `agentv-gate run` (real CLI process, real judge scripts, real
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,7 +18,10 @@ from agentv_gate.sdk import TargetAccessError, TargetClient
 from agentv_gate.targets.base import Provider
 from agentv_gate.targets.config import RawTarget, resolve_target
 from agentv_gate.targets.registry import build_provider
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
 
 SECRET = "sk-proxy-SECRET-0123456789"
 CHAT = "/v1/chat/completions"
@@ -38,10 +37,10 @@ def says_yes_to_paris(request: RecordedRequest) -> FakeReply:
 
 
 @pytest.fixture
-def server():
-    with FakeLLMServer() as srv:
-        srv.set_default(CHAT, says_yes_to_paris)
-        yield srv
+def server(fake_llm: FakeLLMServer) -> FakeLLMServer:
+    """The shared fake model server, as a judge that says YES to a question naming Paris."""
+    fake_llm.set_default(CHAT, says_yes_to_paris)
+    return fake_llm
 
 
 def judge_provider(server: FakeLLMServer) -> Provider:
@@ -198,31 +197,21 @@ def judge(payload: CodeJudgeInput) -> dict:
 
 
 def make_project(root: Path, server: FakeLLMServer, cases: str, agent: dict[str, Any] | None = None) -> Path:
-    (root / ".git").mkdir(parents=True)
-    (root / ".agentv").mkdir()
-    (root / "evals").mkdir()
-    (root / "evals/recall.py").write_text(RECALL_JUDGE)
     default = agent or {"provider": "mock", "judge_target": "judge",
                         "responses": {"paris": "It is Paris.", "lyon": "It is Lyon.", "greedy": "Paris."}}
     targets = [{"name": "default", **default},
                {"name": "judge", "provider": "openai", "base_url": server.url, "api_key": "${{ JUDGE_KEY }}",
                 "model": "gpt-judge", **FAST}]
-    (root / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": targets}, sort_keys=False))
-    (root / "evals/recall.eval.yaml").write_text(textwrap.dedent(cases))
+    make_repo(root, yaml.safe_dump({"targets": targets}, sort_keys=False))
+    write(root / "evals/recall.py", RECALL_JUDGE)
+    write(root / "evals/recall.eval.yaml", cases)
     return root
 
 
 def gate(project: Path, *args: str) -> tuple[int, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTV_TARGET_PROXY"))}
-    env["JUDGE_KEY"] = SECRET
-    done = subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
+    """`agentv-gate ARGS` with the judge's key set and no proxy inherited from a run around this one."""
+    done = run_cli(*args, cwd=project, env={"JUDGE_KEY": SECRET}, drop=("AGENTV_TARGET_PROXY",), timeout=120)
     return done.returncode, done.stdout + done.stderr
-
-
-def rows(project: Path) -> dict[str, dict[str, Any]]:
-    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
-    return {row["eval_id"]: row for row in map(json.loads, lines)}
 
 
 CASES = """\
@@ -251,7 +240,7 @@ def test_cli_a_judge_with_target_passes_fails_and_errors_on_its_limit_then_repla
     project = make_project(tmp_path, server, CASES)
     code, output = gate(project, "run", "evals")
     assert code == 1, output
-    result = rows(project)
+    result = rows_by_id(project / RESULTS)
     assert result["paris"]["verdict"] == "pass" and result["paris"]["score"] == 1.0, output
     assert result["paris"]["hits"] == ["the judge model says it names Paris"]
     assert result["paris"]["evaluator_raw_request"]["target_proxy"] == {
@@ -271,7 +260,7 @@ def test_cli_a_judge_with_target_passes_fails_and_errors_on_its_limit_then_repla
     sent = len(server.requests)
     code, output = gate(project, "run", "evals")
     assert code == 1 and len(server.requests) == sent, output  # every judge-model call replayed from the cache
-    again = rows(project)
+    again = rows_by_id(project / RESULTS)
     assert again["paris"]["verdict"] == "pass" and again["paris"]["cache_hits"] == 1
     assert again["paris"]["evaluator_raw_request"]["target_proxy"]["cache_hits"] == 1
     assert again["lyon"]["verdict"] == "fail" and again["lyon"]["cache_hits"] == 1
@@ -288,7 +277,7 @@ def test_cli_a_judge_with_target_and_no_judge_model_is_an_error_and_its_script_n
               - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
         """, agent=agent)
     code, output = gate(project, "run", "evals")
-    [row] = rows(project).values()
+    [row] = rows_by_id(project / RESULTS).values()
     assert code == 1 and row["verdict"] == "error", output
     assert "has target: but no judge target is configured: set judge_target on target 'default'" in row["error"]
     assert server.requests == []

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentv_gate.evaluators.tool_trajectory import ToolTrajectoryEvaluator, args_match, deep_equal
+from agentv_gate.evaluators.json_extract import json_equal
+from agentv_gate.evaluators.tool_trajectory import ToolTrajectoryEvaluator, args_match
 from agentv_gate.models import EvalCase, EvaluationContext, Message, ToolTrajectoryConfig
+from tests.helpers.agents import scripted_agent
+from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
+from tests.helpers.files import write
+from tests.helpers.reports import RESULTS, rows_by_id
 
 # ---------------------------------------------------------------- unit
 
@@ -124,7 +124,7 @@ def test_item_args_match_wins_over_the_evaluators() -> None:
 
 
 def test_json_equality_is_not_pythons() -> None:
-    assert not deep_equal(True, 1) and not deep_equal([1, 2], [2, 1]) and deep_equal({"a": [1.0]}, {"a": [1]})
+    assert not json_equal(True, 1) and not json_equal([1, 2], [2, 1]) and json_equal({"a": [1.0]}, {"a": [1]})
 
 
 def test_openai_shaped_calls_from_an_agent_are_read_too() -> None:
@@ -134,13 +134,6 @@ def test_openai_shaped_calls_from_an_agent_are_read_too() -> None:
 
 
 # ---------------------------------------------------------------- through the CLI
-
-AGENT = """\
-import json, sys
-prompt = sys.stdin.read()
-replies = json.load(open(sys.argv[1]))
-print(json.dumps(next(reply for key, reply in replies.items() if key in prompt)))
-"""
 
 REPLIES = {
     "refund": {"text": "Refund issued.", "output_messages": [
@@ -152,37 +145,13 @@ REPLIES = {
 }
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "replies.json").write_text(json.dumps(REPLIES))
-    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent(f"""
-        targets:
-          - name: default
-            provider: cli
-            command_template: "{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'replies.json'}"
-    """))
-    return tmp_path
+def project(repo: Path) -> Path:
+    return scripted_agent(repo, REPLIES)
 
 
 def write_suite(project: Path, body: str) -> Path:
-    path = project / "evals/tools.eval.yaml"
-    path.write_text(textwrap.dedent(body).lstrip("\n"))
-    return path
-
-
-def rows(project: Path) -> dict[str, dict[str, Any]]:
-    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
-    return {row["eval_id"]: row for row in map(json.loads, lines)}
+    return write(project / "evals/tools.eval.yaml", body)
 
 
 SUITE = """
@@ -211,7 +180,7 @@ def test_trajectory_from_a_cli_agent_passes_and_fails_through_the_cli(project: P
     write_suite(project, SUITE)
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    found = rows(project)
+    found = rows_by_id(project / RESULTS)
     refund = found["refund"]
     # 2 calls matched, load within 100 ms, search over 500 ms: 3 of 4 aspects
     assert refund["score"] == 0.75 and refund["verdict"] == "pass"

@@ -16,18 +16,20 @@ CLI = str(Path(sys.executable).parent / "agentv-gate")
 """The console script installed beside the interpreter running the tests."""
 
 
-def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Our environment minus anything that would make the child think it runs in GitHub Actions."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+def cli_env(extra: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """Our environment minus anything that would make the child think it runs in GitHub Actions, and
+    minus the variables starting with any of `drop` (a test's own variables, which it sets on purpose)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", *drop))}
     env.setdefault("PYTHONIOENCODING", "utf-8")
     env.update(extra or {})
     return env
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, drop: tuple[str, ...] = (),
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """`agentv-gate ARGS` in `cwd` to completion; `env` is added to a GitHub-free environment."""
-    return subprocess.run([CLI, *args], cwd=cwd, env=cli_env(env), capture_output=True, text=True,
+    """`agentv-gate ARGS` in `cwd` to completion; `env` is added to a GitHub-free environment
+    (`drop`: prefixes of further variables to leave out, see `cli_env`)."""
+    return subprocess.run([CLI, *args], cwd=cwd, env=cli_env(env, drop), capture_output=True, text=True,
                           encoding="utf-8", errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)
 
 

@@ -26,9 +26,19 @@ def case_result(eval_id: str, verdict: Verdict = "pass", **fields: Any) -> CaseR
     return CaseResult(eval_id=eval_id, verdict=verdict, **{**defaults, **fields})
 
 
+RESULTS = Path(".agentv-gate") / "results.jsonl"
+"""Where `run` writes results.jsonl unless told otherwise, relative to the folder it runs in."""
+
+
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """Every row of a results.jsonl file, blank lines skipped."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def rows_by_id(path: Path, key: str = "eval_id") -> dict[str, dict[str, Any]]:
+    """The rows of a results.jsonl file by case id (`eval_id`, or AgentV's `test_id`), for a test that
+    looks its cases up by name."""
+    return {row[key]: row for row in read_rows(path)}
 
 
 @cache

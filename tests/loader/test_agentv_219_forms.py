@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -11,12 +10,7 @@ import pytest
 from agentv_gate.loader import load_eval_file
 from agentv_gate.loader.env import find_dotenv, interpolate, load_dotenv, parse_dotenv
 from agentv_gate.loader.evaluator_parser import auto_name
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
+from tests.helpers.files import write
 
 
 @pytest.mark.parametrize("kind, value, expected", [
@@ -49,6 +43,24 @@ def test_a_missing_file_entry_is_located_at_its_line_and_other_cases_load(tmp_pa
     assert [c.id for c in result.cases] == ["inline"]
     [problem] = result.errors
     assert (problem.file, problem.line) == (suite, 5) and "case file 'cases/absent.yaml' not found" in problem.message
+
+
+@pytest.mark.parametrize("suite_text, listed, line, message", [
+    ("tests: ./cases.yaml\n", "id: not-a-list\n", 1, "tests file './cases.yaml' holds no list of cases"),
+    ("tests: ./cases.yaml\n", "- id: a\n  input: [\n", 1, "tests file './cases.yaml': line 3: malformed YAML"),
+    ("tests:\n  - file://cases.yaml\n", "id: x\n", 2, "case file 'file://cases.yaml' holds no list of cases"),
+    ("tests:\n  - file://cases.yaml\n", "- id: a\n  input: [\n", 2,
+     "case file 'file://cases.yaml': line 3: malformed YAML"),
+])
+def test_a_case_file_without_a_list_of_cases_is_located_where_the_suite_names_it(
+        tmp_path: Path, suite_text: str, listed: str, line: int, message: str) -> None:
+    """A `tests:` file and a `file://` entry are read alike; a problem in one is the suite's, at its line."""
+    suite = write(tmp_path / "s.eval.yaml", suite_text)
+    write(tmp_path / "cases.yaml", listed)
+    result = load_eval_file(suite, tmp_path)
+    [problem] = result.errors
+    assert not result.cases and (problem.file, problem.line) == (suite, line)
+    assert problem.message.startswith(message), problem.message
 
 
 def test_a_broken_case_in_a_case_file_is_located_in_that_file(tmp_path: Path) -> None:

@@ -7,17 +7,13 @@ a case the suite fails could so PASS, or a case file fail with a confusing error
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
 
 TARGETS = "targets:\n  - name: default\n    provider: mock\n    response: Paris\n"
-
-
-def rows(out: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
 
 
 def test_a_file_entry_case_file_inside_evals_runs_once_with_its_suite(tmp_path: Path) -> None:
@@ -38,7 +34,7 @@ def test_a_file_entry_case_file_inside_evals_runs_once_with_its_suite(tmp_path: 
     """)
     ran = run_cli("run", "evals", "--output-dir", "out", "--no-cache", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert sorted(str(row["test_id"]) for row in rows(repo / "out")) == ["from-file", "inline"]
+    assert sorted(str(row["test_id"]) for row in read_rows(repo / "out/results.jsonl")) == ["from-file", "inline"]
     checked = run_cli("validate", "evals", "--verbose", cwd=repo)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "ok: 2 case(s) in 1 file(s)" in checked.stderr
@@ -58,7 +54,7 @@ def test_an_eval_yaml_named_as_the_tests_file_runs_once(tmp_path: Path) -> None:
     """)
     ran = run_cli("run", "suites", "--output-dir", "out", "--no-cache", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    [row] = rows(repo / "out")
+    [row] = read_rows(repo / "out/results.jsonl")
     assert row["test_id"] == "one"
 
 
@@ -79,7 +75,7 @@ def test_a_case_file_named_alone_runs_the_suites_that_load_it(tmp_path: Path) ->
     ran = run_cli("run", "evals/cases/more.yaml", "--output-dir", "out", "--no-cache", cwd=repo)
     # The suite's assertion applies: the mock answers Paris, the suite wants Berlin.
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    [row] = rows(repo / "out")
+    [row] = read_rows(repo / "out/results.jsonl")
     assert row["test_id"] == "from-file"
     checked = run_cli("validate", "evals/cases/more.yaml", cwd=repo)
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -102,4 +98,4 @@ def test_a_file_that_is_a_suite_and_loaded_by_none_still_runs(tmp_path: Path) ->
     """)
     ran = run_cli("run", "evals", "--output-dir", "out", "--no-cache", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert sorted(str(row["test_id"]) for row in rows(repo / "out")) == ["a", "b"]
+    assert sorted(str(row["test_id"]) for row in read_rows(repo / "out/results.jsonl")) == ["a", "b"]

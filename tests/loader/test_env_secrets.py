@@ -7,19 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers.agents import ECHO_TARGETS
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 
 SECRET = "sk-live-4f9a8b7c6d5e"
-TARGETS = """
-targets:
-  - name: default
-    provider: cli
-    command: "cat {PROMPT_FILE}"
-    judge_target: judge
-  - name: judge
-    provider: mock
-"""
 
 
 def outputs(repo: Path, ran_out: str) -> str:
@@ -27,7 +19,7 @@ def outputs(repo: Path, ran_out: str) -> str:
 
 
 def test_an_interpolated_secret_variable_is_hidden_from_every_output(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", TARGETS)
+    repo = make_repo(tmp_path / "repo", ECHO_TARGETS)
     write(repo / "evals/echo.eval.yaml", """
         threshold: 1
         description: uses ${{ SUPPORT_API_TOKEN }} for ${{ SUPPORT_CITY }}

@@ -6,22 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.helpers.agents import ECHO_TARGETS
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
-
-TARGETS = """
-targets:
-  - name: default
-    provider: cli
-    command: "cat {PROMPT_FILE}"
-    judge_target: judge
-  - name: judge
-    provider: mock
-"""
+from tests.helpers.reports import rows_by_id
 
 
 def test_skip_defaults_drops_the_suite_input_and_assertions(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", TARGETS)
+    repo = make_repo(tmp_path / "repo", ECHO_TARGETS)
     write(repo / "evals/s.eval.yaml", """
         threshold: 1
         input: SUITE-PREAMBLE
@@ -41,7 +33,7 @@ def test_skip_defaults_drops_the_suite_input_and_assertions(tmp_path: Path) -> N
                 negate: true
     """)
     ran = run_cli("run", "evals", "--output-dir", "out", "--no-cache", cwd=repo)
-    rows = {row["test_id"]: row for row in map(json.loads, (repo / "out/results.jsonl").read_text().splitlines())}
+    rows = rows_by_id(repo / "out/results.jsonl", key="test_id")
     assert ran.returncode == 0, ran.stdout + ran.stderr + json.dumps(rows, indent=1)
     # One assertion each: the suite's for the first, only its own for the second.
     assert len(rows["with-defaults"]["scores"]) == 1 and len(rows["skipped"]["scores"]) == 1

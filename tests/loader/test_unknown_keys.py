@@ -6,52 +6,41 @@ any target is called (the agent is a cli target that leaves a marker file when i
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from agentv_gate.keys import NOT_YET, NOT_YET_EVALUATOR_TYPES
 from agentv_gate.loader.keys import TEST_KEYS, declared
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
 
 
 @pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent(f"""\
+def repo(repo: Path) -> Path:
+    """The shared repository, its agent a cli target that leaves `agent-ran` when called, judged by a mock."""
+    return make_repo(repo, f"""
         targets:
           - name: default
             provider: cli
-            command_template: "touch {tmp_path / 'agent-ran'} && echo Paris"
+            command_template: "touch {repo / 'agent-ran'} && echo Paris"
             judge_target: judge
           - name: judge
             provider: mock
             judge_response: {{score: 1, hits: [ok], misses: [], reasoning: fine}}
-    """))
-    return tmp_path
+    """)
 
 
 def suite(repo: Path, body: str) -> None:
-    (repo / "evals/x.eval.yaml").write_text(textwrap.dedent(body).lstrip("\n"))
+    write(repo / "evals/x.eval.yaml", body)
 
 
 def refused(repo: Path) -> str:
     """`run` exits 2 without calling the agent; `validate` exits 1. Both outputs, for the caller's checks."""
-    ran = cli("run", "evals", "--no-cache", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert not (repo / "agent-ran").exists()
-    checked = cli("validate", "evals", cwd=repo)
+    checked = run_cli("validate", "evals", cwd=repo)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     return ran.stderr + checked.stdout
 
@@ -142,12 +131,12 @@ def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Pa
                 script: [python3, judge.py]
                 keywords: [Paris]
     """)
-    ran = cli("run", "evals", "--no-cache", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr  # `keywords` reached the judge as config
 
 
 def test_targets_yaml_typos_at_each_level(repo: Path) -> None:
-    (repo / ".agentv/targets.yaml").write_text(textwrap.dedent("""\
+    write(repo / ".agentv/targets.yaml", """\
         targets:
           - name: default
             provider: cli
@@ -166,7 +155,7 @@ def test_targets_yaml_typos_at_each_level(repo: Path) -> None:
             provider: openai
             model: m
             temprature: 0
-    """))
+    """)
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
     out = refused(repo)
     targets = ".agentv/targets.yaml"
@@ -185,13 +174,13 @@ def test_allow_unknown_keys_makes_them_warnings_and_the_run_goes_on(repo: Path) 
             criteria: Names Paris
             x-owner: team-geo
     """)
-    ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "warning: unknown key 'x-owner' in test 'a'" in ran.stderr
     assert (repo / "agent-ran").exists()
-    checked = cli("validate", "evals", "--allow-unknown-keys", cwd=repo)
+    checked = run_cli("validate", "evals", "--allow-unknown-keys", cwd=repo)
     assert checked.returncode == 0 and "warning: unknown key 'x-owner'" in checked.stdout
-    assert cli("validate", "evals", "--allow-unknown-keys", "--strict", cwd=repo).returncode == 1
+    assert run_cli("validate", "evals", "--allow-unknown-keys", "--strict", cwd=repo).returncode == 1
 
 
 def _not_yet_cases() -> list[tuple[str, str, str]]:
@@ -220,28 +209,28 @@ def _not_yet_cases() -> list[tuple[str, str, str]]:
 def test_agentv_features_not_run_yet_always_stop_the_run(repo: Path, text: str, name: str) -> None:
     (repo / "evals/j.py").write_text("print('{\"score\": 1}')\n")
     suite(repo, text)
-    ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert f"'{name}' is an AgentV feature agentv-gate does not run yet" in ran.stderr
     assert not (repo / "agent-ran").exists()
 
 
 def test_target_features_not_run_yet(repo: Path) -> None:
-    (repo / ".agentv/targets.yaml").write_text(textwrap.dedent("""\
+    write(repo / ".agentv/targets.yaml", """\
         targets:
           - name: default
             provider: mock
             fallback_targets: [other]
           - name: gem
             provider: codex
-    """))
+    """)
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
-    ran = cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
     assert ran.returncode == 2
     assert ".agentv/targets.yaml:4: 'fallback_targets' is an AgentV feature agentv-gate does not run yet" in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
-    ran = cli("validate", "evals", cwd=repo)
+    ran = run_cli("validate", "evals", cwd=repo)
     assert "'provider: codex' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
 
 
@@ -252,7 +241,7 @@ def test_validate_reports_every_problem_at_once(repo: Path) -> None:
           - {id: a, input: Hi, criteria: Greets, asserts: []}
           - {id: b, input: Hi, criteria: Greets, target: defualt}
     """)
-    checked = cli("validate", "evals", cwd=repo)
+    checked = run_cli("validate", "evals", cwd=repo)
     assert checked.returncode == 1
     lines = checked.stdout.splitlines()
     assert len(lines) == 3, checked.stdout
@@ -262,5 +251,5 @@ def test_validate_reports_every_problem_at_once(repo: Path) -> None:
 def test_the_reader_cannot_read_a_key_its_table_does_not_declare() -> None:
     raw = declared({"id": "a", "asserts": []}, TEST_KEYS)
     assert raw.get("id") == "a"
-    with pytest.raises(AssertionError, match="undeclared key 'asserts'"):
+    with pytest.raises(AssertionError, match="the loader reads undeclared key 'asserts': add it to loader/keys.py"):
         raw.get("asserts")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -60,17 +60,12 @@ def test_the_cli_target_example_states_its_working_folder() -> None:
 
 def test_the_cli_target_example_runs_as_written(tmp_path: Path) -> None:
     """agent.py at the repository root, the suite in evals/, the target exactly as README.md shows it."""
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "evals").mkdir()
-    (tmp_path / "evals" / "geo.eval.yaml").write_text(SUITE)
-    (tmp_path / ".agentv").mkdir()
     target = readme_cli_target()
     target.pop("judge_target")  # the example's judge is a model server; this suite only has a `contains`
-    (tmp_path / ".agentv" / "targets.yaml").write_text(yaml.safe_dump({"targets": [target]}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    proc = subprocess.run([sys.executable, "-m", "agentv_gate", "run", "evals"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    make_repo(tmp_path, yaml.safe_dump({"targets": [target]}))
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "evals" / "geo.eval.yaml").write_text(SUITE)
+    proc = run_cli("run", "evals", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

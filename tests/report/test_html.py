@@ -15,7 +15,6 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -23,6 +22,8 @@ import pytest
 
 from agentv_gate.report.html import PAGE_ROWS, build_html, write_html
 from agentv_gate.report.rows import ReportRow
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser", "google-chrome")
                  if (found := shutil.which(name))), None)
@@ -55,22 +56,12 @@ tests:
 """
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run with a passing case, a failing case and a case whose answer is hostile HTML."""
-    repo = tmp_path_factory.mktemp("html-project")
-    (repo / ".git").mkdir()
-    (repo / ".agentv").mkdir()
-    (repo / ".agentv" / "targets.yaml").write_text(TARGETS)
-    (repo / "evals").mkdir()
-    (repo / "evals" / "geo.eval.yaml").write_text(SUITE)
-    proc = cli("run", "evals", "--junit", "out/ci/junit.xml", "--results", "out/results.jsonl", cwd=repo)
+    repo = make_repo(tmp_path_factory.mktemp("html-project") / "repo", TARGETS)
+    write(repo / "evals" / "geo.eval.yaml", SUITE)
+    proc = run_cli("run", "evals", "--junit", "out/ci/junit.xml", "--results", "out/results.jsonl", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return repo
 
@@ -99,14 +90,14 @@ def test_run_writes_report_html_beside_the_junit_file(project: Path) -> None:
 
 
 def test_merge_writes_report_html_beside_its_junit_file(project: Path) -> None:
-    proc = cli("merge", "out/results.jsonl", "--output-dir", "merged", cwd=project)
+    proc = run_cli("merge", "out/results.jsonl", "--output-dir", "merged", cwd=project)
     assert proc.returncode == 1, proc.stderr
     page = (project / "merged" / "report.html").read_text(encoding="utf-8")
     assert "agentv-gate FAILED: 3 cases" in page
 
 
 def test_a_device_as_junit_file_puts_the_page_in_the_output_folder(project: Path) -> None:
-    proc = cli("run", "evals", "--junit", os.devnull, "--output-dir", "devnull-out", "--quiet", cwd=project)
+    proc = run_cli("run", "evals", "--junit", os.devnull, "--output-dir", "devnull-out", "--quiet", cwd=project)
     assert proc.returncode == 1, proc.stderr
     assert (project / "devnull-out" / "report.html").is_file()
     assert not (Path(os.devnull).parent / "report.html").exists()

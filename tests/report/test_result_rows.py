@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
-from typing import Any
 
 import yaml
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
 
 AGENT = """\
 import json
@@ -50,33 +48,20 @@ tests:
 """
 
 
-def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 def make_project(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / "evals/agent.py").write_text(AGENT)  # a cli target runs in the eval file's folder
     targets = [{"name": "default", "provider": "cli", "command_template": "python3 agent.py", "timeout_seconds": 20},
                {"name": "broken", "provider": "cli", "command_template": "sh -c 'exit 3'", "timeout_seconds": 20}]
-    (tmp_path / ".agentv/targets.yaml").write_text(yaml.safe_dump({"targets": targets}, sort_keys=False))
-    (tmp_path / "evals/screen.eval.yaml").write_text(textwrap.dedent(SUITE).lstrip("\n"))
-    return tmp_path
-
-
-def read_rows(path: Path) -> dict[str, dict[str, Any]]:
-    return {row["eval_id"]: row for row in map(json.loads, path.read_text().splitlines())}
+    project = make_repo(tmp_path / "repo", yaml.safe_dump({"targets": targets}, sort_keys=False))
+    write(project / "evals/agent.py", AGENT)  # a cli target runs in the eval file's folder
+    write(project / "evals/screen.eval.yaml", SUITE)
+    return project
 
 
 def test_rows_have_agentv_names_beside_seed_004_names_and_survive_merge(tmp_path: Path) -> None:
     project = make_project(tmp_path)
-    proc = run_cli(project, "run", "evals", "--no-cache")
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    rows = read_rows(project / ".agentv-gate/results.jsonl")
+    rows = rows_by_id(project / RESULTS)
 
     denied = rows["denied"]
     assert denied["test_id"] == denied["eval_id"] == "denied"
@@ -104,8 +89,8 @@ def test_rows_have_agentv_names_beside_seed_004_names_and_survive_merge(tmp_path
     assert broken["input"] == [{"role": "user", "content": "Screen Acme"}] and "scores" not in broken
 
     merged = project / "merged"
-    proc = run_cli(project, "merge", ".agentv-gate/results.jsonl", "--output-dir", str(merged))
-    again = read_rows(merged / "results.jsonl")
+    proc = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", str(merged), cwd=project)
+    again = rows_by_id(merged / "results.jsonl")
     for case in ("denied", "approved", "broken"):
         assert {k: v for k, v in again[case].items() if k != "timestamp"} == \
                {k: v for k, v in rows[case].items() if k != "timestamp"}
@@ -113,16 +98,16 @@ def test_rows_have_agentv_names_beside_seed_004_names_and_survive_merge(tmp_path
 
 def test_a_passing_case_scoring_point_eight_is_ok(tmp_path: Path) -> None:
     project = make_project(tmp_path)
-    (project / "evals/screen.eval.yaml").write_text(textwrap.dedent("""
+    write(project / "evals/screen.eval.yaml", """
         tests:
           - id: fine
             criteria: Flags Acme
             input: Screen Acme
             assert:
               - {type: contains, value: DENIED}
-    """).lstrip("\n"))
-    run_cli(project, "run", "evals", "--no-cache")
-    assert read_rows(project / ".agentv-gate/results.jsonl")["fine"]["execution_status"] == "ok"
+    """)
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    assert rows_by_id(project / RESULTS)["fine"]["execution_status"] == "ok"
 
 
 def test_rubric_checks_show_in_the_junit_failure_and_the_job_summary_of_a_failing_case_only() -> None:

@@ -6,38 +6,23 @@ configuration error stopped the run before the agent was called (and paid for).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
-import pytest
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write
+
+OWN_VARIABLES = ("PREFLIGHT_",)
+"""The variables these tests set or leave unset on purpose: never taken from the developer's environment."""
 
 
-def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_") and not k.startswith("PREFLIGHT_")}
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "agentv_gate.cli", *args], cwd=cwd, env=full,
-                          capture_output=True, text=True, timeout=60)
-
-
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "evals").mkdir()
-    (tmp_path / ".agentv").mkdir()
-    return tmp_path
-
-
-def write(repo: Path, targets: str, suite: str) -> None:
+def write_project(repo: Path, targets: str, suite: str) -> None:
     agent = f"touch {repo / 'agent-ran'} && echo Paris"
-    (repo / ".agentv/targets.yaml").write_text(textwrap.dedent(targets).lstrip("\n").replace("AGENT", agent))
-    (repo / "evals/x.eval.yaml").write_text(textwrap.dedent(suite).lstrip("\n"))
+    write(repo / ".agentv/targets.yaml", targets.replace("AGENT", agent))
+    write(repo / "evals/x.eval.yaml", suite)
 
 
 def stopped_before_the_agent(repo: Path, env: dict[str, str] | None = None) -> str:
-    ran = cli("run", "evals", "--no-cache", cwd=repo, env=env)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, env=env, drop=OWN_VARIABLES)
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert not (repo / "agent-ran").exists(), "the agent was called before the configuration error was found"
     return ran.stderr
@@ -52,7 +37,7 @@ SUITE = """
 
 
 def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None:
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: default
             provider: cli
@@ -66,12 +51,12 @@ def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None
     err = stopped_before_the_agent(repo)
     assert (".agentv/targets.yaml:9: target 'judge': environment variable 'PREFLIGHT_JUDGE_KEY' "
             "(api_key: ${{ PREFLIGHT_JUDGE_KEY }}) is not set or empty") in err
-    checked = cli("validate", "evals", cwd=repo)
+    checked = run_cli("validate", "evals", cwd=repo, drop=OWN_VARIABLES)
     assert checked.returncode == 1 and "PREFLIGHT_JUDGE_KEY" in checked.stdout
 
 
 def test_required_judge_setting_from_an_unset_variable(repo: Path) -> None:
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: default
             provider: cli
@@ -88,7 +73,7 @@ def test_required_judge_setting_from_an_unset_variable(repo: Path) -> None:
 
 
 def test_missing_judge_target_with_a_suggestion(repo: Path) -> None:
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: default
             provider: cli
@@ -102,7 +87,7 @@ def test_missing_judge_target_with_a_suggestion(repo: Path) -> None:
 
 
 def test_cli_agent_without_any_judge_is_refused_up_front(repo: Path) -> None:
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: default
             provider: cli
@@ -123,7 +108,7 @@ def test_judge_named_by_an_evaluator_and_by_a_composite_member(repo: Path) -> No
             provider: mock
             judge_response: {score: 1, hits: [ok], misses: [], reasoning: fine}
     """
-    write(repo, targets, """
+    write_project(repo, targets, """
         tests:
           - id: a
             input: Capital of France?
@@ -136,7 +121,7 @@ def test_judge_named_by_an_evaluator_and_by_a_composite_member(repo: Path) -> No
     """)
     err = stopped_before_the_agent(repo)
     assert "evals/x.eval.yaml:9: llm_judge target: no target named 'jduge'" in err and "(did you mean 'judge'?)" in err
-    write(repo, targets, """
+    write_project(repo, targets, """
         tests:
           - id: a
             input: Capital of France?
@@ -144,14 +129,14 @@ def test_judge_named_by_an_evaluator_and_by_a_composite_member(repo: Path) -> No
             assert:
               - {name: tone, type: llm_judge, target: judge}
     """)
-    ran = cli("run", "evals", "--no-cache", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, drop=OWN_VARIABLES)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert (repo / "agent-ran").exists()
 
 
 def test_validate_catches_a_misspelled_target_at_the_eval_file_line(repo: Path) -> None:
     """What the agentv-gate-validate pre-commit hook runs: offline, targets found as `run` finds them."""
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: my-agent
             provider: cli
@@ -166,7 +151,7 @@ def test_validate_catches_a_misspelled_target_at_the_eval_file_line(repo: Path) 
             criteria: Greets
             target: my-agnet
     """)
-    checked = cli("validate", "evals/x.eval.yaml", cwd=repo)
+    checked = run_cli("validate", "evals/x.eval.yaml", cwd=repo, drop=OWN_VARIABLES)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "evals/x.eval.yaml:5: no target named 'my-agnet'" in checked.stdout
     assert "(did you mean 'my-agent'?)" in checked.stdout
@@ -174,23 +159,23 @@ def test_validate_catches_a_misspelled_target_at_the_eval_file_line(repo: Path) 
 
 
 def test_validate_takes_a_targets_file_and_says_when_there_is_none(repo: Path) -> None:
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: other
             provider: mock
     """, SUITE)
     (repo / ".agentv/targets.yaml").rename(repo / "ci-targets.yaml")
-    plain = cli("validate", "evals", cwd=repo)
+    plain = run_cli("validate", "evals", cwd=repo, drop=OWN_VARIABLES)
     assert plain.returncode == 0 and "targets not checked" in plain.stderr
-    checked = cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo)
+    checked = run_cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo, drop=OWN_VARIABLES)
     assert checked.returncode == 0, checked.stdout + checked.stderr  # a lone target is the default
     (repo / "ci-targets.yaml").write_text("targets:\n  - {name: a, provider: mock}\n  - {name: b, provider: mock}\n")
-    checked = cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo)
+    checked = run_cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo, drop=OWN_VARIABLES)
     assert checked.returncode == 1 and "no target named 'default'" in checked.stdout
 
 
 def test_forced_target_typo(repo: Path) -> None:
-    write(repo, """
+    write_project(repo, """
         targets:
           - name: default
             provider: cli
@@ -199,6 +184,6 @@ def test_forced_target_typo(repo: Path) -> None:
           - name: judge
             provider: mock
     """, SUITE)
-    ran = cli("run", "evals", "--no-cache", "--target", "jduge", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", "--target", "jduge", cwd=repo, drop=OWN_VARIABLES)
     assert ran.returncode == 2 and "--target: no target named 'jduge' (did you mean 'judge'?)" in ran.stderr
     assert not (repo / "agent-ran").exists()

@@ -7,11 +7,6 @@ JSON string), Anthropic `content[{type: tool_use, id, name, input}]`; all three 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +15,10 @@ import pytest
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.config import RawTarget, resolve_target
 from agentv_gate.targets.registry import build_provider
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, read_rows
 
 FAST = {"retry_initial_delay_ms": 1, "retry_max_delay_ms": 5, "retry_jitter_ms": 1, "timeout_seconds": 5}
 SECRET = "sk-tool-calls-SECRET-42"
@@ -87,32 +85,27 @@ def test_a_plain_reply_has_no_tool_calls_key() -> None:
 
 
 @pytest.mark.parametrize(("arguments", "verdict"), [('{"query": "refunds"}', "pass"), ('{"query": "other"}', "fail")])
-def test_trajectory_of_an_openai_target_through_the_cli(tmp_path: Path, arguments: str, verdict: str) -> None:
-    with FakeLLMServer() as server:
-        server.set_default("/v1/chat/completions", openai_tool_reply(("search", arguments)))
-        (tmp_path / ".git").mkdir()
-        (tmp_path / ".agentv").mkdir()
-        (tmp_path / "evals").mkdir()
-        (tmp_path / ".agentv/targets.yaml").write_text(textwrap.dedent(f"""
-            targets:
-              - name: default
-                provider: openai
-                base_url: {server.url}
-                model: agent-model
-                api_key: ${{{{ AGENT_KEY }}}}
-                max_retries: 0
-        """))
-        (tmp_path / "evals/tools.eval.yaml").write_text(textwrap.dedent("""
-            tests:
-              - id: refund
-                input: Find the refund policy
-                assert:
-                  - {name: searches, type: tool-trajectory, mode: exact, expected: [{tool: search, args: {query: refunds}}]}
-        """))
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}, "AGENT_KEY": SECRET}
-        proc = subprocess.run([sys.executable, "-m", "agentv_gate.cli", "run", "evals", "--no-cache"], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=120)
+def test_trajectory_of_an_openai_target_through_the_cli(repo: Path, fake_llm: FakeLLMServer, arguments: str,
+                                                        verdict: str) -> None:
+    fake_llm.set_default("/v1/chat/completions", openai_tool_reply(("search", arguments)))
+    make_repo(repo, f"""
+        targets:
+          - name: default
+            provider: openai
+            base_url: {fake_llm.url}
+            model: agent-model
+            api_key: ${{{{ AGENT_KEY }}}}
+            max_retries: 0
+    """)
+    write(repo / "evals/tools.eval.yaml", """
+        tests:
+          - id: refund
+            input: Find the refund policy
+            assert:
+              - {name: searches, type: tool-trajectory, mode: exact, expected: [{tool: search, args: {query: refunds}}]}
+    """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=repo, env={"AGENT_KEY": SECRET}, timeout=120)
     assert proc.returncode == (0 if verdict == "pass" else 1), proc.stdout + proc.stderr
-    [row] = map(json.loads, (tmp_path / ".agentv-gate/results.jsonl").read_text().splitlines())
+    [row] = read_rows(repo / RESULTS)
     assert row["verdict"] == verdict
-    assert SECRET not in (tmp_path / ".agentv-gate/results.jsonl").read_text()
+    assert SECRET not in (repo / RESULTS).read_text()

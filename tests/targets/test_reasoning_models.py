@@ -43,19 +43,13 @@ def provider(**data: Any) -> HttpChatProvider:
     return built
 
 
-def openai(server: FakeLLMServer, model: str, **extra: Any) -> HttpChatProvider:
-    return provider(provider="openai", base_url=server.url, model=model, **extra)
+def openai(fake_llm: FakeLLMServer, model: str, **extra: Any) -> HttpChatProvider:
+    return provider(provider="openai", base_url=fake_llm.url, model=model, **extra)
 
 
 def judge_like(**extra: Any) -> ProviderRequest:
     """What an llm_judge sends: temperature 0 and (optionally) a token limit."""
     return ProviderRequest(question="Grade this.", system_prompt="Reply in JSON.", temperature=0.0, **extra)
-
-
-@pytest.fixture
-def server():
-    with FakeLLMServer() as srv:
-        yield srv
 
 
 def notices(text: str) -> list[str]:
@@ -68,12 +62,12 @@ def notices(text: str) -> list[str]:
 @pytest.mark.parametrize("model", ["o1", "o3-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5-mini", "gpt-5.1",
                                    "openai/gpt-5-nano"])
 def test_a_reasoning_model_named_as_such_gets_max_completion_tokens_and_no_temperature(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str], model: str
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str], model: str
 ) -> None:
-    server.set_default(CHAT, reasoning_model("Paris"))
-    response = openai(server, model, reasoning_effort="low").invoke(judge_like(max_output_tokens=300))
+    fake_llm.set_default(CHAT, reasoning_model("Paris"))
+    response = openai(fake_llm, model, reasoning_effort="low").invoke(judge_like(max_output_tokens=300))
     assert response.text == "Paris"
-    [request] = server.requests
+    [request] = fake_llm.requests
     body = request.json
     assert body["max_completion_tokens"] == 300 and body["reasoning_effort"] == "low"
     assert "max_tokens" not in body and "temperature" not in body
@@ -83,27 +77,27 @@ def test_a_reasoning_model_named_as_such_gets_max_completion_tokens_and_no_tempe
 
 
 @pytest.mark.parametrize("model", ["gpt-4o", "gpt-4.1-mini", "llama3.1", "omni-7b", "o", "gpt-50x"])
-def test_other_models_keep_max_tokens_and_temperature(server: FakeLLMServer, model: str) -> None:
-    server.enqueue(CHAT, FakeReply.openai("ok"))
-    openai(server, model).invoke(judge_like(max_output_tokens=300))
-    body = server.requests[0].json
+def test_other_models_keep_max_tokens_and_temperature(fake_llm: FakeLLMServer, model: str) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.openai("ok"))
+    openai(fake_llm, model).invoke(judge_like(max_output_tokens=300))
+    body = fake_llm.requests[0].json
     assert body["max_tokens"] == 300 and body["temperature"] == 0.0
     assert "max_completion_tokens" not in body and "reasoning_effort" not in body
 
 
-def test_reasoning_model_key_overrides_the_name_list(server: FakeLLMServer) -> None:
-    server.set_default(CHAT, FakeReply.openai("ok"))
-    openai(server, "judge-prod", reasoning_model=True).invoke(judge_like(max_output_tokens=10))
-    openai(server, "o3-mini", reasoning_model=False).invoke(judge_like(max_output_tokens=10))
-    first, second = (r.json for r in server.requests)
+def test_reasoning_model_key_overrides_the_name_list(fake_llm: FakeLLMServer) -> None:
+    fake_llm.set_default(CHAT, FakeReply.openai("ok"))
+    openai(fake_llm, "judge-prod", reasoning_model=True).invoke(judge_like(max_output_tokens=10))
+    openai(fake_llm, "o3-mini", reasoning_model=False).invoke(judge_like(max_output_tokens=10))
+    first, second = (r.json for r in fake_llm.requests)
     assert first["max_completion_tokens"] == 10 and "temperature" not in first
     assert second["max_tokens"] == 10 and second["temperature"] == 0.0
 
 
-def test_a_temperature_written_on_a_reasoning_target_is_still_sent(server: FakeLLMServer) -> None:
-    server.set_default(CHAT, FakeReply.openai("ok"))
-    openai(server, "gpt-5", temperature=1).invoke(judge_like())
-    assert server.requests[0].json["temperature"] == 1
+def test_a_temperature_written_on_a_reasoning_target_is_still_sent(fake_llm: FakeLLMServer) -> None:
+    fake_llm.set_default(CHAT, FakeReply.openai("ok"))
+    openai(fake_llm, "gpt-5", temperature=1).invoke(judge_like())
+    assert fake_llm.requests[0].json["temperature"] == 1
 
 
 @pytest.mark.parametrize("bad", ["extreme", 3, True])
@@ -126,13 +120,13 @@ def test_structured_output_must_be_a_boolean() -> None:
 
 
 def test_unrecognised_reasoning_model_is_learned_from_its_400s_once(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.set_default(CHAT, reasoning_model("Paris"))
-    chat = openai(server, "house-model", max_output_tokens=200)
+    fake_llm.set_default(CHAT, reasoning_model("Paris"))
+    chat = openai(fake_llm, "house-model", max_output_tokens=200)
     first = chat.invoke(judge_like())
     assert first.text == "Paris" and first.retries == 2
-    sent = [r.json for r in server.requests]
+    sent = [r.json for r in fake_llm.requests]
     assert [("max_tokens" in b, "max_completion_tokens" in b, "temperature" in b) for b in sent] == [
         (True, False, True), (False, True, True), (False, True, False)]
     lines = notices(capsys.readouterr().err)
@@ -144,26 +138,26 @@ def test_unrecognised_reasoning_model_is_learned_from_its_400s_once(
     assert "leaving 'temperature' out" in lines[1]
 
     second = chat.invoke(judge_like())  # remembered: one request, already adjusted, nothing said
-    assert second.retries == 0 and len(server.requests) == 4
-    assert server.requests[-1].json["max_completion_tokens"] == 200 and "temperature" not in server.requests[-1].json
+    assert second.retries == 0 and len(fake_llm.requests) == 4
+    assert fake_llm.requests[-1].json["max_completion_tokens"] == 200 and "temperature" not in fake_llm.requests[-1].json
     assert notices(capsys.readouterr().err) == []
 
 
 def test_a_target_with_only_a_token_limit_passes_with_one_adjustment_line(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.set_default(CHAT, reasoning_model("Paris"))
-    chat = openai(server, "house-model", max_output_tokens=200)
+    fake_llm.set_default(CHAT, reasoning_model("Paris"))
+    chat = openai(fake_llm, "house-model", max_output_tokens=200)
     for _ in range(3):
         assert chat.invoke(ProviderRequest(question="Capital of France?")).text == "Paris"
     assert len(notices(capsys.readouterr().err)) == 1
 
 
 def test_eight_threads_learn_together_and_the_notice_is_printed_once(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.set_default(CHAT, reasoning_model("Paris"))
-    chat = openai(server, "house-model", max_output_tokens=50)
+    fake_llm.set_default(CHAT, reasoning_model("Paris"))
+    chat = openai(fake_llm, "house-model", max_output_tokens=50)
     barrier = threading.Barrier(8)
     answers: list[str] = []
     failures: list[BaseException] = []
@@ -186,101 +180,101 @@ def test_eight_threads_learn_together_and_the_notice_is_printed_once(
     assert sorted(line.split("refused ")[1].split(" ")[0] for line in lines) == ["'max_tokens'", "'temperature'"]
 
 
-def test_a_400_about_something_else_is_not_retried_and_quotes_the_provider(server: FakeLLMServer) -> None:
+def test_a_400_about_something_else_is_not_retried_and_quotes_the_provider(fake_llm: FakeLLMServer) -> None:
     refused_messages = {"error": {"message": "Unsupported parameter: 'messages' is not supported with this model.",
                                   "type": "invalid_request_error", "param": "messages",
                                   "code": "unsupported_parameter"}}
-    server.enqueue(CHAT, FakeReply.json(refused_messages, status=400))
+    fake_llm.enqueue(CHAT, FakeReply.json(refused_messages, status=400))
     with pytest.raises(HttpCallError) as caught:
-        openai(server, "m").invoke(judge_like())
-    assert len(server.requests) == 1
+        openai(fake_llm, "m").invoke(judge_like())
+    assert len(fake_llm.requests) == 1
     message = str(caught.value)
     assert "HTTP 400" in message
     assert ("provider error (type invalid_request_error, code unsupported_parameter, param messages): "
             "\"Unsupported parameter: 'messages' is not supported with this model.\"") in message
 
 
-def test_a_refused_replacement_is_not_tried_twice(server: FakeLLMServer) -> None:
-    server.set_default(CHAT, FakeReply.json(MAX_TOKENS_REFUSED, status=400))  # refuses max_tokens whatever is sent
+def test_a_refused_replacement_is_not_tried_twice(fake_llm: FakeLLMServer) -> None:
+    fake_llm.set_default(CHAT, FakeReply.json(MAX_TOKENS_REFUSED, status=400))  # refuses max_tokens whatever is sent
     with pytest.raises(HttpCallError, match="Unsupported parameter: 'max_tokens'") as caught:
-        openai(server, "m", max_output_tokens=5).invoke(judge_like())
-    assert len(server.requests) == 2 and caught.value.retries == 1
+        openai(fake_llm, "m", max_output_tokens=5).invoke(judge_like())
+    assert len(fake_llm.requests) == 2 and caught.value.retries == 1
 
 
 # ---------------------------------------------------------------- structured output
 
 
-def test_a_reply_schema_is_asked_for_as_strict_json_schema(server: FakeLLMServer) -> None:
-    server.enqueue(CHAT, FakeReply.openai('{"score": 1}'))
-    openai(server, "gpt-4o").invoke(judge_like(reply_schema=SCHEMA))
-    assert server.requests[0].json["response_format"] == {
+def test_a_reply_schema_is_asked_for_as_strict_json_schema(fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.openai('{"score": 1}'))
+    openai(fake_llm, "gpt-4o").invoke(judge_like(reply_schema=SCHEMA))
+    assert fake_llm.requests[0].json["response_format"] == {
         "type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA["schema"], "strict": True}}
 
 
 def test_a_server_without_json_schema_falls_back_once_and_remembers(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.set_default(CHAT, without_json_schema('{"score": 1}'))
-    chat = openai(server, "llama3.1")
+    fake_llm.set_default(CHAT, without_json_schema('{"score": 1}'))
+    chat = openai(fake_llm, "llama3.1")
     assert chat.invoke(judge_like(reply_schema=SCHEMA)).text == '{"score": 1}'
     assert chat.invoke(judge_like(reply_schema=SCHEMA)).text == '{"score": 1}'
-    assert ["response_format" in r.json for r in server.requests] == [True, False, False]
+    assert ["response_format" in r.json for r in fake_llm.requests] == [True, False, False]
     [line] = notices(capsys.readouterr().err)
     assert "refused 'response_format'" in line and "of type 'json_schema' is not supported" in line
     assert "asking for the JSON reply in the prompt only (no structured output) for the rest of this run" in line
 
 
 def test_structured_output_false_never_sends_a_schema(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.set_default(CHAT, without_json_schema('{"score": 1}'))
-    openai(server, "llama3.1", structured_output=False).invoke(judge_like(reply_schema=SCHEMA))
-    assert len(server.requests) == 1 and "response_format" not in server.requests[0].json
+    fake_llm.set_default(CHAT, without_json_schema('{"score": 1}'))
+    openai(fake_llm, "llama3.1", structured_output=False).invoke(judge_like(reply_schema=SCHEMA))
+    assert len(fake_llm.requests) == 1 and "response_format" not in fake_llm.requests[0].json
     assert notices(capsys.readouterr().err) == []
 
 
 # ---------------------------------------------------------------- Azure
 
 
-def azure(server: FakeLLMServer, **extra: Any) -> HttpChatProvider:
-    return provider(provider="azure", **{"endpoint": server.url, **extra})
+def azure(fake_llm: FakeLLMServer, **extra: Any) -> HttpChatProvider:
+    return provider(provider="azure", **{"endpoint": fake_llm.url, **extra})
 
 
-def test_azure_deployment_named_like_a_reasoning_model(server: FakeLLMServer) -> None:
+def test_azure_deployment_named_like_a_reasoning_model(fake_llm: FakeLLMServer) -> None:
     path = "/openai/deployments/o4-mini/chat/completions"
-    server.set_default(path, reasoning_model("ok"))
-    response = azure(server, deployment_name="o4-mini").invoke(judge_like(max_output_tokens=40))
+    fake_llm.set_default(path, reasoning_model("ok"))
+    response = azure(fake_llm, deployment_name="o4-mini").invoke(judge_like(max_output_tokens=40))
     assert response.text == "ok" and response.token_usage and response.token_usage["reasoning"] == REASONING_TOKENS
-    [request] = server.requests
+    [request] = fake_llm.requests
     assert request.query == {"api-version": ["2024-12-01-preview"]}
     assert request.json["max_completion_tokens"] == 40 and "temperature" not in request.json
 
 
-def test_azure_custom_deployment_of_a_reasoning_model_by_its_model_key(server: FakeLLMServer) -> None:
-    server.set_default("/openai/deployments/judge-prod/chat/completions", reasoning_model("ok"))
-    azure(server, deployment="judge-prod", model="gpt-5-mini").invoke(judge_like(max_output_tokens=40))
-    assert len(server.requests) == 1 and "max_completion_tokens" in server.requests[0].json
+def test_azure_custom_deployment_of_a_reasoning_model_by_its_model_key(fake_llm: FakeLLMServer) -> None:
+    fake_llm.set_default("/openai/deployments/judge-prod/chat/completions", reasoning_model("ok"))
+    azure(fake_llm, deployment="judge-prod", model="gpt-5-mini").invoke(judge_like(max_output_tokens=40))
+    assert len(fake_llm.requests) == 1 and "max_completion_tokens" in fake_llm.requests[0].json
 
 
 def test_azure_custom_deployment_learns_from_the_server(
-    server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.set_default("/openai/deployments/judge-prod/chat/completions", reasoning_model("ok"))
-    chat = azure(server, deployment="judge-prod")
+    fake_llm.set_default("/openai/deployments/judge-prod/chat/completions", reasoning_model("ok"))
+    chat = azure(fake_llm, deployment="judge-prod")
     assert chat.invoke(judge_like()).text == "ok"
     assert chat.invoke(judge_like()).text == "ok"
-    assert len(server.requests) == 3
+    assert len(fake_llm.requests) == 3
     [line] = notices(capsys.readouterr().err)
     assert line.startswith("agentv-gate: azure target 't': the server refused 'temperature'")
 
 
-def test_azure_v1_endpoint_puts_the_model_in_the_body_and_sends_no_api_version(server: FakeLLMServer) -> None:
-    server.set_default("/openai/v1/chat/completions", reasoning_model("ok"))
-    chat = azure(server, endpoint=f"{server.url}/openai/v1/", deployment_name="gpt-5-mini")
-    assert chat.url == f"{server.url}/openai/v1/chat/completions"
+def test_azure_v1_endpoint_puts_the_model_in_the_body_and_sends_no_api_version(fake_llm: FakeLLMServer) -> None:
+    fake_llm.set_default("/openai/v1/chat/completions", reasoning_model("ok"))
+    chat = azure(fake_llm, endpoint=f"{fake_llm.url}/openai/v1/", deployment_name="gpt-5-mini")
+    assert chat.url == f"{fake_llm.url}/openai/v1/chat/completions"
     chat.invoke(judge_like(max_output_tokens=40))
     chat.invoke(judge_like(model="o3"))  # a judge's model override applies with the v1 API
-    first, second = server.requests
+    first, second = fake_llm.requests
     assert first.path == "/openai/v1/chat/completions" and first.query == {}
     assert first.headers["api-key"] == SECRET and "authorization" not in first.headers
     assert first.json["model"] == "gpt-5-mini" and first.json["max_completion_tokens"] == 40
@@ -302,55 +296,55 @@ def test_azure_v1_endpoint_with_a_dated_version_is_refused() -> None:
                  version="2024-12-01-preview")
 
 
-def test_azure_content_filter_is_what_the_user_reads(server: FakeLLMServer) -> None:
-    server.enqueue("/openai/deployments/gpt-4o/chat/completions", content_filtered())
+def test_azure_content_filter_is_what_the_user_reads(fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue("/openai/deployments/gpt-4o/chat/completions", content_filtered())
     with pytest.raises(HttpCallError) as caught:
-        azure(server, deployment="gpt-4o").invoke(judge_like())
+        azure(fake_llm, deployment="gpt-4o").invoke(judge_like())
     message = str(caught.value)
     assert "HTTP 400" in message and "code content_filter" in message
     assert "inner code ResponsibleAIPolicyViolation" in message
     assert "triggering Azure OpenAI's content management policy" in message
 
 
-def test_a_reply_withheld_by_the_content_filter_is_an_error_not_an_empty_answer(server: FakeLLMServer) -> None:
-    server.enqueue(CHAT, FakeReply.json({"choices": [{"message": {"role": "assistant", "content": None},
+def test_a_reply_withheld_by_the_content_filter_is_an_error_not_an_empty_answer(fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.json({"choices": [{"message": {"role": "assistant", "content": None},
                                                       "finish_reason": "content_filter"}]}))
     with pytest.raises(HttpCallError, match="withheld the reply \\(finish_reason content_filter\\)"):
-        openai(server, "gpt-4o").invoke(judge_like())
+        openai(fake_llm, "gpt-4o").invoke(judge_like())
 
 
-def test_provider_error_fields_are_scrubbed_of_secrets(server: FakeLLMServer) -> None:
+def test_provider_error_fields_are_scrubbed_of_secrets(fake_llm: FakeLLMServer) -> None:
     echo = {"error": {"message": f"Incorrect API key provided: {SECRET}.", "type": "invalid_request_error",
                       "code": f"invalid_api_key:{SECRET}"}}
-    server.enqueue(CHAT, FakeReply.json(echo, status=401))
+    fake_llm.enqueue(CHAT, FakeReply.json(echo, status=401))
     with pytest.raises(HttpCallError) as caught:
-        openai(server, "gpt-4o").invoke(judge_like())
+        openai(fake_llm, "gpt-4o").invoke(judge_like())
     message = str(caught.value)
     assert SECRET not in message and "Incorrect API key provided: ***" in message
     assert caught.value.detail is not None and SECRET not in repr(caught.value.detail)
 
 
-def test_vllm_style_top_level_error_is_quoted(server: FakeLLMServer) -> None:
-    server.enqueue(CHAT, FakeReply.json({"object": "error", "message": "This model's maximum context length is 4096",
+def test_vllm_style_top_level_error_is_quoted(fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.json({"object": "error", "message": "This model's maximum context length is 4096",
                                          "type": "BadRequestError", "param": None, "code": 400}, status=400))
     with pytest.raises(HttpCallError, match=r"provider error \(type BadRequestError, code 400\): \"This model's max"):
-        openai(server, "llama").invoke(judge_like())
+        openai(fake_llm, "llama").invoke(judge_like())
 
 
 # ---------------------------------------------------------------- response cache key
 
 
-def test_cache_key_holds_the_new_parameters_but_not_what_the_run_learned(server: FakeLLMServer) -> None:
+def test_cache_key_holds_the_new_parameters_but_not_what_the_run_learned(fake_llm: FakeLLMServer) -> None:
     request = judge_like(max_output_tokens=30, reply_schema=SCHEMA)
-    low = openai(server, "o3", reasoning_effort="low")
+    low = openai(fake_llm, "o3", reasoning_effort="low")
     identity = request_identity(low, request)
     assert identity["body"]["max_completion_tokens"] == 30
     assert identity["body"]["reasoning_effort"] == "low"
     assert identity["body"]["response_format"]["type"] == "json_schema"
-    assert request_identity(openai(server, "o3", reasoning_effort="high"), request) != identity
-    assert request_identity(openai(server, "o3", reasoning_effort="low", structured_output=False), request) != identity
+    assert request_identity(openai(fake_llm, "o3", reasoning_effort="high"), request) != identity
+    assert request_identity(openai(fake_llm, "o3", reasoning_effort="low", structured_output=False), request) != identity
 
-    server.set_default(CHAT, without_json_schema("{}"))
+    fake_llm.set_default(CHAT, without_json_schema("{}"))
     low.invoke(request)  # learns to leave response_format out ...
-    assert "response_format" not in server.requests[-1].json
+    assert "response_format" not in fake_llm.requests[-1].json
     assert request_identity(low, request) == identity  # ... but the cache key is the request as intended

@@ -1,0 +1,20 @@
+"""The start `run` and `validate` share: the eval paths a command reads, with AgentV's `.env` loaded first."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..loader import default_eval_paths, load_run_dotenv
+
+
+def eval_paths(args: argparse.Namespace) -> list[Path]:
+    """The paths named on the command line (else the default folders), after the `.env` found for the
+    first eval file has been loaded: before any eval file or targets file is read, so a `${{ VAR }}` in
+    either sees it (see `loader.env`). What it set is said on stderr unless `--quiet`."""
+    paths = default_eval_paths(args.paths)
+    note = load_run_dotenv(paths, args.repo_root)
+    if note and not args.quiet:
+        print(f"agentv-gate: {note}", file=sys.stderr)
+    return paths
