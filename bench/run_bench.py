@@ -102,9 +102,10 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
     else:
         targets = ["targets:", "  - name: default", "    provider: mock",
                    '    response: "Paris is the capital of France, on the Seine."']
-    if kind == "llm":
+    if kind in ("llm", *JUDGED_KINDS):
+        judge_base = f"{server_url}/rubric-judge" if kind == "rubrics" else f"{server_url}/judge"
         targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
-                    f"    base_url: {server_url}/judge", "    model: bench-judge", "    timeout_seconds: 30", *judge_keys]
+                    f"    base_url: {judge_base}", "    model: bench-judge", "    timeout_seconds: 30", *judge_keys]
     (folder / ".agentv" / "targets.yaml").write_text("\n".join(targets) + "\n")
     if kind in ("code", "trials"):
         # `python3 judge.py`, as suites are written; judges run with our interpreter's folder first on
@@ -113,10 +114,15 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
                      "        script: [python3, judge.py]\n        keywords: [Paris, Seine]\n")
     elif kind in AGENT_KINDS:
         evaluator = "    assert:\n      - {name: names, type: contains, value: Paris}\n"
-        if kind == "trajectory":
+        if kind in ("trajectory", "rubrics"):
             evaluator += ("      - name: pipeline\n        type: tool-trajectory\n        mode: in_order\n"
                           "        args_match: superset\n        expected:\n          - {tool: search, args: {q: capital}}\n"
                           "          - {tool: fetch}\n")
+        if kind == "rubrics":
+            evaluator += ("      - name: checklist\n        type: rubrics\n        criteria:\n"
+                          "          - {id: capital, outcome: Names Paris}\n          - {id: river, outcome: Names the Seine}\n")
+        if kind == "judged":
+            evaluator += "      - name: quality\n        type: llm_judge\n"
     else:
         evaluator = "    assert:\n      - name: quality\n        type: llm_judge\n"
     with open(folder / "evals" / "bench.eval.yaml", "w") as out:
@@ -130,7 +136,12 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
                       f"    expected_output: Paris, on the Seine.\n{evaluator}")
 
 
-AGENT_KINDS = ("trajectory", "contains")
+AGENT_KINDS = ("trajectory", "contains", "rubrics", "judged")
+JUDGED_KINDS = ("rubrics", "judged")
+"""`rubrics`: contains + tool_trajectory + a rubric checklist judge; `judged`: contains + one llm_judge."""
+CHECKS = ('{"checks": [{"id": "capital", "satisfied": true, "reasoning": "says Paris"}, '
+          '{"id": "river", "satisfied": true, "reasoning": "says Seine"}], "overall_reasoning": "Both."}')
+RUBRIC_JUDGE_PATH = "/rubric-judge/v1/chat/completions"
 AGENT_PATH = "/agent/v1/chat/completions"
 AGENT_REPLY = {
     "id": "chatcmpl-bench", "model": "bench-agent",
@@ -314,7 +325,7 @@ def bench_trajectory(work: Path, n: int, workers: int, repeat: int) -> Measure:
     with FakeLLMServer() as server:
         server.set_default(AGENT_PATH, FakeReply.json(AGENT_REPLY))
         measured: dict[str, tuple[float, float, float]] = {}
-        for kind in AGENT_KINDS:
+        for kind in ("trajectory", "contains"):
             folder = work / f"{kind}-{n}"
             write_project(folder, n, kind, server.url)
             runs = []
@@ -329,6 +340,34 @@ def bench_trajectory(work: Path, n: int, workers: int, repeat: int) -> Measure:
     base_wall, _, base_cpu = measured["contains"]
     return Measure("trajectory", n, workers, wall, n / wall, rss, base_wall, base_wall, (wall - base_wall) / n * 1000,
                    {"cpu_ms_case": round(cpu / n * 1000, 2), "contains_cpu_ms_case": round(base_cpu / n * 1000, 2),
+                    "extra_cpu_ms_case": round((cpu - base_cpu) / n * 1000, 2)})
+
+
+def bench_rubrics(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """contains + tool_trajectory + a rubric checklist judge, against contains + one plain llm_judge:
+    the same agent call and one judge call each (a loopback judge answering at once), so the
+    difference per case is what the trajectory and the rubric prompt and reply cost."""
+    with FakeLLMServer() as server:
+        server.set_default(AGENT_PATH, FakeReply.json(AGENT_REPLY))
+        server.set_default(JUDGE_PATH, FakeReply.openai(VERDICT))
+        server.set_default(RUBRIC_JUDGE_PATH, FakeReply.openai(CHECKS))
+        measured: dict[str, tuple[float, float, float]] = {}
+        for kind in JUDGED_KINDS:
+            folder = work / f"{kind}-{n}"
+            write_project(folder, n, kind, server.url)
+            runs = []
+            for _ in range(repeat):
+                wall_i, rss_i, code = run_gate(folder, workers, "--no-cache")
+                if code != 0:
+                    raise SystemExit((folder / "gate.log").read_text()[-2000:])
+                check_results(folder, n)
+                runs.append((wall_i, rss_i, LAST_CPU["gate"]))
+            measured[kind] = min(runs)
+    wall, rss, cpu = measured["rubrics"]
+    base_wall, _, base_cpu = measured["judged"]
+    return Measure("trajectory+rubrics", n, workers, wall, n / wall, rss, base_wall, base_wall,
+                   (wall - base_wall) / n * 1000,
+                   {"cpu_ms_case": round(cpu / n * 1000, 2), "contains_judge_cpu_ms_case": round(base_cpu / n * 1000, 2),
                     "extra_cpu_ms_case": round((cpu - base_cpu) / n * 1000, 2)})
 
 
@@ -436,7 +475,8 @@ def print_table(measures: list[Measure], markdown: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
-    parser.add_argument("--kinds", default="code,llm", help="code, llm, trajectory, ratelimited, trials (comma-separated)")
+    parser.add_argument("--kinds", default="code,llm",
+                        help="code, llm, trajectory, rubrics, ratelimited, trials (comma-separated)")
     parser.add_argument("--rpm", type=int, default=600, help="the ratelimited judge's requests per minute")
     parser.add_argument("--tpm", type=int, default=200000, help="the ratelimited judge's tokens per minute")
     parser.add_argument("--baseline", default=RATE_LIMITED_BASELINE,
@@ -480,6 +520,9 @@ def main() -> int:
                 print_table(measures[-2:], False)
             if "trajectory" in kinds:
                 measures.append(bench_trajectory(work, n, default_workers, args.repeat))
+                print_table(measures[-1:], False)
+            if "rubrics" in kinds:
+                measures.append(bench_rubrics(work, n, default_workers, args.repeat))
                 print_table(measures[-1:], False)
             if "ratelimited" in kinds:
                 measures.extend(bench_ratelimited(work, n, llm_workers, args.rpm, args.tpm, args.latency_ms / 1000,
