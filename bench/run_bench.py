@@ -318,41 +318,16 @@ def bench_llm(work: Path, n: int, workers: int, latency: float, repeat: int) -> 
     ]
 
 
-def bench_trajectory(work: Path, n: int, workers: int, repeat: int) -> Measure:
-    """A tool_trajectory + contains suite against the same suite with `contains` alone, one OpenAI-compatible
-    agent on the loopback server answering every case with two tool calls at once. The difference per case
-    is what grading a trajectory costs; both pay the same agent call."""
-    with FakeLLMServer() as server:
-        server.set_default(AGENT_PATH, FakeReply.json(AGENT_REPLY))
-        measured: dict[str, tuple[float, float, float]] = {}
-        for kind in ("trajectory", "contains"):
-            folder = work / f"{kind}-{n}"
-            write_project(folder, n, kind, server.url)
-            runs = []
-            for _ in range(repeat):
-                wall_i, rss_i, code = run_gate(folder, workers, "--no-cache")
-                if code != 0:
-                    raise SystemExit((folder / "gate.log").read_text()[-2000:])
-                check_results(folder, n)
-                runs.append((wall_i, rss_i, LAST_CPU["gate"]))
-            measured[kind] = min(runs)
-    wall, rss, cpu = measured["trajectory"]
-    base_wall, _, base_cpu = measured["contains"]
-    return Measure("trajectory", n, workers, wall, n / wall, rss, base_wall, base_wall, (wall - base_wall) / n * 1000,
-                   {"cpu_ms_case": round(cpu / n * 1000, 2), "contains_cpu_ms_case": round(base_cpu / n * 1000, 2),
-                    "extra_cpu_ms_case": round((cpu - base_cpu) / n * 1000, 2)})
-
-
-def bench_rubrics(work: Path, n: int, workers: int, repeat: int) -> Measure:
-    """contains + tool_trajectory + a rubric checklist judge, against contains + one plain llm_judge:
-    the same agent call and one judge call each (a loopback judge answering at once), so the
-    difference per case is what the trajectory and the rubric prompt and reply cost."""
+def measure_agent_kinds(work: Path, n: int, workers: int, repeat: int, kinds: tuple[str, ...]
+                        ) -> dict[str, tuple[float, float, float]]:
+    """(wall, peak RSS, CPU) of the best of `repeat` runs of each agent suite `kind`, all against one
+    loopback server: the tool-calling agent, a plain judge and a rubric judge answering at once."""
     with FakeLLMServer() as server:
         server.set_default(AGENT_PATH, FakeReply.json(AGENT_REPLY))
         server.set_default(JUDGE_PATH, FakeReply.openai(VERDICT))
         server.set_default(RUBRIC_JUDGE_PATH, FakeReply.openai(CHECKS))
         measured: dict[str, tuple[float, float, float]] = {}
-        for kind in JUDGED_KINDS:
+        for kind in kinds:
             folder = work / f"{kind}-{n}"
             write_project(folder, n, kind, server.url)
             runs = []
@@ -363,12 +338,32 @@ def bench_rubrics(work: Path, n: int, workers: int, repeat: int) -> Measure:
                 check_results(folder, n)
                 runs.append((wall_i, rss_i, LAST_CPU["gate"]))
             measured[kind] = min(runs)
-    wall, rss, cpu = measured["rubrics"]
-    base_wall, _, base_cpu = measured["judged"]
-    return Measure("trajectory+rubrics", n, workers, wall, n / wall, rss, base_wall, base_wall,
-                   (wall - base_wall) / n * 1000,
-                   {"cpu_ms_case": round(cpu / n * 1000, 2), "contains_judge_cpu_ms_case": round(base_cpu / n * 1000, 2),
+    return measured
+
+
+def compared(label: str, n: int, workers: int, measured: dict[str, tuple[float, float, float]], kind: str, base: str,
+             base_note: str) -> Measure:
+    """`kind` against `base`: both pay the same calls, so the difference per case is the grading itself."""
+    wall, rss, cpu = measured[kind]
+    base_wall, _, base_cpu = measured[base]
+    return Measure(label, n, workers, wall, n / wall, rss, base_wall, base_wall, (wall - base_wall) / n * 1000,
+                   {"cpu_ms_case": round(cpu / n * 1000, 2), base_note: round(base_cpu / n * 1000, 2),
                     "extra_cpu_ms_case": round((cpu - base_cpu) / n * 1000, 2)})
+
+
+def bench_trajectory(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """A tool_trajectory + contains suite against the same suite with `contains` alone, one OpenAI-compatible
+    agent on the loopback server answering every case with two tool calls at once."""
+    measured = measure_agent_kinds(work, n, workers, repeat, ("trajectory", "contains"))
+    return compared("trajectory", n, workers, measured, "trajectory", "contains", "contains_cpu_ms_case")
+
+
+def bench_rubrics(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """contains + tool_trajectory + a rubric checklist judge, against contains + one plain llm_judge:
+    the same agent call and one judge call each, so the difference per case is what the trajectory
+    and the rubric prompt and reply cost."""
+    measured = measure_agent_kinds(work, n, workers, repeat, JUDGED_KINDS)
+    return compared("trajectory+rubrics", n, workers, measured, "rubrics", "judged", "contains_judge_cpu_ms_case")
 
 
 RATE_LIMITED_BASELINE = "19ca074"

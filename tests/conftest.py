@@ -3,6 +3,8 @@
 * `repo`: a fresh repository (`tmp_path/repo`, see `tests.helpers.files.make_repo`), with
   `tmp_path` itself left as "outside the repository".
 * `fake_llm`: a started `FakeLLMServer` on 127.0.0.1, closed after the test.
+* `tty`: a real pseudo-terminal, (writer, master): a reporter sees isatty() true on the writer;
+  `tests.helpers.terminal.read_pty(master)` reads what it drew.
 
 Helpers used as plain functions (also from module-scoped fixtures and other helpers):
 `tests.helpers.files.write` and `make_repo`, `tests.helpers.cli.run_cli` and `start_cli`.
@@ -10,6 +12,8 @@ Helpers used as plain functions (also from module-scoped fixtures and other help
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,3 +32,14 @@ def repo(tmp_path: Path) -> Path:
 def fake_llm() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as server:
         yield server
+
+
+@pytest.fixture()
+def tty() -> Iterator[tuple[io.TextIOWrapper, int]]:
+    master, slave = os.openpty()
+    writer = open(slave, "w", encoding="utf-8", closefd=True)
+    try:
+        yield writer, master
+    finally:
+        writer.close()
+        os.close(master)

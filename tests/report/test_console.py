@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import io
-import os
 import threading
-from collections.abc import Iterator
 
 import pytest
 
 from agentv_gate.report import summarise
 from agentv_gate.report.console import ConsoleReporter, render_table
 from tests.helpers.reports import case_result
+from tests.helpers.terminal import read_pty
 
 case = case_result
 
@@ -23,30 +22,8 @@ RESULTS = [
 ]
 
 
-@pytest.fixture
-def tty() -> Iterator[tuple[io.TextIOWrapper, int]]:
-    """A real pseudo-terminal: the reporter sees isatty() true on the writing end."""
-    master, slave = os.openpty()
-    writer = open(slave, "w", encoding="utf-8", closefd=True)
-    try:
-        yield writer, master
-    finally:
-        writer.close()
-        os.close(master)
 
 
-def read_pty(master: int) -> str:
-    os.set_blocking(master, False)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except (BlockingIOError, OSError):
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_summary_counts() -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import os
 import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,6 +13,7 @@ from agentv_gate.report.github import annotation_lines
 from agentv_gate.report.live import LiveLog, duration_text, heartbeat_seconds
 from tests.helpers.github_runner import runner_commands
 from tests.helpers.reports import case_result as case
+from tests.helpers.terminal import read_pty
 
 
 class Log(io.StringIO):
@@ -31,29 +30,8 @@ class Log(io.StringIO):
         return super().write(text)
 
 
-@pytest.fixture
-def tty() -> Iterator[tuple[io.TextIOWrapper, int]]:
-    master, slave = os.openpty()
-    writer = open(slave, "w", encoding="utf-8", closefd=True)
-    try:
-        yield writer, master
-    finally:
-        writer.close()
-        os.close(master)
 
 
-def read_pty(master: int) -> str:
-    os.set_blocking(master, False)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except (BlockingIOError, OSError):
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_quiet_keeps_only_cases_that_did_not_pass() -> None:
