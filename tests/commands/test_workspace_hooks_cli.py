@@ -106,8 +106,10 @@ def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
     """)
     proc = start_cli("run", "evals", cwd=repo)
     deadline = time.monotonic() + 30
-    while not (repo / "started").exists() and time.monotonic() < deadline:
+    started = repo / "evals" / "started"  # the cli target runs in the eval file's folder
+    while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert started.exists(), "the agent never started"
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
     assert proc.returncode == 143
