@@ -163,8 +163,6 @@ class Orchestrator:
         self.hooks = hooks
         """Workspace hooks around each case (see execution/hooks.py); None when no suite has any."""
         self.cancelled = threading.Event()
-        self.stop_reason: str | None = None
-        """Set by `stop_starting`: no case starts after it, each left becomes a not-run error row."""
 
     # ---------------------------------------------------------------- one case
 
@@ -315,8 +313,7 @@ class Orchestrator:
         try:
             exhausted = False
             while True:
-                while (not exhausted and len(pending) < workers * 2 and not self.cancelled.is_set()
-                       and self.stop_reason is None):
+                while not exhausted and len(pending) < workers * 2 and not self.cancelled.is_set():
                     try:
                         case = next(iterator)
                     except StopIteration:
@@ -328,9 +325,6 @@ class Orchestrator:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._hand_over(future.result(), results)
-            if self.stop_reason is not None:  # the cases never taken from `cases` are not run either
-                for case in iterator:
-                    self._hand_over(not_run(case, self.stop_reason, case_threshold(case, self.settings)), results)
         except BaseException as exc:
             self.cancelled.set()
             for future in pending:
@@ -347,16 +341,7 @@ class Orchestrator:
         if self.settings.keep_results:
             results.append(result)
 
-    # ---------------------------------------------------------------- stopping early
-
-    def stop_starting(self, reason: str) -> None:
-        """No case starts after this call (from `on_result`, e.g. `--max-failures`); cases already
-        running finish, and every case not started is reported as an error row saying `reason`."""
-        self.stop_reason = reason
-
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
-        if self.stop_reason is not None:  # queued before the stop, not started: not run
-            return not_run(case, self.stop_reason, case_threshold(case, self.settings))
         refusal = self.stop.refusal(case) if self.stop is not None else None
         if refusal is not None:  # a stop policy tripped: written as not run, never run
             result = scrubbed(refusal.apply(self._base_result(case)))
@@ -454,14 +439,6 @@ def _trace(response: TargetResponse) -> dict[str, Any]:
     summary = trace_summary([message_dict(m) for m in response.output_messages])
     summary.pop("tool_calls", None)  # the 4.42 judge-payload alias of tool_calls_by_name
     return summary
-
-
-def not_run(case: EvalCase, reason: str, threshold: float) -> CaseResult:
-    """The row of a case the run decided not to start: an error (never a pass) that says why."""
-    message = f"not run: {reason}"
-    return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
-                      dataset=case.dataset, case_file=case.case_file, threshold=threshold, verdict="error",
-                      error=message, misses=[message])
 
 
 def _trial_row(number: int, run: CaseResult) -> dict[str, Any]:

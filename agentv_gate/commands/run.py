@@ -17,7 +17,7 @@ from types import FrameType
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import execution_block_policies
+from ..execution.stop import FailureLimit, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
@@ -116,7 +116,7 @@ def execute(args: argparse.Namespace) -> int:
     for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
         writer.write(old)
         rows.append(ReportRow.of(old))
-    stop = _FailureLimit(args.max_failures)
+    failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
     def on_result(result: CaseResult) -> None:
         if args.shard:
@@ -124,7 +124,6 @@ def execute(args: argparse.Namespace) -> int:
         writer.write(result)
         rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)
-        stop.count(result, orchestrator)
 
     def traffic() -> list[TargetTraffic]:
         return [TargetTraffic(name, s.calls, s.rate_limited, s.waited_seconds)
@@ -134,7 +133,7 @@ def execute(args: argparse.Namespace) -> int:
         """The reports of a run cut short: its own exit code stands, so a report error is only said."""
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                          stopped=stop.message, traffic=traffic())
+                          stopped=failure_limit.message if failure_limit else None, traffic=traffic())
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -144,7 +143,8 @@ def execute(args: argparse.Namespace) -> int:
     workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
     settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials)
     hooks = WorkspaceHooks()
-    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=execution_block_policies(),
+    stop = execution_block_policies(*([failure_limit] if failure_limit else []))
+    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=stop,
                                 hooks=hooks,
                                 on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
@@ -191,32 +191,8 @@ def execute(args: argparse.Namespace) -> int:
     writer.close()
     report_traffic(traffic(), args.quiet)
     return write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                         stopped=stop.message, traffic=traffic())
+                         stopped=failure_limit.message if failure_limit else None, traffic=traffic())
 
-
-class _FailureLimit:
-    """`--max-failures N`: after the Nth case that failed or errored, the run starts no other case."""
-
-    def __init__(self, limit: int | None) -> None:
-        self.limit, self.failures, self.not_run = limit, 0, 0
-
-    def count(self, result: CaseResult, orchestrator: Orchestrator) -> None:
-        if self.limit is None or result.verdict == "pass":
-            return
-        if orchestrator.stop_reason is not None:
-            self.not_run += result.error == f"not run: {orchestrator.stop_reason}"
-            return
-        self.failures += 1
-        if self.failures >= self.limit:
-            orchestrator.stop_starting(f"the run stopped after {self.failures} failed or errored case(s) "
-                                       f"(--max-failures {self.limit})")
-
-    @property
-    def message(self) -> str | None:
-        if not self.not_run:  # the limit was reached by the last case: nothing was left out
-            return None
-        return (f"stopped after {self.failures} failed or errored case(s) (--max-failures {self.limit}); "
-                f"{self.not_run} case(s) not run, reported as errors")
 
 
 def finish_hooks(hooks: WorkspaceHooks) -> None:

@@ -7,7 +7,7 @@ running when a policy trips finish normally. One mechanism for every such rule:
 
 * `BudgetStop`: a suite's `execution.total_budget_usd` (summed `cost_usd` reached it);
 * `ErrorStop`: a suite's `execution.fail_on_error: true` (one execution error happened);
-* a `--max-failures N` would be a third, counting failed rows over the whole run.
+* `FailureLimit`: `--max-failures N`, counting failed and errored rows over the whole run.
 """
 
 from __future__ import annotations
@@ -101,6 +101,40 @@ class ErrorStop:
 
 
 @dataclass
+class FailureLimit:
+    """`--max-failures N`: after the Nth case that failed or errored (a refused one not counted),
+    no other case of the run starts."""
+
+    limit: int
+    failures: int = 0
+    refused: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refusal(self, case: EvalCase) -> Refusal | None:
+        with self._lock:
+            if self.failures < self.limit:
+                return None
+            self.refused += 1
+            failures = self.failures
+        return Refusal("max_failures", f"the run stopped after {failures} failed or errored case(s) "
+                       f"(--max-failures {self.limit})")
+
+    def record(self, case: EvalCase, result: CaseResult) -> None:
+        if result.verdict == "pass" or result.failure_reason_code is not None:
+            return
+        with self._lock:
+            self.failures += 1
+
+    @property
+    def message(self) -> str | None:
+        """What the summary says, when cases were left out (reaching the limit on the last case is not)."""
+        if not self.refused:
+            return None
+        return (f"stopped after {self.failures} failed or errored case(s) (--max-failures {self.limit}); "
+                f"{self.refused} case(s) not run, reported as errors")
+
+
+@dataclass
 class StopPolicies:
     """Several policies as one: the first refusal wins; every policy sees every result."""
 
@@ -118,7 +152,7 @@ class StopPolicies:
             policy.record(case, result)
 
 
-def execution_block_policies() -> StopPolicies:
+def execution_block_policies(*extra: StopPolicy) -> StopPolicies:
     """The policies of AgentV's `execution` block, which every run has (each is idle for a suite
-    that does not set its key)."""
-    return StopPolicies([BudgetStop(), ErrorStop()])
+    that does not set its key), and the run's own (`--max-failures`)."""
+    return StopPolicies([BudgetStop(), ErrorStop(), *extra])
