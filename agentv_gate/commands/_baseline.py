@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,8 @@ from ..loader import CaseRef
 from ..models import CaseResult
 from ..report import Summary
 from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
-from ..report.jsonl import read_results
 from ..report.rows import ReportedCase
+from ._previous import read_previous
 
 FAIL_ON = ("all", "regression")
 WARN_ONLY = ("still failing (also on base)", "new")
@@ -74,11 +73,7 @@ def load_baseline(args: argparse.Namespace, refs: Sequence[CaseRef]) -> Baseline
         return None
     if max_drop is not None and not (math.isfinite(max_drop) and 0 <= max_drop <= 1):
         raise UsageError(f"--max-drop {max_drop} is not in 0..1")
-    rows, problems = read_results([path])
-    for problem in problems:
-        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
-    if not rows:
-        raise UsageError(f"--baseline {path} holds no results; run the base branch first (or drop --baseline)")
+    rows = read_previous(path, f"--baseline {path} holds no results; run the base branch first (or drop --baseline)")
     ours = {(ref.suite, ref.id) for ref in refs}
     if refs and not any((row.suite, row.eval_id) in ours for row in rows):
         example = rows[0]

@@ -16,9 +16,9 @@ from pathlib import Path
 from ..errors import NoCasesError, UsageError
 from ..loader import CaseRef, filter_refs
 from ..models import CaseResult
-from ..report.jsonl import read_results
 from ..report.paths import display_path
 from ..report.text import inert_log_text, one_line
+from ._previous import read_previous
 
 
 @dataclass
@@ -44,11 +44,7 @@ def load_rerun(args: argparse.Namespace) -> Rerun | None:
     flag = "--retry-errors" if retry is not None else "--rerun-failed"
     if getattr(args, "shard", None):
         raise UsageError(f"{flag} cannot be combined with --shard: rerun the merged results in one job")
-    rows, problems = read_results([previous])
-    for problem in problems:
-        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
-    if not rows:
-        raise UsageError(f"{flag} {previous} holds no results to rerun")
+    rows = read_previous(previous, f"{flag} {previous} holds no results to rerun")
     chosen = [r for r in rows if r.verdict == "error" or (failed is not None and r.verdict != "pass")]
     again = {(r.suite, r.eval_id) for r in chosen}
     return Rerun(Path(previous), rows, again)

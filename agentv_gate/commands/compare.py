@@ -28,18 +28,9 @@ from ..report.baseline import (
 )
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
-from ..report.jsonl import read_results
 from ..report.text import inert_log_text, one_line
 from ._outputs import output_paths
-
-
-def _read(path: Path, side: str) -> list[CaseResult]:
-    rows, problems = read_results([path])
-    for problem in problems:
-        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
-    if not rows:
-        raise UsageError(f"the {side} results {path} hold no rows")
-    return rows
+from ._previous import read_previous
 
 
 def _check_delta(name: str, value: float | None) -> None:
@@ -89,7 +80,8 @@ def _github(comparison: Comparison, head: list[CaseResult], min_delta: float) ->
 def execute(args: argparse.Namespace) -> int:
     _check_delta("--min-delta", args.min_delta)
     _check_delta("--max-drop", args.max_drop)
-    base, head = _read(args.base, "base"), _read(args.head, "head")
+    base = read_previous(args.base, f"the base results {args.base} hold no rows")
+    head = read_previous(args.head, f"the head results {args.head} hold no rows")
     comparison = compare_results(base, head, args.max_drop)
     if not comparison.paired:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "

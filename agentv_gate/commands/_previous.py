@@ -1,0 +1,21 @@
+"""Reading back one earlier results file (`compare`, `--baseline`, `--retry-errors`/`--rerun-failed`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from ..models import CaseResult
+from ..report.jsonl import read_results
+
+
+def read_previous(path: Path | str, if_empty: str) -> list[CaseResult]:
+    """Every row of `path`; a cut-off last line is a warning, a file with no row is a usage error
+    saying `if_empty` (a comparison or a rerun against nothing would decide nothing)."""
+    rows, problems = read_results([path])
+    for problem in problems:
+        print(f"agentv-gate: warning: {problem}", file=sys.stderr)
+    if not rows:
+        raise UsageError(if_empty)
+    return rows
