@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import Located, ReportWriteError
+from ..redaction import redact
 from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
 from .paths import display_path, source_path
@@ -277,7 +278,9 @@ def problem_where(problem: Located, root: Path | None = None) -> str:
 
 
 def _problem_text(problem: Located) -> str:
-    return problem.message + (f" (expected {problem.expected})" if problem.expected else "")
+    """The problem as annotations and the summary show it: a value read from a secret `${{ VAR }}`
+    (registered while the eval files loaded) hidden, as on the log line."""
+    return redact(problem.message + (f" (expected {problem.expected})" if problem.expected else ""))
 
 
 def problem_annotation(problem: Located, root: Path | None = None) -> str:
@@ -300,7 +303,7 @@ def problem_annotations(problems: Sequence[Located], message: str | None = None,
     if not problems:
         if not message:
             return []
-        text = truncate(clean(message), ANNOTATION_MESSAGE_LIMIT)
+        text = truncate(clean(redact(message)), ANNOTATION_MESSAGE_LIMIT)
         return [f"::error title={escape_property(_PROBLEM_TITLES['error'])}::{escape_data(_command_text(text))}"]
     lines: list[str] = []
     for kind in ("error", "warning"):

@@ -56,3 +56,25 @@ def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_problem(tmp_path
         assert ran.returncode in (1, 2), ran.stdout + ran.stderr
         assert "evals/bad.eval.yaml:5: threshold '***' is not a number" in ran.stdout + ran.stderr
         assert SECRET not in ran.stdout + ran.stderr
+
+
+def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_annotations_and_summary(tmp_path: Path) -> None:
+    """Under GitHub Actions a configuration problem also becomes an annotation and a summary row: the
+    secret is hidden there too, not only on the log line."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals/bad.eval.yaml", """
+        tests:
+          - id: a
+            input: hi
+            criteria: says hi
+            threshold: "${{ SUPPORT_API_TOKEN }}"
+    """)
+    for command in ("validate", "run"):
+        summary = tmp_path / f"{command}-summary.md"
+        ran = run_cli(command, "evals", cwd=repo, env={"SUPPORT_API_TOKEN": SECRET, "GITHUB_ACTIONS": "true",
+                                                       "GITHUB_STEP_SUMMARY": str(summary)})
+        assert ran.returncode in (1, 2), ran.stdout + ran.stderr
+        seen = ran.stdout + ran.stderr + summary.read_text()
+        assert "::error file=evals/bad.eval.yaml,line=5" in seen
+        assert "threshold '\\*\\*\\*' is not a number" in summary.read_text()  # `***`, escaped for Markdown
+        assert SECRET not in seen
