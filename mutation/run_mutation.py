@@ -22,6 +22,11 @@ it cannot change behaviour; listed survivors leave the kill rate's denominator.
     .venv/bin/python mutation/run_mutation.py                       # every module in MODULES
     .venv/bin/python mutation/run_mutation.py agentv_gate/commands/merge.py
     .venv/bin/python mutation/run_mutation.py --list                # the module -> tests map
+    .venv/bin/python mutation/run_mutation.py --recheck agentv_gate/commands/merge.py
+
+`--recheck` runs again only the mutants that survived the module's last run, against the tests as
+they are now: the loop for adding the missing tests. It refuses when the module's own source
+changed since that run (the recorded mutants would no longer match it).
 """
 
 from __future__ import annotations
@@ -206,15 +211,34 @@ def skip_unjudgeable(session: Path, source: str) -> None:
                     break
 
 
-def run_module(module: str, tests: list[str], python: str, equivalents: list[Equivalent]) -> Outcome:
+def survivors_pending(session: Path) -> int:
+    """Forget the survived results, so `cosmic-ray exec` runs those mutants again; returns how many.
+
+    cosmic-ray has no call to drop one result, so this is plain SQL on its session file."""
+    import sqlite3
+
+    with sqlite3.connect(session) as db:
+        forgotten = db.execute("DELETE FROM work_results WHERE worker_outcome = 'NORMAL' "
+                               "AND test_outcome = 'SURVIVED'").rowcount
+    return forgotten
+
+
+def run_module(module: str, tests: list[str], python: str, equivalents: list[Equivalent],
+               recheck: bool = False) -> Outcome:
     started = time.monotonic()
     slug = module.removeprefix("agentv_gate/").removesuffix(".py").replace("/", ".")
     home = WORK / slug
     src = home / "src"
+    session = home / "session.sqlite"
+    if recheck:
+        if not session.exists():
+            raise SystemExit(f"{module}: no earlier run to recheck (run it without --recheck first)")
+        if (src / module).read_bytes() != (ROOT / module).read_bytes():
+            raise SystemExit(f"{module}: the module changed since its last run; run it again without --recheck")
     home.mkdir(parents=True, exist_ok=True)
     copy_project(src)
-    session = home / "session.sqlite"
-    session.unlink(missing_ok=True)
+    if not recheck:
+        session.unlink(missing_ok=True)
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
     env = {k: v for k, v in env.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
     pytest = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
@@ -229,8 +253,12 @@ def run_module(module: str, tests: list[str], python: str, equivalents: list[Equ
     config = home / "cosmic-ray.toml"
     write_config(config, module, shlex.join(pytest), timeout)
     cosmic_ray = str(Path(python).with_name("cosmic-ray"))
-    subprocess.run([cosmic_ray, "init", str(config), str(session)], cwd=src, env=env, check=True, capture_output=True)
-    skip_unjudgeable(session, (src / module).read_text(encoding="utf-8"))
+    if recheck:
+        print(f"  rechecking {survivors_pending(session)} survivors", flush=True)
+    else:
+        subprocess.run([cosmic_ray, "init", str(config), str(session)], cwd=src, env=env, check=True,
+                       capture_output=True)
+        skip_unjudgeable(session, (src / module).read_text(encoding="utf-8"))
     subprocess.run([cosmic_ray, "exec", str(config), str(session)], cwd=src, env=env, check=True, capture_output=True)
     if (src / module).read_bytes() != (ROOT / module).read_bytes():
         raise SystemExit(f"{module}: the copy was left mutated; results not trusted")
@@ -272,6 +300,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: every module in MODULES)")
     parser.add_argument("--list", action="store_true", help="print the module -> tests map and exit")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run again only the mutants that survived each module's last run")
     args = parser.parse_args()
     if args.list:
         for module, tests in MODULES.items():
@@ -284,7 +314,7 @@ def main() -> int:
     outcomes = []
     for module in args.modules or list(MODULES):
         print(f"mutating {module} against {' '.join(MODULES[module])} ...", flush=True)
-        outcomes.append(run_module(module, MODULES[module], sys.executable, equivalents))
+        outcomes.append(run_module(module, MODULES[module], sys.executable, equivalents, args.recheck))
         print(line(outcomes[-1]), flush=True)
     print(f"\noperators: {OPERATORS_KEPT_NOTE}\n")
     print(f"{'module':45} {'mutants':>7} {'skipped':>7} {'killed':>6} {'equiv':>5} {'survived':>8} {'kill rate':>9} {'min':>5}")

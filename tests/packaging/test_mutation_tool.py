@@ -49,3 +49,17 @@ def test_annotations_are_found_only_where_they_are_never_evaluated() -> None:
     postponed = "from __future__ import annotations\n\ndef f(x: int | None) -> str | None:\n    return None\n"
     assert spans(postponed) == [((3, 9), (3, 19)), ((3, 24), (3, 34))]
     assert spans("def f(x: int | None) -> None:\n    return None\n") == []
+
+
+def test_recheck_forgets_only_the_survivors(tmp_path: Path) -> None:
+    import sqlite3
+
+    session = tmp_path / "session.sqlite"
+    with sqlite3.connect(session) as db:
+        db.execute("CREATE TABLE work_results (worker_outcome VARCHAR(9), output TEXT, test_outcome VARCHAR(11), "
+                   "diff TEXT, job_id VARCHAR NOT NULL PRIMARY KEY)")
+        db.executemany("INSERT INTO work_results VALUES (?, '', ?, '', ?)", [
+            ("NORMAL", "SURVIVED", "a"), ("NORMAL", "KILLED", "b"), ("SKIPPED", None, "c"), ("NORMAL", "SURVIVED", "d")])
+    assert tool().survivors_pending(session) == 2
+    with sqlite3.connect(session) as db:
+        assert sorted(row[0] for row in db.execute("SELECT job_id FROM work_results")) == ["b", "c"]
