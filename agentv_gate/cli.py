@@ -18,7 +18,6 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 from .redaction import is_secret_field, redact
@@ -78,9 +77,25 @@ def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
                      help="with --baseline: a passing case whose score fell by more than DELTA also regressed")
 
 
+class _VersionAction(argparse.Action):
+    """argparse's `version` action wants the string when the parser is built; reading it costs
+    `importlib.metadata` (tens of milliseconds) that only `--version` needs."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from . import __version__
+
+        print(f"agentv-gate {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentv-gate", description="Gate pull requests on AgentV-compatible agent evals.")
-    parser.add_argument("--version", action="version", version=f"agentv-gate {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run eval suites and gate on the threshold (default command)")

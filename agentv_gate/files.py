@@ -8,6 +8,7 @@ and the response cache (workers and shards write the same entry at once).
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import tempfile
@@ -30,6 +31,14 @@ def _repository(start: Path) -> Path:
     return start
 
 
+@functools.lru_cache(maxsize=8)
+def _repository_of(cwd: str) -> tuple[Path, Path]:
+    """The repository of the working folder, as named and resolved: looked up once per folder, not
+    at every write (the response cache writes an entry per call, from every worker)."""
+    root = _repository(Path(os.path.abspath(cwd)))
+    return root, root.resolve()
+
+
 def _is_device(path: Path) -> bool:
     try:
         mode = path.stat().st_mode
@@ -48,12 +57,12 @@ def refuse_escaping_symlink(path: Path) -> None:
     device or pipe (`/dev/null`), which writes no file.
     """
     absolute = Path(os.path.abspath(path))
-    root = _repository(Path(os.path.abspath(os.getcwd())))
+    root, real_root = _repository_of(os.getcwd())
     try:
         absolute.relative_to(root)
     except ValueError:
         return
-    real, real_root = absolute.resolve(), root.resolve()
+    real = absolute.resolve()
     try:
         real.relative_to(real_root)
     except ValueError:

@@ -33,13 +33,15 @@ import json
 import secrets
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
 from ..targets.base import Provider, ProviderRequest
 from ..targets.cache import cache_bypassed
+
+if TYPE_CHECKING:  # http.server is imported when a proxy starts: most runs never start one
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 INVOKE_FIELDS = frozenset({"question", "systemPrompt", "evalCaseId", "attempt", "target"})
@@ -118,6 +120,8 @@ class TargetProxy:
         self.close()
 
     def start(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
