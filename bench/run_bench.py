@@ -8,6 +8,9 @@ Two suites of N generated cases each, run by the real CLI in a subprocess:
   127.0.0.1 answering each call after a fixed latency (200 ms by default);
 * trajectory (only with `--kinds trajectory`): `contains` + `tool_trajectory` on the tool calls of an
   OpenAI-compatible agent on 127.0.0.1, against the same suite with `contains` alone.
+* mock (only with `--kinds mock`): a `mock` target and a `contains` assertion, nothing to wait for:
+  the tool's own cost (start-up, loading, scoring, reports), against `import agentv_gate.commands.run`
+  alone, the floor of any run;
 * ratelimited: the llm suite against a judge that also enforces a rate limit (`--rpm`, `--tpm`)
   and answers 429 with the headers real providers send, run three ways: agentv-gate as it was
   before per-target rate limiting (`--baseline`), learning the limit from the headers, and with
@@ -29,6 +32,7 @@ runs (gate and bare alternating), since on a shared machine noise only ever adds
     .venv/bin/python bench/run_bench.py                      # N = 200, 1000, 5000
     .venv/bin/python bench/run_bench.py --sizes 200 --kinds code
     .venv/bin/python bench/run_bench.py --sizes 1000 --kinds ratelimited   # a judge limited to 600 rpm
+    .venv/bin/python bench/run_bench.py --sizes 200 --kinds mock --repeat 5
 """
 
 from __future__ import annotations
@@ -107,7 +111,9 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
         targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
                     f"    base_url: {judge_base}", "    model: bench-judge", "    timeout_seconds: 30", *judge_keys]
     (folder / ".agentv" / "targets.yaml").write_text("\n".join(targets) + "\n")
-    if kind in ("code", "trials"):
+    if kind == "mock":
+        evaluator = "    assert:\n      - {name: names, type: contains, value: Paris}\n"
+    elif kind in ("code", "trials"):
         # `python3 judge.py`, as suites are written; judges run with our interpreter's folder first on
         # PATH, so this is the virtualenv's python3, the one the bare spawns below use too.
         evaluator = ("    assert:\n      - name: keywords\n        type: code_judge\n"
@@ -408,6 +414,31 @@ def bench_ratelimited(work: Path, n: int, workers: int, rpm: int, tpm: int, late
     return measures
 
 
+def bench_mock(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """A `mock` target and a `contains` assertion: no judge, no network, nothing to wait for. What is
+    left is the tool itself: interpreter and imports, loading the suite, scoring, the reports. "bare"
+    is the interpreter with `import agentv_gate.commands.run` and nothing run: the floor a run of
+    this code cannot go below without importing less."""
+    folder = work / f"mock-{n}"
+    write_project(folder, n, "mock", None)
+    runs = []
+    for _ in range(repeat):
+        wall_i, rss_i, code = run_gate(folder, workers)
+        if code != 0:
+            raise SystemExit((folder / "gate.log").read_text()[-2000:])
+        window = check_results(folder, n)
+        runs.append((wall_i, rss_i, LAST_CPU["gate"], window))
+    wall, rss, cpu, window = min(runs)
+    imports = []
+    for _ in range(max(repeat, 3)):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import agentv_gate.commands.run"], check=True)
+        imports.append(time.perf_counter() - started)
+    floor = min(imports)
+    return Measure("mock", n, workers, wall, n / wall, rss, floor, floor, (wall - floor) / n * 1000,
+                   {"cpu_s": round(cpu, 3), "import_only_s": round(floor, 3), "cases_window_s": round(window, 3)})
+
+
 def bench_trials(work: Path, n: int, workers: int, repeat: int) -> Measure:
     """The code suite with `execution.trials` (strategy `mean`) run at one trial and at `--trials 3`:
     each trial is a full target + judge run, so three should cost three times one, plus nothing
@@ -471,7 +502,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
     parser.add_argument("--kinds", default="code,llm",
-                        help="code, llm, trajectory, rubrics, ratelimited, trials (comma-separated)")
+                        help="code, llm, mock, trajectory, rubrics, ratelimited, trials (comma-separated)")
     parser.add_argument("--rpm", type=int, default=600, help="the ratelimited judge's requests per minute")
     parser.add_argument("--tpm", type=int, default=200000, help="the ratelimited judge's tokens per minute")
     parser.add_argument("--baseline", default=RATE_LIMITED_BASELINE,
@@ -522,6 +553,9 @@ def main() -> int:
             if "ratelimited" in kinds:
                 measures.extend(bench_ratelimited(work, n, llm_workers, args.rpm, args.tpm, args.latency_ms / 1000,
                                                   args.baseline))
+            if "mock" in kinds:
+                measures.append(bench_mock(work, n, default_workers, args.repeat))
+                print_table(measures[-1:], False)
             if "trials" in kinds:
                 measures.append(bench_trials(work, n, code_workers, args.repeat))
                 print_table(measures[-1:], False)
