@@ -46,6 +46,8 @@ def clean(text: object) -> str:
     if text is None:
         return ""
     s = text if isinstance(text, str) else str(text)
+    if _UNSAFE.search(s) is None:  # no CR, ESC, 8-bit CSI or unsafe character: already clean (most text)
+        return s
     s = s.replace("\r\n", "\n").replace("\r", "\n")
     s = strip_ansi(s)
     return _UNSAFE.sub(REPLACEMENT, s)
