@@ -11,6 +11,7 @@ traceback under --verbose), never as a bare traceback a user could take for a fa
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -191,14 +192,17 @@ def _tell_github(command: str, exc: GateError) -> None:
         print(f"agentv-gate: {write_error}", file=sys.stderr)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> int:
     args: argparse.Namespace | None = None
     try:
         try:
             args = build_parser().parse_args(_with_default_command(argv))
         except SystemExit as exc:  # argparse has printed its message (or the help, or the version)
             return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
-        return int(importlib.import_module(COMMANDS[args.command]).execute(args))
+        command = importlib.import_module(COMMANDS[args.command])
+        if freeze_imports:
+            gc.freeze()
+        return int(command.execute(args))
     except GateError as exc:
         print(inert_lines(f"agentv-gate: {exc}"), file=sys.stderr)
         if exc.exit_code == EXIT_USAGE and args is not None:
@@ -212,5 +216,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def entry() -> None:
+    """The `agentv-gate` process: `main` with what everything imported so far moved out of the
+    garbage collector's sight (`gc.freeze`).
+
+    Those objects live as long as the process anyway; left in view, every collection during the run
+    walks them again, and the interpreter's shutdown walked them all once more: about 80 ms at the end
+    of a 200-case LLM-judged run, in a tool whose users wait for its exit. Only for the process
+    entry: a program calling `main` in-process keeps its own collector as it was."""
+    sys.exit(main(freeze_imports=True))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
