@@ -14,7 +14,9 @@ Which mutants: cosmic-ray's core operators (comparisons, boolean operators, numb
   run time by five;
 * anything inside a type annotation of a module with `from __future__ import annotations`
   (never evaluated, so no test can see it);
-* lines marked `# pragma: no mutate`.
+* lines marked `# pragma: no mutate`;
+* mutants that are not valid Python (cosmic-ray turns `-x,` in a tuple into `-,`): counted as
+  skipped after the run, since they fail without any test having to notice.
 
 A survivor is a missing test unless `mutation/equivalent_mutants.txt` lists it with the reason
 it cannot change behaviour; listed survivors leave the kill rate's denominator.
@@ -265,6 +267,11 @@ def run_module(module: str, tests: list[str], python: str, equivalents: list[Equ
     return tally(module, session, equivalents, home, time.monotonic() - started)
 
 
+def _not_python(output: str, module: str) -> bool:
+    """Whether the tests failed only because the mutated module no longer parses."""
+    return "SyntaxError" in output and f"{module}\", line" in output
+
+
 def tally(module: str, session: Path, equivalents: list[Equivalent], home: Path, seconds: float) -> Outcome:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
@@ -278,7 +285,10 @@ def tally(module: str, session: Path, equivalents: list[Equivalent], home: Path,
                 outcome.skipped += 1
                 continue
             if result.test_outcome != TestOutcome.SURVIVED:
-                outcome.killed += 1  # a failing test, a timeout, or a mutant that cannot even import
+                if _not_python(result.output or "", module):
+                    outcome.skipped += 1  # cosmic-ray wrote code that does not parse: no test was needed
+                else:
+                    outcome.killed += 1  # a failing test, a timeout, or a mutant that cannot even import
                 continue
             original, mutated = changed_lines(result.diff or "")
             known = next((e for e in equivalents if e.module == module and e.original == original

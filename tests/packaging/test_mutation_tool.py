@@ -63,3 +63,13 @@ def test_recheck_forgets_only_the_survivors(tmp_path: Path) -> None:
     assert tool().survivors_pending(session) == 2
     with sqlite3.connect(session) as db:
         assert sorted(row[0] for row in db.execute("SELECT job_id FROM work_results")) == ["b", "c"]
+
+
+def test_a_mutant_that_does_not_parse_is_not_counted_as_killed() -> None:
+    not_python = tool()._not_python
+    broken = ('E   File "/x/.mutation/transport.http/src/agentv_gate/transport/http.py", line 254\n'
+              "E       -,\nE   SyntaxError: invalid syntax")
+    assert not_python(broken, "agentv_gate/transport/http.py")
+    # a test that fails on a SyntaxError elsewhere (the agent's output, a fixture) is a real kill
+    assert not not_python("SyntaxError in judge.py", "agentv_gate/transport/http.py")
+    assert not not_python("AssertionError: 0.5 != 1.0", "agentv_gate/transport/http.py")
