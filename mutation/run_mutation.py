@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import os
 import re
 import shlex
@@ -101,6 +102,7 @@ class Outcome:
     mutants: int = 0
     killed: int = 0
     skipped: int = 0
+    not_sampled: int = 0
     equivalent: int = 0
     survivors: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -193,8 +195,17 @@ exclude-operators = [{excluded}]
 """, encoding="utf-8")
 
 
-def skip_unjudgeable(session: Path, source: str) -> None:
-    """Mark excluded operators, annotation-only mutants and pragma lines as skipped."""
+NOT_SAMPLED = "not in the sample"
+
+
+def in_sample(job_id: str, sample: float) -> bool:
+    """A fixed share of the mutants, the same ones on every run (chosen by a hash of the job id)."""
+    return sample >= 1 or int(hashlib.sha256(job_id.encode()).hexdigest()[:8], 16) / 2**32 < sample
+
+
+def skip_unjudgeable(session: Path, source: str, sample: float = 1.0) -> None:
+    """Mark excluded operators, annotation-only mutants and pragma lines as skipped, and with
+    `sample` below 1 every mutant outside the sample."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
@@ -207,7 +218,8 @@ def skip_unjudgeable(session: Path, source: str) -> None:
                 start, end = tuple(mutation.start_pos), tuple(mutation.end_pos)
                 reason = ("excluded operator" if excluded.match(mutation.operator_name)
                           else "type annotation" if any(a <= start and end <= b for a, b in spans)
-                          else "pragma: no mutate" if start[0] in pragmas else None)
+                          else "pragma: no mutate" if start[0] in pragmas
+                          else NOT_SAMPLED if not in_sample(item.job_id, sample) else None)
                 if reason:
                     db.set_result(item.job_id, WorkResult(output=reason, worker_outcome=WorkerOutcome.SKIPPED))
                     break
@@ -226,7 +238,7 @@ def survivors_pending(session: Path) -> int:
 
 
 def run_module(module: str, tests: list[str], python: str, equivalents: list[Equivalent],
-               recheck: bool = False) -> Outcome:
+               recheck: bool = False, sample: float = 1.0) -> Outcome:
     started = time.monotonic()
     slug = module.removeprefix("agentv_gate/").removesuffix(".py").replace("/", ".")
     home = WORK / slug
@@ -260,7 +272,7 @@ def run_module(module: str, tests: list[str], python: str, equivalents: list[Equ
     else:
         subprocess.run([cosmic_ray, "init", str(config), str(session)], cwd=src, env=env, check=True,
                        capture_output=True)
-        skip_unjudgeable(session, (src / module).read_text(encoding="utf-8"))
+        skip_unjudgeable(session, (src / module).read_text(encoding="utf-8"), sample)
     subprocess.run([cosmic_ray, "exec", str(config), str(session)], cwd=src, env=env, check=True, capture_output=True)
     if (src / module).read_bytes() != (ROOT / module).read_bytes():
         raise SystemExit(f"{module}: the copy was left mutated; results not trusted")
@@ -282,7 +294,10 @@ def tally(module: str, session: Path, equivalents: list[Equivalent], home: Path,
         for item, result in db.completed_work_items:
             outcome.mutants += 1
             if result.worker_outcome == WorkerOutcome.SKIPPED:
-                outcome.skipped += 1
+                if result.output == NOT_SAMPLED:
+                    outcome.not_sampled += 1
+                else:
+                    outcome.skipped += 1
                 continue
             if result.test_outcome != TestOutcome.SURVIVED:
                 if _not_python(result.output or "", module):
@@ -310,6 +325,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: every module in MODULES)")
     parser.add_argument("--list", action="store_true", help="print the module -> tests map and exit")
+    parser.add_argument("--sample", type=float, default=100.0, metavar="PERCENT",
+                        help="run only this share of each module's mutants, the same ones every time "
+                             "(default 100: all); the kill rate of a sample estimates the module's")
     parser.add_argument("--recheck", action="store_true",
                         help="run again only the mutants that survived each module's last run")
     args = parser.parse_args()
@@ -324,10 +342,12 @@ def main() -> int:
     outcomes = []
     for module in args.modules or list(MODULES):
         print(f"mutating {module} against {' '.join(MODULES[module])} ...", flush=True)
-        outcomes.append(run_module(module, MODULES[module], sys.executable, equivalents, args.recheck))
+        outcomes.append(run_module(module, MODULES[module], sys.executable, equivalents, args.recheck,
+                                   args.sample / 100))
         print(line(outcomes[-1]), flush=True)
     print(f"\noperators: {OPERATORS_KEPT_NOTE}\n")
-    print(f"{'module':45} {'mutants':>7} {'skipped':>7} {'killed':>6} {'equiv':>5} {'survived':>8} {'kill rate':>9} {'min':>5}")
+    print(f"{'module':45} {'mutants':>7} {'skipped':>7} {'unsampled':>9} {'killed':>6} {'equiv':>5} {'survived':>8} "
+          f"{'kill rate':>9} {'min':>5}")
     for o in outcomes:
         print(line(o))
     for o in outcomes:
@@ -341,7 +361,7 @@ def main() -> int:
 
 
 def line(o: Outcome) -> str:
-    return (f"{o.module:45} {o.mutants:7} {o.skipped:7} {o.killed:6} {o.equivalent:5} {len(o.survivors):8} "
+    return (f"{o.module:45} {o.mutants:7} {o.skipped:7} {o.not_sampled:9} {o.killed:6} {o.equivalent:5} {len(o.survivors):8} "
             f"{o.rate:9.1%} {o.seconds / 60:5.1f}")
 
 

@@ -73,3 +73,12 @@ def test_a_mutant_that_does_not_parse_is_not_counted_as_killed() -> None:
     # a test that fails on a SyntaxError elsewhere (the agent's output, a fixture) is a real kill
     assert not not_python("SyntaxError in judge.py", "agentv_gate/transport/http.py")
     assert not not_python("AssertionError: 0.5 != 1.0", "agentv_gate/transport/http.py")
+
+
+def test_a_sample_is_the_same_mutants_every_time_and_about_its_share() -> None:
+    in_sample = tool().in_sample
+    ids = [f"{n:032x}" for n in range(2000)]
+    chosen = [job for job in ids if in_sample(job, 0.3)]
+    assert chosen == [job for job in ids if in_sample(job, 0.3)]
+    assert 500 < len(chosen) < 700
+    assert all(in_sample(job, 1.0) for job in ids)
