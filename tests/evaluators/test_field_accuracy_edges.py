@@ -132,6 +132,24 @@ def test_numeric_dates_day_or_month_first(written: str, formats: list[str] | Non
         assert (result.score, result.hits) == (1.0, ["d"]), result
 
 
+@pytest.mark.parametrize(("text", "number"), [
+    ("12.5 USD", 12.5),
+    (" \t\n12.5", 12.5),
+    ("\u00a012.5", 12.5),     # no-break space: JavaScript white space
+    ("\ufeff12.5", 12.5),     # byte order mark: JavaScript white space, not Python's
+    ("\x1c12.5", None),       # Python's white space, not JavaScript's: parseFloat gives NaN
+    ("\x8512.5", None),
+    ("\u0661\u0662", None),   # Arabic-Indic digits are not digits to parseFloat
+])
+def test_numbers_in_text_are_read_as_javascript_parse_float_reads_them(text: str, number: float | None) -> None:
+    spec = {"path": "n", "match": "numeric_tolerance"}
+    result = score({"n": text}, {"n": 12.5 if number is None else number}, spec)
+    if number is None:
+        assert result.misses == ["n (non-numeric value)"]
+    else:
+        assert (result.score, result.hits) == (1.0, ["n (within tolerance: diff=0.00)"])
+
+
 def test_an_index_past_the_end_of_the_answer_list_is_a_missing_field() -> None:
     result = score({"items": [10, 20]}, {"items": [10, 20, 30, 40, 50]},
                    {"path": "items[1]"}, {"path": "items[2]"}, {"path": "items[4]"}, {"path": "items[7]"})
