@@ -24,7 +24,7 @@ from ..models import (
     content_to_text,
     question_text,
 )
-from .evaluator_parser import parse_evaluator, parse_evaluators
+from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
 from .execution import parse_targets, parse_trials, parse_workspace, suite_only_problems
 from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
@@ -161,7 +161,9 @@ class CaseBuilder:
         suite_configs = [] if self._skips_defaults(raw) else list(self.defaults.get("evaluators", []))
         configs = configs + suite_configs if gen3 else configs if found else suite_configs
         rubric = self._case_rubrics(raw, line)
-        return [rubric, *configs] if rubric is not None else configs
+        configs = [rubric, *configs] if rubric is not None else configs
+        check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
+        return configs
 
     @staticmethod
     def _skips_defaults(raw: dict[str, Any]) -> bool:

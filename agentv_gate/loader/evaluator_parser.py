@@ -181,6 +181,20 @@ def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
     return f"field '{where}': {msg}", None
 
 
+def check_weight_total(weights: list[Any], line: int, what: str) -> None:
+    """Weights each finite can still add up past the largest float (three of 1e308): the weighted
+    mean is then inf / inf, NaN, and a NaN score clamped into [0, 1] reads as 1.0, a wrong pass."""
+    total = 0.0
+    for weight in weights:
+        try:  # as the evaluators read them: float(), so YAML's "1e308" (a string to YAML 1.1) counts
+            total += float(weight)
+        except (TypeError, ValueError, OverflowError):
+            continue  # not a number at all: refused where the weight itself is checked
+    if not math.isfinite(total):
+        raise EvalFileError(line, f"{what} add up to more than the largest number a score is computed with",
+                            "weights of a usual size, such as 1, 2 or 0.5")
+
+
 def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
     """Numbers that would make a wrong verdict, refused where they are written: a NaN weight makes the
     case's score NaN (a fail that reads like nothing), a negative one lets a failing evaluator raise
@@ -193,6 +207,8 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
     for key, weight in weights:
         if not math.isfinite(weight) or weight < 0:
             raise EvalFileError(line, f"{label}: {key} {weight} is not a finite number >= 0", "a weight such as 1 or 0.5")
+    if isinstance(config, FieldAccuracyConfig):
+        check_weight_total([spec.weight for spec in config.fields], line, f"{label}: the weights of its fields")
     timeouts = []
     if isinstance(config, CodeJudgeConfig):
         timeouts.append(("timeout_seconds", config.timeout_seconds))
@@ -295,6 +311,10 @@ def parse_evaluator(
         _resolve_prompt(config, roots, line, problems, file)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
+        named = (config.aggregator or {}).get("weights")
+        named = named if isinstance(named, dict) else {}
+        check_weight_total([named.get(m.name, m.weight) for m in config.evaluators], line,
+                           f"composite evaluator '{config.name}': the weights of its members")
         for member in config.evaluators:
             if member.required_mark is not None:
                 problems.append(Problem(file, member.source_line or line,

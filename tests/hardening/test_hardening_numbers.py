@@ -75,3 +75,44 @@ def test_out_of_range_flags_are_usage_errors(tmp_path: Path, flags: tuple[str, s
     assert run.returncode == 2, run.stdout + run.stderr
     assert flags[0] in run.stderr and no_traceback(run.stderr)
     assert not (repo / ".agentv-gate" / "results.jsonl").exists()
+
+
+def test_weights_each_finite_that_add_up_past_the_largest_float_are_refused(tmp_path: Path) -> None:
+    """Three weights of 1e308 are each finite, but their sum is not: the weighted mean is inf / inf,
+    NaN, and a field_accuracy score of NaN clamped into [0, 1] came out 1.0, a pass with a field wrong."""
+    repo = make_repo(tmp_path / "repo", "targets:\n  - name: default\n    provider: mock\n"
+                     "    response: '{\"a\": 1, \"b\": 2, \"c\": 3}'\n")
+    write(repo / "evals" / "w.eval.yaml", """
+        tests:
+          - id: fields
+            input: q
+            expected_output: '{"a": 1, "b": 2, "c": 4}'
+            assert:
+              - name: f
+                type: field_accuracy
+                fields: [{path: a, weight: 1.0e308}, {path: b, weight: 1.0e308}, {path: c, weight: 1.0e308}]
+          - id: evaluators
+            input: q
+            assert:
+              - {name: x, type: contains, value: a, weight: 1.0e308}
+              - {name: y, type: contains, value: z, weight: 1.0e308}
+          - id: members
+            input: q
+            assert:
+              - name: c
+                type: composite
+                aggregator: {type: weighted_average, weights: {m: 1e308, n: 1e308}}
+                evaluators: [{name: m, type: contains, value: a}, {name: n, type: contains, value: z}]
+          - id: usual
+            input: q
+            assert: [{name: u, type: contains, value: a, weight: 1.0e300}, {name: v, type: contains, value: a}]
+        """)
+    validate = run_cli("validate", "evals", cwd=repo)
+    assert validate.returncode == 1, validate.stdout
+    assert "evals/w.eval.yaml:6: field_accuracy evaluator 'f': the weights of its fields add up" in validate.stdout
+    assert "evals/w.eval.yaml:9: the weights of the test's evaluators add up" in validate.stdout
+    assert "evals/w.eval.yaml:17: composite evaluator 'c': the weights of its members add up" in validate.stdout
+    assert ":23:" not in validate.stdout, validate.stdout  # large but summable weights are fine
+    run = run_cli("run", "evals", cwd=repo)
+    assert run.returncode == 2 and no_traceback(run.stdout + run.stderr), run.stderr[-2000:]
+    assert not (repo / ".agentv-gate" / "results.jsonl").exists()
