@@ -203,5 +203,6 @@ def test_an_expected_assistant_message_without_json_is_passed_over() -> None:
 def test_a_score_never_exceeds_one_even_when_the_weights_add_up_past_the_largest_float() -> None:
     result = score({"a": 1, "b": 2}, {"a": 1, "b": 2}, {"path": "a", "weight": 1e308}, {"path": "b", "weight": 1e308})
     assert result.score == 1.0
-    # Known bug, reported: with a miss among such weights the average is inf/inf = NaN, which the clamp
-    # turns into 1.0 as well (a wrong PASS); the loader refuses each weight only when it is not finite.
+    # With a miss among such weights the average would be inf/inf = NaN, which the clamp turns into
+    # 1.0 (a wrong pass): the loader refuses weights whose sum is not finite before any case runs
+    # (tests/hardening/test_hardening_numbers.py); this pins the clamp on its own.
