@@ -43,6 +43,7 @@ bench: $(BIN)/agentv-gate
 # tests, kill rate per module. Long (see tests/README.md); not part of `make test` or CI.
 # One module: make mutate MODULES=agentv_gate/commands/merge.py
 MODULES ?=
+ARGS ?=
 mutate: $(BIN)/agentv-gate
 	$(BIN)/pip install -q -e '.[dev,mutate]'
-	nice -n 10 $(BIN)/python mutation/run_mutation.py $(MODULES)
+	nice -n 10 $(BIN)/python mutation/run_mutation.py $(ARGS) $(MODULES)
