@@ -11,7 +11,13 @@ from agentv_gate.evaluators.contains import ContainsEvaluator
 from agentv_gate.evaluators.equals import EqualsEvaluator
 from agentv_gate.evaluators.field_accuracy import FieldAccuracyEvaluator, parse_date, to_number
 from agentv_gate.evaluators.is_json import IsJsonEvaluator
-from agentv_gate.evaluators.json_extract import JsonExtractError, parse_json_from_text
+from agentv_gate.evaluators.json_extract import (
+    JsonExtractError,
+    js_type,
+    json_equal,
+    parse_json_from_text,
+    parse_json_object,
+)
 from agentv_gate.evaluators.regex import RegexEvaluator
 from agentv_gate.loader import load_eval_file
 from agentv_gate.models import (
@@ -67,6 +73,16 @@ def test_regex_with_javascript_flags_and_named_groups() -> None:
     assert run(RegexEvaluator(), multiline, "one\ntwo\nthree").score == 1.0
 
 
+def test_regex_messages_name_the_pattern_and_its_flags_as_agentv_does() -> None:
+    # AgentV: `/${pattern}/${flags ?? ''}` plus ` (flags: ${flags})` when there are flags
+    plain = run(RegexEvaluator(), RegexConfig(name="r", value=r"^paris\b"), "PARIS it is")
+    assert plain.misses == [r"Output does not match pattern /^paris\b/"]
+    flagged = run(RegexEvaluator(), RegexConfig(name="r", value=r"^paris\b", flags="i"), "PARIS it is")
+    assert flagged.hits == [r"Output matches pattern /^paris\b/i (flags: i)"]
+    empty = run(RegexEvaluator(), RegexConfig(name="r", value="x", flags=""), "x")
+    assert empty.hits == ["Output matches pattern /x/"]
+
+
 def test_bad_regex_is_a_config_error_not_a_crash() -> None:
     broken = run(RegexEvaluator(), RegexConfig(name="r", value="(unclosed"), "x")
     assert broken.score == 0.0 and broken.error is not None and "invalid regex" in broken.error
@@ -79,6 +95,25 @@ def test_equals_trims_unless_told_not_to() -> None:
     assert run(EqualsEvaluator(), EqualsConfig(name="e", value="Paris", trim=False), "Paris\n").score == 0.0
     assert run(EqualsEvaluator(), EqualsConfig(name="e", value="Paris"), "Paris.").misses == [
         'Output does not equal "Paris"']
+
+
+@pytest.mark.parametrize(("value", "answer", "trim", "expected"), [
+    ("Paris", "Paris", False, 1.0),   # untrimmed and identical
+    ("Paris", "Pari", True, 0.0),     # a prefix is not equal, though it sorts before
+    ("Paris", "Pari", False, 0.0),
+    ("Pari", "Paris", True, 0.0),     # nor is a longer answer
+    ("Pari", "Paris", False, 0.0),
+    ("Paris", "Berlin", True, 0.0),   # sorts before the value
+])
+def test_equals_a_string_means_identical(value: str, answer: str, trim: bool, expected: float) -> None:
+    assert run(EqualsEvaluator(), EqualsConfig(name="e", value=value, trim=trim), answer).score == expected
+
+
+def test_equals_json_value_is_shown_as_written() -> None:
+    result = run(EqualsEvaluator(), EqualsConfig(name="e", value={"city": "Zürich"}), '{"city": "Zurich"}')
+    assert result.score == 0.0 and result.misses == ['Output does not equal {"city": "Zürich"}']
+    assert run(EqualsEvaluator(), EqualsConfig(name="e", value={"city": "Zürich"}), '{"city": "Zürich"}').hits == [
+        'Output equals {"city": "Zürich"}']
 
 
 def test_equals_with_a_json_value_compares_json() -> None:
@@ -110,6 +145,55 @@ def test_json_extraction_handles_fences_prose_and_stray_braces() -> None:
         parse_json_from_text("no json here")
     with pytest.raises(JsonExtractError):
         parse_json_from_text('{"a": NaN}')
+
+
+def test_json_extraction_tries_each_fenced_block_then_each_brace() -> None:
+    # the first block is not JSON and the array is in the second: no `{` to fall back on
+    two_blocks = "Run this first:\n```bash\nls -la\n```\nThe result:\n```json\n[1, 2]\n```\n"
+    assert parse_json_from_text(two_blocks) == [1, 2]
+    assert parse_json_from_text("```\nnot json\n```\n```\n[3]\n```") == [3]
+    # a placeholder in braces before the object: the scan goes on to the next `{`
+    assert parse_json_from_text('Fill in {name}, then send: {"a": 1}') == {"a": 1}
+    assert parse_json_from_text('{x} {y} {"verdict": "pass"} trailing }') == {"verdict": "pass"}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_json_extraction_of_empty_text_says_so(text: str) -> None:
+    with pytest.raises(JsonExtractError, match="^the text is empty$"):
+        parse_json_from_text(text)
+
+
+def test_json_object_is_required_where_an_object_is_expected() -> None:
+    assert parse_json_object('Verdict: {"score": 1}') == {"score": 1}
+    for text, kind in [("[1, 2]", "list"), ('"pass"', "str"), ("0.9", "float")]:
+        with pytest.raises(JsonExtractError, match=f"^expected a JSON object, got {kind}$"):
+            parse_json_object(text)
+
+
+@pytest.mark.parametrize(("a", "b", "equal"), [
+    (True, True, True), (False, False, True), (True, False, False), (True, 1, False), (False, 0, False),
+    (1, 1.0, True), (1, 2, False), (-0.5, 0.5, False),
+    ("a", "a", True), ("a", "b", False), (None, None, True), (None, 0, False), ("1", 1, False),
+    ({"a": 1, "b": [2]}, {"b": [2.0], "a": 1}, True),
+    ({"a": 1}, {"a": 1, "b": 2}, False),       # a missing key
+    ({"a": 1}, {"a": 2}, False),               # same keys, other value
+    ({"a": True}, {"a": 1}, False),            # Python's == says these are equal; JSON does not
+    ({}, [], False), ({"a": 1}, "a", False), ({"a": 1}, None, False),
+    ([1, 2], [1, 2.0], True), ([1], [1, 2], False), ([1, 2], [1, 3], False), ([1, 2], [2, 1], False),
+    ([True], [1], False), (["a"], "a", False), ([], "", False), ([], None, False), ([], {}, False),
+    ({"a": [{"b": False}]}, {"a": [{"b": 0}]}, False),
+])
+def test_json_equal_is_javascript_deep_equality(a: Any, b: Any, equal: bool) -> None:
+    assert json_equal(a, b) is equal
+    assert json_equal(b, a) is equal
+
+
+@pytest.mark.parametrize(("value", "name"), [
+    (None, "object"), ({}, "object"), ({"a": 1}, "object"), ([], "object"), ([1], "object"),
+    (True, "boolean"), (False, "boolean"), (0, "number"), (1.5, "number"), ("", "string"), ("x", "string"),
+])
+def test_js_type_is_javascript_typeof(value: Any, name: str) -> None:
+    assert js_type(value) == name
 
 
 # ---------------------------------------------------------------- field_accuracy
