@@ -186,6 +186,15 @@ class ContainsConfig(_EvaluatorBase):
     any: bool = False
     """A list value passes when any item appears (AgentV's contains-any), not only all of them."""
 
+    @field_validator("value")
+    @classmethod
+    def _some_value(cls, value: str | list[str]) -> str | list[str]:
+        """An empty list checks nothing: `contains-all: []` would pass every answer (a wrong pass)
+        and `contains-any: []` fail every one, so it is refused where it is written."""
+        if isinstance(value, list) and not value:
+            raise ValueError("an empty list checks nothing: give at least one string")
+        return value
+
 
 class AffixConfig(_EvaluatorBase):
     """AgentV's starts-with / ends-with: the trimmed answer begins or ends with the trimmed value."""

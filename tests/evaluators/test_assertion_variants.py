@@ -6,10 +6,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from agentv_gate.evaluators.registry import build_evaluator_registry
 from agentv_gate.loader import load_eval_file
-from agentv_gate.models import TargetResponse
+from agentv_gate.models import ContainsConfig, TargetResponse
 from agentv_gate.orchestrator import Orchestrator, RunSettings
 from tests.helpers.files import make_repo
 
@@ -63,3 +64,17 @@ def test_negate_inverts_score_and_swaps_hits_and_misses(tmp_path: Path) -> None:
     """)
     assert results == [("no-berlin", 1.0), ("no-paris", 0.0)]
 
+
+
+@pytest.mark.parametrize("kind", ["contains", "contains-all", "contains-any", "icontains-all"])
+def test_an_empty_value_list_is_refused_not_a_vacuous_pass(tmp_path: Path, kind: str) -> None:
+    # every() over nothing is true: `contains-all: []` would pass any answer, a wrong PASS
+    make_repo(tmp_path)
+    suite = tmp_path / "v.eval.yaml"
+    suite.write_text(f"tests:\n  - id: v\n    criteria: c\n    input: q\n    assert:\n"
+                     f"      - type: {kind}\n        value: []\n")
+    [problem] = load_eval_file(suite, tmp_path).errors
+    assert problem.line == 6 and "field 'value'" in problem.message
+    assert "an empty list checks nothing: give at least one string" in problem.message
+    with pytest.raises(ValidationError, match="an empty list checks nothing"):
+        ContainsConfig(name="c", value=[])
