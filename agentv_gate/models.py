@@ -179,6 +179,11 @@ class LlmJudgeConfig(_EvaluatorBase):
     resolved_prompt_path: Path | None = Field(default=None, exclude=True)
 
 
+def _refuse_empty_string(value: str | list[str], why: str) -> None:
+    if value == "" or (isinstance(value, list) and "" in value):
+        raise ValueError(f"an empty string checks nothing ({why}): give the text to look for")
+
+
 class ContainsConfig(_EvaluatorBase):
     type: Literal["contains"] = "contains"
     value: str | list[str]
@@ -190,9 +195,11 @@ class ContainsConfig(_EvaluatorBase):
     @classmethod
     def _some_value(cls, value: str | list[str]) -> str | list[str]:
         """An empty list checks nothing: `contains-all: []` would pass every answer (a wrong pass)
-        and `contains-any: []` fail every one, so it is refused where it is written."""
+        and `contains-any: []` fail every one, so it is refused where it is written. So is an empty
+        string, which every answer contains (a `value: ${{ EXPECTED }}` whose variable is empty)."""
         if isinstance(value, list) and not value:
             raise ValueError("an empty list checks nothing: give at least one string")
+        _refuse_empty_string(value, "every answer contains it")
         return value
 
 
@@ -201,6 +208,13 @@ class AffixConfig(_EvaluatorBase):
 
     type: Literal["starts_with", "ends_with"]
     value: str
+
+    @field_validator("value")
+    @classmethod
+    def _some_value(cls, value: str) -> str:
+        """The trimmed answer starts and ends with "" (or spaces alone): a pass whatever it says."""
+        _refuse_empty_string(value.strip(), "every answer starts and ends with it")
+        return value
 
 
 class RegexConfig(_EvaluatorBase):

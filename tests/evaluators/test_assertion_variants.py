@@ -78,3 +78,15 @@ def test_an_empty_value_list_is_refused_not_a_vacuous_pass(tmp_path: Path, kind:
     assert "an empty list checks nothing: give at least one string" in problem.message
     with pytest.raises(ValidationError, match="an empty list checks nothing"):
         ContainsConfig(name="c", value=[])
+
+
+@pytest.mark.parametrize("kind, value", [("contains", '""'), ("icontains", "''"), ("contains-all", '[Paris, ""]'),
+                                         ("starts-with", '"  "'), ("ends-with", '""')])
+def test_an_empty_string_is_refused_not_a_vacuous_pass(tmp_path: Path, kind: str, value: str) -> None:
+    # every answer contains "", and starts and ends with it: a value left empty by mistake passed all
+    make_repo(tmp_path)
+    suite = tmp_path / "v.eval.yaml"
+    suite.write_text(f"tests:\n  - id: v\n    criteria: c\n    input: q\n    assert:\n"
+                     f"      - type: {kind}\n        value: {value}\n")
+    [problem] = load_eval_file(suite, tmp_path).errors
+    assert problem.line == 6 and "an empty string checks nothing" in problem.message, problem.message
