@@ -30,7 +30,11 @@ Replies (``FakeReply``), built with helpers:
   OpenAI-style error body and, if given, a ``Retry-After`` header;
 * ``FakeReply.hang(seconds)`` - waits ``seconds`` before answering (longer than the client's
   timeout, it is a hang); ``close()`` cuts the wait short;
-* any reply can be delayed: ``FakeReply.openai("hi", delay=0.2)``.
+* any reply can be delayed: ``FakeReply.openai("hi", delay=0.2)``;
+* any reply's body can go out in pieces after its headers: ``reply.in_pieces(size, pause)`` sends
+  ``size`` bytes, waits ``pause`` seconds, sends the next ``size`` bytes, and so on (a body that
+  trickles in, or with two pieces and a long pause, one that stalls halfway); ``close()`` cuts a
+  pause short.
 
 Behaviours of real servers, as responders for ``set_default`` (each takes the answer text, or a
 callable ``(RecordedRequest) -> str``):
@@ -68,7 +72,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -102,6 +106,13 @@ class FakeReply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    piece_bytes: int = 0
+    """When > 0, the body is sent in pieces of this many bytes, `piece_pause` seconds apart."""
+    piece_pause: float = 0.0
+
+    def in_pieces(self, size: int, pause: float) -> FakeReply:
+        """This reply with its body sent `size` bytes at a time, `pause` seconds apart, after the headers."""
+        return replace(self, piece_bytes=size, piece_pause=pause)
 
     @staticmethod
     def json(body: Any, status: int = 200, headers: dict[str, str] | None = None, delay: float = 0.0) -> FakeReply:
@@ -359,8 +370,7 @@ class RateLimited:
                 except (ValueError, KeyError, TypeError):
                     pass
             limit_headers = self._limit_headers()
-        return FakeReply(status=reply.status, body=reply.body, headers={**reply.headers, **limit_headers},
-                         delay=reply.delay)
+        return replace(reply, headers={**reply.headers, **limit_headers})
 
 
 class FakeLLMServer:
@@ -418,7 +428,11 @@ class FakeLLMServer:
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(reply.body)))
                     self.end_headers()
-                    self.wfile.write(reply.body)
+                    size = reply.piece_bytes or max(1, len(reply.body))
+                    for start in range(0, len(reply.body), size):
+                        if start and server._closing.wait(reply.piece_pause):
+                            return  # shutting down: drop the connection
+                        self.wfile.write(reply.body[start:start + size])
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (a scripted hang)
 

@@ -21,18 +21,7 @@ from agentv_gate.transport.limiter import (
     parse_reset,
     used_tokens,
 )
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def wait(self, condition: threading.Condition, seconds: float | None) -> None:
-        assert seconds is not None, "the limiter would wait forever: nothing in this test releases a slot"
-        self.now += seconds
+from tests.helpers.clock import FakeClock
 
 
 def limiter(clock: FakeClock, **limits: float) -> RateLimiter:
