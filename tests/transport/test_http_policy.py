@@ -249,3 +249,30 @@ def test_the_provider_message_is_what_the_user_reads(fake_llm: FakeLLMServer) ->
     assert str(caught.value).endswith(
         ": provider error (type invalid_request_error, code model_not_found): \"Le modèle « gpt-x » n'existe pas\"")
     assert caught.value.detail is not None and caught.value.detail.code == "model_not_found"
+
+
+# ---------------------------------------------------------------- a secret at the 300-character cut
+
+
+@pytest.mark.parametrize("start", [276, 290, 296])
+def test_a_secret_straddling_the_cut_is_hidden_whole(start: int) -> None:
+    # Cut first and scrubbed after, the secret's head (up to 24 of its 25 characters) stayed visible.
+    detail = provider_error_detail({"error": {"message": "x" * start + SECRET + " was refused"}}, [SECRET])
+    assert detail is not None and detail.message is not None
+    assert SECRET[:4] not in detail.message and detail.message.startswith("x" * start + "***")
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (FakeReply(status=401, body=("y" * 290 + SECRET + " is not a valid key").encode()), "HTTP 401"),
+        (FakeReply(status=200, body=("z" * 290 + SECRET + " <html>").encode()), "expected a JSON reply"),
+    ],
+    ids=["error-reply-in-plain-text", "reply-that-is-not-json"],
+)
+def test_a_secret_straddling_the_cut_of_a_reply_is_hidden_whole(fake_llm: FakeLLMServer, reply: FakeReply,
+                                                               said: str) -> None:
+    fake_llm.enqueue(CHAT, reply)
+    with pytest.raises(HttpCallError) as caught:
+        openai(fake_llm).invoke(ProviderRequest(question="q"))
+    assert said in str(caught.value) and SECRET[:4] not in str(caught.value) and "***" in str(caught.value)
