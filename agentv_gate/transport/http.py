@@ -181,12 +181,22 @@ class ProviderErrorDetail:
         return f"provider error ({', '.join(labels)})" + (f": {quoted}" if quoted else "")
 
 
-def _text_field(value: Any) -> str | None:
+def _snippet(text: str, secrets: Iterable[str]) -> str:
+    """`text` scrubbed of `secrets`, then cut to `_BODY_SNIPPET_CHARS` ("..." when cut).
+
+    Scrubbed before it is cut: the other way round, a secret straddling the cut would keep its
+    visible head, which `redact` no longer recognises.
+    """
+    text = redact(text, secrets)
+    return text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else "")
+
+
+def _text_field(value: Any, secrets: Iterable[str]) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (str, int, float)):
         text = " ".join(str(value).split())
-        return text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else "") if text else None
+        return _snippet(text, secrets) if text else None
     return None
 
 
@@ -207,17 +217,12 @@ def provider_error_detail(body: Any, secrets: Iterable[str] = ()) -> ProviderErr
     inner_error = source.get("innererror")
     inner: dict[str, Any] = inner_error if isinstance(inner_error, dict) else {}
     secret_list = [s for s in secrets if s]
-
-    def field_text(value: Any) -> str | None:
-        text = _text_field(value)
-        return redact(text, secret_list) if text is not None else None
-
     detail = ProviderErrorDetail(
-        message=field_text(source.get("message")),
-        type=field_text(source.get("type") or source.get("status")),  # Gemini: status INVALID_ARGUMENT
-        code=field_text(source.get("code")),
-        param=field_text(source.get("param")),
-        inner_code=field_text(inner.get("code")),
+        message=_text_field(source.get("message"), secret_list),
+        type=_text_field(source.get("type") or source.get("status"), secret_list),  # Gemini: status INVALID_ARGUMENT
+        code=_text_field(source.get("code"), secret_list),
+        param=_text_field(source.get("param"), secret_list),
+        inner_code=_text_field(inner.get("code"), secret_list),
     )
     return detail if (detail.message or detail.type or detail.code) else None
 
@@ -337,7 +342,7 @@ def _error_reply(response: requests.Response, secrets: list[str]) -> tuple[str, 
     if detail is not None:
         return detail.describe(), detail
     text = (response.text or "").strip().replace("\n", " ")
-    return redact(text[:_BODY_SNIPPET_CHARS] + ("..." if len(text) > _BODY_SNIPPET_CHARS else ""), secrets), None
+    return _snippet(text, secrets), None
 
 
 _CHUNK = 64 * 1024
@@ -553,7 +558,7 @@ def http_call(
             try:
                 data = response.json()
             except (ValueError, RecursionError):
-                text = redact(response.text[:_BODY_SNIPPET_CHARS], secret_list)
+                text = redact(response.text, secret_list)[:_BODY_SNIPPET_CHARS]  # scrubbed whole, then cut
                 raise HttpCallError(
                     f"{describe}: expected a JSON reply from {url}, got {text!r} (HTTP {status})",
                     status=status,
