@@ -55,8 +55,10 @@ GOAL = 0.95
 # through the CLI counts: the mutant is in the file the CLI subprocess imports.
 MODULES: dict[str, list[str]] = {
     "agentv_gate/orchestrator.py": [
+        "tests/test_orchestrator.py",  # first: in-process and fast, so with -x most mutants end there
         "tests/commands/test_scoring_edges.py", "tests/commands/test_execute.py", "tests/commands/test_shard.py",
-        "tests/evaluators/test_assertion_variants.py", "tests/hardening/test_hardening_numbers.py"],
+        "tests/evaluators/test_assertion_variants.py", "tests/hardening/test_hardening_numbers.py",
+        "tests/commands/test_execution_block_cli.py", "tests/commands/test_workspace_hooks_cli.py"],
     "agentv_gate/loader/cases.py": ["tests/loader"],
     "agentv_gate/loader/evaluator_parser.py": ["tests/loader", "tests/evaluators/test_assertion_variants.py"],
     "agentv_gate/evaluators/field_accuracy.py": [
