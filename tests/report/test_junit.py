@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import stat
+import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -12,6 +17,7 @@ import xmlschema
 from agentv_gate.errors import ReportWriteError
 from agentv_gate.models import CaseResult
 from agentv_gate.report.junit import SCHEMA_PATH, build_junit_xml, dataset_of, write_junit
+from agentv_gate.report.rows import ReportRow
 from tests.helpers.reports import case_result, junit_schema
 
 AGENTV_SAMPLE = Path("/work/shared/spec/agentv-2.18-junit-sample.xml")
@@ -246,3 +252,156 @@ def test_streamed_document_equals_the_whole_tree(size: int) -> None:
                     misses=rng.choice([[], ["m1", "m\r2"]]), candidate_answer=rng.choice(["", "ans\x00wer"]),
                     duration_ms=rng.randint(0, 5000)) for _ in range(size)]
     assert build_junit_xml(results) == whole_tree_junit(results)
+
+
+def _body(xml: str) -> list[str]:
+    """The lines of the one failure or error body in a one-case document."""
+    tc = ET.fromstring(xml).find("testsuite/testcase")
+    assert tc is not None
+    element = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+    assert element is not None
+    return (element.text or "").split("\n")
+
+
+def _with_checks(result: CaseResult, checks: list[str]) -> ReportRow:
+    """The row `run` hands the reporters, with the rubric checks a judge reported."""
+    return dataclasses.replace(ReportRow.of(result), checks=tuple(checks))
+
+
+@pytest.mark.parametrize("count", [2, 30, 31, 45])
+def test_misses_and_checks_past_thirty_are_counted_and_never_before(count: int) -> None:
+    misses = [f"m{i}" for i in range(count)]
+    checks = [f"quality: ✗ [c{i}] point {i}" for i in range(count)]
+    row = _with_checks(case("b", "fail", misses=misses), checks)
+    lines = _body(build_junit_xml([row]))
+    more = count - 30
+    assert lines[1] == "Misses: " + "; ".join(misses[:30]) + (f"; … and {more} more" if more > 0 else "")
+    shown = [f"  {c}" for c in checks[:30]]
+    assert lines[2:lines.index("Threshold: 0.800")] == ["Checks:", *shown, *([f"  … and {more} more"] if more > 0 else [])]
+
+
+def test_error_body_shows_reasoning_misses_checks_and_answer_only_when_there_are_some() -> None:
+    bare = case("c", "error", error="judge exited with code 1")
+    assert _body(build_junit_xml([bare])) == ["Error: judge exited with code 1", "Score: 0.000", "Threshold: 0.800"]
+    full = _with_checks(case("c", "error", error="judge exited with code 1", reasoning="half scored",
+                             misses=["m1", "m2"], candidate_answer="the answer"), ["quality: ? [c1] cites"])
+    assert _body(build_junit_xml([full])) == [
+        "Error: judge exited with code 1", "Score: 0.000", "Threshold: 0.800", "Reasoning: half scored",
+        "Misses: m1; m2", "Checks:", "  quality: ? [c1] cites", "Answer: the answer"]
+
+
+def _line_after(prefix: str) -> Callable[[str], str]:
+    def get(xml: str) -> str:
+        return next(line for line in _body(xml) if line.startswith(prefix))[len(prefix):]
+    return get
+
+
+def _testcase_attr(attr: str, child: str | None = None) -> Callable[[str], str]:
+    def get(xml: str) -> str:
+        element = ET.fromstring(xml).find("testsuite/testcase" + (f"/{child}" if child else ""))
+        assert element is not None
+        return element.get(attr) or ""
+    return get
+
+
+# The documented caps (module comment in junit.py): each piece of text is kept whole up to its cap.
+CAPS: dict[str, tuple[int, Callable[[str], CaseResult | ReportRow], Callable[[str], str]]] = {
+    "case name": (300, lambda t: case(t), _testcase_attr("name")),
+    "error message": (500, lambda t: case("c", "error", error=t), _testcase_attr("message", "error")),
+    "error body": (4000, lambda t: case("c", "error", error=t), _line_after("Error: ")),
+    "reasoning": (4000, lambda t: case("b", "fail", reasoning=t), _line_after("Reasoning: ")),
+    "a miss": (500, lambda t: case("b", "fail", misses=[t]), _line_after("Misses: ")),
+    "a check": (500, lambda t: _with_checks(case("b", "fail"), [t]), _line_after("  ")),
+    "answer": (2000, lambda t: case("b", "fail", candidate_answer=t), _line_after("Answer: ")),
+}
+
+
+@pytest.mark.parametrize("what", list(CAPS))
+def test_each_text_is_kept_whole_up_to_its_cap_and_cut_one_character_past_it(what: str) -> None:
+    cap, make, get = CAPS[what]
+    at_cap = "x" * (cap - 1) + "y"
+    assert get(build_junit_xml([make(at_cap)])) == at_cap
+    assert get(build_junit_xml([make(at_cap + "z")])) == at_cap + "… [truncated: 1 more characters]"
+
+
+@pytest.mark.parametrize("duration_ms, seconds", [(1234, "1.234"), (2, "0.002"), (0, "0.000"), (-1, "0.000")])
+def test_times_are_seconds_with_three_decimals_and_never_negative(duration_ms: int, seconds: str) -> None:
+    root = ET.fromstring(build_junit_xml([case("a", duration_ms=duration_ms)]))
+    times = [e.get("time") for e in (root, *root.iter("testsuite"), *root.iter("testcase"))]
+    assert times == [seconds] * 3
+
+
+@pytest.mark.parametrize("line, shown", [(1, "1"), (12, "12"), (0, None), (-1, None)])
+def test_testcase_line_is_given_only_for_a_real_line(schema: xmlschema.XMLSchema, line: int, shown: str | None) -> None:
+    xml = build_junit_xml([case("a", line=line)])
+    schema.validate(xml)
+    tc = ET.fromstring(xml).find("testsuite/testcase")
+    assert tc is not None and tc.get("line") == shown and tc.get("file") == "evals/probe.eval.yaml"
+
+
+@pytest.mark.parametrize("suites, expected", [
+    ({"probe.eval.yaml": None, "evals/probe.eval.yaml": None}, ["probe.eval (.)", "probe.eval (evals)"]),
+    ({"./a/probe.eval.yaml": None, "./b/probe.eval.yaml": None}, ["probe.eval (a)", "probe.eval (b)"]),
+    ({"/probe.eval.yaml": None, "probe.eval.yaml": None}, ["probe.eval (/probe.eval.yaml)", "probe.eval (probe.eval.yaml)"]),
+    ({"evals/refunds.yaml": "billing", "evals/invoices.yaml": "billing"},
+     ["billing (evals/invoices.yaml)", "billing (evals/refunds.yaml)"]),
+    ({"evals/a/refunds.yaml": "billing", "evals/b/refunds.yaml": "shipping"}, ["billing", "shipping"]),
+])
+def test_suites_of_one_name_get_their_folder_else_their_whole_path(suites: dict[str, str | None],
+                                                                    expected: list[str]) -> None:
+    results = [case(f"c{i}", suite=suite, file=suite, dataset=dataset) for i, (suite, dataset) in enumerate(suites.items())]
+    root = ET.fromstring(build_junit_xml(results))
+    named = sorted((s.get("name") or "", [tc.get("classname") for tc in s.iter("testcase")]) for s in root.iter("testsuite"))
+    assert named == [(name, [name]) for name in expected]
+
+
+def test_one_target_run_names_cases_by_their_id_alone() -> None:
+    """AgentV names a testcase by its id; the ` [target]` suffix only tells targets of one run apart."""
+    xml = build_junit_xml([case("q", target="gpt"), case("r", "fail", target="gpt", line=2)])
+    assert [tc.get("name") for tc in ET.fromstring(xml).iter("testcase")] == ["q", "r"]
+
+
+def test_rows_without_a_suite_point_the_suite_at_its_first_case_file() -> None:
+    results = [case("late", suite="", file="evals/b.yaml", line=30), case("early", suite="", file="evals/a.yaml", line=4)]
+    suite = ET.fromstring(build_junit_xml(results)).find("testsuite")
+    assert suite is not None and suite.get("name") == "default"
+    assert suite.get("file") == "evals/a.yaml"
+    assert [(tc.get("name"), tc.get("file")) for tc in suite.iter("testcase")] == [("early", "evals/a.yaml"),
+                                                                                   ("late", "evals/b.yaml")]
+
+
+def _rows_then_broken(results: list[CaseResult]) -> Iterator[CaseResult]:
+    """Results read lazily from a file that turns out to be corrupt half way."""
+    yield from results
+    raise ValueError("results.jsonl line 3: not JSON")
+
+
+@pytest.mark.parametrize("earlier", [True, False])
+def test_a_write_that_fails_leaves_the_previous_report_or_none_never_a_broken_one(tmp_path: Path,
+                                                                                  earlier: bool) -> None:
+    target = tmp_path / "junit.xml"
+    if earlier:
+        write_junit([case("old")], target)
+    before = target.read_bytes() if earlier else None
+    with pytest.raises(ValueError, match="not JSON"):
+        write_junit(_rows_then_broken([case("a"), case("b")]), target)
+    assert [p.name for p in tmp_path.iterdir()] == (["junit.xml"] if earlier else [])
+    if earlier:
+        assert target.read_bytes() == before
+
+
+def test_a_named_pipe_is_written_into_not_replaced_by_a_file(tmp_path: Path) -> None:
+    """`--junit` naming a FIFO (a CI step reading the report as it is written) gets the report
+    through the pipe; renaming a temp file over it would leave the reader waiting forever."""
+    fifo = tmp_path / "junit.xml"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        write_junit([case("a"), case("b", "fail")], fifo)
+        assert stat.S_ISFIFO(fifo.stat().st_mode), "the pipe was replaced by a regular file"
+        received, _ = reader.communicate(timeout=60)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+    assert ET.fromstring(received).get("tests") == "2"
