@@ -12,9 +12,19 @@ import pytest
 
 from agentv_gate.evaluators.registry import build_evaluator_registry, evaluate_safely
 from agentv_gate.loader import load_eval_file
-from agentv_gate.models import EvalCase, EvaluationContext, EvaluationScore, LlmJudgeConfig, TargetResponse
+from agentv_gate.models import (
+    CompositeConfig,
+    EvalCase,
+    EvaluationContext,
+    EvaluationScore,
+    LlmJudgeConfig,
+    TargetResponse,
+)
 from agentv_gate.targets.base import ProviderRequest
-from tests.helpers.files import make_repo
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
 
 JUDGES = Path(__file__).resolve().parents[1] / "judges"
 ANSWER = "Paris is the capital of France."
@@ -234,3 +244,86 @@ def test_threshold_aggregator_member_passes_at_exactly_0_6_and_not_below(tmp_pat
     assert score.error is None, score.error
     assert score.score == pytest.approx(2 / 3)
     assert score.hits[0] == "2/3 evaluators passed (threshold: 0.5)"
+
+
+@pytest.mark.parametrize("weight", ["-1", ".inf", ".nan"])
+def test_a_negative_or_non_finite_aggregator_weight_is_a_config_error(tmp_path: Path, weight: str) -> None:
+    """A weight of -1 on a failing member would raise the score; .inf would make it NaN, read as 1.0."""
+    case = composite_case(tmp_path, f"""
+        - name: combo
+          type: composite
+          aggregator: {{type: weighted_average, weights: {{has_paris: 2, has_berlin: {weight}}}}}
+          evaluators:
+            - {{name: has_paris, type: contains, value: Paris}}
+            - {{name: has_berlin, type: contains, value: Berlin}}
+    """)
+    score = evaluate(case)
+    assert score.score == 0.0
+    shown = {"-1": "-1.0", ".inf": "inf", ".nan": "nan"}[weight]
+    assert score.error == f"composite 'combo': weight {shown} for member 'has_berlin' is not a finite number >= 0"
+    assert score.children is None  # refused before any member ran
+
+
+JUDGE_VERDICT = '{"score": 1.0, "hits": ["names Paris"], "misses": [], "reasoning": "Correct."}'
+
+
+def judged_repo(tmp_path: Path, fake_llm: FakeLLMServer, cache: bool) -> Path:
+    """An openai agent and judge on the loopback server; one case judged by a composite of nine llm_judges
+    (more members than run at once, so some member threads judge twice)."""
+    repo = make_repo(tmp_path, f"""
+        targets:
+          - name: default
+            provider: openai
+            base_url: {fake_llm.url}/agent
+            api_key: ${{{{ TEST_KEY }}}}
+            model: agent-model
+            judge_target: grader
+          - name: grader
+            provider: openai
+            base_url: {fake_llm.url}/judge
+            api_key: ${{{{ TEST_KEY }}}}
+            model: judge-model
+    """)
+    fake_llm.set_default("/agent/v1/chat/completions", FakeReply.openai(ANSWER))
+    fake_llm.set_default("/judge/v1/chat/completions", FakeReply.openai(JUDGE_VERDICT))
+    judges = "".join(f"                  - {{name: j{i}, type: llm_judge, prompt: 'Check {i}: {{{{ answer }}}}'}}\n"
+                     for i in range(9))  # nine different requests, so none replays another's answer
+    write(repo / "evals/s.eval.yaml", f"""
+        execution: {{cache: {str(cache).lower()}}}
+        tests:
+          - id: c
+            input: What is the capital of France?
+            criteria: Names Paris
+            assert:
+              - name: combo
+                type: composite
+                evaluators:
+""" + judges)
+    composite = load_eval_file(repo / "evals/s.eval.yaml", repo).cases[0].evaluators[0]
+    assert isinstance(composite, CompositeConfig) and len(composite.evaluators) == 9
+    return repo
+
+
+def run_judged(repo: Path) -> dict[str, Any]:
+    ran = run_cli("run", "evals", cwd=repo, env={"TEST_KEY": "sk-test"})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    [row] = read_rows(repo / ".agentv-gate/results.jsonl")
+    return row
+
+
+def test_composite_members_follow_the_suites_cache_setting(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """The members' judges run on the composite's threads, yet `execution.cache: false` holds for them."""
+    repo = judged_repo(tmp_path, fake_llm, cache=False)
+    for _ in range(2):
+        assert run_judged(repo)["verdict"] == "pass"
+    assert len(fake_llm.requests) == 2 * (1 + 9)  # every run asks the agent and all nine judges
+    assert not (repo / ".agentv-gate-cache").exists()
+
+
+def test_composite_members_cache_hits_count_for_the_case(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    repo = judged_repo(tmp_path, fake_llm, cache=True)
+    assert "cache_hits" not in run_judged(repo)
+    asked = len(fake_llm.requests)
+    row = run_judged(repo)
+    assert len(fake_llm.requests) == asked  # the second run replays everything
+    assert row["verdict"] == "pass" and row["cache_hits"] == 1 + 9
