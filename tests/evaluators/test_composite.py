@@ -547,7 +547,8 @@ def test_eight_members_run_at_once_and_no_more(tmp_path: Path) -> None:
             changed.notify_all()
             # The members go in waves of eight, each holding its thread until its whole wave has started:
             # a ninth thread, were there one, joins in while the others wait. (The timeout guards a hang.)
-            met.append(changed.wait_for(lambda: arrived >= wave_end, timeout=60))
+            met.append(changed.wait_for(lambda: arrived >= wave_end or False in met, timeout=60))
+            changed.notify_all()  # after a timeout, the others stop waiting too
             running -= 1
         return EvaluationScore(score=1.0)
 
