@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
@@ -583,32 +582,27 @@ def test_member_threads_raise_the_first_failure() -> None:
 
 
 STUCK_MEMBERS = """\
-import signal, threading
-signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, whatever this process inherited
+import threading
 from agentv_gate.evaluators.composite import _map_on_daemon_threads
-never = threading.Event()
+started, never = threading.Event(), threading.Event()
 def stuck(item):
-    print("member started", flush=True)
+    started.set()
     never.wait()  # a member stuck in a network read
-_map_on_daemon_threads(stuck, [1, 2], 2)
+threading.Thread(target=_map_on_daemon_threads, args=(stuck, [1, 2], 2), daemon=True).start()
+started.wait()
+print("main thread done", flush=True)  # as after Ctrl-C or SIGTERM: the main thread ends, the members do not
 """
 
 
-def test_ctrl_c_is_not_held_up_by_a_stuck_member(tmp_path: Path) -> None:
-    """Members run on daemon threads: after Ctrl-C the process ends instead of waiting for them."""
+def test_the_process_ends_while_a_member_is_stuck(tmp_path: Path) -> None:
+    """Members run on daemon threads: when the main thread ends (after Ctrl-C, say), the process
+    exits at once instead of waiting for a member stuck in a network read."""
     script = tmp_path / "stuck.py"
     script.write_text(STUCK_MEMBERS)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=Path(__file__).resolve().parents[2], start_new_session=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "member started\n"
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)  # a guard: with non-daemon threads it never ends
-    finally:
-        proc.kill()
-        proc.wait()
-    assert "KeyboardInterrupt" in stderr
-    assert proc.returncode != 0
+    # The timeout guards a hang (non-daemon member threads would hold the process forever).
+    ended = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                           cwd=Path(__file__).resolve().parents[2])
+    assert (ended.returncode, ended.stdout, ended.stderr) == (0, "main thread done\n", "")
 
 
 JUDGE_VERDICT = '{"score": 1.0, "hits": ["names Paris"], "misses": [], "reasoning": "Correct."}'
