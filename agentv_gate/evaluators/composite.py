@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -40,6 +41,7 @@ from ..models import (
     aggregator_kind,
     score_label,
 )
+from ..targets.cache import bypass_cache_on_this_thread, cache_bypassed, count_thread_cache_hits, thread_cache_hits
 from .code_judge import judge_cwd, parse_judge_output, run_judge_script, score_from_output, script_argv
 from .json_extract import JsonExtractError, parse_json_object
 
@@ -92,9 +94,14 @@ class CompositeEvaluator:
             return _config_error(config, "has no member evaluators")
         raw_weights = aggregator.get("weights")
         weights: Mapping[str, Any] = raw_weights if isinstance(raw_weights, Mapping) else {}
+        weighted = [(m, float(weights.get(m.name, m.weight))) for m in config.evaluators]
+        bad = next(((m, w) for m, w in weighted if not 0 <= w < math.inf), None)
+        if bad is not None:
+            # As the loader refuses for a member's own weight: a negative weight lets a failing member
+            # raise the score, an infinite one makes it NaN, which the clamp below reads as 1.0.
+            return _config_error(config, f"weight {bad[1]} for member '{bad[0].name}' is not a finite number >= 0")
         scores = self._run_members(context, config.evaluators)
-        members = [member_result(m, s, float(weights.get(m.name, m.weight))) for m, s in zip(
-            config.evaluators, scores, strict=True)]
+        members = [member_result(m, s, w) for (m, w), s in zip(weighted, scores, strict=True)]
         if kind == "threshold":
             result = self._threshold(members, aggregator)
         elif kind == "code_judge":
@@ -115,7 +122,22 @@ class CompositeEvaluator:
         contexts = [dataclasses.replace(context, evaluator=member) for member in members]
         if len(contexts) == 1:
             return [self.run_member(contexts[0])]
-        return _map_on_daemon_threads(self.run_member, contexts, MAX_PARALLEL_MEMBERS)
+        # The case's cache setting and its count of cache hits live on the thread that runs the case
+        # (targets.cache): the members' threads take the one and hand back the other.
+        bypass = cache_bypassed()
+        hits: list[int] = []
+
+        def run_on_member_thread(member_context: EvaluationContext) -> EvaluationScore:
+            bypass_cache_on_this_thread(bypass)
+            before = thread_cache_hits()
+            try:
+                return self.run_member(member_context)
+            finally:
+                hits.append(thread_cache_hits() - before)
+
+        scores = _map_on_daemon_threads(run_on_member_thread, contexts, MAX_PARALLEL_MEMBERS)
+        count_thread_cache_hits(sum(hits))
+        return scores
 
     @staticmethod
     def _prefixed(members: list[EvaluatorResult]) -> tuple[list[str], list[str]]:
