@@ -313,6 +313,14 @@ def parse_evaluator(
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
         named = (config.aggregator or {}).get("weights")
         named = named if isinstance(named, dict) else {}
+        for member, weight in named.items():
+            try:
+                number = float(weight)
+            except (TypeError, ValueError, OverflowError):
+                continue  # not a number: the composite refuses it when it runs
+            if not math.isfinite(number) or number < 0:
+                raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight} for member "
+                                          f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
         check_weight_total([named.get(m.name, m.weight) for m in config.evaluators], line,
                            f"composite evaluator '{config.name}': the weights of its members")
         for member in config.evaluators:

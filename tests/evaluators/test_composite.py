@@ -318,20 +318,17 @@ def test_weighted_average_with_zero_total_weight_scores_zero(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("weight", ["-1", ".inf", ".nan"])
 def test_a_negative_or_non_finite_aggregator_weight_is_a_config_error(tmp_path: Path, weight: str) -> None:
-    """A weight of -1 on a failing member would raise the score; .inf would make it NaN, read as 1.0."""
-    case = composite_case(tmp_path, f"""
-        - name: combo
-          type: composite
-          aggregator: {{type: weighted_average, weights: {{has_paris: 2, has_berlin: {weight}}}}}
-          evaluators:
-            - {{name: has_paris, type: contains, value: Paris}}
-            - {{name: has_berlin, type: contains, value: Berlin}}
-    """)
-    score = evaluate(case)
-    assert score.score == 0.0
-    shown = {"-1": "-1.0", ".inf": "inf", ".nan": "nan"}[weight]
-    assert score.error == f"composite 'combo': weight {shown} for member 'has_berlin' is not a finite number >= 0"
-    assert score.children is None  # refused before any member ran
+    """A weight of -1 on a failing member would raise the score; .inf would make it NaN, read as 1.0:
+    refused where it is written, before anything runs."""
+    suite = tmp_path / "w.eval.yaml"
+    suite.write_text("tests:\n  - id: w\n    input: q\n    assert:\n      - name: combo\n        type: composite\n"
+                     f"        aggregator: {{type: weighted_average, weights: {{has_paris: 2, has_berlin: {weight}}}}}\n"
+                     "        evaluators:\n          - {name: has_paris, type: contains, value: Paris}\n"
+                     "          - {name: has_berlin, type: contains, value: Berlin}\n")
+    errors = load_eval_file(suite, tmp_path).errors
+    shown = {"-1": "-1", ".inf": "inf", ".nan": "nan"}[weight]
+    wanted = f"aggregator weight {shown} for member 'has_berlin' is not a finite number >= 0"
+    assert [p.line for p in errors if wanted in p.message] == [5], errors
 
 
 @pytest.mark.parametrize(("member_score", "expected"), [(1.5, 1.0), (-0.5, 0.0)])
