@@ -4,7 +4,6 @@ the job summary (rows, checks, totals, size budget, traffic, file links) and the
 from __future__ import annotations
 
 import io
-import os
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -209,6 +208,7 @@ def test_summary_paths_keep_200_characters(length: int, cut: bool) -> None:
     (Summary(1, 1, 0, 0, 1.0), "✅ **1 passed, 0 failed, 0 errors** of 1 case · pass rate 100.0%"),
     (Summary(0, 0, 0, 0, 0.0), "❌ **0 passed, 0 failed, 0 errors** of 0 cases · pass rate 0.0%"),
     (Summary(3, 1, 1, 1, 1 / 3), "❌ **1 passed, 1 failed, 1 error** of 3 cases · pass rate 33.3%"),
+    (Summary(2, 0, 0, 2, 0.0), "❌ **0 passed, 0 failed, 2 errors** of 2 cases · pass rate 0.0%"),
     (Summary(2, 2, 0, 0, 1.0, not_run=1),
      "⚠️ **2 passed, 0 failed, 0 errors** of 2 cases · pass rate 100.0% · **interrupted: 1 not run**"),
 ])
@@ -270,13 +270,22 @@ def test_summary_over_budget_counts_rows_of_passes_left_out() -> None:
     assert "| ❌" not in md and "_8 more rows left out" in md
 
 
-def test_summary_checks_stop_at_the_budget() -> None:
-    bad = [checked(case(f"f{i}", "fail", line=i), f"k{i}: ✓ [x]") for i in range(3)]
+def test_summary_checks_stop_at_the_first_that_does_not_fit() -> None:
+    bad = [checked(case("f0", "fail", line=0), "k0: ✓ [x]"), checked(case("f1", "fail", line=1), "k" * 290),
+           checked(case("f2", "fail", line=2), "k2: ✓ [x]")]
     full = summary_markdown(bad, budget_bytes=BIG)
-    md = summary_markdown(bad, budget_bytes=len(full[:full.index("<details><summary>f1")].encode()) + 600)
-    assert "<summary>f0 " in md and "<summary>f1 " not in md and "<summary>f2 " not in md
+    # room for f0's section and for f2's, not for f1's: nothing after the first one that does not fit
+    md = summary_markdown(bad, budget_bytes=len(full[:full.index("<details><summary>f1")].encode()) + 600 + 120)
+    assert "<summary>f0 (evals/a.yaml)" in md and "<summary>f1 " not in md and "<summary>f2 " not in md
     no_heading = summary_markdown(bad, budget_bytes=len(full[:full.index("#### Rubric")].encode()) + 600)
     assert "Rubric checks" not in no_heading and "<summary>f0 " not in no_heading
+
+
+def test_summary_shows_no_line_for_a_case_without_one() -> None:
+    md = summary_markdown([checked(case("f", "fail", line=-1), "k: ✓ [x]"), checked(case("g", "fail", line=1), "k: ✗")])
+    assert "| ❌ fail | f | evals/a.yaml | 0.000 |" in md and "| ❌ fail | g | evals/a.yaml:1 | 0.000 |" in md
+    assert "<details><summary>f (evals/a.yaml): 1 of 1 checks met</summary>" in md
+    assert "<details><summary>g (evals/a.yaml:1): 0 of 1 checks met</summary>" in md
 
 
 # ---------------------------------------------------------------- configuration problems
@@ -332,4 +341,11 @@ def test_reports_link_the_files_relative_to_the_workspace_and_raise_on_an_unwrit
         write_github_reports(results, junit_path=tmp_path / "j.xml", results_path=tmp_path / "r.jsonl",
                              report_path=tmp_path / "h.html", env=env, stream=io.StringIO())
     assert summary_file.read_text(encoding="utf-8").endswith("JUnit: j.xml · results: r.jsonl · report: h.html\n")
-    assert os.path.isdir(tmp_path)
+
+
+def test_when_the_summary_and_the_outputs_both_fail_the_error_names_both(tmp_path: Path) -> None:
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path)}
+    with pytest.raises(ReportWriteError) as caught:
+        write_github_reports([case("a")], env=env, stream=io.StringIO())
+    message = str(caught.value)
+    assert message.startswith("cannot write the job summary to ") and "; cannot write step outputs to " in message
