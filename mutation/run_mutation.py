@@ -78,17 +78,12 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/report/jsonl.py": ["tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py"],
     "agentv_gate/commands/merge.py": [
         "tests/hardening/test_hardening_merge.py", "tests/commands/test_execute.py", "tests/commands/test_merge.py"],
-<<<<<<< HEAD
-    "agentv_gate/judging/judge_reply.py": ["tests/evaluators/test_llm_judge.py", "tests/evaluators/test_llm_judge_models.py"],
-    "agentv_gate/transport/http.py": [
-        "tests/transport/test_http.py", "tests/transport/test_http_policy.py", "tests/transport/test_http_call.py",
-        "tests/transport/test_http_rate_limits.py"],
-=======
     "agentv_gate/judging/judge_reply.py": [
         "tests/judging/test_judge_reply.py", "tests/evaluators/test_llm_judge.py",
         "tests/evaluators/test_llm_judge_models.py"],
-    "agentv_gate/transport/http.py": ["tests/transport/test_http.py"],
->>>>>>> mut-reply
+    "agentv_gate/transport/http.py": [
+        "tests/transport/test_http.py", "tests/transport/test_http_policy.py", "tests/transport/test_http_call.py",
+        "tests/transport/test_http_rate_limits.py"],
 }
 
 EXCLUDED_OPERATORS = [
