@@ -74,7 +74,9 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/evaluators/is_json.py": ["tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/json_extract.py": ["tests/evaluators/test_deterministic.py", "tests/evaluators/test_llm_judge.py"],
     "agentv_gate/report/junit.py": ["tests/report/test_junit.py"],
-    "agentv_gate/report/github.py": ["tests/report/test_github_report.py", "tests/report/test_github_annotations.py"],
+    "agentv_gate/report/github.py": [
+        "tests/report/test_github_report.py", "tests/report/test_github_annotations.py",
+        "tests/report/test_github_problems.py"],
     "agentv_gate/report/jsonl.py": ["tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py"],
     "agentv_gate/commands/merge.py": [
         "tests/hardening/test_hardening_merge.py", "tests/commands/test_execute.py", "tests/commands/test_merge.py"],
