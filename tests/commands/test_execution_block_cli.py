@@ -159,8 +159,10 @@ def test_bad_trials_settings_are_located_errors(tmp_path: Path) -> None:
     assert "evals/s.eval.yaml:6: trials.strategy:" in ran.stderr
 
 
-def test_later_trials_bypass_the_response_cache(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    repo = make_repo(tmp_path, f"""
+def paris_repo(tmp_path: Path, fake_llm: FakeLLMServer) -> Path:
+    """A repository whose one target is an OpenAI model on the loopback server that always says Paris."""
+    fake_llm.set_default("/v1/chat/completions", lambda request: FakeReply.openai("Paris"))
+    return make_repo(tmp_path, f"""
         targets:
           - name: default
             provider: openai
@@ -168,7 +170,10 @@ def test_later_trials_bypass_the_response_cache(tmp_path: Path, fake_llm: FakeLL
             api_key: ${{{{ TEST_KEY }}}}
             model: m
     """)
-    fake_llm.set_default("/v1/chat/completions", lambda request: FakeReply.openai("Paris"))
+
+
+def test_later_trials_bypass_the_response_cache(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    repo = paris_repo(tmp_path, fake_llm)
     write(repo / "evals/s.eval.yaml", """
         execution:
           trials: {count: 3, strategy: mean}
@@ -183,15 +188,7 @@ def test_later_trials_bypass_the_response_cache(tmp_path: Path, fake_llm: FakeLL
 
 
 def test_cache_false_turns_the_cache_off_for_the_suite(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    repo = make_repo(tmp_path, f"""
-        targets:
-          - name: default
-            provider: openai
-            base_url: {fake_llm.url}
-            api_key: ${{{{ TEST_KEY }}}}
-            model: m
-    """)
-    fake_llm.set_default("/v1/chat/completions", lambda request: FakeReply.openai("Paris"))
+    repo = paris_repo(tmp_path, fake_llm)
     write(repo / "evals/s.eval.yaml", """
         execution: {cache: false}
         tests:

@@ -41,7 +41,8 @@ def test_an_interpolated_secret_variable_is_hidden_from_every_output(tmp_path: P
     assert SECRET not in seen
 
 
-def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_problem(tmp_path: Path) -> None:
+def secret_threshold_repo(tmp_path: Path) -> Path:
+    """A case whose threshold is a secret variable: not a number, so its value ends up in the problem."""
     repo = make_repo(tmp_path / "repo")
     write(repo / "evals/bad.eval.yaml", """
         tests:
@@ -50,6 +51,11 @@ def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_problem(tmp_path
             criteria: says hi
             threshold: "${{ SUPPORT_API_TOKEN }}"
     """)
+    return repo
+
+
+def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_problem(tmp_path: Path) -> None:
+    repo = secret_threshold_repo(tmp_path)
     for command in ("validate", "run"):
         ran = run_cli(command, "evals", "--no-cache" if command == "run" else "--quiet", cwd=repo,
                       env={"SUPPORT_API_TOKEN": SECRET})
@@ -61,14 +67,7 @@ def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_problem(tmp_path
 def test_a_secret_variable_in_a_broken_value_is_hidden_from_the_annotations_and_summary(tmp_path: Path) -> None:
     """Under GitHub Actions a configuration problem also becomes an annotation and a summary row: the
     secret is hidden there too, not only on the log line."""
-    repo = make_repo(tmp_path / "repo")
-    write(repo / "evals/bad.eval.yaml", """
-        tests:
-          - id: a
-            input: hi
-            criteria: says hi
-            threshold: "${{ SUPPORT_API_TOKEN }}"
-    """)
+    repo = secret_threshold_repo(tmp_path)
     for command in ("validate", "run"):
         summary = tmp_path / f"{command}-summary.md"
         ran = run_cli(command, "evals", cwd=repo, env={"SUPPORT_API_TOKEN": SECRET, "GITHUB_ACTIONS": "true",
