@@ -23,19 +23,13 @@ class EscapingSymlinkError(OSError):
     """A path inside the repository that a symlink sends outside it: writing there is refused."""
 
 
-def _repository(start: Path) -> Path:
-    """The nearest folder at or above `start` holding `.git`; `start` itself when there is none."""
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
-
-
 @functools.lru_cache(maxsize=8)
 def _repository_of(cwd: str) -> tuple[Path, Path]:
-    """The repository of the working folder, as named and resolved: looked up once per folder, not
-    at every write (the response cache writes an entry per call, from every worker)."""
-    root = _repository(Path(os.path.abspath(cwd)))
+    """The nearest folder at or above `cwd` holding `.git` (`cwd` itself when there is none), as
+    named and resolved: looked up once per folder, not at every write (the response cache writes an
+    entry per call, from every worker)."""
+    start = Path(os.path.abspath(cwd))
+    root = next((folder for folder in (start, *start.parents) if (folder / ".git").exists()), start)
     return root, root.resolve()
 
 
