@@ -4,8 +4,8 @@ A copy of this project (package, pyproject, .pre-commit-hooks.yaml) is committed
 hook repository, so the tests see exactly what a user's `repo:`/`rev:` would fetch and do not
 depend on what else is uncommitted in the working tree. pre-commit then builds the hook's
 virtualenv the way it does for users (pip install of the hook repository). That build is the slow
-part, so it happens twice in this module: once inside `pre-commit try-repo` (which always uses a
-throwaway store) and once in a store shared by every real `git commit` below.
+part, so it happens once, in a store shared by every real `git commit` below (`pre-commit try-repo`
+would build it again in a throwaway store, for the same hooks).
 """
 
 from __future__ import annotations
@@ -173,28 +173,6 @@ def test_hook_definitions() -> None:
     assert ALL_SUITES_HOOK["pass_filenames"] is False  # every suite, whatever file triggered it
 
 
-# ----------------------------------------------------------------------- pre-commit try-repo
-
-
-def test_try_repo_rejects_a_commit_with_a_broken_suite(tmp_path: Path, home: Path,
-                                                       hook_repo: tuple[Path, str]) -> None:
-    repo, sha = hook_repo
-    env = _env(home)
-    work = _consumer(tmp_path / "consumer", env)
-    (work / "evals" / "geo.yaml").write_text(GOOD_SUITE + FAILING_CASE)
-    (work / "evals" / "judged.yaml").write_text(BROKEN_SUITE)
-    _git(work, env, "add", "-A")
-    proc = subprocess.run([str(PRE_COMMIT), "try-repo", str(repo), "--ref", sha, "--verbose"], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
-    assert _status(out, "agentv-gate validate") == "Failed"
-    assert "judged.yaml" in out and "missing.py" in out  # the located validation error
-    # The run refuses a commit whose eval files do not load (exit 2) rather than gate on part of it.
-    assert _status(out, "agentv-gate run") == "Failed"
-    assert "- exit code: 2" in out
-
-
 # ----------------------------------------------------------------------- real commits
 
 
@@ -253,6 +231,10 @@ def test_commits_pass_fail_and_skip(committing_repo: tuple[Path, dict[str, str]]
     assert code == 1, out
     assert _status(out, "agentv-gate validate") == "Failed"
     assert re.search(r"evals/judged\.yaml:\d+", out), out
+    assert "missing.py" in out  # the located validation error names the script it could not find
+    # The run refuses a commit whose eval files do not load (exit 2) rather than gate on part of it.
+    assert _status(out, "agentv-gate run") == "Failed"
+    assert "- exit code: 2" in out
     assert _commit_count(work, env) == 1
 
     # 4. Fixed with an executable judge: both pass.
