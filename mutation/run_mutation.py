@@ -65,7 +65,9 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_field_accuracy_edges.py"],
     "agentv_gate/evaluators/composite.py": ["tests/evaluators/test_composite.py"],
     "agentv_gate/evaluators/code_judge.py": ["tests/evaluators/test_code_judge.py", "tests/test_sdk.py"],
-    "agentv_gate/evaluators/llm_judge.py": ["tests/evaluators/test_llm_judge.py", "tests/evaluators/test_llm_judge_models.py"],
+    "agentv_gate/evaluators/llm_judge.py": [
+        "tests/evaluators/test_llm_judge.py", "tests/evaluators/test_llm_judge_models.py",
+        "tests/commands/test_required_and_rubrics_cli.py"],  # last: rubric judges through the CLI, slow
     "agentv_gate/evaluators/contains.py": [
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_assertion_variants.py"],
     "agentv_gate/evaluators/equals.py": ["tests/evaluators/test_deterministic.py"],

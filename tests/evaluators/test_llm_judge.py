@@ -13,8 +13,16 @@ from agentv_gate.errors import JudgeReplyError
 from agentv_gate.evaluators.llm_judge import LlmJudgeEvaluator
 from agentv_gate.judging.judge_reply import parse_judge_reply
 from agentv_gate.judging.templates import JUDGE_SYSTEM_PROMPT
-from agentv_gate.models import EvalCase, EvaluationContext, LlmJudgeConfig, Message, PromptScriptConfig
-from agentv_gate.targets.base import Provider
+from agentv_gate.models import (
+    EvalCase,
+    EvaluationContext,
+    LlmJudgeConfig,
+    Message,
+    PromptScriptConfig,
+    RubricItem,
+    TargetResponse,
+)
+from agentv_gate.targets.base import Provider, ProviderRequest
 from agentv_gate.targets.config import RawTarget, parse_targets, resolve_target
 from agentv_gate.targets.registry import ProviderRegistry, build_provider
 from tests.helpers.evaluation import score_of
@@ -121,6 +129,22 @@ def test_out_of_range_score_is_not_clamped(fake_llm: FakeLLMServer, judge: Provi
     assert len(fake_llm.requests) == 2
 
 
+def test_rubric_judge_scores_the_checks_and_an_unmet_required_item_fails_it(
+    fake_llm: FakeLLMServer, judge: Provider
+) -> None:
+    checks = [{"id": "names", "satisfied": False, "reasoning": "no city"},
+              {"id": "why", "satisfied": True, "reasoning": "explained"}]
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps({"checks": checks, "overall_reasoning": "judged"})))
+    config = LlmJudgeConfig(name="j", rubrics=[RubricItem(id="names", outcome="Names Paris", required=True),
+                                               RubricItem(id="why", outcome="Explains", weight=3)])
+    score = score_of(evaluator_for(judge), context(config))
+    assert (score.score, score.verdict, score.reasoning, score.error) == (0.75, "fail", "judged", None)
+    assert (score.hits, score.misses) == (["[why] Explains: explained"], ["[names] Names Paris: no city"])
+    raw = score.evaluator_raw_request
+    assert raw["prompt_source"] == "rubrics" and "- [names] (REQUIRED): Names Paris" in raw["user_prompt"]
+    assert raw["target"] == "judge" and raw["attempts"] == 1
+
+
 def test_network_retries_show_in_the_score(fake_llm: FakeLLMServer, judge: Provider) -> None:
     fake_llm.enqueue(CHAT, FakeReply.error(429, retry_after="0"), FakeReply.error(500), FakeReply.openai(json.dumps(GOOD)))
     score = score_of(evaluator_for(judge), context())
@@ -142,7 +166,7 @@ def test_hanging_judge_times_out_and_is_reported(fake_llm: FakeLLMServer, judge:
 
 def test_no_judge_target_is_a_clear_error() -> None:
     score = score_of(evaluator_for(None), context(target="my-agent"))
-    assert score.score == 0.0
+    assert score.score == 0.0 and score.retries == 0 and score.expected_aspect_count == 1
     assert score.error == (
         "no judge target configured: set judge_target on target 'my-agent' in "
         ".agentv/targets.yaml (or `target:` on the llm_judge evaluator)"
@@ -155,6 +179,21 @@ def test_resolver_failure_becomes_the_case_error() -> None:
 
     score = score_of(LlmJudgeEvaluator(resolve_judge_provider=broken), context())
     assert score.error == "judge target cannot be used: environment variable 'JUDGE_KEY' is not set"
+
+
+class BuggyJudge:
+    """A provider with a bug: it raises something other than ProviderError."""
+
+    name, kind = "buggy", "plugin"
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse:
+        raise KeyError("choices")
+
+
+def test_a_provider_bug_is_the_case_error_not_a_crash() -> None:
+    score = score_of(evaluator_for(BuggyJudge()), context())
+    assert (score.score, score.error) == (0.0, "judge target 'buggy' failed: KeyError: 'choices'")
+    assert score.evaluator_raw_request["attempts"] == 1
 
 
 def test_failing_prompt_script_is_reported_without_calling_the_judge(
@@ -182,6 +221,46 @@ def test_executable_prompt_goes_to_the_judge(tmp_path: Path, fake_llm: FakeLLMSe
     score = score_of(evaluator_for(judge), context(config))
     assert score.score == 0.75
     assert fake_llm.requests[0].json["messages"][1]["content"] == "Grade: It is Paris. | be strict"
+    raw = score.evaluator_raw_request
+    assert (raw["prompt_source"], raw["prompt_script"], raw["prompt_exit_code"]) == (
+        "script", [sys.executable, str(script)], 0)
+
+
+CLI_JUDGE = """\
+import json, sys
+attempt = sys.argv[1]
+if attempt == "0":
+    print("Let me think about it.")
+else:
+    verdict = {"score": 1.0, "hits": [], "misses": [], "reasoning": "attempt " + attempt}
+    print(json.dumps({"text": "", "output_messages": [
+        {"role": "user", "content": "grade this"},
+        {"role": "assistant", "content": json.dumps(verdict)},
+        {"role": "tool", "content": "graded"},
+        {"role": "agent", "content": "done"}]}))
+"""
+
+
+def test_cli_judge_sees_each_attempt_and_its_reply_is_read_from_its_transcript(tmp_path: Path) -> None:
+    """The judge is told which ask this is ({ATTEMPT} from 0), and a reply whose `text` is empty is its
+    last message whose role is exactly `assistant`. A judge command that fails made no network retries."""
+    script = tmp_path / "judge.py"
+    script.write_text(CLI_JUDGE, encoding="utf-8")
+
+    def cli_judge(command: str) -> Provider:
+        return build_provider(resolve_target(RawTarget(name="cli-judge", data={
+            "name": "cli-judge", "provider": "cli", "command": command}), {}))
+
+    answering = cli_judge(f"{sys.executable} {script} {{ATTEMPT}}")
+    score = score_of(evaluator_for(answering), context())
+    assert (score.score, score.reasoning, score.error) == (1.0, "attempt 1", None)
+    assert score.retries == 1 and score.evaluator_raw_request["attempts"] == 2
+    assert score.expected_aspect_count == 1  # a verdict with no hits or misses is still one aspect
+    once = score_of(evaluator_for(answering, max_reply_attempts=0), context())  # asked at least once
+    assert once.verdict == "skip" and "after 1 attempt(s): expected a JSON object" in (once.error or "")
+    failing = score_of(evaluator_for(cli_judge("exit 3")), context())
+    assert failing.error is not None and "judge target 'cli-judge' failed" in failing.error
+    assert failing.retries == 0
 
 
 def test_offline_mock_judge_from_targets_yaml() -> None:
