@@ -12,8 +12,20 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.evaluators.cost import CostEvaluator
 from agentv_gate.evaluators.execution_metrics import ExecutionMetricsEvaluator
-from agentv_gate.models import EvalCase, EvaluationContext, ExecutionMetricsConfig, Message
+from agentv_gate.evaluators.latency import LatencyEvaluator
+from agentv_gate.evaluators.token_usage import TokenUsageEvaluator
+from agentv_gate.models import (
+    CostConfig,
+    EvalCase,
+    EvaluationContext,
+    EvaluationScore,
+    ExecutionMetricsConfig,
+    LatencyConfig,
+    Message,
+    TokenUsageConfig,
+)
 from tests.helpers.agents import scripted_agent
 from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
@@ -48,6 +60,40 @@ SUITE = """
             target_exploration_ratio: 0.6
             exploration_tolerance: 0.1
 """
+
+
+EVALUATORS: dict[type, Any] = {LatencyConfig: LatencyEvaluator(), CostConfig: CostEvaluator(),
+                               TokenUsageConfig: TokenUsageEvaluator(), ExecutionMetricsConfig: ExecutionMetricsEvaluator()}
+
+
+def budget(config: Any, **reported: Any) -> EvaluationScore:
+    """`config`'s score, in process, for a plain answer with the metrics `reported`."""
+    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
+    context = EvaluationContext(eval_case=case, candidate="Done.", evaluator=config,
+                                **{"output_messages": [Message(role="assistant", content="Done.")], **reported})
+    return score_of(EVALUATORS[type(config)], context)
+
+
+@pytest.mark.parametrize(("config", "reported", "score", "lines"), [
+    # a limit met exactly holds
+    (LatencyConfig(name="l", threshold=5000), {"duration_ms": 5000}, 1.0, ["Duration 5000ms <= 5000ms threshold"]),
+    # 0 is a reported number, a negative one is not
+    (CostConfig(name="c", budget=0.05), {"cost_usd": 0}, 1.0, ["Cost $0.0000 <= $0.0500 budget"]),
+    (CostConfig(name="c", budget=0.05), {"cost_usd": -0.5}, 0.0,
+     ["cost_usd not reported by the target: cost cannot be checked"]),
+    # input without output is no total
+    (TokenUsageConfig(name="t", max_total=1600), {"token_usage": {"input": 100}}, 0.0,
+     ["token_usage not reported by the target: max_total cannot be checked"]),
+    # |0.5 - 0.4| is 0.09999999999999998 in floats: on the tolerance, so within it
+    (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.4, exploration_tolerance=0.1),
+     {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
+     1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
+    # configs built in code with no limit (the loader refuses them) hold nothing
+    (ExecutionMetricsConfig(name="e"), {}, 0.0, []),
+])
+def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
+    result = budget(config, **reported)
+    assert result.score == score and [*result.hits, *result.misses] == lines
 
 
 @pytest.fixture()
