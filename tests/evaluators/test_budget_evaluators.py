@@ -88,12 +88,28 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.4, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
      1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
-    # configs built in code with no limit (the loader refuses them) hold nothing
-    (ExecutionMetricsConfig(name="e"), {}, 0.0, []),
+    # the 1e-9 of slack for float error is itself inclusive: 0.5 - 0.399999999 == 0.1 + 1e-9 in floats
+    (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.399999999, exploration_tolerance=0.1),
+     {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
+     1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
 ])
 def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
     result = budget(config, **reported)
     assert result.score == score and [*result.hits, *result.misses] == lines
+
+
+def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
+    """The heavy case's execution checks one by one: 2 of 5 hold."""
+    config = ExecutionMetricsConfig(name="lean", max_tool_calls=3, max_llm_calls=2, max_tokens=1300, max_cost_usd=0.05,
+                                    target_exploration_ratio=0.6, exploration_tolerance=0.1)
+    score = budget(config, token_usage={"input": 9000, "output": 900}, cost_usd=0.4, duration_ms=9000)
+    assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
+    assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
+                            "Exploration ratio not available (no tool calls)"]
+    assert (score.score, score.expected_aspect_count, score.reasoning) == (2 / 5, 5, "2/5 execution checks hold")
+    # a config built in code with no limit (the loader refuses one) holds nothing, as one aspect
+    nothing = budget(ExecutionMetricsConfig(name="e"))
+    assert (nothing.score, nothing.expected_aspect_count, nothing.reasoning) == (0.0, 1, "no limit given")
 
 
 @pytest.fixture()
@@ -133,21 +149,6 @@ def test_budgets_pass_fail_and_refuse_missing_metrics(project: Path) -> None:
     assert "token_usage not reported by the target: max_total cannot be checked" in silent["small"]["misses"]
     assert "cost_usd not reported by the target: cost usd cannot be checked" in silent["lean"]["misses"]
     assert "token_usage not reported by the target: tokens cannot be checked" in silent["lean"]["misses"]
-
-
-def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
-    """The heavy case's execution checks one by one: 2 of 5 hold."""
-    config = ExecutionMetricsConfig(name="lean", max_tool_calls=3, max_llm_calls=2, max_tokens=1300, max_cost_usd=0.05,
-                                    target_exploration_ratio=0.6, exploration_tolerance=0.1)
-    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
-    context = EvaluationContext(eval_case=case, candidate="Done.", evaluator=config,
-                                output_messages=[Message(role="assistant", content="Done.")],
-                                token_usage={"input": 9000, "output": 900}, cost_usd=0.4, duration_ms=9000)
-    score = score_of(ExecutionMetricsEvaluator(), context)
-    assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
-    assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
-                            "Exploration ratio not available (no tool calls)"]
-    assert score.score == pytest.approx(2 / 5)
 
 
 @pytest.mark.parametrize(("assertion", "message"), [
