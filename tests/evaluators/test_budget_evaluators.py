@@ -81,6 +81,9 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
     (CostConfig(name="c", budget=0.05), {"cost_usd": 0}, 1.0, ["Cost $0.0000 <= $0.0500 budget"]),
     (CostConfig(name="c", budget=0.05), {"cost_usd": -0.5}, 0.0,
      ["cost_usd not reported by the target: cost cannot be checked"]),
+    # one limit missed is the whole evaluator's 0, whatever else held
+    (TokenUsageConfig(name="t", max_total=1600, max_output=100), {"token_usage": {"input": 1000, "output": 200}}, 0.0,
+     ["Total tokens 1200 <= 1600 max", "Output tokens 200 > 100 max"]),
     # input without output is no total
     (TokenUsageConfig(name="t", max_total=1600), {"token_usage": {"input": 100}}, 0.0,
      ["token_usage not reported by the target: max_total cannot be checked"]),
@@ -88,6 +91,9 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.4, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
      1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
+    (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.6, exploration_tolerance=0.1),
+     {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:] + CALLS[2:]})]},
+     0.0, ["Exploration ratio 0.33 outside tolerance of target 0.6 (diff 0.27, tolerance 0.1)"]),
     # the 1e-9 of slack for float error is itself inclusive: 0.5 - 0.399999999 == 0.1 + 1e-9 in floats
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.399999999, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
@@ -107,8 +113,13 @@ def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
     assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
                             "Exploration ratio not available (no tool calls)"]
     assert (score.score, score.expected_aspect_count, score.reasoning) == (2 / 5, 5, "2/5 execution checks hold")
-    # a config built in code with no limit (the loader refuses one) holds nothing, as one aspect
-    nothing = budget(ExecutionMetricsConfig(name="e"))
+
+
+
+@pytest.mark.parametrize("config", [ExecutionMetricsConfig(name="e"), TokenUsageConfig(name="t")])
+def test_a_config_built_in_code_with_no_limit_holds_nothing(config: Any) -> None:
+    """The loader refuses these in an eval file; called in code they score 0, as one aspect."""
+    nothing = budget(config, token_usage={"input": 1, "output": 1})
     assert (nothing.score, nothing.expected_aspect_count, nothing.reasoning) == (0.0, 1, "no limit given")
 
 

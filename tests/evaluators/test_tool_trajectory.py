@@ -9,7 +9,7 @@ import pytest
 
 from agentv_gate.evaluators.json_extract import json_equal
 from agentv_gate.evaluators.tool_trajectory import ToolTrajectoryEvaluator, args_match
-from agentv_gate.models import EvalCase, EvaluationContext, Message, ToolTrajectoryConfig
+from agentv_gate.models import EvalCase, EvaluationContext, EvaluationScore, Message, ToolTrajectoryConfig
 from tests.helpers.agents import scripted_agent
 from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
@@ -25,11 +25,15 @@ def calls(*spec: tuple[str, Any] | tuple[str, Any, float]) -> list[Message]:
     return [Message.model_validate({"role": "assistant", "content": "done", "tool_calls": tool_calls})]
 
 
-def grade(config: dict[str, Any], messages: list[Message]) -> tuple[float, list[str], list[str]]:
+def evaluate(config: dict[str, Any], messages: list[Message]) -> EvaluationScore:
     evaluator = ToolTrajectoryConfig.model_validate({"name": "t", **config})
     case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
     context = EvaluationContext(eval_case=case, candidate="done", evaluator=evaluator, output_messages=messages)
-    score = score_of(ToolTrajectoryEvaluator(), context)
+    return score_of(ToolTrajectoryEvaluator(), context)
+
+
+def grade(config: dict[str, Any], messages: list[Message]) -> tuple[float, list[str], list[str]]:
+    score = evaluate(config, messages)
     return score.score, score.hits, score.misses
 
 
@@ -53,8 +57,8 @@ def test_in_order_allows_gaps_and_an_args_mismatch_uses_up_the_call() -> None:
     score, _, misses = grade({"mode": "in_order", "expected": expected}, trace)
     assert score == pytest.approx(2 / 3)
     assert misses == ["Expected search at position 1: tool found at 1 but args mismatch with {'query': 'other'}"]
-    score, _, misses = grade({"mode": "in_order", "expected": expected}, calls(("save", {}), ("load", {})))
-    assert score == pytest.approx(1 / 3) and len(misses) == 2
+    score, hits, misses = grade({"mode": "in_order", "expected": expected}, calls(("save", {}), ("load", {})))
+    assert score == pytest.approx(1 / 3) and hits == ["Found load at position 1"] and len(misses) == 2
     # a matched call is used up too: one search cannot stand for two
     score, _, misses = grade({"mode": "in_order", "expected": [{"tool": "search"}, {"tool": "search"}]},
                              calls(("search", {})))
@@ -116,10 +120,16 @@ def test_a_config_built_in_code_expecting_nothing_is_met(config: dict[str, Any],
 
 
 def test_no_output_messages_and_no_trace_scores_zero() -> None:
-    config = ToolTrajectoryConfig(name="t", mode="subset", expected=[])
-    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
-    score = score_of(ToolTrajectoryEvaluator(), EvaluationContext(eval_case=case, candidate="", evaluator=config))
+    score = evaluate({"mode": "subset", "expected": []}, [])
     assert (score.score, score.misses, score.expected_aspect_count) == (0.0, ["No trace available for evaluation"], 1)
+
+
+def test_reasoning_names_the_mode_and_the_tools_called() -> None:
+    expected = [{"tool": "load"}, {"tool": "save"}]
+    assert evaluate({"mode": "in_order", "expected": expected}, calls(("load", {}), ("log", {}))).reasoning == (
+        "in_order: 1/2 expected calls matched; tools called: load, log")
+    assert evaluate({"mode": "superset", "expected": expected}, [Message(role="assistant", content="hi")]).reasoning == (
+        "superset: 0/2 expected calls found; tools called: none")
 
 
 @pytest.mark.parametrize(("expected", "actual", "mode", "matches"), [
