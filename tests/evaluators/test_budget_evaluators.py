@@ -102,6 +102,7 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
 def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
     result = budget(config, **reported)
     assert result.score == score and [*result.hits, *result.misses] == lines
+    assert result.expected_aspect_count == len(lines)  # one aspect per check
 
 
 def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
