@@ -60,15 +60,17 @@ def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project:
         - {name: short, type: word-count, max_words: 3}
         - {type: shouts, weight: 0.5}
     """)
-    # a suite-wide assertion runs in its suite file's directory, also for a case from a case file elsewhere
-    write(project / ".agentv/assertions/where.py", "import json, os, sys\nsys.stdin.read()\n"
-          "print(json.dumps({'score': 1, 'hits': [os.path.basename(os.getcwd())]}))\n")
+    # a suite-wide assertion runs in its suite file's directory, also for a case from a case file elsewhere;
+    # its stdin is laid out as AgentV's (JSON indented by 2), for a script that reads it as lines
+    write(project / ".agentv/assertions/where.py", "import json, os, sys\nline = sys.stdin.read().splitlines()[1]\n"
+          "hits = [os.path.basename(os.getcwd()), f'indent {len(line) - len(line.lstrip())}']\n"
+          "print(json.dumps({'score': 1, 'hits': hits}))\n")
     write(project / "evals/shared.eval.yaml", "assert:\n  - {type: where}\ntests:\n  - file://cases/more.yaml\n")
     write(project / "evals/cases/more.yaml", "- id: more\n  input: Capital of France?\n  criteria: Paris\n")
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rows = rows_by_id(project / RESULTS)
-    assert rows["more"]["hits"] == ["evals"]  # not "cases", where the case itself was written
+    assert rows["more"]["hits"] == ["evals", "indent 2"]  # not "cases", where the case itself was written
     row = rows["capital"]
     results = {r["name"]: r for r in row["evaluator_results"]}
     assert results["word-count"]["score"] == 1.0 and results["word-count"]["hits"] == ["6 words"]
@@ -85,7 +87,8 @@ def test_a_crashing_assertion_is_an_error_case(project: Path) -> None:
     assert proc.returncode == 1
     [row] = read_rows(project / RESULTS)
     assert row["verdict"] == "error" and row["score"] == 0.5
-    assert any("kaboom" in m for m in row["misses"])
+    assert any("kaboom" in m for m in row["misses"]), row["misses"]
+    assert row["misses"][0].startswith("Code evaluator failed: assertion 'boom' (boom.py) "), row["misses"]
 
 
 @pytest.mark.parametrize(("files", "assertion", "message"), [

@@ -73,8 +73,9 @@ def test_exact_compares_positions_and_an_extra_call_is_a_counted_miss() -> None:
     # AgentV would score this 1.0; an extra call in an exact trajectory is not a pass here
     score, _, misses = grade({"mode": "exact", "expected": expected}, calls(("a", {}), ("b", {}), ("c", {})))
     assert score == pytest.approx(2 / 3) and misses == ["Expected 2 tool calls, got 3"]
-    score, _, misses = grade({"mode": "exact", "expected": expected}, calls(("a", {})))
-    assert score == pytest.approx(1 / 3) and "Position 1: expected b, got nothing" in misses
+    score, _, misses = grade({"mode": "exact", "expected": [*expected, {"tool": "c"}]}, calls(("a", {})))
+    assert score == 0.25 and misses == ["Expected 3 tool calls, got 1", "Position 1: expected b, got nothing",
+                                        "Position 2: expected c, got nothing"]
     # the length miss joins the latency aspects: 2 calls + 1 latency hit of 2 + 1 + 1 aspects
     timed = [{"tool": "a", "max_duration_ms": 100}, {"tool": "b"}]
     assert grade({"mode": "exact", "expected": timed}, calls(("a", {}, 50), ("b", {}), ("c", {})))[0] == 0.75
