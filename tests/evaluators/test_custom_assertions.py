@@ -61,16 +61,20 @@ def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project:
         - {type: shouts, weight: 0.5}
     """)
     # a suite-wide assertion runs in its suite file's directory, also for a case from a case file elsewhere;
-    # its stdin is laid out as AgentV's (JSON indented by 2), for a script that reads it as lines
-    write(project / ".agentv/assertions/where.py", "import json, os, sys\nline = sys.stdin.read().splitlines()[1]\n"
-          "hits = [os.path.basename(os.getcwd()), f'indent {len(line) - len(line.lstrip())}']\n"
-          "print(json.dumps({'score': 1, 'hits': hits}))\n")
+    # its stdin is laid out as AgentV's (JSON indented by 2, text unescaped), for a script reading it as text
+    write(project / ".agentv/assertions/where.py", """\
+        import json, os, sys
+        text = sys.stdin.buffer.read().decode("utf-8")
+        line = text.splitlines()[1]
+        hits = [os.path.basename(os.getcwd()), f"indent {len(line) - len(line.lstrip())}", f"raw {'é' in text}"]
+        print(json.dumps({"score": 1, "hits": hits}))
+    """)
     write(project / "evals/shared.eval.yaml", "assert:\n  - {type: where}\ntests:\n  - file://cases/more.yaml\n")
-    write(project / "evals/cases/more.yaml", "- id: more\n  input: Capital of France?\n  criteria: Paris\n")
+    write(project / "evals/cases/more.yaml", "- id: more\n  input: Capitale de la France ? Répondez.\n  criteria: Paris\n")
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rows = rows_by_id(project / RESULTS)
-    assert rows["more"]["hits"] == ["evals", "indent 2"]  # not "cases", where the case itself was written
+    assert rows["more"]["hits"] == ["evals", "indent 2", "raw True"]  # not "cases", where the case itself was written
     row = rows["capital"]
     results = {r["name"]: r for r in row["evaluator_results"]}
     assert results["word-count"]["score"] == 1.0 and results["word-count"]["hits"] == ["6 words"]
