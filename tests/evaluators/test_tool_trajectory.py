@@ -136,6 +136,7 @@ def test_reasoning_names_the_mode_and_the_tools_called() -> None:
 @pytest.mark.parametrize(("expected", "actual", "mode", "matches"), [
     ({"q": "a"}, {"q": "a"}, "exact", True),
     ({"q": "a"}, {"q": "a", "limit": 5}, "exact", False),
+    ({"q": "a", "limit": 5}, {"q": "a"}, "exact", False),
     ({"q": "a"}, {"q": "a", "limit": 5}, "superset", True),
     ({"q": "a", "limit": 5}, {"q": "a"}, "superset", False),
     ({"q": "a", "limit": 5}, {"q": "a"}, "subset", True),
