@@ -64,6 +64,14 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/evaluators/field_accuracy.py": [
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_field_accuracy_edges.py"],
     "agentv_gate/evaluators/composite.py": ["tests/evaluators/test_composite.py"],
+    "agentv_gate/evaluators/tool_trajectory.py": [
+        "tests/evaluators/test_tool_trajectory.py", "tests/targets/test_provider_tool_calls.py"],
+    "agentv_gate/evaluators/execution_metrics.py": ["tests/evaluators/test_budget_evaluators.py"],
+    "agentv_gate/evaluators/metrics.py": ["tests/evaluators/test_budget_evaluators.py"],
+    "agentv_gate/evaluators/token_usage.py": ["tests/evaluators/test_budget_evaluators.py"],
+    "agentv_gate/evaluators/latency.py": ["tests/evaluators/test_budget_evaluators.py"],
+    "agentv_gate/evaluators/cost.py": ["tests/evaluators/test_budget_evaluators.py"],
+    "agentv_gate/evaluators/custom_assertion.py": ["tests/evaluators/test_custom_assertions.py"],
     "agentv_gate/evaluators/code_judge.py": ["tests/evaluators/test_code_judge.py", "tests/test_sdk.py"],
     "agentv_gate/evaluators/llm_judge.py": [
         "tests/evaluators/test_llm_judge.py", "tests/evaluators/test_llm_judge_models.py",

@@ -12,8 +12,20 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.evaluators.cost import CostEvaluator
 from agentv_gate.evaluators.execution_metrics import ExecutionMetricsEvaluator
-from agentv_gate.models import EvalCase, EvaluationContext, ExecutionMetricsConfig, Message
+from agentv_gate.evaluators.latency import LatencyEvaluator
+from agentv_gate.evaluators.token_usage import TokenUsageEvaluator
+from agentv_gate.models import (
+    CostConfig,
+    EvalCase,
+    EvaluationContext,
+    EvaluationScore,
+    ExecutionMetricsConfig,
+    LatencyConfig,
+    Message,
+    TokenUsageConfig,
+)
 from tests.helpers.agents import scripted_agent
 from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
@@ -48,6 +60,68 @@ SUITE = """
             target_exploration_ratio: 0.6
             exploration_tolerance: 0.1
 """
+
+
+EVALUATORS: dict[type, Any] = {LatencyConfig: LatencyEvaluator(), CostConfig: CostEvaluator(),
+                               TokenUsageConfig: TokenUsageEvaluator(), ExecutionMetricsConfig: ExecutionMetricsEvaluator()}
+
+
+def budget(config: Any, **reported: Any) -> EvaluationScore:
+    """`config`'s score, in process, for a plain answer with the metrics `reported`."""
+    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
+    context = EvaluationContext(eval_case=case, candidate="Done.", evaluator=config,
+                                **{"output_messages": [Message(role="assistant", content="Done.")], **reported})
+    return score_of(EVALUATORS[type(config)], context)
+
+
+@pytest.mark.parametrize(("config", "reported", "score", "lines"), [
+    # a limit met exactly holds
+    (LatencyConfig(name="l", threshold=5000), {"duration_ms": 5000}, 1.0, ["Duration 5000ms <= 5000ms threshold"]),
+    # 0 is a reported number, a negative one is not
+    (CostConfig(name="c", budget=0.05), {"cost_usd": 0}, 1.0, ["Cost $0.0000 <= $0.0500 budget"]),
+    (CostConfig(name="c", budget=0.05), {"cost_usd": -0.5}, 0.0,
+     ["cost_usd not reported by the target: cost cannot be checked"]),
+    # one limit missed is the whole evaluator's 0, whatever else held
+    (TokenUsageConfig(name="t", max_total=1600, max_output=100), {"token_usage": {"input": 1000, "output": 200}}, 0.0,
+     ["Total tokens 1200 <= 1600 max", "Output tokens 200 > 100 max"]),
+    # input without output is no total
+    (TokenUsageConfig(name="t", max_total=1600), {"token_usage": {"input": 100}}, 0.0,
+     ["token_usage not reported by the target: max_total cannot be checked"]),
+    # |0.5 - 0.4| is 0.09999999999999998 in floats: on the tolerance, so within it
+    (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.4, exploration_tolerance=0.1),
+     {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
+     1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
+    (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.6, exploration_tolerance=0.1),
+     {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:] + CALLS[2:]})]},
+     0.0, ["Exploration ratio 0.33 outside tolerance of target 0.6 (diff 0.27, tolerance 0.1)"]),
+    # the 1e-9 of slack for float error is itself inclusive: 0.5 - 0.399999999 == 0.1 + 1e-9 in floats
+    (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.399999999, exploration_tolerance=0.1),
+     {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
+     1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
+])
+def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
+    result = budget(config, **reported)
+    assert result.score == score and [*result.hits, *result.misses] == lines
+    assert result.expected_aspect_count == len(lines)  # one aspect per check
+
+
+def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
+    """The heavy case's execution checks one by one: 2 of 5 hold."""
+    config = ExecutionMetricsConfig(name="lean", max_tool_calls=3, max_llm_calls=2, max_tokens=1300, max_cost_usd=0.05,
+                                    target_exploration_ratio=0.6, exploration_tolerance=0.1)
+    score = budget(config, token_usage={"input": 9000, "output": 900}, cost_usd=0.4, duration_ms=9000)
+    assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
+    assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
+                            "Exploration ratio not available (no tool calls)"]
+    assert (score.score, score.expected_aspect_count, score.reasoning) == (2 / 5, 5, "2/5 execution checks hold")
+
+
+
+@pytest.mark.parametrize("config", [ExecutionMetricsConfig(name="e"), TokenUsageConfig(name="t")])
+def test_a_config_built_in_code_with_no_limit_holds_nothing(config: Any) -> None:
+    """The loader refuses these in an eval file; called in code they score 0, as one aspect."""
+    nothing = budget(config, token_usage={"input": 1, "output": 1})
+    assert (nothing.score, nothing.expected_aspect_count, nothing.reasoning) == (0.0, 1, "no limit given")
 
 
 @pytest.fixture()
@@ -87,21 +161,6 @@ def test_budgets_pass_fail_and_refuse_missing_metrics(project: Path) -> None:
     assert "token_usage not reported by the target: max_total cannot be checked" in silent["small"]["misses"]
     assert "cost_usd not reported by the target: cost usd cannot be checked" in silent["lean"]["misses"]
     assert "token_usage not reported by the target: tokens cannot be checked" in silent["lean"]["misses"]
-
-
-def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
-    """The heavy case's execution checks one by one: 2 of 5 hold."""
-    config = ExecutionMetricsConfig(name="lean", max_tool_calls=3, max_llm_calls=2, max_tokens=1300, max_cost_usd=0.05,
-                                    target_exploration_ratio=0.6, exploration_tolerance=0.1)
-    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
-    context = EvaluationContext(eval_case=case, candidate="Done.", evaluator=config,
-                                output_messages=[Message(role="assistant", content="Done.")],
-                                token_usage={"input": 9000, "output": 900}, cost_usd=0.4, duration_ms=9000)
-    score = score_of(ExecutionMetricsEvaluator(), context)
-    assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
-    assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
-                            "Exploration ratio not available (no tool calls)"]
-    assert score.score == pytest.approx(2 / 5)
 
 
 @pytest.mark.parametrize(("assertion", "message"), [

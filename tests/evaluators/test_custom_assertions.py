@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from agentv_gate.evaluators.custom_assertion import CustomAssertionEvaluator
+from agentv_gate.models import CustomAssertionConfig, EvalCase, EvaluationContext
 from tests.helpers.cli import run_cli
+from tests.helpers.evaluation import score_of
 from tests.helpers.files import make_repo, write
-from tests.helpers.reports import RESULTS, read_rows
+from tests.helpers.reports import RESULTS, read_rows, rows_by_id
 from tests.helpers.suites import PARIS_TARGETS
 
 WORD_COUNT = """\
@@ -43,15 +46,36 @@ def write_suite(project: Path, assertions: str) -> Path:
                  + textwrap.indent(textwrap.dedent(assertions).strip("\n"), "      ") + "\n")
 
 
+def test_a_config_built_in_code_without_a_script_is_an_error() -> None:
+    config = CustomAssertionConfig(name="tone", assertion="tone")  # the loader always resolves the script
+    case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
+    score = score_of(CustomAssertionEvaluator(), EvaluationContext(eval_case=case, candidate="a", evaluator=config))
+    message = "custom assertion 'tone' has no script (the loader finds it)"
+    assert (score.score, score.expected_aspect_count, score.misses, score.error) == (0.0, 1, [message], message)
+
+
 def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project: Path) -> None:
     write_suite(project, """
         - {type: word-count, max_words: 10}
         - {name: short, type: word-count, max_words: 3}
         - {type: shouts, weight: 0.5}
     """)
+    # a suite-wide assertion runs in its suite file's directory, also for a case from a case file elsewhere;
+    # its stdin is laid out as AgentV's (JSON indented by 2, text unescaped), for a script reading it as text
+    write(project / ".agentv/assertions/where.py", """\
+        import json, os, sys
+        text = sys.stdin.buffer.read().decode("utf-8")
+        line = text.splitlines()[1]
+        hits = [os.path.basename(os.getcwd()), f"indent {len(line) - len(line.lstrip())}", f"raw {'é' in text}"]
+        print(json.dumps({"score": 1, "hits": hits}))
+    """)
+    write(project / "evals/shared.eval.yaml", "assert:\n  - {type: where}\ntests:\n  - file://cases/more.yaml\n")
+    write(project / "evals/cases/more.yaml", "- id: more\n  input: Capitale de la France ? Répondez.\n  criteria: Paris\n")
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    [row] = read_rows(project / RESULTS)
+    rows = rows_by_id(project / RESULTS)
+    assert rows["more"]["hits"] == ["evals", "indent 2", "raw True"]  # not "cases", where the case itself was written
+    row = rows["capital"]
     results = {r["name"]: r for r in row["evaluator_results"]}
     assert results["word-count"]["score"] == 1.0 and results["word-count"]["hits"] == ["6 words"]
     assert results["short"]["score"] == 0.0 and results["short"]["misses"] == ["6 words > 3"]
@@ -67,7 +91,8 @@ def test_a_crashing_assertion_is_an_error_case(project: Path) -> None:
     assert proc.returncode == 1
     [row] = read_rows(project / RESULTS)
     assert row["verdict"] == "error" and row["score"] == 0.5
-    assert any("kaboom" in m for m in row["misses"])
+    assert any("kaboom" in m for m in row["misses"]), row["misses"]
+    assert row["misses"][0].startswith("Code evaluator failed: assertion 'boom' (boom.py) "), row["misses"]
 
 
 @pytest.mark.parametrize(("files", "assertion", "message"), [
