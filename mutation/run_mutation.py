@@ -62,7 +62,7 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/loader/cases.py": ["tests/loader"],
     "agentv_gate/loader/evaluator_parser.py": [
         # in-process and fast first: with -x most mutants end there; then the CLI files, cheapest first
-        "tests/loader/test_loader.py", "tests/loader/test_agentv_219_forms.py",
+        "tests/loader/test_evaluator_parser.py", "tests/loader/test_loader.py", "tests/loader/test_agentv_219_forms.py",
         "tests/evaluators/test_assertion_variants.py", "tests/loader/test_unknown_keys.py",
         "tests/loader/test_skip_defaults.py", "tests/loader/test_legacy_forms.py", "tests/loader/test_env_secrets.py",
         "tests/loader/test_case_files_are_not_suites.py", "tests/loader/test_streaming_loader.py"],
