@@ -11,7 +11,7 @@ import pytest
 
 from agentv_gate.loader import load_eval_file
 from agentv_gate.loader.suite import LoadResult
-from agentv_gate.models import DEFAULT_TARGET_MAX_CALLS
+from agentv_gate.models import DEFAULT_TARGET_MAX_CALLS, EVALUATOR_KINDS
 from tests.helpers.files import write
 
 HEAD = "tests:\n  - id: c\n    criteria: c\n    input: q\n    assert:\n"  # the first entry is on line 6
@@ -227,3 +227,11 @@ def test_a_bare_script_name_found_only_on_path_is_run_from_there(repo: Path, mon
     assert [(p.line, p.message.split(" (")[0]) for p in result.problems] == [
         (7, "script file 'tool.py' not found"), (8, "script file './tool.py' not found")]
     assert result.cases[0].evaluators[0].resolved_script == ["tool.py", "--fast"]  # type: ignore[union-attr]
+
+
+def test_an_unknown_type_is_told_every_type_it_could_be(repo: Path) -> None:
+    [problem] = load(repo, "- {name: n, type: nonsense}").errors
+    assert problem.message == "unknown evaluator type 'nonsense'"
+    listed, script = (problem.expected or "").removeprefix("one of ").split(", or a script ")
+    assert sorted(listed.split(", ")) == sorted(kind for kind in EVALUATOR_KINDS if kind != "custom_assertion")
+    assert script == ".agentv/assertions/nonsense.py"
