@@ -235,3 +235,11 @@ def test_an_unknown_type_is_told_every_type_it_could_be(repo: Path) -> None:
     listed, script = (problem.expected or "").removeprefix("one of ").split(", or a script ")
     assert sorted(listed.split(", ")) == sorted(kind for kind in EVALUATOR_KINDS if kind != "custom_assertion")
     assert script == ".agentv/assertions/nonsense.py"
+
+
+def test_a_single_unnamed_evaluator_is_named_and_told_apart_as_the_first(repo: Path) -> None:
+    file = write(repo / "evals/e.eval.yaml", HEAD.replace("assert:", "evaluator: {type: llm_judge, prompt: p, nmae: x}"))
+    result = load_eval_file(file, repo)
+    [problem] = result.errors
+    assert "llm_judge evaluator #1" in problem.message and "'nmae'" in problem.message
+    assert [e.name for e in result.cases[0].evaluators] == ["llm_judge"]
