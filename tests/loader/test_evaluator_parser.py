@@ -15,7 +15,7 @@ from agentv_gate.models import DEFAULT_TARGET_MAX_CALLS, EVALUATOR_KINDS
 from tests.helpers.files import write
 
 HEAD = "tests:\n  - id: c\n    criteria: c\n    input: q\n    assert:\n"  # the first entry is on line 6
-LONG_PROMPT = "x" * 1021 + ".md"  # one line, 1024 characters: a prompt, not a file name
+LONG_PROMPTS = ("x" * 1021 + ".md", "x" * 1500 + ".md")  # one line of 1024 characters or more: a prompt, not a file
 
 
 def load(repo: Path, entries: str, allow_outside_root: bool = False) -> LoadResult:
@@ -161,11 +161,13 @@ def _resolved(repo: Path, name: str) -> str:
      f"- {{name: c, {JUDGE}, target: {{max_calls: 3}}}}",
      [{"target": {"max_calls": DEFAULT_TARGET_MAX_CALLS}}, {"target": None}, {"target": {"max_calls": 3}}]),
     ("- {name: a, type: llm_judge, prompt: judge.py}\n- {name: b, type: llm_judge, prompt: rubric.md}\n"
-     f"- {{name: c, type: llm_judge, prompt: {LONG_PROMPT}}}\n- {{name: d, type: llm_judge}}",
+     f"- {{name: c, type: llm_judge, prompt: {LONG_PROMPTS[0]}}}\n- {{name: d, type: llm_judge}}\n"
+     f"- {{name: e, type: llm_judge, prompt: {LONG_PROMPTS[1]}}}",
      [{"resolved_prompt_script": ["python3", "@judge.py"], "resolved_prompt_text": None},
       {"resolved_prompt_text": "Grade it.\n", "resolved_prompt_path": "@rubric.md"},
-      {"resolved_prompt_text": LONG_PROMPT, "resolved_prompt_path": None},
-      {"resolved_prompt_text": None, "resolved_prompt_script": None}]),
+      {"resolved_prompt_text": LONG_PROMPTS[0], "resolved_prompt_path": None},
+      {"resolved_prompt_text": None, "resolved_prompt_script": None},
+      {"resolved_prompt_text": LONG_PROMPTS[1], "resolved_prompt_path": None}]),
     ("- {name: c, type: composite, assert: [{type: is_json}, {type: equals, value: x}], "
      "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: heavy}}}",
      [{"type": "composite", "evaluators": ["is-json", "equals-x"]}]),
