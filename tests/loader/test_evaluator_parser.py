@@ -81,6 +81,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {type: rubrics, criteria: [be kind], rubrics: [be kind]}", 6, "'rubrics' is not a setting of a `type: rubrics`"),
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "nowhere.py]}}", 6, "script file 'nowhere.py' not found"),
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+     "[judge.py]]}}", 6, "script must be a string or a list of strings, got "),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
      "aggregator: {type: weighted_average, weights: {a: heavy, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}, "
