@@ -146,8 +146,9 @@ def _resolved(repo: Path, name: str) -> str:
      "- {type: code_judge, script: [python3, judge.py]}",
      [{"name": "llm_judge"}, {"name": "llm_judge_2"}, {"name": "rubrics_3", "type": "llm_judge"},
       {"name": "code_judge_4"}]),
-    ("- {name: wc, type: word-count}\n- {name: r, type: rubrics, criteria: [be kind], weight: 2}",
-     [{"name": "wc", "type": "custom_assertion"}, {"name": "r", "type": "llm_judge", "weight": 2.0}]),
+    ("- {name: wc, type: word-count, command: fast}\n- {name: r, type: rubrics, criteria: [be kind], weight: 2}",
+     [{"name": "wc", "type": "custom_assertion", "model_extra": {"command": "fast"}},  # its config, as written
+      {"name": "r", "type": "llm_judge", "weight": 2.0}]),
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, "
      "path: [python3, judge.py, 3], cwd: sub}}\n"
      "- {name: d, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, script: run-judge.py -v}}",
