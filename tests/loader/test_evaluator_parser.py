@@ -89,6 +89,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "{name: h, type: is_json}, {name: d, type: is_json}, {name: e, type: is_json}], aggregator: "
      f"{{type: weighted_average, weights: {{a: heavy, b: null, h: {HUGE}, d: 1e308, e: 1e308}}}}}}", 6,
      "the weights of its members add up to more"),
+    ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
+     "llm_judge evaluator 'n': field 'prompt."),
     ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
@@ -171,6 +173,9 @@ def _resolved(repo: Path, name: str) -> str:
       {"resolved_prompt_text": LONG_PROMPTS[0], "resolved_prompt_path": None},
       {"resolved_prompt_text": None, "resolved_prompt_script": None},
       {"resolved_prompt_text": LONG_PROMPTS[1], "resolved_prompt_path": None}]),
+    ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], timeout_seconds: 5, config: {a: 1}}}",
+     [{"prompt": {"script": ["python3", "judge.py"], "timeout_seconds": 5.0, "config": {"a": 1}},
+       "resolved_prompt_script": ["python3", "@judge.py"]}]),
     ("- {name: c, type: composite, assert: [{type: is_json}, {type: equals, value: x}], "
      "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: heavy}}}",
      [{"type": "composite", "evaluators": ["is-json", "equals-x"]}]),
@@ -193,7 +198,7 @@ def test_an_accepted_entry_becomes_its_config(repo: Path, entries: str, expected
             got = getattr(config, key)
             if key == "evaluators":
                 got = [member.name for member in got]
-            elif key == "target" and got is not None:
+            elif hasattr(got, "model_dump"):
                 got = got.model_dump()
             elif isinstance(value, str) and value.startswith("@"):
                 value = _resolved(repo, value[1:])
