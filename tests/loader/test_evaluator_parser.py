@@ -1,0 +1,255 @@
+"""An eval case's `assert:` entries -> evaluator configs: what is refused (located at the entry), what
+each accepted form becomes. In-process: one small eval file per row."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentv_gate.loader import load_eval_file
+from agentv_gate.loader.suite import LoadResult
+from agentv_gate.models import DEFAULT_TARGET_MAX_CALLS, EVALUATOR_KINDS
+from tests.helpers.files import write
+
+HEAD = "tests:\n  - id: c\n    criteria: c\n    input: q\n    assert:\n"  # the first entry is on line 6
+LONG_PROMPTS = ("x" * 1021 + ".md", "x" * 1500 + ".md")  # one line of 1024 characters or more: a prompt, not a file
+
+
+def load(repo: Path, entries: str, allow_outside_root: bool = False) -> LoadResult:
+    write(repo / "evals/judge.py", "print('{}')\n")
+    write(repo / "evals/run-judge.py", "print('{}')\n", executable=True)
+    write(repo / "evals/rubric.md", "Grade it.\n")
+    write(repo / "evals/sub/keep", "")
+    write(repo / ".agentv/assertions/word-count.py", "print('{}')\n")
+    (repo / "evals/latin1.md").write_bytes(b"caf\xe9\n")
+    if not (repo / "evals/loop").is_symlink():
+        (repo / "evals/loop").symlink_to("loop")
+    body = "".join(f"      {line}\n" for line in entries.splitlines())
+    file = write(repo / "evals/e.eval.yaml", HEAD + body)
+    return load_eval_file(file, repo, allow_outside_root=allow_outside_root)
+
+
+JUDGE = "type: code_judge, script: [python3, judge.py]"
+HUGE = "1" + "0" * 400  # an int float() cannot take
+TRAJECTORY = "name: t, type: tool_trajectory"
+
+
+@pytest.mark.parametrize(("entries", "line", "fragment"), [
+    ("- 3", 6, "evaluator must be a mapping, got int"),
+    ("- {name: n, type: ''}", 6, "evaluator is missing 'type'"),
+    ("- {name: n, type: null}", 6, "evaluator is missing 'type'"),
+    ("- {name: n, type: custom_assertion}", 6, "unknown evaluator type 'custom_assertion'"),
+    ("- {name: n, type: contains}", 6, "contains evaluator 'n': missing required field 'value' | 'value' to be set"),
+    ("- {name: n, type: contains, value: a, any: maybe}", 6, "contains evaluator 'n': field 'any': "),
+    ("- {type: is_json}\n- {type: contains, value: a, nmae: x}", 7, "contains evaluator #2"),
+    ("- {name: n, type: is_json, weight: -1}", 6, "is_json evaluator 'n': weight -1.0 is not a finite number >= 0"),
+    ("- {name: n, type: is_json, weight: .nan}", 6, "weight nan is not a finite number"),
+    ("- {name: n, type: is_json, weight: .inf}", 6, "weight inf is not a finite number"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a}, {path: b, weight: -2}]}", 6,
+     "field_accuracy evaluator 'n': fields[1].weight -2.0 is not a finite number >= 0"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, weight: 1e308}, {path: b, weight: 1e308}]}", 6,
+     "the weights of its fields add up to more than the largest number"),
+    (f"- {{name: n, {JUDGE}, timeout_seconds: 0}}", 6, "timeout_seconds 0.0 is not a finite number > 0"),
+    (f"- {{name: n, {JUDGE}, timeout_seconds: .inf}}", 6, "timeout_seconds inf is not a finite number > 0"),
+    ("- {name: n, type: llm_judge, prompt: {script: [python3, judge.py], timeout_seconds: -1}}", 6,
+     "prompt.timeout_seconds -1.0 is not a finite number > 0"),
+    ("- {name: n, type: regex, value: '('}", 6, "regex evaluator 'n': "),
+    ("- {name: n, type: is_json, required: 0}", 6, "is_json evaluator 'n': required 0 is not true, false or a number"),
+    ("- {name: n, type: is_json, required: 1.5}", 6, "required 1.5 is not true, false or a number in (0, 1]"),
+    ("- {name: n, type: is_json, required: 'yes'}", 6, "required 'yes' is not true, false"),
+    ("- {type: rubrics, criteria: [be kind], prompt: p}", 6, "'prompt' is not a setting of a `type: rubrics`"),
+    ("- {type: rubrics}", 6, "`type: rubrics` evaluator has no 'criteria'"),
+    ("- {name: n, type: llm_judge, prompt: p, rubrics: [be kind]}", 6, "has both 'prompt' and 'rubrics'"),
+    ("- {name: n, type: code_judge, script: \"python3 'judge.py\"}", 6, "script cannot be split into arguments"),
+    ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script."),
+    ("- {name: n, type: code_judge, script: [python3, [judge.py]]}", 6, "code_judge evaluator 'n': field 'script."),
+    ("- {name: n, type: code_judge, script: '  '}", 6, "script is empty"),
+    ("- {name: n, type: code_judge, script: [judge.py]}", 6, "script file 'judge.py' is not executable"),
+    ("- {name: n, type: code_judge, script: [nowhere.py]}", 6, "script file 'nowhere.py' not found"),
+    (f"- {{name: n, {JUDGE}, target: 3}}", 6, "code_judge 'n': target must be true or a mapping, got 3"),
+    (f"- {{name: n, {JUDGE}, target: {{max_calls: -1}}}}", 6, "code_judge 'n': target.max_calls: "),
+    (f"- {{name: n, {JUDGE}, cwd: judge.py}}", 6, "cwd 'judge.py' is not a folder"),
+    (f"- {{name: n, {JUDGE}, cwd: ../..}}", 6, "cwd '../..' resolves outside the repository root"),
+    ("- {name: n, type: llm_judge, prompt: nowhere.py}", 6, "prompt template 'nowhere.py' not found"),
+    (f"- {{name: n, {JUDGE}, cwd: \"a\\0b\"}}", 6, "cwd 'a\\x00b' is not a usable path"),
+    (f"- {{name: n, {JUDGE}, cwd: {'d' * 5000}}}", 6, "is not a usable path"),
+    (f"- {{name: n, {JUDGE}, cwd: loop}}", 6, "cwd 'loop' is not a usable path"),
+    ("- {name: n, type: llm_judge, prompt: latin1.md}", 6, "prompt file 'latin1.md' cannot be read"),
+    ("- {type: rubrics, criteria: [be kind], rubrics: [be kind]}", 6, "'rubrics' is not a setting of a `type: rubrics`"),
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+     "nowhere.py]}}", 6, "script file 'nowhere.py' not found"),
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+     "[judge.py]]}}", 6, "script must be a string or a list of strings, got "),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     "aggregator: {type: weighted_average, weights: {a: heavy, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}, "
+     "{name: h, type: is_json}, {name: d, type: is_json}, {name: e, type: is_json}], aggregator: "
+     f"{{type: weighted_average, weights: {{a: heavy, b: null, h: {HUGE}, d: 1e308, e: 1e308}}}}}}", 6,
+     "the weights of its members add up to more"),
+    ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
+     "llm_judge evaluator 'n': field 'prompt."),
+    ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
+    ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
+     "weights: {a: -1}}}", 6, "composite evaluator 'c': aggregator weight -1 for member 'a' is not a finite"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
+     "weights: {a: .inf}}}", 6, "aggregator weight inf for member 'a'"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     "aggregator: {type: weighted_average, weights: {a: 1e308, b: 1e308}}}", 6,
+     "composite evaluator 'c': the weights of its members add up to more"),
+    ("- name: c\n  type: composite\n  assert:\n    - {name: b, type: is_json}\n    - {name: a, type: is_json, required: 1}",
+     10, "'required' on composite member 'a': required gates apply to a test's own evaluators"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json, weight: 1e308}, {name: b, type: is_json, "
+     "weight: 1e308}]}", 6, "the weights of its members add up to more"),
+    (f"- {{{TRAJECTORY}, mode: any_order}}", 6, "tool_trajectory evaluator 't': mode any_order needs 'minimums'"),
+    (f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}, expected: [{{tool: a}}]}}", 6,
+     "mode any_order reads only 'minimums'"),
+    (f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}, args_match: exact}}", 6,
+     "mode any_order reads only 'minimums'"),
+    (f"- {{{TRAJECTORY}, mode: in_order, minimums: {{a: 1}}, expected: [{{tool: a}}]}}", 6,
+     "'minimums' is read only in mode any_order"),
+    (f"- {{{TRAJECTORY}, mode: in_order}}", 6, "mode in_order needs a non-empty 'expected' list"),
+    (f"- {{{TRAJECTORY}, mode: exact, expected: []}}", 6, "mode exact needs a non-empty 'expected' list"),
+    (f"- {{{TRAJECTORY}, mode: superset, expected: []}}", 6, "mode superset needs a non-empty 'expected' list"),
+    (f"- {{{TRAJECTORY}, mode: subset, expected: [{{tool: a}}, {{tool: b, max_duration_ms: 5}}]}}", 6,
+     "max_duration_ms (b) is checked only in modes in_order and exact"),
+    (f"- {{{TRAJECTORY}, mode: superset, expected: [{{tool: a, max_duration_ms: 5}}]}}", 6,
+     "max_duration_ms (a) is checked only"),
+    ("- {name: u, type: token_usage}", 6, "token_usage evaluator 'u' sets no limit"),
+    ("- {name: m, type: execution_metrics}", 6, "execution_metrics evaluator 'm' sets no limit"),
+    ("- {name: m, type: execution_metrics, max_tool_calls: 3, exploration_tolerance: 0.1}", 6,
+     "exploration_tolerance without target_exploration_ratio"),
+])
+def test_a_refused_entry_is_located_and_says_why(repo: Path, entries: str, line: int, fragment: str) -> None:
+    result = load(repo, entries)
+    [problem] = result.errors
+    assert problem.line == line
+    assert fragment in f"{problem.message} | {problem.expected}"
+    assert len(result.cases) == 1  # only the broken entry is dropped
+
+
+def _resolved(repo: Path, name: str) -> str:
+    return str((repo / "evals" / name).resolve())
+
+
+@pytest.mark.parametrize(("entries", "expected"), [
+    ("- is-json", [{"type": "is_json", "name": "is_json"}]),
+    ("- {type: icontains_any, value: [a, b]}",
+     [{"type": "contains", "name": "icontains-any-2", "case_sensitive": False, "any": True}]),
+    ("- {type: icontains_all, value: [a]}", [{"type": "contains", "case_sensitive": False, "any": False}]),
+    ("- {type: contains_any, value: [a]}", [{"type": "contains", "case_sensitive": True, "any": True}]),
+    ("- {name: n, type: is_json, weight: 0, required: 1}\n- {name: m, type: is_json, required: 0.5}\n"
+     "- {name: o, type: is_json, required: false}",
+     [{"weight": 0.0, "required": 1}, {"required": 0.5}, {"required": False}]),
+    ("- {type: llm_judge, prompt: p}\n- {type: llm_judge, prompt: q}\n- {type: rubric, criteria: [be kind]}\n"
+     "- {type: code_judge, script: [python3, judge.py]}",
+     [{"name": "llm_judge"}, {"name": "llm_judge_2"}, {"name": "rubrics_3", "type": "llm_judge"},
+      {"name": "code_judge_4"}]),
+    ("- {name: wc, type: word-count, command: fast}\n- {name: r, type: rubrics, criteria: [be kind], weight: 2}",
+     [{"name": "wc", "type": "custom_assertion", "model_extra": {"command": "fast"}},  # its config, as written
+      {"name": "r", "type": "llm_judge", "weight": 2.0}]),
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, "
+     "path: [python3, judge.py, 3], cwd: sub}}\n"
+     "- {name: d, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, script: run-judge.py -v}}",
+     [{"resolved_aggregator_script": ["python3", "@judge.py", "3"], "resolved_aggregator_cwd": "@sub"},
+      {"resolved_aggregator_script": ["@run-judge.py", "-v"], "resolved_aggregator_cwd": None}]),
+    ("- {type: word-count, min: 3}",
+     [{"type": "custom_assertion", "name": "word-count", "assertion": "word-count"}]),
+    ("- {name: n, type: code_judge, command: python3 judge.py --flag -v 7, timeout: 5}",
+     [{"resolved_script": ["python3", "@judge.py", "--flag", "-v", "7"], "timeout_seconds": 5.0}]),
+    ("- {name: n, type: code_judge, script: [run-judge.py, '7'], cwd: sub, timeout_seconds: 0.5}",
+     [{"resolved_script": ["@run-judge.py", "7"], "resolved_cwd": "@sub", "timeout_seconds": 0.5}]),
+    (f"- {{name: a, {JUDGE}, target: true}}\n- {{name: b, {JUDGE}, target: false}}\n"
+     f"- {{name: c, {JUDGE}, target: {{max_calls: 3}}}}",
+     [{"target": {"max_calls": DEFAULT_TARGET_MAX_CALLS}}, {"target": None}, {"target": {"max_calls": 3}}]),
+    ("- {name: a, type: llm_judge, prompt: judge.py}\n- {name: b, type: llm_judge, prompt: rubric.md}\n"
+     f"- {{name: c, type: llm_judge, prompt: {LONG_PROMPTS[0]}}}\n- {{name: d, type: llm_judge}}\n"
+     f"- {{name: e, type: llm_judge, prompt: {LONG_PROMPTS[1]}}}",
+     [{"resolved_prompt_script": ["python3", "@judge.py"], "resolved_prompt_text": None},
+      {"resolved_prompt_text": "Grade it.\n", "resolved_prompt_path": "@rubric.md"},
+      {"resolved_prompt_text": LONG_PROMPTS[0], "resolved_prompt_path": None},
+      {"resolved_prompt_text": None, "resolved_prompt_script": None},
+      {"resolved_prompt_text": LONG_PROMPTS[1], "resolved_prompt_path": None}]),
+    ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], timeout_seconds: 5, config: {a: 1}}}",
+     [{"prompt": {"script": ["python3", "judge.py"], "timeout_seconds": 5.0, "config": {"a": 1}},
+       "resolved_prompt_script": ["python3", "@judge.py"]}]),
+    ("- {name: c, type: composite, assert: [{type: is_json}, {type: equals, value: x}], "
+     "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: heavy}}}",
+     [{"type": "composite", "evaluators": ["is-json", "equals-x"]}]),
+    (f"- {{{TRAJECTORY}, mode: subset, expected: []}}\n"
+     f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, max_duration_ms: 5}}]}}\n"
+     f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}}}",
+     [{"mode": "subset"}, {"mode": "in_order"}, {"mode": "any_order"}]),
+    ("- {name: u, type: token_usage, max_output: 5}\n"
+     "- {name: m, type: execution_metrics, target_exploration_ratio: 0.5, exploration_tolerance: 0.1}",
+     [{"max_output": 5}, {"exploration_tolerance": 0.1}]),
+])
+def test_an_accepted_entry_becomes_its_config(repo: Path, entries: str, expected: list[dict[str, Any]]) -> None:
+    result = load(repo, entries)
+    assert result.errors == [] and result.warnings == []
+    [case] = result.cases
+    assert len(case.evaluators) == len(expected)
+    for config, want in zip(case.evaluators, expected, strict=True):
+        assert config.source_line is not None and config.source_file == repo / "evals/e.eval.yaml"
+        for key, value in want.items():
+            got = getattr(config, key)
+            if key == "evaluators":
+                got = [member.name for member in got]
+            elif hasattr(got, "model_dump"):
+                got = got.model_dump()
+            elif isinstance(value, str) and value.startswith("@"):
+                value = _resolved(repo, value[1:])
+                got = str(got)
+            elif isinstance(value, list):
+                value = [_resolved(repo, v[1:]) if v.startswith("@") else v for v in value]
+            assert got == value, key
+
+
+def test_a_command_not_on_path_is_a_warning(repo: Path) -> None:
+    result = load(repo, "- {name: j, type: code_judge, script: [no-such-interpreter-here, judge.py]}")
+    assert result.errors == []
+    assert [(w.line, w.message) for w in result.warnings] == [
+        (6, "command 'no-such-interpreter-here' is not on PATH here")]
+
+
+def test_a_cwd_outside_the_root_is_taken_when_allowed(repo: Path) -> None:
+    result = load(repo, f"- {{name: n, {JUDGE}, cwd: ../..}}", allow_outside_root=True)
+    assert result.errors == []
+    assert result.cases[0].evaluators[0].resolved_cwd == repo.parent.resolve()  # type: ignore[union-attr]
+
+
+def test_assert_must_be_a_list(repo: Path) -> None:
+    file = write(repo / "evals/e.eval.yaml", HEAD.replace("assert:", "assert: is-json"))
+    [problem] = load_eval_file(file, repo).errors
+    assert problem.message == "evaluators must be a list"
+
+
+def test_a_bare_script_name_found_only_on_path_is_run_from_there(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo.parent / "bin/tool.py", "print('{}')\n", executable=True)
+    monkeypatch.setenv("PATH", f"{repo.parent / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = load(repo, "- {name: a, type: code_judge, script: tool.py --fast}\n"
+                        "- {name: b, type: code_judge, script: [python3, tool.py]}\n"
+                        "- {name: c, type: code_judge, script: [./tool.py]}")
+    # only a bare command word falls back to PATH: not an argument, not a path with a `/`
+    assert [(p.line, p.message.split(" (")[0]) for p in result.problems] == [
+        (7, "script file 'tool.py' not found"), (8, "script file './tool.py' not found")]
+    assert result.cases[0].evaluators[0].resolved_script == ["tool.py", "--fast"]  # type: ignore[union-attr]
+
+
+def test_an_unknown_type_is_told_every_type_it_could_be(repo: Path) -> None:
+    [problem] = load(repo, "- {name: n, type: nonsense}").errors
+    assert problem.message == "unknown evaluator type 'nonsense'"
+    listed, script = (problem.expected or "").removeprefix("one of ").split(", or a script ")
+    assert sorted(listed.split(", ")) == sorted(kind for kind in EVALUATOR_KINDS if kind != "custom_assertion")
+    assert script == ".agentv/assertions/nonsense.py"
+
+
+def test_a_single_unnamed_evaluator_is_named_and_told_apart_as_the_first(repo: Path) -> None:
+    file = write(repo / "evals/e.eval.yaml", HEAD.replace("assert:", "evaluator: {type: llm_judge, prompt: p, nmae: x}"))
+    result = load_eval_file(file, repo)
+    [problem] = result.errors
+    assert "llm_judge evaluator #1" in problem.message and "'nmae'" in problem.message
+    assert [e.name for e in result.cases[0].evaluators] == ["llm_judge"]
