@@ -30,7 +30,7 @@ from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
-from .yaml_lines import LineDict, key_line, line_of
+from .yaml_lines import LineDict, key_line, line_of, yaml_kind
 
 # AgentV's default guideline patterns: such files are listed for the judge, not pasted into the question.
 GUIDELINE_PATTERNS = ("*.instructions.md", "*/instructions/*", "*.prompt.md", "*/prompts/*")
@@ -137,18 +137,20 @@ class CaseBuilder:
         (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         gen3 = self.defaults.get("generation") == 3
-        listed: list[tuple[Any, bool]] = [
-            (raw.get("assertions"), False),
-            (raw.get("assert"), False),
-            (execution.get("evaluators"), not gen3),
-            (raw.get("evaluators"), not gen3),
+        listed: list[tuple[Any, str, bool]] = [  # (mapping, key, name required)
+            (raw, "assertions", False),
+            (raw, "assert", False),
+            (execution, "evaluators", not gen3),
+            (raw, "evaluators", not gen3),
         ]
         configs: list[EvaluatorConfig] = []
         found = False
-        for value, name_required in listed:
+        for holder, key, name_required in listed:
+            value = holder.get(key)
             if value is not None:
                 found = True
-                configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required))
+                configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
+                                                line=key_line(holder, key, line_of(raw))))
         if not found:
             single = raw.get("evaluator")
             if single is None and "grader" in raw:
@@ -225,7 +227,7 @@ class CaseBuilder:
     def build(self, raw: Any, index: int, line: int | None = None) -> EvalCase:
         line = line_of(raw, line or 1)
         if not isinstance(raw, dict):
-            raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {type(raw).__name__}", "id: ..., input: ...")
+            raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {yaml_kind(raw)}", "id: ..., input: ...")
         self._check_keys(raw, index)
         raw = declared(raw, TEST_KEYS)
         case_id = raw.get("id", raw.get("eval_id"))

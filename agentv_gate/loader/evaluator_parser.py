@@ -39,7 +39,7 @@ from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, key_proble
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
-from .yaml_lines import item_line, key_line, line_of
+from .yaml_lines import item_line, key_line, line_of, yaml_kind
 
 _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
@@ -127,7 +127,7 @@ def resolve_script(
     elif isinstance(script, list) and all(isinstance(t, (str, int, float)) for t in script):
         argv = [str(t) for t in script]
     else:
-        raise EvalFileError(line, f"script must be a string or a list of strings, got {type(script).__name__}",
+        raise EvalFileError(line, f"script must be a string or a list of strings, got {_script_kind(script)}",
                             "script: [python3, judge.py] or script: python3 judge.py")
     if not argv:
         raise EvalFileError(line, "script is empty", "a command to run")
@@ -154,14 +154,26 @@ def resolve_script(
     return out
 
 
+def _script_kind(script: Any) -> str:
+    """`[[python3], x.py]` is "a list with a list in it": the list is not what is wrong."""
+    if isinstance(script, list):
+        odd = next((t for t in script if not isinstance(t, (str, int, float))), None)
+        return f"a list with {yaml_kind(odd)} in it"
+    return yaml_kind(script)
+
+
 def parse_evaluators(
-    raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True
+    raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
+    line: int = 1,
 ) -> list[EvaluatorConfig]:
-    """Each entry validated on its own: one bad evaluator is reported, the others still load."""
+    """Each entry validated on its own: one bad evaluator is reported, the others still load.
+
+    `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
+    scalar carries no line of its own."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
-        raise EvalFileError(line_of(raw_list), "evaluators must be a list", "a YAML list of evaluator mappings")
+        raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
@@ -172,9 +184,30 @@ def parse_evaluators(
     return configs
 
 
+def _is_union_branch(part: object) -> bool:
+    """pydantic names the member of a union it tried in the error's path (`prompt.str`,
+    `prompt.PromptScriptConfig.args`): our type names, not a key the user wrote."""
+    return isinstance(part, str) and (part in ("str", "int", "float", "bool", "none") or "[" in part
+                                      or part[:1].isupper())
+
+
+def _most_telling(errors: list[Any]) -> Any:
+    """For a value that fit no member of a union, pydantic reports every member's complaint, the
+    first usually "should be a valid string" about a mapping. A key the user wrote that is not
+    allowed says most, then anything that is not a mere type mismatch."""
+    for wanted in (lambda e: e["type"] == "extra_forbidden", lambda e: not str(e["type"]).endswith("_type")):
+        found = next((e for e in errors if wanted(e)), None)
+        if found is not None:
+            return found
+    return errors[0]
+
+
 def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"] if str(p) not in EVALUATOR_KINDS)
+    errors = exc.errors()
+    first = _most_telling(errors) if len(errors) > 1 else errors[0]
+    where = ".".join(str(p) for p in first["loc"] if str(p) not in EVALUATOR_KINDS and not _is_union_branch(p))
+    if first["type"] == "extra_forbidden":
+        return f"unknown key '{where}'", None
     msg = first["msg"]
     if first["type"] == "missing":
         return f"missing required field '{where}'", f"'{where}' to be set"
@@ -233,7 +266,7 @@ def parse_evaluator(
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
     if not isinstance(raw, dict):
-        raise EvalFileError(line, f"evaluator must be a mapping, got {type(raw).__name__}", "name: ..., type: ...")
+        raise EvalFileError(line, f"evaluator must be a mapping, got {yaml_kind(raw)}", "name: ..., type: ...")
     data = dict(raw)
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")

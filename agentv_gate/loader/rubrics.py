@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import EvalFileError
 from ..models import RubricItem, ScoreRange
-from .yaml_lines import item_line, key_line, line_of
+from .yaml_lines import item_line, key_line, line_of, yaml_kind
 
 ITEM_KEYS = ("id", "outcome", "expected_outcome", "weight", "required", "required_min_score", "score_ranges")
 """`expected_outcome` is AgentV 2.x's older name for `outcome`."""
@@ -69,7 +69,7 @@ def _item(raw: Any, index: int, line: int, where: str, objects_required: bool) -
     if isinstance(raw, str):
         return RubricItem(id=default_id, outcome=_text(raw, line, f"{where}: item {index + 1}"), required=True)
     if not isinstance(raw, dict):
-        raise EvalFileError(line, f"{where}: item {index + 1} must be text or a mapping, got {type(raw).__name__}",
+        raise EvalFileError(line, f"{where}: item {index + 1} must be text or a mapping, got {yaml_kind(raw)}",
                             ITEM_SHAPE)
     unknown = [str(k) for k in raw if k not in ITEM_KEYS]
     if unknown:

@@ -20,7 +20,7 @@ from .execution import parse_targets, parse_trials, parse_workspace, suite_execu
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
-from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text
+from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
 from .yaml_stream import SkippedList, iter_entries, read_header
 
 FILE_PREFIX = "file://"
@@ -92,7 +92,7 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
     if doc is None:
         raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
     if not isinstance(doc, (dict, SkippedList)):
-        raise EvalFileError(line_of(doc), f"top level is a {type(doc).__name__}", "a mapping with 'tests' or 'evalcases'")
+        raise EvalFileError(line_of(doc), f"top level is {yaml_kind(doc)}", "a mapping with 'tests' or 'evalcases'")
     found = _yaml_entries(text, doc)
     if found is not None:
         return found
@@ -236,12 +236,14 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     }
     defaults.update(_execution_defaults(header, execution, roots, file, problems))
     raw_evaluators: Any = None
-    for source in (header.get("assertions"), header.get("assert"), execution.get("evaluators"), header.get("evaluators")):
-        if source is not None:
-            raw_evaluators = source
+    evaluators_line = line_of(header)
+    for holder, key in ((header, "assertions"), (header, "assert"), (execution, "evaluators"), (header, "evaluators")):
+        if holder.get(key) is not None:
+            raw_evaluators, evaluators_line = holder[key], key_line(holder, key, line_of(header))
             break
     try:
-        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=generation == 2)
+        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=generation == 2,
+                                                  line=evaluators_line)
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []

@@ -77,6 +77,23 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, cons
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_line_seq)
 
 
+def yaml_kind(value: Any) -> str:
+    """What a value is, in the eval file's words ("a mapping"), for messages: never our class names."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
 def line_of(value: Any, default: int = 1) -> int:
     return getattr(value, "line", default)
 

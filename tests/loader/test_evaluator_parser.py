@@ -38,7 +38,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
 
 
 @pytest.mark.parametrize(("entries", "line", "fragment"), [
-    ("- 3", 6, "evaluator must be a mapping, got int"),
+    ("- 3", 6, "evaluator must be a mapping, got a number"),
     ("- {name: n, type: ''}", 6, "evaluator is missing 'type'"),
     ("- {name: n, type: null}", 6, "evaluator is missing 'type'"),
     ("- {name: n, type: custom_assertion}", 6, "unknown evaluator type 'custom_assertion'"),
@@ -64,8 +64,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {type: rubrics}", 6, "`type: rubrics` evaluator has no 'criteria'"),
     ("- {name: n, type: llm_judge, prompt: p, rubrics: [be kind]}", 6, "has both 'prompt' and 'rubrics'"),
     ("- {name: n, type: code_judge, script: \"python3 'judge.py\"}", 6, "script cannot be split into arguments"),
-    ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script."),
-    ("- {name: n, type: code_judge, script: [python3, [judge.py]]}", 6, "code_judge evaluator 'n': field 'script."),
+    ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script'"),
+    ("- {name: n, type: code_judge, script: [python3, [judge.py]]}", 6, "code_judge evaluator 'n': field 'script'"),
     ("- {name: n, type: code_judge, script: '  '}", 6, "script is empty"),
     ("- {name: n, type: code_judge, script: [judge.py]}", 6, "script file 'judge.py' is not executable"),
     ("- {name: n, type: code_judge, script: [nowhere.py]}", 6, "script file 'nowhere.py' not found"),
@@ -82,7 +82,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "nowhere.py]}}", 6, "script file 'nowhere.py' not found"),
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
-     "[judge.py]]}}", 6, "script must be a string or a list of strings, got "),
+     "[judge.py]]}}", 6, "script must be a string or a list of strings, got a list with a list in it"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
      "aggregator: {type: weighted_average, weights: {a: heavy, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}, "
@@ -90,7 +90,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      f"{{type: weighted_average, weights: {{a: heavy, b: null, h: {HUGE}, d: 1e308, e: 1e308}}}}}}", 6,
      "the weights of its members add up to more"),
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
-     "llm_judge evaluator 'n': field 'prompt."),
+     "llm_judge evaluator 'n': unknown key 'prompt.args'"),
     ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
@@ -221,10 +221,13 @@ def test_a_cwd_outside_the_root_is_taken_when_allowed(repo: Path) -> None:
     assert result.cases[0].evaluators[0].resolved_cwd == repo.parent.resolve()  # type: ignore[union-attr]
 
 
-def test_assert_must_be_a_list(repo: Path) -> None:
+def test_assert_must_be_a_list_and_is_refused_at_its_own_line(repo: Path) -> None:
     file = write(repo / "evals/e.eval.yaml", HEAD.replace("assert:", "assert: is-json"))
     [problem] = load_eval_file(file, repo).errors
-    assert problem.message == "evaluators must be a list"
+    assert (problem.line, problem.message) == (5, "evaluators must be a list")  # a scalar has no line: its key's
+    suite = write(repo / "evals/s.eval.yaml", "description: d\nassertions: contains\n" + HEAD.replace("    assert:\n", ""))
+    [problem] = load_eval_file(suite, repo).errors
+    assert (problem.line, problem.message) == (2, "evaluators must be a list")
 
 
 def test_a_bare_script_name_found_only_on_path_is_run_from_there(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -242,7 +242,7 @@ def test_duplicate_ids_missing_file_and_broken_case_do_not_hide_good_cases(repo:
     found = messages_of(result.errors)
     assert found[0] == "5: duplicate case id 'good' (first at line 2)"
     assert found[1].startswith("12: referenced file 'absent.md' not found")
-    assert found[2] == "13: case #4 must be a mapping, got str"
+    assert found[2] == "13: case #4 must be a mapping, got text"
 
 
 def test_malformed_yaml_and_duplicate_keys_are_located(repo: Path) -> None:
