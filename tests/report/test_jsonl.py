@@ -16,10 +16,14 @@ import pytest
 
 from agentv_gate.errors import ReportWriteError, ResultsReadError
 from agentv_gate.models import EvaluatorResult
-from agentv_gate.report.jsonl import JsonlWriter, read_results
+from agentv_gate.report.jsonl import JsonlWriter, describe_os_error, read_results
 from tests.helpers.reports import case_result
 
 case = partial(case_result, score=0.5, threshold=0.5)  # a pass at the threshold, so merge keeps verdicts as written
+
+
+INT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+"""The longest integer Python reads from text (3.11+, and 3.10.7+), 0 when unlimited."""
 
 
 def lines_on_disk(path: Path) -> list[dict[str, object]]:
@@ -29,7 +33,7 @@ def lines_on_disk(path: Path) -> list[dict[str, object]]:
 
 
 def test_each_row_is_on_disk_as_soon_as_it_is_written(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "results.jsonl"
+    path = tmp_path / "deep" / "er" / "results.jsonl"  # two folders to create
     with JsonlWriter(path) as writer:
         assert path.exists() and lines_on_disk(path) == []
         writer.write(case("first", reasoning="r1"))
@@ -80,30 +84,38 @@ def test_shards_read_back_in_order_and_unchanged(tmp_path: Path) -> None:
 
 
 def test_truncated_last_line_is_reported_and_the_rest_kept(tmp_path: Path) -> None:
+    """Blank lines are skipped, before and after the cut line: it is still the last one."""
     path = tmp_path / "results.jsonl"
     with JsonlWriter(path) as writer:
         writer.write(case("a"))
-        writer.write(case("b"))
-    whole = json.dumps(case("c").to_json_row())
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(whole[: len(whole) // 2])
+        fh.write("\n" + json.dumps(case("b").to_json_row()) + '\n{"eval_id": "c\n\n')
     results, problems = read_results([path])
     assert [r.eval_id for r in results] == ["a", "b"]
-    assert len(problems) == 1 and problems[0].startswith(f"{path}:3: skipped a truncated last line")
+    assert problems == [f"{path}:4: skipped a truncated last line "
+                        "(14 characters, invalid control character at); the rest was read"]
 
 
-def test_a_bad_line_in_the_middle_is_an_error_not_a_silent_drop(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bad", "reason"), [
+    ('{"eval_id": ', "Expecting value"),
+    ("[" * 100_000, "nested too deeply"),
+    pytest.param('{"line": ' + "1" * 5000 + "}", f"Exceeds the limit ({INT_DIGITS} digits) for integer string "
+                 "conversion: value has 5000 digits", marks=pytest.mark.skipif(
+                     not 0 < INT_DIGITS < 5000, reason="this Python reads integers of any length")),
+])
+def test_a_bad_line_in_the_middle_is_an_error_not_a_silent_drop(tmp_path: Path, bad: str, reason: str) -> None:
     path = tmp_path / "results.jsonl"
     good = json.dumps(case("a").to_json_row())
-    path.write_text(f"{good}\n{{\"eval_id\": \n{good}\n", encoding="utf-8")
-    with pytest.raises(ResultsReadError, match=r"results\.jsonl:2: not a JSON results row"):
+    path.write_text(f"{good}\n{bad}\n{good}\n", encoding="utf-8")
+    with pytest.raises(ResultsReadError) as info:
         read_results([path])
+    assert str(info.value) == f"{path}:2: not a JSON results row ({reason})"
 
 
 def test_a_row_that_is_not_a_case_result_names_the_field(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
-    path.write_text('{"suite": "s", "file": "f", "line": 1}\n', encoding="utf-8")
-    with pytest.raises(ResultsReadError, match=r"jsonl:1: not a case result: eval_id: Field required"):
+    path.write_text('{"file": "f", "line": 1}\n', encoding="utf-8")  # no eval_id, no suite: the first is named
+    with pytest.raises(ResultsReadError, match=r"jsonl:1: not a case result: eval_id: Field required$"):
         read_results([path])
 
 
@@ -114,14 +126,12 @@ def test_missing_results_file_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_disk_full_is_a_clear_error() -> None:
+    """Also on close: the row that did not fit is still buffered, and fails again when flushed."""
     writer = JsonlWriter("/dev/full")
-    with pytest.raises(ReportWriteError) as info:
-        writer.write(case("a", candidate_answer="x" * 100_000))
-    assert str(info.value) == "cannot write results to /dev/full: No space left on device"
-    try:
-        writer.close()
-    except ReportWriteError:
-        pass  # the buffered remainder fails again on close; it is still a clear error
+    for step in (partial(writer.write, case("a")), writer.close):
+        with pytest.raises(ReportWriteError) as info:
+            step()
+        assert str(info.value) == "cannot write results to /dev/full: No space left on device"
 
 
 def test_unusable_path_fails_at_start_with_the_reason(tmp_path: Path) -> None:
@@ -156,6 +166,26 @@ def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
     results, problems = read_results([path])
     assert problems == [] and len(results) == 400
     assert {r.eval_id for r in results} == {f"t{n}-{i}" for n in range(8) for i in range(50)}
+
+
+def test_nan_and_infinity_are_written_as_null_so_the_row_stays_json(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(case("é", score=float("inf"), hits=["h"], scores=[{"name": "j", "score": float("nan"), "weight": 1.0}],
+                          token_usage={"input": 3, "cost": float("-inf")}))
+        writer.write(case("next"))
+    text = path.read_text("utf-8")
+    assert '"é"' in text  # non-ASCII kept readable here too
+    first, second = (json.loads(line, parse_constant=pytest.fail) for line in text.splitlines())
+    assert (first["eval_id"], first["score"], first["threshold"], first["hits"]) == ("é", None, 0.5, ["h"])
+    assert first["scores"] == [{"name": "j", "score": None, "weight": 1.0}]
+    assert first["token_usage"] == {"input": 3, "cost": None} and second["eval_id"] == "next"
+
+
+def test_os_errors_are_described_by_their_reason() -> None:
+    assert describe_os_error(OSError(28, "No space left on device", "/x")) == "No space left on device"
+    assert describe_os_error(OSError("the disk went away")) == "the disk went away"
+    assert describe_os_error(OSError()) == "OSError"
 
 
 def test_unicode_stays_readable_and_lone_surrogates_stay_valid_json(tmp_path: Path) -> None:
