@@ -182,7 +182,7 @@ def copy_project(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".agentv-gate*")
-    for name in ("agentv_gate", "tests"):
+    for name in ("agentv_gate", "tests", "examples"):  # tests/test_sdk.py runs the example judges
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
