@@ -64,7 +64,8 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/evaluators/field_accuracy.py": [
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_field_accuracy_edges.py"],
     "agentv_gate/evaluators/composite.py": ["tests/evaluators/test_composite.py"],
-    "agentv_gate/evaluators/code_judge.py": ["tests/evaluators/test_code_judge.py", "tests/test_sdk.py"],
+    "agentv_gate/evaluators/code_judge.py": [
+        "tests/evaluators/test_code_judge.py", "tests/test_sdk.py", "tests/evaluators/test_target_proxy.py"],
     "agentv_gate/evaluators/llm_judge.py": ["tests/evaluators/test_llm_judge.py", "tests/evaluators/test_llm_judge_models.py"],
     "agentv_gate/evaluators/contains.py": [
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_assertion_variants.py"],
