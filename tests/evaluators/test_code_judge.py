@@ -421,7 +421,7 @@ def test_a_python_judge_runs_with_the_users_python3_and_finds_the_sdk(repo: Path
     ("x" * 201, "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "
                 f"{'x' * 200 + '...'!r}"),
     ('{"score": 0}', None), ('{"score": 1}', None), ('{"score": 0.0}', None), ('{"score": 1.0}', None),
-    ('log\n{"score": 0.5}', None), ('\n  {"score": 0.25}  \n', None),
+    ('log\n{"score": 0.5}', None), ('log\nmore log\n{"score": 0.5}', None), ('\n  {"score": 0.25}  \n', None),
 ], ids=lambda value: repr(value)[:30])
 def test_judge_output_is_a_score_in_0_to_1_or_says_why_not(stdout: str, problem: str | None) -> None:
     data, why = parse_judge_output(stdout)
@@ -463,13 +463,16 @@ def test_a_script_that_cannot_be_split_is_the_case_s_error(repo: Path) -> None:
 def test_a_failing_judge_is_explained_by_its_own_misses(repo: Path) -> None:
     """Exit 1 with its own verdict on stdout and nothing on stderr: the reason names the judge and
     its program, the judge's misses follow it, no empty stderr is recorded. The payload it read
-    came as AgentV writes it, indented by two spaces."""
-    code = ("import json, sys; text = sys.stdin.read(); "
-            "print(json.dumps({'score': 0, 'misses': ['rubric file missing', text[:16]]})); sys.exit(1)")
-    score = score_of(CodeJudgeEvaluator(), judge_context(capital_case(repo), [PY, "-c", code]))
+    came as AgentV writes it: indented by two spaces, non-ASCII text as it is."""
+    code = ("import json, sys; text = sys.stdin.buffer.read().decode(); "
+            "note = next(line.strip() for line in text.splitlines() if 'note' in line); "
+            "print(json.dumps({'score': 0, 'misses': ['rubric file missing', text[:16], note]})); sys.exit(1)")
+    context = judge_context(capital_case(repo), [PY, "-c", code], config={"note": "café"})
+    score = score_of(CodeJudgeEvaluator(), context)
     reason = f"judge 'judge' ({Path(PY).name}) exited with code 1"
     assert (score.score, score.error) == (0.0, reason)
-    assert score.misses == [f"Code evaluator failed: {reason}", "rubric file missing", '{\n  "question": ']
+    assert score.misses == [f"Code evaluator failed: {reason}", "rubric file missing", '{\n  "question": ',
+                            '"note": "café"']
     assert score.evaluator_raw_request is not None and "stderr" not in score.evaluator_raw_request
 
 
