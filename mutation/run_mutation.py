@@ -77,7 +77,8 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/evaluators/latency.py": ["tests/evaluators/test_budget_evaluators.py"],
     "agentv_gate/evaluators/cost.py": ["tests/evaluators/test_budget_evaluators.py"],
     "agentv_gate/evaluators/custom_assertion.py": ["tests/evaluators/test_custom_assertions.py"],
-    "agentv_gate/evaluators/code_judge.py": ["tests/evaluators/test_code_judge.py", "tests/test_sdk.py"],
+    "agentv_gate/evaluators/code_judge.py": [
+        "tests/evaluators/test_code_judge.py", "tests/test_sdk.py", "tests/evaluators/test_target_proxy.py"],
     "agentv_gate/evaluators/llm_judge.py": [
         "tests/evaluators/test_llm_judge.py", "tests/evaluators/test_llm_judge_models.py",
         "tests/commands/test_required_and_rubrics_cli.py"],  # last: rubric judges through the CLI, slow
@@ -197,7 +198,7 @@ def copy_project(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".agentv-gate*")
-    for name in ("agentv_gate", "tests"):
+    for name in ("agentv_gate", "tests", "examples"):  # tests/test_sdk.py runs the example judges
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 

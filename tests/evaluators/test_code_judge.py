@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 import agentv_gate
-from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
+from agentv_gate.evaluators.code_judge import (
+    CodeJudgeEvaluator,
+    judge_cwd,
+    parse_judge_output,
+    run_judge_script,
+    script_argv,
+    trimmed_stderr,
+)
 from agentv_gate.judging.payload import build_judge_payload
 from agentv_gate.loader import load_eval_file
 from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext
@@ -231,7 +238,8 @@ def judge_context(case: EvalCase, argv: list[str], **extra: Any) -> EvaluationCo
 
 
 def test_code_judge_from_an_eval_file_splits_the_script_and_runs_in_cwd(repo: Path) -> None:
-    write(repo / "evals/judges/kw.py", (JUDGES / "keyword_judge.py").read_text())
+    # not beside the eval file: the loader finds it from the repository root, and that path is run
+    write(repo / "judges/kw.py", (JUDGES / "keyword_judge.py").read_text())
     f = write(repo / "evals/suite.eval.yaml", """
         tests:
           - id: capital
@@ -392,3 +400,98 @@ def test_a_python_judge_runs_with_the_users_python3_and_finds_the_sdk(repo: Path
     sdk_folder, *rest = seen["pythonpath"].split(os.pathsep)
     assert sorted(p.name for p in Path(sdk_folder).iterdir()) == ["agentv_gate"]  # nothing else to shadow
     assert rest == [str(tmp_path / "team-lib")]  # the user's own PYTHONPATH is kept, after it
+
+
+# ---------------------------------------------------------------- what a judge prints, read strictly
+
+
+@pytest.mark.parametrize(("stdout", "problem"), [
+    ("  \n", "printed nothing on stdout (expected a JSON object with a score)"),
+    ("[1]", "printed a JSON list, expected an object with a score"),
+    ('{"hits": ["a"]}', "printed JSON without a 'score' field"),
+    ('{"score": true}', "printed a score that is not a number: True"),  # JSON true is no 1
+    ('{"score": "1"}', "printed a score that is not a number: '1'"),
+    ('{"score": 1e999}', "printed a score that is not a number: inf"),
+    ('{"score": -0.01}', "printed a score of -0.01, outside 0..1"),
+    ('{"score": 1.01}', "printed a score of 1.01, outside 0..1"),
+    ("loading...\n[1]", "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "
+                        "'loading...\\n[1]'"),  # after a log line only an object is taken
+    ("one\ntwo", "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): 'one\\ntwo'"),
+    ("x" * 200, f"printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): {'x' * 200!r}"),
+    ("x" * 201, "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "
+                f"{'x' * 200 + '...'!r}"),
+    ('{"score": 0}', None), ('{"score": 1}', None), ('{"score": 0.0}', None), ('{"score": 1.0}', None),
+    ('log\n{"score": 0.5}', None), ('log\nmore log\n{"score": 0.5}', None), ('\n  {"score": 0.25}  \n', None),
+], ids=lambda value: repr(value)[:30])
+def test_judge_output_is_a_score_in_0_to_1_or_says_why_not(stdout: str, problem: str | None) -> None:
+    data, why = parse_judge_output(stdout)
+    assert why == problem
+    assert (data is None) == (problem is not None)
+
+
+def test_a_judge_s_stderr_keeps_its_last_2000_characters() -> None:
+    assert trimmed_stderr(" " + "a" * 2000 + "\n") == "a" * 2000
+    assert trimmed_stderr("b" + "a" * 2000) == "...(truncated, last 2000 chars)\n" + "a" * 2000
+
+
+def test_a_script_built_in_code_is_split_and_its_files_found_in_cwd(repo: Path) -> None:
+    """Configs built without the loader: `cwd` is relative to the config's eval file, else the case's;
+    the script is shell-split, and a token naming a file in `cwd` becomes its absolute path unless it
+    looks like an option."""
+    context = EvaluationContext(eval_case=capital_case(repo), candidate=ANSWER, evaluator=CodeJudgeConfig(
+        name="j", script="x"))
+    other = repo / "other/x.eval.yaml"
+    assert judge_cwd(CodeJudgeConfig(name="j", script="x"), context) == (repo / "evals").resolve()
+    assert judge_cwd(CodeJudgeConfig(name="j", script="x", cwd="sub"), context) == (repo / "evals/sub").resolve()
+    assert judge_cwd(CodeJudgeConfig(name="j", script="x", cwd="..", source_file=other), context) == repo.resolve()
+    folder = repo / "judges"
+    write(folder / "judge.py", "")
+    write(folder / "-v", "")
+    config = CodeJudgeConfig(name="j", script='python3 judge.py -v "two words"')
+    assert script_argv(config, folder) == ["python3", str((folder / "judge.py").resolve()), "-v", "two words"]
+    listed = CodeJudgeConfig(name="j", script=["python3", "judge.py"])
+    assert script_argv(listed, folder) == ["python3", str((folder / "judge.py").resolve())]
+
+
+def test_a_script_that_cannot_be_split_is_the_case_s_error(repo: Path) -> None:
+    config = CodeJudgeConfig(name="j", script='python3 "judge.py')
+    context = EvaluationContext(eval_case=capital_case(repo), candidate=ANSWER, evaluator=config)
+    score = score_of(CodeJudgeEvaluator(), context)
+    assert (score.score, score.error) == (0.0, "script cannot be split into arguments: No closing quotation")
+
+
+def test_a_failing_judge_is_explained_by_its_own_misses(repo: Path) -> None:
+    """Exit 1 with its own verdict on stdout and nothing on stderr: the reason names the judge and
+    its program, the judge's misses follow it, no empty stderr is recorded. The payload it read
+    came as AgentV writes it: indented by two spaces, non-ASCII text as it is."""
+    code = ("import json, sys; text = sys.stdin.buffer.read().decode(); "
+            "note = next(line.strip() for line in text.splitlines() if 'note' in line); "
+            "print(json.dumps({'score': 0, 'misses': ['rubric file missing', text[:16], note]})); sys.exit(1)")
+    context = judge_context(capital_case(repo), [PY, "-c", code], config={"note": "café"})
+    score = score_of(CodeJudgeEvaluator(), context)
+    reason = f"judge 'judge' ({Path(PY).name}) exited with code 1"
+    assert (score.score, score.error) == (0.0, reason)
+    assert score.misses == [f"Code evaluator failed: {reason}", "rubric file missing", '{\n  "question": ',
+                            '"note": "café"']
+    assert score.evaluator_raw_request is not None and "stderr" not in score.evaluator_raw_request
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_judge_may_print_8_mib_and_not_a_byte_more(repo: Path, tmp_path: Path, extra: int) -> None:
+    """Past the cap the end of the output is lost, so even a valid score at its start is an error,
+    for code judges and for the custom assertions and aggregators that share the runner."""
+    judge = write(tmp_path / "pad.py", """
+        import sys
+        sys.stdin.read()
+        sys.stdout.write('{"score": 1}'.ljust(int(sys.argv[1])))
+    """)
+    argv = [PY, str(judge), str(8 * 1024 * 1024 + extra)]
+    by_evaluator = score_of(CodeJudgeEvaluator(), judge_context(capital_case(repo), argv))
+    by_runner = run_judge_script(argv, "{}", 60, tmp_path, "judge 'pad' (python)", {})
+    for score in (by_evaluator, by_runner):
+        if extra:
+            assert score.score == 0.0 and score.error is not None
+            assert "printed more than 8388608 bytes on stdout (the cap; it printed 8388609)" in score.error
+            assert "stdout was cut at 8388608 of 8388609 bytes" in score.misses
+        else:
+            assert (score.score, score.error) == (1.0, None)

@@ -4,6 +4,7 @@ whole path through `agentv-gate run` (real CLI process, real judge scripts, real
 from __future__ import annotations
 
 import json
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -13,7 +14,9 @@ import pytest
 import yaml
 
 from agentv_gate.cli import main
+from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.evaluators.target_proxy import TargetProxy
+from agentv_gate.models import CodeJudgeConfig, EvaluationContext, TargetAccessConfig
 from agentv_gate.sdk import TargetAccessError, TargetClient
 from agentv_gate.targets.base import Provider
 from agentv_gate.targets.config import RawTarget, resolve_target
@@ -22,6 +25,7 @@ from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import RESULTS, rows_by_id
+from tests.test_sdk import capital_case
 
 SECRET = "sk-proxy-SECRET-0123456789"
 CHAT = "/v1/chat/completions"
@@ -176,6 +180,46 @@ def test_sdk_client_without_target_access_says_how_to_get_it(monkeypatch: pytest
     monkeypatch.delenv("AGENTV_TARGET_PROXY_TOKEN", raising=False)
     with pytest.raises(TargetAccessError, match=r"add `target: true`"):
         TargetClient()
+
+
+# ---------------------------------------------------------------- the code judge's side, in process
+
+ASK_THEN_FAIL = """\
+from agentv_gate.sdk import TargetClient
+TargetClient().invoke("Is Paris the capital of France?")
+raise SystemExit("the rubric file is missing")
+"""
+
+
+def test_a_code_judge_s_model_calls_add_their_retries_and_a_judge_target_that_fails_is_its_error(
+        server: FakeLLMServer, tmp_path: Path) -> None:
+    """A judge that asked the model (answered after one retry) and then failed: its error, exit code
+    and the proxy's usage are all kept, and the retry counts as the judge's."""
+    argv = [sys.executable, str(write(tmp_path / "ask.py", ASK_THEN_FAIL))]
+    config = CodeJudgeConfig(name="ask", script=argv, resolved_script=argv, target=TargetAccessConfig(max_calls=2))
+    context = EvaluationContext(eval_case=capital_case(), candidate="Paris", evaluator=config)
+    server.enqueue(CHAT, FakeReply.error(503, "busy"), FakeReply.openai("YES"))
+    score = CodeJudgeEvaluator(resolve_judge_provider=lambda _: judge_provider(server)).evaluate(config, context)
+    what = f"judge 'ask' ({Path(sys.executable).name})"
+    assert (score.score, score.error, score.retries) == (0.0, f"{what} exited with code 1", 1)
+    assert "stderr: the rubric file is missing" in score.misses
+    raw = score.evaluator_raw_request or {}
+    assert (raw["exit_code"], raw["error"]) == (1, f"{what} exited with code 1")
+    assert raw["target_proxy"] == {"target": "judge", "max_calls": 2, "call_count": 1,
+                                   "token_usage": {"input": 11, "output": 7}}
+
+    def broken(_: EvaluationContext) -> Provider:
+        raise ValueError("judge_target 'gone' is not in .agentv/targets.yaml")
+
+    for resolver, said in [
+        (broken, f"{what} has target: but its judge target cannot be used: judge_target 'gone' is not in "
+                 ".agentv/targets.yaml"),
+        (lambda _: None, f"{what} has target: but no judge target is configured: set judge_target on target "
+                         "'(unnamed)' in .agentv/targets.yaml"),
+    ]:
+        refused = CodeJudgeEvaluator(resolve_judge_provider=resolver).evaluate(config, context)
+        assert (refused.score, refused.error, refused.misses) == (0.0, said, [f"Code evaluator failed: {said}"])
+    assert len(server.requests) == 2  # the script never ran without its model
 
 
 # ---------------------------------------------------------------- through `agentv-gate run`
