@@ -14,8 +14,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from .. import models
 from ..errors import EvalFileError
 from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
 from ..models import (
@@ -184,28 +185,34 @@ def parse_evaluators(
     return configs
 
 
+_MODEL_NAMES = frozenset(name for name, value in vars(models).items()
+                         if isinstance(value, type) and issubclass(value, BaseModel))
+
+
 def _is_union_branch(part: object) -> bool:
     """pydantic names the member of a union it tried in the error's path (`prompt.str`,
     `prompt.PromptScriptConfig.args`): our type names, not a key the user wrote."""
     return isinstance(part, str) and (part in ("str", "int", "float", "bool", "none") or "[" in part
-                                      or part[:1].isupper())
+                                      or part in _MODEL_NAMES)
+
+
+def _user_path(loc: tuple[Any, ...]) -> list[str]:
+    """The keys and positions the user wrote, without the evaluator kind and union members pydantic adds."""
+    return [str(p) for p in loc if str(p) not in EVALUATOR_KINDS and not _is_union_branch(p)]
 
 
 def _most_telling(errors: list[Any]) -> Any:
     """For a value that fit no member of a union, pydantic reports every member's complaint, the
     first usually "should be a valid string" about a mapping. A key the user wrote that is not
-    allowed says most, then anything that is not a mere type mismatch."""
-    for wanted in (lambda e: e["type"] == "extra_forbidden", lambda e: not str(e["type"]).endswith("_type")):
-        found = next((e for e in errors if wanted(e)), None)
-        if found is not None:
-            return found
-    return errors[0]
+    allowed says most; else the complaint that went deepest into what the user wrote (`script.1`,
+    the list's second item, rather than `script` as a whole)."""
+    extra = next((e for e in errors if e["type"] == "extra_forbidden"), None)
+    return extra if extra is not None else max(errors, key=lambda e: len(_user_path(e["loc"])))
 
 
 def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
-    errors = exc.errors()
-    first = _most_telling(errors) if len(errors) > 1 else errors[0]
-    where = ".".join(str(p) for p in first["loc"] if str(p) not in EVALUATOR_KINDS and not _is_union_branch(p))
+    first = _most_telling(exc.errors())
+    where = ".".join(_user_path(first["loc"]))
     if first["type"] == "extra_forbidden":
         return f"unknown key '{where}'", None
     msg = first["msg"]
@@ -451,8 +458,8 @@ def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str
                                 "criteria: [...], and optionally name, weight, required, model, target")
     if "criteria" not in data:
         raise EvalFileError(line, f"`type: {data['type']}` evaluator has no 'criteria'", "criteria: [rubric items]")
-    out = {key: value for key, value in data.items() if key != "criteria"}
-    out["rubrics"] = parse_rubric_items(data["criteria"], key_line(raw, "criteria", line), "'criteria'")
+    out = dict(data)
+    out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'")
     out["type"] = "llm_judge"
     return out
 

@@ -24,6 +24,7 @@ def load(repo: Path, entries: str, allow_outside_root: bool = False) -> LoadResu
     write(repo / "evals/rubric.md", "Grade it.\n")
     write(repo / "evals/sub/keep", "")
     write(repo / ".agentv/assertions/word-count.py", "print('{}')\n")
+    write(repo / ".agentv/assertions/brand-voice.py", "print('{}')\n")  # a name sorting before custom_assertion
     (repo / "evals/latin1.md").write_bytes(b"caf\xe9\n")
     if not (repo / "evals/loop").is_symlink():
         (repo / "evals/loop").symlink_to("loop")
@@ -64,8 +65,11 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {type: rubrics}", 6, "`type: rubrics` evaluator has no 'criteria'"),
     ("- {name: n, type: llm_judge, prompt: p, rubrics: [be kind]}", 6, "has both 'prompt' and 'rubrics'"),
     ("- {name: n, type: code_judge, script: \"python3 'judge.py\"}", 6, "script cannot be split into arguments"),
-    ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script'"),
-    ("- {name: n, type: code_judge, script: [python3, [judge.py]]}", 6, "code_judge evaluator 'n': field 'script'"),
+    ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script': Input should be"),
+    # A value no member of a union takes: the complaint about what the user wrote, not pydantic's first
+    ("- {name: n, type: code_judge, script: [python3, [judge.py]]}", 6,
+     "code_judge evaluator 'n': field 'script.1': Input should be a valid string"),
+    ("- {name: n, type: llm_judge, prompt: {}}", 6, "llm_judge evaluator 'n': missing required field 'prompt.script'"),
     ("- {name: n, type: code_judge, script: '  '}", 6, "script is empty"),
     ("- {name: n, type: code_judge, script: [judge.py]}", 6, "script file 'judge.py' is not executable"),
     ("- {name: n, type: code_judge, script: [nowhere.py]}", 6, "script file 'nowhere.py' not found"),
@@ -158,6 +162,7 @@ def _resolved(repo: Path, name: str) -> str:
       {"resolved_aggregator_script": ["@run-judge.py", "-v"], "resolved_aggregator_cwd": None}]),
     ("- {type: word-count, min: 3}",
      [{"type": "custom_assertion", "name": "word-count", "assertion": "word-count"}]),
+    ("- {type: brand-voice}", [{"type": "custom_assertion", "name": "brand-voice", "assertion": "brand-voice"}]),
     ("- {name: n, type: code_judge, command: python3 judge.py --flag -v 7, timeout: 5}",
      [{"resolved_script": ["python3", "@judge.py", "--flag", "-v", "7"], "timeout_seconds": 5.0}]),
     ("- {name: n, type: code_judge, script: [run-judge.py, '7'], cwd: sub, timeout_seconds: 0.5}",
