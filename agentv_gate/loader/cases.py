@@ -60,13 +60,14 @@ class CaseBuilder:
     def _messages(self, raw: Any, line: int, field: str, files: dict[str, list[str]] | None) -> list[Message]:
         if raw is None:
             return []
-        role = "user" if field == "input" else "assistant"
+        is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
+        role = "user" if is_input else "assistant"
         if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
             return [Message(role=role, content=str(raw))]
         if isinstance(raw, dict):
             # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
             raw = [raw] if "role" in raw else [{"role": role, "content": self._content(raw, line, files)}]
-        elif isinstance(raw, list) and raw and field != "input" and not (isinstance(raw[0], dict) and "role" in raw[0]):
+        elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
             raw = [{"role": role, "content": raw}]
         if not isinstance(raw, list):
             raise EvalFileError(line_of(raw, line), f"'{field}' must be text or a list of messages",
@@ -75,7 +76,7 @@ class CaseBuilder:
         for item in raw:
             item_line = line_of(item, line_of(raw, line))
             if isinstance(item, str):
-                messages.append(Message(role="user" if field == "input" else "assistant", content=item))
+                messages.append(Message(role=role, content=item))
                 continue
             if not isinstance(item, dict) or "role" not in item:
                 raise EvalFileError(item_line, f"each entry of '{field}' must be a message with a 'role'",
@@ -307,14 +308,14 @@ def reference_text(expected: list[Message]) -> str:
     if not expected:
         return ""
     last = expected[-1]
+    tool_calls = (last.model_extra or {}).get("tool_calls")
+    if last.content in (None, "", []) and tool_calls:  # `content` left out is "": the tool calls are the answer
+        return json.dumps(tool_calls, indent=2, default=str)
     if isinstance(last.content, str):
         return last.content
-    tool_calls = (last.model_extra or {}).get("tool_calls")
-    if last.content in (None, "", []) and tool_calls:
-        return json.dumps(tool_calls, indent=2)
     if isinstance(last.content, list):
         return content_to_text(last.content)
-    return json.dumps(last.content, indent=2)
+    return json.dumps(last.content, indent=2, default=str)  # YAML dates become text
 
 
 def mapping(value: Any) -> dict[str, Any]:
