@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentv_gate.loader import load_eval_file
+from agentv_gate.loader import iter_eval_file, load_eval_file
 from tests.helpers.files import write
 
 
@@ -45,10 +45,14 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
           - id: dated-input
             criteria: c
             input: {when: 2024-01-31}
+          - id: legacy-question
+            criteria: c
+            question: What is 2+2?
+            expected_output: [{role: assistant, content: ""}]
     """)
     result = load_eval_file(f, repo)
     assert result.errors == []
-    text, strings, typed, other, tools, dated = result.cases
+    text, strings, typed, other, tools, dated, legacy = result.cases
     assert [(m.role, m.content) for m in text.expected_messages] == [("assistant", "done")]
     assert text.reference_answer == "done"
     assert [(m.role, m.content) for m in strings.input_messages] == [("user", "first"), ("user", "second")]
@@ -65,6 +69,8 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
                                                 indent=2)
     assert tools.metadata == {"team": "billing"} and text.metadata is None
     assert dated.question == json.dumps({"when": "2024-01-31"}, indent=2)
+    assert [(m.role, m.content) for m in legacy.input_messages] == [("user", "What is 2+2?")]
+    assert legacy.reference_answer == ""  # empty, not the JSON of missing tool calls
 
 
 def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
@@ -90,10 +96,11 @@ def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
     assert errors_of(result) == [(10, "each entry of 'input_messages' must be a message with a 'role'")]
 
 
-def test_targets_thresholds_and_conversation_ids(repo: Path) -> None:
+def test_suite_input_targets_thresholds_and_conversation_ids(repo: Path) -> None:
     f = write(repo / "evals/fields.eval.yaml", """
         description: fields
         target: suite-target
+        input: [{role: system, content: be brief}]
         tests:
           - id: inherits
             criteria: c
@@ -103,7 +110,7 @@ def test_targets_thresholds_and_conversation_ids(repo: Path) -> None:
           - id: own-target
             criteria: c
             input: q
-            execution: {target: other, threshold: 0}
+            execution: {target: other, threshold: 0, skip_defaults: true}
             conversation_id: 7
     """)
     result = load_eval_file(f, repo)
@@ -111,7 +118,10 @@ def test_targets_thresholds_and_conversation_ids(repo: Path) -> None:
     inherits, own = result.cases
     assert (inherits.target, inherits.target_line, inherits.threshold, inherits.conversation_id) == (
         "suite-target", 2, 1.0, "thread-1")
-    assert (own.target, own.target_line, own.threshold, own.conversation_id) == ("other", 12, 0.0, "7")
+    assert (own.target, own.target_line, own.threshold, own.conversation_id) == ("other", 13, 0.0, "7")
+    # The suite's input comes first; `skip_defaults` leaves it out.
+    assert [(m.role, m.content) for m in inherits.input_messages] == [("system", "be brief"), ("user", "q")]
+    assert [(m.role, m.content) for m in own.input_messages] == [("user", "q")]
 
 
 def test_broken_case_fields_are_located(repo: Path) -> None:
@@ -149,6 +159,17 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
                 before_all: {command: [python3, setup.py]}
           - id: nothing
             input: q
+          - id: listed-criteria
+            input: q
+            criteria: [a, b]
+          - id: object-reference
+            criteria: c
+            input: q
+            reference_answer: {x: 1}
+          - id: negative
+            criteria: c
+            input: q
+            threshold: -0.5
           - id: only-expected
             input: q
             expected_output: a
@@ -167,11 +188,16 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (25, "threshold 1.5 is not a number in 0..1"),
         (31, "'before_all' runs once per suite: write it in the suite's 'workspace'"),
         (32, "case 'nothing' has nothing to judge against"),
+        (36, "'criteria' must be text"),
+        (40, "'reference_answer' must be text"),
+        (44, "threshold -0.5 is not a number in 0..1"),
     ]
     assert [c.id for c in result.cases] == ["only-expected", "only-assert"]
 
 
 def test_gen2_evaluators_need_names_gen3_ones_are_named_for_them(repo: Path) -> None:
+    """gen2's evaluator lists name each entry; gen3's `assert`/`assertions`/`evaluators` lists and
+    a single `evaluator` (any generation) are named by their type and value."""
     gen2 = write(repo / "evals/g2.eval.yaml", """
         evalcases:
           - id: a
@@ -187,9 +213,18 @@ def test_gen2_evaluators_need_names_gen3_ones_are_named_for_them(repo: Path) -> 
             criteria: c
             input: q
             evaluators: [{type: contains, value: x}]
+          - id: b
+            criteria: c
+            input: q
+            assertions: [{type: contains, value: y}]
+          - id: c
+            criteria: c
+            input: q
+            evaluator: {type: equals, value: z}
     """)
     result = load_eval_file(gen3, repo)
-    assert result.errors == [] and [e.name for e in result.cases[0].evaluators] == ["contains-x"]
+    assert result.errors == []
+    assert [[e.name for e in c.evaluators] for c in result.cases] == [["contains-x"], ["contains-y"], ["equals-z"]]
 
 
 def test_jsonl_input_files_are_located_at_their_row(repo: Path) -> None:
@@ -202,3 +237,49 @@ def test_jsonl_input_files_are_located_at_their_row(repo: Path) -> None:
     assert [c.id for c in result.cases] == ["ok"] and len(result.cases[0].input_files) == 2
     [problem] = result.errors
     assert problem.line == 2 and "absent.md" in problem.message and "not found" in problem.message
+
+
+def test_a_test_s_own_target_leaves_the_suite_s_target_matrix(repo: Path) -> None:
+    f = write(repo / "evals/matrix.eval.yaml", """
+        execution:
+          targets: [a, b]
+        tests:
+          - id: matrix
+            criteria: c
+            input: q
+          - id: own
+            criteria: c
+            input: q
+            target: c
+          - id: own-in-execution
+            criteria: c
+            input: q
+            execution: {target: d}
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    assert [(c.target, c.targets, c.target_line) for c in result.cases] == [
+        (None, ["a", "b"], 2), ("c", None, 10), ("d", None, 14)]
+
+
+def test_a_referenced_file_gone_after_it_was_found_is_a_located_problem(repo: Path) -> None:
+    """Each reference is looked up once per suite; a file removed while the suite is being read (cases
+    stream) is a problem located at the segment that names it, not a crash."""
+    doc = write(repo / "evals/doc.md", "text\n")
+    f = write(repo / "evals/gone.eval.yaml", """
+        tests:
+          - id: first
+            criteria: c
+            input: [{role: user, content: [{type: file, value: doc.md}]}]
+          - id: second
+            criteria: c
+            input:
+              - role: user
+                content: [{type: file, value: doc.md}]
+    """)
+    problems: list = []
+    cases = iter_eval_file(f, problems, repo)
+    assert next(cases)[1].input_messages[0].content[0]["text"] == "text\n"
+    doc.unlink()
+    assert list(cases) == []
+    assert [(p.line, p.message.split(":")[0]) for p in problems] == [(9, "referenced file 'doc.md' cannot be read")]
