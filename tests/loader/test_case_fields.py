@@ -49,10 +49,14 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
             criteria: c
             question: What is 2+2?
             expected_output: [{role: assistant, content: ""}]
+          - id: text-parts
+            criteria: c
+            input: q
+            expected_output: [plays a role, well]
     """)
     result = load_eval_file(f, repo)
     assert result.errors == []
-    text, strings, typed, other, tools, dated, legacy = result.cases
+    text, strings, typed, other, tools, dated, legacy, parts = result.cases
     assert [(m.role, m.content) for m in text.expected_messages] == [("assistant", "done")]
     assert text.reference_answer == "done"
     assert [(m.role, m.content) for m in strings.input_messages] == [("user", "first"), ("user", "second")]
@@ -71,6 +75,9 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
     assert dated.question == json.dumps({"when": "2024-01-31"}, indent=2)
     assert [(m.role, m.content) for m in legacy.input_messages] == [("user", "What is 2+2?")]
     assert legacy.reference_answer == ""  # empty, not the JSON of missing tool calls
+    # A list without a role first (whatever its text says) is the parts of one expected message.
+    assert [(m.role, m.content) for m in parts.expected_messages] == [("assistant", ["plays a role", "well"])]
+    assert parts.reference_answer == "plays a role\nwell"
 
 
 def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
@@ -133,6 +140,7 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
               - role: user
                 content: hi
                 1: x
+                2: y
           - criteria: c
             input: q
             bogus_key: 1
@@ -170,6 +178,22 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
             criteria: c
             input: q
             threshold: -0.5
+          - id: blank-role
+            criteria: c
+            input: [{role: " ", content: x}]
+          - id: number-role
+            criteria: c
+            input: [{role: 5, content: x}]
+          - id: ""
+            criteria: c
+            input: q
+          - id: "  "
+            criteria: c
+            input: q
+          - id: yes-threshold
+            criteria: c
+            input: q
+            threshold: true
           - id: only-expected
             input: q
             expected_output: a
@@ -179,18 +203,23 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
     """)
     result = load_eval_file(f, repo)
     assert errors_of(result) == [
-        (5, "a message in 'input' is not valid: 1: Keys should be strings"),
-        (10, "unknown key 'bogus_key' in case #2"),
-        (8, "case #2 has no 'id'"),
-        (11, "case 'empty' has an empty input"),
-        (17, "conversation_id 1.5 is not text"),
-        (21, "conversation_id True is not text"),
-        (25, "threshold 1.5 is not a number in 0..1"),
-        (31, "'before_all' runs once per suite: write it in the suite's 'workspace'"),
-        (32, "case 'nothing' has nothing to judge against"),
-        (36, "'criteria' must be text"),
-        (40, "'reference_answer' must be text"),
-        (44, "threshold -0.5 is not a number in 0..1"),
+        (5, "a message in 'input' is not valid: 1: Keys should be strings"),  # the first of its two problems
+        (11, "unknown key 'bogus_key' in case #2"),
+        (9, "case #2 has no 'id'"),
+        (12, "case 'empty' has an empty input"),
+        (18, "conversation_id 1.5 is not text"),
+        (22, "conversation_id True is not text"),
+        (26, "threshold 1.5 is not a number in 0..1"),
+        (32, "'before_all' runs once per suite: write it in the suite's 'workspace'"),
+        (33, "case 'nothing' has nothing to judge against"),
+        (37, "'criteria' must be text"),
+        (41, "'reference_answer' must be text"),
+        (45, "threshold -0.5 is not a number in 0..1"),
+        (48, "'role' in 'input' must be text, got ' '"),
+        (51, "'role' in 'input' must be text, got 5"),
+        (52, "case #14 has no 'id'"),
+        (55, "case #15 has no 'id'"),
+        (61, "threshold True is not a number in 0..1"),
     ]
     assert [c.id for c in result.cases] == ["only-expected", "only-assert"]
 
@@ -283,3 +312,23 @@ def test_a_referenced_file_gone_after_it_was_found_is_a_located_problem(repo: Pa
     doc.unlink()
     assert list(cases) == []
     assert [(p.line, p.message.split(":")[0]) for p in problems] == [(9, "referenced file 'doc.md' cannot be read")]
+
+
+def test_suite_execution_settings_and_case_rubrics_reach_the_case(repo: Path) -> None:
+    f = write(repo / "evals/settings.eval.yaml", """
+        execution: {total_budget_usd: 5, fail_on_error: true, cache: false}
+        tests:
+          - id: a
+            input: q
+            rubrics:
+              - {id: cites, outcome: cites a source}
+              - {id: brief, outcome: is brief, required: false}
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    [case] = result.cases
+    assert (case.suite_execution.total_budget_usd, case.suite_execution.fail_on_error,
+            case.suite_execution.cache) == (5, True, False)
+    [rubric] = case.evaluators
+    assert rubric.name == "rubric"
+    assert [(item.id, item.required) for item in rubric.rubrics] == [("cites", True), ("brief", False)]
