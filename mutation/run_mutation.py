@@ -45,6 +45,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
@@ -211,9 +212,15 @@ exclude-operators = [{excluded}]
 NOT_SAMPLED = "not in the sample"
 
 
-def in_sample(job_id: str, sample: float) -> bool:
-    """A fixed share of the mutants, the same ones on every run (chosen by a hash of the job id)."""
-    return sample >= 1 or int(hashlib.sha256(job_id.encode()).hexdigest()[:8], 16) / 2**32 < sample
+def in_sample(key: str, sample: float) -> bool:
+    """A fixed share of the mutants, the same ones on every run (chosen by a hash of `mutant_key`)."""
+    return sample >= 1 or int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 2**32 < sample
+
+
+def mutant_key(mutation: Any) -> str:
+    """What names a mutant from one run to the next while its module is unchanged: the operator and
+    which of its occurrences. Not cosmic-ray's job id, a new random one at every `init`."""
+    return f"{mutation.operator_name}#{mutation.occurrence}"
 
 
 def skip_unjudgeable(session: Path, source: str, sample: float = 1.0) -> None:
@@ -232,7 +239,7 @@ def skip_unjudgeable(session: Path, source: str, sample: float = 1.0) -> None:
                 reason = ("excluded operator" if excluded.match(mutation.operator_name)
                           else "type annotation" if any(a <= start and end <= b for a, b in spans)
                           else "pragma: no mutate" if start[0] in pragmas
-                          else NOT_SAMPLED if not in_sample(item.job_id, sample) else None)
+                          else NOT_SAMPLED if not in_sample(mutant_key(mutation), sample) else None)
                 if reason:
                     db.set_result(item.job_id, WorkResult(output=reason, worker_outcome=WorkerOutcome.SKIPPED))
                     break
