@@ -25,8 +25,8 @@ def _segment_text(seg: Any, with_files: bool) -> str:
             return f'<file path="{seg.get("path", "")}">\n{seg.get("text", "")}\n</file>'
         if "value" in seg or "text" in seg:
             value = seg.get("value", seg.get("text", ""))
-            return value if isinstance(value, str) else json.dumps(value, indent=2)
-        return json.dumps(seg, indent=2)
+            return value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
+        return json.dumps(seg, indent=2, default=str)
     return str(seg)
 
 
@@ -42,7 +42,7 @@ def content_to_text(content: Any, with_files: bool = True) -> str:
         return "\n".join(p for p in parts if p)
     if isinstance(content, dict) and content.get("type") in ("text", "file"):
         return _segment_text(content, with_files)
-    return json.dumps(content, indent=2)
+    return json.dumps(content, indent=2, default=str)  # YAML dates become text
 
 
 def to_snake_case(key: str) -> str:

@@ -45,6 +45,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
@@ -59,7 +60,13 @@ MODULES: dict[str, list[str]] = {
         "tests/commands/test_scoring_edges.py", "tests/commands/test_execute.py", "tests/commands/test_shard.py",
         "tests/evaluators/test_assertion_variants.py", "tests/hardening/test_hardening_numbers.py",
         "tests/commands/test_execution_block_cli.py", "tests/commands/test_workspace_hooks_cli.py"],
-    "agentv_gate/loader/cases.py": ["tests/loader"],
+    # The three in-process files kill every mutant of cases.py that is not a listed equivalent (checked
+    # mutant by mutant, 2026-11-26); the two CLI files pin its legacy keys and skip_defaults end to end.
+    # The rest of tests/loader pins the suite reader, keys, streaming and secrets, not this module.
+    "agentv_gate/loader/cases.py": [
+        "tests/loader/test_case_fields.py", "tests/loader/test_loader.py", "tests/loader/test_agentv_219_forms.py",
+        "tests/loader/test_legacy_forms.py", "tests/loader/test_skip_defaults.py",
+        "tests/loader/test_evaluator_parser.py"],  # where an `assert:` that is not a list is located
     "agentv_gate/loader/evaluator_parser.py": [
         # in-process and fast first: with -x most mutants end there; then the CLI files, cheapest first
         "tests/loader/test_evaluator_parser.py", "tests/loader/test_loader.py", "tests/loader/test_agentv_219_forms.py",
@@ -222,9 +229,15 @@ exclude-operators = [{excluded}]
 NOT_SAMPLED = "not in the sample"
 
 
-def in_sample(job_id: str, sample: float) -> bool:
-    """A fixed share of the mutants, the same ones on every run (chosen by a hash of the job id)."""
-    return sample >= 1 or int(hashlib.sha256(job_id.encode()).hexdigest()[:8], 16) / 2**32 < sample
+def in_sample(key: str, sample: float) -> bool:
+    """A fixed share of the mutants, the same ones on every run (chosen by a hash of `mutant_key`)."""
+    return sample >= 1 or int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 2**32 < sample
+
+
+def mutant_key(mutation: Any) -> str:
+    """What names a mutant from one run to the next while its module is unchanged: the operator and
+    which of its occurrences. Not cosmic-ray's job id, a new random one at every `init`."""
+    return f"{mutation.operator_name}#{mutation.occurrence}"
 
 
 def skip_unjudgeable(session: Path, source: str, sample: float = 1.0) -> None:
@@ -243,7 +256,7 @@ def skip_unjudgeable(session: Path, source: str, sample: float = 1.0) -> None:
                 reason = ("excluded operator" if excluded.match(mutation.operator_name)
                           else "type annotation" if any(a <= start and end <= b for a, b in spans)
                           else "pragma: no mutate" if start[0] in pragmas
-                          else NOT_SAMPLED if not in_sample(item.job_id, sample) else None)
+                          else NOT_SAMPLED if not in_sample(mutant_key(mutation), sample) else None)
                 if reason:
                     db.set_result(item.job_id, WorkResult(output=reason, worker_outcome=WorkerOutcome.SKIPPED))
                     break

@@ -30,7 +30,7 @@ from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
-from .yaml_lines import LineDict, key_line, line_of, yaml_kind
+from .yaml_lines import LineDict, item_line, key_line, line_of, yaml_kind
 
 # AgentV's default guideline patterns: such files are listed for the judge, not pasted into the question.
 GUIDELINE_PATTERNS = ("*.instructions.md", "*/instructions/*", "*.prompt.md", "*/prompts/*")
@@ -60,37 +60,38 @@ class CaseBuilder:
     def _messages(self, raw: Any, line: int, field: str, files: dict[str, list[str]] | None) -> list[Message]:
         if raw is None:
             return []
-        role = "user" if field == "input" else "assistant"
+        is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
+        role = "user" if is_input else "assistant"
         if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
             return [Message(role=role, content=str(raw))]
         if isinstance(raw, dict):
             # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
             raw = [raw] if "role" in raw else [{"role": role, "content": self._content(raw, line, files)}]
-        elif isinstance(raw, list) and raw and field != "input" and not (isinstance(raw[0], dict) and "role" in raw[0]):
+        elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
             raw = [{"role": role, "content": raw}]
         if not isinstance(raw, list):
             raise EvalFileError(line_of(raw, line), f"'{field}' must be text or a list of messages",
                                 "a string or [{role: ..., content: ...}]")
         messages = []
         for item in raw:
-            item_line = line_of(item, line_of(raw, line))
+            item_at = line_of(item, line_of(raw, line))
             if isinstance(item, str):
-                messages.append(Message(role="user" if field == "input" else "assistant", content=item))
+                messages.append(Message(role=role, content=item))
                 continue
             if not isinstance(item, dict) or "role" not in item:
-                raise EvalFileError(item_line, f"each entry of '{field}' must be a message with a 'role'",
+                raise EvalFileError(item_at, f"each entry of '{field}' must be a message with a 'role'",
                                     "{role: user, content: ...}")
             data = dict(item)
-            data["content"] = self._content(data.get("content", ""), item_line, files)
+            data["content"] = self._content(data.get("content", ""), item_at, files)
             if not isinstance(data["role"], str) or not data["role"].strip():
-                raise EvalFileError(item_line, f"'role' in '{field}' must be text, got {data['role']!r}",
+                raise EvalFileError(item_at, f"'role' in '{field}' must be text, got {data['role']!r}",
                                     "role: user, assistant, system or tool")
             try:
                 messages.append(Message.model_validate(data))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(part) for part in first["loc"]) or "message"
-                raise EvalFileError(item_line, f"a message in '{field}' is not valid: {where}: {first['msg']}",
+                raise EvalFileError(item_at, f"a message in '{field}' is not valid: {where}: {first['msg']}",
                                     "{role: user, content: ...}") from None
         return messages
 
@@ -200,13 +201,12 @@ class CaseBuilder:
             # gen3 shorthand: files first, then the text, as one user message.
             if not isinstance(input_files, list):
                 raise EvalFileError(line_of(input_files, line), "'input_files' must be a list of paths", "[path, ...]")
-            # Each entry keeps its own line, so a missing file is reported where it is listed.
-            listed_at = key_line(raw, "input_files", line) if "input_files" in raw else line_of(input_files, line)
-            entry_lines = getattr(input_files, "item_lines", [])
+            # Each entry keeps its own line (YAML and JSONL lists carry one per entry), so a missing
+            # file is reported where it is listed.
             segments: list[Any] = []
             for number, entry in enumerate(input_files):
                 segment = LineDict(type="file", value=str(entry))
-                segment.line = entry_lines[number] if number < len(entry_lines) else listed_at
+                segment.line = item_line(input_files, number, line)
                 segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
         messages = self._messages(value, line_of(value, line), key if key != "question" else "input", files)
@@ -224,8 +224,9 @@ class CaseBuilder:
                                           f"'execution' of {where}", self.file))
         self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
 
-    def build(self, raw: Any, index: int, line: int | None = None) -> EvalCase:
-        line = line_of(raw, line or 1)
+    def build(self, raw: Any, index: int, line: int) -> EvalCase:
+        """`line`: where the entry starts (every entry, YAML or JSONL, has one); a mapping's own line wins."""
+        line = line_of(raw, line)
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {yaml_kind(raw)}", "id: ..., input: ...")
         self._check_keys(raw, index)
@@ -309,14 +310,14 @@ def reference_text(expected: list[Message]) -> str:
     if not expected:
         return ""
     last = expected[-1]
+    tool_calls = (last.model_extra or {}).get("tool_calls")
+    if last.content in (None, "", []) and tool_calls:  # `content` left out is "": the tool calls are the answer
+        return json.dumps(tool_calls, indent=2, default=str)
     if isinstance(last.content, str):
         return last.content
-    tool_calls = (last.model_extra or {}).get("tool_calls")
-    if last.content in (None, "", []) and tool_calls:
-        return json.dumps(tool_calls, indent=2)
     if isinstance(last.content, list):
         return content_to_text(last.content)
-    return json.dumps(last.content, indent=2)
+    return json.dumps(last.content, indent=2, default=str)  # YAML dates become text
 
 
 def mapping(value: Any) -> dict[str, Any]:

@@ -82,3 +82,14 @@ def test_a_sample_is_the_same_mutants_every_time_and_about_its_share() -> None:
     assert chosen == [job for job in ids if in_sample(job, 0.3)]
     assert 500 < len(chosen) < 700
     assert all(in_sample(job, 1.0) for job in ids)
+
+
+def test_a_mutant_is_sampled_by_what_it_changes_not_by_its_random_job_id() -> None:
+    """cosmic-ray gives each mutant a new random job id at every `init`: the sample is keyed on the
+    operator and its occurrence, so a second run of an unchanged module samples the same mutants."""
+    from types import SimpleNamespace
+
+    key = tool().mutant_key
+    first = SimpleNamespace(job_id="eebbaa27668645128ee1e5fb4385b50c", operator_name="core/AddNot", occurrence=7)
+    again = SimpleNamespace(job_id="9fd614aff7b34e8e952e769d0bc69d47", operator_name="core/AddNot", occurrence=7)
+    assert key(first) == key(again) != key(SimpleNamespace(job_id="x", operator_name="core/AddNot", occurrence=8))

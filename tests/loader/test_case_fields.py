@@ -1,0 +1,334 @@
+"""One case's fields as the loader builds them: message roles and shapes, the reference answer,
+ids, thresholds, conversation ids, targets, metadata, and where each broken one is reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentv_gate.loader import iter_eval_file, load_eval_file
+from tests.helpers.files import write
+
+
+def errors_of(result) -> list[tuple[int, str]]:
+    return [(p.line, p.message) for p in result.errors]
+
+
+def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
+    f = write(repo / "evals/shapes.eval.yaml", """
+        tests:
+          - id: text-expected
+            input: q
+            expected_output: done
+          - id: string-list
+            criteria: c
+            input: [first, second]
+            expected_output:
+              - {role: assistant, content: one}
+              - two
+          - id: typed-word
+            criteria: c
+            input: [{role: user, content: what type is it}]
+            expected_output: {total: 3, due: 2024-01-31}
+          - id: other-segment
+            criteria: c
+            input:
+              - role: user
+                content: [{type: audio, value: clip.wav}, {type: text, value: listen}]
+          - id: tool-calls
+            criteria: c
+            input: q
+            expected_output:
+              - role: assistant
+                tool_calls: [{tool: search, input: {q: x, since: 2024-01-01}}]
+            metadata: {team: billing}
+          - id: dated-input
+            criteria: c
+            input: {when: 2024-01-31}
+          - id: legacy-question
+            criteria: c
+            question: What is 2+2?
+            expected_output: [{role: assistant, content: ""}]
+          - id: text-parts
+            criteria: c
+            input: q
+            expected_output: [plays a role, well]
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    text, strings, typed, other, tools, dated, legacy, parts = result.cases
+    assert [(m.role, m.content) for m in text.expected_messages] == [("assistant", "done")]
+    assert text.reference_answer == "done"
+    assert [(m.role, m.content) for m in strings.input_messages] == [("user", "first"), ("user", "second")]
+    assert [(m.role, m.content) for m in strings.expected_messages] == [("assistant", "one"), ("assistant", "two")]
+    assert strings.question == "first second" and strings.reference_answer == "two"
+    assert typed.input_messages[0].content == "what type is it"
+    # A YAML date in an expected object is text in its JSON (it crashed the loader before).
+    assert typed.reference_answer == json.dumps({"total": 3, "due": "2024-01-31"}, indent=2)
+    # A segment type the loader does not read passes through as written.
+    assert other.input_messages[0].content == [{"type": "audio", "value": "clip.wav"}, {"type": "text", "value": "listen"}]
+    assert other.input_files == []
+    # `content` left out: the reference answer is the tool calls (it was empty before).
+    assert tools.reference_answer == json.dumps([{"tool": "search", "input": {"q": "x", "since": "2024-01-01"}}],
+                                                indent=2)
+    assert tools.metadata == {"team": "billing"} and text.metadata is None
+    assert dated.question == json.dumps({"when": "2024-01-31"}, indent=2)
+    assert [(m.role, m.content) for m in legacy.input_messages] == [("user", "What is 2+2?")]
+    assert legacy.reference_answer == ""  # empty, not the JSON of missing tool calls
+    # A list without a role first (whatever its text says) is the parts of one expected message.
+    assert [(m.role, m.content) for m in parts.expected_messages] == [("assistant", ["plays a role", "well"])]
+    assert parts.reference_answer == "plays a role\nwell"
+
+
+def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
+    """gen2's `input_messages` reads as `input` does: a string, or a string in the list, is a user message
+    (not an expected answer's assistant message), and a list entry without a role is refused."""
+    f = write(repo / "evals/g2.eval.yaml", """
+        evalcases:
+          - id: text
+            expected_outcome: c
+            input_messages: hello
+          - id: list
+            expected_outcome: c
+            input_messages: [hello, {role: user, content: again}]
+          - id: segments
+            expected_outcome: c
+            input_messages: [{type: text, value: hi}]
+    """)
+    result = load_eval_file(f, repo)
+    text, listed = result.cases
+    assert [(m.role, m.content) for m in text.input_messages] == [("user", "hello")]
+    assert [(m.role, m.content) for m in listed.input_messages] == [("user", "hello"), ("user", "again")]
+    assert listed.question == "hello again"
+    assert errors_of(result) == [(10, "each entry of 'input_messages' must be a message with a 'role'")]
+
+
+def test_suite_input_targets_thresholds_and_conversation_ids(repo: Path) -> None:
+    f = write(repo / "evals/fields.eval.yaml", """
+        description: fields
+        target: suite-target
+        input: [{role: system, content: be brief}]
+        tests:
+          - id: inherits
+            criteria: c
+            input: q
+            threshold: 1
+            conversation_id: thread-1
+          - id: own-target
+            criteria: c
+            input: q
+            execution: {target: other, threshold: 0, skip_defaults: true}
+            conversation_id: 7
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    inherits, own = result.cases
+    assert (inherits.target, inherits.target_line, inherits.threshold, inherits.conversation_id) == (
+        "suite-target", 2, 1.0, "thread-1")
+    assert (own.target, own.target_line, own.threshold, own.conversation_id) == ("other", 13, 0.0, "7")
+    # The suite's input comes first; `skip_defaults` leaves it out.
+    assert [(m.role, m.content) for m in inherits.input_messages] == [("system", "be brief"), ("user", "q")]
+    assert [(m.role, m.content) for m in own.input_messages] == [("user", "q")]
+
+
+def test_broken_case_fields_are_located(repo: Path) -> None:
+    f = write(repo / "evals/broken.eval.yaml", """
+        tests:
+          - id: bad-key
+            criteria: c
+            input:
+              - role: user
+                content: hi
+                1: x
+                2: y
+          - criteria: c
+            input: q
+            bogus_key: 1
+          - id: empty
+            input: []
+            criteria: c
+          - id: float-thread
+            criteria: c
+            input: q
+            conversation_id: 1.5
+          - id: bool-thread
+            criteria: c
+            input: q
+            conversation_id: true
+          - id: high
+            criteria: c
+            input: q
+            threshold: 1.5
+          - id: ws
+            criteria: c
+            input: q
+            workspace:
+              hooks:
+                before_all: {command: [python3, setup.py]}
+          - id: nothing
+            input: q
+          - id: listed-criteria
+            input: q
+            criteria: [a, b]
+          - id: object-reference
+            criteria: c
+            input: q
+            reference_answer: {x: 1}
+          - id: negative
+            criteria: c
+            input: q
+            threshold: -0.5
+          - id: blank-role
+            criteria: c
+            input: [{role: " ", content: x}]
+          - id: number-role
+            criteria: c
+            input: [{role: 5, content: x}]
+          - id: ""
+            criteria: c
+            input: q
+          - id: "  "
+            criteria: c
+            input: q
+          - id: yes-threshold
+            criteria: c
+            input: q
+            threshold: true
+          - id: only-expected
+            input: q
+            expected_output: a
+          - id: only-assert
+            input: q
+            assert: [{type: contains, value: a}]
+    """)
+    result = load_eval_file(f, repo)
+    assert errors_of(result) == [
+        (5, "a message in 'input' is not valid: 1: Keys should be strings"),  # the first of its two problems
+        (11, "unknown key 'bogus_key' in case #2"),
+        (9, "case #2 has no 'id'"),
+        (12, "case 'empty' has an empty input"),
+        (18, "conversation_id 1.5 is not text"),
+        (22, "conversation_id True is not text"),
+        (26, "threshold 1.5 is not a number in 0..1"),
+        (32, "'before_all' runs once per suite: write it in the suite's 'workspace'"),
+        (33, "case 'nothing' has nothing to judge against"),
+        (37, "'criteria' must be text"),
+        (41, "'reference_answer' must be text"),
+        (45, "threshold -0.5 is not a number in 0..1"),
+        (48, "'role' in 'input' must be text, got ' '"),
+        (51, "'role' in 'input' must be text, got 5"),
+        (52, "case #14 has no 'id'"),
+        (55, "case #15 has no 'id'"),
+        (61, "threshold True is not a number in 0..1"),
+    ]
+    assert [c.id for c in result.cases] == ["only-expected", "only-assert"]
+
+
+def test_gen2_evaluators_need_names_gen3_ones_are_named_for_them(repo: Path) -> None:
+    """gen2's evaluator lists name each entry; gen3's `assert`/`assertions`/`evaluators` lists and
+    a single `evaluator` (any generation) are named by their type and value."""
+    gen2 = write(repo / "evals/g2.eval.yaml", """
+        evalcases:
+          - id: a
+            expected_outcome: o
+            input_messages: [{role: user, content: q}]
+            evaluators: [{type: contains, value: x}]
+    """)
+    [problem] = load_eval_file(gen2, repo).errors
+    assert problem.line == 5 and "contains evaluator is missing 'name'" in problem.message
+    gen3 = write(repo / "evals/g3.eval.yaml", """
+        tests:
+          - id: a
+            criteria: c
+            input: q
+            evaluators: [{type: contains, value: x}]
+          - id: b
+            criteria: c
+            input: q
+            assertions: [{type: contains, value: y}]
+          - id: c
+            criteria: c
+            input: q
+            evaluator: {type: equals, value: z}
+    """)
+    result = load_eval_file(gen3, repo)
+    assert result.errors == []
+    assert [[e.name for e in c.evaluators] for c in result.cases] == [["contains-x"], ["contains-y"], ["equals-z"]]
+
+
+def test_jsonl_input_files_are_located_at_their_row(repo: Path) -> None:
+    write(repo / "evals/present.md", "here\n")
+    rows = [{"id": "ok", "criteria": "c", "input": "q", "input_files": ["present.md", "present.md"]},
+            {"id": "missing", "criteria": "c", "input": "q", "input_files": ["present.md", "absent.md"]}]
+    f = repo / "evals/files.jsonl"
+    f.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["ok"] and len(result.cases[0].input_files) == 2
+    [problem] = result.errors
+    assert problem.line == 2 and "absent.md" in problem.message and "not found" in problem.message
+
+
+def test_a_test_s_own_target_leaves_the_suite_s_target_matrix(repo: Path) -> None:
+    f = write(repo / "evals/matrix.eval.yaml", """
+        execution:
+          targets: [a, b]
+        tests:
+          - id: matrix
+            criteria: c
+            input: q
+          - id: own
+            criteria: c
+            input: q
+            target: c
+          - id: own-in-execution
+            criteria: c
+            input: q
+            execution: {target: d}
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    assert [(c.target, c.targets, c.target_line) for c in result.cases] == [
+        (None, ["a", "b"], 2), ("c", None, 10), ("d", None, 14)]
+
+
+def test_a_referenced_file_gone_after_it_was_found_is_a_located_problem(repo: Path) -> None:
+    """Each reference is looked up once per suite; a file removed while the suite is being read (cases
+    stream) is a problem located at the segment that names it, not a crash."""
+    doc = write(repo / "evals/doc.md", "text\n")
+    f = write(repo / "evals/gone.eval.yaml", """
+        tests:
+          - id: first
+            criteria: c
+            input: [{role: user, content: [{type: file, value: doc.md}]}]
+          - id: second
+            criteria: c
+            input:
+              - role: user
+                content: [{type: file, value: doc.md}]
+    """)
+    problems: list = []
+    cases = iter_eval_file(f, problems, repo)
+    assert next(cases)[1].input_messages[0].content[0]["text"] == "text\n"
+    doc.unlink()
+    assert list(cases) == []
+    assert [(p.line, p.message.split(":")[0]) for p in problems] == [(9, "referenced file 'doc.md' cannot be read")]
+
+
+def test_suite_execution_settings_and_case_rubrics_reach_the_case(repo: Path) -> None:
+    f = write(repo / "evals/settings.eval.yaml", """
+        execution: {total_budget_usd: 5, fail_on_error: true, cache: false}
+        tests:
+          - id: a
+            input: q
+            rubrics:
+              - {id: cites, outcome: cites a source}
+              - {id: brief, outcome: is brief, required: false}
+    """)
+    result = load_eval_file(f, repo)
+    assert result.errors == []
+    [case] = result.cases
+    assert (case.suite_execution.total_budget_usd, case.suite_execution.fail_on_error,
+            case.suite_execution.cache) == (5, True, False)
+    [rubric] = case.evaluators
+    assert rubric.name == "rubric"
+    assert [(item.id, item.required) for item in rubric.rubrics] == [("cites", True), ("brief", False)]
