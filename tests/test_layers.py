@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentv_gate"
 
 LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
     {"wire"},
-    {"", "errors", "redaction", "files", "models", "problems", "keys"},
+    {"", "errors", "redaction", "files", "models", "problems", "keys", "yaml12"},
     {"transport"},
     {"loader", "targets", "judging"},
     {"evaluators", "execution"},  # execution: trials, stop policies, workspace hooks (for the orchestrator)

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import EvalFileError
+from ..yaml12 import core_int, use_core_schema
 
 
 class LineDict(dict):  # type: ignore[type-arg]
@@ -66,12 +67,13 @@ def construct_line_seq(loader: yaml.constructor.SafeConstructor, node: yaml.Sequ
 def construct_located_int(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
     """YAML's int, but one too long for Python to read (past 4300 digits) is a located problem."""
     try:
-        return int(loader.construct_yaml_int(node))
+        return core_int(loader.construct_scalar(node))
     except ValueError:
         raise EvalFileError(node.start_mark.line + 1, f"a number with {len(str(node.value))} digits is too long",
                             "a number of at most 4300 digits") from None
 
 
+use_core_schema(_LineLoader)
 _LineLoader.add_constructor("tag:yaml.org,2002:int", construct_located_int)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_line_map)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_line_seq)

@@ -23,6 +23,7 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from ..errors import EvalFileError
+from ..yaml12 import use_core_schema
 from .yaml_lines import LineDict, construct_line_map, construct_line_seq, construct_located_int, located_yaml_errors
 
 try:  # libyaml's event parser when PyYAML was built with it; its pure-Python parser otherwise
@@ -38,6 +39,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     class _EntryLoader(yaml.SafeLoader):  # type: ignore[no-redef]
         pass
 
+use_core_schema(_EntryLoader)
 _EntryLoader.add_constructor("tag:yaml.org,2002:int", construct_located_int)  # type: ignore[type-var]
 _EntryLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_line_map)  # type: ignore[type-var]
 _EntryLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_line_seq)  # type: ignore[type-var]

@@ -42,6 +42,7 @@ from ..errors import TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
 from ..problems import Problem
 from ..redaction import is_secret_field, redact, register_secrets
+from ..yaml12 import use_core_schema
 from .keys import ANY_PROVIDER_KEYS, HEALTHCHECK_KEYS, MOCK_RULE_KEYS, PROVIDER_KEYS
 from .kinds import ALIASES, PROVIDERS
 
@@ -342,6 +343,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
     return data
 
 
+use_core_schema(_LineLoader)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
