@@ -89,19 +89,17 @@ def _objects_in(text: str) -> list[dict[str, Any]]:
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack
             index = text.find("{", index + 1)
             continue
-        if isinstance(value, dict):
-            found.append(value)
-            index = text.find("{", end)
-        else:
-            index = text.find("{", index + 1)
+        found.append(value)  # what decodes at a `{` is an object
+        index = text.find("{", end)
     return found
 
 
 def candidate_objects(text: str) -> list[dict[str, Any]]:
     """JSON objects a reply may mean as its answer, most likely first.
 
-    Order: the whole reply; each fenced block; objects embedded in prose; AgentV's greedy
-    first-`{`-to-last-`}` span (which catches a single object whose prose split it oddly).
+    Order: the whole reply; each fenced block; objects embedded in prose. AgentV also tries the
+    span from the first `{` to the last `}`; any object that span holds starts at that first `{`,
+    where the objects in prose already found it.
     """
     cleaned = _THINK.sub("", text).strip()
     candidates: list[dict[str, Any]] = []
@@ -117,12 +115,6 @@ def candidate_objects(text: str) -> list[dict[str, Any]]:
             pass
     for value in _objects_in(cleaned):
         add(value)
-    start, end = cleaned.find("{"), cleaned.rfind("}")
-    if 0 <= start < end:
-        try:
-            add(json.loads(cleaned[start : end + 1]))
-        except (ValueError, RecursionError):
-            pass
     return candidates
 
 
