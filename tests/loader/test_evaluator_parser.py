@@ -95,6 +95,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "the weights of its members add up to more"),
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
      "llm_judge evaluator 'n': unknown key 'prompt.args'"),
+    ("- {name: r, type: regex, value: x, rubrics: 5}", 6, "unknown key 'rubrics' in regex evaluator 'r'"),
     ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
@@ -163,6 +164,9 @@ def _resolved(repo: Path, name: str) -> str:
     ("- {type: word-count, min: 3}",
      [{"type": "custom_assertion", "name": "word-count", "assertion": "word-count"}]),
     ("- {type: brand-voice}", [{"type": "custom_assertion", "name": "brand-voice", "assertion": "brand-voice"}]),
+    # a code judge's own keys are its config as written, even where an llm_judge would read them
+    (f"- {{name: n, {JUDGE}, prompt: {{command: [x]}}, rubrics: 5}}",
+     [{"model_extra": {"prompt": {"command": ["x"]}, "rubrics": 5}}]),
     ("- {name: n, type: code_judge, command: python3 judge.py --flag -v 7, timeout: 5}",
      [{"resolved_script": ["python3", "@judge.py", "--flag", "-v", "7"], "timeout_seconds": 5.0}]),
     ("- {name: n, type: code_judge, script: [run-judge.py, '7'], cwd: sub, timeout_seconds: 0.5}",
