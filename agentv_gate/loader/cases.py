@@ -153,13 +153,14 @@ class CaseBuilder:
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
                                                 line=key_line(holder, key, line_of(raw))))
         if not found:
-            single = raw.get("evaluator")
+            single, single_key = raw.get("evaluator"), "evaluator"
             if single is None and "grader" in raw:
-                single = raw["grader"]
+                single, single_key = raw["grader"], "grader"
                 self.problems.append(Problem(self.file, key_line(raw, "grader", line), "'grader' is deprecated", "'evaluator'",
                                          severity="warning"))
             if single is not None:
-                configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False))
+                configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False,
+                                               line=key_line(raw, single_key, line)))
                 found = True
         suite_configs = [] if self._skips_defaults(raw) else list(self.defaults.get("evaluators", []))
         configs = configs + suite_configs if gen3 else configs if found else suite_configs

@@ -100,7 +100,7 @@ def normalise_kind(raw: Any) -> str:
     return TYPE_ALIASES.get(kind, kind)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)  # pragma: no mutate - a cache of PATH lookups: only speed can change
 def _on_path(command: str, search_path: str) -> bool:
     """Whether `command` is found on `search_path`; asked once per command, not once per case."""
     return shutil.which(command, path=search_path) is not None
@@ -267,9 +267,10 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
 
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
-    line: int | None = None,
+    line: int,
 ) -> EvaluatorConfig:
-    line = line_of(raw, line or 1)
+    """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own)."""
+    line = line_of(raw, line)
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
     if not isinstance(raw, dict):

@@ -164,6 +164,10 @@ def _resolved(repo: Path, name: str) -> str:
     ("- {type: word-count, min: 3}",
      [{"type": "custom_assertion", "name": "word-count", "assertion": "word-count"}]),
     ("- {type: brand-voice}", [{"type": "custom_assertion", "name": "brand-voice", "assertion": "brand-voice"}]),
+    ("- {name: j, type: llm_judge, prompt: p, target: judge-b}", [{"target": "judge-b"}]),  # a judge target's name
+    # a path on an aggregator that runs no script is left as written, never resolved
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
+     [{"aggregator": {"type": "weighted_average", "path": "nowhere.py"}}]),
     # a code judge's own keys are its config as written, even where an llm_judge would read them
     (f"- {{name: n, {JUDGE}, prompt: {{command: [x]}}, rubrics: 5}}",
      [{"model_extra": {"prompt": {"command": ["x"]}, "rubrics": 5}}]),
@@ -228,6 +232,15 @@ def test_a_cwd_outside_the_root_is_taken_when_allowed(repo: Path) -> None:
     result = load(repo, f"- {{name: n, {JUDGE}, cwd: ../..}}", allow_outside_root=True)
     assert result.errors == []
     assert result.cases[0].evaluators[0].resolved_cwd == repo.parent.resolve()  # type: ignore[union-attr]
+
+
+def test_a_single_evaluator_written_as_text_is_located_at_its_key(repo: Path) -> None:
+    file = write(repo / "evals/e.eval.yaml", "tests:\n  - id: c\n    criteria: c\n    input: q\n\n    evaluator: nonsense\n")
+    [problem] = load_eval_file(file, repo).errors
+    assert (problem.line, problem.message) == (6, "unknown evaluator type 'nonsense'")
+    write(repo / "evals/e.eval.yaml", "tests:\n  - id: c\n    criteria: c\n    input: q\n    grader: is_json\n")
+    result = load_eval_file(file, repo)
+    assert result.errors == [] and [c.type for c in result.cases[0].evaluators] == ["is_json"]
 
 
 def test_assert_must_be_a_list_and_is_refused_at_its_own_line(repo: Path) -> None:
