@@ -371,6 +371,11 @@ def parse_evaluator(
                                         "to a test's own evaluators, not to a composite's members",
                                         "'required' on the composite itself"))
         aggregator = config.aggregator or {}
+        if aggregator_kind(aggregator) is None:  # found here, not as every case's error once the run is paid for
+            raw_aggregator = raw.get("aggregator") if isinstance(raw, dict) else None
+            raise EvalFileError(key_line(raw_aggregator, "type", key_line(raw, "aggregator", line)),
+                                f"composite '{config.name}': unknown aggregator type {aggregator.get('type')!r}",
+                                "weighted_average, threshold, code_judge or llm_judge")
         script = aggregator.get("path", aggregator.get("script"))
         if aggregator_kind(aggregator) == "code_judge" and isinstance(script, (str, list)) and script:
             # Found, checked and kept inside the repository root exactly as a code_judge's own script.

@@ -209,13 +209,16 @@ def test_a_broken_member_makes_the_composite_an_error(tmp_path: Path) -> None:
 
 
 def test_unknown_aggregator_is_a_config_error(tmp_path: Path) -> None:
+    """Refused at load in a file (tests/loader/test_evaluator_parser.py); set in code, when judging."""
     case = composite_case(tmp_path, """
         - name: combo
           type: composite
-          aggregator: {type: majority_vote}
           evaluators:
             - {name: has_paris, type: contains, value: Paris}
     """)
+    config = case.evaluators[0]
+    assert isinstance(config, CompositeConfig)
+    config.aggregator = {"type": "majority_vote"}
     score = evaluate(case)
     assert score.score == 0.0
     assert "unknown aggregator type 'majority_vote'" in (score.error or "")

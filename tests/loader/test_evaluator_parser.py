@@ -96,6 +96,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
      "llm_judge evaluator 'n': unknown key 'prompt.args'"),
     ("- {name: r, type: regex, value: x, rubrics: 5}", 6, "unknown key 'rubrics' in regex evaluator 'r'"),
+    ("- {name: c, type: composite, assert: [{type: is_json}],\n   aggregator: {type: majority_vote}}", 7,
+     "composite 'c': unknown aggregator type 'majority_vote'"),
     ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
