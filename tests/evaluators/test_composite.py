@@ -224,7 +224,8 @@ def test_unknown_aggregator_is_a_config_error(tmp_path: Path) -> None:
     assert "unknown aggregator type 'majority_vote'" in (score.error or "")
 
 
-def test_a_negative_member_weight_set_in_code_is_refused_when_judging(tmp_path: Path) -> None:
+@pytest.mark.parametrize("weight", [-0.5, float("inf")])
+def test_a_negative_or_infinite_member_weight_set_in_code_is_refused_when_judging(tmp_path: Path, weight: float) -> None:
     """The loader refuses it in a file; a config built in code meets the same refusal, never a score
     that a failing member raised."""
     case = composite_case(tmp_path, """
@@ -236,10 +237,10 @@ def test_a_negative_member_weight_set_in_code_is_refused_when_judging(tmp_path: 
     """)
     config = case.evaluators[0]
     assert isinstance(config, CompositeConfig)
-    config.aggregator = {"type": "weighted_average", "weights": {"has_berlin": -0.5}}
+    config.aggregator = {"type": "weighted_average", "weights": {"has_berlin": weight}}
     score = evaluate(case)
     assert score.score == 0.0
-    assert score.error == "composite 'combo': weight -0.5 for member 'has_berlin' is not a finite number >= 0"
+    assert score.error == f"composite 'combo': weight {weight} for member 'has_berlin' is not a finite number >= 0"
 
 
 def test_nested_composites_report_grandchildren(tmp_path: Path) -> None:
