@@ -208,26 +208,8 @@ def test_a_broken_member_makes_the_composite_an_error(tmp_path: Path) -> None:
     assert crash.error is not None and crash.score == 0.0
 
 
-def test_unknown_aggregator_is_a_config_error(tmp_path: Path) -> None:
-    """Refused at load in a file (tests/loader/test_evaluator_parser.py); set in code, when judging."""
-    case = composite_case(tmp_path, """
-        - name: combo
-          type: composite
-          evaluators:
-            - {name: has_paris, type: contains, value: Paris}
-    """)
-    config = case.evaluators[0]
-    assert isinstance(config, CompositeConfig)
-    config.aggregator = {"type": "majority_vote"}
-    score = evaluate(case)
-    assert score.score == 0.0
-    assert "unknown aggregator type 'majority_vote'" in (score.error or "")
-
-
-@pytest.mark.parametrize("weight", [-0.5, float("inf")])
-def test_a_negative_or_infinite_member_weight_set_in_code_is_refused_when_judging(tmp_path: Path, weight: float) -> None:
-    """The loader refuses it in a file; a config built in code meets the same refusal, never a score
-    that a failing member raised."""
+def judged_with_an_aggregator_set_in_code(tmp_path: Path, aggregator: dict[str, Any]) -> EvaluationScore:
+    """A composite loaded from a file, then given `aggregator` in code, where the loader never saw it."""
     case = composite_case(tmp_path, """
         - name: combo
           type: composite
@@ -237,8 +219,22 @@ def test_a_negative_or_infinite_member_weight_set_in_code_is_refused_when_judgin
     """)
     config = case.evaluators[0]
     assert isinstance(config, CompositeConfig)
-    config.aggregator = {"type": "weighted_average", "weights": {"has_berlin": weight}}
-    score = evaluate(case)
+    config.aggregator = aggregator
+    return evaluate(case)
+
+
+def test_unknown_aggregator_is_a_config_error(tmp_path: Path) -> None:
+    """Refused at load in a file (tests/loader/test_evaluator_parser.py); set in code, when judging."""
+    score = judged_with_an_aggregator_set_in_code(tmp_path, {"type": "majority_vote"})
+    assert score.score == 0.0
+    assert "unknown aggregator type 'majority_vote'" in (score.error or "")
+
+
+@pytest.mark.parametrize("weight", [-0.5, float("inf")])
+def test_a_negative_or_infinite_member_weight_set_in_code_is_refused_when_judging(tmp_path: Path, weight: float) -> None:
+    """The loader refuses it in a file; a config built in code meets the same refusal, never a score
+    that a failing member raised."""
+    score = judged_with_an_aggregator_set_in_code(tmp_path, {"type": "weighted_average", "weights": {"has_berlin": weight}})
     assert score.score == 0.0
     assert score.error == f"composite 'combo': weight {weight} for member 'has_berlin' is not a finite number >= 0"
 
