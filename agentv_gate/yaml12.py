@@ -3,10 +3,10 @@
 AgentV parses eval files and targets.yaml with the `yaml` package, whose default is YAML 1.2's
 core schema. PyYAML resolves plain scalars by YAML 1.1's rules, under which `yes`, `no`, `on` and
 `off` are booleans, `2024-01-31` is a date, `1:30` is 90 and `0777` is 511, while `1e3` stays text.
-The same file would then mean two things: `contains: on` checked for `True`, `criteria: 2024-01-31`
-was refused as not text, an Azure `api_version: 2024-02-01` became a date. Loaders given to
-`use_core_schema` resolve plain scalars as AgentV does; everything else (quoted text, tags, the
-`<<` merge key PyYAML's loaders have) is unchanged.
+Files AgentV runs were then refused here (`contains: on` and `criteria: 2024-01-31` as not text),
+and an Azure `api_version: 2024-02-01` became a date. Loaders given to `use_core_schema` resolve
+plain scalars as AgentV does; everything else (quoted text, tags, the `<<` merge key PyYAML's
+loaders have) is unchanged.
 """
 
 from __future__ import annotations

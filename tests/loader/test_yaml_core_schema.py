@@ -65,7 +65,7 @@ def test_the_case_by_case_reader_agrees(tmp_path: Path) -> None:
 
 
 def test_words_and_dates_are_checked_as_text_through_the_cli(tmp_path: Path) -> None:
-    """`value: on` looked for the text "True" under YAML 1.1 rules; a date criteria was refused."""
+    """Under YAML 1.1 rules `value: on` (a boolean there) and a date criteria were refused as not text."""
     make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: lights on, due 2024-01-31\n")
     write(tmp_path / "evals/s.yaml", """
         tests:
