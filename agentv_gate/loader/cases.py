@@ -151,7 +151,7 @@ class CaseBuilder:
             if value is not None:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
-                                                line=key_line(holder, key, line_of(raw))))
+                                                line=key_line(holder, key, line)))
         if not found:
             single, single_key = raw.get("evaluator"), "evaluator"
             if single is None and "grader" in raw:

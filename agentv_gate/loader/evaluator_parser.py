@@ -165,7 +165,7 @@ def _script_kind(script: Any) -> str:
 
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
-    line: int = 1,
+    line: int,
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
@@ -351,7 +351,7 @@ def parse_evaluator(
     elif isinstance(config, LlmJudgeConfig):
         _resolve_prompt(config, roots, line, problems, file)
     elif isinstance(config, CompositeConfig):
-        config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False)
+        config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False, line=line)
         named = (config.aggregator or {}).get("weights")
         named = named if isinstance(named, dict) else {}
         for member, weight in named.items():
@@ -371,13 +371,13 @@ def parse_evaluator(
                                         "to a test's own evaluators, not to a composite's members",
                                         "'required' on the composite itself"))
         aggregator = config.aggregator or {}
-        if aggregator_kind(aggregator) is None:  # found here, not as every case's error once the run is paid for
-            raw_aggregator = raw.get("aggregator") if isinstance(raw, dict) else None
-            raise EvalFileError(key_line(raw_aggregator, "type", key_line(raw, "aggregator", line)),
+        aggregating = aggregator_kind(aggregator)
+        if aggregating is None:  # found here, not as every case's error once the run is paid for
+            raise EvalFileError(key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line)),
                                 f"composite '{config.name}': unknown aggregator type {aggregator.get('type')!r}",
                                 "weighted_average, threshold, code_judge or llm_judge")
         script = aggregator.get("path", aggregator.get("script"))
-        if aggregator_kind(aggregator) == "code_judge" and isinstance(script, (str, list)) and script:
+        if aggregating == "code_judge" and isinstance(script, (str, list)) and script:
             # Found, checked and kept inside the repository root exactly as a code_judge's own script.
             cwd = _resolve_cwd(aggregator.get("cwd"), roots, line)
             config.resolved_aggregator_cwd = cwd

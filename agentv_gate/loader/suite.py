@@ -239,7 +239,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     evaluators_line = line_of(header)
     for holder, key in ((header, "assertions"), (header, "assert"), (execution, "evaluators"), (header, "evaluators")):
         if holder.get(key) is not None:
-            raw_evaluators, evaluators_line = holder[key], key_line(holder, key, line_of(header))
+            raw_evaluators, evaluators_line = holder[key], key_line(holder, key, evaluators_line)
             break
     try:
         defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=generation == 2,
