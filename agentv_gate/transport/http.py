@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import socket
 import threading
@@ -400,13 +401,40 @@ _local = threading.local()
 
 
 def _session() -> requests.Session:
-    """One keep-alive session per thread: requests.Session is not safe to share across threads."""
+    """One keep-alive session per thread: requests.Session is not safe to share across threads.
+
+    It does not read the environment itself (`trust_env`): requests would then also read ~/.netrc
+    and send its Basic credentials in place of the Authorization header the target set, and redo
+    the proxy lookup on every call. `_environment` gives it what the environment does say.
+    """
     session = getattr(_local, "session", None)
     if session is None:
         session = requests.Session()
-        session.trust_env = True
+        session.trust_env = False
         _local.session = session
     return session
+
+
+_ENVIRONMENT_VARIABLES = tuple(
+    spelling for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy") for spelling in (name, name.upper())
+) + ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+"""What requests reads from the environment for an http(s) URL."""
+_environments: dict[tuple[str, tuple[str | None, ...]], tuple[dict[str, str], bool | str]] = {}
+
+
+def _environment(url: str) -> tuple[dict[str, str], bool | str]:
+    """The proxies (HTTP(S)_PROXY, NO_PROXY, ...) and CA bundle (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
+    requests takes from the environment for `url`, worked out once per origin and environment."""
+    origin = url.split("/", 3)[:3]
+    key = ("/".join(origin), tuple(map(os.environ.get, _ENVIRONMENT_VARIABLES)))
+    settings = _environments.get(key)
+    if settings is None:
+        reader = requests.Session()  # trust_env: what requests itself would read, netrc aside
+        merged = reader.merge_environment_settings(url, {}, None, None, None)
+        reader.close()
+        verify = merged["verify"]
+        settings = _environments[key] = (dict(merged["proxies"]), True if verify is None else verify)
+    return settings
 
 
 def post_json(
@@ -506,6 +534,7 @@ def http_call(
         timeout = max(0.05, min(policy.request_timeout_seconds, remaining))
         attempt_started = time.monotonic()
         deadline = attempt_started + timeout
+        proxies, verify = _environment(url)
         try:
             response = _session().request(
                 method,
@@ -514,6 +543,8 @@ def http_call(
                 headers=dict(headers or {}),
                 timeout=timeout,
                 stream=True,
+                proxies=proxies,
+                verify=verify,
             )
             _read_body(response, deadline, policy.max_response_bytes)
         except _BodyTooLarge:
@@ -531,7 +562,8 @@ def http_call(
             cut = re.search(r"IncompleteRead\(([^)]*)\)", str(exc))
             raise _Retryable("the connection closed before the reply was complete"
                              + (f" ({cut.group(1)})" if cut else "")) from None
-        except requests.RequestException as exc:
+        except (requests.RequestException, OSError) as exc:
+            # OSError: requests' own refusals that are not RequestExceptions (a CA bundle that is not there).
             raise HttpCallError(
                 redact(f"{describe}: cannot send request to {url}: {exc}", secret_list)
             ) from None

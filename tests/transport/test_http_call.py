@@ -277,6 +277,35 @@ def test_a_proxy_from_the_environment_is_used(fake_llm: FakeLLMServer, monkeypat
     assert result.data == OK and fake_llm.requests[0].headers["host"] == "model.invalid"
 
 
+def test_a_netrc_entry_never_replaces_the_targets_own_key(
+        fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # requests, reading the environment, would send ~/.netrc's Basic credentials in place of the
+    # Authorization header the target set: every call a 401 for a user with a `default` entry.
+    (tmp_path / ".netrc").write_text("default login someone password hunter2\n")
+    (tmp_path / ".netrc").chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NETRC", str(tmp_path / ".netrc"))
+    fake_llm.set_default("/x", FakeReply.json(OK))
+    call(fake_llm, FAST, headers={"Authorization": "Bearer the-key"})
+    post_json(f"{fake_llm.url}/x", {"q": 1}, policy=FAST)
+    assert [r.headers.get("authorization") for r in fake_llm.requests] == ["Bearer the-key", None]
+
+
+def test_a_ca_bundle_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # REQUESTS_CA_BUNDLE (a company's own CA, on a CI runner) still decides how TLS is checked:
+    # a bundle that does not exist is an error naming it, not a silent fall-back to the default CAs.
+    missing = tmp_path / "no-such-bundle.pem"
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(missing))
+    error = failure_at("https://127.0.0.1:9/x")
+    assert str(missing) in str(error)
+
+
+def failure_at(url: str) -> HttpCallError:
+    with pytest.raises(HttpCallError) as caught:
+        post_json(url, {"q": 1}, policy=fast(max_attempts=1), describe="probe")
+    return caught.value
+
+
 # ---------------------------------------------------------------- quota refusals
 
 
