@@ -354,9 +354,17 @@ class _BodyTooLarge(Exception):
 
 
 def _socket_of(response: requests.Response) -> socket.socket | None:
-    """The connection's socket, so each read can wait no longer than the deadline; None if hidden."""
+    """The connection's socket, so each read can wait no longer than the deadline; None if hidden.
+
+    A reply the server will close after (`Connection: close`, or a body read to the end of the
+    stream) has already been let go by its connection: its socket is reached through the file the
+    body is read from instead, or a read could wait a whole timeout past the deadline.
+    """
     connection = getattr(response.raw, "connection", None) or getattr(response.raw, "_connection", None)
     sock = getattr(connection, "sock", None)
+    if not isinstance(sock, socket.socket):
+        body_file = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(body_file, "raw", None), "_sock", None)
     return sock if isinstance(sock, socket.socket) else None
 
 

@@ -189,8 +189,8 @@ def test_a_compressed_reply_is_decoded_and_capped_by_its_decoded_size(fake_llm: 
 @pytest.mark.parametrize("reply", [
     pytest.param(FakeReply.json(OK).in_pieces(6, 5.0), id="stalls-halfway"),
     pytest.param(FakeReply.json({"answer": "x" * 60}).in_pieces(4, 0.1), id="trickles"),
-    # A reply the server will close after: the connection's socket is out of reach, only the
-    # deadline checked between pieces cuts it (the body would be complete after 0.8 s).
+    # A reply the server will close after: its connection has let the socket go, so the socket is
+    # found through the body's file (the body would be complete after 0.8 s).
     pytest.param(FakeReply.json({"answer": "x" * 20}, headers={"Connection": "close"}).in_pieces(4, 0.1),
                  id="trickles-on-a-closing-connection"),
 ])
@@ -200,6 +200,16 @@ def test_a_body_still_coming_at_the_deadline_is_cut_there(fake_llm: FakeLLMServe
     assert re.fullmatch(rf"probe: POST {fake_llm.url}/x failed after 1 attempt\(s\) in \d+\.\ds: "
                         r"no response within 0\.30s \(a deadline for the whole reply, body included\)",
                         str(error)), str(error)
+
+
+def test_a_closing_connection_that_stalls_just_before_the_deadline_is_cut_at_it(fake_llm: FakeLLMServer) -> None:
+    # A piece arrives at 0.9 s of a 1 s deadline, then nothing: a read that waited its own timeout
+    # from there ended at 1.8 s. The bound checked is the stated deadline with room for a busy machine.
+    fake_llm.set_default("/x", FakeReply.json({"answer": "x" * 200}, headers={"Connection": "close"}).in_pieces(6, 0.9))
+    started = time.monotonic()
+    error = failure(fake_llm, fast(request_timeout_seconds=1.0, max_attempts=1))
+    assert time.monotonic() - started < 1.5
+    assert str(error).endswith("no response within 1.00s (a deadline for the whole reply, body included)")
 
 
 def test_a_connection_closed_mid_body_is_retried(fake_llm: FakeLLMServer) -> None:
