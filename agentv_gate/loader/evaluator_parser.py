@@ -36,7 +36,7 @@ from ..models import (
     compile_js_regex,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
-from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, key_problems
+from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
@@ -307,6 +307,7 @@ def parse_evaluator(
     if kind == "composite":
         problems.extend(key_problems(data.get("aggregator"), AGGREGATOR_KEYS, "aggregator",
                                      f"the aggregator of {where}", file))
+        problems.extend(aggregator_key_problems(data.get("aggregator"), where, file))
     if not data.get("name"):
         if name_required:
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..keys import NOT_YET, DeclaredOnly, unknown_key_problems
-from ..models import EvaluatorConfig
+from ..models import EvaluatorConfig, aggregator_kind
 from .problems import Problem
 from .yaml_lines import LineDict, key_line, line_of
 
@@ -52,8 +52,15 @@ EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
 EVERY_EVALUATOR = ("negate",)
 """Read by the orchestrator for every evaluator (AgentV's `negate: true`)."""
 
-AGGREGATOR_KEYS = ("type", "weights", "threshold", "path", "script", "cwd", "timeout_seconds", "prompt")
-"""A composite's `aggregator:` mapping, as the composite evaluator reads it."""
+AGGREGATOR_KEYS_BY_KIND: dict[str, tuple[str, ...]] = {
+    "weighted_average": ("type", "weights"),
+    "threshold": ("type", "threshold"),
+    "code_judge": ("type", "weights", "path", "script", "cwd", "timeout_seconds"),
+    "llm_judge": ("type", "weights", "prompt"),
+}
+"""A composite's `aggregator:` mapping, as the composite evaluator reads it for each kind of aggregator
+(a code or LLM aggregator gets each member's weight with its result)."""
+AGGREGATOR_KEYS = tuple(dict.fromkeys(key for keys in AGGREGATOR_KEYS_BY_KIND.values() for key in keys))
 
 CODE_JUDGE_RESERVED = ("judge",)
 """Keys AgentV keeps from a code judge's config without agentv-gate reading them: never passed through."""
@@ -107,6 +114,22 @@ def key_problems(raw: Any, known: Collection[str], level: str, where: str, file:
     found = unknown_key_problems(raw, known, not_yet, where, lambda key: key_line(raw, key, line_of(raw)),
                                  _passes_as_config(known) if config_passthrough else None)
     return [Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found]
+
+
+def aggregator_key_problems(raw: Any, where: str, file: Path) -> list[Problem]:
+    """Problems for the keys of an `aggregator:` that another kind of aggregator reads but this one
+    does not (a `path:` on a weighted average runs no script), each at its own line."""
+    kind = aggregator_kind(raw) if isinstance(raw, dict) else None
+    if kind is None:
+        return []  # not a mapping, or an unknown type: reported as such
+    problems = []
+    for key in raw:
+        if key in AGGREGATOR_KEYS and key not in AGGREGATOR_KEYS_BY_KIND[kind]:
+            readers = ", ".join(other for other, keys in AGGREGATOR_KEYS_BY_KIND.items() if key in keys)
+            problems.append(Problem(file, key_line(raw, key, line_of(raw)),
+                                    f"'{key}' in the aggregator of {where}: the {kind} aggregator does not read it "
+                                    f"(read by: {readers})", unknown_key=True))
+    return problems
 
 
 def _passes_as_config(known: Collection[str]) -> Callable[[str], bool]:

@@ -125,6 +125,9 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "max_duration_ms (b) is checked only in modes in_order and exact"),
     (f"- {{{TRAJECTORY}, mode: superset, expected: [{{tool: a, max_duration_ms: 5}}]}}", 6,
      "max_duration_ms (a) is checked only"),
+    # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
+     6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
     ("- {name: u, type: token_usage}", 6, "token_usage evaluator 'u' sets no limit"),
     ("- {name: m, type: execution_metrics}", 6, "execution_metrics evaluator 'm' sets no limit"),
     ("- {name: m, type: execution_metrics, max_tool_calls: 3, exploration_tolerance: 0.1}", 6,
@@ -167,9 +170,6 @@ def _resolved(repo: Path, name: str) -> str:
      [{"type": "custom_assertion", "name": "word-count", "assertion": "word-count"}]),
     ("- {type: brand-voice}", [{"type": "custom_assertion", "name": "brand-voice", "assertion": "brand-voice"}]),
     ("- {name: j, type: llm_judge, prompt: p, target: judge-b}", [{"target": "judge-b"}]),  # a judge target's name
-    # a path on an aggregator that runs no script is left as written, never resolved
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
-     [{"aggregator": {"type": "weighted_average", "path": "nowhere.py"}}]),
     # a code judge's own keys are its config as written, even where an llm_judge would read them
     (f"- {{name: n, {JUDGE}, prompt: {{command: [x]}}, rubrics: 5}}",
      [{"model_extra": {"prompt": {"command": ["x"]}, "rubrics": 5}}]),

@@ -106,6 +106,37 @@ def test_evaluator_and_aggregator_typos(repo: Path) -> None:
     assert "x.eval.yaml:12: unknown key 'treshold' in the aggregator of composite evaluator 'both'" in out
 
 
+def test_an_aggregator_key_its_kind_does_not_read_is_refused(repo: Path) -> None:
+    # Each key is read by some aggregator, but not by this one: a `path:` on a weighted average runs
+    # no script, `weights:` never change a threshold's count, a `threshold:` is not a weighted mean's.
+    suite(repo, """
+        tests:
+          - id: a
+            input: Hi
+            assert:
+              - name: mean
+                type: composite
+                evaluators: [{type: is_json}]
+                aggregator:
+                  path: scripts/aggregate.py
+              - name: count
+                type: composite
+                evaluators: [{type: is_json}]
+                aggregator: {type: threshold, threshold: 0.5, weights: {is_json: 2}}
+              - name: judged
+                type: composite
+                evaluators: [{type: is_json}]
+                aggregator: {type: llm-judge, threshold: 0.5, prompt: "Score {{EVALUATOR_RESULTS_JSON}}"}
+    """)
+    out = refused(repo)
+    assert ("x.eval.yaml:9: 'path' in the aggregator of composite evaluator 'mean': the weighted_average "
+            "aggregator does not read it (read by: code_judge)") in out
+    assert ("x.eval.yaml:13: 'weights' in the aggregator of composite evaluator 'count': the threshold "
+            "aggregator does not read it (read by: weighted_average, code_judge, llm_judge)") in out
+    assert ("x.eval.yaml:17: 'threshold' in the aggregator of composite evaluator 'judged': the llm_judge "
+            "aggregator does not read it (read by: threshold)") in out
+
+
 def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Path) -> None:
     (repo / "evals/judge.py").write_text("import json,sys\nd=json.load(sys.stdin)\n"
                                          "print(json.dumps({'score': 1 if d['config']['keywords'] == ['Paris'] else 0}))\n")
