@@ -479,6 +479,10 @@ def _check_required(value: Any, line: int, where: str) -> None:
                         "required: true (must score 0.8) or a mark such as required: 0.6")
 
 
+FIELD_SETTINGS_READ_BY = {"tolerance": "numeric_tolerance", "relative": "numeric_tolerance", "formats": "date"}
+"""A `field_accuracy` field's settings that only one `match` reads."""
+
+
 def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
     """Settings that are each valid alone but mean nothing together: refused, never silently dropped."""
     name = f"{config.type} evaluator '{config.name}'"
@@ -500,6 +504,16 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
             if timed:
                 raise EvalFileError(line, f"{name}: max_duration_ms ({', '.join(timed)}) is checked only in modes "
                                     "in_order and exact", f"mode: in_order, or no max_duration_ms in mode {config.mode}")
+    elif isinstance(config, FieldAccuracyConfig):
+        raw_fields = raw.get("fields") if isinstance(raw, dict) else None
+        for index, spec in enumerate(config.fields):
+            written = raw_fields[index] if isinstance(raw_fields, list) and index < len(raw_fields) else {}
+            for key, reader in FIELD_SETTINGS_READ_BY.items():
+                if key in written and spec.match != reader:
+                    raise EvalFileError(
+                        key_line(written, key, item_line(raw_fields, index, line)),
+                        f"{name}: fields[{index}] ({spec.path}): '{key}' is read only with match: {reader} "
+                        f"(this field's match is {spec.match})", f"match: {reader} beside it, or no '{key}'")
     elif isinstance(config, TokenUsageConfig):
         if config.max_total is None and config.max_input is None and config.max_output is None:
             raise EvalFileError(line, f"{name} sets no limit", "max_total, max_input and/or max_output")

@@ -49,6 +49,14 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: is_json, weight: -1}", 6, "is_json evaluator 'n': weight -1.0 is not a finite number >= 0"),
     ("- {name: n, type: is_json, weight: .nan}", 6, "weight nan is not a finite number"),
     ("- {name: n, type: is_json, weight: .inf}", 6, "weight inf is not a finite number"),
+    # a field setting its match never reads: refused at the field, not a stricter check than meant
+    ("- name: n\n  type: field_accuracy\n  fields:\n    - {path: a}\n    - {path: total, tolerance: 0.01}", 10,
+     "field_accuracy evaluator 'n': fields[1] (total): 'tolerance' is read only with match: numeric_tolerance "
+     "(this field's match is exact)"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, match: date, relative: true}]}", 6,
+     "fields[0] (a): 'relative' is read only with match: numeric_tolerance (this field's match is date)"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, formats: [YYYY-MM-DD]}]}", 6,
+     "fields[0] (a): 'formats' is read only with match: date (this field's match is numeric_tolerance)"),
     ("- {name: n, type: field_accuracy, fields: [{path: a}, {path: b, weight: -2}]}", 6,
      "field_accuracy evaluator 'n': fields[1].weight -2.0 is not a finite number >= 0"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, weight: 1e308}, {path: b, weight: 1e308}]}", 6,
