@@ -520,7 +520,6 @@ class EvaluationScore(BaseModel):
     """Structured detail for reports (a rubric judge's `checks` and raw scores)."""
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
-    expected_aspect_count: int = 0
     reasoning: str | None = None
     raw_aspects: list[str] | None = None
     evaluator_raw_request: dict[str, Any] | None = None

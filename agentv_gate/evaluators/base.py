@@ -33,5 +33,4 @@ ResolveJudgeProvider = Callable[[EvaluationContext], "Provider | None"]
 def binary(passed: bool, hit: str, miss: str) -> EvaluationScore:
     """AgentV's assertions score 0 or 1, with one hit or one miss saying which."""
     return EvaluationScore(score=1.0 if passed else 0.0, hits=[hit] if passed else [],
-                           misses=[] if passed else [miss], expected_aspect_count=1,
-                           reasoning=hit if passed else miss)
+                           misses=[] if passed else [miss], reasoning=hit if passed else miss)

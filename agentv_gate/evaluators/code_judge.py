@@ -106,7 +106,6 @@ def score_from_output(data: dict[str, Any], raw: dict[str, Any]) -> EvaluationSc
     hits, misses = string_list(data.get("hits")), string_list(data.get("misses"))
     reasoning = data.get("reasoning")
     return EvaluationScore(score=float(data["score"]), hits=hits, misses=misses,
-                           expected_aspect_count=len(hits) + len(misses) or 1,
                            reasoning=reasoning if isinstance(reasoning, str) else None,
                            evaluator_raw_request=raw)
 
@@ -127,7 +126,7 @@ def failed_score(what: str, reason: str, result: ScriptResult | None, raw: dict[
                 misses.extend(string_list(own.get("misses")))
         except ValueError:
             pass
-    return EvaluationScore(score=0.0, misses=misses, expected_aspect_count=1, reasoning=message,
+    return EvaluationScore(score=0.0, misses=misses, reasoning=message,
                            evaluator_raw_request={**raw, "error": message}, error=message)
 
 
@@ -183,7 +182,7 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
 def _no_model(message: str, raw: dict[str, Any]) -> EvaluationScore:
     """The judge asked for model access (`target:`) and cannot have it: an error, the script not run."""
     raw["error"] = message
-    return EvaluationScore(score=0.0, misses=[f"Code evaluator failed: {message}"], expected_aspect_count=1,
+    return EvaluationScore(score=0.0, misses=[f"Code evaluator failed: {message}"],
                            reasoning=message, evaluator_raw_request=raw, error=message)
 
 
@@ -203,7 +202,7 @@ class CodeJudgeEvaluator:
         except ValueError as exc:
             message = f"script cannot be split into arguments: {exc}"
             return EvaluationScore(score=0.0, misses=[f"Code evaluator failed: {message}"],
-                                   expected_aspect_count=1, reasoning=message, error=message)
+                                   reasoning=message, error=message)
         timeout = config.timeout_seconds if config.timeout_seconds else self.default_timeout_seconds
         raw: dict[str, Any] = {"script": argv, "cwd": str(cwd), "timeout_seconds": timeout}
         payload = build_judge_payload(context, judge_config(config))

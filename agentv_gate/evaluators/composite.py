@@ -72,7 +72,7 @@ def _config_error(config: CompositeConfig, message: str) -> EvaluationScore:
 
 def _error(message: str, raw: dict[str, Any] | None = None) -> EvaluationScore:
     """Score 0 that says why and marks the result as an error (the composite could not judge)."""
-    return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, reasoning=message,
+    return EvaluationScore(score=0.0, misses=[message], reasoning=message,
                            evaluator_raw_request=raw, error=message)
 
 
@@ -155,7 +155,7 @@ class CompositeEvaluator:
         if weights:
             raw["weights"] = dict(weights)
         return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits, misses=misses,
-                               expected_aspect_count=len(hits) + len(misses) or 1, reasoning=reasoning,
+                               reasoning=reasoning,
                                evaluator_raw_request=raw)
 
     def _threshold(self, members: list[EvaluatorResult], aggregator: dict[str, Any]) -> EvaluationScore:
@@ -169,7 +169,7 @@ class CompositeEvaluator:
         hits, misses = self._prefixed(members)
         (hits if passed else misses).insert(0, summary)
         return EvaluationScore(score=score, hits=hits, misses=misses,
-                               expected_aspect_count=len(hits) + len(misses), reasoning=summary,
+                               reasoning=summary,
                                evaluator_raw_request={"aggregator": "threshold", "threshold": threshold})
 
     @staticmethod

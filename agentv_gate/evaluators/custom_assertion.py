@@ -26,7 +26,7 @@ class CustomAssertionEvaluator:
         argv = list(config.resolved_script or [])
         if not argv:  # a config built in code, not by the loader
             message = f"custom assertion '{config.assertion}' has no script (the loader finds it)"
-            return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, reasoning=message,
+            return EvaluationScore(score=0.0, misses=[message], reasoning=message,
                                    error=message)
         cwd = Path(config.source_file or context.eval_case.source_file).resolve().parent
         timeout = config.timeout_seconds or self.default_timeout_seconds

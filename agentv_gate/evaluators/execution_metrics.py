@@ -44,7 +44,6 @@ class ExecutionMetricsEvaluator:
             self._exploration(config, summary, hits, misses)
         checks = len(hits) + len(misses)
         return EvaluationScore(score=len(hits) / checks if checks else 0.0, hits=hits, misses=misses,
-                               expected_aspect_count=checks or 1,
                                reasoning=f"{len(hits)}/{checks} execution checks hold" if checks else "no limit given",
                                evaluator_raw_request={"type": "execution_metrics", "trace": summary,
                                                       "token_usage": context.token_usage,

@@ -242,21 +242,19 @@ def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
         else:
             score = sum(r.score * r.weight for r in results) / total
     return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits[:MAX_LISTED],
-                           misses=misses[:MAX_LISTED], expected_aspect_count=len(results),
-                           reasoning=f"{len(hits)}/{len(results)} fields matched")
+                           misses=misses[:MAX_LISTED], reasoning=f"{len(hits)}/{len(results)} fields matched")
 
 
 class FieldAccuracyEvaluator:
     def evaluate(self, config: FieldAccuracyConfig, context: EvaluationContext) -> EvaluationScore:
-        count = len(config.fields)
         try:
             candidate = parse_json_from_text(context.candidate or "")
         except JsonExtractError:
             miss = "Failed to parse candidate answer as JSON"
-            return EvaluationScore(score=0.0, misses=[miss], expected_aspect_count=count, reasoning=miss)
+            return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
         expected = expected_data(context.eval_case.expected_messages)
         if expected is MISSING:
             miss = "No expected data found in expected_output"
-            return EvaluationScore(score=0.0, misses=[miss], expected_aspect_count=count, reasoning=miss)
+            return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
         results = [compare_field(spec, candidate, expected) for spec in config.fields]
         return aggregate(results, config.aggregation)

@@ -54,7 +54,6 @@ def _failed(message: str, raw: dict[str, Any] | None, retries: int = 0) -> Evalu
     return EvaluationScore(
         score=0.0,
         misses=[f"LLM judge failed: {message}"],
-        expected_aspect_count=1,
         reasoning=message,
         evaluator_raw_request=raw,
         retries=retries,
@@ -171,7 +170,6 @@ class LlmJudgeEvaluator:
             verdict="fail" if outcome.failed_required else None,
             hits=outcome.hits,
             misses=outcome.misses,
-            expected_aspect_count=len(items),
             reasoning=asked.reply.overall_reasoning,
             details=outcome.details,
             evaluator_raw_request=raw,
@@ -200,7 +198,6 @@ class LlmJudgeEvaluator:
             score=reply.score,
             hits=reply.hits,
             misses=reply.misses,
-            expected_aspect_count=max(1, len(reply.hits) + len(reply.misses)),
             reasoning=reply.reasoning,
             evaluator_raw_request=raw,
             retries=asked.retries,

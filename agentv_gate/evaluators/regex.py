@@ -18,7 +18,7 @@ class RegexEvaluator:
             compiled = compile_js_regex(config.value, config.flags)
         except ValueError as exc:
             message = f"regex evaluator '{config.name}': {exc}"
-            return EvaluationScore(score=0.0, misses=[message], expected_aspect_count=1, error=message)
+            return EvaluationScore(score=0.0, misses=[message], error=message)
         flags = config.flags or ""
         label = f"/{config.value}/{flags}" + (f" (flags: {flags})" if flags else "")
         passed = compiled.search(context.candidate or "") is not None

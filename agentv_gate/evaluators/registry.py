@@ -73,7 +73,7 @@ def evaluate_safely(registry: EvaluatorRegistry, context: EvaluationContext) -> 
     except Exception as exc:  # noqa: BLE001 - a broken evaluator is a result, never a crash
         message = str(exc) if isinstance(exc, UnknownEvaluatorError) else f"{type(exc).__name__}: {exc}"
         return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {message}"],
-                               expected_aspect_count=1, reasoning=message, error=message)
+                               reasoning=message, error=message)
 
 
 def _register(registry: dict[type[BaseModel], Evaluator[Any]], config_class: type[_C],

@@ -21,6 +21,5 @@ class TokenUsageEvaluator:
         hits, misses = checks.hits, checks.misses
         passed = not misses and bool(hits)
         return EvaluationScore(score=1.0 if passed else 0.0, hits=hits, misses=misses,
-                               expected_aspect_count=len(hits) + len(misses) or 1,
                                reasoning="; ".join(hits + misses) or "no limit given",
                                evaluator_raw_request={"type": "token_usage", "token_usage": usage})

@@ -86,7 +86,7 @@ class ToolTrajectoryEvaluator:
     def evaluate(self, config: ToolTrajectoryConfig, context: EvaluationContext) -> EvaluationScore:
         messages = [message_dict(m) for m in context.output_messages]
         if not messages and not context.trace:
-            return EvaluationScore(score=0.0, misses=["No trace available for evaluation"], expected_aspect_count=1,
+            return EvaluationScore(score=0.0, misses=["No trace available for evaluation"],
                                    reasoning="the target returned no output messages")
         calls = tool_calls(messages)
         mode = config.mode
@@ -120,7 +120,7 @@ class ToolTrajectoryEvaluator:
             line = f"{tool}: called {count} times (required >={minimum})"
             (hits if count >= minimum else misses).append(line)
         score = len(hits) / len(minimums) if minimums else 1.0
-        return EvaluationScore(score=score, hits=hits, misses=misses, expected_aspect_count=len(minimums),
+        return EvaluationScore(score=score, hits=hits, misses=misses,
                                reasoning=f"{len(hits)}/{len(minimums)} tools called often enough")
 
     def _sequence(self, config: ToolTrajectoryConfig, calls: list[ToolCall], *, exact: bool) -> EvaluationScore:
@@ -165,7 +165,7 @@ class ToolTrajectoryEvaluator:
         if length_miss:
             total += length_miss
             score = (tally.sequence_hits + tally.latency_hits) / total
-        return EvaluationScore(score=score, hits=tally.hits, misses=tally.misses, expected_aspect_count=total,
+        return EvaluationScore(score=score, hits=tally.hits, misses=tally.misses,
                                reasoning=f"{tally.sequence_hits}/{len(expected)} expected calls matched")
 
     def _superset(self, config: ToolTrajectoryConfig, calls: list[ToolCall]) -> EvaluationScore:
@@ -183,7 +183,7 @@ class ToolTrajectoryEvaluator:
                 used.add(found)
                 hits.append(f"Found {item.tool} at position {found}")
         score = len(hits) / len(expected) if expected else 1.0
-        return EvaluationScore(score=score, hits=hits, misses=misses, expected_aspect_count=len(expected),
+        return EvaluationScore(score=score, hits=hits, misses=misses,
                                reasoning=f"{len(hits)}/{len(expected)} expected calls found")
 
     def _subset(self, config: ToolTrajectoryConfig, calls: list[ToolCall]) -> EvaluationScore:
@@ -198,5 +198,5 @@ class ToolTrajectoryEvaluator:
                           for item in expected)
             line = f"Position {i}: {call.name}{_describe_args(call)}"
             (hits if allowed else misses).append(f"{line} is {'in' if allowed else 'not in'} allowed set")
-        return EvaluationScore(score=len(hits) / len(calls), hits=hits, misses=misses, expected_aspect_count=len(calls),
+        return EvaluationScore(score=len(hits) / len(calls), hits=hits, misses=misses,
                                reasoning=f"{len(hits)}/{len(calls)} calls allowed")

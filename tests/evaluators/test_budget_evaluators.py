@@ -102,7 +102,6 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
 def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
     result = budget(config, **reported)
     assert result.score == score and [*result.hits, *result.misses] == lines
-    assert result.expected_aspect_count == len(lines)  # one aspect per check
 
 
 def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
@@ -113,7 +112,7 @@ def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
     assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
     assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
                             "Exploration ratio not available (no tool calls)"]
-    assert (score.score, score.expected_aspect_count, score.reasoning) == (2 / 5, 5, "2/5 execution checks hold")
+    assert (score.score, score.reasoning) == (2 / 5, "2/5 execution checks hold")
 
 
 
@@ -121,7 +120,7 @@ def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
 def test_a_config_built_in_code_with_no_limit_holds_nothing(config: Any) -> None:
     """The loader refuses these in an eval file; called in code they score 0, as one aspect."""
     nothing = budget(config, token_usage={"input": 1, "output": 1})
-    assert (nothing.score, nothing.expected_aspect_count, nothing.reasoning) == (0.0, 1, "no limit given")
+    assert (nothing.score, nothing.reasoning) == (0.0, "no limit given")
 
 
 @pytest.fixture()

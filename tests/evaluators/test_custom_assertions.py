@@ -51,7 +51,7 @@ def test_a_config_built_in_code_without_a_script_is_an_error() -> None:
     case = EvalCase(id="c", source_file=Path("/tmp/x.eval.yaml"), suite="x", question="q")
     score = score_of(CustomAssertionEvaluator(), EvaluationContext(eval_case=case, candidate="a", evaluator=config))
     message = "custom assertion 'tone' has no script (the loader finds it)"
-    assert (score.score, score.expected_aspect_count, score.misses, score.error) == (0.0, 1, [message], message)
+    assert (score.score, score.misses, score.error) == (0.0, [message], message)
 
 
 def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project: Path) -> None:

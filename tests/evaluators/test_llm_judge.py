@@ -79,7 +79,7 @@ def test_good_verdict_and_raw_request(fake_llm: FakeLLMServer, judge: Provider) 
     score = score_of(evaluator_for(judge, max_output_tokens=300), context())
     assert score.error is None
     assert (score.score, score.hits, score.misses, score.reasoning) == (0.75, ["names Paris"], ["no source"], "Mostly right.")
-    assert score.expected_aspect_count == 2 and score.retries == 0
+    assert score.retries == 0
     raw = score.evaluator_raw_request
     assert raw is not None and raw["target"] == "judge" and raw["system_prompt"] == JUDGE_SYSTEM_PROMPT
     assert raw["prompt_source"] == "default" and "[[ ## candidate_answer ## ]]\nIt is Paris." in raw["user_prompt"]
@@ -166,7 +166,7 @@ def test_hanging_judge_times_out_and_is_reported(fake_llm: FakeLLMServer, judge:
 
 def test_no_judge_target_is_a_clear_error() -> None:
     score = score_of(evaluator_for(None), context(target="my-agent"))
-    assert score.score == 0.0 and score.retries == 0 and score.expected_aspect_count == 1
+    assert score.score == 0.0 and score.retries == 0
     assert score.error == (
         "no judge target configured: set judge_target on target 'my-agent' in "
         ".agentv/targets.yaml (or `target:` on the llm_judge evaluator)"
@@ -255,7 +255,6 @@ def test_cli_judge_sees_each_attempt_and_its_reply_is_read_from_its_transcript(t
     score = score_of(evaluator_for(answering), context())
     assert (score.score, score.reasoning, score.error) == (1.0, "attempt 1", None)
     assert score.retries == 1 and score.evaluator_raw_request["attempts"] == 2
-    assert score.expected_aspect_count == 1  # a verdict with no hits or misses is still one aspect
     once = score_of(evaluator_for(answering, max_reply_attempts=0), context())  # asked at least once
     assert once.verdict == "skip" and "after 1 attempt(s): expected a JSON object" in (once.error or "")
     failing = score_of(evaluator_for(cli_judge("exit 3")), context())

@@ -122,7 +122,7 @@ def test_a_config_built_in_code_expecting_nothing_is_met(config: dict[str, Any],
 
 def test_no_output_messages_and_no_trace_scores_zero() -> None:
     score = evaluate({"mode": "subset", "expected": []}, [])
-    assert (score.score, score.misses, score.expected_aspect_count) == (0.0, ["No trace available for evaluation"], 1)
+    assert (score.score, score.misses) == (0.0, ["No trace available for evaluation"])
 
 
 def test_reasoning_names_the_mode_and_the_tools_called() -> None:
