@@ -19,8 +19,8 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
-from .models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines
 

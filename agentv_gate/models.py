@@ -15,10 +15,10 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
+from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
+from .defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
+from .defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
 from .wire import content_to_text
-
-DEFAULT_THRESHOLD = 0.5
-"""AgentV's gate: its JUnit writer fails a case scoring below 0.5 unless told otherwise."""
 
 PASS_SCORE = 0.8
 BORDERLINE_SCORE = 0.6
@@ -30,12 +30,6 @@ def score_label(score: float) -> Literal["pass", "borderline", "fail"]:
     if score >= PASS_SCORE:
         return "pass"
     return "borderline" if score >= BORDERLINE_SCORE else "fail"
-
-DEFAULT_JUDGE_TIMEOUT_SECONDS = 120.0
-"""AgentV 2.x runs code judges under its agent timeout, `--agent-timeout` (default 120 s)."""
-
-DEFAULT_WORKERS = 8
-"""Cases are I/O-bound (HTTP calls, judge subprocesses), so more workers than cores pays."""
 
 
 class Message(BaseModel):

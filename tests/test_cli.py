@@ -208,3 +208,29 @@ def test_validate_quiet_and_verbose(repo: Path) -> None:
     verbose = run_cli("validate", "--verbose", "evals", cwd=repo)
     assert verbose.returncode == EXIT_OK
     assert "evals/s.eval.yaml: 1 case(s)" in verbose.stderr and "ok: 1 case(s) in 1 file(s)" in verbose.stderr
+
+
+def _imported(proc: subprocess.CompletedProcess[str]) -> set[str]:
+    """The modules a CLI run imported, from Python's own `-X importtime` report on its stderr."""
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_start_up_imports_only_what_the_command_needs(repo: Path) -> None:
+    # `--version` and `--help` answer without pydantic or YAML; a run of `mock`/`cli` targets and code
+    # judges never loads the HTTP stack (requests, urllib3, tenacity) nor the rate limiter.
+    trace = {"PYTHONPROFILEIMPORTTIME": "1"}
+    for args in (["--version"], ["run", "--help"]):
+        proc = run_cli(*args, cwd=repo, env=trace)
+        assert proc.returncode == EXIT_OK
+        assert not _imported(proc) & {"pydantic", "yaml", "agentv_gate.models"}, args
+    make_repo(repo, PARIS_TARGETS)
+    (repo / "evals" / "judge.py").write_text("import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 1}))\n")
+    (repo / "evals" / "s.eval.yaml").write_text(
+        "tests:\n  - id: a\n    input: q\n    assertions:\n      - {type: contains, value: Paris}\n"
+        "      - {type: code_judge, script: [python3, judge.py]}\n")
+    proc = run_cli("run", "evals", cwd=repo, env=trace)
+    assert proc.returncode == EXIT_OK, proc.stdout
+    modules = _imported(proc)
+    assert "agentv_gate.models" in modules  # the trace is read: a run does import the models
+    assert not modules & {"requests", "urllib3", "tenacity", "agentv_gate.transport.http",
+                          "agentv_gate.transport.limiter"}
