@@ -16,8 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+import requests
 
-from agentv_gate.transport.http import HttpCallError, HttpResult, RetryPolicy, http_call, post_json
+from agentv_gate.transport.http import HttpCallError, HttpResult, RetryPolicy, _read_body, http_call, post_json
 from agentv_gate.transport.limiter import Limits, RateLimiter
 from tests.helpers.clock import FakeClock
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
@@ -202,6 +203,14 @@ def test_a_body_still_coming_at_the_deadline_is_cut_there(fake_llm: FakeLLMServe
                         str(error)), str(error)
 
 
+def test_a_body_read_after_its_deadline_times_out_at_once(fake_llm: FakeLLMServer) -> None:
+    # The deadline is checked before every read, however little it was missed by.
+    fake_llm.set_default("/x", FakeReply.json(OK))
+    response = requests.post(f"{fake_llm.url}/x", json={}, stream=True, timeout=5)
+    with pytest.raises(requests.Timeout, match="deadline passed"):
+        _read_body(response, time.monotonic() - 0.5, 1000)
+
+
 def test_a_closing_connection_that_stalls_just_before_the_deadline_is_cut_at_it(fake_llm: FakeLLMServer) -> None:
     # A piece arrives at 0.9 s of a 1 s deadline, then nothing: a read that waited its own timeout
     # from there ended at 1.8 s. The bound checked is the stated deadline with room for a busy machine.
@@ -279,12 +288,15 @@ def test_a_url_requests_cannot_send_to_fails_at_once() -> None:
 
 
 def test_a_proxy_from_the_environment_is_used(fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A CI runner behind a proxy: HTTP(S)_PROXY must carry the call (`model.invalid` has no address).
+    # A CI runner behind a proxy: HTTP(S)_PROXY must carry the call (`model.invalid` has no address),
+    # while a host NO_PROXY names (this loopback server) is called directly: decided per host.
     monkeypatch.setenv("http_proxy", fake_llm.url)
     monkeypatch.setenv("HTTP_PROXY", fake_llm.url)
     fake_llm.set_default("/v1/x", FakeReply.json(OK))
+    assert post_json(f"{fake_llm.url}/v1/x", {"q": 1}, policy=fast(max_attempts=1)).data == OK
     result = post_json("http://model.invalid/v1/x", {"q": 1}, policy=fast(max_attempts=1))
-    assert result.data == OK and fake_llm.requests[0].headers["host"] == "model.invalid"
+    assert result.data == OK
+    assert [r.headers["host"] for r in fake_llm.requests] == [fake_llm.url.split("//")[1], "model.invalid"]
 
 
 def test_a_netrc_entry_never_replaces_the_targets_own_key(
