@@ -218,6 +218,7 @@ class RegexConfig(_EvaluatorBase):
 
 
 _JS_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
+"""`y` (sticky) compiles to nothing here: the regex evaluator reads it, matching at position 0 only."""
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 

@@ -1,7 +1,8 @@
 """`regex`: the answer matches a pattern (AgentV: `new RegExp(pattern, flags).test(output)`).
 
 Patterns are written for JavaScript in AgentV suites, so JavaScript flags are accepted (`i`,
-`m`, `s`; `g`, `u`, `y`, `d`, `v` change nothing for a single test) and `(?<name>...)` groups are
+`m`, `s`; `g`, `u`, `d`, `v` change nothing for a single test; `y`, sticky, tries position 0 only, as
+a fresh JavaScript RegExp's `test` does) and `(?<name>...)` groups are
 rewritten to Python's `(?P<name>...)` (and `\\k<name>` to `(?P=name)`). A pattern that does
 not compile is a config error.
 """
@@ -21,5 +22,6 @@ class RegexEvaluator:
             return EvaluationScore(score=0.0, misses=[message], error=message)
         flags = config.flags or ""
         label = f"/{config.value}/{flags}" + (f" (flags: {flags})" if flags else "")
-        passed = compiled.search(context.candidate or "") is not None
+        find = compiled.match if "y" in flags else compiled.search  # sticky: at lastIndex 0, never further on
+        passed = find(context.candidate or "") is not None
         return binary(passed, f"Output matches pattern {label}", f"Output does not match pattern {label}")

@@ -73,6 +73,15 @@ def test_regex_with_javascript_flags_and_named_groups() -> None:
     assert run(RegexEvaluator(), multiline, "one\ntwo\nthree").score == 1.0
 
 
+def test_regex_sticky_flag_matches_only_at_the_start_as_javascript_does() -> None:
+    # AgentV: `new RegExp(pattern, "y").test(output)` tries position 0 only (a fresh lastIndex), never
+    # further on: /k/y fails "ok". Searching on would pass it, a pass AgentV does not give.
+    assert run(RegexEvaluator(), RegexConfig(name="r", value="k", flags="y"), "ok").score == 0.0
+    assert run(RegexEvaluator(), RegexConfig(name="r", value="o", flags="gy"), "ok").score == 1.0
+    assert run(RegexEvaluator(), RegexConfig(name="r", value="^two", flags="my"), "one\ntwo").score == 0.0
+    assert run(RegexEvaluator(), RegexConfig(name="r", value="^two", flags="m"), "one\ntwo").score == 1.0
+
+
 def test_regex_messages_name_the_pattern_and_its_flags_as_agentv_does() -> None:
     # AgentV: `/${pattern}/${flags ?? ''}` plus ` (flags: ${flags})` when there are flags
     plain = run(RegexEvaluator(), RegexConfig(name="r", value=r"^paris\b"), "PARIS it is")
