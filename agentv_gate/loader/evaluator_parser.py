@@ -315,6 +315,12 @@ def parse_evaluator(
         data["name"] = auto_name(raw["type"], raw.get("value")) or (base if index == 0 else f"{base}_{index + 1}")
     if "required" in data:
         _check_required(data["required"], key_line(raw, "required", line), f"{kind} evaluator '{data['name']}'")
+    if "negate" in data and not isinstance(data["negate"], bool):
+        # AgentV reads `negate === true` and nothing else: `negate: yes` (text in YAML 1.2) or `1` would
+        # leave the assertion as it is, the very answers it was written to fail passing it.
+        raise EvalFileError(key_line(raw, "negate", line), f"{kind} evaluator '{data['name']}': negate "
+                                                           f"{data['negate']!r} is not true or false",
+                            "negate: true (the assertion must not hold), or no negate")
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
@@ -371,6 +377,11 @@ def parse_evaluator(
                                         f"'required' on composite member '{member.name}': required gates apply "
                                         "to a test's own evaluators, not to a composite's members",
                                         "'required' on the composite itself"))
+            if (member.model_extra or {}).get("negate") is True:
+                problems.append(Problem(file, member.source_line or line,
+                                        f"'negate' on composite member '{member.name}': negate applies to a test's "
+                                        "own evaluators; the composite scores its members as they are",
+                                        "'negate' on the composite itself, or a member that checks the opposite"))
         aggregator = config.aggregator or {}
         aggregating = aggregator_kind(aggregator)
         if aggregating is None:  # found here, not as every case's error once the run is paid for

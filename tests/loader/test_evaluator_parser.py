@@ -69,6 +69,13 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: is_json, required: 0}", 6, "is_json evaluator 'n': required 0 is not true, false or a number"),
     ("- {name: n, type: is_json, required: 1.5}", 6, "required 1.5 is not true, false or a number in (0, 1]"),
     ("- {name: n, type: is_json, required: 'yes'}", 6, "required 'yes' is not true, false"),
+    # negate other than true/false: AgentV reads only `=== true`, so `negate: yes` (text to YAML 1.2) would not invert
+    ("- name: n\n  type: contains\n  value: a\n  negate: yes", 9, "contains evaluator 'n': negate 'yes' is not true or false"),
+    ("- {name: n, type: is_json, negate: 1}", 6, "negate 1 is not true or false | negate: true"),
+    # a member's negate: the composite scores its members as they are, so it would not invert
+    ("- name: c\n  type: composite\n  assert:\n    - {name: b, type: is_json, negate: false}\n"
+     "    - {name: a, type: is_json, negate: true}", 10,
+     "'negate' on composite member 'a': negate applies to a test's own evaluators"),
     ("- {type: rubrics, criteria: [be kind], prompt: p}", 6, "'prompt' is not a setting of a `type: rubrics`"),
     ("- {type: rubrics}", 6, "`type: rubrics` evaluator has no 'criteria'"),
     ("- {name: n, type: llm_judge, prompt: p, rubrics: [be kind]}", 6, "has both 'prompt' and 'rubrics'"),
