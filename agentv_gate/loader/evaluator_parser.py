@@ -23,6 +23,7 @@ from ..models import (
     EVALUATOR_KINDS,
     CodeJudgeConfig,
     CompositeConfig,
+    EqualsConfig,
     EvaluatorConfig,
     ExecutionMetricsConfig,
     FieldAccuracyConfig,
@@ -525,6 +526,11 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
                         key_line(written, key, item_line(raw_fields, index, line)),
                         f"{name}: fields[{index}] ({spec.path}): '{key}' is read only with match: {reader} "
                         f"(this field's match is {spec.match})", f"match: {reader} beside it, or no '{key}'")
+    elif isinstance(config, EqualsConfig):
+        if not isinstance(config.value, str) and isinstance(raw, dict) and "trim" in raw:
+            raise EvalFileError(key_line(raw, "trim", line), f"{name}: 'trim' is read only for a text value (this "
+                                f"value, {yaml_kind(config.value)}, is compared as JSON)",
+                                "no 'trim' (a JSON value is compared as parsed), or the value as quoted text")
     elif isinstance(config, TokenUsageConfig):
         if config.max_total is None and config.max_input is None and config.max_output is None:
             raise EvalFileError(line, f"{name} sets no limit", "max_total, max_input and/or max_output")

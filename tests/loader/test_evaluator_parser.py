@@ -143,6 +143,10 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
+    # trim on a value compared as JSON: it is never trimmed nor read
+    ("- name: e\n  type: equals\n  value: {a: 1}\n  trim: false", 9,
+     "equals evaluator 'e': 'trim' is read only for a text value (this value, a mapping, is compared as JSON)"),
+    ("- {name: e, type: equals, value: 42, trim: true}", 6, "'trim' is read only for a text value"),
     ("- {name: u, type: token_usage}", 6, "token_usage evaluator 'u' sets no limit"),
     ("- {name: m, type: execution_metrics}", 6, "execution_metrics evaluator 'm' sets no limit"),
     ("- {name: m, type: execution_metrics, max_tool_calls: 3, exploration_tolerance: 0.1}", 6,
