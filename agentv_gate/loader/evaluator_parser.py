@@ -23,6 +23,7 @@ from ..models import (
     EVALUATOR_KINDS,
     CodeJudgeConfig,
     CompositeConfig,
+    CustomAssertionConfig,
     EqualsConfig,
     EvaluatorConfig,
     ExecutionMetricsConfig,
@@ -250,14 +251,18 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
             raise EvalFileError(line, f"{label}: {key} {weight} is not a finite number >= 0", "a weight such as 1 or 0.5")
     if isinstance(config, FieldAccuracyConfig):
         check_weight_total([spec.weight for spec in config.fields], line, f"{label}: the weights of its fields")
-    timeouts = []
-    if isinstance(config, CodeJudgeConfig):
+    timeouts: list[tuple[str, Any]] = []
+    if isinstance(config, (CodeJudgeConfig, CustomAssertionConfig)):
         timeouts.append(("timeout_seconds", config.timeout_seconds))
     if isinstance(config, LlmJudgeConfig) and isinstance(config.prompt, PromptScriptConfig):
         timeouts.append(("prompt.timeout_seconds", config.prompt.timeout_seconds))
+    if isinstance(config, CompositeConfig) and aggregator_kind(config.aggregator) == "code_judge":
+        # read as `timeout_seconds or the default`: a 0 would quietly become 120 s, text an error per case
+        timeouts.append(("aggregator.timeout_seconds", (config.aggregator or {}).get("timeout_seconds")))
     for key, seconds in timeouts:
-        if seconds is not None and (not math.isfinite(seconds) or seconds <= 0):
-            raise EvalFileError(line, f"{label}: {key} {seconds} is not a finite number > 0",
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not math.isfinite(seconds) or seconds <= 0):
+            raise EvalFileError(line, f"{label}: {key} {seconds!r} is not a finite number > 0",
                                 "a number of seconds such as 30")
     if isinstance(config, RegexConfig):
         try:

@@ -63,6 +63,14 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "the weights of its fields add up to more than the largest number"),
     (f"- {{name: n, {JUDGE}, timeout_seconds: 0}}", 6, "timeout_seconds 0.0 is not a finite number > 0"),
     (f"- {{name: n, {JUDGE}, timeout_seconds: .inf}}", 6, "timeout_seconds inf is not a finite number > 0"),
+    # a custom assertion's or a code aggregator's timeout of 0 fell back to the default (120 s) unsaid
+    ("- {type: word-count, timeout_seconds: 0}", 6,
+     "custom_assertion evaluator 'word-count': timeout_seconds 0.0 is not a finite number > 0"),
+    ("- {type: word-count, timeout: -3}", 6, "timeout_seconds -3.0 is not a finite number > 0"),
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+     "judge.py], timeout_seconds: 0}}", 6, "composite evaluator 'c': aggregator.timeout_seconds 0 is not a finite"),
+    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+     "judge.py], timeout_seconds: soon}}", 6, "aggregator.timeout_seconds 'soon' is not a finite number > 0"),
     ("- {name: n, type: llm_judge, prompt: {script: [python3, judge.py], timeout_seconds: -1}}", 6,
      "prompt.timeout_seconds -1.0 is not a finite number > 0"),
     ("- {name: n, type: regex, value: '('}", 6, "regex evaluator 'n': "),
