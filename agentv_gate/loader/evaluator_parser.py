@@ -64,7 +64,7 @@ TYPE_ALIASES = {
 
 # AgentV 3+ assertion names that are `contains` with settings.
 CONTAINS_VARIANTS: dict[str, dict[str, bool]] = {
-    "contains_all": {},
+    "contains_all": {"any": False},
     "contains_any": {"any": True},
     "icontains": {"case_sensitive": False},
     "icontains_all": {"case_sensitive": False},
@@ -303,6 +303,7 @@ def parse_evaluator(
                 "type": CUSTOM_KIND, "resolved_script": script}
         kind = CUSTOM_KIND
     if kind in CONTAINS_VARIANTS:
+        _check_variant_settings(raw, data, kind, line)
         data = {**CONTAINS_VARIANTS[kind], **data}
         kind = "contains"
     data["type"] = kind
@@ -486,6 +487,19 @@ def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str
     out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'")
     out["type"] = "llm_judge"
     return out
+
+
+def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:
+    """`icontains` with `case_sensitive: true`, `contains-all` with `any: true`: the type's spelling says one
+    thing and the key the other. The key used to win unsaid; which one was meant is a guess, so it is refused."""
+    for key, fixed in CONTAINS_VARIANTS[kind].items():
+        written = data.get(key)
+        if isinstance(written, bool) and written is not fixed:
+            wanted = {**CONTAINS_VARIANTS[kind], key: written}
+            other = next((name for name, settings in CONTAINS_VARIANTS.items() if settings == wanted), "contains")
+            raise EvalFileError(key_line(raw, key, line), f"'{key}: {str(written).lower()}' contradicts `type: "
+                                                          f"{data['type']}`, which means {key}: {str(fixed).lower()}",
+                                f"type: {other}, or no '{key}'")
 
 
 def _check_required(value: Any, line: int, where: str) -> None:

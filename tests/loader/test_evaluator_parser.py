@@ -46,6 +46,12 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: contains}", 6, "contains evaluator 'n': missing required field 'value' | 'value' to be set"),
     ("- {name: n, type: contains, value: a, any: maybe}", 6, "contains evaluator 'n': field 'any': "),
     ("- {type: is_json}\n- {type: contains, value: a, nmae: x}", 7, "contains evaluator #2"),
+    # a setting the type's own spelling already fixes, written the other way: which one holds is a guess
+    ("- {type: icontains, value: a, case_sensitive: true}", 6,
+     "'case_sensitive: true' contradicts `type: icontains`, which means case_sensitive: false"),
+    ("- {type: contains-any, value: [a, b], any: false}", 6, "'any: false' contradicts `type: contains-any`"),
+    ("- type: contains_all\n  value: [a, b]\n  any: true", 8,
+     "'any: true' contradicts `type: contains_all`, which means any: false | type: contains_any"),
     ("- {name: n, type: is_json, weight: -1}", 6, "is_json evaluator 'n': weight -1.0 is not a finite number >= 0"),
     ("- {name: n, type: is_json, weight: .nan}", 6, "weight nan is not a finite number"),
     ("- {name: n, type: is_json, weight: .inf}", 6, "weight inf is not a finite number"),
