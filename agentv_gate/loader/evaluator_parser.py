@@ -384,6 +384,11 @@ def parse_evaluator(
                                         f"'required' on composite member '{member.name}': required gates apply "
                                         "to a test's own evaluators, not to a composite's members",
                                         "'required' on the composite itself"))
+            if "weight" in member.model_fields_set:
+                unread = _unread_member_weight(member.name, aggregator_kind(config.aggregator), named)
+                if unread:
+                    problems.append(Problem(file, member.source_line or line,
+                                            f"'weight' on composite member '{member.name}': {unread[0]}", unread[1]))
             if (member.model_extra or {}).get("negate") is True:
                 problems.append(Problem(file, member.source_line or line,
                                         f"'negate' on composite member '{member.name}': negate applies to a test's "
@@ -402,6 +407,17 @@ def parse_evaluator(
             config.resolved_aggregator_cwd = cwd
             config.resolved_aggregator_script = resolve_script(script, line, roots, cwd, problems, file)
     return config
+
+
+def _unread_member_weight(member: str, aggregating: str | None, named: dict[Any, Any]) -> tuple[str, str] | None:
+    """Why a composite member's own `weight` is never read, and what to write instead; None when it is read."""
+    if aggregating == "threshold":
+        return ("the threshold aggregator counts the members that pass, it reads no weight",
+                "no weight on the member, or aggregator type weighted_average")
+    if member in named:
+        return (f"the aggregator's weights give it {named[member]}, so this weight is never read",
+                "one weight for the member: in the aggregator's weights or on the member")
+    return None
 
 
 def _target_access(value: Any, line: int, name: str) -> dict[str, Any] | None:

@@ -138,6 +138,12 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "composite evaluator 'c': the weights of its members add up to more"),
     ("- name: c\n  type: composite\n  assert:\n    - {name: b, type: is_json}\n    - {name: a, type: is_json, required: 1}",
      10, "'required' on composite member 'a': required gates apply to a test's own evaluators"),
+    # a member weight nothing reads: the threshold aggregator counts passing members; aggregator.weights wins
+    ("- name: c\n  type: composite\n  aggregator: {type: threshold}\n  assert:\n    - {name: b, type: is_json}\n"
+     "    - {name: a, type: is_json, weight: 3}", 11,
+     "'weight' on composite member 'a': the threshold aggregator counts the members that pass, it reads no weight"),
+    ("- name: c\n  type: composite\n  aggregator: {weights: {a: 2}}\n  assert:\n    - {name: a, type: is_json, weight: 3}",
+     10, "'weight' on composite member 'a': the aggregator's weights give it 2, so this weight is never read"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json, weight: 1e308}, {name: b, type: is_json, "
      "weight: 1e308}]}", 6, "the weights of its members add up to more"),
     (f"- {{{TRAJECTORY}, mode: any_order}}", 6, "tool_trajectory evaluator 't': mode any_order needs 'minimums'"),
