@@ -555,12 +555,23 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
         raw_fields = raw.get("fields") if isinstance(raw, dict) else None
         for index, spec in enumerate(config.fields):
             written = raw_fields[index] if isinstance(raw_fields, list) and index < len(raw_fields) else {}
+            field_line = item_line(raw_fields, index, line) if isinstance(raw_fields, list) else line
+            where = f"{name}: fields[{index}] ({spec.path})"
             for key, reader in FIELD_SETTINGS_READ_BY.items():
                 if key in written and spec.match != reader:
                     raise EvalFileError(
-                        key_line(written, key, item_line(raw_fields, index, line)),
-                        f"{name}: fields[{index}] ({spec.path}): '{key}' is read only with match: {reader} "
+                        key_line(written, key, field_line),
+                        f"{where}: '{key}' is read only with match: {reader} "
                         f"(this field's match is {spec.match})", f"match: {reader} beside it, or no '{key}'")
+            if spec.tolerance is not None and not (math.isfinite(spec.tolerance) and spec.tolerance >= 0):
+                # an infinite tolerance passes every number the answer holds, a negative one fails every one
+                raise EvalFileError(key_line(written, "tolerance", field_line),
+                                    f"{where}: tolerance {spec.tolerance} is not a finite number >= 0",
+                                    "a tolerance such as 0.01")
+            if config.aggregation == "all_or_nothing" and "weight" in written:
+                raise EvalFileError(key_line(written, "weight", field_line),
+                                    f"{where}: 'weight' is not read with aggregation: all_or_nothing (1 only when "
+                                    "every field matches)", "aggregation: weighted_average beside it, or no 'weight'")
     elif isinstance(config, EqualsConfig):
         if not isinstance(config.value, str) and isinstance(raw, dict) and "trim" in raw:
             raise EvalFileError(key_line(raw, "trim", line), f"{name}: 'trim' is read only for a text value (this "

@@ -63,6 +63,14 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "fields[0] (a): 'relative' is read only with match: numeric_tolerance (this field's match is date)"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, formats: [YYYY-MM-DD]}]}", 6,
      "fields[0] (a): 'formats' is read only with match: date (this field's match is numeric_tolerance)"),
+    # an infinite tolerance passes every number; a negative one fails every number
+    ("- name: n\n  type: field_accuracy\n  fields:\n    - path: a\n      match: numeric_tolerance\n      tolerance: .inf", 11,
+     "field_accuracy evaluator 'n': fields[0] (a): tolerance inf is not a finite number >= 0"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, tolerance: -0.5}]}", 6,
+     "fields[0] (a): tolerance -0.5 is not a finite number >= 0"),
+    # all_or_nothing is 1 only with no misses: a field's weight is never read
+    ("- name: n\n  type: field_accuracy\n  aggregation: all_or_nothing\n  fields:\n    - {path: a}\n    - {path: b, weight: 2}",
+     11, "fields[1] (b): 'weight' is not read with aggregation: all_or_nothing"),
     ("- {name: n, type: field_accuracy, fields: [{path: a}, {path: b, weight: -2}]}", 6,
      "field_accuracy evaluator 'n': fields[1].weight -2.0 is not a finite number >= 0"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, weight: 1e308}, {path: b, weight: 1e308}]}", 6,
