@@ -518,6 +518,69 @@ def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int
                                 f"type: {other}, or no '{key}'")
 
 
+def _has_path(value: Any, path: str) -> bool:
+    """Whether a dot path leads somewhere in `value`, as the trajectory evaluator walks it."""
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+def _check_args_match(config: ToolTrajectoryConfig, raw: Any, line: int, name: str) -> None:
+    """An `args_match` that compares nothing makes its items match any call of the tool: one beside no `args`
+    (or `args: any`), `ignore` beside args, an empty path list, or paths the item's args lack (skipped, as
+    AgentV skips them). Each is refused where it is written, never run as a check that always holds."""
+    raw_items = raw.get("expected") if isinstance(raw, dict) else None
+    items: list[Any] = raw_items if isinstance(raw_items, list) else []
+    own_line = key_line(raw, "args_match", line)
+    readers = 0
+    for index, item in enumerate(config.expected or []):
+        listed = index < len(items)
+        written = items[index] if listed else {}
+        at = item_line(items, index, line) if listed else line
+        where = f"{name}: expected[{index}] ({item.tool})"
+        if item.args_match is None:
+            if isinstance(item.args, dict):
+                readers += 1
+                if config.args_match is not None:
+                    _check_compared(config.args_match, item.args, own_line, f"{name}: args_match", where)
+            continue
+        if not isinstance(item.args, dict):
+            raise EvalFileError(key_line(written, "args_match", at),
+                                f"{where}: 'args_match' is read only beside 'args' (with "
+                                f"{'args: any' if item.args == 'any' else 'no args'} any call of {item.tool} matches)",
+                                "args: {...} beside it, or no 'args_match'")
+        if item.args_match == "ignore":
+            raise EvalFileError(key_line(written, "args", at), f"{where}: 'args' is never compared with args_match: "
+                                                               "ignore", "no 'args' (any call matches), or another args_match")
+        _check_compared(item.args_match, item.args, key_line(written, "args_match", at), where, None)
+    if config.args_match is not None and not readers:
+        raise EvalFileError(own_line, f"{name}: 'args_match' is read by no item: each has no 'args' or its own "
+                                      "'args_match'", "args: {...} on an item without its own args_match, or no "
+                                                      "'args_match' here")
+
+
+def _check_compared(mode: models.ArgsMatch, args: dict[str, Any], line: int, where: str, item: str | None) -> None:
+    """`item` names the expected item when `mode` is the evaluator's own, which several items share."""
+    if mode == "ignore" and item is not None:
+        raise EvalFileError(line, f"{where} ignore never compares the args of {item.split(': ', 1)[1]}",
+                            "no 'args' on that item, or another args_match")
+    if not isinstance(mode, list):
+        return
+    if not mode:
+        raise EvalFileError(line, f"{where}: args_match [] compares nothing" if item is None
+                            else f"{where} [] compares nothing", "the dot paths to compare, such as [query]")
+    if item is None:
+        missing = next((path for path in mode if not _has_path(args, path)), None)
+        if missing is not None:
+            raise EvalFileError(line, f"{where}: args_match path '{missing}' is not in this item's args, so it "
+                                      "compares nothing", f"paths among {', '.join(sorted(args)) or 'the args'}")
+    elif not any(_has_path(args, path) for path in mode):
+        raise EvalFileError(line, f"{where} [{', '.join(mode)}] compares none of the args of {item.split(': ', 1)[1]}",
+                            "paths the items' args hold, or args_match on the item")
+
+
 def _check_required(value: Any, line: int, where: str) -> None:
     """AgentV's `required`: true (the mark is 0.8), false, or the mark itself, a number in (0, 1]."""
     if isinstance(value, bool) or (isinstance(value, (int, float)) and 0 < value <= 1):
@@ -551,6 +614,7 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
             if timed:
                 raise EvalFileError(line, f"{name}: max_duration_ms ({', '.join(timed)}) is checked only in modes "
                                     "in_order and exact", f"mode: in_order, or no max_duration_ms in mode {config.mode}")
+        _check_args_match(config, raw, line, name)
     elif isinstance(config, FieldAccuracyConfig):
         raw_fields = raw.get("fields") if isinstance(raw, dict) else None
         for index, spec in enumerate(config.fields):

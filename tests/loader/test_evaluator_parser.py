@@ -168,6 +168,24 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "max_duration_ms (b) is checked only in modes in_order and exact"),
     (f"- {{{TRAJECTORY}, mode: superset, expected: [{{tool: a, max_duration_ms: 5}}]}}", 6,
      "max_duration_ms (a) is checked only"),
+    # args_match that compares nothing: no args beside it, a path the args lack, an empty list, or args it ignores
+    (f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, args_match: [q]}}]}}", 6,
+     "tool_trajectory evaluator 't': expected[0] (a): 'args_match' is read only beside 'args'"),
+    (f"- {{{TRAJECTORY}, mode: exact, expected: [{{tool: a, args: any, args_match: exact}}]}}", 6,
+     "expected[0] (a): 'args_match' is read only beside 'args'"),
+    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  expected:\n    - tool: a\n      args: {query: x}\n"
+     "      args_match: [querry]", 12,
+     "expected[0] (a): args_match path 'querry' is not in this item's args, so it compares nothing"),
+    (f"- {{{TRAJECTORY}, mode: superset, expected: [{{tool: a, args: {{q: x}}, args_match: []}}]}}", 6,
+     "expected[0] (a): args_match [] compares nothing"),
+    (f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, args: {{q: x}}, args_match: ignore}}]}}", 6,
+     "expected[0] (a): 'args' is never compared with args_match: ignore"),
+    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  args_match: [limit]\n  expected:\n"
+     "    - {tool: a, args: {q: x}}", 9,
+     "args_match [limit] compares none of the args of expected[0] (a)"),
+    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  args_match: superset\n  expected:\n    - {tool: a}\n"
+     "    - {tool: b, args: {q: x}, args_match: exact}", 9,
+     "'args_match' is read by no item: each has no 'args' or its own 'args_match'"),
     # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
