@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -364,6 +365,7 @@ def parse_evaluator(
         config.resolved_script = resolve_script(config.script, line, roots, cwd, problems, file)
     elif isinstance(config, LlmJudgeConfig):
         _resolve_prompt(config, roots, line, problems, file)
+        _check_judge_config(config, raw, line)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False, line=line)
         named = (config.aggregator or {}).get("weights")
@@ -479,6 +481,28 @@ def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, probl
             raise EvalFileError(line, f"prompt file {candidate!r} cannot be read: {exc}", "a UTF-8 text file") from None
         return
     config.resolved_prompt_text = prompt
+
+
+_CONFIG_VARIABLE = re.compile(r"\{\{\s*config\s*\}\}")
+"""`{{config}}` in a prompt template, spelled as the template renderer reads variables."""
+
+
+def _check_judge_config(config: LlmJudgeConfig, raw: Any, line: int) -> None:
+    """An llm_judge's `config` reaches an executable prompt (in its payload) or a text prompt through
+    `{{config}}`; the default prompt and the rubric prompt never show it, nor does a text without it."""
+    if config.config is None or config.resolved_prompt_script:
+        return
+    if config.rubrics:
+        why = "a rubric judge sends AgentV's rubric prompt, which does not show it"
+    elif config.resolved_prompt_text is None:
+        why = "the default prompt does not show it"
+    elif _CONFIG_VARIABLE.search(config.resolved_prompt_text):
+        return
+    else:
+        why = "its prompt has no {{config}}"
+    raise EvalFileError(key_line(raw, "config", line), f"llm_judge evaluator '{config.name}': 'config' is read by no "
+                                                       f"part of this judge: {why}",
+                        "{{config}} in the prompt, a prompt script (it gets config in its payload), or no 'config'")
 
 
 def _judge_rubrics(raw: Any, data: dict[str, Any], line: int) -> list[Any]:

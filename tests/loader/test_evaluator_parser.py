@@ -100,6 +100,12 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "'negate' on composite member 'a': negate applies to a test's own evaluators"),
     ("- {type: rubrics, criteria: [be kind], prompt: p}", 6, "'prompt' is not a setting of a `type: rubrics`"),
     ("- {type: rubrics}", 6, "`type: rubrics` evaluator has no 'criteria'"),
+    # an llm_judge's config reaches a script prompt, or a text prompt through {{config}}; elsewhere nothing reads it
+    ("- name: j\n  type: llm_judge\n  prompt: Grade {{answer}}\n  config: {k: 1}", 9,
+     "llm_judge evaluator 'j': 'config' is read by no part of this judge: its prompt has no {{config}}"),
+    ("- {name: j, type: llm_judge, config: {k: 1}}", 6, "'config' is read by no part of this judge: the default prompt"),
+    ("- {name: j, type: llm_judge, rubrics: [be kind], config: {k: 1}}", 6,
+     "'config' is read by no part of this judge: a rubric judge"),
     ("- {name: n, type: llm_judge, prompt: p, rubrics: [be kind]}", 6, "has both 'prompt' and 'rubrics'"),
     ("- {name: n, type: code_judge, script: \"python3 'judge.py\"}", 6, "script cannot be split into arguments"),
     ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script': Input should be"),
@@ -253,6 +259,9 @@ def _resolved(repo: Path, name: str) -> str:
       {"resolved_prompt_text": LONG_PROMPTS[0], "resolved_prompt_path": None},
       {"resolved_prompt_text": None, "resolved_prompt_script": None},
       {"resolved_prompt_text": LONG_PROMPTS[1], "resolved_prompt_path": None}]),
+    ("- {name: j, type: llm_judge, prompt: 'Use {{ config }}', config: {k: 1}}\n"
+     "- {name: s, type: llm_judge, prompt: judge.py, config: {k: 2}}",
+     [{"config": {"k": 1}}, {"config": {"k": 2}}]),
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], timeout_seconds: 5, config: {a: 1}}}",
      [{"prompt": {"script": ["python3", "judge.py"], "timeout_seconds": 5.0, "config": {"a": 1}},
        "resolved_prompt_script": ["python3", "@judge.py"]}]),
