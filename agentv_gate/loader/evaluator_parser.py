@@ -329,6 +329,7 @@ def parse_evaluator(
         raise EvalFileError(key_line(raw, "negate", line), f"{kind} evaluator '{data['name']}': negate "
                                                            f"{data['negate']!r} is not true or false",
                             "negate: true (the assertion must not hold), or no negate")
+    _check_one_name(raw, data, kind, line)
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
@@ -554,6 +555,25 @@ def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str
     out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'")
     out["type"] = "llm_judge"
     return out
+
+
+SETTING_NAMES = (("command", "script", "code_judge", "command is AgentV 2.19's name"),
+                 ("timeout", "timeout_seconds", None, "timeout is AgentV's older name"))
+"""Settings with two names (kind None: every kind that has the setting); when both are written, one was dropped."""
+
+
+def _check_one_name(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:
+    where = f"{kind} evaluator '{data['name']}'"
+    pairs = [(raw, first, second, "", note) for first, second, only, note in SETTING_NAMES if only in (None, kind)]
+    prompt = data.get("prompt")
+    if kind == "llm_judge" and isinstance(prompt, dict):
+        pairs.append((prompt, "command", "script", "prompt.", "command is AgentV 2.19's name"))
+    for mapping, first, second, prefix, note in pairs:
+        if first in mapping and second in mapping:
+            at = key_line(mapping, first, key_line(raw, prefix.rstrip(".") or first, line))
+            raise EvalFileError(at, f"{where}: '{prefix}{first}' and '{prefix}{second}' are one setting ({note}), "
+                                    "written twice: only one would be read", f"either '{prefix}{first}' or "
+                                                                             f"'{prefix}{second}'")
 
 
 def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:

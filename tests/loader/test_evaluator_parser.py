@@ -107,6 +107,14 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: j, type: llm_judge, rubrics: [be kind], config: {k: 1}}", 6,
      "'config' is read by no part of this judge: a rubric judge"),
     ("- {name: n, type: llm_judge, prompt: p, rubrics: [be kind]}", 6, "has both 'prompt' and 'rubrics'"),
+    # a setting written under both its names: one of them was dropped unsaid
+    ("- name: n\n  type: code_judge\n  script: [python3, judge.py]\n  command: [python3, judge.py, -v]", 9,
+     "code_judge evaluator 'n': 'command' and 'script' are one setting (command is AgentV 2.19's name), written twice"),
+    (f"- {{name: n, {JUDGE}, timeout: 5, timeout_seconds: 30}}", 6,
+     "'timeout' and 'timeout_seconds' are one setting"),
+    ("- {type: word-count, timeout: 5, timeout_seconds: 30}", 6, "'timeout' and 'timeout_seconds' are one setting"),
+    ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], script: [python3, judge.py]}}", 6,
+     "llm_judge evaluator 'n': 'prompt.command' and 'prompt.script' are one setting"),
     ("- {name: n, type: code_judge, script: \"python3 'judge.py\"}", 6, "script cannot be split into arguments"),
     ("- {name: n, type: code_judge, script: {a: 1}}", 6, "code_judge evaluator 'n': field 'script': Input should be"),
     # A value no member of a union takes: the complaint about what the user wrote, not pydantic's first
