@@ -281,7 +281,7 @@ class TrajectoryItem(BaseModel):
     tool: str
     args: Literal["any"] | dict[str, Any] | None = None
     args_match: ArgsMatch | None = None
-    max_duration_ms: Annotated[float, Field(ge=0)] | None = None
+    max_duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 class ToolTrajectoryConfig(_EvaluatorBase):
@@ -294,7 +294,8 @@ class ToolTrajectoryConfig(_EvaluatorBase):
     args_match: ArgsMatch | None = None
 
 
-NonNegative = Annotated[float, Field(ge=0)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A limit: finite, since `.inf` is a budget no measurement breaks, a check that passes whatever happened."""
 Count = Annotated[int, Field(ge=0, strict=True)]
 
 

@@ -723,3 +723,10 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
         if config.target_exploration_ratio is None and isinstance(raw, dict) and "exploration_tolerance" in raw:
             raise EvalFileError(line, f"{name}: exploration_tolerance without target_exploration_ratio",
                                 "target_exploration_ratio: 0.6 beside it")
+        target = config.target_exploration_ratio
+        if target is not None and config.exploration_tolerance >= max(target, 1 - target):
+            # every ratio lies in 0..1, so each is within the tolerance of the target: a check nothing fails
+            raise EvalFileError(key_line(raw, "exploration_tolerance", line),
+                                f"{name}: exploration_tolerance {config.exploration_tolerance} around "
+                                f"target_exploration_ratio {target} accepts every ratio",
+                                f"a tolerance under {max(target, 1 - target):g}")
