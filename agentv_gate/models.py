@@ -228,10 +228,14 @@ def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
     the bad flag or the compile error. Here, beside its config, so the loader can refuse a pattern
     that cannot compile before anything runs, and the evaluator compiles it the same way."""
     value = 0
-    for flag in flags or "":
+    for index, flag in enumerate(flags or ""):
         if flag not in _JS_REGEX_FLAGS:
             raise ValueError(f"unknown regex flag {flag!r} (expected some of {''.join(_JS_REGEX_FLAGS)})")
+        if flag in (flags or "")[:index]:
+            raise ValueError(f"regex flag {flag!r} is given twice (JavaScript's RegExp refuses the pattern)")
         value |= _JS_REGEX_FLAGS[flag]
+    if "u" in (flags or "") and "v" in (flags or ""):
+        raise ValueError("regex flags 'u' and 'v' cannot be used together (JavaScript's RegExp refuses the pattern)")
     try:
         translated = _JS_BACKREF.sub(r"(?P=\1)", _JS_NAMED_GROUP.sub("(?P<", pattern))
         return re.compile(translated, value)

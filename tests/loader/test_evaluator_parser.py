@@ -88,6 +88,9 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: llm_judge, prompt: {script: [python3, judge.py], timeout_seconds: -1}}", 6,
      "prompt.timeout_seconds -1.0 is not a finite number > 0"),
     ("- {name: n, type: regex, value: '('}", 6, "regex evaluator 'n': "),
+    # flags JavaScript's RegExp refuses (AgentV's run errors on them): a repeated flag, u with v
+    ("- {name: n, type: regex, value: x, flags: ii}", 6, "regex evaluator 'n': regex flag 'i' is given twice"),
+    ("- {name: n, type: regex, value: x, flags: uv}", 6, "regex flags 'u' and 'v' cannot be used together"),
     ("- {name: n, type: is_json, required: 0}", 6, "is_json evaluator 'n': required 0 is not true, false or a number"),
     ("- {name: n, type: is_json, required: 1.5}", 6, "required 1.5 is not true, false or a number in (0, 1]"),
     ("- {name: n, type: is_json, required: 'yes'}", 6, "required 'yes' is not true, false"),
