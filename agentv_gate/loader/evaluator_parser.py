@@ -688,10 +688,21 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
         _check_args_match(config, raw, line, name)
     elif isinstance(config, FieldAccuracyConfig):
         raw_fields = raw.get("fields") if isinstance(raw, dict) else None
+        if not config.fields:  # scored 1 (nothing to get wrong): a pass whatever the answer
+            raise EvalFileError(key_line(raw, "fields", line), f"{name}: 'fields' is empty, so it checks nothing",
+                                "fields: [{path: ...}, ...]")
         for index, spec in enumerate(config.fields):
             written = raw_fields[index] if isinstance(raw_fields, list) and index < len(raw_fields) else {}
             field_line = item_line(raw_fields, index, line) if isinstance(raw_fields, list) else line
             where = f"{name}: fields[{index}] ({spec.path})"
+            if not [part for part in re.split(r"\.|\[|\]", spec.path) if part]:
+                # resolves to nothing in the expected answer either, which scores a field 1: "no expected value"
+                raise EvalFileError(key_line(written, "path", field_line), f"{where}: path {spec.path!r} names no field",
+                                    "a path such as invoice.total or items[0].sku")
+            if spec.formats is not None and not spec.formats:
+                raise EvalFileError(key_line(written, "formats", field_line), f"{where}: 'formats' lists no format "
+                                                                              "(the defaults would be used unsaid)",
+                                    "formats such as [YYYY-MM-DD], or no 'formats' for the defaults")
             for key, reader in FIELD_SETTINGS_READ_BY.items():
                 if key in written and spec.match != reader:
                     raise EvalFileError(

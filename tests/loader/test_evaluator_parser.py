@@ -71,6 +71,13 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     # all_or_nothing is 1 only with no misses: a field's weight is never read
     ("- name: n\n  type: field_accuracy\n  aggregation: all_or_nothing\n  fields:\n    - {path: a}\n    - {path: b, weight: 2}",
      11, "fields[1] (b): 'weight' is not read with aggregation: all_or_nothing"),
+    # a field_accuracy that checks nothing scored 1: no fields, or a path naming no field ("no expected value")
+    ("- {name: f, type: field_accuracy, fields: []}", 6, "field_accuracy evaluator 'f': 'fields' is empty, so it checks nothing"),
+    ("- name: f\n  type: field_accuracy\n  fields:\n    - {path: a}\n    - {path: ''}", 10,
+     "field_accuracy evaluator 'f': fields[1] (): path '' names no field"),
+    ("- {name: f, type: field_accuracy, fields: [{path: '.[]'}]}", 6, "fields[0] (.[]): path '.[]' names no field"),
+    ("- {name: f, type: field_accuracy, fields: [{path: d, match: date, formats: []}]}", 6,
+     "fields[0] (d): 'formats' lists no format"),
     ("- {name: n, type: field_accuracy, fields: [{path: a}, {path: b, weight: -2}]}", 6,
      "field_accuracy evaluator 'n': fields[1].weight -2.0 is not a finite number >= 0"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, weight: 1e308}, {path: b, weight: 1e308}]}", 6,
