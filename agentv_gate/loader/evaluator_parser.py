@@ -381,6 +381,15 @@ def parse_evaluator(
                                           f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
         check_weight_total([named.get(m.name, m.weight) for m in config.evaluators], line,
                            f"composite evaluator '{config.name}': the weights of its members")
+        members = [m.name for m in config.evaluators]
+        stray = next((str(k) for k in named if k not in members), None)
+        # with a member dropped (reported on its own), a weight for it is not stray
+        if stray is not None and isinstance(children, list) and len(members) == len(children):
+            weights_raw = raw["aggregator"].get("weights")
+            raise EvalFileError(key_line(weights_raw, stray, key_line(raw.get("aggregator"), "weights", line)),
+                                f"composite '{config.name}': aggregator weights name '{stray}', which is none of its "
+                                f"members ({', '.join(members)}), so that weight is never read",
+                                "a member's name (an unnamed member is named as AgentV names it: is-json, contains-x)")
         for member in config.evaluators:
             if member.required_mark is not None:
                 problems.append(Problem(file, member.source_line or line,
@@ -674,6 +683,12 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
             if config.expected is not None or config.args_match is not None:
                 raise EvalFileError(line, f"{name}: mode any_order reads only 'minimums', not 'expected'/'args_match'",
                                     "minimums: {tool: count}, or another mode for a list of expected calls")
+            unchecked = next((tool for tool, count in config.minimums.items() if count == 0), None)
+            if unchecked is not None:
+                written = raw.get("minimums") if isinstance(raw, dict) else None
+                raise EvalFileError(key_line(written, unchecked, key_line(raw, "minimums", line)),
+                                    f"{name}: minimums: {unchecked}: 0 is met with no call at all, so it checks nothing",
+                                    f"a minimum of 1 or more for {unchecked}, or no entry for it")
             return
         if config.minimums is not None:
             raise EvalFileError(line, f"{name}: 'minimums' is read only in mode any_order", "expected: [{tool: ...}]")

@@ -169,6 +169,10 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "judge never sees the members' results"),
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: llm_judge, prompt: {file: x}}}", 6,
      "composite 'c': the aggregator prompt must be text, got a mapping"),
+    # an aggregator weight for no member (a typo, or the name before an auto-name) was never read
+    ("- name: c\n  type: composite\n  assert: [{name: accuracy, type: is_json}, {type: contains, value: x}]\n"
+     "  aggregator:\n    weights:\n      accuracy: 1\n      acurracy: 3", 12,
+     "composite 'c': aggregator weights name 'acurracy', which is none of its members (accuracy, contains-x)"),
     ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
@@ -193,6 +197,9 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "mode any_order reads only 'minimums'"),
     (f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}, args_match: exact}}", 6,
      "mode any_order reads only 'minimums'"),
+    # a minimum of 0 is met with no call at all
+    ("- name: t\n  type: tool_trajectory\n  mode: any_order\n  minimums:\n    a: 1\n    b: 0", 11,
+     "tool_trajectory evaluator 't': minimums: b: 0 is met with no call at all, so it checks nothing"),
     (f"- {{{TRAJECTORY}, mode: in_order, minimums: {{a: 1}}, expected: [{{tool: a}}]}}", 6,
      "'minimums' is read only in mode any_order"),
     (f"- {{{TRAJECTORY}, mode: in_order}}", 6, "mode in_order needs a non-empty 'expected' list"),
