@@ -41,11 +41,14 @@ STDERR_TAIL_CHARS = 2000
 NOT_CONFIG_KEYS = {"required", "negate", "min_score", "preprocessors", "target", "judge", "command",
                    "timeout"}
 """Evaluator keys AgentV keeps for itself; every other unknown key is passed to the judge as config."""
+NOT_ASSERTION_CONFIG_KEYS = NOT_CONFIG_KEYS - {"target", "command"}
+"""A custom assertion has no script setting nor model access: its `command` and `target` are its config."""
 
 
 def judge_config(config: CodeJudgeConfig | CustomAssertionConfig) -> dict[str, Any] | None:
     """AgentV's pass-through config: unknown evaluator keys, then the explicit `config:` mapping."""
-    extras = {k: v for k, v in (config.model_extra or {}).items() if k not in NOT_CONFIG_KEYS}
+    kept = NOT_CONFIG_KEYS if isinstance(config, CodeJudgeConfig) else NOT_ASSERTION_CONFIG_KEYS
+    extras = {k: v for k, v in (config.model_extra or {}).items() if k not in kept}
     merged = {**extras, **(config.config or {})}
     return merged or None
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentv_gate.evaluators.custom_assertion import CustomAssertionEvaluator
+from agentv_gate.loader import load_eval_file
 from agentv_gate.models import CustomAssertionConfig, EvalCase, EvaluationContext
 from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
@@ -82,6 +83,18 @@ def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project:
     assert results["shouts"]["misses"] == ["not shouting"]
     assert results["short"]["type"] == "custom_assertion"
     assert results["short"]["evaluator_raw_request"]["assertion"] == "word-count"
+
+
+def test_every_key_it_does_not_read_reaches_the_script_as_config(project: Path) -> None:
+    # `command` and `target` are a code judge's own settings; an assertion has neither, so they are its config
+    write(project / ".agentv/assertions/show.py", "import json, sys\n"
+          "print(json.dumps({'score': 1, 'reasoning': json.dumps(json.load(sys.stdin)['config'], sort_keys=True)}))\n")
+    file = write_suite(project, "- {type: show, command: fast, target: 3, mode: y, timeout: 9, required: true, negate: false}")
+    [case] = load_eval_file(file, project).cases
+    [config] = case.evaluators
+    context = EvaluationContext(eval_case=case, candidate="a", evaluator=config)
+    score = score_of(CustomAssertionEvaluator(), context)
+    assert score.reasoning == '{"command": "fast", "mode": "y", "target": 3}', score.reasoning
 
 
 def test_a_crashing_assertion_is_an_error_case(project: Path) -> None:
