@@ -216,6 +216,13 @@ class RegexConfig(_EvaluatorBase):
     value: str
     flags: str | None = None
 
+    @field_validator("value")
+    @classmethod
+    def _some_value(cls, value: str) -> str:
+        """The empty pattern matches every answer (a `value: ${{ PATTERN }}` whose variable is empty)."""
+        _refuse_empty_string(value, "every answer matches the empty pattern")
+        return value
+
 
 _JS_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
 """`y` (sticky) compiles to nothing here: the regex evaluator reads it, matching at position 0 only."""

@@ -81,9 +81,11 @@ def test_an_empty_value_list_is_refused_not_a_vacuous_pass(tmp_path: Path, kind:
 
 
 @pytest.mark.parametrize("kind, value", [("contains", '""'), ("icontains", "''"), ("contains-all", '[Paris, ""]'),
-                                         ("starts-with", '"  "'), ("ends-with", '""')])
+                                         ("starts-with", '"  "'), ("ends-with", '""'),
+                                         ("regex", '""'), ("regex", '"${{ AGENTV_GATE_UNSET_PATTERN }}"')])
 def test_an_empty_string_is_refused_not_a_vacuous_pass(tmp_path: Path, kind: str, value: str) -> None:
-    # every answer contains "", and starts and ends with it: a value left empty by mistake passed all
+    # every answer contains "", starts and ends with it, and matches the empty pattern: a value left empty by
+    # mistake (an unset variable) passed all
     make_repo(tmp_path)
     suite = tmp_path / "v.eval.yaml"
     suite.write_text(f"tests:\n  - id: v\n    criteria: c\n    input: q\n    assert:\n"
