@@ -516,7 +516,13 @@ def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, probl
             config.resolved_prompt_text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise EvalFileError(line, f"prompt file {candidate!r} cannot be read: {exc}", "a UTF-8 text file") from None
+        if not config.resolved_prompt_text.strip():
+            raise EvalFileError(line, f"llm_judge evaluator '{config.name}': prompt file {candidate!r} is empty, so "
+                                      "the judge would get no prompt", "the prompt text in the file")
         return
+    if not candidate:  # `prompt: ${{ PROMPT }}` with the variable unset: an empty user prompt, graded blind
+        raise EvalFileError(line, f"llm_judge evaluator '{config.name}': the prompt is empty, so the judge would "
+                                  "get no prompt", "prompt text, a prompt file, or no prompt (the default)")
     config.resolved_prompt_text = prompt
 
 

@@ -22,6 +22,7 @@ def load(repo: Path, entries: str, allow_outside_root: bool = False) -> LoadResu
     write(repo / "evals/judge.py", "print('{}')\n")
     write(repo / "evals/run-judge.py", "print('{}')\n", executable=True)
     write(repo / "evals/rubric.md", "Grade it.\n")
+    write(repo / "evals/blank.md", "\n \n")
     write(repo / "evals/sub/keep", "")
     write(repo / ".agentv/assertions/word-count.py", "print('{}')\n")
     write(repo / ".agentv/assertions/brand-voice.py", "print('{}')\n")  # a name sorting before custom_assertion
@@ -143,6 +144,9 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     (f"- {{name: n, {JUDGE}, cwd: {'d' * 5000}}}", 6, "is not a usable path"),
     (f"- {{name: n, {JUDGE}, cwd: loop}}", 6, "cwd 'loop' is not a usable path"),
     ("- {name: n, type: llm_judge, prompt: latin1.md}", 6, "prompt file 'latin1.md' cannot be read"),
+    # an empty prompt (an unset ${{ VAR }}, an empty file) was sent to the judge as it was: nothing to grade by
+    ("- {name: n, type: llm_judge, prompt: '  '}", 6, "llm_judge evaluator 'n': the prompt is empty, so the judge"),
+    ("- {name: n, type: llm_judge, prompt: blank.md}", 6, "llm_judge evaluator 'n': prompt file 'blank.md' is empty"),
     ("- {type: rubrics, criteria: [be kind], rubrics: [be kind]}", 6, "'rubrics' is not a setting of a `type: rubrics`"),
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "nowhere.py]}}", 6, "script file 'nowhere.py' not found"),
