@@ -230,6 +230,28 @@ _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
+def _end_of_input(pattern: str) -> str:
+    """JavaScript's `$` without the `m` flag is the end of the input; Python's also matches before a last
+    newline, so `^yes$` would pass "yes\\n", which AgentV fails. Each unescaped `$` outside a character
+    class becomes `\\Z` (the very end)."""
+    out: list[str] = []
+    in_class = False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index:index + 2])
+            index += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append("\\Z" if char == "$" and not in_class else char)
+        index += 1
+    return "".join(out)
+
+
 def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
     """A `regex` evaluator's JavaScript pattern and flags compiled for Python; raises ValueError naming
     the bad flag or the compile error. Here, beside its config, so the loader can refuse a pattern
@@ -245,6 +267,8 @@ def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
         raise ValueError("regex flags 'u' and 'v' cannot be used together (JavaScript's RegExp refuses the pattern)")
     try:
         translated = _JS_BACKREF.sub(r"(?P=\1)", _JS_NAMED_GROUP.sub("(?P<", pattern))
+        if not value & re.MULTILINE:
+            translated = _end_of_input(translated)
         return re.compile(translated, value)
     except re.error as exc:
         raise ValueError(f"invalid regex /{pattern}/: {exc}") from None

@@ -3,7 +3,8 @@
 Patterns are written for JavaScript in AgentV suites, so JavaScript flags are accepted (`i`,
 `m`, `s`; `g`, `u`, `d`, `v` change nothing for a single test; `y`, sticky, tries position 0 only, as
 a fresh JavaScript RegExp's `test` does) and `(?<name>...)` groups are
-rewritten to Python's `(?P<name>...)` (and `\\k<name>` to `(?P=name)`). A pattern that does
+rewritten to Python's `(?P<name>...)` (and `\\k<name>` to `(?P=name)`); without `m`, `$` is the end of
+the answer, as in JavaScript (Python's `$` also matches before a last newline). A pattern that does
 not compile is a config error.
 """
 

@@ -82,6 +82,18 @@ def test_regex_sticky_flag_matches_only_at_the_start_as_javascript_does() -> Non
     assert run(RegexEvaluator(), RegexConfig(name="r", value="^two", flags="m"), "one\ntwo").score == 1.0
 
 
+@pytest.mark.parametrize(("pattern", "flags", "answer", "expected"), [
+    ("^yes$", None, "yes\n", 0.0),     # JavaScript's $ is the end of the answer, Python's also before a last \n
+    ("^yes$", None, "yes", 1.0),
+    ("^yes$", "m", "yes\nno", 1.0),    # with m it is any line's end, as in Python
+    (r"cost \$5", None, "cost $5\n", 1.0),  # an escaped $ and one in a class stay literal
+    ("[$]$", None, "$", 1.0),
+    ("a$|b", None, "a\n", 0.0),
+])
+def test_regex_end_anchor_is_javascripts(pattern: str, flags: str | None, answer: str, expected: float) -> None:
+    assert run(RegexEvaluator(), RegexConfig(name="r", value=pattern, flags=flags), answer).score == expected
+
+
 def test_regex_messages_name_the_pattern_and_its_flags_as_agentv_does() -> None:
     # AgentV: `/${pattern}/${flags ?? ''}` plus ` (flags: ${flags})` when there are flags
     plain = run(RegexEvaluator(), RegexConfig(name="r", value=r"^paris\b"), "PARIS it is")
