@@ -230,24 +230,50 @@ _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
-def _end_of_input(pattern: str) -> str:
-    """JavaScript's `$` without the `m` flag is the end of the input; Python's also matches before a last
-    newline, so `^yes$` would pass "yes\\n", which AgentV fails. Each unescaped `$` outside a character
-    class becomes `\\Z` (the very end)."""
+_JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+r"""JavaScript's `\s` (WhiteSpace and LineTerminator), as a class body; Python's `\s` also takes U+001C..U+001F
+and U+0085 and lacks U+FEFF."""
+_JS_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_", "s": _JS_SPACES}
+r"""JavaScript's `\d`, `\w`, `\s` as class bodies: ASCII digits and word characters, where Python's are Unicode."""
+_JS_ESCAPES = {
+    **{letter: f"[{body}]" for letter, body in _JS_CLASS_ESCAPES.items()},
+    **{letter.upper(): f"[^{body}]" for letter, body in _JS_CLASS_ESCAPES.items()},
+    "b": r"(?a:\b)", "B": r"(?a:\B)",  # boundaries between JavaScript's (ASCII) word characters
+}
+
+
+def _javascript_meaning(pattern: str, flags: int) -> str:
+    r"""The pattern with the tokens whose meaning differs between the two engines spelled out as JavaScript's:
+    `\d`, `\w`, `\s`, `\b` (and their negations) as JavaScript's ASCII classes and its own spaces; `.`
+    without the `s` flag stopping at every JavaScript line terminator (`\r`, U+2028, U+2029 too); `$`
+    without the `m` flag the very end of the answer (Python's also matches before a last newline, so
+    `^yes$` would pass "yes\n", which AgentV fails). Inside a class, `\D`, `\W` and `\S` keep Python's
+    meaning (a negated set cannot be spelled inside another class)."""
     out: list[str] = []
     in_class = False
     index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == "\\":
-            out.append(pattern[index:index + 2])
+            token = pattern[index:index + 2]
+            letter = token[1:]
+            if in_class and letter in _JS_CLASS_ESCAPES:
+                out.append(_JS_CLASS_ESCAPES[letter])
+            elif not in_class and letter in _JS_ESCAPES:
+                out.append(_JS_ESCAPES[letter])
+            else:
+                out.append(token)
             index += 2
             continue
         if char == "[" and not in_class:
             in_class = True
         elif char == "]" and in_class:
             in_class = False
-        out.append("\\Z" if char == "$" and not in_class else char)
+        elif char == "$" and not in_class and not flags & re.MULTILINE:
+            char = "\\Z"
+        elif char == "." and not in_class and not flags & re.DOTALL:
+            char = "[^\\n\\r\\u2028\\u2029]"
+        out.append(char)
         index += 1
     return "".join(out)
 
@@ -267,9 +293,7 @@ def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
         raise ValueError("regex flags 'u' and 'v' cannot be used together (JavaScript's RegExp refuses the pattern)")
     try:
         translated = _JS_BACKREF.sub(r"(?P=\1)", _JS_NAMED_GROUP.sub("(?P<", pattern))
-        if not value & re.MULTILINE:
-            translated = _end_of_input(translated)
-        return re.compile(translated, value)
+        return re.compile(_javascript_meaning(translated, value), value)
     except re.error as exc:
         raise ValueError(f"invalid regex /{pattern}/: {exc}") from None
 

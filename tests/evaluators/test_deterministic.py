@@ -88,9 +88,29 @@ def test_regex_sticky_flag_matches_only_at_the_start_as_javascript_does() -> Non
     ("^yes$", "m", "yes\nno", 1.0),    # with m it is any line's end, as in Python
     (r"cost \$5", None, "cost $5\n", 1.0),  # an escaped $ and one in a class stay literal
     ("[$]$", None, "$", 1.0),
+    # JavaScript's classes are ASCII (\\d, \\w, \\b) and its own set of spaces (\\s); Python's are Unicode
+    (r"^\d+$", None, "\u0662\u0660\u0662\u0664", 0.0),   # Arabic-Indic digits are not \d in JavaScript
+    (r"^\d+$", None, "2024", 1.0),
+    (r"^[\d.]+$", None, "\u0662.5", 0.0),
+    (r"^\w+$", None, "caf\u00e9", 0.0),
+    (r"^[\w-]+$", None, "caf\u00e9", 0.0),
+    (r"^\W$", None, "\u00e9", 1.0),
+    (r"\b\u00e9", None, "\u00e9", 0.0),                   # no boundary before a letter JavaScript's \w lacks
+    (r"\bcat\b", "i", "a CAT!", 1.0),
+    (r"\Bat", None, "cat", 1.0),
+    (r"^\s$", None, "\u001c", 0.0),                    # a separator Python counts as space, JavaScript not
+    (r"^\s$", None, "\ufeff", 1.0),                    # JavaScript's \s has the byte-order mark
+    (r"^[\s]$", None, "\u00a0", 1.0),
+    (r"^\S$", None, "\u001c", 1.0),
+    # `.` stops at every line terminator JavaScript has, not only \n; with s it takes them all
+    ("^a.b$", None, "a\rb", 0.0),
+    ("^a.b$", None, "a\u2028b", 0.0),
+    ("^a.b$", "s", "a\rb", 1.0),
+    ("^a[.]b$", None, "a.b", 1.0),
     ("a$|b", None, "a\n", 0.0),
 ])
-def test_regex_end_anchor_is_javascripts(pattern: str, flags: str | None, answer: str, expected: float) -> None:
+def test_regex_anchors_classes_and_dot_mean_what_javascript_says(
+        pattern: str, flags: str | None, answer: str, expected: float) -> None:
     assert run(RegexEvaluator(), RegexConfig(name="r", value=pattern, flags=flags), answer).score == expected
 
 
