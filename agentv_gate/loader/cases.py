@@ -25,7 +25,14 @@ from ..models import (
     question_text,
 )
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
-from .execution import parse_targets, parse_trials, parse_workspace, suite_only_problems
+from .execution import (
+    parse_input_files,
+    parse_targets,
+    parse_trials,
+    parse_workspace,
+    suite_only_problems,
+    written_twice_problems,
+)
 from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
@@ -197,11 +204,19 @@ class CaseBuilder:
             value, key = raw["question"], "question"
         else:
             raise EvalFileError(line, f"case '{case_id}' has no input", "'input', 'input_messages' or 'question'")
-        input_files = raw.get("input_files", self.defaults.get("input_files"))
-        if input_files and isinstance(value, str):
+        own_files = "input_files" in raw
+        input_files = (parse_input_files(raw["input_files"], key_line(raw, "input_files", line)) if own_files
+                       else self.defaults.get("input_files"))
+        if input_files and not isinstance(value, str):
+            # AgentV attaches them to a text input only, and skips any other test: never run without them.
+            source = ("'input_files'" if own_files
+                      else f"the suite's 'input_files' (line {self.defaults.get('input_files_line')})")
+            raise EvalFileError(key_line(raw, "input_files", line) if own_files else key_line(raw, key, line),
+                                f"{source} attaches files to a text 'input' only: test '{case_id}' writes its "
+                                f"'{key}' as {yaml_kind(value)}",
+                                "'input' as text, or `type: file` segments in a message's content")
+        if input_files:
             # gen3 shorthand: files first, then the text, as one user message.
-            if not isinstance(input_files, list):
-                raise EvalFileError(line_of(input_files, line), "'input_files' must be a list of paths", "[path, ...]")
             # Each entry keeps its own line (YAML and JSONL lists carry one per entry), so a missing
             # file is reported where it is listed.
             segments: list[Any] = []
@@ -224,6 +239,7 @@ class CaseBuilder:
         self.problems.extend(key_problems(raw.get("execution"), TEST_EXECUTION_KEYS, "execution",
                                           f"'execution' of {where}", self.file))
         self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
+        self.problems.extend(written_twice_problems(raw, raw.get("execution"), where, self.file))
 
     def build(self, raw: Any, index: int, line: int) -> EvalCase:
         """`line`: where the entry starts (every entry, YAML or JSONL, has one); a mapping's own line wins."""

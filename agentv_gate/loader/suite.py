@@ -16,7 +16,14 @@ from ..models import EvalCase
 from .cases import CaseBuilder, mapping
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
-from .execution import parse_targets, parse_trials, parse_workspace, suite_execution
+from .execution import (
+    parse_input_files,
+    parse_targets,
+    parse_trials,
+    parse_workspace,
+    suite_execution,
+    written_twice_problems,
+)
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
@@ -217,6 +224,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     problems.extend(key_problems(header, SUITE_KEYS, "suite", "the suite", file))
     problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
                                  file))
+    problems.extend(written_twice_problems(header, header.get("execution"), "the suite", file))
     header = declared(header, SUITE_KEYS)
     execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
@@ -232,8 +240,14 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         "target": header.get("target", execution.get("target")),
         "target_line": key_line(header, "target") if "target" in header else key_line(execution, "target", 1),
         "input": header.get("input"),
-        "input_files": header.get("input_files"),
+        "input_files": None,
+        "input_files_line": key_line(header, "input_files"),
     }
+    if header.get("input_files") is not None:
+        try:
+            defaults["input_files"] = parse_input_files(header["input_files"], key_line(header, "input_files"))
+        except EvalFileError as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.expected))
     defaults.update(_execution_defaults(header, execution, roots, file, problems))
     raw_evaluators: Any = None
     evaluators_line = line_of(header)
