@@ -43,7 +43,16 @@ from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_y
 from ..problems import Problem
 from ..redaction import is_secret_field, redact, register_secrets
 from ..yaml12 import use_core_schema
-from .keys import ANY_PROVIDER_KEYS, HEALTHCHECK_KEYS, MOCK_RULE_KEYS, PROVIDER_KEYS
+from .keys import (
+    ANY_PROVIDER_KEYS,
+    CLI_HEALTHCHECK_RETRY_KEYS,
+    CLI_UNREAD_KEYS,
+    FILES_FORMAT_KEYS,
+    HEALTHCHECK_KEYS,
+    HEALTHCHECK_KEYS_BY_KIND,
+    MOCK_RULE_KEYS,
+    PROVIDER_KEYS,
+)
 from .kinds import ALIASES, PROVIDERS
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -466,7 +475,54 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         keys = {k: v for k, v in mapping.items() if k not in _LINE_KEYS}
         found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
+    if kind == "cli":
+        problems.extend(Problem(file, line, message, unknown_key=True)
+                        for line, message in _cli_unread_keys(item, name))
     return problems
+
+
+def _healthcheck_kind(check: dict[str, Any]) -> str | None:
+    """As cli_target reads it: `type:`, else `url` makes an http check and a command a command check."""
+    kind = check.get("type")
+    if kind is None:
+        kind = "http" if "url" in check else "command" if any(
+            k in check for k in ("command", "command_template", "commandTemplate")) else None
+    return kind if kind in HEALTHCHECK_KEYS_BY_KIND else None  # anything else is refused when it is built
+
+
+def _cli_unread_keys(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
+    """(line, message) for each key a cli target reads somewhere but not where it is written: a
+    healthcheck key only the other kind of healthcheck reads, a retry key without an http healthcheck
+    to retry, `request_timeout_seconds`, and `files_format` for a command with no `{FILES}`."""
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    where = f"target '{name}'"
+    found: list[tuple[int, str]] = []
+    check = item.get("healthcheck")
+    kind = _healthcheck_kind(check) if isinstance(check, dict) else None
+    if isinstance(check, dict) and kind is not None:
+        other = "command" if kind == "http" else "http"
+        described = {"http": "an http healthcheck" + ("" if "type" in check else " (it has 'url')"),
+                     "command": "a command healthcheck"}
+        check_lines: dict[str, int] = check.get("__keylines__", {})
+        check_at: int = check.get("__line__", at)
+        found.extend((check_lines.get(key, check_at),
+                      f"'{key}' in the healthcheck of {where}: {described[kind]} does not read it "
+                      f"(read by: {'an http' if other == 'http' else 'a command'} healthcheck)")
+                     for key in check if key in HEALTHCHECK_KEYS_BY_KIND[other]
+                     and key not in HEALTHCHECK_KEYS_BY_KIND[kind])
+    for key in item:
+        if key in CLI_UNREAD_KEYS:
+            found.append((lines.get(key, at), f"'{key}' in {where}: a cli target does not read it (its command's "
+                          "timeout is timeout_seconds, its healthcheck's is healthcheck.timeout_seconds)"))
+        elif key in CLI_HEALTHCHECK_RETRY_KEYS and kind != "http":
+            found.append((lines.get(key, at), f"'{key}' in {where}: the command of a cli target is never retried; "
+                          "only an http healthcheck (healthcheck: {url: ...}) reads it"))
+    command = next((item[k] for k in ("command", "command_template", "commandTemplate") if item.get(k)), None)
+    if isinstance(command, str) and _ENV_REF.search(command) is None and "{FILES}" not in command:
+        found.extend((lines.get(key, at), f"'{key}' in {where}: its command has no {{FILES}}, so nothing reads it")
+                     for key in item if key in FILES_FORMAT_KEYS)
+    return found
 
 
 def load_targets_file(path: Path) -> TargetsConfig:

@@ -57,5 +57,23 @@ HEALTHCHECK_KEYS = frozenset({"type", "command", "command_template", "commandTem
                               "timeout_seconds", "timeoutSeconds"})
 """A cli target's `healthcheck:` mapping."""
 
+HEALTHCHECK_KEYS_BY_KIND: dict[str, frozenset[str]] = {
+    "command": frozenset({"type", "command", "command_template", "commandTemplate", "cwd", "timeout_seconds",
+                          "timeoutSeconds"}),
+    "http": frozenset({"type", "url", "timeout_seconds", "timeoutSeconds"}),
+}
+"""What each kind of healthcheck reads (cli_target.py): a key only the other kind reads is refused."""
+
+CLI_HEALTHCHECK_RETRY_KEYS = tuple(key for key in RETRY_KEYS if key not in (
+    "timeout_seconds", "timeoutSeconds", "request_timeout_seconds"))
+"""A cli target's retry keys: read by its http healthcheck only (the command itself is never retried)."""
+
+CLI_UNREAD_KEYS = ("request_timeout_seconds",)
+"""Retry keys a cli target never reads: its command's timeout is `timeout_seconds`, its
+healthcheck's `healthcheck.timeout_seconds` (which replaces the request timeout of the http check)."""
+
+FILES_FORMAT_KEYS = ("files_format", "filesFormat", "attachments_format", "attachmentsFormat")
+"""Read only to fill a cli command's `{FILES}`."""
+
 MOCK_RULE_KEYS = frozenset({"id", "eval_id", "case_id", "regex", "contains", "response", "judge_response"})
 """One entry of a mock target's `responses:` list."""
