@@ -33,7 +33,7 @@ from .execution import (
     suite_only_problems,
     written_twice_problems,
 )
-from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
+from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
@@ -240,6 +240,7 @@ class CaseBuilder:
                                           f"'execution' of {where}", self.file))
         self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
         self.problems.extend(written_twice_problems(raw, raw.get("execution"), where, self.file))
+        self.problems.extend(one_of_problems(raw, where, self.file, test=True))
 
     def build(self, raw: Any, index: int, line: int) -> EvalCase:
         """`line`: where the entry starts (every entry, YAML or JSONL, has one); a mapping's own line wins."""

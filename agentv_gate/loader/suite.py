@@ -24,7 +24,7 @@ from .execution import (
     suite_execution,
     written_twice_problems,
 )
-from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems
+from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
@@ -225,6 +225,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
                                  file))
     problems.extend(written_twice_problems(header, header.get("execution"), "the suite", file))
+    problems.extend(one_of_problems(header, "the suite", file, test=False))
     header = declared(header, SUITE_KEYS)
     execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
