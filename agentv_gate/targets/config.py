@@ -47,11 +47,16 @@ from .keys import (
     ANY_PROVIDER_KEYS,
     CLI_HEALTHCHECK_RETRY_KEYS,
     CLI_UNREAD_KEYS,
+    COMMON_SPELLINGS,
     FILES_FORMAT_KEYS,
     HEALTHCHECK_KEYS,
     HEALTHCHECK_KEYS_BY_KIND,
+    HEALTHCHECK_SPELLINGS,
+    MOCK_DELAY_RANGE,
     MOCK_RULE_KEYS,
+    MOCK_RULE_SPELLINGS,
     PROVIDER_KEYS,
+    SPELLINGS,
 )
 from .kinds import ALIASES, PROVIDERS
 
@@ -461,24 +466,65 @@ def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:
 def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file: Path | None) -> list[Problem]:
     """Every key of one entry (its healthcheck, its mock rules) that its provider does not read."""
     file = source_file or Path("targets.yaml")
-    checks: list[tuple[Any, frozenset[str], dict[str, str], str]] = [
-        (item, PROVIDER_KEYS.get(kind or "", ANY_PROVIDER_KEYS), NOT_YET["target"], f"target '{name}'")]
+    checks: list[tuple[Any, frozenset[str], dict[str, str], str, tuple[tuple[str, ...], ...]]] = [
+        (item, PROVIDER_KEYS.get(kind or "", ANY_PROVIDER_KEYS), NOT_YET["target"], f"target '{name}'",
+         (*COMMON_SPELLINGS, *SPELLINGS.get(kind or "", ())))]
     if kind == "cli" and isinstance(item.get("healthcheck"), dict):
-        checks.append((item["healthcheck"], HEALTHCHECK_KEYS, {}, f"the healthcheck of target '{name}'"))
+        checks.append((item["healthcheck"], HEALTHCHECK_KEYS, {}, f"the healthcheck of target '{name}'",
+                       HEALTHCHECK_SPELLINGS))
     if kind == "mock" and isinstance(item.get("responses"), list):
-        checks.extend((rule, MOCK_RULE_KEYS, {}, f"responses[{index}] of target '{name}'")
+        checks.extend((rule, MOCK_RULE_KEYS, {}, f"responses[{index}] of target '{name}'", MOCK_RULE_SPELLINGS)
                       for index, rule in enumerate(item["responses"]) if isinstance(rule, dict))
     problems: list[Problem] = []
-    for mapping, known, not_yet, where in checks:
+    for mapping, known, not_yet, where, spellings in checks:
         lines: dict[str, int] = mapping.get("__keylines__", {})
         at: int = mapping.get("__line__", 1)
         keys = {k: v for k, v in mapping.items() if k not in _LINE_KEYS}
         found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
+        problems.extend(Problem(file, line, message, unknown_key=True)
+                        for line, message in _second_spellings(keys, lines, at, where, spellings))
     if kind == "cli":
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _cli_unread_keys(item, name))
+    if kind == "mock" or kind == "anthropic":
+        problems.extend(Problem(file, line, message, unknown_key=True)
+                        for line, message in _replaced_settings(item, name, kind))
     return problems
+
+
+def _second_spellings(keys: dict[str, Any], lines: dict[str, int], at: int, where: str,
+                      spellings: tuple[tuple[str, ...], ...]) -> list[tuple[int, str]]:
+    """(line, message) for each spelling of a setting written beside an earlier one the provider reads
+    instead (`base_url` beside `endpoint`). An earlier one that is a whole `${{ VAR }}` may be unset,
+    and the later one read then: no problem."""
+    found: list[tuple[int, str]] = []
+    for names in spellings:
+        written = [name for name in names if name in keys]
+        if len(written) < 2 or _env_name(keys[written[0]]) is not None:
+            continue
+        first = written[0]
+        found.extend((lines.get(key, at), f"'{key}' in {where} is never read: '{first}' (line {lines.get(first, at)}) "
+                      f"is written too, and only the first of {', '.join(names)} is read") for key in written[1:])
+    return found
+
+
+def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple[int, str]]:
+    """(line, message) for a setting another one replaces: a mock's `delay_ms` beside a delay range (as
+    in AgentV's mock, the range picks the delay), an anthropic `temperature` beside `thinking_budget`
+    (extended thinking takes none, so it is never sent)."""
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    if kind == "mock":
+        ranged = [key for key in MOCK_DELAY_RANGE if item.get(key) not in (None, 0)]
+        return [(lines.get(key, at), f"'{key}' in target '{name}' is never read: delay_min_ms/delay_max_ms "
+                 f"(line {lines.get(ranged[0], at)}) pick the delay instead")
+                for key in ("delay_ms", "delayMs") if key in item and ranged]
+    thinking = next((key for key in ("thinking_budget", "thinkingBudget") if item.get(key) is not None), None)
+    if thinking is None or "temperature" not in item:
+        return []
+    return [(lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
+             f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature")]
 
 
 def _healthcheck_kind(check: dict[str, Any]) -> str | None:
