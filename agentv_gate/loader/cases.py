@@ -178,8 +178,8 @@ class CaseBuilder:
 
     @staticmethod
     def _skips_defaults(raw: dict[str, Any]) -> bool:
-        """AgentV's `execution.skip_defaults: true`: the test takes *neither* the suite's `assert`
-        list nor the suite's `input` messages."""
+        """AgentV's `execution.skip_defaults: true`: the test takes none of the suite's `assert` list,
+        `input` messages and `input_files`."""
         return bool(declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults"))
 
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
@@ -205,8 +205,9 @@ class CaseBuilder:
         else:
             raise EvalFileError(line, f"case '{case_id}' has no input", "'input', 'input_messages' or 'question'")
         own_files = "input_files" in raw
+        # AgentV: the suite's files, like its input, are not a test's that skips the defaults.
         input_files = (parse_input_files(raw["input_files"], key_line(raw, "input_files", line)) if own_files
-                       else self.defaults.get("input_files"))
+                       else None if self._skips_defaults(raw) else self.defaults.get("input_files"))
         if input_files and not isinstance(value, str):
             # AgentV attaches them to a text input only, and skips any other test: never run without them.
             source = ("'input_files'" if own_files
