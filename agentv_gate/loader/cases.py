@@ -277,6 +277,11 @@ class CaseBuilder:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
+        metadata = raw.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            # Code judges and hooks get it as `metadata`/`case_metadata`; AgentV drops any other value.
+            raise EvalFileError(line_of(metadata, key_line(raw, "metadata", line)),
+                                f"'metadata' must be a mapping, got {yaml_kind(metadata)}", "metadata: {key: value}")
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
@@ -316,7 +321,7 @@ class CaseBuilder:
             target=str(target) if target else None,
             target_line=target_line,
             conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
-            metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
+            metadata=metadata,
             trials=trials,
             targets=targets,
             suite_execution=self.defaults.get("suite_execution") or SuiteExecution(),

@@ -225,6 +225,10 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
             execution:
               target: a
               targets: [b, c]
+          - id: text-metadata
+            criteria: c
+            input: q
+            metadata: priority high
     """)
     result = load_eval_file(f, repo)
     assert errors_of(result) == [
@@ -254,6 +258,8 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (86, "'target' is written twice in test 'two-targets': here and at line 84; only one is read"),
         (91, "'target' of test 'target-and-matrix' is never read: its 'execution.targets' (line 92) runs it "
              "on each of those targets"),
+        # metadata reaches code judges and hooks as a mapping; AgentV drops any other value
+        (96, "'metadata' must be a mapping, got text"),
     ]
     # Like an unknown key, a setting written twice is a problem of a case that still builds: the run stops.
     assert [c.id for c in result.cases] == ["only-expected", "only-assert", "two-thresholds", "two-targets",
