@@ -290,6 +290,10 @@ class CaseBuilder:
                        if "target" in execution else self.defaults.get("target_line"))
         trials = (parse_trials(execution["trials"], key_line(execution, "trials", line)) if "trials" in execution
                   else self.defaults.get("trials"))
+        cost_limits = list(self.defaults.get("cost_limits", []))
+        if trials is not None and trials.cost_limit_usd is not None:
+            cost_limits.append(("cost_limit_usd", self.file, key_line(execution["trials"], "cost_limit_usd"))
+                               if "trials" in execution else self.defaults["trials_cost_limit"])
         targets = self.defaults.get("targets")
         if "targets" in execution:
             targets = parse_targets(execution["targets"], key_line(execution, "targets", line))
@@ -326,6 +330,7 @@ class CaseBuilder:
             targets=targets,
             suite_execution=self.defaults.get("suite_execution") or SuiteExecution(),
             workspace=workspace,
+            cost_limits=cost_limits,
         )
 
 

@@ -284,4 +284,8 @@ def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: P
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     if out.get("targets"):
         out["targets_line"] = key_line(execution, "targets")
+    out["cost_limits"] = [("total_budget_usd", file, key_line(execution, "total_budget_usd"))
+                          ] if out.get("suite_execution") and out["suite_execution"].total_budget_usd is not None else []
+    if out.get("trials") is not None and out["trials"].cost_limit_usd is not None:
+        out["trials_cost_limit"] = ("cost_limit_usd", file, key_line(execution.get("trials"), "cost_limit_usd"))
     return out
