@@ -256,7 +256,8 @@ class CaseBuilder:
         case_id = str(case_id)
         files: dict[str, list[str]] = {"guideline": [], "input": []}
         input_messages = self._input(raw, line, case_id, files)
-        explicit_question = raw.get("question")
+        # gen1's `question` is the input only when no later spelling is written (beside one it is refused).
+        explicit_question = raw.get("question") if "input" not in raw and "input_messages" not in raw else None
         question = explicit_question if isinstance(explicit_question, str) else question_text(input_messages)
         if not question.strip() and not input_messages:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")

@@ -62,7 +62,7 @@ AGGREGATOR_KEYS_BY_KIND: dict[str, tuple[str, ...]] = {
 (a code or LLM aggregator gets each member's weight with its result)."""
 AGGREGATOR_KEYS = tuple(dict.fromkeys(key for keys in AGGREGATOR_KEYS_BY_KIND.values() for key in keys))
 
-ONE_SPELLING = (("id", "eval_id"), ("input_messages", "input"), ("criteria", "expected_outcome", "outcome"),
+ONE_SPELLING = (("id", "eval_id"), ("input_messages", "input", "question"), ("criteria", "expected_outcome", "outcome"),
                 ("expected_messages", "expected_output"), ("evaluator", "grader"))
 """A test's fields that have several spellings, each in the order the case builder reads them: only the
 first one written is read, so a second one is refused where it is written."""

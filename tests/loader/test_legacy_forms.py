@@ -103,6 +103,10 @@ def test_every_pair_of_spellings_and_of_evaluator_lists_is_located(repo: Path) -
             input: q
             evaluator: {type: contains, value: London}
             grader: {type: contains, value: Paris}
+          - id: asked-twice
+            input: What is the capital of France?
+            question: What is the capital of Spain?
+            criteria: Names the capital
     """)
     result = load_eval_file(f, repo)
     first = "and only the first of"
@@ -111,7 +115,7 @@ def test_every_pair_of_spellings_and_of_evaluator_lists_is_located(repo: Path) -
         (2, f"'execution.evaluators' in the suite: 'assert' (line 3) is a list of evaluators too; {runs}"),
         (7, f"'eval_id' in test 'a' is never read: 'id' (line 6) is written too, {first} id, eval_id is read"),
         (9, f"'input' in test 'a' is never read: 'input_messages' (line 8) is written too, {first} "
-            "input_messages, input is read"),
+            "input_messages, input, question is read"),
         (11, f"'expected_outcome' in test 'a' is never read: 'criteria' (line 10) is written too, {first} "
              "criteria, expected_outcome, outcome is read"),
         (12, f"'outcome' in test 'a' is never read: 'criteria' (line 10) is written too, {first} "
@@ -121,4 +125,8 @@ def test_every_pair_of_spellings_and_of_evaluator_lists_is_located(repo: Path) -
              "'assert' (line 16) is one"),
         (22, f"'grader' in test 'single' is never read: 'evaluator' (line 21) is written too, {first} "
              "evaluator, grader is read"),
+        (25, f"'question' in test 'asked-twice' is never read: 'input' (line 24) is written too, {first} "
+             "input_messages, input, question is read"),
     ]
+    # the judge's question is the input the agent was asked, never the unread `question`
+    assert [c.question for c in result.cases if c.id == "asked-twice"] == ["What is the capital of France?"]
