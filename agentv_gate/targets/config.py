@@ -512,7 +512,8 @@ def _second_spellings(keys: dict[str, Any], lines: dict[str, int], at: int, wher
 def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple[int, str]]:
     """(line, message) for a setting another one replaces: a mock's `delay_ms` beside a delay range (as
     in AgentV's mock, the range picks the delay), an anthropic `temperature` beside `thinking_budget`
-    (extended thinking takes none, so it is never sent)."""
+    (extended thinking takes none, so it is never sent) and an anthropic `structured_output` (no reply
+    schema is ever sent to Anthropic)."""
     lines: dict[str, int] = item.get("__keylines__", {})
     at: int = item.get("__line__", 1)
     if kind == "mock":
@@ -520,11 +521,14 @@ def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple
         return [(lines.get(key, at), f"'{key}' in target '{name}' is never read: delay_min_ms/delay_max_ms "
                  f"(line {lines.get(ranged[0], at)}) pick the delay instead")
                 for key in ("delay_ms", "delayMs") if key in item and ranged]
+    found = [(lines.get(key, at), f"'{key}' in target '{name}' is never read: an anthropic target sends no reply "
+              "schema (its judges ask for their JSON in the prompt)")
+             for key in ("structured_output", "structuredOutput") if key in item]
     thinking = next((key for key in ("thinking_budget", "thinkingBudget") if item.get(key) is not None), None)
-    if thinking is None or "temperature" not in item:
-        return []
-    return [(lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
-             f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature")]
+    if thinking is not None and "temperature" in item:
+        found.append((lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
+                      f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature"))
+    return found
 
 
 def _healthcheck_kind(check: dict[str, Any]) -> str | None:

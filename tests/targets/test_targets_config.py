@@ -182,8 +182,11 @@ NEVER_READ = "is never read: '{first}' (line {line}) is written too, and only th
     ("provider: anthropic\n    model: m\n    api_key: ${{ K }}\n    thinking_budget: 2048\n    temperature: 0",
      7, "'temperature' in target 'a' is never sent: with thinking_budget (line 6), Anthropic's extended "
         "thinking takes no temperature"),
+    ("provider: anthropic\n    model: m\n    api_key: ${{ K }}\n    structured_output: false",
+     6, "'structured_output' in target 'a' is never read: an anthropic target sends no reply schema (its "
+        "judges ask for their JSON in the prompt)"),
 ], ids=["base_url", "timeout_seconds", "deployment_name", "judgeTarget", "command_template", "healthcheck",
-        "mock-rule", "delay_ms", "temperature"])
+        "mock-rule", "delay_ms", "temperature", "structured_output"])
 def test_a_setting_another_one_replaces_is_located(entry: str, line: int, message: str) -> None:
     problems = parse_targets(f"targets:\n  - name: a\n    {entry}\n", Path("t.yaml")).key_problems
     assert [(p.line, p.message) for p in problems] == [(line, message)]
