@@ -83,12 +83,17 @@ def open_entries(file: Path, text: str, header: Any) -> Entries:
     return found[1]() if found is not None else iter(())
 
 
+def jsonl_sidecar(file: Path) -> Path | None:
+    """The YAML file holding a JSONL suite's settings (`set.yaml` beside `set.jsonl`), if there is one."""
+    return next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
+                             file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+
+
 def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
     """Suite-level settings, and a reader of the raw cases one at a time (never the whole list)."""
     text = read_text(file)
     if file.suffix == ".jsonl":
-        sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
-                                    file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+        sidecar = jsonl_sidecar(file)
         header: dict[str, Any] = {}
         if sidecar is not None:
             meta = load_yaml_text(read_text(sidecar))
@@ -178,7 +183,13 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         return
     header = interpolate(header)
-    defaults = _suite_defaults(header, roots, file, problems)
+    # A JSONL suite's settings are in its sidecar: their problems are located there.
+    settings_file = (jsonl_sidecar(file) or file) if file.suffix == ".jsonl" else file
+    if settings_file != file:
+        problems.extend(Problem(settings_file, key_line(header, key), f"'{key}' in the sidecar of {file.name} is "
+                                "never read: a JSONL suite's cases are its lines", f"the cases as lines of {file.name}")
+                        for key in CASE_LIST_KEYS if key in header)
+    defaults = _suite_defaults(header, roots, settings_file, problems)
     builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
     seen: dict[str, tuple[Path, int]] = {}
     count = 0
