@@ -26,6 +26,8 @@ from ..models import (
 )
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
 from .execution import (
+    BLANK_TARGET,
+    blank_target_line,
     parse_input_files,
     parse_targets,
     parse_trials,
@@ -286,6 +288,9 @@ class CaseBuilder:
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
+        blank = blank_target_line(raw, execution)
+        if blank is not None:
+            raise EvalFileError(blank, BLANK_TARGET, "target: a name in targets.yaml, or no 'target' for the default")
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
         target_line = (key_line(raw, "target") if "target" in raw else key_line(execution, "target")
                        if "target" in execution else self.defaults.get("target_line"))

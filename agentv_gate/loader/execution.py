@@ -114,6 +114,20 @@ def written_twice_problems(holder: Any, execution: Any, where: str, file: Path) 
     return problems
 
 
+def blank_target_line(holder: Any, execution: Any) -> int | None:
+    """Where a `target:` (beside `execution:` or in it) names no target: empty, blank or null, as an
+    unset `${{ VAR }}` leaves it. Such a case ran on the default target, which is not what was written."""
+    for mapping in (holder, execution):
+        if isinstance(mapping, dict) and "target" in mapping:
+            value = mapping["target"]
+            if value is None or (isinstance(value, str) and not value.strip()):
+                return key_line(mapping, "target", line_of(mapping))
+    return None
+
+
+BLANK_TARGET = "'target' names no target (an unset ${{ VAR }}?)"
+
+
 def parse_input_files(raw: Any, line: int) -> list[Any]:
     """`input_files:` as AgentV reads it: a non-empty list of paths (an empty one makes AgentV skip the test)."""
     if not isinstance(raw, list) or not raw:

@@ -17,6 +17,8 @@ from .cases import CaseBuilder, mapping
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
 from .execution import (
+    BLANK_TARGET,
+    blank_target_line,
     parse_input_files,
     parse_targets,
     parse_trials,
@@ -236,6 +238,9 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
                                  file))
     problems.extend(written_twice_problems(header, header.get("execution"), "the suite", file))
+    blank = blank_target_line(header, header.get("execution"))
+    if blank is not None:
+        problems.append(Problem(file, blank, BLANK_TARGET, "target: a name in targets.yaml, or no 'target' for the default"))
     problems.extend(one_of_problems(header, "the suite", file, test=False))
     header = declared(header, SUITE_KEYS)
     execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentv_gate.loader import iter_eval_file, load_eval_file
 from tests.helpers.files import write
 
@@ -229,6 +231,10 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
             criteria: c
             input: q
             metadata: priority high
+          - id: blank-target
+            criteria: c
+            input: q
+            execution: {target: " "}
     """)
     result = load_eval_file(f, repo)
     assert errors_of(result) == [
@@ -260,6 +266,8 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
              "on each of those targets"),
         # metadata reaches code judges and hooks as a mapping; AgentV drops any other value
         (96, "'metadata' must be a mapping, got text"),
+        # an empty target (an unset ${{ VAR }}) is no target: never the default one instead
+        (100, "'target' names no target (an unset ${{ VAR }}?)"),
     ]
     # Like an unknown key, a setting written twice is a problem of a case that still builds: the run stops.
     assert [c.id for c in result.cases] == ["only-expected", "only-assert", "two-thresholds", "two-targets",
@@ -296,6 +304,18 @@ def test_suite_settings_written_twice_or_never_read_are_located(repo: Path) -> N
              "its 'input' as a list"),
     ]
     assert [c.id for c in result.cases] == ["text"]
+
+
+def test_a_suite_target_from_an_unset_variable_is_refused_not_the_default(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AUDIT_AGENT_TARGET", raising=False)
+    f = write(repo / "evals/env.eval.yaml", """
+        target: ${{ AUDIT_AGENT_TARGET }}
+        tests:
+          - {id: a, criteria: c, input: q}
+    """)
+    result = load_eval_file(f, repo)
+    assert errors_of(result) == [(1, "'target' names no target (an unset ${{ VAR }}?)")]
 
 
 def test_gen2_evaluators_need_names_gen3_ones_are_named_for_them(repo: Path) -> None:
