@@ -182,7 +182,7 @@ class CaseBuilder:
     def _skips_defaults(raw: dict[str, Any]) -> bool:
         """AgentV's `execution.skip_defaults: true`: the test takes none of the suite's `assert` list,
         `input` messages and `input_files`."""
-        return bool(declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults"))
+        return declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults") is True
 
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
@@ -256,6 +256,11 @@ class CaseBuilder:
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
         case_id = str(case_id)
+        skip = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults")
+        if skip is not None and not isinstance(skip, bool):
+            # AgentV skips the defaults for `true` only; read as truthy, "false" or "no" dropped them here.
+            raise EvalFileError(line_of(skip, key_line(raw["execution"], "skip_defaults", line)),
+                                f"'skip_defaults' must be true or false, got {skip!r}", "skip_defaults: true")
         files: dict[str, list[str]] = {"guideline": [], "input": []}
         input_messages = self._input(raw, line, case_id, files)
         # gen1's `question` is the input only when no later spelling is written (beside one it is refused).

@@ -235,6 +235,11 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
             criteria: c
             input: q
             execution: {target: " "}
+          - id: text-skip-defaults
+            criteria: c
+            input: q
+            execution:
+              skip_defaults: "false"
     """)
     result = load_eval_file(f, repo)
     assert errors_of(result) == [
@@ -268,6 +273,8 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (96, "'metadata' must be a mapping, got text"),
         # an empty target (an unset ${{ VAR }}) is no target: never the default one instead
         (100, "'target' names no target (an unset ${{ VAR }}?)"),
+        # AgentV skips the defaults only for `true`: the text "false" here dropped the suite's assertions
+        (105, "'skip_defaults' must be true or false, got 'false'"),
     ]
     # Like an unknown key, a setting written twice is a problem of a case that still builds: the run stops.
     assert [c.id for c in result.cases] == ["only-expected", "only-assert", "two-thresholds", "two-targets",
