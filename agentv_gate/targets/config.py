@@ -427,6 +427,13 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         raise TargetsConfigError(f"{where}'targets' must be a list, got {type(items).__name__}")
     definitions: dict[str, RawTarget] = {}
     problems: list[Problem] = []
+    if isinstance(doc, dict):
+        # AgentV's file: `targets` and its `$schema` tag; a global setting here is read by no target.
+        top_lines: dict[str, int] = doc.get("__keylines__", {})
+        problems.extend(Problem(source_file or Path("targets.yaml"), top_lines.get(str(key), 1),
+                                f"unknown key '{key}' at the top of targets.yaml (a target's settings go in its entry)",
+                                unknown_key=True)
+                        for key in doc if key not in ("targets", "$schema", *_LINE_KEYS))
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise TargetsConfigError(f"{where}targets[{index}] must be a mapping, got {type(item).__name__}")

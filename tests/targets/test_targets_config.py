@@ -192,6 +192,17 @@ def test_a_setting_another_one_replaces_is_located(entry: str, line: int, messag
     assert [(p.line, p.message) for p in problems] == [(line, message)]
 
 
+def test_top_level_keys_other_than_targets_are_located() -> None:
+    # a global `judge_target` or `defaults:` reads as settings for every target, and no target read them
+    text = "$schema: agentv-targets-v2.2\njudge_target: judge\ndefaults:\n  max_retries: 0\ntargets:\n  - name: a\n" \
+           "    provider: mock\n"
+    problems = parse_targets(text, Path("t.yaml")).key_problems
+    assert [(p.line, p.message, p.unknown_key) for p in problems] == [
+        (2, "unknown key 'judge_target' at the top of targets.yaml (a target's settings go in its entry)", True),
+        (3, "unknown key 'defaults' at the top of targets.yaml (a target's settings go in its entry)", True),
+    ]
+
+
 def test_a_spelling_read_when_the_first_one_is_unset_is_no_problem() -> None:
     # `endpoint: ${{ URL }}` left unset falls back to base_url: both may be read
     text = "targets:\n  - name: a\n    provider: openai\n    model: m\n    endpoint: ${{ URL }}\n    base_url: http://b\n"
