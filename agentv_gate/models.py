@@ -541,6 +541,9 @@ class EvalCase(BaseModel):
     """`execution.targets` (a matrix: one row per target); `target_line` then points at it."""
     suite_execution: SuiteExecution = Field(default_factory=SuiteExecution)
     workspace: WorkspaceConfig | None = None
+    cost_limits: list[tuple[str, Path, int]] = Field(default_factory=list)
+    """Each cost limit the case runs under (`total_budget_usd`, `cost_limit_usd`) as (key, file, line):
+    the preflight refuses one that no target of its cases reports a cost to."""
 
 
 # ---------------------------------------------------------------- what a target answers

@@ -25,8 +25,17 @@ from ..models import (
     question_text,
 )
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
-from .execution import parse_targets, parse_trials, parse_workspace, suite_only_problems
-from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems
+from .execution import (
+    BLANK_TARGET,
+    blank_target_line,
+    parse_input_files,
+    parse_targets,
+    parse_trials,
+    parse_workspace,
+    suite_only_problems,
+    written_twice_problems,
+)
+from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
@@ -171,9 +180,9 @@ class CaseBuilder:
 
     @staticmethod
     def _skips_defaults(raw: dict[str, Any]) -> bool:
-        """AgentV's `execution.skip_defaults: true`: the test takes *neither* the suite's `assert`
-        list nor the suite's `input` messages."""
-        return bool(declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults"))
+        """AgentV's `execution.skip_defaults: true`: the test takes none of the suite's `assert` list,
+        `input` messages and `input_files`."""
+        return declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults") is True
 
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
@@ -197,11 +206,20 @@ class CaseBuilder:
             value, key = raw["question"], "question"
         else:
             raise EvalFileError(line, f"case '{case_id}' has no input", "'input', 'input_messages' or 'question'")
-        input_files = raw.get("input_files", self.defaults.get("input_files"))
-        if input_files and isinstance(value, str):
+        own_files = "input_files" in raw
+        # AgentV: the suite's files, like its input, are not a test's that skips the defaults.
+        input_files = (parse_input_files(raw["input_files"], key_line(raw, "input_files", line)) if own_files
+                       else None if self._skips_defaults(raw) else self.defaults.get("input_files"))
+        if input_files and not isinstance(value, str):
+            # AgentV attaches them to a text input only, and skips any other test: never run without them.
+            source = ("'input_files'" if own_files
+                      else f"the suite's 'input_files' (line {self.defaults.get('input_files_line')})")
+            raise EvalFileError(key_line(raw, "input_files", line) if own_files else key_line(raw, key, line),
+                                f"{source} attaches files to a text 'input' only: test '{case_id}' writes its "
+                                f"'{key}' as {yaml_kind(value)}",
+                                "'input' as text, or `type: file` segments in a message's content")
+        if input_files:
             # gen3 shorthand: files first, then the text, as one user message.
-            if not isinstance(input_files, list):
-                raise EvalFileError(line_of(input_files, line), "'input_files' must be a list of paths", "[path, ...]")
             # Each entry keeps its own line (YAML and JSONL lists carry one per entry), so a missing
             # file is reported where it is listed.
             segments: list[Any] = []
@@ -224,6 +242,8 @@ class CaseBuilder:
         self.problems.extend(key_problems(raw.get("execution"), TEST_EXECUTION_KEYS, "execution",
                                           f"'execution' of {where}", self.file))
         self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
+        self.problems.extend(written_twice_problems(raw, raw.get("execution"), where, self.file))
+        self.problems.extend(one_of_problems(raw, where, self.file, test=True))
 
     def build(self, raw: Any, index: int, line: int) -> EvalCase:
         """`line`: where the entry starts (every entry, YAML or JSONL, has one); a mapping's own line wins."""
@@ -236,9 +256,15 @@ class CaseBuilder:
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
         case_id = str(case_id)
+        skip = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults")
+        if skip is not None and not isinstance(skip, bool):
+            # AgentV skips the defaults for `true` only; read as truthy, "false" or "no" dropped them here.
+            raise EvalFileError(line_of(skip, key_line(raw["execution"], "skip_defaults", line)),
+                                f"'skip_defaults' must be true or false, got {skip!r}", "skip_defaults: true")
         files: dict[str, list[str]] = {"guideline": [], "input": []}
         input_messages = self._input(raw, line, case_id, files)
-        explicit_question = raw.get("question")
+        # gen1's `question` is the input only when no later spelling is written (beside one it is refused).
+        explicit_question = raw.get("question") if "input" not in raw and "input_messages" not in raw else None
         question = explicit_question if isinstance(explicit_question, str) else question_text(input_messages)
         if not question.strip() and not input_messages:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
@@ -259,14 +285,26 @@ class CaseBuilder:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
+        metadata = raw.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            # Code judges and hooks get it as `metadata`/`case_metadata`; AgentV drops any other value.
+            raise EvalFileError(line_of(metadata, key_line(raw, "metadata", line)),
+                                f"'metadata' must be a mapping, got {yaml_kind(metadata)}", "metadata: {key: value}")
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
+        blank = blank_target_line(raw, execution)
+        if blank is not None:
+            raise EvalFileError(blank, BLANK_TARGET, "target: a name in targets.yaml, or no 'target' for the default")
         target = raw.get("target", execution.get("target", self.defaults.get("target")))
         target_line = (key_line(raw, "target") if "target" in raw else key_line(execution, "target")
                        if "target" in execution else self.defaults.get("target_line"))
         trials = (parse_trials(execution["trials"], key_line(execution, "trials", line)) if "trials" in execution
                   else self.defaults.get("trials"))
+        cost_limits = list(self.defaults.get("cost_limits", []))
+        if trials is not None and trials.cost_limit_usd is not None:
+            cost_limits.append(("cost_limit_usd", self.file, key_line(execution["trials"], "cost_limit_usd"))
+                               if "trials" in execution else self.defaults["trials_cost_limit"])
         targets = self.defaults.get("targets")
         if "targets" in execution:
             targets = parse_targets(execution["targets"], key_line(execution, "targets", line))
@@ -298,11 +336,12 @@ class CaseBuilder:
             target=str(target) if target else None,
             target_line=target_line,
             conversation_id=_conversation_id(raw.get("conversation_id"), key_line(raw, "conversation_id", line)),
-            metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None,
+            metadata=metadata,
             trials=trials,
             targets=targets,
             suite_execution=self.defaults.get("suite_execution") or SuiteExecution(),
             workspace=workspace,
+            cost_limits=cost_limits,
         )
 
 

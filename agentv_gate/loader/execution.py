@@ -90,6 +90,52 @@ def suite_only_problems(execution: Any, file: Path, where: str) -> list[Problem]
             for key in SUITE_ONLY_EXECUTION_KEYS if key in execution]
 
 
+WRITTEN_ONCE = ("threshold", "target")
+"""Settings a suite or a test may write beside its `execution:` or in it, but not in both."""
+
+
+def written_twice_problems(holder: Any, execution: Any, where: str, file: Path) -> list[Problem]:
+    """A setting written both beside `execution:` and in it, and a `target` that `execution.targets`
+    replaces: one of the two would never be read, so neither is guessed at. (AgentV 2.19 reads a
+    test's `execution.threshold` and the suite's `execution.target`; agentv-gate read the other one.)"""
+    if not isinstance(holder, dict) or not isinstance(execution, dict):
+        return []
+    problems = [Problem(file, key_line(execution, key, line_of(execution)),
+                        f"'{key}' is written twice in {where}: here and at line {key_line(holder, key)}; "
+                        "only one is read", f"one '{key}', beside 'execution' or in it")
+                for key in WRITTEN_ONCE if key in holder and key in execution]
+    if "targets" in execution:
+        matrix = key_line(execution, "targets", line_of(execution))
+        problems.extend(Problem(file, key_line(mapping, "target", line_of(mapping)),
+                                f"'target' of {where} is never read: its 'execution.targets' (line {matrix}) "
+                                "runs it on each of those targets",
+                                "'targets' for a matrix, or 'target' for one target, not both")
+                        for mapping in (holder, execution) if "target" in mapping)
+    return problems
+
+
+def blank_target_line(holder: Any, execution: Any) -> int | None:
+    """Where a `target:` (beside `execution:` or in it) names no target: empty, blank or null, as an
+    unset `${{ VAR }}` leaves it. Such a case ran on the default target, which is not what was written."""
+    for mapping in (holder, execution):
+        if isinstance(mapping, dict) and "target" in mapping:
+            value = mapping["target"]
+            if value is None or (isinstance(value, str) and not value.strip()):
+                return key_line(mapping, "target", line_of(mapping))
+    return None
+
+
+BLANK_TARGET = "'target' names no target (an unset ${{ VAR }}?)"
+
+
+def parse_input_files(raw: Any, line: int) -> list[Any]:
+    """`input_files:` as AgentV reads it: a non-empty list of paths (an empty one makes AgentV skip the test)."""
+    if not isinstance(raw, list) or not raw:
+        raise EvalFileError(line_of(raw, line), "'input_files' lists no file" if isinstance(raw, list)
+                            else "'input_files' must be a list of paths", "input_files: [path, ...]")
+    return raw
+
+
 def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem], *,
                     suite: bool, inherited: WorkspaceConfig | None = None) -> WorkspaceConfig | None:
     """A `workspace:` with its hooks resolved; a test's hooks replace the suite's of the same name."""

@@ -62,6 +62,14 @@ AGGREGATOR_KEYS_BY_KIND: dict[str, tuple[str, ...]] = {
 (a code or LLM aggregator gets each member's weight with its result)."""
 AGGREGATOR_KEYS = tuple(dict.fromkeys(key for keys in AGGREGATOR_KEYS_BY_KIND.values() for key in keys))
 
+ONE_SPELLING = (("id", "eval_id"), ("input_messages", "input", "question"), ("criteria", "expected_outcome", "outcome"),
+                ("expected_messages", "expected_output"), ("evaluator", "grader"))
+"""A test's fields that have several spellings, each in the order the case builder reads them: only the
+first one written is read, so a second one is refused where it is written."""
+
+EVALUATOR_LISTS = ("assertions", "assert", "execution.evaluators", "evaluators")
+"""Where a suite or a test lists its evaluators, in AgentV's order: AgentV runs only the first one written."""
+
 CODE_JUDGE_RESERVED = ("judge",)
 """Keys AgentV keeps from a code judge's config without agentv-gate reading them: never passed through."""
 
@@ -129,6 +137,42 @@ def aggregator_key_problems(raw: Any, where: str, file: Path) -> list[Problem]:
             problems.append(Problem(file, key_line(raw, key, line_of(raw)),
                                     f"'{key}' in the aggregator of {where}: the {kind} aggregator does not read it "
                                     f"(read by: {readers})", unknown_key=True))
+    return problems
+
+
+def _written(raw: dict[str, Any], path: str) -> tuple[Any, str] | None:
+    """(mapping, key) where `path` (`assert`, or `execution.evaluators`) is written in `raw`; None if it is not."""
+    holder_key, _, key = path.rpartition(".")
+    holder = raw.get(holder_key) if holder_key else raw
+    return (holder, key) if isinstance(holder, dict) and key in holder else None
+
+
+def one_of_problems(raw: Any, where: str, file: Path, *, test: bool) -> list[Problem]:
+    """A field written in two of its spellings (`input_messages` and `input`), two lists of evaluators,
+    or a test's single `evaluator` beside a list: one of them is never read (or, for a test's lists,
+    read by agentv-gate and not by AgentV), so each is refused where it is written."""
+    if not isinstance(raw, dict):
+        return []
+    problems: list[Problem] = []
+    for names in ONE_SPELLING if test else ():
+        written = [name for name in names if name in raw]
+        problems.extend(Problem(file, key_line(raw, key, line_of(raw)),
+                                f"'{key}' in {where} is never read: '{written[0]}' (line {key_line(raw, written[0])}) "
+                                f"is written too, and only the first of {', '.join(names)} is read",
+                                f"one of {', '.join(names)}") for key in written[1:])
+    lists = [(path, found) for path in EVALUATOR_LISTS if (found := _written(raw, path)) is not None]
+    if lists:
+        first, (holder, key) = lists[0]
+        at = key_line(holder, key)
+        problems.extend(Problem(file, key_line(other, name, line_of(other)),
+                                f"'{path}' in {where}: '{first}' (line {at}) is a list of evaluators too; AgentV runs "
+                                f"only the first of {', '.join(EVALUATOR_LISTS)}", "one list of evaluators")
+                        for path, (other, name) in lists[1:])
+        single = next((name for name in ("evaluator", "grader") if name in raw), None) if test else None
+        if single is not None:
+            problems.append(Problem(file, key_line(raw, single, line_of(raw)),
+                                    f"'{single}' in {where} is never read: a single evaluator is read only without a "
+                                    f"list, and '{first}' (line {at}) is one", f"'{first}' alone"))
     return problems
 
 

@@ -38,6 +38,8 @@ class CaseRef:
     """Each judge model the case's evaluators call, so the run can check them all before the first call."""
     targets: tuple[str, ...] = ()
     """`execution.targets`: the case runs once on each (a matrix)."""
+    costs: tuple[tuple[str, Path, int], ...] = ()
+    """The cost limits the case runs under (`EvalCase.cost_limits`), for the preflight to check."""
 
 
 JudgeUse = tuple[str | None, Path, int]
@@ -122,7 +124,8 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             uses = judge_uses(case.evaluators) if case.evaluators else ((None, file, case.source_line),)
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
-                                     judges, case.target_line, tuple(case.targets or ())))
+                                     judges, case.target_line, tuple(case.targets or ()),
+                                     tuple(case.cost_limits)))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
     return plan
 

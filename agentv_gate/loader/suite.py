@@ -16,8 +16,17 @@ from ..models import EvalCase
 from .cases import CaseBuilder, mapping
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
-from .execution import parse_targets, parse_trials, parse_workspace, suite_execution
-from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems
+from .execution import (
+    BLANK_TARGET,
+    blank_target_line,
+    parse_input_files,
+    parse_targets,
+    parse_trials,
+    parse_workspace,
+    suite_execution,
+    written_twice_problems,
+)
+from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
@@ -76,12 +85,17 @@ def open_entries(file: Path, text: str, header: Any) -> Entries:
     return found[1]() if found is not None else iter(())
 
 
+def jsonl_sidecar(file: Path) -> Path | None:
+    """The YAML file holding a JSONL suite's settings (`set.yaml` beside `set.jsonl`), if there is one."""
+    return next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
+                             file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+
+
 def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
     """Suite-level settings, and a reader of the raw cases one at a time (never the whole list)."""
     text = read_text(file)
     if file.suffix == ".jsonl":
-        sidecar = next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
-                                    file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+        sidecar = jsonl_sidecar(file)
         header: dict[str, Any] = {}
         if sidecar is not None:
             meta = load_yaml_text(read_text(sidecar))
@@ -171,7 +185,13 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         return
     header = interpolate(header)
-    defaults = _suite_defaults(header, roots, file, problems)
+    # A JSONL suite's settings are in its sidecar: their problems are located there.
+    settings_file = (jsonl_sidecar(file) or file) if file.suffix == ".jsonl" else file
+    if settings_file != file:
+        problems.extend(Problem(settings_file, key_line(header, key), f"'{key}' in the sidecar of {file.name} is "
+                                "never read: a JSONL suite's cases are its lines", f"the cases as lines of {file.name}")
+                        for key in CASE_LIST_KEYS if key in header)
+    defaults = _suite_defaults(header, roots, settings_file, problems)
     builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
     seen: dict[str, tuple[Path, int]] = {}
     count = 0
@@ -217,6 +237,11 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     problems.extend(key_problems(header, SUITE_KEYS, "suite", "the suite", file))
     problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
                                  file))
+    problems.extend(written_twice_problems(header, header.get("execution"), "the suite", file))
+    blank = blank_target_line(header, header.get("execution"))
+    if blank is not None:
+        problems.append(Problem(file, blank, BLANK_TARGET, "target: a name in targets.yaml, or no 'target' for the default"))
+    problems.extend(one_of_problems(header, "the suite", file, test=False))
     header = declared(header, SUITE_KEYS)
     execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
@@ -232,8 +257,14 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         "target": header.get("target", execution.get("target")),
         "target_line": key_line(header, "target") if "target" in header else key_line(execution, "target", 1),
         "input": header.get("input"),
-        "input_files": header.get("input_files"),
+        "input_files": None,
+        "input_files_line": key_line(header, "input_files"),
     }
+    if header.get("input_files") is not None:
+        try:
+            defaults["input_files"] = parse_input_files(header["input_files"], key_line(header, "input_files"))
+        except EvalFileError as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.expected))
     defaults.update(_execution_defaults(header, execution, roots, file, problems))
     raw_evaluators: Any = None
     evaluators_line = line_of(header)
@@ -269,4 +300,8 @@ def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: P
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     if out.get("targets"):
         out["targets_line"] = key_line(execution, "targets")
+    out["cost_limits"] = [("total_budget_usd", file, key_line(execution, "total_budget_usd"))
+                          ] if out.get("suite_execution") and out["suite_execution"].total_budget_usd is not None else []
+    if out.get("trials") is not None and out["trials"].cost_limit_usd is not None:
+        out["trials_cost_limit"] = ("cost_limit_usd", file, key_line(execution.get("trials"), "cost_limit_usd"))
     return out

@@ -151,11 +151,10 @@ class CliProvider:
         if not isinstance(env, dict):
             raise TargetsConfigError(f"{target.describe()}: env must be a mapping of variable to value")
         self.env = {str(k): str(v) for k, v in env.items()}
-        self.keep_temp_files = bool(
-            target.get(
-                "keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", default=False
-            )
-        )
+        keep = target.get("keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", default=False)
+        if not isinstance(keep, bool):
+            raise TargetsConfigError(f"{target.describe()}: keep_temp_files must be true or false, got {keep!r}")
+        self.keep_temp_files = keep
         self.max_response_bytes = response_byte_cap(target)
         self.healthcheck = self._healthcheck(target.get("healthcheck"))
         self._health_lock = threading.Lock()

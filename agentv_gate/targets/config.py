@@ -43,7 +43,21 @@ from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_y
 from ..problems import Problem
 from ..redaction import is_secret_field, redact, register_secrets
 from ..yaml12 import use_core_schema
-from .keys import ANY_PROVIDER_KEYS, HEALTHCHECK_KEYS, MOCK_RULE_KEYS, PROVIDER_KEYS
+from .keys import (
+    ANY_PROVIDER_KEYS,
+    CLI_HEALTHCHECK_RETRY_KEYS,
+    CLI_UNREAD_KEYS,
+    COMMON_SPELLINGS,
+    FILES_FORMAT_KEYS,
+    HEALTHCHECK_KEYS,
+    HEALTHCHECK_KEYS_BY_KIND,
+    HEALTHCHECK_SPELLINGS,
+    MOCK_DELAY_RANGE,
+    MOCK_RULE_KEYS,
+    MOCK_RULE_SPELLINGS,
+    PROVIDER_KEYS,
+    SPELLINGS,
+)
 from .kinds import ALIASES, PROVIDERS
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -413,6 +427,13 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         raise TargetsConfigError(f"{where}'targets' must be a list, got {type(items).__name__}")
     definitions: dict[str, RawTarget] = {}
     problems: list[Problem] = []
+    if isinstance(doc, dict):
+        # AgentV's file: `targets` and its `$schema` tag; a global setting here is read by no target.
+        top_lines: dict[str, int] = doc.get("__keylines__", {})
+        problems.extend(Problem(source_file or Path("targets.yaml"), top_lines.get(str(key), 1),
+                                f"unknown key '{key}' at the top of targets.yaml (a target's settings go in its entry)",
+                                unknown_key=True)
+                        for key in doc if key not in ("targets", "$schema", *_LINE_KEYS))
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise TargetsConfigError(f"{where}targets[{index}] must be a mapping, got {type(item).__name__}")
@@ -452,21 +473,113 @@ def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:
 def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file: Path | None) -> list[Problem]:
     """Every key of one entry (its healthcheck, its mock rules) that its provider does not read."""
     file = source_file or Path("targets.yaml")
-    checks: list[tuple[Any, frozenset[str], dict[str, str], str]] = [
-        (item, PROVIDER_KEYS.get(kind or "", ANY_PROVIDER_KEYS), NOT_YET["target"], f"target '{name}'")]
+    checks: list[tuple[Any, frozenset[str], dict[str, str], str, tuple[tuple[str, ...], ...]]] = [
+        (item, PROVIDER_KEYS.get(kind or "", ANY_PROVIDER_KEYS), NOT_YET["target"], f"target '{name}'",
+         (*COMMON_SPELLINGS, *SPELLINGS.get(kind or "", ())))]
     if kind == "cli" and isinstance(item.get("healthcheck"), dict):
-        checks.append((item["healthcheck"], HEALTHCHECK_KEYS, {}, f"the healthcheck of target '{name}'"))
+        checks.append((item["healthcheck"], HEALTHCHECK_KEYS, {}, f"the healthcheck of target '{name}'",
+                       HEALTHCHECK_SPELLINGS))
     if kind == "mock" and isinstance(item.get("responses"), list):
-        checks.extend((rule, MOCK_RULE_KEYS, {}, f"responses[{index}] of target '{name}'")
+        checks.extend((rule, MOCK_RULE_KEYS, {}, f"responses[{index}] of target '{name}'", MOCK_RULE_SPELLINGS)
                       for index, rule in enumerate(item["responses"]) if isinstance(rule, dict))
     problems: list[Problem] = []
-    for mapping, known, not_yet, where in checks:
+    for mapping, known, not_yet, where, spellings in checks:
         lines: dict[str, int] = mapping.get("__keylines__", {})
         at: int = mapping.get("__line__", 1)
         keys = {k: v for k, v in mapping.items() if k not in _LINE_KEYS}
         found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
+        problems.extend(Problem(file, line, message, unknown_key=True)
+                        for line, message in _second_spellings(keys, lines, at, where, spellings))
+    if kind == "cli":
+        problems.extend(Problem(file, line, message, unknown_key=True)
+                        for line, message in _cli_unread_keys(item, name))
+    if kind == "mock" or kind == "anthropic":
+        problems.extend(Problem(file, line, message, unknown_key=True)
+                        for line, message in _replaced_settings(item, name, kind))
     return problems
+
+
+def _second_spellings(keys: dict[str, Any], lines: dict[str, int], at: int, where: str,
+                      spellings: tuple[tuple[str, ...], ...]) -> list[tuple[int, str]]:
+    """(line, message) for each spelling of a setting written beside an earlier one the provider reads
+    instead (`base_url` beside `endpoint`). An earlier one that is a whole `${{ VAR }}` may be unset,
+    and the later one read then: no problem."""
+    found: list[tuple[int, str]] = []
+    for names in spellings:
+        written = [name for name in names if name in keys]
+        if len(written) < 2 or _env_name(keys[written[0]]) is not None:
+            continue
+        first = written[0]
+        found.extend((lines.get(key, at), f"'{key}' in {where} is never read: '{first}' (line {lines.get(first, at)}) "
+                      f"is written too, and only the first of {', '.join(names)} is read") for key in written[1:])
+    return found
+
+
+def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple[int, str]]:
+    """(line, message) for a setting another one replaces: a mock's `delay_ms` beside a delay range (as
+    in AgentV's mock, the range picks the delay), an anthropic `temperature` beside `thinking_budget`
+    (extended thinking takes none, so it is never sent) and an anthropic `structured_output` (no reply
+    schema is ever sent to Anthropic)."""
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    if kind == "mock":
+        ranged = [key for key in MOCK_DELAY_RANGE if item.get(key) not in (None, 0)]
+        return [(lines.get(key, at), f"'{key}' in target '{name}' is never read: delay_min_ms/delay_max_ms "
+                 f"(line {lines.get(ranged[0], at)}) pick the delay instead")
+                for key in ("delay_ms", "delayMs") if key in item and ranged]
+    found = [(lines.get(key, at), f"'{key}' in target '{name}' is never read: an anthropic target sends no reply "
+              "schema (its judges ask for their JSON in the prompt)")
+             for key in ("structured_output", "structuredOutput") if key in item]
+    thinking = next((key for key in ("thinking_budget", "thinkingBudget") if item.get(key) is not None), None)
+    if thinking is not None and "temperature" in item:
+        found.append((lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
+                      f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature"))
+    return found
+
+
+def _healthcheck_kind(check: dict[str, Any]) -> str | None:
+    """As cli_target reads it: `type:`, else `url` makes an http check and a command a command check."""
+    kind = check.get("type")
+    if kind is None:
+        kind = "http" if "url" in check else "command" if any(
+            k in check for k in ("command", "command_template", "commandTemplate")) else None
+    return kind if kind in HEALTHCHECK_KEYS_BY_KIND else None  # anything else is refused when it is built
+
+
+def _cli_unread_keys(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
+    """(line, message) for each key a cli target reads somewhere but not where it is written: a
+    healthcheck key only the other kind of healthcheck reads, a retry key without an http healthcheck
+    to retry, `request_timeout_seconds`, and `files_format` for a command with no `{FILES}`."""
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    where = f"target '{name}'"
+    found: list[tuple[int, str]] = []
+    check = item.get("healthcheck")
+    kind = _healthcheck_kind(check) if isinstance(check, dict) else None
+    if isinstance(check, dict) and kind is not None:
+        other = "command" if kind == "http" else "http"
+        described = {"http": "an http healthcheck" + ("" if "type" in check else " (it has 'url')"),
+                     "command": "a command healthcheck"}
+        check_lines: dict[str, int] = check.get("__keylines__", {})
+        check_at: int = check.get("__line__", at)
+        found.extend((check_lines.get(key, check_at),
+                      f"'{key}' in the healthcheck of {where}: {described[kind]} does not read it "
+                      f"(read by: {'an http' if other == 'http' else 'a command'} healthcheck)")
+                     for key in check if key in HEALTHCHECK_KEYS_BY_KIND[other]
+                     and key not in HEALTHCHECK_KEYS_BY_KIND[kind])
+    for key in item:
+        if key in CLI_UNREAD_KEYS:
+            found.append((lines.get(key, at), f"'{key}' in {where}: a cli target does not read it (its command's "
+                          "timeout is timeout_seconds, its healthcheck's is healthcheck.timeout_seconds)"))
+        elif key in CLI_HEALTHCHECK_RETRY_KEYS and kind != "http":
+            found.append((lines.get(key, at), f"'{key}' in {where}: the command of a cli target is never retried; "
+                          "only an http healthcheck (healthcheck: {url: ...}) reads it"))
+    command = next((item[k] for k in ("command", "command_template", "commandTemplate") if item.get(k)), None)
+    if isinstance(command, str) and _ENV_REF.search(command) is None and "{FILES}" not in command:
+        found.extend((lines.get(key, at), f"'{key}' in {where}: its command has no {{FILES}}, so nothing reads it")
+                     for key in item if key in FILES_FORMAT_KEYS)
+    return found
 
 
 def load_targets_file(path: Path) -> TargetsConfig:

@@ -57,5 +57,57 @@ HEALTHCHECK_KEYS = frozenset({"type", "command", "command_template", "commandTem
                               "timeout_seconds", "timeoutSeconds"})
 """A cli target's `healthcheck:` mapping."""
 
+RETRY_SPELLINGS = (
+    ("max_retries", "maxRetries"), ("retry_initial_delay_ms", "retryInitialDelayMs"),
+    ("retry_max_delay_ms", "retryMaxDelayMs"), ("retry_backoff_factor", "retryBackoffFactor"),
+    ("retry_jitter_ms", "retryJitterMs"), ("retry_max_total_seconds", "retryMaxTotalSeconds"),
+    ("retry_after_max_seconds", "retryAfterMaxSeconds"), ("retry_status_codes", "retryStatusCodes"),
+)
+HTTP_CHAT_SPELLINGS = (
+    *RETRY_SPELLINGS, ("request_timeout_seconds", "timeout_seconds", "timeoutSeconds"),
+    ("max_response_bytes", "maxResponseBytes"), ("max_output_tokens", "maxTokens"),
+    ("system_prompt", "systemPrompt"), ("reasoning_effort", "reasoningEffort"),
+    ("reasoning_model", "reasoningModel"), ("structured_output", "structuredOutput"), ("api_key", "apiKey"),
+)
+SPELLINGS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "openai": (*HTTP_CHAT_SPELLINGS, ("endpoint", "base_url", "baseUrl", "baseURL"), ("model", "deployment", "variant")),
+    "azure": (*HTTP_CHAT_SPELLINGS, ("endpoint", "resource", "resourceName", "resource_name"),
+              ("deployment", "deployment_name", "deploymentName"), ("version", "api_version", "apiVersion")),
+    "anthropic": (*HTTP_CHAT_SPELLINGS, ("base_url", "endpoint", "baseUrl"), ("model", "deployment", "variant"),
+                  ("anthropic_version", "anthropicVersion"), ("thinking_budget", "thinkingBudget")),
+    "gemini": (*HTTP_CHAT_SPELLINGS, ("base_url", "endpoint", "baseUrl", "baseURL"), ("model", "deployment", "variant")),
+    "mock": (("judge_response", "judgeResponse"), ("delay_ms", "delayMs"), ("delay_min_ms", "delayMinMs"),
+             ("delay_max_ms", "delayMaxMs")),
+    "cli": (*RETRY_SPELLINGS, ("max_response_bytes", "maxResponseBytes"),
+            ("command", "command_template", "commandTemplate"), ("timeout_seconds", "timeoutSeconds"),
+            ("files_format", "filesFormat", "attachments_format", "attachmentsFormat"),
+            ("keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles")),
+}
+"""provider -> the spellings of each of its settings, in the order the provider reads them (`TargetConfig.get`):
+only the first one written is read, so another one beside it is refused. `judge_target`'s are COMMON_SPELLINGS."""
+COMMON_SPELLINGS = (("judge_target", "grader_target", "judgeTarget"),)
+HEALTHCHECK_SPELLINGS = (("command", "command_template", "commandTemplate"), ("timeout_seconds", "timeoutSeconds"))
+MOCK_RULE_SPELLINGS = (("id", "eval_id", "case_id"),)
+MOCK_DELAY_RANGE = ("delay_min_ms", "delayMinMs", "delay_max_ms", "delayMaxMs")
+"""A mock's delay range: when given (> 0), it picks the delay and `delay_ms` is not read (as in AgentV's mock)."""
+
+HEALTHCHECK_KEYS_BY_KIND: dict[str, frozenset[str]] = {
+    "command": frozenset({"type", "command", "command_template", "commandTemplate", "cwd", "timeout_seconds",
+                          "timeoutSeconds"}),
+    "http": frozenset({"type", "url", "timeout_seconds", "timeoutSeconds"}),
+}
+"""What each kind of healthcheck reads (cli_target.py): a key only the other kind reads is refused."""
+
+CLI_HEALTHCHECK_RETRY_KEYS = tuple(key for key in RETRY_KEYS if key not in (
+    "timeout_seconds", "timeoutSeconds", "request_timeout_seconds"))
+"""A cli target's retry keys: read by its http healthcheck only (the command itself is never retried)."""
+
+CLI_UNREAD_KEYS = ("request_timeout_seconds",)
+"""Retry keys a cli target never reads: its command's timeout is `timeout_seconds`, its
+healthcheck's `healthcheck.timeout_seconds` (which replaces the request timeout of the http check)."""
+
+FILES_FORMAT_KEYS = ("files_format", "filesFormat", "attachments_format", "attachmentsFormat")
+"""Read only to fill a cli command's `{FILES}`."""
+
 MOCK_RULE_KEYS = frozenset({"id", "eval_id", "case_id", "regex", "contains", "response", "judge_response"})
 """One entry of a mock target's `responses:` list."""

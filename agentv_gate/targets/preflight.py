@@ -16,7 +16,7 @@ from typing import Protocol
 from ..errors import TargetsConfigError
 from ..keys import did_you_mean
 from ..problems import Problem
-from .config import TargetsConfig
+from .config import TargetsConfig, normalise_provider
 from .registry import ProviderRegistry, no_judge_message
 
 JudgeUse = tuple[str | None, Path, int]
@@ -61,10 +61,13 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
     problems = list(targets.key_problems)
     used: dict[str, UsesTargets] = {}
     judged: dict[tuple[str, str | None], tuple[Path, int]] = {}
+    costed: dict[tuple[str, Path, int], set[str]] = {}
     for case in cases:
         judges: tuple[JudgeUse, ...] = getattr(case, "judges", ())
         for name in target_names(case):
             used.setdefault(name, case)
+            for limit in getattr(case, "costs", ()):
+                costed.setdefault(limit, set()).add(name)
             for judge, judge_file, judge_line in judges:
                 judged.setdefault((name, judge), (judge_file, judge_line))
     built: set[str] = set()
@@ -119,4 +122,29 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             problems.append(Problem(judge_file, judge_line, no_judge_message(name)))
         else:
             build(default_judge)
+    problems.extend(_unreachable_cost_limits(costed, targets))
     return list(dict.fromkeys(problems))
+
+
+def _unreachable_cost_limits(costed: dict[tuple[str, Path, int], set[str]], targets: TargetsConfig) -> list[Problem]:
+    """A `total_budget_usd` or `cost_limit_usd` adds up the `cost_usd` the targets report, and only a
+    cli agent reports one (when it prints it): a limit whose cases run on model or mock targets only
+    can never be reached, so it would stop nothing while seeming to cap the spend."""
+    problems = []
+    for (key, file, line), names in costed.items():
+        kinds = {name: _kind(targets, name) for name in sorted(names)}
+        if any(kind in (None, "cli") for kind in kinds.values()):
+            continue  # a cli agent may report a cost (or the target is unknown: reported above)
+        described = ", ".join(f"'{name}' ({kind})" for name, kind in kinds.items())
+        problems.append(Problem(file, line, f"'{key}' can never be reached: target{'s' if len(kinds) > 1 else ''} "
+                                f"{described} report{'' if len(kinds) > 1 else 's'} no cost_usd; only a cli agent "
+                                "that prints one does", f"no '{key}', or a cli target that reports cost_usd",
+                                unknown_key=True))
+    return problems
+
+
+def _kind(targets: TargetsConfig, name: str) -> str | None:
+    """The provider kind a target's entry names, None when unknown (no such target, or from the environment)."""
+    raw = targets.definitions.get(name)
+    provider = raw.data.get("provider") if raw is not None else None
+    return normalise_provider(provider) if isinstance(provider, str) else None

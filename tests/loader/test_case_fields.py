@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentv_gate.loader import iter_eval_file, load_eval_file
 from tests.helpers.files import write
 
@@ -200,6 +202,44 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
           - id: only-assert
             input: q
             assert: [{type: contains, value: a}]
+          - id: files-on-messages
+            criteria: c
+            input: [{role: user, content: q}]
+            input_files: [nowhere.md]
+          - id: no-files
+            criteria: c
+            input: q
+            input_files: []
+          - id: two-thresholds
+            criteria: c
+            input: q
+            threshold: 0.5
+            execution: {threshold: 0.9}
+          - id: two-targets
+            criteria: c
+            input: q
+            target: a
+            execution:
+              target: b
+          - id: target-and-matrix
+            criteria: c
+            input: q
+            execution:
+              target: a
+              targets: [b, c]
+          - id: text-metadata
+            criteria: c
+            input: q
+            metadata: priority high
+          - id: blank-target
+            criteria: c
+            input: q
+            execution: {target: " "}
+          - id: text-skip-defaults
+            criteria: c
+            input: q
+            execution:
+              skip_defaults: "false"
     """)
     result = load_eval_file(f, repo)
     assert errors_of(result) == [
@@ -220,8 +260,69 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (52, "case #14 has no 'id'"),
         (55, "case #15 has no 'id'"),
         (61, "threshold True is not a number in 0..1"),
+        # AgentV attaches `input_files` to a text input only (it skips the test otherwise): never dropped
+        (71, "'input_files' attaches files to a text 'input' only: test 'files-on-messages' writes its 'input' "
+             "as a list"),
+        (75, "'input_files' lists no file"),
+        # one setting written twice: AgentV reads one, agentv-gate read the other
+        (80, "'threshold' is written twice in test 'two-thresholds': here and at line 79; only one is read"),
+        (86, "'target' is written twice in test 'two-targets': here and at line 84; only one is read"),
+        (91, "'target' of test 'target-and-matrix' is never read: its 'execution.targets' (line 92) runs it "
+             "on each of those targets"),
+        # metadata reaches code judges and hooks as a mapping; AgentV drops any other value
+        (96, "'metadata' must be a mapping, got text"),
+        # an empty target (an unset ${{ VAR }}) is no target: never the default one instead
+        (100, "'target' names no target (an unset ${{ VAR }}?)"),
+        # AgentV skips the defaults only for `true`: the text "false" here dropped the suite's assertions
+        (105, "'skip_defaults' must be true or false, got 'false'"),
     ]
-    assert [c.id for c in result.cases] == ["only-expected", "only-assert"]
+    # Like an unknown key, a setting written twice is a problem of a case that still builds: the run stops.
+    assert [c.id for c in result.cases] == ["only-expected", "only-assert", "two-thresholds", "two-targets",
+                                            "target-and-matrix"]
+
+
+def test_suite_settings_written_twice_or_never_read_are_located(repo: Path) -> None:
+    """A suite's `threshold`/`target` beside its `execution`'s (AgentV reads one, agentv-gate read the
+    other), a `target` a matrix replaces, and `input_files` on a test whose input is a list of messages."""
+    write(repo / "evals/ctx.md", "context\n")
+    f = write(repo / "evals/suite.eval.yaml", """
+        threshold: 0.5
+        target: a
+        input_files: [ctx.md]
+        execution:
+          threshold: 0.9
+          target: b
+          targets: [c, d]
+        tests:
+          - id: text
+            criteria: c
+            input: q
+          - id: messages
+            criteria: c
+            input: [{role: user, content: q}]
+    """)
+    result = load_eval_file(f, repo)
+    assert errors_of(result) == [
+        (5, "'threshold' is written twice in the suite: here and at line 1; only one is read"),
+        (6, "'target' is written twice in the suite: here and at line 2; only one is read"),
+        (2, "'target' of the suite is never read: its 'execution.targets' (line 7) runs it on each of those targets"),
+        (6, "'target' of the suite is never read: its 'execution.targets' (line 7) runs it on each of those targets"),
+        (14, "the suite's 'input_files' (line 3) attaches files to a text 'input' only: test 'messages' writes "
+             "its 'input' as a list"),
+    ]
+    assert [c.id for c in result.cases] == ["text"]
+
+
+def test_a_suite_target_from_an_unset_variable_is_refused_not_the_default(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AUDIT_AGENT_TARGET", raising=False)
+    f = write(repo / "evals/env.eval.yaml", """
+        target: ${{ AUDIT_AGENT_TARGET }}
+        tests:
+          - {id: a, criteria: c, input: q}
+    """)
+    result = load_eval_file(f, repo)
+    assert errors_of(result) == [(1, "'target' names no target (an unset ${{ VAR }}?)")]
 
 
 def test_gen2_evaluators_need_names_gen3_ones_are_named_for_them(repo: Path) -> None:

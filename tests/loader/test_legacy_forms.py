@@ -1,7 +1,7 @@
 """Older AgentV spellings that eval files in the wild still use, each pinned to what it means.
 
 `eval_id:` for a case's id, `eval_cases:` for a gen2 case list (suite evaluators only for cases
-that have none), and `expected_messages:` winning over `expected_output:` when a case has both.
+that have none); two spellings of one field written together are refused where the unread one is.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ def test_eval_cases_is_gen2_suite_evaluators_fill_only_cases_without_their_own(r
     assert [e.name for e in inherits.evaluators] == ["suite-default"]
 
 
-def test_expected_messages_wins_over_expected_output_when_both_are_given(tmp_path: Path) -> None:
-    """The judge compares the answer with expected_messages; expected_output is ignored, as in AgentV."""
+def test_two_spellings_of_one_field_are_refused_where_the_unread_one_is_written(tmp_path: Path) -> None:
+    """expected_messages and expected_output both given: one of them was ignored (agentv-gate and AgentV
+    2.19 read expected_messages, later AgentV reads expected_output), so neither is guessed at."""
     make_repo(tmp_path, """
         targets:
           - name: default
@@ -73,6 +74,59 @@ def test_expected_messages_wins_over_expected_output_when_both_are_given(tmp_pat
                 fields: [{path: city}]
     """)
     proc = run_cli("run", "evals", cwd=tmp_path)
-    [row] = read_rows(tmp_path / ".agentv-gate/results.jsonl")
-    assert (row["verdict"], row["score"]) == ("pass", 1.0), proc.stderr
-    assert proc.returncode == 0
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("evals/both.eval.yaml:6: 'expected_output' in test 'both' is never read: 'expected_messages' "
+            "(line 4) is written too, and only the first of expected_messages, expected_output is read") in proc.stderr
+
+
+def test_every_pair_of_spellings_and_of_evaluator_lists_is_located(repo: Path) -> None:
+    f = write(repo / "evals/pairs.eval.yaml", """
+        execution:
+          evaluators: [{name: never, type: contains, value: London}]
+        assert:
+          - {type: contains, value: Paris}
+        tests:
+          - id: a
+            eval_id: b
+            input_messages: [{role: user, content: q}]
+            input: ignored
+            criteria: c
+            expected_outcome: o
+            outcome: o2
+          - id: lists
+            input: q
+            evaluator: {type: contains, value: London}
+            assert: [{type: contains, value: Paris}]
+            execution:
+              evaluators: [{name: e, type: contains, value: London}]
+          - id: single
+            input: q
+            evaluator: {type: contains, value: London}
+            grader: {type: contains, value: Paris}
+          - id: asked-twice
+            input: What is the capital of France?
+            question: What is the capital of Spain?
+            criteria: Names the capital
+    """)
+    result = load_eval_file(f, repo)
+    first = "and only the first of"
+    runs = "AgentV runs only the first of assertions, assert, execution.evaluators, evaluators"
+    assert [(p.line, p.message) for p in result.errors] == [
+        (2, f"'execution.evaluators' in the suite: 'assert' (line 3) is a list of evaluators too; {runs}"),
+        (7, f"'eval_id' in test 'a' is never read: 'id' (line 6) is written too, {first} id, eval_id is read"),
+        (9, f"'input' in test 'a' is never read: 'input_messages' (line 8) is written too, {first} "
+            "input_messages, input, question is read"),
+        (11, f"'expected_outcome' in test 'a' is never read: 'criteria' (line 10) is written too, {first} "
+             "criteria, expected_outcome, outcome is read"),
+        (12, f"'outcome' in test 'a' is never read: 'criteria' (line 10) is written too, {first} "
+             "criteria, expected_outcome, outcome is read"),
+        (18, f"'execution.evaluators' in test 'lists': 'assert' (line 16) is a list of evaluators too; {runs}"),
+        (15, "'evaluator' in test 'lists' is never read: a single evaluator is read only without a list, and "
+             "'assert' (line 16) is one"),
+        (22, f"'grader' in test 'single' is never read: 'evaluator' (line 21) is written too, {first} "
+             "evaluator, grader is read"),
+        (25, f"'question' in test 'asked-twice' is never read: 'input' (line 24) is written too, {first} "
+             "input_messages, input, question is read"),
+    ]
+    # the judge's question is the input the agent was asked, never the unread `question`
+    assert [c.question for c in result.cases if c.id == "asked-twice"] == ["What is the capital of France?"]

@@ -193,6 +193,26 @@ def test_jsonl_with_sidecar_yaml_and_line_numbers(repo: Path) -> None:
     assert [e.type for e in two.evaluators] == ["equals", "contains"]
 
 
+def test_a_sidecar_s_problems_are_located_in_the_sidecar_and_its_case_list_is_refused(repo: Path) -> None:
+    """A JSONL suite's cases are its lines: a `tests:` list in its sidecar (read by no one, AgentV
+    included) is refused, and every problem of the sidecar points at the sidecar, not the JSONL file."""
+    write(repo / "evals/set.yaml", """
+        description: sidecar
+        treshold: 0.9
+        tests:
+          - id: never-run
+            input: q
+            assert: [{type: contains, value: London}]
+    """)
+    (repo / "evals/set.jsonl").write_text(json.dumps({"id": "one", "criteria": "c", "input": "q"}) + "\n")
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.file.name, p.line, p.message) for p in result.errors] == [
+        ("set.yaml", 3, "'tests' in the sidecar of set.jsonl is never read: a JSONL suite's cases are its lines"),
+        ("set.yaml", 2, "unknown key 'treshold' in the suite (did you mean 'threshold'?)"),
+    ]
+    assert [c.id for c in result.cases] == ["one"]
+
+
 @pytest.mark.parametrize(
     ("body", "line", "fragment"),
     [

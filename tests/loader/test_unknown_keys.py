@@ -197,6 +197,64 @@ def test_targets_yaml_typos_at_each_level(repo: Path) -> None:
     assert f"{targets}:18: unknown key 'temprature' in target 'spare' (did you mean 'temperature'?)" in out
 
 
+def test_a_cli_target_key_its_context_does_not_read_is_refused(repo: Path) -> None:
+    # Each key is read by a cli target somewhere, but not here: retries only for an http healthcheck,
+    # a healthcheck's keys of the other kind, `files_format` for a command that names no {FILES}.
+    write(repo / ".agentv/targets.yaml", f"""\
+        targets:
+          - name: default
+            provider: cli
+            command_template: "touch {repo / 'agent-ran'} && echo Paris"
+            max_retries: 3
+            request_timeout_seconds: 5
+            files_format: "--file {{path}}"
+            healthcheck:
+              command: "true"
+              url: http://127.0.0.1:9/health
+          - name: checked
+            provider: cli
+            command: "echo {{FILES}}"
+            healthcheck: {{type: command, command: "true", url: http://127.0.0.1:9/health}}
+          - name: http
+            provider: cli
+            command: "echo hi"
+            retry_initial_delay_ms: 10
+            healthcheck: {{url: http://127.0.0.1:9/health, cwd: ./tools}}
+    """)
+    suite(repo, "tests:\n  - {id: a, input: Hi, assert: [{type: contains, value: Paris}]}\n")
+    out = refused(repo)
+    targets = ".agentv/targets.yaml"
+    assert (f"{targets}:6: 'request_timeout_seconds' in target 'default': a cli target does not read it (its "
+            "command's timeout is timeout_seconds, its healthcheck's is healthcheck.timeout_seconds)") in out
+    assert (f"{targets}:7: 'files_format' in target 'default': its command has no {{FILES}}, so nothing reads "
+            "it") in out
+    assert (f"{targets}:9: 'command' in the healthcheck of target 'default': an http healthcheck (it has 'url') "
+            "does not read it (read by: a command healthcheck)") in out
+    assert (f"{targets}:14: 'url' in the healthcheck of target 'checked': a command healthcheck does not read "
+            "it (read by: an http healthcheck)") in out
+    assert (f"{targets}:19: 'cwd' in the healthcheck of target 'http': an http healthcheck (it has 'url') does "
+            "not read it (read by: a command healthcheck)") in out
+    # retries are read by an http healthcheck (`url` wins over `command`): no problem there
+    assert "'max_retries' in target 'default'" not in out and "'retry_initial_delay_ms'" not in out
+    write(repo / ".agentv/targets.yaml", f"""\
+        targets:
+          - name: default
+            provider: cli
+            command_template: "touch {repo / 'agent-ran'} && echo Paris"
+            max_retries: 3
+            healthcheck: {{command: "true"}}
+          - name: bare
+            provider: cli
+            command: "echo hi"
+            retryMaxDelayMs: 10
+    """)
+    out = refused(repo)
+    assert (f"{targets}:5: 'max_retries' in target 'default': the command of a cli target is never retried; "
+            "only an http healthcheck (healthcheck: {url: ...}) reads it") in out
+    assert (f"{targets}:10: 'retryMaxDelayMs' in target 'bare': the command of a cli target is never retried; "
+            "only an http healthcheck (healthcheck: {url: ...}) reads it") in out
+
+
 def test_allow_unknown_keys_makes_them_warnings_and_the_run_goes_on(repo: Path) -> None:
     suite(repo, """
         tests:

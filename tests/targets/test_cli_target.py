@@ -233,6 +233,13 @@ def test_a_healthcheck_that_is_neither_kind_is_a_config_error(tmp_path: Path, he
         cli(tmp_path, "echo ok", healthcheck=healthcheck)
 
 
+@pytest.mark.parametrize("value", ["false", "no", 0])
+def test_keep_temp_files_must_be_true_or_false(tmp_path: Path, value: object) -> None:
+    # read as truthy, the text "false" kept every case's prompt file
+    with pytest.raises(TargetsConfigError, match=f"keep_temp_files must be true or false, got {value!r}"):
+        cli(tmp_path, "echo ok", keep_temp_files=value)
+
+
 def test_command_must_be_a_command_line(tmp_path: Path) -> None:
     data = {"name": "a", "provider": "cli", "command": ["python3", "agent.py"]}
     with pytest.raises(TargetsConfigError, match="command must be a command line"):

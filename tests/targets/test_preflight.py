@@ -187,3 +187,40 @@ def test_forced_target_typo(repo: Path) -> None:
     ran = run_cli("run", "evals", "--no-cache", "--target", "jduge", cwd=repo, drop=OWN_VARIABLES)
     assert ran.returncode == 2 and "--target: no target named 'jduge' (did you mean 'judge'?)" in ran.stderr
     assert not (repo / "agent-ran").exists()
+
+
+def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> None:
+    """`total_budget_usd` and `cost_limit_usd` add up the `cost_usd` the target reports, which only a
+    cli agent that prints one does: on a model or mock target they can never stop anything."""
+    write_project(repo, """
+        targets:
+          - name: default
+            provider: mock
+            response: Paris
+          - name: agent
+            provider: cli
+            command_template: "AGENT"
+    """, """
+        execution:
+          total_budget_usd: 5
+          trials: {count: 3, cost_limit_usd: 1}
+        tests:
+          - id: on-mock
+            input: q
+            assert: [{type: contains, value: Paris}]
+          - id: on-agent
+            input: q
+            target: agent
+            execution: {trials: {count: 2, cost_limit_usd: 0.5}}
+            assert: [{type: contains, value: Paris}]
+          - id: own-limit-on-mock
+            input: q
+            execution:
+              trials: {count: 2, cost_limit_usd: 0.5}
+            assert: [{type: contains, value: Paris}]
+    """)
+    err = stopped_before_the_agent(repo)
+    never = "can never be reached: target 'default' (mock) reports no cost_usd; only a cli agent that prints one does"
+    assert f"evals/x.eval.yaml:3: 'cost_limit_usd' {never}" in err
+    assert f"evals/x.eval.yaml:16: 'cost_limit_usd' {never}" in err
+    assert "total_budget_usd" not in err and ":12:" not in err  # a suite case runs on the cli agent; its own limit too

@@ -149,6 +149,66 @@ def test_malformed_files_give_located_errors(text: str, expected: str) -> None:
         parse_targets(text, Path("f.yaml"))
 
 
+NEVER_READ = "is never read: '{first}' (line {line}) is written too, and only the first of {names} is read"
+
+
+@pytest.mark.parametrize(("entry", "line", "message"), [
+    # two spellings of one setting: the provider reads the first one written
+    ("provider: openai\n    model: m\n    endpoint: http://a/v1\n    base_url: http://b/v1",
+     6, "'base_url' in target 'a' " + NEVER_READ.format(first="endpoint", line=5,
+                                                        names="endpoint, base_url, baseUrl, baseURL")),
+    ("provider: openai\n    model: m\n    timeout_seconds: 5\n    request_timeout_seconds: 9",
+     5, "'timeout_seconds' in target 'a' " + NEVER_READ.format(
+         first="request_timeout_seconds", line=6, names="request_timeout_seconds, timeout_seconds, timeoutSeconds")),
+    ("provider: azure\n    endpoint: http://a\n    deployment: d\n    deployment_name: e\n    api_key: ${{ K }}",
+     6, "'deployment_name' in target 'a' " + NEVER_READ.format(
+         first="deployment", line=5, names="deployment, deployment_name, deploymentName")),
+    ("provider: mock\n    judge_target: j\n    judgeTarget: k",
+     5, "'judgeTarget' in target 'a' " + NEVER_READ.format(
+         first="judge_target", line=4, names="judge_target, grader_target, judgeTarget")),
+    ("provider: cli\n    command: echo a\n    command_template: echo b",
+     5, "'command_template' in target 'a' " + NEVER_READ.format(
+         first="command", line=4, names="command, command_template, commandTemplate")),
+    ("provider: cli\n    command: echo a\n    healthcheck:\n      command: 'true'\n      commandTemplate: 'false'",
+     7, "'commandTemplate' in the healthcheck of target 'a' " + NEVER_READ.format(
+         first="command", line=6, names="command, command_template, commandTemplate")),
+    ("provider: mock\n    responses:\n      - {id: x, case_id: y, response: r}",
+     5, "'case_id' in responses[0] of target 'a' " + NEVER_READ.format(first="id", line=5,
+                                                                        names="id, eval_id, case_id")),
+    # a setting another one replaces: a delay range wins over delay_ms (as in AgentV's mock), and
+    # Anthropic's extended thinking takes no temperature
+    ("provider: mock\n    delay_ms: 50\n    delay_max_ms: 10",
+     4, "'delay_ms' in target 'a' is never read: delay_min_ms/delay_max_ms (line 5) pick the delay instead"),
+    ("provider: anthropic\n    model: m\n    api_key: ${{ K }}\n    thinking_budget: 2048\n    temperature: 0",
+     7, "'temperature' in target 'a' is never sent: with thinking_budget (line 6), Anthropic's extended "
+        "thinking takes no temperature"),
+    ("provider: anthropic\n    model: m\n    api_key: ${{ K }}\n    structured_output: false",
+     6, "'structured_output' in target 'a' is never read: an anthropic target sends no reply schema (its "
+        "judges ask for their JSON in the prompt)"),
+], ids=["base_url", "timeout_seconds", "deployment_name", "judgeTarget", "command_template", "healthcheck",
+        "mock-rule", "delay_ms", "temperature", "structured_output"])
+def test_a_setting_another_one_replaces_is_located(entry: str, line: int, message: str) -> None:
+    problems = parse_targets(f"targets:\n  - name: a\n    {entry}\n", Path("t.yaml")).key_problems
+    assert [(p.line, p.message) for p in problems] == [(line, message)]
+
+
+def test_top_level_keys_other_than_targets_are_located() -> None:
+    # a global `judge_target` or `defaults:` reads as settings for every target, and no target read them
+    text = "$schema: agentv-targets-v2.2\njudge_target: judge\ndefaults:\n  max_retries: 0\ntargets:\n  - name: a\n" \
+           "    provider: mock\n"
+    problems = parse_targets(text, Path("t.yaml")).key_problems
+    assert [(p.line, p.message, p.unknown_key) for p in problems] == [
+        (2, "unknown key 'judge_target' at the top of targets.yaml (a target's settings go in its entry)", True),
+        (3, "unknown key 'defaults' at the top of targets.yaml (a target's settings go in its entry)", True),
+    ]
+
+
+def test_a_spelling_read_when_the_first_one_is_unset_is_no_problem() -> None:
+    # `endpoint: ${{ URL }}` left unset falls back to base_url: both may be read
+    text = "targets:\n  - name: a\n    provider: openai\n    model: m\n    endpoint: ${{ URL }}\n    base_url: http://b\n"
+    assert parse_targets(text, Path("t.yaml")).key_problems == []
+
+
 def test_provider_from_environment_and_aliases() -> None:
     config = parse_targets("targets:\n  - name: a\n    provider: ${{ KIND }}\n    response: hi\n")
     assert config.resolve("a", {"KIND": "MOCK"}).provider == "mock"
