@@ -35,7 +35,8 @@ WORKSPACE_KEYS = ("hooks",)
 HOOK_KEYS = ("command", "timeout_ms", "cwd")
 
 SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold", "target", "input", "input_files",
-              "assertions", "assert", "evaluators", "execution", "workspace")
+              "assertions", "assert", "evaluators", "execution", "workspace", "$schema")
+"""`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""
 
 TEST_KEYS = (
     "id", "eval_id", *DESCRIPTIVE_KEYS,

@@ -242,6 +242,10 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     if blank is not None:
         problems.append(Problem(file, blank, BLANK_TARGET, "target: a name in targets.yaml, or no 'target' for the default"))
     problems.extend(one_of_problems(header, "the suite", file, test=False))
+    schema = header.get("$schema")
+    if "$schema" in header and not (isinstance(schema, str) and schema.startswith("agentv-eval")):
+        problems.append(Problem(file, key_line(header, "$schema"), f"'$schema' is {schema!r}, not an eval file's schema",
+                                "agentv-eval-v2, or no '$schema'"))
     header = declared(header, SUITE_KEYS)
     execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3

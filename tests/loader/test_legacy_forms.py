@@ -15,8 +15,10 @@ from tests.helpers.reports import read_rows
 
 
 def test_legacy_eval_id_names_the_case_in_the_results(tmp_path: Path) -> None:
+    # `$schema: agentv-eval-v2` heads AgentV 2.x eval files (its `validate` requires it): read, not refused
     make_repo(tmp_path)
     write(tmp_path / "evals/old.eval.yaml", """
+        $schema: agentv-eval-v2
         evalcases:
           - eval_id: legacy-name
             expected_outcome: says ok
@@ -130,3 +132,16 @@ def test_every_pair_of_spellings_and_of_evaluator_lists_is_located(repo: Path) -
     ]
     # the judge's question is the input the agent was asked, never the unread `question`
     assert [c.question for c in result.cases if c.id == "asked-twice"] == ["What is the capital of France?"]
+
+
+def test_a_schema_tag_that_is_not_an_eval_files_is_refused(repo: Path) -> None:
+    # A targets file (or anything else) given where an eval file is expected says so at its tag.
+    write(repo / "evals/wrong.yaml", """
+        $schema: agentv-targets-v2
+        tests:
+          - {id: a, input: q, assert: [{type: contains, value: x}]}
+    """)
+    proc = run_cli("validate", "evals", cwd=repo)
+    assert proc.returncode == 1
+    assert ("evals/wrong.yaml:1: '$schema' is 'agentv-targets-v2', not an eval file's schema "
+            "(expected agentv-eval-v2, or no '$schema')") in proc.stdout
