@@ -35,7 +35,7 @@ WORKSPACE_KEYS = ("hooks",)
 HOOK_KEYS = ("command", "timeout_ms", "cwd")
 
 SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold", "target", "input", "input_files",
-              "assertions", "assert", "evaluators", "execution", "workspace", "$schema")
+              "assertions", "assert", "evaluators", "evaluator", "execution", "workspace", "$schema")
 """`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""
 
 TEST_KEYS = (
@@ -169,7 +169,8 @@ def one_of_problems(raw: Any, where: str, file: Path, *, test: bool) -> list[Pro
                                 f"'{path}' in {where}: '{first}' (line {at}) is a list of evaluators too; AgentV runs "
                                 f"only the first of {', '.join(EVALUATOR_LISTS)}", "one list of evaluators")
                         for path, (other, name) in lists[1:])
-        single = next((name for name in ("evaluator", "grader") if name in raw), None) if test else None
+        single = next((name for name in ("evaluator", "grader") if name in raw), None) if test else (
+            "evaluator" if "evaluator" in raw else None)
         if single is not None:
             problems.append(Problem(file, key_line(raw, single, line_of(raw)),
                                     f"'{single}' in {where} is never read: a single evaluator is read only without a "

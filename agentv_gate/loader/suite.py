@@ -276,8 +276,12 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         if holder.get(key) is not None:
             raw_evaluators, evaluators_line = holder[key], key_line(holder, key, evaluators_line)
             break
+    name_required = generation == 2
+    if raw_evaluators is None and header.get("evaluator") is not None:  # a single one (AgentV's sidecar example)
+        raw_evaluators, evaluators_line = [header["evaluator"]], key_line(header, "evaluator", evaluators_line)
+        name_required = False
     try:
-        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=generation == 2,
+        defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=name_required,
                                                   line=evaluators_line)
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))

@@ -145,3 +145,29 @@ def test_a_schema_tag_that_is_not_an_eval_files_is_refused(repo: Path) -> None:
     assert proc.returncode == 1
     assert ("evals/wrong.yaml:1: '$schema' is 'agentv-targets-v2', not an eval file's schema "
             "(expected agentv-eval-v2, or no '$schema')") in proc.stdout
+
+
+def test_a_suites_single_evaluator_is_its_default_evaluator(repo: Path) -> None:
+    # AgentV's JSONL sidecar example carries `evaluator: llm_judge`; a suite's single `evaluator:` is read
+    # as its list of one, and refused beside a list, as a test's is.
+    write(repo / "evals/set.jsonl", '{"id": "j", "input": "q", "criteria": "names Paris"}\n')
+    write(repo / "evals/set.yaml", "description: sidecar\nevaluator: llm_judge\n")
+    write(repo / "evals/s.yaml", """
+        evaluator: {type: contains, value: Berlin}
+        tests:
+          - {id: a, input: q}
+    """)
+    result = load_eval_file(repo / "evals/s.yaml")
+    assert not result.problems and [c.evaluators[0].type for c in result.cases] == ["contains"]
+    proc = run_cli("validate", "evals", cwd=repo)
+    assert proc.returncode == 0, proc.stdout
+    write(repo / "evals/s.yaml", """
+        evaluator: llm_judge
+        assert: [{type: contains, value: Berlin}]
+        tests:
+          - {id: a, input: q}
+    """)
+    proc = run_cli("validate", "evals/s.yaml", cwd=repo)
+    assert proc.returncode == 1
+    assert "evals/s.yaml:1: 'evaluator' in the suite is never read: a single evaluator is read only without a list" \
+        in proc.stdout
