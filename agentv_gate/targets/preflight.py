@@ -92,10 +92,21 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             problems.extend(unset)
             return False  # building the provider would only restate them less clearly ("url is required")
         try:
-            registry.provider(name)
+            provider = registry.provider(name)
         except TargetsConfigError as exc:
             problems.append(problem_of(exc, file, targets.definitions[name].line))
             return False
+        base = getattr(provider, "base_url", None)
+        if isinstance(base, str) and base.startswith("https://"):
+            from ..transport.http import missing_ca_bundle  # an HTTP provider was built: the stack is imported
+
+            missing = missing_ca_bundle()
+            if missing is not None:
+                problems.append(Problem(file, targets.definitions[name].line or 1,
+                                        f"target '{name}': {missing[0]} names {missing[1]}, which does not exist; "
+                                        f"every HTTPS call to {base} would fail", "the path of a CA bundle, or no "
+                                        f"{missing[0]}"))
+                return False
         return True
 
     for name, case in used.items():

@@ -430,6 +430,17 @@ _ENVIRONMENT_VARIABLES = tuple(
 _environments: dict[tuple[str, tuple[str | None, ...]], tuple[dict[str, str], bool | str]] = {}
 
 
+def missing_ca_bundle() -> tuple[str, str] | None:
+    """(variable, path) when the CA bundle the environment gives HTTPS calls (REQUESTS_CA_BUNDLE, else
+    CURL_CA_BUNDLE, as requests reads them) does not exist: every HTTPS call would fail, so the
+    preflight says so once instead of every case erroring."""
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        path = os.environ.get(name)
+        if path:
+            return None if os.path.exists(path) else (name, path)
+    return None
+
+
 def _environment(url: str) -> tuple[dict[str, str], bool | str]:
     """The proxies (HTTP(S)_PROXY, NO_PROXY, ...) and CA bundle (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
     requests takes from the environment for `url`, worked out once per origin and environment."""

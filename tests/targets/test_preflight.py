@@ -224,3 +224,26 @@ def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> 
     assert f"evals/x.eval.yaml:3: 'cost_limit_usd' {never}" in err
     assert f"evals/x.eval.yaml:16: 'cost_limit_usd' {never}" in err
     assert "total_budget_usd" not in err and ":12:" not in err  # a suite case runs on the cli agent; its own limit too
+
+
+def test_a_ca_bundle_that_does_not_exist_is_found_before_the_agent_is_called(repo: Path) -> None:
+    # REQUESTS_CA_BUNDLE naming no file would make every HTTPS call to the judge fail, case after case.
+    write_project(repo, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "AGENT"
+            judge_target: judge
+          - name: judge
+            provider: openai
+            model: gpt-4o
+            api_key: ${{ PREFLIGHT_JUDGE_KEY }}
+    """, SUITE)
+    missing = repo / "company-ca.pem"
+    env = {"PREFLIGHT_JUDGE_KEY": "sk-test", "REQUESTS_CA_BUNDLE": str(missing)}
+    err = stopped_before_the_agent(repo, env)
+    assert (f".agentv/targets.yaml:6: target 'judge': REQUESTS_CA_BUNDLE names {missing}, which does not exist; "
+            "every HTTPS call to https://api.openai.com/v1 would fail") in err
+    (missing).write_text("not checked further here\n")
+    checked = run_cli("validate", "evals", cwd=repo, env=env, drop=OWN_VARIABLES)
+    assert checked.returncode == 0, checked.stdout
