@@ -128,6 +128,19 @@ def parse_cli_output(text: str) -> tuple[str, list[Message], dict[str, Any]]:
     return stripped, [Message(role="assistant", content=stripped)], {}
 
 
+def _env_text(name: str, value: Any, describe: str) -> str:
+    """An `env:` value as the agent's environment gets it: `true` as "true" and 2.0 as "2", as a shell
+    or AgentV's JavaScript writes them (Python would say "True" and "2.0"). A list, a mapping or an
+    empty value has no text form: refused rather than passed on as Python's spelling of it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise TargetsConfigError(f"{describe}: env.{name} must be text, a number or true/false, got {value!r}")
+
+
 class CliProvider:
     kind = "cli"
 
@@ -150,7 +163,7 @@ class CliProvider:
         env = target.get("env", default={})
         if not isinstance(env, dict):
             raise TargetsConfigError(f"{target.describe()}: env must be a mapping of variable to value")
-        self.env = {str(k): str(v) for k, v in env.items()}
+        self.env = {str(k): _env_text(str(k), v, target.describe()) for k, v in env.items()}
         keep = target.get("keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", default=False)
         if not isinstance(keep, bool):
             raise TargetsConfigError(f"{target.describe()}: keep_temp_files must be true or false, got {keep!r}")

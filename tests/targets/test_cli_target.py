@@ -244,3 +244,15 @@ def test_command_must_be_a_command_line(tmp_path: Path) -> None:
     data = {"name": "a", "provider": "cli", "command": ["python3", "agent.py"]}
     with pytest.raises(TargetsConfigError, match="command must be a command line"):
         build_provider(resolve_target(RawTarget(name="a", data=data), {}))
+
+
+def test_env_values_reach_the_agent_as_yaml_wrote_them(tmp_path: Path) -> None:
+    # `DEBUG: true` is "true" to the agent, as a shell or AgentV's JavaScript writes it, not Python's "True";
+    # a whole number written 2.0 is "2"; a list or an empty value has no text form and is refused.
+    run = script(tmp_path, "import os; print(os.environ['A'], os.environ['B'], os.environ['C'], os.environ['D'], "
+                           "os.environ['E'])")
+    provider = cli(tmp_path, run, env={"A": True, "B": False, "C": 2.0, "D": 2.5, "E": 7})
+    assert provider.invoke(ProviderRequest(question="q", eval_case_id="c1")).text == "true false 2 2.5 7"
+    for value in ([1], None, {"x": 1}):
+        with pytest.raises(TargetsConfigError, match=r"env\.BAD must be text, a number or true/false, got "):
+            cli(tmp_path, "echo ok", env={"BAD": value})
