@@ -35,7 +35,7 @@ from .execution import (
     suite_only_problems,
     written_twice_problems,
 )
-from .keys import TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
+from .keys import SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
@@ -114,6 +114,13 @@ class CaseBuilder:
         out: list[Any] = []
         for seg in content:
             seg_line = line_of(seg, line)
+            if isinstance(seg, dict) and seg.get("type") in SEGMENT_KEYS:
+                kind = str(seg["type"])
+                self.problems.extend(key_problems(seg, SEGMENT_KEYS[kind], "segment", f"a {kind} segment", self.file))
+                if kind == "file" and "value" in seg and "path" in seg:
+                    self.problems.append(Problem(self.file, key_line(seg, "path", seg_line),
+                                                 "unknown key 'path' in a file segment: 'value' names its file",
+                                                 "'value' alone", unknown_key=True))
             if isinstance(seg, dict) and seg.get("type") == "file":
                 ref = str(seg.get("value", seg.get("path", "")))
                 if not ref:

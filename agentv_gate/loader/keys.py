@@ -34,6 +34,10 @@ TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets",
 WORKSPACE_KEYS = ("hooks",)
 HOOK_KEYS = ("command", "timeout_ms", "cwd")
 
+SEGMENT_KEYS = {"text": ("type", "value", "text"), "file": ("type", "value", "path")}
+"""A message's content segments, by type: the text (`value`, or `text` as chat APIs write it), the file
+(`value`, or `path`). Segments of other types are left as they are: they may be JSON data (an expected output)."""
+
 SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold", "target", "input", "input_files",
               "assertions", "assert", "evaluators", "evaluator", "execution", "workspace", "$schema")
 """`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""

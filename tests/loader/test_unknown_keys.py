@@ -137,6 +137,25 @@ def test_an_aggregator_key_its_kind_does_not_read_is_refused(repo: Path) -> None
             "aggregator does not read it (read by: threshold)") in out
 
 
+def test_a_text_or_file_segments_unread_key_is_located(repo: Path) -> None:
+    # A misspelt `value` sent the segment's JSON to the model as the prompt; a `path` beside a file's
+    # `value` named a second file nobody read.
+    (repo / "evals/a.txt").write_text("hello\n")
+    suite(repo, """
+        tests:
+          - id: a
+            criteria: Greets
+            input:
+              - role: user
+                content:
+                  - {type: text, valeu: Hi}
+                  - {type: file, value: a.txt, path: b.txt}
+    """)
+    out = refused(repo)
+    assert "x.eval.yaml:7: unknown key 'valeu' in a text segment (did you mean 'value'?)" in out
+    assert "x.eval.yaml:8: unknown key 'path' in a file segment: 'value' names its file" in out
+
+
 def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Path) -> None:
     (repo / "evals/judge.py").write_text("import json,sys\nd=json.load(sys.stdin)\n"
                                          "print(json.dumps({'score': 1 if d['config']['keywords'] == ['Paris'] else 0}))\n")
