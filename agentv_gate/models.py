@@ -326,6 +326,21 @@ class FieldAccuracyConfig(_EvaluatorBase):
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
 
 
+ABSENT: Any = object()
+"""What `value_at_path` gives for a dot path that leads nowhere (as opposed to an explicit null)."""
+
+
+def value_at_path(value: Any, path: str) -> Any:
+    """The value a dot path (`query.limit`) leads to in nested mappings, else `ABSENT`: how a
+    `tool_trajectory`'s path list of `args_match` names an argument, for the evaluator comparing it and
+    the loader refusing a path an item's `args` lack."""
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return ABSENT
+        value = value[part]
+    return value
+
+
 ArgsMatch = Literal["exact", "superset", "subset", "ignore"] | list[str]
 """How a tool call's arguments are compared (AgentV's `args_match`); a list compares only those dot paths."""
 

@@ -17,18 +17,16 @@ from typing import Any
 
 from ..judging.payload import message_dict
 from ..judging.trace import ToolCall, tool_calls, trace_summary
-from ..models import ArgsMatch, EvaluationContext, EvaluationScore, ToolTrajectoryConfig, TrajectoryItem
+from ..models import (
+    ABSENT,
+    ArgsMatch,
+    EvaluationContext,
+    EvaluationScore,
+    ToolTrajectoryConfig,
+    TrajectoryItem,
+    value_at_path,
+)
 from .json_extract import json_equal
-
-_MISSING = object()
-
-
-def _at_path(value: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
 
 
 def args_match(expected: Any, actual: Any, mode: ArgsMatch) -> bool:
@@ -39,8 +37,8 @@ def args_match(expected: Any, actual: Any, mode: ArgsMatch) -> bool:
         return False
     if isinstance(mode, list):  # only these paths; a path the expected object lacks is skipped
         for path in mode:
-            want = _at_path(expected, path)
-            if want is not _MISSING and not json_equal(want, _at_path(actual, path)):
+            want = value_at_path(expected, path)
+            if want is not ABSENT and not json_equal(want, value_at_path(actual, path)):
                 return False
         return True
     if mode == "superset":

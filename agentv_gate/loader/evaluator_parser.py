@@ -21,6 +21,7 @@ from .. import models
 from ..errors import EvalFileError
 from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
 from ..models import (
+    ABSENT,
     EVALUATOR_KINDS,
     CodeJudgeConfig,
     CompositeConfig,
@@ -37,6 +38,7 @@ from ..models import (
     ToolTrajectoryConfig,
     aggregator_kind,
     compile_js_regex,
+    value_at_path,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
 from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
@@ -604,15 +606,6 @@ def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int
                                 f"type: {other}, or no '{key}'")
 
 
-def _has_path(value: Any, path: str) -> bool:
-    """Whether a dot path leads somewhere in `value`, as the trajectory evaluator walks it."""
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return False
-        value = value[part]
-    return True
-
-
 def _check_args_match(config: ToolTrajectoryConfig, raw: Any, line: int, name: str) -> None:
     """An `args_match` that compares nothing makes its items match any call of the tool: one beside no `args`
     (or `args: any`), `ignore` beside args, an empty path list, or paths the item's args lack (skipped, as
@@ -658,11 +651,11 @@ def _check_compared(mode: models.ArgsMatch, args: dict[str, Any], line: int, whe
         raise EvalFileError(line, f"{where}: args_match [] compares nothing" if item is None
                             else f"{where} [] compares nothing", "the dot paths to compare, such as [query]")
     if item is None:
-        missing = next((path for path in mode if not _has_path(args, path)), None)
+        missing = next((path for path in mode if value_at_path(args, path) is ABSENT), None)
         if missing is not None:
             raise EvalFileError(line, f"{where}: args_match path '{missing}' is not in this item's args, so it "
                                       "compares nothing", f"paths among {', '.join(sorted(args)) or 'the args'}")
-    elif not any(_has_path(args, path) for path in mode):
+    elif not any(value_at_path(args, path) is not ABSENT for path in mode):
         raise EvalFileError(line, f"{where} [{', '.join(mode)}] compares none of the args of {item.split(': ', 1)[1]}",
                             "paths the items' args hold, or args_match on the item")
 

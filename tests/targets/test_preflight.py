@@ -36,8 +36,7 @@ SUITE = """
 """
 
 
-def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None:
-    write_project(repo, """
+OPENAI_JUDGE = """
         targets:
           - name: default
             provider: cli
@@ -47,7 +46,12 @@ def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None
             provider: openai
             model: gpt-4o
             api_key: ${{ PREFLIGHT_JUDGE_KEY }}
-    """, SUITE)
+"""
+"""The cli agent, judged by an OpenAI judge whose key comes from the environment."""
+
+
+def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None:
+    write_project(repo, OPENAI_JUDGE, SUITE)
     err = stopped_before_the_agent(repo)
     assert (".agentv/targets.yaml:9: target 'judge': environment variable 'PREFLIGHT_JUDGE_KEY' "
             "(api_key: ${{ PREFLIGHT_JUDGE_KEY }}) is not set or empty") in err
@@ -228,17 +232,7 @@ def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> 
 
 def test_a_ca_bundle_that_does_not_exist_is_found_before_the_agent_is_called(repo: Path) -> None:
     # REQUESTS_CA_BUNDLE naming no file would make every HTTPS call to the judge fail, case after case.
-    write_project(repo, """
-        targets:
-          - name: default
-            provider: cli
-            command_template: "AGENT"
-            judge_target: judge
-          - name: judge
-            provider: openai
-            model: gpt-4o
-            api_key: ${{ PREFLIGHT_JUDGE_KEY }}
-    """, SUITE)
+    write_project(repo, OPENAI_JUDGE, SUITE)
     missing = repo / "company-ca.pem"
     env = {"PREFLIGHT_JUDGE_KEY": "sk-test", "REQUESTS_CA_BUNDLE": str(missing)}
     err = stopped_before_the_agent(repo, env)
