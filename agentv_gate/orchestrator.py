@@ -51,6 +51,10 @@ class ProviderResolver(Protocol):
 
     def target_for(self, case: EvalCase) -> Provider: ...
 
+    def target_name(self, case: EvalCase) -> str:
+        """The name of the target `case` runs on, without building it (for rows of cases not run)."""
+        ...
+
 
 @dataclass
 class RunSettings:
@@ -345,7 +349,7 @@ class Orchestrator:
         refusal = self.stop.refusal(case) if self.stop is not None else None
         if refusal is not None:  # a stop policy tripped: written as not run, never run
             result = scrubbed(refusal.apply(self._base_result(case)))
-            result.target = _target_name(case)
+            result.target = self.providers.target_name(case)
             return result
         hits_before = thread_cache_hits()  # a case runs on one worker thread, target and judges alike
         bypass_cache_on_this_thread(not case.suite_execution.cache)
@@ -358,7 +362,7 @@ class Orchestrator:
                 outputs, failure = self.hooks.before(case)
             if failure is not None:
                 result = _errored(self._base_result(case), failure, time.monotonic())
-                result.target = _target_name(case)
+                result.target = self.providers.target_name(case)
             else:
                 result = self.run_case(case)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
@@ -457,10 +461,6 @@ def _summed_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 total[key] = total.get(key, 0) + value
     return total or None
-
-
-def _target_name(case: EvalCase) -> str:
-    return case.target or ""
 
 
 def each_target(cases: Iterable[EvalCase], target_names: Callable[[EvalCase], list[str]]) -> Iterator[EvalCase]:

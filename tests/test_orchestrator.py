@@ -85,6 +85,9 @@ class Resolver:
         assert self.provider is not None
         return self.provider
 
+    def target_name(self, case: EvalCase) -> str:
+        return self.provider.name if self.provider is not None else case.target or "default"
+
 
 def says(text: str, **data: Any) -> TargetResponse:
     return TargetResponse(text=text, **data)

@@ -309,6 +309,7 @@ def test_total_budget_stops_starting_cases_once_spent(tmp_path: Path) -> None:
     assert _ran(repo) == ["a", "b"]
     c = by_id(repo)["c"]
     assert c["verdict"] == "error" and c["budget_exceeded"] is True
+    assert c["target"] == "default"  # the target it would have run on, named as on the rows that ran
     assert c["execution_status"] == "execution_error" and c["failure_reason_code"] == "budget_exceeded"
     assert "total_budget_usd (1) was spent" in c["error"]
     assert "total_budget_usd (1) was spent" in ran.stdout  # the summary says why
@@ -330,6 +331,7 @@ def test_fail_on_error_writes_the_rest_as_errors_without_running_them(tmp_path: 
     assert got["a"]["verdict"] == "pass" and got["b"]["verdict"] == "error"
     assert got["c"]["failure_reason_code"] == "error_threshold_exceeded"
     assert got["c"]["verdict"] == "error" and "case 'b'" in got["c"]["error"]
+    assert [got[i]["target"] for i in "abc"] == ["default", "broken", "default"]
 
 
 def test_suite_only_execution_keys_in_a_test_are_located_errors(tmp_path: Path) -> None:

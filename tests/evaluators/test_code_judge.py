@@ -353,6 +353,9 @@ def test_a_run_gives_judges_the_trace_summary_derived_from_the_answer_s_messages
         def target_for(self, case: EvalCase) -> ToolUsingAgent:
             return ToolUsingAgent()
 
+        def target_name(self, case: EvalCase) -> str:
+            return ToolUsingAgent.name
+
     write(repo / "evals/echo.py", """
         import json, sys
         summary = json.load(sys.stdin)["trace_summary"]
