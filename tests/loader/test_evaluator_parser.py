@@ -101,6 +101,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: regex, value: x, flags: uv}", 6, "regex flags 'u' and 'v' cannot be used together"),
     ("- {name: n, type: is_json, required: 0}", 6, "is_json evaluator 'n': required 0 is not true, false or a number"),
     ("- {name: n, type: is_json, required: 1.5}", 6, "required 1.5 is not true, false or a number in (0, 1]"),
+    ("- {name: n, type: is_json, required: -0.5}", 6, "required -0.5 is not true, false or a number in (0, 1]"),
     ("- {name: n, type: is_json, required: 'yes'}", 6, "required 'yes' is not true, false"),
     # negate other than true/false: AgentV reads only `=== true`, so `negate: yes` (text to YAML 1.2) would not invert
     ("- name: n\n  type: contains\n  value: a\n  negate: yes", 9, "contains evaluator 'n': negate 'yes' is not true or false"),
@@ -136,6 +137,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: code_judge, script: [judge.py]}", 6, "script file 'judge.py' is not executable"),
     ("- {name: n, type: code_judge, script: [nowhere.py]}", 6, "script file 'nowhere.py' not found"),
     (f"- {{name: n, {JUDGE}, target: 3}}", 6, "code_judge 'n': target must be true or a mapping, got 3"),
+    (f"- {{name: n, {JUDGE}, target: 0}}", 6, "code_judge 'n': target must be true or a mapping, got 0"),
     (f"- {{name: n, {JUDGE}, target: {{max_calls: -1}}}}", 6, "code_judge 'n': target.max_calls: "),
     (f"- {{name: n, {JUDGE}, cwd: judge.py}}", 6, "cwd 'judge.py' is not a folder"),
     (f"- {{name: n, {JUDGE}, cwd: ../..}}", 6, "cwd '../..' resolves outside the repository root"),
@@ -225,6 +227,10 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "expected[0] (a): args_match [] compares nothing"),
     (f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, args: {{q: x}}, args_match: ignore}}]}}", 6,
      "expected[0] (a): 'args' is never compared with args_match: ignore"),
+    (f"- {{{TRAJECTORY}, mode: in_order, args_match: ignore, expected: [{{tool: search, args: {{q: x}}}}]}}", 6,
+     "args_match ignore never compares the args of expected[0] (search) | no 'args' on that item"),
+    ("- {name: m, type: execution_metrics, target_exploration_ratio: 0.3, exploration_tolerance: 0.7}", 6,
+     "exploration_tolerance 0.7 around target_exploration_ratio 0.3 accepts every ratio | a tolerance under 0.7"),
     ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  args_match: [limit]\n  expected:\n"
      "    - {tool: a, args: {q: x}}", 9,
      "args_match [limit] compares none of the args of expected[0] (a)"),
@@ -322,8 +328,12 @@ def _resolved(repo: Path, name: str) -> str:
      f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}}}",
      [{"mode": "subset"}, {"mode": "in_order"}, {"mode": "any_order"}]),
     ("- {name: u, type: token_usage, max_output: 5}\n"
-     "- {name: m, type: execution_metrics, target_exploration_ratio: 0.5, exploration_tolerance: 0.1}",
-     [{"max_output": 5}, {"exploration_tolerance": 0.1}]),
+     "- {name: m, type: execution_metrics, target_exploration_ratio: 0.5, exploration_tolerance: 0.1}\n"
+     "- {name: w, type: execution_metrics, target_exploration_ratio: 0.3, exploration_tolerance: 0.5}",
+     [{"max_output": 5}, {"exploration_tolerance": 0.1}, {"exploration_tolerance": 0.5}]),
+    ("- {name: all, type: composite, assert: [{type: is_json}], aggregator: {type: threshold, threshold: 1}}\n"
+     "- {name: any, type: composite, assert: [{type: is_json}], aggregator: {type: threshold, threshold: 0}}",
+     [{"aggregator": {"type": "threshold", "threshold": 1}}, {"aggregator": {"type": "threshold", "threshold": 0}}]),
 ])
 def test_an_accepted_entry_becomes_its_config(repo: Path, entries: str, expected: list[dict[str, Any]]) -> None:
     result = load(repo, entries)
