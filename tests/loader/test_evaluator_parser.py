@@ -254,6 +254,9 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "execution_metrics evaluator 'm': exploration_tolerance 0.5 around target_exploration_ratio 0.5 accepts every ratio"),
     ("- {name: m, type: execution_metrics, target_exploration_ratio: 0.9, exploration_tolerance: 2}", 6,
      "exploration_tolerance 2.0 around target_exploration_ratio 0.9 accepts every ratio"),
+    # a weight for a member that is itself refused is not reported again as naming no member
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: nonsense}], "
+     "aggregator: {weights: {b: 1}}}", 6, "nonsense"),
     ("- {name: u, type: token_usage}", 6, "token_usage evaluator 'u' sets no limit"),
     ("- {name: m, type: execution_metrics}", 6, "execution_metrics evaluator 'm' sets no limit"),
     ("- {name: m, type: execution_metrics, max_tool_calls: 3, exploration_tolerance: 0.1}", 6,
