@@ -240,7 +240,16 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
             input: q
             execution:
               skip_defaults: "false"
+          - id: misspelt-segments
+            criteria: c
+            input:
+              - role: user
+                content:
+                  - {type: text, valeu: hi}
+                  - {type: file, value: ctx.md, path: other.md}
+                  - {type: text, value: hi, path: other.md}
     """)
+    write(repo / "evals/ctx.md", "context\n")
     result = load_eval_file(f, repo)
     assert errors_of(result) == [
         (5, "a message in 'input' is not valid: 1: Keys should be strings"),  # the first of its two problems
@@ -275,10 +284,14 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (100, "'target' names no target (an unset ${{ VAR }}?)"),
         # AgentV skips the defaults only for `true`: the text "false" here dropped the suite's assertions
         (105, "'skip_defaults' must be true or false, got 'false'"),
+        # a misspelt text segment's JSON went to the model as the prompt; a second file name was never read
+        (111, "unknown key 'valeu' in a text segment (did you mean 'value'?)"),
+        (112, "unknown key 'path' in a file segment: 'value' names its file"),
+        (113, "unknown key 'path' in a text segment"),
     ]
     # Like an unknown key, a setting written twice is a problem of a case that still builds: the run stops.
     assert [c.id for c in result.cases] == ["only-expected", "only-assert", "two-thresholds", "two-targets",
-                                            "target-and-matrix"]
+                                            "target-and-matrix", "misspelt-segments"]
 
 
 def test_suite_settings_written_twice_or_never_read_are_located(repo: Path) -> None:
