@@ -138,6 +138,9 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: code_judge, script: [nowhere.py]}", 6, "script file 'nowhere.py' not found"),
     (f"- {{name: n, {JUDGE}, target: 3}}", 6, "code_judge 'n': target must be true or a mapping, got 3"),
     (f"- {{name: n, {JUDGE}, target: 0}}", 6, "code_judge 'n': target must be true or a mapping, got 0"),
+    # another kind's settings on an evaluator are unknown keys, never read as that kind's
+    ("- {name: n, type: is_json, prompt: {command: a.py, script: b.py}}", 6, "unknown key 'prompt' in is_json"),
+    ("- {name: n, type: contains, value: x, aggregator: {path: x.py}}", 6, "unknown key 'aggregator' in contains"),
     (f"- {{name: n, {JUDGE}, target: {{max_calls: -1}}}}", 6, "code_judge 'n': target.max_calls: "),
     (f"- {{name: n, {JUDGE}, cwd: judge.py}}", 6, "cwd 'judge.py' is not a folder"),
     (f"- {{name: n, {JUDGE}, cwd: ../..}}", 6, "cwd '../..' resolves outside the repository root"),
