@@ -45,7 +45,9 @@ from ..redaction import is_secret_field, redact, register_secrets
 from ..yaml12 import use_core_schema
 from .keys import (
     ANY_PROVIDER_KEYS,
+    BATCHING_KEYS,
     CLI_HEALTHCHECK_RETRY_KEYS,
+    CLI_LOG_KEYS,
     CLI_UNREAD_KEYS,
     COMMON_SPELLINGS,
     FILES_FORMAT_KEYS,
@@ -491,6 +493,7 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _second_spellings(keys, lines, at, where, spellings))
+    problems.extend(Problem(file, line, message, unknown_key=False) for line, message in _switches(item, name, kind))
     if kind == "cli":
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _cli_unread_keys(item, name))
@@ -535,6 +538,26 @@ def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple
     if thinking is not None and "temperature" in item:
         found.append((lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
                       f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature"))
+    return found
+
+
+def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[int, str]]:
+    """(line, message) for AgentV's on/off settings that change no score here: `provider_batching` (its `true`,
+    one agent run for every case, is a feature not run yet) and a cli target's `verbose` (AgentV logs the
+    command). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    found: list[tuple[int, str]] = []
+    for key in (*BATCHING_KEYS, *(CLI_LOG_KEYS if kind == "cli" else ())):
+        value = item.get(key)
+        if key not in item or _env_name(value) is not None:
+            continue
+        if not isinstance(value, bool):
+            found.append((lines.get(key, at), f"'{key}' in target '{name}' must be true or false, got {value!r} "
+                          "(AgentV refuses any other value)"))
+        elif value and key in BATCHING_KEYS:
+            found.append((lines.get(key, at), not_yet_message(f"{key}: true",
+                                                               "provider batching: one agent run answering every case")))
     return found
 
 
