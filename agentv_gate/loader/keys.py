@@ -43,12 +43,13 @@ SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold"
 """`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""
 
 TEST_KEYS = (
-    "id", "eval_id", *DESCRIPTIVE_KEYS,
+    "id", "eval_id", *DESCRIPTIVE_KEYS, "note",
     "input", "input_messages", "question", "input_files",
     "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
     "assertions", "assert", "evaluators", "evaluator", "grader",
     "execution", "threshold", "target", "conversation_id", "rubrics", "workspace",
 )
+"""`note` is a test's free text in AgentV 2.x's eval files, read by no scorer there or here (like `description`)."""
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
     "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`
