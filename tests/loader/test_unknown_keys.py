@@ -274,6 +274,41 @@ def test_a_cli_target_key_its_context_does_not_read_is_refused(repo: Path) -> No
             "only an http healthcheck (healthcheck: {url: ...}) reads it") in out
 
 
+def test_a_suites_eval_spec_v2_metadata_is_read_and_changes_no_score(repo: Path) -> None:
+    # AgentV's assert example: the suite metadata block of its eval spec v2 (name, description, version,
+    # author, tags, license, requires) describes the suite; AgentV's metadata schema fixes each one's shape.
+    suite(repo, """\
+        name: assert-demo
+        description: Demonstrates eval spec v2 assert features
+        version: "1.0"
+        author: acme-compliance
+        tags: [demo, assert]
+        license: Apache-2.0
+        requires:
+          agentv: ">=0.6.0"
+        tests:
+          - id: a
+            input: Capital of France?
+            assert: [{type: contains, value: Paris}]
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (repo / "agent-ran").unlink()
+    suite(repo, """\
+        name: assert-demo
+        version: 1.0
+        tags: demo
+        requires: {agentv: ">=2", node: ">=20"}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: Paris}]}
+    """)
+    out = refused(repo)
+    assert "evals/x.eval.yaml:2: 'version' must be text, got 1.0 (expected version: \"1.0\")" in out
+    assert "evals/x.eval.yaml:3: 'tags' must be a list of text, got 'demo' (expected tags: [demo, smoke])" in out
+    assert ("evals/x.eval.yaml:4: 'requires' holds only 'agentv' (the AgentV versions the suite needs), "
+            "got {'agentv': '>=2', 'node': '>=20'} (expected requires: {agentv: \">=2.0\"})") in out
+
+
 def test_a_cli_targets_verbose_and_provider_batching_false_are_read(repo: Path) -> None:
     # AgentV's document-extraction example: a cli target AgentV runs once per case, logging its command.
     # Neither setting changes an answer or a score; a value AgentV's schema refuses is refused here too.
