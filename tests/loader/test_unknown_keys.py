@@ -406,6 +406,9 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             provider: cli
             command: "echo hi"
             provider_batching: true
+          - name: pi
+            provider: pi-coding-agent
+            subprovider: openrouter
     """)
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
     ran = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
@@ -414,6 +417,7 @@ def test_target_features_not_run_yet(repo: Path) -> None:
     assert (".agentv/targets.yaml:10: 'provider_batching: true' is an AgentV feature agentv-gate does not run yet "
             "(provider batching: one agent run answering every case)") in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
+    assert "pi-coding-agent" not in ran.stderr  # (AgentV's own examples list one beside their LLM targets)
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
     ran = run_cli("validate", "evals", cwd=repo)
     assert "'provider: codex' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
