@@ -310,6 +310,8 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                         secrets.add(resolved[name])
 
     provider_raw = settings.get("provider")
+    if _delegates(raw.data):
+        raise TargetsConfigError(f"{label}: {not_yet_message('use_target', NOT_YET['target']['use_target'])}")
     if not isinstance(provider_raw, str) or not provider_raw.strip():
         env_var = _env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
@@ -450,6 +452,9 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
                 f"{at}duplicate target name '{name}' (first at line {definitions[name].line})"
             )
         provider = data.get("provider")
+        if _delegates(data):  # AgentV's `use_target` entry: a target not run yet, refused when a run uses it
+            definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
+            continue
         if not isinstance(provider, str) or not provider.strip():
             raise TargetsConfigError(
                 f"{at}target '{name}': 'provider' is required; one of {', '.join(PROVIDERS)}"
@@ -466,6 +471,13 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
             problems.extend(_key_problems(item, name, kind, source_file))
         definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
     return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
+
+
+def _delegates(data: Mapping[str, Any]) -> bool:
+    """An entry that only names another target (`use_target`, no provider of its own), as AgentV's
+    delegation writes it: what it runs is AgentV's to resolve, so it is refused when a run uses it."""
+    provider = data.get("provider")
+    return "use_target" in data and (not isinstance(provider, str) or not provider.strip())
 
 
 def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:

@@ -409,6 +409,8 @@ def test_target_features_not_run_yet(repo: Path) -> None:
           - name: pi
             provider: pi-coding-agent
             subprovider: openrouter
+          - name: agent
+            use_target: ${{ AGENT_TARGET }}
     """)
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
     ran = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
@@ -418,9 +420,14 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             "(provider batching: one agent run answering every case)") in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
     assert "pi-coding-agent" not in ran.stderr  # (AgentV's own examples list one beside their LLM targets)
+    assert "'agent'" not in ran.stderr  # a delegating target (no provider of its own) is such a target too
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
     ran = run_cli("validate", "evals", cwd=repo)
     assert "'provider: codex' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
+    suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: agent}\n")
+    ran = run_cli("validate", "evals", cwd=repo)
+    assert (".agentv/targets.yaml:14: target 'agent': 'use_target' is an AgentV feature agentv-gate does not run yet "
+            "(targets that delegate to another target)") in ran.stdout
 
 
 def test_validate_reports_every_problem_at_once(repo: Path) -> None:
