@@ -56,6 +56,9 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "claude-code": "the Claude Code agent provider",
     "copilot-cli": "the Copilot CLI agent provider",
     "vscode": "the VS Code agent provider",
+    "vscode-insiders": "the VS Code Insiders agent provider",
+    "pi-coding-agent": "the Pi coding agent provider",
+    "pi-agent-sdk": "the Pi agent SDK provider",
 }
 """targets.yaml `provider`s (lower case) AgentV 2.19 runs and agentv-gate does not yet."""
 

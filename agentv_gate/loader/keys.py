@@ -38,17 +38,23 @@ SEGMENT_KEYS = {"text": ("type", "value", "text"), "file": ("type", "value", "pa
 """A message's content segments, by type: the text (`value`, or `text` as chat APIs write it), the file
 (`value`, or `path`). Segments of other types are left as they are: they may be JSON data (an expected output)."""
 
-SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, "name", "dataset", "threshold", "target", "input", "input_files",
-              "assertions", "assert", "evaluators", "evaluator", "execution", "workspace", "$schema")
+SUITE_METADATA_KEYS = ("version", "author", "tags", "license", "requires")
+"""AgentV's eval spec v2 metadata block (beside `name` and `description`): it describes the suite, read by no
+scorer there or here; its shapes are AgentV's metadata schema's (loader/suite.py checks them)."""
+
+SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, *SUITE_METADATA_KEYS, "name", "dataset", "threshold", "target",
+              "input", "input_files", "assertions", "assert", "evaluators", "evaluator", "execution", "workspace",
+              "$schema")
 """`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""
 
 TEST_KEYS = (
-    "id", "eval_id", *DESCRIPTIVE_KEYS,
+    "id", "eval_id", *DESCRIPTIVE_KEYS, "note",
     "input", "input_messages", "question", "input_files",
     "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
     "assertions", "assert", "evaluators", "evaluator", "grader",
     "execution", "threshold", "target", "conversation_id", "rubrics", "workspace",
 )
+"""`note` is a test's free text in AgentV 2.x's eval files, read by no scorer there or here (like `description`)."""
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
     "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`

@@ -246,6 +246,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     if "$schema" in header and not (isinstance(schema, str) and schema.startswith("agentv-eval")):
         problems.append(Problem(file, key_line(header, "$schema"), f"'$schema' is {schema!r}, not an eval file's schema",
                                 "agentv-eval-v2, or no '$schema'"))
+    problems.extend(_metadata_problems(header, file))
     header = declared(header, SUITE_KEYS)
     execution = declared(mapping(header.get("execution")), SUITE_EXECUTION_KEYS)
     generation = 2 if ("evalcases" in header or "eval_cases" in header) else 3
@@ -287,6 +288,28 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []
     return defaults
+
+
+def _metadata_problems(header: dict[str, Any], file: Path) -> list[Problem]:
+    """The eval spec v2 metadata block in the shapes AgentV's metadata schema takes: nothing reads it, but a
+    shape AgentV refuses is refused here too, at its line."""
+    found: list[Problem] = []
+    for key in ("version", "author", "license"):
+        value = header.get(key)
+        if key in header and not isinstance(value, str):
+            found.append(Problem(file, key_line(header, key), f"'{key}' must be text, got {value!r}",
+                                 f'{key}: "1.0"' if key == "version" else f"{key}: some text"))
+    tags = header.get("tags")
+    if "tags" in header and not (isinstance(tags, list) and all(isinstance(tag, str) for tag in tags)):
+        found.append(Problem(file, key_line(header, "tags"), f"'tags' must be a list of text, got {tags!r}",
+                             "tags: [demo, smoke]"))
+    requires = header.get("requires")
+    if "requires" in header and not (isinstance(requires, dict) and set(requires) <= {"agentv"}
+                                     and isinstance(requires.get("agentv", ""), str)):
+        shown = dict(requires) if isinstance(requires, dict) else requires
+        found.append(Problem(file, key_line(header, "requires"), "'requires' holds only 'agentv' (the AgentV versions "
+                             f"the suite needs), got {shown!r}", 'requires: {agentv: ">=2.0"}'))
+    return found
 
 
 def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: Path,

@@ -45,7 +45,9 @@ from ..redaction import is_secret_field, redact, register_secrets
 from ..yaml12 import use_core_schema
 from .keys import (
     ANY_PROVIDER_KEYS,
+    BATCHING_KEYS,
     CLI_HEALTHCHECK_RETRY_KEYS,
+    CLI_LOG_KEYS,
     CLI_UNREAD_KEYS,
     COMMON_SPELLINGS,
     FILES_FORMAT_KEYS,
@@ -308,6 +310,8 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                         secrets.add(resolved[name])
 
     provider_raw = settings.get("provider")
+    if _delegates(raw.data):
+        raise TargetsConfigError(f"{label}: {not_yet_message('use_target', NOT_YET['target']['use_target'])}")
     if not isinstance(provider_raw, str) or not provider_raw.strip():
         env_var = _env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
@@ -448,6 +452,9 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
                 f"{at}duplicate target name '{name}' (first at line {definitions[name].line})"
             )
         provider = data.get("provider")
+        if _delegates(data):  # AgentV's `use_target` entry: a target not run yet, refused when a run uses it
+            definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
+            continue
         if not isinstance(provider, str) or not provider.strip():
             raise TargetsConfigError(
                 f"{at}target '{name}': 'provider' is required; one of {', '.join(PROVIDERS)}"
@@ -464,6 +471,13 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
             problems.extend(_key_problems(item, name, kind, source_file))
         definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
     return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
+
+
+def _delegates(data: Mapping[str, Any]) -> bool:
+    """An entry that only names another target (`use_target`, no provider of its own), as AgentV's
+    delegation writes it: what it runs is AgentV's to resolve, so it is refused when a run uses it."""
+    provider = data.get("provider")
+    return "use_target" in data and (not isinstance(provider, str) or not provider.strip())
 
 
 def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:
@@ -491,6 +505,7 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _second_spellings(keys, lines, at, where, spellings))
+    problems.extend(Problem(file, line, message, unknown_key=False) for line, message in _switches(item, name, kind))
     if kind == "cli":
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _cli_unread_keys(item, name))
@@ -535,6 +550,26 @@ def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple
     if thinking is not None and "temperature" in item:
         found.append((lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
                       f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature"))
+    return found
+
+
+def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[int, str]]:
+    """(line, message) for AgentV's on/off settings that change no score here: `provider_batching` (its `true`,
+    one agent run for every case, is a feature not run yet) and a cli target's `verbose` (AgentV logs the
+    command). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    found: list[tuple[int, str]] = []
+    for key in (*BATCHING_KEYS, *(CLI_LOG_KEYS if kind == "cli" else ())):
+        value = item.get(key)
+        if key not in item or _env_name(value) is not None:
+            continue
+        if not isinstance(value, bool):
+            found.append((lines.get(key, at), f"'{key}' in target '{name}' must be true or false, got {value!r} "
+                          "(AgentV refuses any other value)"))
+        elif value and key in BATCHING_KEYS:
+            found.append((lines.get(key, at), not_yet_message(f"{key}: true",
+                                                               "provider batching: one agent run answering every case")))
     return found
 
 

@@ -8,7 +8,15 @@ provider reads is always declared, and a declared key is never reported.
 
 from __future__ import annotations
 
-COMMON_KEYS = ("name", "provider", "judge_target", "grader_target", "judgeTarget", "workers")
+COMMON_KEYS = ("name", "provider", "judge_target", "grader_target", "judgeTarget", "workers", "provider_batching",
+               "providerBatching")
+
+BATCHING_KEYS = ("provider_batching", "providerBatching")
+"""AgentV's batch mode: `true` runs the agent once for every case, which agentv-gate does not do yet (refused as
+a feature not run); `false`, AgentV's default, is read and changes nothing."""
+
+CLI_LOG_KEYS = ("verbose", "cli_verbose", "cliVerbose")
+"""A cli target's logging switch: AgentV prints the command it runs. It changes no answer and no score."""
 
 RETRY_KEYS = (
     "max_retries", "maxRetries", "retry_initial_delay_ms", "retryInitialDelayMs", "retry_max_delay_ms",
@@ -46,7 +54,7 @@ PROVIDER_KEYS: dict[str, frozenset[str]] = {
     "cli": frozenset({*COMMON_KEYS, *RETRY_KEYS, *CAP_KEYS, "command", "command_template", "commandTemplate", "timeout_seconds",
                       "timeoutSeconds", "files_format", "filesFormat", "attachments_format", "attachmentsFormat",
                       "cwd", "env", "keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles",
-                      "healthcheck"}),
+                      "healthcheck", *CLI_LOG_KEYS}),
 }
 """provider (normalised) -> every key its provider module reads (a cli target: retry keys for its http healthcheck)."""
 
@@ -81,11 +89,11 @@ SPELLINGS: dict[str, tuple[tuple[str, ...], ...]] = {
     "cli": (*RETRY_SPELLINGS, ("max_response_bytes", "maxResponseBytes"),
             ("command", "command_template", "commandTemplate"), ("timeout_seconds", "timeoutSeconds"),
             ("files_format", "filesFormat", "attachments_format", "attachmentsFormat"),
-            ("keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles")),
+            ("keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles"), CLI_LOG_KEYS),
 }
 """provider -> the spellings of each of its settings, in the order the provider reads them (`TargetConfig.get`):
 only the first one written is read, so another one beside it is refused. `judge_target`'s are COMMON_SPELLINGS."""
-COMMON_SPELLINGS = (("judge_target", "grader_target", "judgeTarget"),)
+COMMON_SPELLINGS = (("judge_target", "grader_target", "judgeTarget"), BATCHING_KEYS)
 HEALTHCHECK_SPELLINGS = (("command", "command_template", "commandTemplate"), ("timeout_seconds", "timeoutSeconds"))
 MOCK_RULE_SPELLINGS = (("id", "eval_id", "case_id"),)
 MOCK_DELAY_RANGE = ("delay_min_ms", "delayMinMs", "delay_max_ms", "delayMaxMs")

@@ -274,6 +274,77 @@ def test_a_cli_target_key_its_context_does_not_read_is_refused(repo: Path) -> No
             "only an http healthcheck (healthcheck: {url: ...}) reads it") in out
 
 
+def test_a_suites_eval_spec_v2_metadata_is_read_and_changes_no_score(repo: Path) -> None:
+    # AgentV's assert example: the suite metadata block of its eval spec v2 (name, description, version,
+    # author, tags, license, requires) describes the suite; AgentV's metadata schema fixes each one's shape.
+    suite(repo, """\
+        name: assert-demo
+        description: Demonstrates eval spec v2 assert features
+        version: "1.0"
+        author: acme-compliance
+        tags: [demo, assert]
+        license: Apache-2.0
+        requires:
+          agentv: ">=0.6.0"
+        tests:
+          - id: a
+            input: Capital of France?
+            assert: [{type: contains, value: Paris}]
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (repo / "agent-ran").unlink()
+    suite(repo, """\
+        name: assert-demo
+        version: 1.0
+        tags: demo
+        requires: {agentv: ">=2", node: ">=20"}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: Paris}]}
+    """)
+    out = refused(repo)
+    assert "evals/x.eval.yaml:2: 'version' must be text, got 1.0 (expected version: \"1.0\")" in out
+    assert "evals/x.eval.yaml:3: 'tags' must be a list of text, got 'demo' (expected tags: [demo, smoke])" in out
+    assert ("evals/x.eval.yaml:4: 'requires' holds only 'agentv' (the AgentV versions the suite needs), "
+            "got {'agentv': '>=2', 'node': '>=20'} (expected requires: {agentv: \">=2.0\"})") in out
+
+
+def test_a_cli_targets_verbose_and_provider_batching_false_are_read(repo: Path) -> None:
+    # AgentV's document-extraction example: a cli target AgentV runs once per case, logging its command.
+    # Neither setting changes an answer or a score; a value AgentV's schema refuses is refused here too.
+    write(repo / ".agentv/targets.yaml", f"""\
+        targets:
+          - name: default
+            provider: cli
+            provider_batching: false
+            verbose: true
+            command_template: "touch {repo / 'agent-ran'} && echo Paris"
+    """)
+    suite(repo, "tests:\n  - {id: a, input: Hi, assert: [{type: contains, value: Paris}]}\n")
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (repo / "agent-ran").exists()
+    (repo / "agent-ran").unlink()
+    write(repo / ".agentv/targets.yaml", f"""\
+        targets:
+          - name: default
+            provider: cli
+            verbose: "yes"
+            providerBatching: 0
+            command_template: "touch {repo / 'agent-ran'} && echo Paris"
+            judge_target: judge
+          - name: judge
+            provider: mock
+            cli_verbose: true
+    """)
+    out = refused(repo)
+    assert (".agentv/targets.yaml:4: 'verbose' in target 'default' must be true or false, got 'yes' "
+            "(AgentV refuses any other value)") in out
+    assert (".agentv/targets.yaml:5: 'providerBatching' in target 'default' must be true or false, got 0 "
+            "(AgentV refuses any other value)") in out
+    assert ".agentv/targets.yaml:10: unknown key 'cli_verbose' in target 'judge'" in out  # a mock logs no command
+
+
 def test_allow_unknown_keys_makes_them_warnings_and_the_run_goes_on(repo: Path) -> None:
     suite(repo, """
         tests:
@@ -331,15 +402,32 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             fallback_targets: [other]
           - name: gem
             provider: codex
+          - name: batch
+            provider: cli
+            command: "echo hi"
+            provider_batching: true
+          - name: pi
+            provider: pi-coding-agent
+            subprovider: openrouter
+          - name: agent
+            use_target: ${{ AGENT_TARGET }}
     """)
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets}\n")
     ran = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=repo)
     assert ran.returncode == 2
     assert ".agentv/targets.yaml:4: 'fallback_targets' is an AgentV feature agentv-gate does not run yet" in ran.stderr
+    assert (".agentv/targets.yaml:10: 'provider_batching: true' is an AgentV feature agentv-gate does not run yet "
+            "(provider batching: one agent run answering every case)") in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
+    assert "pi-coding-agent" not in ran.stderr  # (AgentV's own examples list one beside their LLM targets)
+    assert "'agent'" not in ran.stderr  # a delegating target (no provider of its own) is such a target too
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
     ran = run_cli("validate", "evals", cwd=repo)
     assert "'provider: codex' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
+    suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: agent}\n")
+    ran = run_cli("validate", "evals", cwd=repo)
+    assert (".agentv/targets.yaml:14: target 'agent': 'use_target' is an AgentV feature agentv-gate does not run yet "
+            "(targets that delegate to another target)") in ran.stdout
 
 
 def test_validate_reports_every_problem_at_once(repo: Path) -> None:
