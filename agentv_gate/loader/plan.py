@@ -16,6 +16,8 @@ from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig,
 from .discover import discover_eval_files
 from .includes import suites_only
 from .problems import FoundProblems, Problem, allowing_unknown_keys
+from .project_config import nearest_config, project_config_problems
+from .refs import find_repo_root
 from .suite import iter_eval_file
 
 KEEP_CASES = 500
@@ -126,6 +128,8 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
                                      tuple(case.cost_limits)))
+    configs = (nearest_config(file, repo_root or find_repo_root(file.parent)) for file in plan.files)
+    plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
     return plan
 
