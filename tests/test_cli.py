@@ -143,6 +143,34 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
     assert "not allowed with argument" in proc.stderr
 
 
+@pytest.mark.parametrize("argv, message", [
+    # an option given twice (an action input and the same flag in extra-args): neither silently wins
+    (["run", "evals", "--threshold", "0.9", "--threshold", "0.1"],
+     "--threshold given twice (0.9, then 0.1)"),
+    (["run", "evals", "--shard", "1/2", "--shard=2/2"], "--shard given twice (1/2, then 2/2)"),
+    (["validate", "evals", "--targets", "a.yaml", "--targets", "b.yaml"], "--targets given twice"),
+    (["merge", "a.jsonl", "--results-out", "x.jsonl", "--results-out", "y.jsonl"], "--results-out given twice"),
+    (["compare", "a.jsonl", "b.jsonl", "--min-delta", "0.1", "--threshold", "0.3"],
+     "--min-delta/--threshold given twice (0.1, then 0.3)"),
+    # a cache folder the run would never use
+    (["run", "evals", "--no-cache", "--cache-dir", "cache"],
+     "--cache-dir cache and --no-cache contradict each other"),
+])
+def test_contradicting_options_are_refused_before_anything_runs(repo: Path, argv: list[str], message: str) -> None:
+    (repo / "evals" / "s.eval.yaml").write_text("tests:\n  - id: one\n    input: hi\n"
+                                                "    assertions: [{type: contains, value: hi}]\n")
+    proc = run_cli(*argv, cwd=repo)
+    assert proc.returncode == EXIT_USAGE, proc.stderr
+    assert message in proc.stderr
+    assert not (repo / ".agentv-gate").exists() and not (repo / "cache").exists()
+
+
+def test_an_option_repeated_with_the_same_value_is_not_a_contradiction(repo: Path) -> None:
+    proc = run_cli("validate", "evals", "--targets", ".agentv/targets.yaml", "--targets=.agentv/targets.yaml",
+                   "--quiet", "--quiet", cwd=repo)
+    assert proc.returncode != EXIT_USAGE, proc.stderr
+
+
 # ----------------------------------------------------------------------- --quiet / --verbose
 
 

@@ -76,6 +76,9 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
     baseline = load_baseline(args, plan.refs)
     carried = rerun.kept if rerun else []
+    if args.no_cache and args.cache_dir is not None:
+        raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
+                         "neither read nor write that folder; drop one")
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
     if args.threshold is not None and not 0 <= args.threshold <= 1:

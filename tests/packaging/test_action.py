@@ -100,13 +100,13 @@ def test_every_input_becomes_one_argv_element(workspace: Path, recorder: Recorde
         "paths": "evals/a b.yaml\n  evals/c.yaml  \n\n-dash.yaml\n",
         "threshold": "0.7", "targets": ".agentv/my targets.yaml", "target": "default", "workers": "3",
         "shard": "2/4", "output-dir": "out dir", "junit": "out dir/j.xml", "results": "r.jsonl",
-        "extra-args": "--no-cache --judge-timeout 60 --cache-dir 'cache dir'",
+        "extra-args": "--no-cache --judge-timeout 60 --repo-root 'root dir'",
     }, cli=cli)
     assert run.code == 0, run.stderr
     assert json.loads(log.read_text()) == [
         "run", "--threshold", "0.7", "--targets", ".agentv/my targets.yaml", "--target", "default",
         "--workers", "3", "--shard", "2/4", "--output-dir", "out dir", "--junit", "out dir/j.xml",
-        "--results", "r.jsonl", "--no-cache", "--judge-timeout", "60", "--cache-dir", "cache dir",
+        "--results", "r.jsonl", "--no-cache", "--judge-timeout", "60", "--repo-root", "root dir",
         "--", "evals/a b.yaml", "evals/c.yaml", "-dash.yaml",
     ]
     assert run.outputs["exit-code"] == "0"
