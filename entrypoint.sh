@@ -13,7 +13,7 @@
 #   INPUT_PATHS        one eval file or folder per line (merge: one results JSONL file or folder
 #                      per line; a folder stands for every *.jsonl below it). A line is taken
 #                      whole, spaces included; blank lines are skipped.
-#   INPUT_THRESHOLD, INPUT_TARGETS, INPUT_TARGET, INPUT_WORKERS, INPUT_SHARD
+#   INPUT_THRESHOLD, INPUT_TARGETS, INPUT_TARGET, INPUT_WORKERS, INPUT_SHARD (validate: INPUT_TARGETS only)
 #   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
 #   INPUT_BASELINE, INPUT_FAIL_ON (run only: the base branch's results JSONL, all | regression)
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
@@ -131,7 +131,9 @@ case $command in
     add_option FAIL_ON --fail-on
     ;;
   validate)
-    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
+    # validate checks the target names the cases use against the targets file: it needs it too
+    add_option TARGETS --targets
+    warn_unused THRESHOLD TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
     ;;
   merge)
     warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD BASELINE FAIL_ON

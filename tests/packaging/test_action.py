@@ -152,14 +152,17 @@ def test_no_cases_with_the_real_cli(workspace: Path) -> None:
     assert "no eval cases found in docs" in run.stderr
 
 
-def test_validate_gets_only_paths_and_warns_about_run_inputs(workspace: Path, recorder: Recorder) -> None:
+def test_validate_gets_paths_and_targets_and_warns_about_run_inputs(workspace: Path, recorder: Recorder) -> None:
+    """validate checks the target names cases use against `targets`: dropping it would check them
+    against .agentv/targets.yaml, or not at all, and pass."""
     cli, log = recorder
     run = run_entrypoint(workspace, {"command": "validate", "paths": "evals", "threshold": "0.9",
-                                     "extra-args": "--strict"}, cli=cli)
+                                     "targets": "config/targets.yaml", "extra-args": "--strict"}, cli=cli)
     assert run.code == 0, run.stderr
-    assert json.loads(log.read_text()) == ["validate", "--strict", "--", "evals"]
+    assert json.loads(log.read_text()) == ["validate", "--targets", "config/targets.yaml", "--strict", "--", "evals"]
     warning = "::warning title=agentv-gate action::input threshold is ignored by the validate command"
     assert warning in run.stdout
+    assert "input targets is ignored" not in run.stdout
 
 
 def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder: Recorder) -> None:
