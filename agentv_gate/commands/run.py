@@ -60,17 +60,23 @@ def execute(args: argparse.Namespace) -> int:
         unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
         raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
                           f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
-    selected = plan.refs
+    shard = None
     if args.shard is not None:
         try:
-            selected = select_shard(plan.refs, ShardSpec.parse(args.shard))
+            shard = ShardSpec.parse(args.shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
     if not plan.refs:
         raise NoCasesError(nothing_found("cases", paths))
     # The pull-request loop: filters, reruns, --list, the base results (see _select and _baseline).
     rerun = load_rerun(args)
-    selected = select_cases(args, selected, rerun)
+    selected = select_cases(args, plan.refs, rerun)
+    # The filters choose the cases, the shards deal out those: every shard job of a filtered run
+    # agrees on the whole (`shard_total`, which `merge` checks), and none is left with a glob that
+    # matches only other shards' cases.
+    chosen = len(selected)
+    if shard is not None:
+        selected = select_shard(selected, shard)
     if args.list:
         list_cases(selected)
         return EXIT_OK
@@ -108,7 +114,7 @@ def execute(args: argparse.Namespace) -> int:
     planned = sum(len(resolver.target_names(ref)) for ref in selected) + len(carried)  # a matrix case: a row per target
     if not selected and rerun is None:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
-        print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
+        print(f"agentv-gate: shard {args.shard} has no cases ({chosen} case(s) in all); "
               "writing empty reports", file=sys.stderr)
         writer.close()
         resolver.close()
@@ -123,7 +129,7 @@ def execute(args: argparse.Namespace) -> int:
 
     def on_result(result: CaseResult) -> None:
         if args.shard:
-            result.shard, result.shard_total = args.shard, len(plan.refs)
+            result.shard, result.shard_total = args.shard, chosen
         writer.write(result)
         rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)

@@ -38,10 +38,11 @@ def project(root: Path, failing: set[str], layout: dict[str, list[str]] = FULL) 
     return sorted((name, case_id) for name, ids in layout.items() for case_id in ids)
 
 
-def run_shards(root: Path, count: int) -> list[subprocess.CompletedProcess[str]]:
+def run_shards(root: Path, count: int, *extra: str) -> list[subprocess.CompletedProcess[str]]:
     """All shards at once, as a CI matrix would run them, each in its own output folder."""
     procs = [
-        subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet"],
+        subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet",
+                          *extra],
                          cwd=root, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          stdin=subprocess.DEVNULL)
         for k in range(1, count + 1)
@@ -94,6 +95,18 @@ def test_three_shards_merge_into_one_report_with_the_failure(tmp_path: Path) -> 
         (name.rsplit("/", 1)[-1].removesuffix(".yaml"), case_id) for name, case_id in expected)
     merged_rows = (tmp_path / "merged" / "results.jsonl").read_text().splitlines()
     assert sorted((r["suite"], r["eval_id"]) for r in map(json.loads, merged_rows)) == expected
+
+
+def test_shards_of_a_filtered_run_merge_into_the_filtered_cases(tmp_path: Path) -> None:
+    """`--test-id`/`--suite` choose the cases, `--shard` deals out those: every job runs (one has none
+    of them), and the merge counts the cases chosen, not every case in the files."""
+    project(tmp_path, failing=set())
+    shards = run_shards(tmp_path, 3, "--test-id", "g[12]")
+    assert [p.returncode for p in shards] == [0] * 3, [p.stderr for p in shards]
+    assert "shard 3/3 has no cases (2 case(s) in all)" in shards[2].stderr
+    merged = merge(tmp_path, *(f"shard-{k}/results.jsonl" for k in range(1, 4)))
+    assert merged.returncode == 0, merged.stderr
+    assert "2 cases: 2 passed, 0 failed, 0 errors" in merged.stdout
 
 
 def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path) -> None:
