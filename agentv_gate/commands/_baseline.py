@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,8 +57,13 @@ class Baseline:
         return True, f"gate (--fail-on regression): passed, no case regressed against {self.path}"
 
 
-def load_baseline(args: argparse.Namespace, refs: Sequence[CaseRef]) -> Baseline | None:
+def load_baseline(args: argparse.Namespace, refs: Sequence[CaseRef],
+                  left_out: Collection[tuple[str, str]] = ()) -> Baseline | None:
     """The base results `--baseline` names, checked against the cases of this run; None without it.
+
+    `left_out`: (suite, test id) of the cases in the eval files that this run chose not to run
+    (`--test-id`/`--suite`, another shard's); their base rows leave the comparison, since the case
+    was not "removed", only not run here.
 
     `--fail-on regression` or `--max-drop` without a base is a usage error: there is nothing to
     regress against, and falling back to `all` silently would change what the gate means."""
@@ -79,7 +84,7 @@ def load_baseline(args: argparse.Namespace, refs: Sequence[CaseRef]) -> Baseline
         example = rows[0]
         raise UsageError(f"--baseline {path} shares no case with this run (its rows are cases like "
                          f"'{example.eval_id}' of {example.suite}); is it the results file of these eval files?")
-    return Baseline(Path(path), rows, fail_on, max_drop)
+    return Baseline(Path(path), [row for row in rows if (row.suite, row.eval_id) not in left_out], fail_on, max_drop)
 
 
 @dataclass
