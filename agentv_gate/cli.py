@@ -84,14 +84,19 @@ def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
                        help="run again the cases that failed or errored in PREV; the other rows are kept")
     run.add_argument("--max-failures", type=int, action=_Once, default=None, metavar="N",
                      help="start no new case after N cases failed or errored; the rest are reported as not run")
-    run.add_argument("--baseline", type=Path, action=_Once, default=None, metavar="BASE.jsonl",
-                     help="results JSONL of the base branch: reports say per case regressed, still failing, "
-                          "fixed or new")
-    run.add_argument("--fail-on", choices=("all", "regression"), action=_Once, default="all", dest="fail_on",
-                     help="all: every case must pass (default); regression: fail only for cases that passed "
-                          "on the base and do not now (needs --baseline)")
-    run.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
-                     help="with --baseline: a passing case whose score fell by more than DELTA also regressed")
+    _add_baseline_options(run)
+
+
+def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
+    """Gating against the base branch's results: `run`, and `merge` for the whole of a sharded run."""
+    parser.add_argument("--baseline", type=Path, action=_Once, default=None, metavar="BASE.jsonl",
+                        help="results JSONL of the base branch: reports say per case regressed, still failing, "
+                             "fixed or new")
+    parser.add_argument("--fail-on", choices=("all", "regression"), action=_Once, default="all", dest="fail_on",
+                        help="all: every case must pass (default); regression: fail only for cases that passed "
+                             "on the base and do not now (needs --baseline)")
+    parser.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
+                        help="with --baseline: a passing case whose score fell by more than DELTA also regressed")
 
 
 class _VersionAction(argparse.Action):
@@ -149,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"))
     merge.add_argument("--junit", type=Path, action=_Once, default=None)
     merge.add_argument("--results-out", type=Path, action=_Once, default=None, dest="results_out")
+    _add_baseline_options(merge)  # the shards' own, again: the merged verdict means what theirs did
     _add_verbosity_options(merge)
 
     compare = sub.add_parser("compare", help="what a change did to each case: base results against head results")

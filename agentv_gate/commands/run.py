@@ -82,7 +82,8 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
     carried = rerun.kept if rerun else []
     reported = {(ref.suite, ref.id) for ref in selected} | {(row.suite, row.eval_id) for row in carried}
-    baseline = load_baseline(args, plan.refs, {(ref.suite, ref.id) for ref in plan.refs} - reported)
+    every = {(ref.suite, ref.id) for ref in plan.refs}
+    baseline = load_baseline(args, every, every - reported)
     if args.no_cache and args.cache_dir is not None:
         raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
                          "neither read nor write that folder; drop one")

@@ -121,6 +121,34 @@ def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path)
     assert len(junit_outcomes(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
 
 
+def test_shards_gated_on_regressions_merge_into_a_regression_verdict(tmp_path: Path) -> None:
+    """`--baseline`/`--fail-on` reach the merged verdict, as in the shard jobs (it used to judge
+    every case, so a case failing on main too failed the merge the shards had passed); a shard
+    stopped by --max-failures still fails it."""
+    project(tmp_path, failing={"g2", "g4", "m1", "m3"})  # shard 2/2's cases: all failing on main too
+    run_cli("run", "evals", "--output-dir", "base", cwd=tmp_path)
+    gate = ("--baseline", "base/results.jsonl", "--fail-on", "regression")
+    shards = run_shards(tmp_path, 2, *gate)
+    assert [p.returncode for p in shards] == [0, 0], [p.stderr for p in shards]
+    files = ("shard-1/results.jsonl", "shard-2/results.jsonl")
+    merged = merge(tmp_path, *files, *gate)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "gate (--fail-on regression): passed, no case regressed" in merged.stdout
+    assert "STILL FAILING (ALSO ON BASE): g2" in merged.stdout
+    assert merge(tmp_path, *files, "--baseline", "base/results.jsonl").returncode == 1  # --fail-on all
+    stopped = run_cli("run", "evals", "--shard", "2/2", "--output-dir", "shard-2", "--workers", "1",
+                      "--max-failures", "1", *gate, cwd=tmp_path)
+    assert stopped.returncode == 1, stopped.stderr
+    merged = merge(tmp_path, *files, *gate)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert "gate (--fail-on regression): failed, the run stopped early" in merged.stdout
+
+
+def test_merge_refuses_regression_options_without_a_base(tmp_path: Path) -> None:
+    proc = merge(tmp_path, "x.jsonl", "--fail-on", "regression")
+    assert proc.returncode == 2 and "--fail-on regression needs --baseline" in proc.stderr
+
+
 @pytest.mark.parametrize("files, message", [
     (["missing.jsonl"], "cannot read results from missing.jsonl"),
     (["empty.jsonl"], "no results to merge"),

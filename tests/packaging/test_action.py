@@ -175,10 +175,12 @@ def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder:
     (workspace / "extra.jsonl").write_text("{}\n")
     run = run_entrypoint(workspace, {"command": "merge", "paths": "shards\nextra.jsonl",
                                      "output-dir": "merged", "junit": "merged/junit.xml",
-                                     "results": "merged/all.jsonl"}, cli=cli)
+                                     "results": "merged/all.jsonl", "baseline": "base.jsonl",
+                                     "fail-on": "regression"}, cli=cli)
     assert run.code == 0, run.stderr
     assert json.loads(log.read_text()) == [
         "merge", "--output-dir", "merged", "--junit", "merged/junit.xml", "--results-out", "merged/all.jsonl",
+        "--baseline", "base.jsonl", "--fail-on", "regression",
         "--", "shards/agentv-gate-shard-1/results.jsonl", "shards/agentv-gate-shard-2/results.jsonl",
         "extra.jsonl",
     ]
@@ -188,6 +190,8 @@ def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder:
     ({"command": "merge", "paths": ""}, "merge needs the shards' results files"),
     ({"command": "merge", "paths": "empty"}, "no results *.jsonl files found under 'empty'"),
     ({"command": "deploy"}, "unknown command 'deploy'"),
+    # the shards applied their threshold; a merge step's own would be a gate that never ran
+    ({"command": "merge", "paths": "x.jsonl", "threshold": "0.8"}, "input threshold does not reach a merge"),
     ({"extra-args": "--target 'unterminated"}, "extra-args has unbalanced quotes"),
 ])
 def test_bad_inputs_are_usage_errors_before_anything_runs(workspace: Path, recorder: Recorder,
