@@ -152,6 +152,10 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
     (["merge", "a.jsonl", "--results-out", "x.jsonl", "--results-out", "y.jsonl"], "--results-out given twice"),
     (["compare", "a.jsonl", "b.jsonl", "--min-delta", "0.1", "--threshold", "0.3"],
      "--min-delta/--threshold given twice (0.1, then 0.3)"),
+    # --list runs nothing, but a value the run would refuse is still refused
+    (["run", "evals", "--list", "--max-failures", "0"], "--max-failures 0 is not a whole number >= 1"),
+    (["run", "evals", "--list", "--fail-on", "regression"], "--fail-on regression needs --baseline"),
+    (["run", "evals", "--list", "--trials", "0"], "--trials 0 is not in 1..100"),
     # a cache folder the run would never use
     (["run", "evals", "--no-cache", "--cache-dir", "cache"],
      "--cache-dir cache and --no-cache contradict each other"),

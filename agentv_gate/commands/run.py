@@ -32,7 +32,7 @@ from ..report.text import inert_lines, one_line
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
-from ._baseline import load_baseline
+from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
 from ._outputs import output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, select_cases
@@ -50,7 +50,27 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise _Terminated()
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """The command line's values and combinations, refused (exit 2) before any file is read: `--list`,
+    which runs nothing, included, so a value `run` would refuse is not first found in CI."""
+    check_baseline_options(args)
+    if args.no_cache and args.cache_dir is not None:
+        raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
+                         "neither read nor write that folder; drop one")
+    if args.max_failures is not None and args.max_failures < 1:
+        raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
+    if args.threshold is not None and not 0 <= args.threshold <= 1:
+        raise UsageError(f"--threshold {args.threshold} is not in 0..1")
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
+    if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
+        raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
+    if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
+        raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
+
+
 def execute(args: argparse.Namespace) -> int:
+    check_options(args)
     paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
@@ -84,19 +104,6 @@ def execute(args: argparse.Namespace) -> int:
     reported = {(ref.suite, ref.id) for ref in selected} | {(row.suite, row.eval_id) for row in carried}
     every = {(ref.suite, ref.id) for ref in plan.refs}
     baseline = load_baseline(args, every, every - reported)
-    if args.no_cache and args.cache_dir is not None:
-        raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
-                         "neither read nor write that folder; drop one")
-    if args.max_failures is not None and args.max_failures < 1:
-        raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
-    if args.threshold is not None and not 0 <= args.threshold <= 1:
-        raise UsageError(f"--threshold {args.threshold} is not in 0..1")
-    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
-        raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
-    if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
-        raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
-    if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
-        raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
     heartbeat = heartbeat_seconds(os.environ)
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
