@@ -96,7 +96,8 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
                         help="all: every case must pass (default); regression: fail only for cases that passed "
                              "on the base and do not now (needs --baseline)")
     parser.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
-                        help="with --baseline: a passing case whose score fell by more than DELTA also regressed")
+                        help="with --baseline: a passing case whose score fell by more than DELTA also regressed "
+                             "(and fails the gate, with --fail-on all too)")
 
 
 class _VersionAction(argparse.Action):

@@ -42,9 +42,14 @@ class Baseline:
 
     def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None) -> tuple[bool, str]:
         """(gate passed, one line saying why) for `--fail-on` as given."""
-        if self.fail_on == "all":
-            return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
         regressed = len(comparison.regressed)
+        if self.fail_on == "all":
+            # A case regressed while every case passes: it only dropped more than --max-drop, which
+            # must count here too (else the flag labels it and the gate passes it).
+            if summary.ok and regressed:
+                return False, (f"gate (--fail-on all): failed, {regressed} case(s) dropped more than "
+                               f"--max-drop {self.max_drop:g}")
+            return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
         if summary.total == 0:
             return False, "gate (--fail-on regression): failed, no case ran"
         if summary.not_run:

@@ -121,6 +121,10 @@ def test_max_drop_fails_a_passing_case_whose_score_fell(project: Path) -> None:
     proc = run_cli(*argv, "--max-drop", "0.3", cwd=project)
     assert proc.returncode == 1
     assert "REGRESSED: half" in proc.stdout and "dropped more than --max-drop 0.3" in proc.stdout
+    # --fail-on all (the default) with --max-drop: every case must pass, and none may drop that much
+    proc = run_cli("run", "evals", "--threshold", "0.4", "--baseline", str(base), "--max-drop", "0.3", cwd=project)
+    assert proc.returncode == 1, proc.stdout
+    assert "gate (--fail-on all): failed, 1 case(s) dropped more than --max-drop 0.3" in proc.stdout
 
 
 def test_github_summary_and_annotations_say_what_changed(project: Path) -> None:
