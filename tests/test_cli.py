@@ -156,6 +156,13 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
     (["run", "evals", "--list", "--max-failures", "0"], "--max-failures 0 is not a whole number >= 1"),
     (["run", "evals", "--list", "--fail-on", "regression"], "--fail-on regression needs --baseline"),
     (["run", "evals", "--list", "--trials", "0"], "--trials 0 is not in 1..100"),
+    # two reports written to one file: the last one written replaces the other
+    (["run", "evals", "--junit", "out/x", "--results", "out/x"],
+     "--junit out/x and --results out/x name the same file"),
+    (["merge", "a.jsonl", "--junit", "o/r.jsonl", "--results-out", "o/r.jsonl"],
+     "--junit o/r.jsonl and --results-out o/r.jsonl name the same file"),
+    (["run", "evals", "--junit", "out/j.xml", "--results", "out/report.html"],
+     "--results out/report.html and report.html (beside the JUnit file) name the same file"),
     # a cache folder the run would never use
     (["run", "evals", "--no-cache", "--cache-dir", "cache"],
      "--cache-dir cache and --no-cache contradict each other"),
@@ -167,6 +174,13 @@ def test_contradicting_options_are_refused_before_anything_runs(repo: Path, argv
     assert proc.returncode == EXIT_USAGE, proc.stderr
     assert message in proc.stderr
     assert not (repo / ".agentv-gate").exists() and not (repo / "cache").exists()
+
+
+def test_both_reports_may_be_discarded_to_dev_null(repo: Path) -> None:
+    (repo / "evals" / "s.eval.yaml").write_text("tests:\n  - id: one\n    input: hi\n"
+                                                "    assertions: [{type: contains, value: Berlin}]\n")
+    proc = run_cli("run", "evals", "--junit", os.devnull, "--results", os.devnull, cwd=repo)
+    assert proc.returncode == EXIT_FAILED and "same file" not in proc.stderr, proc.stderr  # the case ran
 
 
 def test_an_option_repeated_with_the_same_value_is_not_a_contradiction(repo: Path) -> None:

@@ -15,7 +15,7 @@ from ..models import CaseResult
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, read_results
 from ._baseline import check_baseline_options, load_baseline
-from ._outputs import output_paths, write_reports
+from ._outputs import check_output_paths, output_paths, write_reports
 
 
 def missing_shards(results: list[CaseResult]) -> str | None:
@@ -46,6 +46,7 @@ def stopped_shards(results: list[CaseResult]) -> str | None:
 
 def execute(args: argparse.Namespace) -> int:
     check_baseline_options(args)
+    check_output_paths(args.output_dir, args.junit, args.results_out, "--results-out")
     results, problems = read_results(args.results)
     for problem in problems:
         print(f"agentv-gate: warning: {problem}", file=sys.stderr)

@@ -34,7 +34,7 @@ from ..targets.resolver import TargetResolver
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
-from ._outputs import output_paths, report_cache, report_traffic, write_reports
+from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, select_cases
 
 MAX_TRIALS = 100
@@ -54,6 +54,7 @@ def check_options(args: argparse.Namespace) -> None:
     """The command line's values and combinations, refused (exit 2) before any file is read: `--list`,
     which runs nothing, included, so a value `run` would refuse is not first found in CI."""
     check_baseline_options(args)
+    check_output_paths(args.output_dir, args.junit, args.results)
     if args.no_cache and args.cache_dir is not None:
         raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
                          "neither read nor write that folder; drop one")
