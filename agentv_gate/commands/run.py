@@ -31,6 +31,7 @@ from ..report.rows import ReportRow
 from ..report.text import inert_lines, one_line
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
+from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
@@ -68,6 +69,9 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
+    forkserver = forkserver_env_problem(os.environ)
+    if forkserver:
+        raise UsageError(forkserver)
 
 
 def execute(args: argparse.Namespace) -> int:
