@@ -163,6 +163,9 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
      "--junit o/r.jsonl and --results-out o/r.jsonl name the same file"),
     (["run", "evals", "--junit", "out/j.xml", "--results", "out/report.html"],
      "--results out/report.html and report.html (beside the JUnit file) name the same file"),
+    # a repository root that is not there: '/'-prefixed references and the root check would use it
+    (["run", "evals", "--repo-root", "nowhere"], "--repo-root nowhere is not a folder"),
+    (["validate", "evals", "--repo-root", "evals/s.eval.yaml"], "--repo-root evals/s.eval.yaml is not a folder"),
     # a cache folder the run would never use
     (["run", "evals", "--no-cache", "--cache-dir", "cache"],
      "--cache-dir cache and --no-cache contradict each other"),
