@@ -13,9 +13,10 @@
 #   INPUT_PATHS        one eval file or folder per line (merge: one results JSONL file or folder
 #                      per line; a folder stands for every *.jsonl below it). A line is taken
 #                      whole, spaces included; blank lines are skipped.
-#   INPUT_THRESHOLD, INPUT_TARGETS, INPUT_TARGET, INPUT_WORKERS, INPUT_SHARD
+#   INPUT_THRESHOLD, INPUT_TARGETS, INPUT_TARGET, INPUT_WORKERS, INPUT_SHARD (validate: INPUT_TARGETS only)
 #   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
-#   INPUT_BASELINE, INPUT_FAIL_ON (run only: the base branch's results JSONL, all | regression)
+#   INPUT_BASELINE, INPUT_FAIL_ON (run and merge: the base branch's results JSONL, all | regression)
+#   (merge refuses INPUT_THRESHOLD: the shards' runs applied theirs)
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
 # GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_WORKSPACE (as the runner sets them; the CLI writes
@@ -131,13 +132,23 @@ case $command in
     add_option FAIL_ON --fail-on
     ;;
   validate)
-    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
+    # validate checks the target names the cases use against the targets file: it needs it too
+    add_option TARGETS --targets
+    warn_unused THRESHOLD TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
     ;;
   merge)
-    warn_unused THRESHOLD TARGETS TARGET WORKERS SHARD BASELINE FAIL_ON
+    # Each shard's run judged its cases at its own threshold: one set here would look like the
+    # merged gate's and never be applied.
+    if [[ -n $(value_of THRESHOLD) ]]; then
+      fail_usage "input threshold does not reach a merge: each shard's run applied its own threshold; set threshold on the shard jobs (command: run), not on the merge step"
+    fi
+    warn_unused TARGETS TARGET WORKERS SHARD
     add_option OUTPUT_DIR --output-dir
     add_option JUNIT --junit
     add_option RESULTS --results-out
+    # The shards' regression gate, again for the whole (merge --baseline/--fail-on)
+    add_option BASELINE --baseline
+    add_option FAIL_ON --fail-on
     ;;
 esac
 

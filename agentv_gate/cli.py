@@ -33,10 +33,26 @@ COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; impo
 }
 
 
+class _Once(argparse.Action):
+    """A single-valued option (`store`) that refuses a second, different value rather than let the
+    last one silently win: the action's `threshold: 0.9` with `--threshold 0.5` in its `extra-args`
+    would otherwise gate at 0.5. The same value twice is no contradiction."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        given: dict[str, object] = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given and given[self.dest] != values:
+            name = "/".join(self.option_strings)
+            parser.error(f"{name} given twice ({given[self.dest]}, then {values}): give it once "
+                         "(an action input and the same flag in extra-args count as twice)")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 def _add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", type=Path, default=None,
                         help="eval files or folders (default: ./evals, else .)")
-    parser.add_argument("--repo-root", type=Path, default=None,
+    parser.add_argument("--repo-root", type=Path, action=_Once, default=None,
                         help="root for '/'-prefixed file references (default: nearest folder with .git)")
     parser.add_argument("--allow-outside-root", action="store_true",
                         help="let scripts and file references resolve outside the repository root")
@@ -62,20 +78,26 @@ def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
                      help="run only suites whose path or file name matches GLOB (repeatable)")
     run.add_argument("--list", action="store_true", help="print the cases the run would execute (file:line) and stop")
     rerun = run.add_mutually_exclusive_group()
-    rerun.add_argument("--retry-errors", type=Path, default=None, metavar="PREV.jsonl",
+    rerun.add_argument("--retry-errors", type=Path, action=_Once, default=None, metavar="PREV.jsonl",
                        help="run again only the cases that errored in PREV; the other rows are kept as they were")
-    rerun.add_argument("--rerun-failed", type=Path, default=None, metavar="PREV.jsonl",
+    rerun.add_argument("--rerun-failed", type=Path, action=_Once, default=None, metavar="PREV.jsonl",
                        help="run again the cases that failed or errored in PREV; the other rows are kept")
-    run.add_argument("--max-failures", type=int, default=None, metavar="N",
+    run.add_argument("--max-failures", type=int, action=_Once, default=None, metavar="N",
                      help="start no new case after N cases failed or errored; the rest are reported as not run")
-    run.add_argument("--baseline", type=Path, default=None, metavar="BASE.jsonl",
-                     help="results JSONL of the base branch: reports say per case regressed, still failing, "
-                          "fixed or new")
-    run.add_argument("--fail-on", choices=("all", "regression"), default="all", dest="fail_on",
-                     help="all: every case must pass (default); regression: fail only for cases that passed "
-                          "on the base and do not now (needs --baseline)")
-    run.add_argument("--max-drop", type=float, default=None, dest="max_drop", metavar="DELTA",
-                     help="with --baseline: a passing case whose score fell by more than DELTA also regressed")
+    _add_baseline_options(run)
+
+
+def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
+    """Gating against the base branch's results: `run`, and `merge` for the whole of a sharded run."""
+    parser.add_argument("--baseline", type=Path, action=_Once, default=None, metavar="BASE.jsonl",
+                        help="results JSONL of the base branch: reports say per case regressed, still failing, "
+                             "fixed or new")
+    parser.add_argument("--fail-on", choices=("all", "regression"), action=_Once, default="all", dest="fail_on",
+                        help="all: every case must pass (default); regression: fail only for cases that passed "
+                             "on the base and do not now (needs --baseline)")
+    parser.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
+                        help="with --baseline: a passing case whose score fell by more than DELTA also regressed "
+                             "(and fails the gate, with --fail-on all too)")
 
 
 class _VersionAction(argparse.Action):
@@ -101,49 +123,50 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run eval suites and gate on the threshold (default command)")
     _add_load_options(run)
-    run.add_argument("--threshold", type=float, default=None,
+    run.add_argument("--threshold", type=float, action=_Once, default=None,
                      help=f"pass mark 0..1 (default {DEFAULT_THRESHOLD}; YAML overrides)")
-    run.add_argument("--targets", type=Path, default=None, help="targets file (default: .agentv/targets.yaml)")
-    run.add_argument("--workers", type=int, default=None, help=f"cases run at once (default {DEFAULT_WORKERS})")
-    run.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"), help="where results go")
-    run.add_argument("--junit", type=Path, default=None, help="JUnit XML path (default OUTPUT_DIR/junit.xml)")
-    run.add_argument("--results", type=Path, default=None, help="JSONL path (default OUTPUT_DIR/results.jsonl)")
-    run.add_argument("--shard", default=None, help="K/N: run only shard K of N (1-based)")
-    run.add_argument("--cache-dir", type=Path, default=None, help="response cache folder")
+    run.add_argument("--targets", type=Path, action=_Once, default=None, help="targets file (default: .agentv/targets.yaml)")
+    run.add_argument("--workers", type=int, action=_Once, default=None, help=f"cases run at once (default {DEFAULT_WORKERS})")
+    run.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"), help="where results go")
+    run.add_argument("--junit", type=Path, action=_Once, default=None, help="JUnit XML path (default OUTPUT_DIR/junit.xml)")
+    run.add_argument("--results", type=Path, action=_Once, default=None, help="JSONL path (default OUTPUT_DIR/results.jsonl)")
+    run.add_argument("--shard", action=_Once, default=None, help="K/N: run only shard K of N (1-based)")
+    run.add_argument("--cache-dir", type=Path, action=_Once, default=None, help="response cache folder")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
-    run.add_argument("--judge-timeout", type=float, default=None,
+    run.add_argument("--judge-timeout", type=float, action=_Once, default=None,
                      help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
     _add_pull_request_options(run)
     _add_verbosity_options(run)
     # AgentV's execution block from the command line (trials, a matrix of targets)
     run.add_argument("--target", action="append", default=None, metavar="NAME",
                      help="target for every case; repeat it to run each case once per target (a matrix)")
-    run.add_argument("--trials", type=int, default=None, metavar="N",
+    run.add_argument("--trials", type=int, action=_Once, default=None, metavar="N",
                      help="run every case N times (its execution.trials strategy, default pass_at_k)")
 
     validate = sub.add_parser("validate", help="check eval files without running anything")
     _add_load_options(validate)
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
-    validate.add_argument("--targets", type=Path, default=None,
+    validate.add_argument("--targets", type=Path, action=_Once, default=None,
                           help="targets file to check target and judge names against (default: .agentv/targets.yaml)")
     _add_verbosity_options(validate)
 
     merge = sub.add_parser("merge", help="join shard results into one report and verdict")
     merge.add_argument("results", nargs="+", type=Path, help="results JSONL files from shards")
-    merge.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"))
-    merge.add_argument("--junit", type=Path, default=None)
-    merge.add_argument("--results-out", type=Path, default=None, dest="results_out")
+    merge.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"))
+    merge.add_argument("--junit", type=Path, action=_Once, default=None)
+    merge.add_argument("--results-out", type=Path, action=_Once, default=None, dest="results_out")
+    _add_baseline_options(merge)  # the shards' own, again: the merged verdict means what theirs did
     _add_verbosity_options(merge)
 
     compare = sub.add_parser("compare", help="what a change did to each case: base results against head results")
     compare.add_argument("base", type=Path, help="results JSONL of the base (e.g. main)")
     compare.add_argument("head", type=Path, help="results JSONL of the change")
-    compare.add_argument("--min-delta", "--threshold", type=float, default=0.1, dest="min_delta", metavar="DELTA",
+    compare.add_argument("--min-delta", "--threshold", type=float, action=_Once, default=0.1, dest="min_delta", metavar="DELTA",
                          help="a score change beyond DELTA is a win or a loss, else a tie (default 0.1)")
-    compare.add_argument("--max-drop", type=float, default=None, dest="max_drop", metavar="DELTA",
+    compare.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
                          help="a case passing on both whose score fell by more than DELTA also regressed")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    compare.add_argument("--output-dir", type=Path, default=Path(".agentv-gate"), help="where report.html goes")
+    compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"), help="where report.html goes")
 
     init = sub.add_parser("init", help="write a starter eval suite, judge and targets file")
     init.add_argument("folder", nargs="?", type=Path, default=Path("."))
@@ -197,6 +220,7 @@ def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> 
     try:
         try:
             args = build_parser().parse_args(_with_default_command(argv))
+            vars(args).pop("_given_once", None)  # _Once's bookkeeping, not an option
         except SystemExit as exc:  # argparse has printed its message (or the help, or the version)
             return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
         command = importlib.import_module(COMMANDS[args.command])

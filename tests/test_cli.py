@@ -143,6 +143,63 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
     assert "not allowed with argument" in proc.stderr
 
 
+@pytest.mark.parametrize("argv, message", [
+    # an option given twice (an action input and the same flag in extra-args): neither silently wins
+    (["run", "evals", "--threshold", "0.9", "--threshold", "0.1"],
+     "--threshold given twice (0.9, then 0.1)"),
+    (["run", "evals", "--shard", "1/2", "--shard=2/2"], "--shard given twice (1/2, then 2/2)"),
+    (["validate", "evals", "--targets", "a.yaml", "--targets", "b.yaml"], "--targets given twice"),
+    (["merge", "a.jsonl", "--results-out", "x.jsonl", "--results-out", "y.jsonl"], "--results-out given twice"),
+    (["compare", "a.jsonl", "b.jsonl", "--min-delta", "0.1", "--threshold", "0.3"],
+     "--min-delta/--threshold given twice (0.1, then 0.3)"),
+    # --list runs nothing, but a value the run would refuse is still refused
+    (["run", "evals", "--list", "--max-failures", "0"], "--max-failures 0 is not a whole number >= 1"),
+    (["run", "evals", "--list", "--fail-on", "regression"], "--fail-on regression needs --baseline"),
+    (["run", "evals", "--list", "--trials", "0"], "--trials 0 is not in 1..100"),
+    # two reports written to one file: the last one written replaces the other
+    (["run", "evals", "--junit", "out/x", "--results", "out/x"],
+     "--junit out/x and --results out/x name the same file"),
+    (["merge", "a.jsonl", "--junit", "o/r.jsonl", "--results-out", "o/r.jsonl"],
+     "--junit o/r.jsonl and --results-out o/r.jsonl name the same file"),
+    (["run", "evals", "--junit", "out/j.xml", "--results", "out/report.html"],
+     "--results out/report.html and report.html (beside the JUnit file) name the same file"),
+    # a repository root that is not there: '/'-prefixed references and the root check would use it
+    (["run", "evals", "--repo-root", "nowhere"], "--repo-root nowhere is not a folder"),
+    (["validate", "evals", "--repo-root", "evals/s.eval.yaml"], "--repo-root evals/s.eval.yaml is not a folder"),
+    # a cache folder the run would never use
+    (["run", "evals", "--no-cache", "--cache-dir", "cache"],
+     "--cache-dir cache and --no-cache contradict each other"),
+])
+def test_contradicting_options_are_refused_before_anything_runs(repo: Path, argv: list[str], message: str) -> None:
+    (repo / "evals" / "s.eval.yaml").write_text("tests:\n  - id: one\n    input: hi\n"
+                                                "    assertions: [{type: contains, value: hi}]\n")
+    proc = run_cli(*argv, cwd=repo)
+    assert proc.returncode == EXIT_USAGE, proc.stderr
+    assert message in proc.stderr
+    assert not (repo / ".agentv-gate").exists() and not (repo / "cache").exists()
+
+
+def test_both_reports_may_be_discarded_to_dev_null(repo: Path) -> None:
+    (repo / "evals" / "s.eval.yaml").write_text("tests:\n  - id: one\n    input: hi\n"
+                                                "    assertions: [{type: contains, value: Berlin}]\n")
+    proc = run_cli("run", "evals", "--junit", os.devnull, "--results", os.devnull, cwd=repo)
+    assert proc.returncode == EXIT_FAILED and "same file" not in proc.stderr, proc.stderr  # the case ran
+
+
+@pytest.mark.parametrize("value", ["false", "off", "no", " 0x"])
+def test_a_forkserver_switch_that_is_not_0_or_1_is_refused(repo: Path, value: str) -> None:
+    """AGENTV_GATE_FORKSERVER=false used to leave the warm interpreter on (only "0" turned it off)."""
+    proc = run_cli("run", "evals", cwd=repo, env={"AGENTV_GATE_FORKSERVER": value})
+    assert proc.returncode == EXIT_USAGE, proc.stderr
+    assert f"AGENTV_GATE_FORKSERVER={value!r} is not 0 or 1" in proc.stderr
+
+
+def test_an_option_repeated_with_the_same_value_is_not_a_contradiction(repo: Path) -> None:
+    proc = run_cli("validate", "evals", "--targets", ".agentv/targets.yaml", "--targets=.agentv/targets.yaml",
+                   "--quiet", "--quiet", cwd=repo)
+    assert proc.returncode != EXIT_USAGE, proc.stderr
+
+
 # ----------------------------------------------------------------------- --quiet / --verbose
 
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..loader import CaseRef
 from ..models import CaseResult
 from ..report import Summary
 from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
@@ -43,9 +42,14 @@ class Baseline:
 
     def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None) -> tuple[bool, str]:
         """(gate passed, one line saying why) for `--fail-on` as given."""
-        if self.fail_on == "all":
-            return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
         regressed = len(comparison.regressed)
+        if self.fail_on == "all":
+            # A case regressed while every case passes: it only dropped more than --max-drop, which
+            # must count here too (else the flag labels it and the gate passes it).
+            if summary.ok and regressed:
+                return False, (f"gate (--fail-on all): failed, {regressed} case(s) dropped more than "
+                               f"--max-drop {self.max_drop:g}")
+            return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
         if summary.total == 0:
             return False, "gate (--fail-on regression): failed, no case ran"
         if summary.not_run:
@@ -57,29 +61,39 @@ class Baseline:
         return True, f"gate (--fail-on regression): passed, no case regressed against {self.path}"
 
 
-def load_baseline(args: argparse.Namespace, refs: Sequence[CaseRef]) -> Baseline | None:
-    """The base results `--baseline` names, checked against the cases of this run; None without it.
-
-    `--fail-on regression` or `--max-drop` without a base is a usage error: there is nothing to
+def check_baseline_options(args: argparse.Namespace) -> None:
+    """`--fail-on regression` or `--max-drop` without a base is a usage error: there is nothing to
     regress against, and falling back to `all` silently would change what the gate means."""
     fail_on = getattr(args, "fail_on", None) or "all"
     max_drop = getattr(args, "max_drop", None)
-    path = getattr(args, "baseline", None)
-    if path is None:
+    if getattr(args, "baseline", None) is None:
         if fail_on != "all":
             raise UsageError(f"--fail-on {fail_on} needs --baseline BASE.jsonl (the results of the base branch)")
         if max_drop is not None:
             raise UsageError("--max-drop needs --baseline BASE.jsonl (the results of the base branch)")
-        return None
-    if max_drop is not None and not (math.isfinite(max_drop) and 0 <= max_drop <= 1):
+    elif max_drop is not None and not (math.isfinite(max_drop) and 0 <= max_drop <= 1):
         raise UsageError(f"--max-drop {max_drop} is not in 0..1")
+
+
+def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
+                  left_out: Collection[tuple[str, str]] = ()) -> Baseline | None:
+    """The base results `--baseline` names, checked against `cases` ((suite, test id) of every case
+    of this run, or of the merged shards); None without it. See `check_baseline_options`.
+
+    `left_out`: the cases in the eval files that this run chose not to run (`--test-id`/`--suite`,
+    another shard's); their base rows leave the comparison, since the case was not "removed", only
+    not run here."""
+    check_baseline_options(args)
+    path = getattr(args, "baseline", None)
+    if path is None:
+        return None
     rows = read_previous(path, f"--baseline {path} holds no results; run the base branch first (or drop --baseline)")
-    ours = {(ref.suite, ref.id) for ref in refs}
-    if refs and not any((row.suite, row.eval_id) in ours for row in rows):
+    if cases and not any((row.suite, row.eval_id) in cases for row in rows):
         example = rows[0]
         raise UsageError(f"--baseline {path} shares no case with this run (its rows are cases like "
                          f"'{example.eval_id}' of {example.suite}); is it the results file of these eval files?")
-    return Baseline(Path(path), rows, fail_on, max_drop)
+    kept = [row for row in rows if (row.suite, row.eval_id) not in left_out]
+    return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None))
 
 
 @dataclass

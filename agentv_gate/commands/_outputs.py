@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError
+from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
 from ..report.console import ConsoleReporter
 from ..report.github import write_github_reports
@@ -26,6 +26,26 @@ def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> 
     report.html beside the JUnit file."""
     junit = junit or output_dir / "junit.xml"
     return junit, results or output_dir / "results.jsonl", html_path_for(junit, output_dir)
+
+
+def check_output_paths(output_dir: Path, junit: Path | None, results: Path | None,
+                       results_flag: str = "--results") -> None:
+    """Two reports written to one file: the one written last replaces the other (the results JSONL
+    a merge or a rerun reads, as JUnit XML). Refused before anything runs; a device such as
+    /dev/null may take several (it keeps nothing)."""
+    junit_path, results_path, html = output_paths(output_dir, junit, results)
+    named = [(f"--junit {junit}" if junit else f"the JUnit file {junit_path}", junit_path),
+             (f"{results_flag} {results}" if results else f"the results file {results_path}", results_path),
+             ("report.html (beside the JUnit file)", html)]
+    seen: dict[str, str] = {}
+    for label, path in named:
+        if path.exists() and not path.is_file():
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {label} name the same file: one report would replace the "
+                             "other; give each its own path")
+        seen[key] = label
 
 
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,

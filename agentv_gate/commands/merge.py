@@ -10,10 +10,12 @@ import argparse
 import sys
 
 from ..errors import ReportError
+from ..execution.stop import STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, read_results
-from ._outputs import output_paths, write_reports
+from ._baseline import check_baseline_options, load_baseline
+from ._outputs import check_output_paths, output_paths, write_reports
 
 
 def missing_shards(results: list[CaseResult]) -> str | None:
@@ -33,7 +35,18 @@ def missing_shards(results: list[CaseResult]) -> str | None:
     return f"{expected - len(present)} of {expected} case(s) have no result{where}"
 
 
+def stopped_shards(results: list[CaseResult]) -> str | None:
+    """Why the merged run counts as stopped early: a shard stopped by `--max-failures` wrote its
+    cases not started as rows of that reason, and a stopped run never passes (see `_baseline`)."""
+    shards = sorted({r.shard or "?" for r in results if r.failure_reason_code == STOPPED_BY_MAX_FAILURES})
+    if not shards:
+        return None
+    return f"shard(s) {', '.join(shards)} stopped early (--max-failures): their cases not started did not run"
+
+
 def execute(args: argparse.Namespace) -> int:
+    check_baseline_options(args)
+    check_output_paths(args.output_dir, args.junit, args.results_out, "--results-out")
     results, problems = read_results(args.results)
     for problem in problems:
         print(f"agentv-gate: warning: {problem}", file=sys.stderr)
@@ -48,5 +61,7 @@ def execute(args: argparse.Namespace) -> int:
     with JsonlWriter(results_path) as writer:
         for result in results:
             writer.write(result)
+    # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
+    baseline = load_baseline(args, {(r.suite, r.eval_id) for r in results})
     return write_reports(results, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose),
-                         html=html)
+                         html=html, baseline=baseline, stopped=stopped_shards(results))

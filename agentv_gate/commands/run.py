@@ -31,10 +31,11 @@ from ..report.rows import ReportRow
 from ..report.text import inert_lines, one_line
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
+from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
-from ._baseline import load_baseline
+from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
-from ._outputs import output_paths, report_cache, report_traffic, write_reports
+from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, select_cases
 
 MAX_TRIALS = 100
@@ -50,32 +51,14 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise _Terminated()
 
 
-def execute(args: argparse.Namespace) -> int:
-    paths = eval_paths(args)
-    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
-    for problem in plan.problems:
-        # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
-        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
-    if plan.errors:
-        unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
-        raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
-                          f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
-    selected = plan.refs
-    if args.shard is not None:
-        try:
-            selected = select_shard(plan.refs, ShardSpec.parse(args.shard))
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    if not plan.refs:
-        raise NoCasesError(nothing_found("cases", paths))
-    # The pull-request loop: filters, reruns, --list, the base results (see _select and _baseline).
-    rerun = load_rerun(args)
-    selected = select_cases(args, selected, rerun)
-    if args.list:
-        list_cases(selected)
-        return EXIT_OK
-    baseline = load_baseline(args, plan.refs)
-    carried = rerun.kept if rerun else []
+def check_options(args: argparse.Namespace) -> None:
+    """The command line's values and combinations, refused (exit 2) before any file is read: `--list`,
+    which runs nothing, included, so a value `run` would refuse is not first found in CI."""
+    check_baseline_options(args)
+    check_output_paths(args.output_dir, args.junit, args.results)
+    if args.no_cache and args.cache_dir is not None:
+        raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
+                         "neither read nor write that folder; drop one")
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
@@ -86,6 +69,46 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
+    forkserver = forkserver_env_problem(os.environ)
+    if forkserver:
+        raise UsageError(forkserver)
+
+
+def execute(args: argparse.Namespace) -> int:
+    check_options(args)
+    paths = eval_paths(args)
+    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
+    for problem in plan.problems:
+        # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
+        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
+    if plan.errors:
+        unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
+        raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
+                          f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
+    shard = None
+    if args.shard is not None:
+        try:
+            shard = ShardSpec.parse(args.shard)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+    if not plan.refs:
+        raise NoCasesError(nothing_found("cases", paths))
+    # The pull-request loop: filters, reruns, --list, the base results (see _select and _baseline).
+    rerun = load_rerun(args)
+    selected = select_cases(args, plan.refs, rerun)
+    # The filters choose the cases, the shards deal out those: every shard job of a filtered run
+    # agrees on the whole (`shard_total`, which `merge` checks), and none is left with a glob that
+    # matches only other shards' cases.
+    chosen = len(selected)
+    if shard is not None:
+        selected = select_shard(selected, shard)
+    if args.list:
+        list_cases(selected)
+        return EXIT_OK
+    carried = rerun.kept if rerun else []
+    reported = {(ref.suite, ref.id) for ref in selected} | {(row.suite, row.eval_id) for row in carried}
+    every = {(ref.suite, ref.id) for ref in plan.refs}
+    baseline = load_baseline(args, every, every - reported)
     heartbeat = heartbeat_seconds(os.environ)
     # Every case, not just this shard's: a bad target name fails every shard alike.
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
@@ -105,7 +128,7 @@ def execute(args: argparse.Namespace) -> int:
     planned = sum(len(resolver.target_names(ref)) for ref in selected) + len(carried)  # a matrix case: a row per target
     if not selected and rerun is None:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
-        print(f"agentv-gate: shard {args.shard} has no cases ({len(plan.refs)} case(s) in all); "
+        print(f"agentv-gate: shard {args.shard} has no cases ({chosen} case(s) in all); "
               "writing empty reports", file=sys.stderr)
         writer.close()
         resolver.close()
@@ -120,7 +143,7 @@ def execute(args: argparse.Namespace) -> int:
 
     def on_result(result: CaseResult) -> None:
         if args.shard:
-            result.shard, result.shard_total = args.shard, len(plan.refs)
+            result.shard, result.shard_total = args.shard, chosen
         writer.write(result)
         rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)

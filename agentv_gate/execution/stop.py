@@ -100,6 +100,10 @@ class ErrorStop:
             self.first_error.setdefault(case.suite, result.eval_id)
 
 
+STOPPED_BY_MAX_FAILURES = "max_failures"
+"""The `failure_reason_code` of a case `--max-failures` kept from starting (`merge` looks for it)."""
+
+
 @dataclass
 class FailureLimit:
     """`--max-failures N`: after the Nth case that failed or errored (a refused one not counted),
@@ -116,7 +120,7 @@ class FailureLimit:
                 return None
             self.refused += 1
             failures = self.failures
-        return Refusal("max_failures", f"the run stopped after {failures} failed or errored case(s) "
+        return Refusal(STOPPED_BY_MAX_FAILURES, f"the run stopped after {failures} failed or errored case(s) "
                        f"(--max-failures {self.limit})")
 
     def record(self, case: EvalCase, result: CaseResult) -> None:

@@ -30,6 +30,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -195,13 +196,25 @@ def _wait_adopted(job: _Job) -> None:
     job.exited.set()
 
 
+FORKSERVER_ENV = "AGENTV_GATE_FORKSERVER"
+
+
+def forkserver_env_problem(env: Mapping[str, str]) -> str | None:
+    """What is wrong with AGENTV_GATE_FORKSERVER: only 0 (off) and 1 (on, the default) mean
+    something, and `false` or `off` must not leave the warm interpreter silently on."""
+    raw = env.get(FORKSERVER_ENV)
+    if raw is None or raw.strip() in ("", "0", "1"):
+        return None
+    return f"{FORKSERVER_ENV}={raw!r} is not 0 or 1 (0 starts every Python judge afresh; 1, the default, forks it)"
+
+
 _zygotes: dict[tuple[str, frozenset[tuple[str, str]]], _Zygote] = {}
 _zygotes_lock = threading.Lock()
 
 
 def _warm_script(argv: list[str], cwd: str, env: dict[str, str]) -> str | None:
     """The interpreter path when `argv` is `python3 SCRIPT [ARGS]` with SCRIPT an existing file."""
-    if os.environ.get("AGENTV_GATE_FORKSERVER", "1") == "0" or len(argv) < 2 or sys.platform != "linux":
+    if os.environ.get(FORKSERVER_ENV, "1").strip() == "0" or len(argv) < 2 or sys.platform != "linux":
         return None
     if not _PYTHON_NAME.fullmatch(os.path.basename(argv[0])) or argv[1].startswith("-"):
         return None

@@ -38,10 +38,11 @@ def project(root: Path, failing: set[str], layout: dict[str, list[str]] = FULL) 
     return sorted((name, case_id) for name, ids in layout.items() for case_id in ids)
 
 
-def run_shards(root: Path, count: int) -> list[subprocess.CompletedProcess[str]]:
+def run_shards(root: Path, count: int, *extra: str) -> list[subprocess.CompletedProcess[str]]:
     """All shards at once, as a CI matrix would run them, each in its own output folder."""
     procs = [
-        subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet"],
+        subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet",
+                          *extra],
                          cwd=root, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          stdin=subprocess.DEVNULL)
         for k in range(1, count + 1)
@@ -96,6 +97,18 @@ def test_three_shards_merge_into_one_report_with_the_failure(tmp_path: Path) -> 
     assert sorted((r["suite"], r["eval_id"]) for r in map(json.loads, merged_rows)) == expected
 
 
+def test_shards_of_a_filtered_run_merge_into_the_filtered_cases(tmp_path: Path) -> None:
+    """`--test-id`/`--suite` choose the cases, `--shard` deals out those: every job runs (one has none
+    of them), and the merge counts the cases chosen, not every case in the files."""
+    project(tmp_path, failing=set())
+    shards = run_shards(tmp_path, 3, "--test-id", "g[12]")
+    assert [p.returncode for p in shards] == [0] * 3, [p.stderr for p in shards]
+    assert "shard 3/3 has no cases (2 case(s) in all)" in shards[2].stderr
+    merged = merge(tmp_path, *(f"shard-{k}/results.jsonl" for k in range(1, 4)))
+    assert merged.returncode == 0, merged.stderr
+    assert "2 cases: 2 passed, 0 failed, 0 errors" in merged.stdout
+
+
 def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path) -> None:
     expected = project(tmp_path, failing=set(), layout={"evals/geo.eval.yaml": ["g1"], "evals/more.eval.yaml": ["m1"]})
     shards = run_shards(tmp_path, 3)  # 2 cases on 3 machines: one job has nothing to run
@@ -106,6 +119,34 @@ def test_merge_of_passing_shards_passes_even_with_an_empty_shard(tmp_path: Path)
     assert merged.returncode == 0, merged.stderr
     assert "2 cases: 2 passed, 0 failed, 0 errors" in merged.stdout
     assert len(junit_outcomes(tmp_path / "merged" / "junit.xml")) == len(expected) == 2
+
+
+def test_shards_gated_on_regressions_merge_into_a_regression_verdict(tmp_path: Path) -> None:
+    """`--baseline`/`--fail-on` reach the merged verdict, as in the shard jobs (it used to judge
+    every case, so a case failing on main too failed the merge the shards had passed); a shard
+    stopped by --max-failures still fails it."""
+    project(tmp_path, failing={"g2", "g4", "m1", "m3"})  # shard 2/2's cases: all failing on main too
+    run_cli("run", "evals", "--output-dir", "base", cwd=tmp_path)
+    gate = ("--baseline", "base/results.jsonl", "--fail-on", "regression")
+    shards = run_shards(tmp_path, 2, *gate)
+    assert [p.returncode for p in shards] == [0, 0], [p.stderr for p in shards]
+    files = ("shard-1/results.jsonl", "shard-2/results.jsonl")
+    merged = merge(tmp_path, *files, *gate)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "gate (--fail-on regression): passed, no case regressed" in merged.stdout
+    assert "STILL FAILING (ALSO ON BASE): g2" in merged.stdout
+    assert merge(tmp_path, *files, "--baseline", "base/results.jsonl").returncode == 1  # --fail-on all
+    stopped = run_cli("run", "evals", "--shard", "2/2", "--output-dir", "shard-2", "--workers", "1",
+                      "--max-failures", "1", *gate, cwd=tmp_path)
+    assert stopped.returncode == 1, stopped.stderr
+    merged = merge(tmp_path, *files, *gate)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert "gate (--fail-on regression): failed, the run stopped early" in merged.stdout
+
+
+def test_merge_refuses_regression_options_without_a_base(tmp_path: Path) -> None:
+    proc = merge(tmp_path, "x.jsonl", "--fail-on", "regression")
+    assert proc.returncode == 2 and "--fail-on regression needs --baseline" in proc.stderr
 
 
 @pytest.mark.parametrize("files, message", [

@@ -92,6 +92,21 @@ def test_new_cases_are_labelled_new(project: Path) -> None:
     assert proc.returncode == 0
 
 
+@pytest.mark.parametrize("argv", [["--test-id", "alpha*"], ["--suite", "other.eval.yaml"], ["--shard", "1/2"]])
+def test_cases_this_run_leaves_out_are_not_labelled_removed(project: Path, argv: list[str]) -> None:
+    """A filtered or sharded run against a base of every case: the cases it chose not to run are
+    still in the eval files, so they are not "removed" (nor counted in the comparison)."""
+    base = base_run(project, "alpha", "beta", "gamma", "delta", "alpha-extra")
+    write(project / "evals/suite.eval.yaml", SUITE.replace("id: delta", "id: omega"))  # delta really removed
+    proc = run_cli("run", "evals", *argv, "--baseline", str(base), cwd=project)
+    ran = set(results(project))
+    assert "REMOVED: delta" in proc.stdout
+    assert [line for line in proc.stdout.splitlines() if line.startswith("REMOVED:")] == ["REMOVED: delta "
+                                                                                        "(evals/suite.eval.yaml:17)"
+                                                                                        " — no result now"]
+    assert f"{len(ran & set(CASES + ('alpha-extra',)))} still passing" in proc.stdout
+
+
 def test_max_drop_fails_a_passing_case_whose_score_fell(project: Path) -> None:
     write(project / "evals/suite.eval.yaml", "tests:\n  - id: half\n    input: Say alpha and beta\n"
           "    assertions:\n      - {type: contains, value: alpha}\n      - {type: contains, value: beta}\n")
@@ -106,6 +121,10 @@ def test_max_drop_fails_a_passing_case_whose_score_fell(project: Path) -> None:
     proc = run_cli(*argv, "--max-drop", "0.3", cwd=project)
     assert proc.returncode == 1
     assert "REGRESSED: half" in proc.stdout and "dropped more than --max-drop 0.3" in proc.stdout
+    # --fail-on all (the default) with --max-drop: every case must pass, and none may drop that much
+    proc = run_cli("run", "evals", "--threshold", "0.4", "--baseline", str(base), "--max-drop", "0.3", cwd=project)
+    assert proc.returncode == 1, proc.stdout
+    assert "gate (--fail-on all): failed, 1 case(s) dropped more than --max-drop 0.3" in proc.stdout
 
 
 def test_github_summary_and_annotations_say_what_changed(project: Path) -> None:

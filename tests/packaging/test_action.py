@@ -100,13 +100,13 @@ def test_every_input_becomes_one_argv_element(workspace: Path, recorder: Recorde
         "paths": "evals/a b.yaml\n  evals/c.yaml  \n\n-dash.yaml\n",
         "threshold": "0.7", "targets": ".agentv/my targets.yaml", "target": "default", "workers": "3",
         "shard": "2/4", "output-dir": "out dir", "junit": "out dir/j.xml", "results": "r.jsonl",
-        "extra-args": "--no-cache --judge-timeout 60 --cache-dir 'cache dir'",
+        "extra-args": "--no-cache --judge-timeout 60 --repo-root 'root dir'",
     }, cli=cli)
     assert run.code == 0, run.stderr
     assert json.loads(log.read_text()) == [
         "run", "--threshold", "0.7", "--targets", ".agentv/my targets.yaml", "--target", "default",
         "--workers", "3", "--shard", "2/4", "--output-dir", "out dir", "--junit", "out dir/j.xml",
-        "--results", "r.jsonl", "--no-cache", "--judge-timeout", "60", "--cache-dir", "cache dir",
+        "--results", "r.jsonl", "--no-cache", "--judge-timeout", "60", "--repo-root", "root dir",
         "--", "evals/a b.yaml", "evals/c.yaml", "-dash.yaml",
     ]
     assert run.outputs["exit-code"] == "0"
@@ -152,14 +152,17 @@ def test_no_cases_with_the_real_cli(workspace: Path) -> None:
     assert "no eval cases found in docs" in run.stderr
 
 
-def test_validate_gets_only_paths_and_warns_about_run_inputs(workspace: Path, recorder: Recorder) -> None:
+def test_validate_gets_paths_and_targets_and_warns_about_run_inputs(workspace: Path, recorder: Recorder) -> None:
+    """validate checks the target names cases use against `targets`: dropping it would check them
+    against .agentv/targets.yaml, or not at all, and pass."""
     cli, log = recorder
     run = run_entrypoint(workspace, {"command": "validate", "paths": "evals", "threshold": "0.9",
-                                     "extra-args": "--strict"}, cli=cli)
+                                     "targets": "config/targets.yaml", "extra-args": "--strict"}, cli=cli)
     assert run.code == 0, run.stderr
-    assert json.loads(log.read_text()) == ["validate", "--strict", "--", "evals"]
+    assert json.loads(log.read_text()) == ["validate", "--targets", "config/targets.yaml", "--strict", "--", "evals"]
     warning = "::warning title=agentv-gate action::input threshold is ignored by the validate command"
     assert warning in run.stdout
+    assert "input targets is ignored" not in run.stdout
 
 
 def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder: Recorder) -> None:
@@ -172,10 +175,12 @@ def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder:
     (workspace / "extra.jsonl").write_text("{}\n")
     run = run_entrypoint(workspace, {"command": "merge", "paths": "shards\nextra.jsonl",
                                      "output-dir": "merged", "junit": "merged/junit.xml",
-                                     "results": "merged/all.jsonl"}, cli=cli)
+                                     "results": "merged/all.jsonl", "baseline": "base.jsonl",
+                                     "fail-on": "regression"}, cli=cli)
     assert run.code == 0, run.stderr
     assert json.loads(log.read_text()) == [
         "merge", "--output-dir", "merged", "--junit", "merged/junit.xml", "--results-out", "merged/all.jsonl",
+        "--baseline", "base.jsonl", "--fail-on", "regression",
         "--", "shards/agentv-gate-shard-1/results.jsonl", "shards/agentv-gate-shard-2/results.jsonl",
         "extra.jsonl",
     ]
@@ -185,6 +190,8 @@ def test_merge_expands_folders_to_their_results_files(workspace: Path, recorder:
     ({"command": "merge", "paths": ""}, "merge needs the shards' results files"),
     ({"command": "merge", "paths": "empty"}, "no results *.jsonl files found under 'empty'"),
     ({"command": "deploy"}, "unknown command 'deploy'"),
+    # the shards applied their threshold; a merge step's own would be a gate that never ran
+    ({"command": "merge", "paths": "x.jsonl", "threshold": "0.8"}, "input threshold does not reach a merge"),
     ({"extra-args": "--target 'unterminated"}, "extra-args has unbalanced quotes"),
 ])
 def test_bad_inputs_are_usage_errors_before_anything_runs(workspace: Path, recorder: Recorder,
