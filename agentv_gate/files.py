@@ -19,6 +19,23 @@ from pathlib import Path
 from typing import TextIO
 
 
+def nearest_agentv_file(start: Path, names: tuple[str, ...], stop_at: Path | None = None) -> Path | None:
+    """The nearest `.agentv/<name>` (the first of `names` found) from `start` upwards, not above
+    `stop_at`: where AgentV looks for its targets and its project config."""
+    current = start.resolve()
+    if current.is_file():
+        current = current.parent
+    limit = stop_at.resolve() if stop_at is not None else None
+    while True:
+        for name in names:
+            candidate = current / ".agentv" / name
+            if candidate.is_file():
+                return candidate
+        if current == limit or current.parent == current:
+            return None
+        current = current.parent
+
+
 class EscapingSymlinkError(OSError):
     """A path inside the repository that a symlink sends outside it: writing there is refused."""
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import EvalFileError
+from ..files import nearest_agentv_file
 from .problems import Problem
 from .yaml_lines import key_line, load_yaml_text, read_text
 
@@ -27,16 +28,7 @@ CONFIG_NAMES = ("config.yaml", "config.yml")
 def nearest_config(eval_file: Path, repo_root: Path) -> Path | None:
     """The `.agentv/config.yaml` AgentV would read for `eval_file`: in its folder or the nearest above,
     up to the repository root."""
-    folder = eval_file.resolve().parent
-    root = repo_root.resolve()
-    while True:
-        for name in CONFIG_NAMES:
-            candidate = folder / ".agentv" / name
-            if candidate.is_file():
-                return candidate
-        if folder == root or folder.parent == folder:
-            return None
-        folder = folder.parent
+    return nearest_agentv_file(eval_file.parent, CONFIG_NAMES, repo_root)
 
 
 def project_config_problems(configs: Iterable[Path]) -> list[Problem]:

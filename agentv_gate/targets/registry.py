@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TargetsConfigError
+from ..files import nearest_agentv_file
 from ..keys import did_you_mean
 from .base import Provider
 from .config import TargetConfig, TargetsConfig, load_targets_file
@@ -34,18 +35,7 @@ def load_targets(path: Path | str) -> TargetsConfig:
 
 def find_targets_file(start: Path, stop_at: Path | None = None) -> Path | None:
     """The nearest `.agentv/targets.yaml` (or `.yml`) from `start` upwards, not above `stop_at`."""
-    current = start.resolve()
-    if current.is_file():
-        current = current.parent
-    limit = stop_at.resolve() if stop_at is not None else None
-    while True:
-        for name in ("targets.yaml", "targets.yml"):
-            candidate = current / ".agentv" / name
-            if candidate.is_file():
-                return candidate
-        if current == limit or current.parent == current:
-            return None
-        current = current.parent
+    return nearest_agentv_file(start, ("targets.yaml", "targets.yml"), stop_at)
 
 
 def build_provider(target: TargetConfig) -> Provider:
