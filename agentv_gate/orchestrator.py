@@ -102,8 +102,9 @@ def failed_requirements(results: list[EvaluatorResult]) -> list[str]:
             failed.append(f"required evaluator '{r.name}' could not be scored")
         elif r.score < r.required:
             failed.append(f"required evaluator '{r.name}' scored {r.score:.3f}, below its mark {r.required:g}")
-        elif r.verdict == "fail":
-            failed.append(f"required evaluator '{r.name}' failed: a required rubric item was not met")
+        elif r.verdict == "fail":  # a verdict the evaluator forced: a rubric's, or a threshold composite's
+            why = r.reasoning if r.type == "composite" and r.reasoning else "a required rubric item was not met"
+            failed.append(f"required evaluator '{r.name}' failed: {why}")
     return failed
 
 

@@ -133,11 +133,15 @@ def test_each_unmet_requirement_is_named_and_the_case_scores_zero() -> None:
     results = [scored("free", 1.0, "pass"),  # not required: skipped over, the rest still checked
                scored("low", 0.4, "fail", required=0.5),
                scored("unscored", 0.0, "skip", required=True),
-               scored("forced", 0.9, "fail", required=0.8)]
+               scored("forced", 0.9, "fail", required=0.8),
+               # a threshold composite whose fraction made the mark but not its own threshold
+               scored("gate", 0.8, "fail", required=0.8).model_copy(update={
+                   "type": "composite", "reasoning": "4/5 evaluators passed (threshold: 0.9)"})]
     assert failed_requirements(results) == [
         "required evaluator 'low' scored 0.400, below its mark 0.5",
         "required evaluator 'unscored' could not be scored",
         "required evaluator 'forced' failed: a required rubric item was not met",
+        "required evaluator 'gate' failed: 4/5 evaluators passed (threshold: 0.9)",
     ]
     assert case_score(results) == 0.0
     assert weighted_mean(results) > 0.5  # what the case would have scored without its gates

@@ -6,7 +6,8 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
   else the member's own `weight` (AgentV uses 1.0 there, which is our default too). Member
   hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
 * `threshold`: a member passes at AgentV's pass-or-borderline (score >= 0.6); the score is the
-  passing fraction, and a first hit or miss says `k/n evaluators passed (threshold: t)`.
+  passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
+  (not the fraction's own label), and a first hit or miss says `k/n evaluators passed (threshold: t)`.
 * `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
   `{"results": {member: {score, hits, misses, reasoning, verdict, ...}}}` on stdin and prints
   `{score, hits, misses, reasoning}`, with the same failure rules as a code judge.
@@ -168,7 +169,7 @@ class CompositeEvaluator:
         summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
         hits, misses = self._prefixed(members)
         (hits if passed else misses).insert(0, summary)
-        return EvaluationScore(score=score, hits=hits, misses=misses,
+        return EvaluationScore(score=score, verdict="pass" if passed else "fail", hits=hits, misses=misses,
                                reasoning=summary,
                                evaluator_raw_request={"aggregator": "threshold", "threshold": threshold})
 

@@ -144,12 +144,16 @@ def test_threshold_aggregator_scores_the_passing_fraction(tmp_path: Path) -> Non
     score = evaluate(case)
     assert score.score == pytest.approx(2 / 3)
     assert score.hits[0] == "2/3 evaluators passed (threshold: 0.6)"
+    # AgentV's verdict is the threshold's, not the label of the fraction (2/3 alone would be borderline)
+    assert score.verdict == "pass"
     failing = composite_case(tmp_path, """
         - name: combo
           type: composite
           aggregator: {type: threshold, threshold: 0.9}
     """, MEMBERS)
-    assert evaluate(failing).misses[0] == "2/3 evaluators passed (threshold: 0.9)"
+    failed = evaluate(failing)
+    assert failed.misses[0] == "2/3 evaluators passed (threshold: 0.9)"
+    assert failed.verdict == "fail"
 
 
 def test_code_judge_aggregator_receives_member_results(tmp_path: Path) -> None:
@@ -385,6 +389,7 @@ def test_threshold_aggregator_defaults_to_half_and_passes_at_it(tmp_path: Path) 
     assert score.misses == ['[has_berlin] Output does not contain "Berlin"']
     assert score.reasoning == "1/2 evaluators passed (threshold: 0.5)"
     assert score.evaluator_raw_request == {"aggregator": "threshold", "threshold": 0.5}
+    assert score.verdict == "pass"  # the threshold is met, though 0.5 alone would be labelled fail
 
 
 @pytest.mark.parametrize(("threshold", "shown"), [(True, "True"), ("high", "'high'")])
