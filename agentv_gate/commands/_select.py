@@ -51,7 +51,8 @@ def load_rerun(args: argparse.Namespace) -> Rerun | None:
 
 
 def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun | None) -> list[CaseRef]:
-    """`refs` narrowed by the globs, then to the cases `rerun` runs again.
+    """`refs` narrowed by the globs, then to the cases `rerun` runs again: those PREV says to, and
+    those PREV has no row for (they never ran).
 
     Globs that match no case are a mistake to say (exit 3), not an empty green run. A case PREV
     says to run again that is no longer in the eval files (or that the globs leave out) keeps its
@@ -67,7 +68,14 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     for suite, eval_id in sorted(rerun.again - present):
         print(f"agentv-gate: warning: case '{eval_id}' of {suite} is in {rerun.previous} but no longer in the "
               "eval files; its old row is kept", file=sys.stderr)
-    chosen = [ref for ref in selected if (ref.suite, ref.id) in rerun.again]
+    # A case PREV has no row for never ran (PREV is of an interrupted run, or older than the case):
+    # it runs now, or the rerun's reports would leave it out and could pass without it.
+    had = {(row.suite, row.eval_id) for row in rerun.rows}
+    unseen = [ref for ref in selected if (ref.suite, ref.id) not in had]
+    if unseen:
+        print(f"agentv-gate: {len(unseen)} case(s) have no row in {rerun.previous} (not run there): "
+              "they run too", file=sys.stderr)
+    chosen = [ref for ref in selected if (ref.suite, ref.id) in rerun.again or (ref.suite, ref.id) not in had]
     running = {(ref.suite, ref.id) for ref in chosen}
     rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running]
     return chosen

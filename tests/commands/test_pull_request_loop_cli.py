@@ -270,6 +270,22 @@ def test_retry_errors_with_no_error_reruns_nothing_and_keeps_the_verdict(project
     assert len(results(project)) == 5
 
 
+@pytest.mark.parametrize("flag", ["--retry-errors", "--rerun-failed"])
+def test_a_rerun_runs_the_cases_the_previous_file_has_no_row_for(project: Path, flag: str) -> None:
+    """PREV of an interrupted run (or one older than the eval files) lacks rows: those cases never
+    ran, so the rerun runs them, never a green report that leaves them out."""
+    answers(project, "alpha", "beta", "alpha-extra")  # gamma and delta fail when they run
+    run_cli("run", "evals", cwd=project)
+    kept = [line for line in (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+            if '"eval_id": "gamma"' not in line and '"eval_id": "delta"' not in line]
+    write(project / "prev.jsonl", "\n".join(kept) + "\n")  # cut short before gamma and delta ran
+    proc = run_cli("run", "evals", flag, "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = results(project)
+    assert len(rows) == 5 and (rows["gamma"]["verdict"], rows["delta"]["verdict"]) == ("fail", "fail")
+    assert "2 case(s) have no row in prev.jsonl" in proc.stderr
+
+
 def test_retry_errors_and_rerun_failed_are_exclusive(project: Path) -> None:
     proc = run_cli("run", "evals", "--retry-errors", "a.jsonl", "--rerun-failed", "b.jsonl", cwd=project)
     assert proc.returncode == 2
