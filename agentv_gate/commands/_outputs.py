@@ -50,7 +50,8 @@ def check_output_paths(output_dir: Path, junit: Path | None, results: Path | Non
 
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
                   planned: int | None = None, html: Path | None = None, baseline: Baseline | None = None,
-                  stopped: str | None = None, traffic: Sequence[TargetTraffic] = ()) -> int:
+                  stopped: str | None = None, traffic: Sequence[TargetTraffic] = (),
+                  not_run: Sequence[ReportedCase] = ()) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
@@ -61,9 +62,10 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
 
     With a `baseline`, every report also says what the change did to each case, and its `--fail-on`
     decides the verdict. `stopped` says why the run stopped starting cases early (`--max-failures`):
-    the gate fails whatever the mode.
+    the gate fails whatever the mode. `not_run` (a run cut short): an error row per case it never
+    finished, which the JUnit file lists beside `results` (the other reports count them as not run).
     """
-    write_junit(results, junit)
+    write_junit([*results, *not_run], junit)
     summary = summarise(results, planned)
     against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
     if html is not None:

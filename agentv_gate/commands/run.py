@@ -152,11 +152,17 @@ def execute(args: argparse.Namespace) -> int:
         return [TargetTraffic(name, s.calls, s.rate_limited, s.waited_seconds)
                 for name, s in sorted(resolver.limiter_stats().items())]
 
-    def write_partial_reports() -> None:
-        """The reports of a run cut short: its own exit code stands, so a report error is only said."""
+    def write_partial_reports(why: str) -> None:
+        """The reports of a run cut short: its own exit code stands, so a report error is only said.
+        The JUnit file also gets an `<error>` testcase for each case not run (`why`), so a dashboard
+        reading it never shows the cut-short run as green."""
+        finished = {(row.suite, row.eval_id, row.target) for row in rows}
+        not_run = [ReportRow.of(_not_run_result(ref, target, why)) for ref in selected
+                   for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                          stopped=failure_limit.message if failure_limit else None, traffic=traffic())
+                          stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
+                          not_run=not_run)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -187,7 +193,8 @@ def execute(args: argparse.Namespace) -> int:
         kill_running_scripts()
         writer.close()
         print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {planned}", file=sys.stderr)
-        write_partial_reports()
+        write_partial_reports("the run was interrupted (SIGTERM)" if isinstance(exc, _Terminated)
+                              else "the run was interrupted (SIGINT)")
         return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
     except ReportError:
         kill_running_scripts()  # the run stops here: no judge may outlive it
@@ -197,7 +204,7 @@ def execute(args: argparse.Namespace) -> int:
         writer.close()
         print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {planned}",
               file=sys.stderr)
-        write_partial_reports()
+        write_partial_reports("the run stopped on an internal error")
         raise
     finally:
         console.end_live()  # a run stopped by a report error must not leave a heartbeat or a group open
@@ -231,3 +238,8 @@ def _vanished_result(ref: CaseRef) -> CaseResult:
                       verdict="error", error=f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} "
                       "when the run reached it (the eval file changed during the run); run again")
 
+
+def _not_run_result(ref: CaseRef, target: str, why: str) -> CaseResult:
+    """A case a cut-short run never finished, for the JUnit file: an error saying so."""
+    return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
+                      target=target, verdict="error", error=f"not run: {why}")

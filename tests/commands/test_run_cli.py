@@ -278,3 +278,37 @@ def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
     proc = run_cli("run", "evals/set.yaml", cwd=project)
     assert proc.returncode == 0, proc.stderr
     assert set(rows_by_id(project / RESULTS)) == {"j"}
+
+
+def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Path) -> None:
+    """SIGTERM after one of three slow cases: the finished case passed, but a dashboard reading the
+    JUnit file or a step reading the outputs must not see a green run. The cases not run are
+    `<error>` testcases and `not-run` says how many; results.jsonl keeps the finished row only."""
+    import os
+    import signal
+
+    from tests.helpers.cli import start_cli
+    from tests.helpers.processes import wait_for
+    from tests.helpers.reports import checked_junit, junit_cases
+
+    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Paris\n    delay_ms: 600\n")
+    write_suite(tmp_path, "tests:\n" + "".join(f"  - id: c{i}\n    input: q\n    assertions:\n"
+                                               "      - {type: contains, value: Paris}\n" for i in range(3)))
+    (tmp_path / "gh-output").write_text("")
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "gh-output"), "GITHUB_WORKSPACE": str(tmp_path)}
+    proc = start_cli("run", "evals", "--workers", "1", cwd=tmp_path, env=env)
+    try:
+        assert wait_for(lambda: (tmp_path / RESULTS).exists() and len(read_rows(tmp_path / RESULTS)) == 1, 20)
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143
+    assert [r["eval_id"] for r in read_rows(tmp_path / RESULTS)] == ["c0"]
+    root = checked_junit(tmp_path / ".agentv-gate/junit.xml")
+    assert junit_cases(root) == {"c0": "pass", "c1": "error", "c2": "error"}
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", "2")
+    assert "not run: the run was interrupted" in ET.tostring(root, encoding="unicode")
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == ("1", "1", "2")

@@ -54,11 +54,12 @@ def judges(repo: Path) -> Path:
     return copy_judges(repo)
 
 
-def assert_reported(repo: Path, expected: dict[str, str]) -> dict[str, dict[str, object]]:
-    """results.jsonl and junit.xml both hold exactly `expected` (id -> verdict); JUnit is XSD-valid."""
+def assert_reported(repo: Path, expected: dict[str, str], not_run: tuple[str, ...] = ()) -> dict[str, dict[str, object]]:
+    """results.jsonl and junit.xml both hold exactly `expected` (id -> verdict); JUnit is XSD-valid
+    and also lists the cases an interrupted run did not finish (`not_run`) as errors."""
     rows = by_id(read_rows(repo / OUT / "results.jsonl"))
     assert {k: str(v["verdict"]) for k, v in rows.items()} == expected
-    assert junit_cases(checked_junit(repo / OUT / "junit.xml")) == expected
+    assert junit_cases(checked_junit(repo / OUT / "junit.xml")) == expected | dict.fromkeys(not_run, "error")
     return rows
 
 
@@ -335,14 +336,15 @@ def test_an_interrupted_run_exits_keeping_finished_cases_and_kills_every_judge(r
         assert "agentv-gate INTERRUPTED: 2 cases: 2 passed, 0 failed, 0 errors, 2 not run (interrupted)" in out
         assert "PASSED" not in out
         assert no_traceback(out + err)
-        assert assert_reported(repo, {"fast1": "pass", "fast2": "pass"})
+        assert assert_reported(repo, {"fast1": "pass", "fast2": "pass"}, not_run=("slow1", "slow2"))
         assert wait_for(lambda: not any(pid_alive(p) for p in pids), 10), \
             f"judge processes survived the interrupted run: {[p for p in pids if pid_alive(p)]}"
     finally:
         kill_quietly(pids)
 
 
-def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, stuck_connections: int) -> None:
+def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, stuck_connections: int,
+                                            stuck: str) -> None:
     """Run the suite, SIGTERM it once `local` has finished and `stuck_connections` requests hang on
     the silent server, and require a prompt 143 with `local` reported: far below the 90 s request
     timeout, so no thread stuck in a network read holds the exit."""
@@ -358,14 +360,14 @@ def assert_sigterm_exits_at_once_once_stuck(repo: Path, raw_server: RawServer, s
             proc.kill()
     assert proc.returncode == 143, err
     assert no_traceback(out + err)
-    assert_reported(repo, {"local": "pass"})
+    assert_reported(repo, {"local": "pass"}, not_run=(stuck,))
 
 
 @pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
 def test_an_interrupted_run_does_not_wait_for_a_target_stuck_in_a_network_read(repo: Path, raw_server: RawServer) -> None:
     write(repo / ".agentv/targets.yaml", http_targets(raw_server.url).replace("timeout_seconds: 1", "timeout_seconds: 90"))
     suite(repo, contains_case("local"), contains_case("remote", target="remote"), name="http")
-    assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=1)
+    assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=1, stuck="remote")
 
 
 @pytest.mark.parametrize("raw_server", ["silent"], indirect=True)
@@ -390,4 +392,4 @@ def test_an_interrupted_run_does_not_wait_for_composite_members_stuck_in_a_netwo
                   - {name: second, type: llm_judge}
                 aggregator: {type: weighted_average}
         """)
-    assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=2)
+    assert_sigterm_exits_at_once_once_stuck(repo, raw_server, stuck_connections=2, stuck="judged")
