@@ -703,8 +703,8 @@ class CaseResult(BaseModel):
     timestamp: str = Field(default_factory=utc_now_iso)
     shard: str | None = None
     shard_total: int | None = None
-    """With --shard: how many cases the whole, unsharded run has, so `merge` can tell a complete
-    set of shard results from one missing a shard (or part of one)."""
+    """With --shard: how many rows (a case on each of its targets) the whole, unsharded run has, so
+    `merge` can tell a complete set of shard results from one missing a shard (or part of one)."""
     cache_hits: int | None = None
     """Model calls of this case (target and judges) answered from the response cache; absent when none."""
     # AgentV 2.19's names, beside the seed-004 ones, so tools written for AgentV's results read ours.

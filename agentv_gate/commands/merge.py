@@ -21,11 +21,12 @@ from ._outputs import check_output_paths, output_paths, write_reports
 def missing_shards(results: list[CaseResult]) -> str | None:
     """What is missing from a set of shard results, or None when it is whole.
 
-    Each shard row knows how many cases the unsharded run has; fewer distinct cases than that
-    means a shard job died or never uploaded (or stopped part way).
+    Each shard row knows how many rows the unsharded run has (a row per case and target); fewer
+    distinct rows than that means a shard job died or never uploaded (or stopped part way, maybe
+    between a matrix case's targets).
     """
     expected = max((r.shard_total for r in results if r.shard_total), default=0)
-    present = {(r.suite, r.eval_id) for r in results}
+    present = {(r.suite, r.eval_id, r.target) for r in results}
     if len(present) >= expected:
         return None
     labels = {r.shard for r in results if r.shard}

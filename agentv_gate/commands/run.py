@@ -99,7 +99,7 @@ def execute(args: argparse.Namespace) -> int:
     # The filters choose the cases, the shards deal out those: every shard job of a filtered run
     # agrees on the whole (`shard_total`, which `merge` checks), and none is left with a glob that
     # matches only other shards' cases.
-    chosen = len(selected)
+    every_chosen = selected
     if shard is not None:
         selected = select_shard(selected, shard)
     if args.list:
@@ -126,9 +126,12 @@ def execute(args: argparse.Namespace) -> int:
         resolver.close()
         raise
     planned = sum(len(resolver.target_names(ref)) for ref in selected) + len(carried)  # a matrix case: a row per target
+    # Rows of the whole filtered run, every shard's: a shard cut short between a matrix case's
+    # targets still has a row of every case, so `merge` counts rows, not cases.
+    chosen = sum(len(resolver.target_names(ref)) for ref in every_chosen)
     if not selected and rerun is None:
         # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
-        print(f"agentv-gate: shard {args.shard} has no cases ({chosen} case(s) in all); "
+        print(f"agentv-gate: shard {args.shard} has no cases ({len(every_chosen)} case(s) in all); "
               "writing empty reports", file=sys.stderr)
         writer.close()
         resolver.close()

@@ -176,6 +176,21 @@ def test_merging_one_shard_twice_with_the_other_missing_exits_2(tmp_path: Path) 
     assert not (tmp_path / "merged" / "junit.xml").exists()
 
 
+def test_a_matrix_shard_cut_short_between_targets_is_refused(tmp_path: Path) -> None:
+    """A matrix case has a row per target: a shard interrupted after `c2 [a]` but before `c2 [b]`
+    still has a row for every case, yet a merge of it would drop a row and could pass."""
+    make_repo(tmp_path, "targets:\n" + "".join(f"  - name: {t}\n    provider: mock\n    response: Paris\n"
+                                               for t in ("a", "b")))
+    (tmp_path / "evals/m.eval.yaml").write_text("execution:\n  targets: [a, b]\n" + suite(["c1", "c2"], set()))
+    shards = run_shards(tmp_path, 2)
+    assert [p.returncode for p in shards] == [0, 0], [p.stderr for p in shards]
+    cut = tmp_path / "shard-2/results.jsonl"
+    cut.write_text(cut.read_text().splitlines(keepends=True)[0])  # one of its case's two rows
+    proc = merge(tmp_path, "shard-1/results.jsonl", "shard-2/results.jsonl")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "incomplete shard results: 1 of 4 case(s) have no result" in proc.stderr
+
+
 def test_a_complete_merge_where_two_suites_reuse_a_case_id_passes(tmp_path: Path) -> None:
     expected = project(tmp_path, failing=set(), layout={"evals/geo.eval.yaml": ["same", "g2"],
                                                         "evals/more.eval.yaml": ["same"]})
