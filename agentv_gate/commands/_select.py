@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +79,26 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     running = {(ref.suite, ref.id) for ref in chosen}
     rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running]
     return chosen
+
+
+def rerun_partial_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun,
+                        selected: list[CaseRef], targets_of: Callable[[CaseRef], list[str]]) -> list[CaseRef]:
+    """`selected` plus each case PREV has rows for on only some of its targets (a matrix run cut
+    short between them): it runs again on every target and its old rows go, so no target's row is
+    left out of the rerun's reports."""
+    targets_had: dict[tuple[str, str], set[str]] = {}
+    for row in rerun.kept:
+        targets_had.setdefault((row.suite, row.eval_id), set()).add(row.target)
+    running = {(ref.suite, ref.id) for ref in selected}
+    wanted = filter_refs(refs, getattr(args, "test_id", None) or [], getattr(args, "suite", None) or [])
+    partial = [ref for ref in wanted if (ref.suite, ref.id) in targets_had and (ref.suite, ref.id) not in running
+               and not set(targets_of(ref)) <= targets_had[(ref.suite, ref.id)]]
+    if partial:
+        print(f"agentv-gate: {len(partial)} case(s) have rows in {rerun.previous} for only some of their targets: "
+              "they run again on every target", file=sys.stderr)
+        again = {(ref.suite, ref.id) for ref in partial}
+        rerun.kept = [row for row in rerun.kept if (row.suite, row.eval_id) not in again]
+    return [*selected, *partial]
 
 
 def list_cases(refs: Sequence[CaseRef]) -> None:

@@ -36,7 +36,7 @@ from ..transport.process import allow_new_scripts, end_orphans, kill_running_scr
 from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
-from ._select import list_cases, load_rerun, select_cases
+from ._select import list_cases, load_rerun, rerun_partial_cases, select_cases
 
 MAX_TRIALS = 100
 MAX_WORKERS = 256
@@ -117,6 +117,9 @@ def execute(args: argparse.Namespace) -> int:
                                            allow_unknown_keys=args.allow_unknown_keys)
     for warning in resolver.warnings:
         print(inert_lines(one_line(warning)), file=sys.stderr)
+    if rerun is not None:
+        selected = rerun_partial_cases(args, plan.refs, rerun, selected, resolver.target_names)
+        carried = rerun.kept
 
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
     console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)

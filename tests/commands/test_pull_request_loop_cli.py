@@ -286,6 +286,28 @@ def test_a_rerun_runs_the_cases_the_previous_file_has_no_row_for(project: Path, 
     assert "2 case(s) have no row in prev.jsonl" in proc.stderr
 
 
+def test_a_rerun_runs_a_matrix_case_again_when_the_previous_file_lacks_one_of_its_targets(project: Path) -> None:
+    """Cut short between a matrix case's targets, PREV has `delta [default]` but not `delta [other]`."""
+    targets = "targets:\n" + "".join(f"  - name: {t}\n    provider: mock\n    response: I say alpha beta gamma delta\n"
+                                      for t in ("default", "other"))
+    make_repo(project, targets)
+    suite = project / "evals/suite.eval.yaml"
+    suite.write_text("execution:\n  targets: [default, other]\n" + suite.read_text())
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    rows = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+    cut = [line for line in rows if not ('"eval_id": "delta"' in line and '"target": "other"' in line)]
+    assert len(cut) == len(rows) - 1
+    write(project / "prev.jsonl", "\n".join(cut) + "\n")
+    make_repo(project, targets.replace("I say alpha beta gamma delta\n", "no idea\n", 2)
+              .replace("name: default\n    provider: mock\n    response: no idea",
+                       "name: default\n    provider: mock\n    response: I say alpha beta gamma delta"))
+    proc = run_cli("run", "evals", "--retry-errors", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # delta [other] ran, and fails now
+    after = [(r["eval_id"], r["target"], r["verdict"]) for r in read_rows(project / ".agentv-gate/results.jsonl")]
+    assert len(after) == len(rows) and ("delta", "other", "fail") in after and ("delta", "default", "pass") in after
+    assert "1 case(s) have rows in prev.jsonl for only some of their targets" in proc.stderr
+
+
 def test_retry_errors_and_rerun_failed_are_exclusive(project: Path) -> None:
     proc = run_cli("run", "evals", "--retry-errors", "a.jsonl", "--rerun-failed", "b.jsonl", cwd=project)
     assert proc.returncode == 2
