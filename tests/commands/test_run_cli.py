@@ -305,10 +305,12 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 143
-    assert [r["eval_id"] for r in read_rows(tmp_path / RESULTS)] == ["c0"]
+    finished = [r["eval_id"] for r in read_rows(tmp_path / RESULTS)]
+    assert finished in (["c0"], ["c0", "c1"])  # c1 too only on a machine too slow to signal within 0.6 s
+    left = 3 - len(finished)
     root = checked_junit(tmp_path / ".agentv-gate/junit.xml")
-    assert junit_cases(root) == {"c0": "pass", "c1": "error", "c2": "error"}
-    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", "2")
-    assert "not run: the run was interrupted" in ET.tostring(root, encoding="unicode")
+    assert junit_cases(root) == {f"c{i}": "pass" if i < len(finished) else "error" for i in range(3)}
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
+    assert "not run: the run was interrupted (SIGTERM)" in ET.tostring(root, encoding="unicode")
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
-    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == ("1", "1", "2")
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
