@@ -126,6 +126,13 @@ def test_bare_number_results_are_clamped(tmp_path: Path) -> None:
     assert done.returncode == 0 and json.loads(done.stdout) == {"score": 1.0, "hits": [], "misses": []}
 
 
+def test_what_a_judge_function_prints_goes_to_stderr_so_stdout_stays_one_object(tmp_path: Path) -> None:
+    done = run(JUDGES / "sdk_prints.py", payload(), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"score": 1.0, "hits": [], "misses": []}
+    assert "checking the answer..." in done.stderr
+
+
 @pytest.mark.parametrize("sample", ["agentv-2.18-code-judge-stdin-sample.json",
                                     "agentv-4.42-code-judge-stdin-sample.json"])
 def test_sdk_input_is_the_same_whatever_generation_sent_it(tmp_path: Path, sample: str) -> None:
