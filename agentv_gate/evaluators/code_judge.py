@@ -62,8 +62,9 @@ def trimmed_stderr(stderr: str) -> str:
 
 
 ONE_OBJECT_HINT = " (stdout must hold one JSON object and nothing else, as AgentV reads it: write logs to stderr)"
-VERDICT_RULE = (": AgentV 2.19 takes a code judge's verdict from its score alone (pass >= 0.8, borderline "
-                ">= 0.6, else fail), so print a verdict that agrees, or none")
+VERDICT_RULE = (": the score decides (pass >= 0.8, borderline >= 0.6, else fail; AgentV 2.19 ignores a code "
+                "judge's verdict and reports a composite aggregator's beside a score that says otherwise), so "
+                "print a verdict that agrees, or none")
 ASSERTIONS_SHAPE = ' (expected a list of {"text": ..., "passed": true|false, "evidence"?: ...})'
 
 
@@ -79,9 +80,9 @@ def _holds_an_object_line(text: str) -> bool:
 
 
 def _verdict_problem(data: dict[str, Any]) -> str | None:
-    """A `verdict` that disagrees with the score's label. AgentV 2.19 never reads a code judge's
-    verdict (the score decides), so a judge saying `fail` beside a passing score means something
-    AgentV would not do: an error, never a silent pass."""
+    """A `verdict` that disagrees with the score's label. AgentV 2.19 ignores a code judge's verdict
+    (the score decides) and shows a composite code aggregator's beside a score that may say
+    otherwise; a judge saying `fail` beside a passing score is an error here, never a silent pass."""
     verdict = data.get("verdict")
     if verdict is None:
         return None

@@ -422,8 +422,9 @@ def test_a_python_judge_runs_with_the_users_python3_and_finds_the_sdk(repo: Path
 
 
 ONE_OBJECT = " (stdout must hold one JSON object and nothing else, as AgentV reads it: write logs to stderr)"
-VERDICT_RULE = (": AgentV 2.19 takes a code judge's verdict from its score alone (pass >= 0.8, borderline "
-                ">= 0.6, else fail), so print a verdict that agrees, or none")
+VERDICT_RULE = (": the score decides (pass >= 0.8, borderline >= 0.6, else fail; AgentV 2.19 ignores a code "
+                "judge's verdict and reports a composite aggregator's beside a score that says otherwise), so "
+                "print a verdict that agrees, or none")
 ASSERTIONS_RULE = " (expected a list of {\"text\": ..., \"passed\": true|false, \"evidence\"?: ...})"
 
 
