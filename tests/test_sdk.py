@@ -14,7 +14,7 @@ import pytest
 from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.judging.payload import build_judge_payload
 from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, Message
-from agentv_gate.sdk import CodeJudgeInput, parse_judge_input, run_code_judge
+from agentv_gate.sdk import CodeJudgeInput, parse_judge_input, run_code_judge, run_prompt_template
 from tests.helpers.evaluation import score_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,6 +166,16 @@ def test_decorated_judge_stays_callable_when_imported() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1.0"  # imported: not run against stdin, just returned
+
+
+def test_what_a_prompt_template_function_prints_stays_out_of_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    def template(p: CodeJudgeInput) -> str:
+        print("building the prompt...")
+        return f"Judge: {p.answer}"
+
+    assert run_prompt_template(template, payload()) == 0
+    out = capsys.readouterr()
+    assert out.out == f"Judge: {ANSWER}\n" and "building the prompt..." in out.err
 
 
 def test_run_code_judge_in_process(capsys: pytest.CaptureFixture[str]) -> None:
