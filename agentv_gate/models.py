@@ -644,10 +644,12 @@ EvaluationScore.model_rebuild()
 
 def check_lines(scores: list[dict[str, Any]]) -> list[str]:
     """`quality: ✗ [why] Explains the denial (required): no reason given`, one per rubric item of
-    each `scores[]` entry (composite members included); ✓ met, ✗ not met, ? not assessed."""
+    each `scores[]` entry (composite members included); ✓ met, ✗ not met, ? not assessed. Only an
+    LLM judge's details hold rubric checks: a code judge's are whatever its script printed."""
     lines: list[str] = []
     for entry in scores:
-        for row in (entry.get("details") or {}).get("checks") or []:
+        rubric = entry.get("type") in ("llm-judge", "llm_judge") and isinstance(entry.get("details"), dict)
+        for row in (entry["details"].get("checks") or [] if rubric else []):
             if not isinstance(row, dict):
                 continue
             if row.get("reported") is False:

@@ -38,6 +38,7 @@ puts a folder holding only a stub `agentv_gate` package on the judge's PYTHONPAT
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -288,12 +289,15 @@ def parse_judge_input(raw: str | dict[str, Any]) -> CodeJudgeInput:
 
 
 def _call(fn: Callable[[CodeJudgeInput], Any], payload: CodeJudgeInput) -> Any:
-    result = fn(payload)
-    if inspect.isawaitable(result):
-        async def wait() -> Any:
-            return await result
+    """`fn(payload)`, awaited if async. What it prints goes to stderr: stdout must carry only the
+    result, one JSON object (AgentV scores anything else 0, and so does agentv-gate)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        result = fn(payload)
+        if inspect.isawaitable(result):
+            async def wait() -> Any:
+                return await result
 
-        result = asyncio.run(wait())
+            result = asyncio.run(wait())
     return result
 
 

@@ -14,7 +14,7 @@ import pytest
 from agentv_gate.evaluators.code_judge import CodeJudgeEvaluator
 from agentv_gate.judging.payload import build_judge_payload
 from agentv_gate.models import CodeJudgeConfig, EvalCase, EvaluationContext, Message
-from agentv_gate.sdk import CodeJudgeInput, parse_judge_input, run_code_judge
+from agentv_gate.sdk import CodeJudgeInput, parse_judge_input, run_code_judge, run_prompt_template
 from tests.helpers.evaluation import score_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,6 +126,13 @@ def test_bare_number_results_are_clamped(tmp_path: Path) -> None:
     assert done.returncode == 0 and json.loads(done.stdout) == {"score": 1.0, "hits": [], "misses": []}
 
 
+def test_what_a_judge_function_prints_goes_to_stderr_so_stdout_stays_one_object(tmp_path: Path) -> None:
+    done = run(JUDGES / "sdk_prints.py", payload(), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"score": 1.0, "hits": [], "misses": []}
+    assert "checking the answer..." in done.stderr
+
+
 @pytest.mark.parametrize("sample", ["agentv-2.18-code-judge-stdin-sample.json",
                                     "agentv-4.42-code-judge-stdin-sample.json"])
 def test_sdk_input_is_the_same_whatever_generation_sent_it(tmp_path: Path, sample: str) -> None:
@@ -159,6 +166,16 @@ def test_decorated_judge_stays_callable_when_imported() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1.0"  # imported: not run against stdin, just returned
+
+
+def test_what_a_prompt_template_function_prints_stays_out_of_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    def template(p: CodeJudgeInput) -> str:
+        print("building the prompt...")
+        return f"Judge: {p.answer}"
+
+    assert run_prompt_template(template, payload()) == 0
+    out = capsys.readouterr()
+    assert out.out == f"Judge: {ANSWER}\n" and "building the prompt..." in out.err
 
 
 def test_run_code_judge_in_process(capsys: pytest.CaptureFixture[str]) -> None:

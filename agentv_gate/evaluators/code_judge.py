@@ -29,6 +29,7 @@ from ..models import (
     CustomAssertionConfig,
     EvaluationContext,
     EvaluationScore,
+    score_label,
 )
 from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
@@ -60,32 +61,67 @@ def trimmed_stderr(stderr: str) -> str:
     return f"...(truncated, last {STDERR_TAIL_CHARS} chars)\n{text[-STDERR_TAIL_CHARS:]}"
 
 
-def _json_lines_fallback(stdout: str) -> Any:
-    """A judge that logs before its result: accept a JSON object on the last non-empty line."""
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    if len(lines) > 1:
+ONE_OBJECT_HINT = " (stdout must hold one JSON object and nothing else, as AgentV reads it: write logs to stderr)"
+VERDICT_RULE = (": the score decides (pass >= 0.8, borderline >= 0.6, else fail; AgentV 2.19 ignores a code "
+                "judge's verdict and reports a composite aggregator's beside a score that says otherwise), so "
+                "print a verdict that agrees, or none")
+ASSERTIONS_SHAPE = ' (expected a list of {"text": ..., "passed": true|false, "evidence"?: ...})'
+
+
+def _holds_an_object_line(text: str) -> bool:
+    """Whether some line of `text` is a JSON object by itself: a result beside logs or a second result."""
+    for line in text.splitlines():
         try:
-            value = loads_strict(lines[-1])
-            if isinstance(value, dict):
-                return value
+            if isinstance(loads_strict(line), dict):
+                return True
         except ValueError:
-            pass
-    raise ValueError
+            continue
+    return False
+
+
+def _verdict_problem(data: dict[str, Any]) -> str | None:
+    """A `verdict` that disagrees with the score's label. AgentV 2.19 ignores a code judge's verdict
+    (the score decides) and shows a composite code aggregator's beside a score that may say
+    otherwise; a judge saying `fail` beside a passing score is an error here, never a silent pass."""
+    verdict = data.get("verdict")
+    if verdict is None:
+        return None
+    label = score_label(float(data["score"]))
+    if isinstance(verdict, str) and verdict.strip().lower() == label:
+        return None
+    shown = repr(verdict) if isinstance(verdict, str) else json.dumps(verdict)
+    return f"printed verdict {shown} beside a score of {data['score']}, which AgentV labels {label!r}{VERDICT_RULE}"
+
+
+def _assertions_problem(value: Any) -> str | None:
+    """AgentV's `assertions: [{text, passed, evidence?}]`; anything else is said, not dropped."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        return f"printed 'assertions' that is not a list: {type(value).__name__}{ASSERTIONS_SHAPE}"
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            return f"printed assertions[{index}] without a 'text' string{ASSERTIONS_SHAPE}"
+        if not isinstance(item.get("passed"), bool):
+            return f"printed assertions[{index}] without a true/false 'passed'{ASSERTIONS_SHAPE}"
+    return None
 
 
 def parse_judge_output(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(result, None) for a valid `{score, hits, misses, reasoning}`, else (None, why not)."""
+    """(result, None) for a valid `{score, hits, misses, reasoning}`, else (None, why not).
+
+    Like AgentV, the whole of stdout is one JSON value: a log line before the result or a second
+    object is not looked past (AgentV scores it 0; taking the last line could pass it).
+    """
     text = stdout.strip()
     if not text:
         return None, "printed nothing on stdout (expected a JSON object with a score)"
     try:
         data = loads_strict(text)
     except ValueError as exc:
-        try:
-            data = _json_lines_fallback(text)
-        except ValueError:
-            preview = text[:200] + ("..." if len(text) > 200 else "")
-            return None, f"printed something that is not JSON ({exc}): {preview!r}"
+        preview = text[:200] + ("..." if len(text) > 200 else "")
+        hint = ONE_OBJECT_HINT if _holds_an_object_line(text) else ""
+        return None, f"printed something that is not JSON ({exc}): {preview!r}{hint}"
     if not isinstance(data, dict):
         return None, f"printed a JSON {type(data).__name__}, expected an object with a score"
     if "score" not in data:
@@ -95,6 +131,9 @@ def parse_judge_output(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"printed a score that is not a number: {score!r}"
     if not 0.0 <= score <= 1.0:
         return None, f"printed a score of {score}, outside 0..1"
+    problem = _verdict_problem(data) or _assertions_problem(data.get("assertions"))
+    if problem is not None:
+        return None, problem
     return data, None
 
 
@@ -106,10 +145,19 @@ def string_list(value: Any) -> list[str]:
 
 
 def score_from_output(data: dict[str, Any], raw: dict[str, Any]) -> EvaluationScore:
+    """A valid result as a score: AgentV's `assertions` join hits (passed) or misses (failed, with
+    their evidence), and an object `details` is kept for reports, as AgentV keeps it."""
     hits, misses = string_list(data.get("hits")), string_list(data.get("misses"))
+    for item in data.get("assertions") or []:
+        evidence = item.get("evidence")
+        text = f"{item['text']}: {evidence}" if isinstance(evidence, str) and evidence.strip() else item["text"]
+        if text.strip():
+            (hits if item["passed"] else misses).append(text)
     reasoning = data.get("reasoning")
+    details = data.get("details")
     return EvaluationScore(score=float(data["score"]), hits=hits, misses=misses,
                            reasoning=reasoning if isinstance(reasoning, str) else None,
+                           details=details if isinstance(details, dict) else None,
                            evaluator_raw_request=raw)
 
 

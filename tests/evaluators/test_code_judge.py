@@ -312,7 +312,20 @@ def test_empty_stdout_and_a_log_line_before_json(repo: Path) -> None:
     empty = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, "-c", "pass"]))
     assert empty.error is not None and "printed nothing" in empty.error
     logged = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, str(JUDGES / "logs_then_json.py")]))
-    assert logged.error is None and logged.score == 0.5 and logged.misses == ["half right"]
+    assert logged.score == 0.0 and logged.error is not None and "write logs to stderr" in logged.error
+
+
+def test_a_judge_s_assertions_and_details_are_read_as_agentv_reads_them(repo: Path) -> None:
+    case = capital_case(repo)
+    code = ("import json; print(json.dumps({'score': 1, 'hits': ['h'], 'details': {'checked': 2}, 'assertions': "
+            "[{'text': 'names Paris', 'passed': True}, {'text': 'one sentence', 'passed': False, 'evidence': 'two'}]}))")
+    score = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, "-c", code]))
+    assert score.error is None and score.score == 1.0
+    assert score.hits == ["h", "names Paris"] and score.misses == ["one sentence: two"]
+    assert score.details == {"checked": 2}
+    contradicts = "import json; print(json.dumps({'score': 1, 'verdict': 'fail'}))"
+    refused = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, "-c", contradicts]))
+    assert refused.score == 0.0 and refused.error is not None and "verdict 'fail'" in refused.error
 
 
 def test_judge_output_keeps_only_non_empty_string_hits(repo: Path) -> None:
@@ -408,6 +421,13 @@ def test_a_python_judge_runs_with_the_users_python3_and_finds_the_sdk(repo: Path
 # ---------------------------------------------------------------- what a judge prints, read strictly
 
 
+ONE_OBJECT = " (stdout must hold one JSON object and nothing else, as AgentV reads it: write logs to stderr)"
+VERDICT_RULE = (": the score decides (pass >= 0.8, borderline >= 0.6, else fail; AgentV 2.19 ignores a code "
+                "judge's verdict and reports a composite aggregator's beside a score that says otherwise), so "
+                "print a verdict that agrees, or none")
+ASSERTIONS_RULE = " (expected a list of {\"text\": ..., \"passed\": true|false, \"evidence\"?: ...})"
+
+
 @pytest.mark.parametrize(("stdout", "problem"), [
     ("  \n", "printed nothing on stdout (expected a JSON object with a score)"),
     ("[1]", "printed a JSON list, expected an object with a score"),
@@ -423,8 +443,34 @@ def test_a_python_judge_runs_with_the_users_python3_and_finds_the_sdk(repo: Path
     ("x" * 200, f"printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): {'x' * 200!r}"),
     ("x" * 201, "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "
                 f"{'x' * 200 + '...'!r}"),
+    # AgentV 2.19 parses the whole of stdout as one JSON value and scores anything else 0: a log line
+    # before the result, or a second object, is an error, never the last line's pass
+    ('log\n{"score": 1}', "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "
+                          "'log\\n{\"score\": 1}'" + ONE_OBJECT),
+    ('{"score": 0}\n{"score": 1}', "printed something that is not JSON (Extra data: line 2 column 1 (char 13)): "
+                                  "'{\"score\": 0}\\n{\"score\": 1}'" + ONE_OBJECT),
+    # `verdict` is not read by AgentV 2.19 (the score decides), so one that disagrees is an error
+    ('{"score": 1, "verdict": "fail"}', "printed verdict 'fail' beside a score of 1, which AgentV labels 'pass'"
+                                        + VERDICT_RULE),
+    ('{"score": 0.5, "verdict": "pass"}', "printed verdict 'pass' beside a score of 0.5, which AgentV labels "
+                                          "'fail'" + VERDICT_RULE),
+    ('{"score": 0.7, "verdict": "skip"}', "printed verdict 'skip' beside a score of 0.7, which AgentV labels "
+                                          "'borderline'" + VERDICT_RULE),
+    ('{"score": 1, "verdict": true}', "printed verdict true beside a score of 1, which AgentV labels 'pass'"
+                                      + VERDICT_RULE),
+    ('{"score": 1, "verdict": "pass"}', None), ('{"score": 0.6, "verdict": "Borderline"}', None),
+    ('{"score": 0, "verdict": null}', None),
+    # AgentV's `assertions: [{text, passed, evidence?}]`
+    ('{"score": 1, "assertions": "all good"}', "printed 'assertions' that is not a list: str" + ASSERTIONS_RULE),
+    ('{"score": 1, "assertions": [{"text": "a", "passed": "no"}]}',
+     "printed assertions[0] without a true/false 'passed'" + ASSERTIONS_RULE),
+    ('{"score": 1, "assertions": [{"text": "a", "passed": true}, {"passed": false}]}',
+     "printed assertions[1] without a 'text' string" + ASSERTIONS_RULE),
+    ('{"score": 1, "assertions": [{"text": "a", "passed": true}, "b"]}',
+     "printed assertions[1] without a 'text' string" + ASSERTIONS_RULE),
+    ('{"score": 0.5, "assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}', None),
     ('{"score": 0}', None), ('{"score": 1}', None), ('{"score": 0.0}', None), ('{"score": 1.0}', None),
-    ('log\n{"score": 0.5}', None), ('log\nmore log\n{"score": 0.5}', None), ('\n  {"score": 0.25}  \n', None),
+    ('\n  {"score": 0.25}  \n', None),
 ], ids=lambda value: repr(value)[:30])
 def test_judge_output_is_a_score_in_0_to_1_or_says_why_not(stdout: str, problem: str | None) -> None:
     data, why = parse_judge_output(stdout)

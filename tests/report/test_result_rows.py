@@ -119,7 +119,9 @@ def test_rubric_checks_show_in_the_junit_failure_and_the_job_summary_of_a_failin
     checks = [{"id": "entry", "outcome": "Names the entry", "required": True, "satisfied": True, "reasoning": "42"},
               {"id": "why", "outcome": "Explains | why", "required": False, "satisfied": False, "reasoning": "none"},
               {"id": "src", "outcome": "Cites a source", "required": False, "reported": False}]
-    scores = [{"name": "quality", "type": "llm-judge", "score": 0.5, "details": {"mode": "checklist", "checks": checks}}]
+    scores = [{"name": "quality", "type": "llm-judge", "score": 0.5, "details": {"mode": "checklist", "checks": checks}},
+              # a code judge's own `details` are kept in the row as it printed them, never read as rubric checks
+              {"name": "kw", "type": "code-judge", "score": 0.5, "details": {"checks": [{"id": "a", "score": "high"}]}}]
     failed = CaseResult(eval_id="screen", suite="evals/s.eval.yaml", file="evals/s.eval.yaml", line=4,
                         score=0.5, threshold=0.8, verdict="fail", scores=scores)
     lines = ["quality: ✓ [entry] Names the entry (required): 42", "quality: ✗ [why] Explains | why: none",
