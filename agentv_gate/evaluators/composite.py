@@ -223,7 +223,9 @@ class CompositeEvaluator:
             return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
         except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error
             return _error(f"llm_judge aggregator failed: {exc}", raw)
-        checked, problem = parse_judge_output(json.dumps(data))
+        # The prompt asks the model for a verdict too; AgentV labels the aggregate from its score
+        # (scoreToVerdict), so a model's verdict, agreeing or not, decides nothing and is not an error.
+        checked, problem = parse_judge_output(json.dumps({k: v for k, v in data.items() if k != "verdict"}))
         if checked is None:
             return _error(f"llm_judge aggregator reply {problem}", raw)
         score = score_from_output(checked, raw)

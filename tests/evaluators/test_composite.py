@@ -174,10 +174,12 @@ def test_llm_judge_aggregator_asks_the_judge_model(tmp_path: Path) -> None:
           type: composite
           aggregator: {type: llm_judge}
     """, MEMBERS)
-    reply = '{"score": 0.7, "hits": ["mostly right"], "reasoning": "ok"}'
+    # The default prompt asks for a verdict too; as in AgentV, the score decides (0.7 is borderline, not "pass")
+    reply = '{"score": 0.7, "verdict": "pass", "hits": ["mostly right"], "reasoning": "ok"}'
     judge = ScriptedJudge(f"Verdict:\n```json\n{reply}\n```")
     score = evaluate(case, judge)
     assert score.error is None and score.score == 0.7 and score.hits == ["mostly right"]
+    assert score.verdict is None  # the score's own label
     assert score.retries == 0
     [request] = judge.requests
     block = request.question.split("evaluation results:\n", 1)[1].split("\n\nDecide", 1)[0]
