@@ -114,8 +114,8 @@ class CaseBuilder:
         out: list[Any] = []
         for seg in content:
             seg_line = line_of(seg, line)
-            if isinstance(seg, dict) and seg.get("type") in SEGMENT_KEYS:
-                kind = str(seg["type"])
+            kind = seg.get("type") if isinstance(seg, dict) else None
+            if isinstance(kind, str) and kind in SEGMENT_KEYS:  # a `type` may be any YAML value
                 self.problems.extend(key_problems(seg, SEGMENT_KEYS[kind], "segment", f"a {kind} segment", self.file))
                 if kind == "file" and "value" in seg and "path" in seg:
                     self.problems.append(Problem(self.file, key_line(seg, "path", seg_line),

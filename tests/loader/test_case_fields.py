@@ -446,3 +446,17 @@ def test_suite_execution_settings_and_case_rubrics_reach_the_case(repo: Path) ->
     [rubric] = case.evaluators
     assert rubric.name == "rubric"
     assert [(item.id, item.required) for item in rubric.rubrics] == [("cites", True), ("brief", False)]
+
+
+def test_a_segment_whose_type_is_not_text_loads_without_a_crash(repo: Path) -> None:
+    # found by the loader's property test: `type: []` in a content segment raised TypeError (exit 4)
+    f = write(repo / "evals/odd.eval.yaml", """
+        tests:
+          - id: odd
+            criteria: c
+            input:
+              - role: user
+                content: [{type: [a]}, {type: {b: 1}}]
+    """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["odd"]
