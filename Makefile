@@ -30,6 +30,9 @@ example: $(BIN)/agentv-gate
 # in a real browser; without it those tests skip and say why.
 test: $(BIN)/agentv-gate $(VENV)/.linters
 	$(BIN)/mypy agentv_gate
+	@# Hundreds of tests start the CLI; compiled once here, no child compiles agentv_gate from source again
+	@# (with PYTHONDONTWRITEBYTECODE set, as in some CI images, every one of them would).
+	$(BIN)/python -m compileall -q agentv_gate
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/agentv-gate
