@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from ..errors import ReportError
-from ..execution.stop import STOPPED_BY_MAX_FAILURES
+from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, read_results
@@ -64,5 +64,10 @@ def execute(args: argparse.Namespace) -> int:
             writer.write(result)
     # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
     baseline = load_baseline(args, {(r.suite, r.eval_id) for r in results})
-    return write_reports(results, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose),
-                         html=html, baseline=baseline, stopped=stopped_shards(results))
+    # The rows of cases an interrupted shard (or run) never finished: reported as its own reports
+    # did, not run, so the merged verdict is "interrupted", never a pass.
+    finished = [r for r in results if r.failure_reason_code != NOT_RUN_INTERRUPTED]
+    not_run = [r for r in results if r.failure_reason_code == NOT_RUN_INTERRUPTED]
+    return write_reports(finished, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose),
+                         planned=len(results), html=html, baseline=baseline, stopped=stopped_shards(results),
+                         not_run=not_run)

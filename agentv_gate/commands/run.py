@@ -12,12 +12,13 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import FailureLimit, execution_block_policies
+from ..execution.stop import NOT_RUN_INTERRUPTED, FailureLimit, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
@@ -147,11 +148,14 @@ def execute(args: argparse.Namespace) -> int:
         rows.append(ReportRow.of(old))
     failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
+    rows_lock = threading.Lock()  # a row is in the JSONL exactly when it is in `rows`
+
     def on_result(result: CaseResult) -> None:
         if args.shard:
             result.shard, result.shard_total = args.shard, chosen
-        writer.write(result)
-        rows.append(ReportRow.of(result, evaluators=args.verbose))
+        with rows_lock:
+            writer.write(result)
+            rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)
 
     def traffic() -> list[TargetTraffic]:
@@ -160,11 +164,23 @@ def execute(args: argparse.Namespace) -> int:
 
     def write_partial_reports(why: str) -> None:
         """The reports of a run cut short: its own exit code stands, so a report error is only said.
-        The JUnit file also gets an `<error>` testcase for each case not run (`why`), so a dashboard
-        reading it never shows the cut-short run as green."""
-        finished = {(row.suite, row.eval_id, row.target) for row in rows}
-        not_run = [ReportRow.of(_not_run_result(ref, target, why)) for ref in selected
-                   for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
+        Each case not run becomes an error row saying so (`why`): in the results JSONL, so that a
+        `merge` of it fails, and as an `<error>` testcase in the JUnit file, so a dashboard reading
+        it never shows the cut-short run as green. Closes the writer: a case that finishes later
+        has no row, as it has no not-run row."""
+        with rows_lock:
+            finished = {(row.suite, row.eval_id, row.target) for row in rows}
+            unfinished = [_not_run_result(ref, target, why) for ref in selected
+                          for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
+            try:
+                for result in unfinished:
+                    if args.shard:
+                        result.shard, result.shard_total = args.shard, chosen
+                    writer.write(result)
+                writer.close()
+            except ReportError as exc:
+                print(f"agentv-gate: {exc}", file=sys.stderr)
+        not_run = [ReportRow.of(result) for result in unfinished]
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
                           stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
@@ -197,7 +213,6 @@ def execute(args: argparse.Namespace) -> int:
         # Hanging judges and cli targets (and their grandchildren) die now, so no process outlives
         # the run and the worker threads waiting on them let the interpreter exit.
         kill_running_scripts()
-        writer.close()
         print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {planned}", file=sys.stderr)
         write_partial_reports("the run was interrupted (SIGTERM)" if isinstance(exc, _Terminated)
                               else "the run was interrupted (SIGINT)")
@@ -207,7 +222,6 @@ def execute(args: argparse.Namespace) -> int:
         raise
     except Exception:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
         kill_running_scripts()
-        writer.close()
         print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {planned}",
               file=sys.stderr)
         write_partial_reports("the run stopped on an internal error")
@@ -246,6 +260,7 @@ def _vanished_result(ref: CaseRef) -> CaseResult:
 
 
 def _not_run_result(ref: CaseRef, target: str, why: str) -> CaseResult:
-    """A case a cut-short run never finished, for the JUnit file: an error saying so."""
+    """A case a cut-short run never finished: an error row saying so."""
     return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
-                      target=target, verdict="error", error=f"not run: {why}")
+                      target=target, verdict="error", error=f"not run: {why}",
+                      failure_reason_code=NOT_RUN_INTERRUPTED)

@@ -103,6 +103,11 @@ class ErrorStop:
 STOPPED_BY_MAX_FAILURES = "max_failures"
 """The `failure_reason_code` of a case `--max-failures` kept from starting (`merge` looks for it)."""
 
+NOT_RUN_INTERRUPTED = "interrupted"
+"""The `failure_reason_code` of a case a run cut short (Ctrl-C, SIGTERM, an internal error) never
+finished. Its row is in the results file so that `merge` of that file fails; reading a file back as
+the base or as PREV of a rerun treats such a row as absent (the case has no result there)."""
+
 
 @dataclass
 class FailureLimit:

@@ -79,7 +79,8 @@ def test_start_cli_gives_sigint_back_even_when_the_tests_run_with_it_ignored(tmp
         proc = start_cli("run", "evals", "--judge-timeout", "90", cwd=tmp_path)
     code, err = interrupt(proc, marker, signal.SIGINT)
     assert code == 130, err
-    assert [r["eval_id"] for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")] == ["fast"]
+    assert [(r["eval_id"], r.get("failure_reason_code")) for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")] \
+        == [("fast", None), ("slow", "interrupted")]
 
 
 def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_sigterm_still_stops_it(tmp_path: Path) -> None:
@@ -92,5 +93,6 @@ def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_sigterm_still_s
     code, err = interrupt(proc, marker, signal.SIGINT, signal.SIGTERM)
     assert code == 143, err
     assert "interrupted; writing 1 finished case(s) of 2" in err
-    assert [r["eval_id"] for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")] == ["fast"]
+    assert [(r["eval_id"], r.get("failure_reason_code")) for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")] \
+        == [("fast", None), ("slow", "interrupted")]
     assert (tmp_path / ".agentv-gate/junit.xml").exists()

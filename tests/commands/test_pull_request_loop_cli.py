@@ -6,6 +6,7 @@ fail on the "base" and on the "head" by rewriting that file between two runs.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -271,13 +272,20 @@ def test_retry_errors_with_no_error_reruns_nothing_and_keeps_the_verdict(project
 
 
 @pytest.mark.parametrize("flag", ["--retry-errors", "--rerun-failed"])
-def test_a_rerun_runs_the_cases_the_previous_file_has_no_row_for(project: Path, flag: str) -> None:
-    """PREV of an interrupted run (or one older than the eval files) lacks rows: those cases never
-    ran, so the rerun runs them, never a green report that leaves them out."""
+@pytest.mark.parametrize("interrupted_rows", [False, True])
+def test_a_rerun_runs_the_cases_the_previous_file_has_no_row_for(project: Path, flag: str,
+                                                                   interrupted_rows: bool) -> None:
+    """PREV of an interrupted run (or one older than the eval files) lacks rows, or has rows saying
+    the case was not run (an interrupted run writes those): those cases never ran, so the rerun runs
+    them, never a green report that leaves them out."""
     answers(project, "alpha", "beta", "alpha-extra")  # gamma and delta fail when they run
     run_cli("run", "evals", cwd=project)
-    kept = [line for line in (project / ".agentv-gate/results.jsonl").read_text().splitlines()
-            if '"eval_id": "gamma"' not in line and '"eval_id": "delta"' not in line]
+    lines = (project / ".agentv-gate/results.jsonl").read_text().splitlines()
+    kept = [line for line in lines if '"eval_id": "gamma"' not in line and '"eval_id": "delta"' not in line]
+    if interrupted_rows:
+        kept += [json.dumps({**json.loads(line), "verdict": "error", "score": 0.0, "failure_reason_code": "interrupted",
+                             "error": "not run: the run was interrupted (SIGINT)"})
+                 for line in lines if line not in kept]
     write(project / "prev.jsonl", "\n".join(kept) + "\n")  # cut short before gamma and delta ran
     proc = run_cli("run", "evals", flag, "prev.jsonl", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -283,7 +283,8 @@ def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
 def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Path) -> None:
     """SIGTERM after one of three slow cases: the finished case passed, but a dashboard reading the
     JUnit file or a step reading the outputs must not see a green run. The cases not run are
-    `<error>` testcases and `not-run` says how many; results.jsonl keeps the finished row only."""
+    `<error>` testcases and `not-run` says how many. results.jsonl has a not-run row for each too, so
+    `merge` of that file alone (an unsharded job, uploaded with `if: always()`) cannot pass either."""
     import os
     import signal
 
@@ -305,12 +306,25 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 143
-    finished = [r["eval_id"] for r in read_rows(tmp_path / RESULTS)]
+    rows = read_rows(tmp_path / RESULTS)
+    finished = [r["eval_id"] for r in rows if r.get("failure_reason_code") != "interrupted"]
     assert finished in (["c0"], ["c0", "c1"])  # c1 too only on a machine too slow to signal within 0.6 s
     left = 3 - len(finished)
+    assert [(r["eval_id"], r["verdict"], r["error"]) for r in rows[len(finished):]] == [
+        (f"c{i}", "error", "not run: the run was interrupted (SIGTERM)") for i in range(len(finished), 3)]
     root = checked_junit(tmp_path / ".agentv-gate/junit.xml")
     assert junit_cases(root) == {f"c{i}": "pass" if i < len(finished) else "error" for i in range(3)}
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
     assert "not run: the run was interrupted (SIGTERM)" in ET.tostring(root, encoding="unicode")
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
     assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
+
+    (tmp_path / "gh-output").write_text("")
+    merged = run_cli("merge", RESULTS, "--output-dir", "merged", cwd=tmp_path, env=env)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert f"{left} not run (interrupted)" in merged.stdout + merged.stderr
+    root = checked_junit(tmp_path / "merged/junit.xml")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
+    assert len(read_rows(tmp_path / "merged/results.jsonl")) == 3  # a later merge still sees them

@@ -55,10 +55,11 @@ def judges(repo: Path) -> Path:
 
 
 def assert_reported(repo: Path, expected: dict[str, str], not_run: tuple[str, ...] = ()) -> dict[str, dict[str, object]]:
-    """results.jsonl and junit.xml both hold exactly `expected` (id -> verdict); JUnit is XSD-valid
-    and also lists the cases an interrupted run did not finish (`not_run`) as errors."""
+    """results.jsonl and junit.xml both hold exactly `expected` (id -> verdict), and both also list
+    the cases an interrupted run did not finish (`not_run`) as errors; JUnit is XSD-valid."""
     rows = by_id(read_rows(repo / OUT / "results.jsonl"))
-    assert {k: str(v["verdict"]) for k, v in rows.items()} == expected
+    assert {k: (str(v["verdict"]), v.get("failure_reason_code")) for k, v in rows.items()} == \
+        {k: (v, None) for k, v in expected.items()} | dict.fromkeys(not_run, ("error", "interrupted"))
     assert junit_cases(checked_junit(repo / OUT / "junit.xml")) == expected | dict.fromkeys(not_run, "error")
     return rows
 
