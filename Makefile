@@ -33,7 +33,9 @@ test: $(BIN)/agentv-gate $(VENV)/.linters
 	@# Hundreds of tests start the CLI; compiled once here, no child compiles agentv_gate from source again
 	@# (with PYTHONDONTWRITEBYTECODE set, as in some CI images, every one of them would).
 	$(BIN)/python -m compileall -q agentv_gate
-	$(BIN)/python -m pytest
+	@# Two workers: most tests wait on a CLI process, so two cores run the suite in about half the time.
+	@# A file's tests stay on one worker (loadfile), so module fixtures such as the built wheel are made once.
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: $(BIN)/agentv-gate
 	$(BIN)/ruff check agentv_gate tests

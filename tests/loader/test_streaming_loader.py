@@ -258,7 +258,9 @@ def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypa
     err = capsys.readouterr().err
     assert code == EXIT_INTERNAL and "internal error: RuntimeError: a bug in reading cases" in err
     assert re.search(r"stopped by an internal error; writing \d finished case\(s\) of 4", err), err
-    finished, _ = read_results([repo / "out/results.jsonl"])
+    rows, _ = read_results([repo / "out/results.jsonl"])
+    finished = [r for r in rows if r.failure_reason_code is None]
+    assert len(rows) == 4 and all(r.error == "not run: the run stopped on an internal error" for r in rows[len(finished):])
     junit = (repo / "out/junit.xml").read_text()
     assert 1 <= len(finished) < 4 and junit.count("<testcase") == 4  # the cases not finished are errors there
     assert all(f'name="{r.eval_id}"' in junit for r in finished)

@@ -24,4 +24,5 @@ def test_ci_runs_mypy_on_the_package_before_the_test_suite() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     recipe = _recipe("test")
     # compiled once before the suite: the CLI the tests start then never compiles agentv_gate itself
-    assert recipe == ["$(BIN)/mypy agentv_gate", "$(BIN)/python -m compileall -q agentv_gate", "$(BIN)/python -m pytest"]
+    assert recipe == ["$(BIN)/mypy agentv_gate", "$(BIN)/python -m compileall -q agentv_gate",
+                      "$(BIN)/python -m pytest -n 2 --dist loadfile"]

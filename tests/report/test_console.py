@@ -34,7 +34,8 @@ def test_summary_counts() -> None:
     assert s.describe() == "3 cases: 1 passed, 1 failed, 1 error (pass rate 33.3%)"
 
 
-def test_not_a_terminal_gets_a_line_per_case_and_the_summary_at_the_end() -> None:
+def test_not_a_terminal_gets_a_line_per_case_and_the_summary_at_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # the table fits the terminal the tests happen to run in otherwise
     progress, out = io.StringIO(), io.StringIO()
     reporter = ConsoleReporter(progress=progress, out=out, github=False)
     reporter.start(3)
