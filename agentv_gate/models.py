@@ -230,10 +230,18 @@ _JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
-_JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-r"""JavaScript's `\s` (WhiteSpace and LineTerminator), as a class body; Python's `\s` also takes U+001C..U+001F
-and U+0085 and lacks U+FEFF."""
-_JS_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_", "s": _JS_SPACES}
+JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+r"""JavaScript's white space (`\s`, what `trim()` and `parseFloat` skip), as a regex class body; Python's
+`\s` and `str.strip()` also take U+001C..U+001F and U+0085 and lack U+FEFF (a byte-order mark)."""
+_JS_TRIM = re.compile(f"^[{JS_SPACES}]+|[{JS_SPACES}]+$")
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as AgentV's JavaScript does it: a leading byte-order mark goes, U+001C does not."""
+    return _JS_TRIM.sub("", text)
+
+
+_JS_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_", "s": JS_SPACES}
 r"""JavaScript's `\d`, `\w`, `\s` as class bodies: ASCII digits and word characters, where Python's are Unicode."""
 _JS_ESCAPES = {
     **{letter: f"[{body}]" for letter, body in _JS_CLASS_ESCAPES.items()},

@@ -29,6 +29,7 @@ from ..models import (
     CustomAssertionConfig,
     EvaluationContext,
     EvaluationScore,
+    js_trim,
     score_label,
 )
 from ..targets.cache import count_thread_cache_hits
@@ -110,10 +111,11 @@ def _assertions_problem(value: Any) -> str | None:
 def parse_judge_output(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
     """(result, None) for a valid `{score, hits, misses, reasoning}`, else (None, why not).
 
-    Like AgentV, the whole of stdout is one JSON value: a log line before the result or a second
-    object is not looked past (AgentV scores it 0; taking the last line could pass it).
+    Like AgentV, the whole of stdout, trimmed as JavaScript trims (a byte-order mark goes too), is
+    one JSON value: a log line before the result or a second object is not looked past (AgentV
+    scores it 0; taking the last line could pass it).
     """
-    text = stdout.strip()
+    text = js_trim(stdout)
     if not text:
         return None, "printed nothing on stdout (expected a JSON object with a score)"
     try:
@@ -170,9 +172,9 @@ def failed_score(what: str, reason: str, result: ScriptResult | None, raw: dict[
         misses.append(f"stderr: {stderr}")
     if result is not None and result.stdout_truncated:
         misses.append(f"stdout was cut at {len(result.stdout.encode())} of {result.stdout_bytes} bytes")
-    if result is not None and result.stdout.strip():
+    if result is not None and js_trim(result.stdout):
         try:
-            own = loads_strict(result.stdout.strip())
+            own = loads_strict(js_trim(result.stdout))
             if isinstance(own, dict):
                 misses.extend(string_list(own.get("misses")))
         except ValueError:

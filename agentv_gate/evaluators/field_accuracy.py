@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..models import EvaluationContext, EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
+from ..models import JS_SPACES, EvaluationContext, EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 
 MAX_LISTED = 4
@@ -38,10 +38,8 @@ DEFAULT_DATE_FORMATS = ["YYYY-MM-DDTHH:mm:ssZ", "YYYY-MM-DDTHH:mm:ss", "YYYY-MM-
 _MONTHS = {"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
            "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9,
            "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12}
-# JavaScript's \d is 0-9 only (re.ASCII), and parseFloat skips JavaScript's white space
-# (StrWhiteSpaceChar), which is not Python's \s: U+FEFF is one, U+001C..U+001F and U+0085 are not.
-_JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*"
-_JS_FLOAT = re.compile(_JS_SPACE + r"([+-]?(?:Infinity|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))", re.ASCII)
+# JavaScript's \d is 0-9 only (re.ASCII), and parseFloat skips JavaScript's white space, not Python's \s.
+_JS_FLOAT = re.compile(f"[{JS_SPACES}]*" + r"([+-]?(?:Infinity|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))", re.ASCII)
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$", re.ASCII)
 _LOCALIZED = re.compile(r"^(\d{1,2})-([A-Za-z]{3,9})-(\d{4})$", re.ASCII)
 _NUMERIC = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$", re.ASCII)

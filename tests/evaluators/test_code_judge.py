@@ -315,6 +315,14 @@ def test_empty_stdout_and_a_log_line_before_json(repo: Path) -> None:
     assert logged.score == 0.0 and logged.error is not None and "write logs to stderr" in logged.error
 
 
+def test_a_judge_printing_a_byte_order_mark_is_scored_as_agentv_scores_it(repo: Path) -> None:
+    """Windows tools and `encoding="utf-8-sig"` start stdout with U+FEFF; JavaScript's trim() drops it."""
+    case = capital_case(repo)
+    code = "import sys; sys.stdout.buffer.write('\\ufeff{\"score\": 0.75, \"hits\": [\"h\"]}\\r\\n'.encode())"
+    score = score_of(CodeJudgeEvaluator(), judge_context(case, [PY, "-c", code]))
+    assert (score.error, score.score, score.hits) == (None, 0.75, ["h"])
+
+
 def test_a_judge_s_assertions_and_details_are_read_as_agentv_reads_them(repo: Path) -> None:
     case = capital_case(repo)
     code = ("import json; print(json.dumps({'score': 1, 'hits': ['h'], 'details': {'checked': 2}, 'assertions': "
@@ -471,6 +479,13 @@ ASSERTIONS_RULE = " (expected a list of {\"text\": ..., \"passed\": true|false, 
     ('{"score": 0.5, "assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}', None),
     ('{"score": 0}', None), ('{"score": 1}', None), ('{"score": 0.0}', None), ('{"score": 1.0}', None),
     ('\n  {"score": 0.25}  \n', None),
+    # trimmed as AgentV's JavaScript trims: a byte-order mark (a judge writing UTF-8 with BOM) and
+    # Unicode spaces go; U+001C and U+0085, which Python's strip() also takes, do not
+    ('\ufeff{"score": 0.25}\r\n', None), ('\u00a0\u3000{"score": 0.25}\u2028', None),
+    ('\x1c{"score": 1}', "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "
+                         "'\\x1c{\"score\": 1}'" + ONE_OBJECT),
+    ('{"score": 1}\x85', "printed something that is not JSON (Extra data: line 1 column 13 (char 12)): "
+                         "'{\"score\": 1}\\x85'" + ONE_OBJECT),
 ], ids=lambda value: repr(value)[:30])
 def test_judge_output_is_a_score_in_0_to_1_or_says_why_not(stdout: str, problem: str | None) -> None:
     data, why = parse_judge_output(stdout)
