@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ..models import EqualsConfig, EvaluationContext, EvaluationScore
+from ..models import EqualsConfig, EvaluationContext, EvaluationScore, js_trim
 from .base import binary
 from .json_extract import json_equal, loads_strict
 
@@ -18,11 +18,11 @@ class EqualsEvaluator:
         output = context.candidate or ""
         if isinstance(config.value, str):
             expected = config.value
-            passed = (output.strip() == expected.strip()) if config.trim else output == expected
+            passed = (js_trim(output) == js_trim(expected)) if config.trim else output == expected
             return binary(passed, f'Output equals "{expected}"', f'Output does not equal "{expected}"')
         shown = json.dumps(config.value, ensure_ascii=False)
         try:
-            passed = json_equal(loads_strict(output.strip()), config.value)
+            passed = json_equal(loads_strict(js_trim(output)), config.value)
         except ValueError:
             passed = False
         return binary(passed, f"Output equals {shown}", f"Output does not equal {shown}")

@@ -29,7 +29,16 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..models import JS_SPACES, EvaluationContext, EvaluationScore, FieldAccuracyConfig, FieldSpec, Message, content_to_text
+from ..models import (
+    JS_SPACES,
+    EvaluationContext,
+    EvaluationScore,
+    FieldAccuracyConfig,
+    FieldSpec,
+    Message,
+    content_to_text,
+    js_trim,
+)
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 
 MAX_LISTED = 4
@@ -109,7 +118,7 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
 
 def parse_date(text: str, formats: list[str]) -> date | None:
     """The calendar date in `text`, trying ISO, DD-MMM-YYYY, then numeric US/EU forms."""
-    trimmed = text.strip()
+    trimmed = js_trim(text)
     if not trimmed:
         return None
     iso = _ISO.match(trimmed)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.evaluators.affix import AffixEvaluator
 from agentv_gate.evaluators.contains import ContainsEvaluator
 from agentv_gate.evaluators.equals import EqualsEvaluator
 from agentv_gate.evaluators.field_accuracy import FieldAccuracyEvaluator, parse_date, to_number
@@ -21,6 +22,7 @@ from agentv_gate.evaluators.json_extract import (
 from agentv_gate.evaluators.regex import RegexEvaluator
 from agentv_gate.loader import load_eval_file
 from agentv_gate.models import (
+    AffixConfig,
     ContainsConfig,
     EqualsConfig,
     EvalCase,
@@ -136,6 +138,20 @@ def test_equals_trims_unless_told_not_to() -> None:
     assert run(EqualsEvaluator(), EqualsConfig(name="e", value="Paris", trim=False), "Paris\n").score == 0.0
     assert run(EqualsEvaluator(), EqualsConfig(name="e", value="Paris"), "Paris.").misses == [
         'Output does not equal "Paris"']
+
+
+@pytest.mark.parametrize(("answer", "equals", "starts", "ends"), [
+    ("\ufeffParis\u3000", 1.0, 1.0, 1.0),  # JavaScript's trim() takes a byte-order mark and Unicode spaces
+    ("\u00a0Paris\u2028", 1.0, 1.0, 1.0),
+    ("Paris\x85", 0.0, 1.0, 0.0),          # Python's strip() takes U+0085 and U+001C..U+001F; trim() does not
+    ("\x1cParis", 0.0, 0.0, 1.0),
+])
+def test_equals_starts_with_and_ends_with_trim_as_javascript_trims(answer: str, equals: float, starts: float,
+                                                                    ends: float) -> None:
+    """AgentV: `output.trim() === value.trim()`, `output.trim().startsWith(value.trim())`, and so on."""
+    assert run(EqualsEvaluator(), EqualsConfig(name="e", value="Paris"), answer).score == equals
+    assert run(AffixEvaluator(), AffixConfig(name="s", type="starts_with", value="Paris"), answer).score == starts
+    assert run(AffixEvaluator(), AffixConfig(name="e", type="ends_with", value="Paris"), answer).score == ends
 
 
 @pytest.mark.parametrize(("value", "answer", "trim", "expected"), [
@@ -347,6 +363,8 @@ def test_field_accuracy_from_an_eval_file(repo: Path) -> None:
     ("January 15, 2025", None, "2025-01-15"),
     ("not a date", None, None),
     ("2025-02-30", None, None),
+    ("\ufeff 2025-01-15\u00a0", None, "2025-01-15"),  # trimmed as JavaScript trims
+    ("\x1c2025-01-15", None, None),
 ])
 def test_date_parsing(text: str, formats: list[str] | None, expected: str | None) -> None:
     from agentv_gate.evaluators.field_accuracy import DEFAULT_DATE_FORMATS
