@@ -39,10 +39,11 @@ def missing_shards(results: list[CaseResult]) -> str | None:
 def stopped_shards(results: list[CaseResult]) -> str | None:
     """Why the merged run counts as stopped early: a shard stopped by `--max-failures` wrote its
     cases not started as rows of that reason, and a stopped run never passes (see `_baseline`)."""
-    shards = sorted({r.shard or "?" for r in results if r.failure_reason_code == STOPPED_BY_MAX_FAILURES})
-    if not shards:
+    runs = sorted({f"shard {r.shard}" if r.shard else "the run (no --shard)" for r in results
+                   if r.failure_reason_code == STOPPED_BY_MAX_FAILURES})
+    if not runs:
         return None
-    return f"shard(s) {', '.join(shards)} stopped early (--max-failures): their cases not started did not run"
+    return f"{', '.join(runs)} stopped early (--max-failures): its cases not started did not run"
 
 
 def execute(args: argparse.Namespace) -> int:

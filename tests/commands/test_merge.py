@@ -141,7 +141,17 @@ def test_shards_gated_on_regressions_merge_into_a_regression_verdict(tmp_path: P
     assert stopped.returncode == 1, stopped.stderr
     merged = merge(tmp_path, *files, *gate)
     assert merged.returncode == 1, merged.stdout + merged.stderr
-    assert "gate (--fail-on regression): failed, the run stopped early" in merged.stdout
+    assert ("gate (--fail-on regression): failed, the run stopped early (shard 2/2 stopped early (--max-failures): "
+            "its cases not started did not run)") in merged.stdout
+
+
+def test_merging_the_results_of_an_unsharded_run_stopped_by_max_failures_fails_and_says_so(tmp_path: Path) -> None:
+    project(tmp_path, failing={"g1", "g2"})
+    assert run_cli("run", "evals", "--workers", "1", "--max-failures", "1", cwd=tmp_path).returncode == 1
+    merged = merge(tmp_path, ".agentv-gate/results.jsonl")
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert ("agentv-gate: the run (no --shard) stopped early (--max-failures): its cases not started did not run"
+            in merged.stderr)
 
 
 def test_merge_refuses_regression_options_without_a_base(tmp_path: Path) -> None:
