@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -439,18 +440,43 @@ def test_install_step_script_runs(tmp_path: Path) -> None:
     assert not (venv / "bin").exists()
 
 
-def _python_stub(path: Path, log: Path) -> Path:
-    """A stand-in `python` that logs its argv; `-m venv DIR` makes DIR/bin/python, a logging stub too."""
+def _python_stub(path: Path, log: Path, pip_takes_python: bool = True) -> Path:
+    """A stand-in `python` that logs its argv; `-m venv ... DIR` makes DIR/bin/python, a logging stub
+    too. Its `-m pip --python` fails unless `pip_takes_python` (no pip, or one older than 22.3)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(f"""\
         #!/usr/bin/env bash
         printf '%s\\n' "$0 $*" >>{str(log)!r}
         if [[ $1 == -m && $2 == venv ]]; then
-          mkdir -p "$3/bin" && cp "$0" "$3/bin/python"
+          mkdir -p "${{@: -1}}/bin" && cp "$0" "${{@: -1}}/bin/python"
+        fi
+        if [[ $1 == -m && $2 == pip && $3 == --python ]]; then
+          {"exit 0" if pip_takes_python else "exit 2"}
         fi
         """))
     path.chmod(0o755)
     return path
+
+
+def test_a_real_install_gives_the_virtualenv_no_pip_of_its_own_and_runs(tmp_path: Path) -> None:
+    """The install step's bash with the real python3 and pip, on a copy of this checkout (as the
+    runner's copy of the action): the builder's pip installs into a virtualenv made without one."""
+    action = tmp_path / "action"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (action / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, action / name)
+    install = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
+    venv, output = tmp_path / "venv", tmp_path / "out"
+    output.write_text("")
+    env = {**os.environ, "ACTION_PATH": str(action), "VENV": str(venv), "GITHUB_OUTPUT": str(output), "PYTHON": ""}
+    proc = subprocess.run(["bash", "-e", "-c", install["run"]], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    version = subprocess.run([str(venv / "bin/agentv-gate"), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("agentv-gate "), version.stderr
+    assert not (venv / "bin/pip").exists()
+    assert (venv / ".agentv-gate-source").read_text() == str(action)
 
 
 @pytest.mark.parametrize("setup_python", [True, False], ids=["python-version set", "python-version empty"])
@@ -473,10 +499,26 @@ def test_the_private_virtualenv_comes_from_setup_pythons_output_not_path(tmp_pat
     proc = subprocess.run(["bash", "-e", "-c", install["run"]], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     calls = log.read_text().splitlines()
-    builder = setup_output or job_python
-    assert calls[0] == f"{builder} -m venv {tmp_path / 'venv'}"
-    assert calls[1].startswith(f"{tmp_path / 'venv' / 'bin' / 'python'} -m pip install") and calls[1].endswith(str(ROOT))
-    assert len(calls) == 2
+    builder, venv_python = setup_output or job_python, tmp_path / "venv" / "bin" / "python"
+    assert calls[0] == f"{builder} -m venv --without-pip {tmp_path / 'venv'}"
+    assert calls[1] == f"{builder} -m pip --python {venv_python} --version"
+    assert calls[2].startswith(f"{builder} -m pip --python {venv_python} install") and calls[2].endswith(str(ROOT))
+    assert len(calls) == 3
+
+
+def test_a_builder_whose_pip_cannot_install_elsewhere_gives_the_virtualenv_its_own(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    builder = _python_stub(tmp_path / "toolcache" / "python3", log, pip_takes_python=False)
+    output = tmp_path / "out"
+    output.write_text("")
+    install = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
+    env = {**os.environ, "ACTION_PATH": str(ROOT), "VENV": str(tmp_path / "venv"), "GITHUB_OUTPUT": str(output),
+           "PYTHON": str(builder)}
+    proc = subprocess.run(["bash", "-e", "-c", install["run"]], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    venv_python = tmp_path / "venv" / "bin" / "python"
+    assert log.read_text().splitlines()[2:] == [f"{venv_python} -m ensurepip --default-pip",
+                                                f"{venv_python} -m pip install --quiet --disable-pip-version-check {ROOT}"]
 
 
 # ----------------------------------------------------------------------- supported runners
