@@ -11,14 +11,17 @@ from ..models import CaseResult
 from ..report.jsonl import read_results
 
 
-def read_previous(path: Path | str, if_empty: str) -> list[CaseResult]:
-    """Every row of `path` but those of cases an interrupted run never finished (such a case has no
-    result there, as if it had no row); a cut-off last line is a warning, a file with no row is a
-    usage error saying `if_empty` (a comparison or a rerun against nothing would decide nothing)."""
+def read_previous(path: Path | str, if_empty: str, keep_not_run: bool = False) -> list[CaseResult]:
+    """Every row of `path`; a cut-off last line is a warning, a file with no row is a usage error
+    saying `if_empty` (a comparison or a rerun against nothing would decide nothing).
+
+    The rows of cases an interrupted run never finished are left out: read as a base or as a rerun's
+    PREV, such a case has no result there. `keep_not_run` keeps them, for the run being judged
+    (`compare`'s HEAD), where a case that passed on the base and was not run is a regression."""
     read, problems = read_results([path])
     for problem in problems:
         print(f"agentv-gate: warning: {problem}", file=sys.stderr)
-    rows = [row for row in read if row.failure_reason_code != NOT_RUN_INTERRUPTED]
+    rows = [row for row in read if keep_not_run or row.failure_reason_code != NOT_RUN_INTERRUPTED]
     if not rows:
         raise UsageError(if_empty)
     return rows

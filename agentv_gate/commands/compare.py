@@ -81,7 +81,7 @@ def execute(args: argparse.Namespace) -> int:
     _check_delta("--min-delta", args.min_delta)
     _check_delta("--max-drop", args.max_drop)
     base = read_previous(args.base, f"the base results {args.base} hold no rows")
-    head = read_previous(args.head, f"the head results {args.head} hold no rows")
+    head = read_previous(args.head, f"the head results {args.head} hold no rows", keep_not_run=True)
     comparison = compare_results(base, head, args.max_drop)
     if not comparison.paired:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "

@@ -62,6 +62,25 @@ def test_min_delta_moves_cases_between_ties_and_wins_or_losses(tmp_path: Path) -
     assert (report["wins"], report["losses"], report["ties"]) == (2, 3, 0)
 
 
+def test_cases_an_interrupted_head_run_never_finished_are_regressions_and_on_the_base_are_new(tmp_path: Path) -> None:
+    """An interrupted run writes a row per case it never finished (`failure_reason_code:
+    interrupted`). In HEAD such a case passed on the base and was not run now: a regression, not
+    "removed" (which would let a cut-short run compare green). In BASE it has no result: "new"."""
+    def not_run(eval_id: str) -> CaseResult:
+        return case_result(eval_id, "error", error="not run: the run was interrupted (SIGTERM)",
+                           failure_reason_code="interrupted")
+
+    base = write_results(tmp_path / "base.jsonl", [case_result("a"), case_result("b")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a"), not_run("b")])
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert {c["test_id"]: c["status"] for c in json.loads(proc.stdout)["cases"]} == {"a": "passing", "b": "regressed"}
+    base = write_results(tmp_path / "base.jsonl", [case_result("a"), not_run("b")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a"), case_result("b", "fail")])
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
+    assert {c["test_id"]: c["status"] for c in json.loads(proc.stdout)["cases"]} == {"a": "passing", "b": "new"}
+
+
 def test_no_regression_exits_0_and_the_text_names_every_change(tmp_path: Path) -> None:
     base = write_results(tmp_path / "base.jsonl", [case_result("a", "fail", score=0.2), case_result("b")])
     head = write_results(tmp_path / "head.jsonl", [case_result("a", score=0.9), case_result("b"),
