@@ -7,7 +7,6 @@ into AgentV tooling unchanged.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
 from .defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from .defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
+from .javascript import js_trim
 from .wire import content_to_text
 
 PASS_SCORE = 0.8
@@ -207,7 +207,7 @@ class AffixConfig(_EvaluatorBase):
     @classmethod
     def _some_value(cls, value: str) -> str:
         """The trimmed answer starts and ends with "" (or spaces alone): a pass whatever it says."""
-        _refuse_empty_string(value.strip(), "every answer starts and ends with it")
+        _refuse_empty_string(js_trim(value), "every answer starts and ends with it")
         return value
 
 
@@ -222,88 +222,6 @@ class RegexConfig(_EvaluatorBase):
         """The empty pattern matches every answer (a `value: ${{ PATTERN }}` whose variable is empty)."""
         _refuse_empty_string(value, "every answer matches the empty pattern")
         return value
-
-
-_JS_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
-"""`y` (sticky) compiles to nothing here: the regex evaluator reads it, matching at position 0 only."""
-_JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
-_JS_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
-
-
-JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-r"""JavaScript's white space (`\s`, what `trim()` and `parseFloat` skip), as a regex class body; Python's
-`\s` and `str.strip()` also take U+001C..U+001F and U+0085 and lack U+FEFF (a byte-order mark)."""
-_JS_TRIM = re.compile(f"^[{JS_SPACES}]+|[{JS_SPACES}]+$")
-
-
-def js_trim(text: str) -> str:
-    """`text.trim()` as AgentV's JavaScript does it: a leading byte-order mark goes, U+001C does not."""
-    return _JS_TRIM.sub("", text)
-
-
-_JS_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_", "s": JS_SPACES}
-r"""JavaScript's `\d`, `\w`, `\s` as class bodies: ASCII digits and word characters, where Python's are Unicode."""
-_JS_ESCAPES = {
-    **{letter: f"[{body}]" for letter, body in _JS_CLASS_ESCAPES.items()},
-    **{letter.upper(): f"[^{body}]" for letter, body in _JS_CLASS_ESCAPES.items()},
-    "b": r"(?a:\b)", "B": r"(?a:\B)",  # boundaries between JavaScript's (ASCII) word characters
-}
-
-
-def _javascript_meaning(pattern: str, flags: int) -> str:
-    r"""The pattern with the tokens whose meaning differs between the two engines spelled out as JavaScript's:
-    `\d`, `\w`, `\s`, `\b` (and their negations) as JavaScript's ASCII classes and its own spaces; `.`
-    without the `s` flag stopping at every JavaScript line terminator (`\r`, U+2028, U+2029 too); `$`
-    without the `m` flag the very end of the answer (Python's also matches before a last newline, so
-    `^yes$` would pass "yes\n", which AgentV fails). Inside a class, `\D`, `\W` and `\S` keep Python's
-    meaning (a negated set cannot be spelled inside another class)."""
-    out: list[str] = []
-    in_class = False
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            token = pattern[index:index + 2]
-            letter = token[1:]
-            if in_class and letter in _JS_CLASS_ESCAPES:
-                out.append(_JS_CLASS_ESCAPES[letter])
-            elif not in_class and letter in _JS_ESCAPES:
-                out.append(_JS_ESCAPES[letter])
-            else:
-                out.append(token)
-            index += 2
-            continue
-        if char == "[" and not in_class:
-            in_class = True
-        elif char == "]" and in_class:
-            in_class = False
-        elif char == "$" and not in_class and not flags & re.MULTILINE:
-            char = "\\Z"
-        elif char == "." and not in_class and not flags & re.DOTALL:
-            char = "[^\\n\\r\\u2028\\u2029]"
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
-    """A `regex` evaluator's JavaScript pattern and flags compiled for Python; raises ValueError naming
-    the bad flag or the compile error. Here, beside its config, so the loader can refuse a pattern
-    that cannot compile before anything runs, and the evaluator compiles it the same way."""
-    value = 0
-    for index, flag in enumerate(flags or ""):
-        if flag not in _JS_REGEX_FLAGS:
-            raise ValueError(f"unknown regex flag {flag!r} (expected some of {''.join(_JS_REGEX_FLAGS)})")
-        if flag in (flags or "")[:index]:
-            raise ValueError(f"regex flag {flag!r} is given twice (JavaScript's RegExp refuses the pattern)")
-        value |= _JS_REGEX_FLAGS[flag]
-    if "u" in (flags or "") and "v" in (flags or ""):
-        raise ValueError("regex flags 'u' and 'v' cannot be used together (JavaScript's RegExp refuses the pattern)")
-    try:
-        translated = _JS_BACKREF.sub(r"(?P=\1)", _JS_NAMED_GROUP.sub("(?P<", pattern))
-        return re.compile(_javascript_meaning(translated, value), value)
-    except re.error as exc:
-        raise ValueError(f"invalid regex /{pattern}/: {exc}") from None
 
 
 class EqualsConfig(_EvaluatorBase):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..models import AffixConfig, EvaluationContext, EvaluationScore, js_trim
+from ..javascript import js_trim
+from ..models import AffixConfig, EvaluationContext, EvaluationScore
 from .base import binary
 
 

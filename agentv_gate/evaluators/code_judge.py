@@ -22,6 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ..javascript import js_trim
 from ..judging.payload import build_judge_payload
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -29,7 +30,6 @@ from ..models import (
     CustomAssertionConfig,
     EvaluationContext,
     EvaluationScore,
-    js_trim,
     score_label,
 )
 from ..targets.cache import count_thread_cache_hits

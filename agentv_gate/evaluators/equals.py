@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ..models import EqualsConfig, EvaluationContext, EvaluationScore, js_trim
+from ..javascript import js_trim
+from ..models import EqualsConfig, EvaluationContext, EvaluationScore
 from .base import binary
 from .json_extract import json_equal, loads_strict
 

@@ -29,15 +29,14 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from ..javascript import JS_SPACES, js_trim
 from ..models import (
-    JS_SPACES,
     EvaluationContext,
     EvaluationScore,
     FieldAccuracyConfig,
     FieldSpec,
     Message,
     content_to_text,
-    js_trim,
 )
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 

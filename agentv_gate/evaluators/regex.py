@@ -10,7 +10,8 @@ not compile is a config error.
 
 from __future__ import annotations
 
-from ..models import EvaluationContext, EvaluationScore, RegexConfig, compile_js_regex
+from ..javascript import compile_js_regex
+from ..models import EvaluationContext, EvaluationScore, RegexConfig
 from .base import binary
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import models
 from ..errors import EvalFileError
+from ..javascript import compile_js_regex
 from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
 from ..models import (
     ABSENT,
@@ -37,7 +38,6 @@ from ..models import (
     TokenUsageConfig,
     ToolTrajectoryConfig,
     aggregator_kind,
-    compile_js_regex,
     value_at_path,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion

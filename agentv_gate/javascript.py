@@ -1,0 +1,240 @@
+"""Text operations read as AgentV's JavaScript reads them: `trim()`, white space, and RegExp patterns.
+
+AgentV's assertions are one-liners over JavaScript built-ins (`output.trim() === value.trim()`,
+`new RegExp(pattern, flags).test(output)`). Python's nearest built-ins differ at the edges, and
+every difference is a verdict that could disagree with AgentV: `str.strip()` takes U+0085 and
+leaves a byte-order mark; Python's `re` reads `\\A`, `{,3}` and `(?i)` where JavaScript reads the
+letter A, the text "{,3}" and a syntax error. `tests/evaluators/test_javascript_regex.py` checks
+the translation against Node's own RegExp.
+
+A pattern is translated token by token into a Python pattern meaning what JavaScript means; what
+JavaScript refuses, or what has no Python spelling here, raises ValueError (the loader turns it
+into a located error, so no case runs on a pattern AgentV would read otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+r"""JavaScript's white space (`\s`, what `trim()` and `parseFloat` skip), as a regex class body; Python's
+`\s` and `str.strip()` also take U+001C..U+001F and U+0085 and lack U+FEFF (a byte-order mark)."""
+_TRIM = re.compile(f"^[{JS_SPACES}]+|[{JS_SPACES}]+$")
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as AgentV's JavaScript does it: a leading byte-order mark goes, U+001C does not."""
+    return _TRIM.sub("", text)
+
+
+REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
+"""`y` (sticky) compiles to nothing here: the regex evaluator reads it, matching at position 0 only."""
+
+_LINE_TERMINATORS = r"\n\r\u2028\u2029"
+_CLASS_BODIES = {"d": "0-9", "w": "A-Za-z0-9_", "s": JS_SPACES}
+r"""JavaScript's `\d`, `\w`, `\s` as class bodies: ASCII digits and word characters, where Python's are Unicode."""
+_ANY = r"[\s\S]"
+_QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
+_GROUP_NAME = re.compile(r"<([A-Za-z_$][A-Za-z0-9_$]*)>")
+_SYNTAX = set("^$\\.*+?()[]{}|/")
+"""What the u and v flags let a backslash escape besides letters and digits (and `-` in a class)."""
+_NOT_ANCHORS = {"A": "^", "Z": "$", "z": "$", "a": None}
+"""Python escapes that JavaScript reads as plain letters (`\\A` is the letter A), with what was meant."""
+
+
+def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
+    """A `regex` evaluator's JavaScript pattern and flags compiled for Python; raises ValueError naming
+    the bad flag, the token JavaScript reads otherwise, or the compile error. The loader compiles every
+    pattern before anything runs, and the evaluator compiles it the same way."""
+    given = flags or ""
+    value = 0
+    for index, flag in enumerate(given):
+        if flag not in REGEX_FLAGS:
+            raise ValueError(f"unknown regex flag {flag!r} (expected some of {''.join(REGEX_FLAGS)})")
+        if flag in given[:index]:
+            raise ValueError(f"regex flag {flag!r} is given twice (JavaScript's RegExp refuses the pattern)")
+        value |= REGEX_FLAGS[flag]
+    if "u" in given and "v" in given:
+        raise ValueError("regex flags 'u' and 'v' cannot be used together (JavaScript's RegExp refuses the pattern)")
+    translated = _Translator(pattern, given).translate()
+    try:
+        with warnings.catch_warnings():  # "possible nested set": a literal `[` or `&&` in a class, as JavaScript reads it
+            warnings.simplefilter("ignore", FutureWarning)
+            return re.compile(translated, value)
+    except re.error as exc:
+        raise ValueError(f"invalid regex /{pattern}/: {exc}") from None
+
+
+class _Translator:
+    """One pass over a JavaScript pattern, writing the Python pattern that means the same."""
+
+    def __init__(self, pattern: str, flags: str):
+        self.pattern = pattern
+        self.unicode = "u" in flags or "v" in flags
+        self.sets = "v" in flags
+        self.multiline = "m" in flags
+        self.dotall = "s" in flags
+        self.index = 0
+        self.out: list[str] = []
+
+    def refuse(self, why: str) -> ValueError:
+        return ValueError(f"invalid regex /{self.pattern}/: {why}")
+
+    def translate(self) -> str:
+        pattern = self.pattern
+        quantifiable = False  # whether the last token can take a quantifier
+        while self.index < len(pattern):
+            char = pattern[self.index]
+            if char == "\\":
+                self.out.append(self._escape(in_class=False))
+                quantifiable = True
+            elif char == "[":
+                self.out.append(self._class())
+                quantifiable = True
+            elif char == "(":
+                self.out.append(self._group_opening())
+                quantifiable = False
+            elif char in "*+?" or (char == "{" and _QUANTIFIER.match(pattern, self.index)):
+                self._quantifier(quantifiable)
+                quantifiable = False
+            else:
+                self.out.append(self._plain(char))
+                self.index += 1
+                quantifiable = char not in "|^$"
+        return "".join(self.out)
+
+    def _plain(self, char: str) -> str:
+        if char == ".":
+            return _ANY if self.dotall else f"[^{_LINE_TERMINATORS}]"
+        if char == "$":  # Python's `$` also matches before a last "\n"; with m, JavaScript's before \r, U+2028 too
+            return f"(?![^{_LINE_TERMINATORS}])" if self.multiline else r"\Z"
+        if char == "^":
+            return f"(?<![^{_LINE_TERMINATORS}])" if self.multiline else "^"
+        if char in "{}]":
+            if self.unicode:
+                raise self.refuse(f"a lone {char!r} must be escaped with the u or v flag (JavaScript's RegExp refuses it)")
+            return "\\" + char  # a literal, as JavaScript reads `a{,3}` (Python reads a quantifier)
+        return char
+
+    def _quantifier(self, quantifiable: bool) -> None:
+        pattern = self.pattern
+        if not quantifiable:
+            raise self.refuse(f"nothing to repeat at {pattern[self.index]!r} (JavaScript's RegExp refuses it)")
+        if pattern[self.index] == "{":
+            match = _QUANTIFIER.match(pattern, self.index)
+            assert match is not None
+            token, self.index = match.group(0), match.end()
+        else:
+            token, self.index = pattern[self.index], self.index + 1
+        if pattern.startswith("?", self.index):  # lazy
+            token, self.index = token + "?", self.index + 1
+        if self.index < len(pattern) and (pattern[self.index] in "*+?" or _QUANTIFIER.match(pattern, self.index)):
+            raise self.refuse(f"nothing to repeat at {pattern[self.index]!r} after {token!r} (a possessive or "
+                              "doubled quantifier; JavaScript's RegExp refuses it)")
+        self.out.append(token)
+
+    def _group_opening(self) -> str:
+        pattern, start = self.pattern, self.index
+        self.index += 1
+        if not pattern.startswith("?", self.index):
+            return "("
+        rest = pattern[self.index + 1:]
+        for opening in (":", "=", "!", "<=", "<!"):
+            if rest.startswith(opening):
+                self.index += 1 + len(opening)
+                return "(?" + opening
+        name = _GROUP_NAME.match(rest)
+        if name:
+            self.index += 1 + name.end()
+            return f"(?P<{name.group(1)}>"
+        shown = pattern[start:start + 4]
+        hint = " (inline flags: give them in `flags:` instead)" if rest[:1].isalpha() and rest[:1] != "P" else ""
+        raise self.refuse(f"{shown!r}... is not JavaScript group syntax (JavaScript's RegExp refuses it){hint}")
+
+    def _escape(self, in_class: bool) -> str:
+        pattern = self.pattern
+        if self.index + 1 >= len(pattern):
+            raise self.refuse("\\ at the end of the pattern")
+        letter = pattern[self.index + 1]
+        self.index += 2
+        if letter in _CLASS_BODIES:
+            body = _CLASS_BODIES[letter]
+            return body if in_class else f"[{body}]"
+        if letter.lower() in _CLASS_BODIES:  # \D \W \S outside a class; in one, `_class` handles them
+            return f"[^{_CLASS_BODIES[letter.lower()]}]"
+        if letter == "b" and not in_class:  # between JavaScript's (ASCII) word characters
+            return "(?a:\\b)"
+        if letter == "B" and not in_class:  # Python's \B never matches in an empty answer; JavaScript's does
+            return "(?:(?a:\\B)|\\A\\Z)"
+        if letter in _NOT_ANCHORS:
+            meant = _NOT_ANCHORS[letter]
+            hint = f"; for the {'start' if meant == '^' else 'end'} of the answer write {meant}" if meant else ""
+            raise self.refuse(f"\\{letter} is not an anchor or escape in JavaScript: AgentV's RegExp reads it as the "
+                              f"letter {letter!r}{hint}")
+        if letter == "k":
+            name = _GROUP_NAME.match(pattern, self.index)
+            if name:
+                self.index = name.end()
+                return f"(?P={name.group(1)})"
+        if letter == "c" and self.index < len(pattern) and pattern[self.index].isascii() and pattern[self.index].isalpha():
+            self.index += 1
+            return re.escape(chr(ord(pattern[self.index - 1]) % 32))
+        if self.unicode and letter == "0" and pattern[self.index:self.index + 1].isdigit():
+            raise self.refuse("an octal escape (\\0 and a digit) is not valid with the u or v flag (JavaScript's RegExp "
+                              "refuses it)")
+        if self.unicode and not letter.isalnum() and letter not in _SYNTAX and not (in_class and letter == "-"):
+            raise self.refuse(f"\\{letter} is not a valid escape with the u or v flag (JavaScript's RegExp refuses it)")
+        return "\\" + letter
+
+    def _class(self) -> str:
+        """A character class, as JavaScript reads it: `[]` matches nothing and `[^]` anything; `\\D`, `\\W`
+        and `\\S` inside one (which Python cannot spell as JavaScript's sets there) become an alternation."""
+        pattern = self.pattern
+        self.index += 1
+        negated = pattern.startswith("^", self.index)
+        if negated:
+            self.index += 1
+        items: list[str] = []
+        complements: list[str] = []
+        while True:
+            if self.index >= len(pattern):
+                raise self.refuse("a character class is not closed with ]")
+            char = pattern[self.index]
+            if char == "]":
+                self.index += 1
+                break
+            if char == "\\":
+                letter = pattern[self.index + 1:self.index + 2]
+                if letter in ("D", "W", "S"):
+                    complements.append(f"[^{_CLASS_BODIES[letter.lower()]}]")
+                    self.index += 2
+                    continue
+                if letter == "b":
+                    items.append("\\x08")
+                    self.index += 2
+                    continue
+                items.append(self._escape(in_class=True))
+                continue
+            if self.sets:
+                self._check_set_syntax(char, at_edge=not items and not complements or pattern[self.index + 1:][:1] == "]")
+            items.append("\\" + char if char in "[&~|" else char)
+            self.index += 1
+        alternatives = ([f"[{''.join(items)}]"] if items else []) + complements
+        if not alternatives:
+            return _ANY if negated else "(?!)"
+        if not complements:
+            return f"[{'^' if negated else ''}{''.join(items)}]"
+        either = "|".join(alternatives)
+        return f"(?:(?!{either}){_ANY})" if negated else f"(?:{either})"
+
+    def _check_set_syntax(self, char: str, at_edge: bool) -> None:
+        """With the v flag a class is a set expression: its operators and nested classes are not run here,
+        and what JavaScript refuses there (a lone `-`, `(`, `|`, a doubled punctuator) is refused."""
+        pair = self.pattern[self.index:self.index + 2]
+        if char == "[" or pair in ("&&", "--"):
+            raise self.refuse("set operations and nested classes of the v flag are not supported here")
+        if char in "(){}/|" or (char == "-" and at_edge) or (len(pair) == 2 and pair[0] == pair[1]
+                                                            and pair[0] in "&!#$%*+,.:;<=>?@^`~"):
+            raise self.refuse(f"{pair if pair[:1] == pair[1:] else char!r} must be escaped in a class with the v flag "
+                              "(JavaScript's RegExp refuses it)")
