@@ -77,31 +77,46 @@ class _Translator:
         self.dotall = "s" in flags
         self.index = 0
         self.out: list[str] = []
+        self.names = _capturing_groups(pattern)  # name (or "") of each capturing group, in order
+        self.opened = 0
+        self.closed: set[int] = set()
 
     def refuse(self, why: str) -> ValueError:
         return ValueError(f"invalid regex /{self.pattern}/: {why}")
 
     def translate(self) -> str:
         pattern = self.pattern
-        quantifiable = False  # whether the last token can take a quantifier
+        quantifiable = False  # whether the last token can take a quantifier (JavaScript refuses `\\b*`, `^+`)
+        groups: list[str] = []  # the openings of the groups not closed yet
+        numbers: list[int] = []  # and their capture numbers (0: not capturing)
         while self.index < len(pattern):
             char = pattern[self.index]
             if char == "\\":
+                quantifiable = pattern[self.index + 1:self.index + 2] not in ("b", "B")
                 self.out.append(self._escape(in_class=False))
-                quantifiable = True
             elif char == "[":
                 self.out.append(self._class())
                 quantifiable = True
             elif char == "(":
-                self.out.append(self._group_opening())
+                opening = self._group_opening()
+                self.opened += opening == "(" or opening.startswith("(?P<")
+                groups.append(opening)
+                numbers.append(self.opened if opening == "(" or opening.startswith("(?P<") else 0)
+                self.out.append(opening)
                 quantifiable = False
             elif char in "*+?" or (char == "{" and _QUANTIFIER.match(pattern, self.index)):
                 self._quantifier(quantifiable)
                 quantifiable = False
             else:
+                if char == ")" and groups:
+                    # A lookbehind takes no quantifier; a lookahead does, as web browsers allow, but not with u or v.
+                    opening = groups.pop()
+                    self.closed.add(numbers.pop())
+                    quantifiable = opening not in ("(?<=", "(?<!") and not (self.unicode and opening in ("(?=", "(?!"))
+                else:
+                    quantifiable = char not in "|^$"
                 self.out.append(self._plain(char))
                 self.index += 1
-                quantifiable = char not in "|^$"
         return "".join(self.out)
 
     def _plain(self, char: str) -> str:
@@ -172,11 +187,16 @@ class _Translator:
             hint = f"; for the {'start' if meant == '^' else 'end'} of the answer write {meant}" if meant else ""
             raise self.refuse(f"\\{letter} is not an anchor or escape in JavaScript: AgentV's RegExp reads it as the "
                               f"letter {letter!r}{hint}")
-        if letter == "k":
+        if letter in "123456789" and not in_class:
+            return self._backreference(letter)
+        if letter == "k" and not in_class:
             name = _GROUP_NAME.match(pattern, self.index)
-            if name:
+            if name and name.group(1) in self.names:
                 self.index = name.end()
-                return f"(?P={name.group(1)})"
+                return self._reference_to(self.names.index(name.group(1)) + 1)
+            if self.unicode or any(self.names):
+                raise self.refuse("\\k names no group of the pattern (JavaScript's RegExp refuses it)")
+            return "k"  # without named groups or u, JavaScript reads `\k` as the letter
         if letter == "c" and self.index < len(pattern) and pattern[self.index].isascii() and pattern[self.index].isalpha():
             self.index += 1
             return re.escape(chr(ord(pattern[self.index - 1]) % 32))
@@ -186,6 +206,29 @@ class _Translator:
         if self.unicode and not letter.isalnum() and letter not in _SYNTAX and not (in_class and letter == "-"):
             raise self.refuse(f"\\{letter} is not a valid escape with the u or v flag (JavaScript's RegExp refuses it)")
         return "\\" + letter
+
+    def _backreference(self, first: str) -> str:
+        """`\\N`: a reference to group N when the pattern has N groups; else, as web browsers read it
+        (without u or v), a legacy octal escape, or the digit itself for 8 and 9."""
+        digits = first + re.match(r"\d*", self.pattern[self.index:]).group(0)  # type: ignore[union-attr]
+        if int(digits) <= len(self.names):
+            self.index += len(digits) - 1
+            return self._reference_to(int(digits))
+        if self.unicode:
+            raise self.refuse(f"\\{digits} refers to a group the pattern does not have (JavaScript's RegExp refuses it)")
+        if first in "89":
+            return first
+        octal = re.match(r"[0-3][0-7]{0,2}|[4-7][0-7]?", first + self.pattern[self.index:])
+        assert octal is not None
+        self.index += len(octal.group(0)) - 1
+        return f"\\x{int(octal.group(0), 8):02x}"
+
+    def _reference_to(self, number: int) -> str:
+        """JavaScript matches a reference to a group that has not matched (not yet closed, or skipped) with
+        the empty string, where Python fails it; a Python conditional spells that."""
+        if number not in self.closed:
+            return "(?:)"
+        return f"(?({number})\\{number}|)"
 
     def _class(self) -> str:
         """A character class, as JavaScript reads it: `[]` matches nothing and `[^]` anything; `\\D`, `\\W`
@@ -238,3 +281,28 @@ class _Translator:
                                                             and pair[0] in "&!#$%*+,.:;<=>?@^`~"):
             raise self.refuse(f"{pair if pair[:1] == pair[1:] else char!r} must be escaped in a class with the v flag "
                               "(JavaScript's RegExp refuses it)")
+
+
+def _capturing_groups(pattern: str) -> list[str]:
+    """The name of each capturing group of a JavaScript pattern in order ("" for an unnamed one), so a
+    reference can tell a group from an octal escape before the group is reached."""
+    names: list[str] = []
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            index += 2 if pattern.startswith("^", index + 1) else 1
+            in_class = not pattern.startswith("]", index)  # `[]` and `[^]` end at once in JavaScript
+            index += not in_class
+            continue
+        elif char == "(":
+            name = _GROUP_NAME.match(pattern, index + 2) if pattern.startswith("?<", index + 1) else None
+            if not pattern.startswith("?", index + 1) or name:
+                names.append(name.group(1) if name else "")
+        index += 1
+    return names

@@ -7,7 +7,9 @@ below with its reason, and the README says them.
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import subprocess
 from pathlib import Path
 
@@ -51,6 +53,9 @@ PATTERNS = [
     # JavaScript reads, Python has no spelling here: refused (see REFUSED)
     r"\N", r"\U", r"\e", r"\p{L}", r"\P{L}", r"\u{1F600}", r"\1(a)", r"(a)\2", r"\8", r"\k<x>", r"(?<=\d+)x",
     r"\u004", r"\x4", r"\q{ab}", r"\G", r"\h", r"\R", r"\X", r"\K", r"\Qa\E", r"[a--b]", r"\ud83d\ude00",
+    # references and quantified assertions, as JavaScript reads them
+    r"(a)?\1", r"(a\1)", r"\10", r"\1", r"(a)\10", r"\9", r"\k<x>", r"(?<n>a)?\k<n>b", r"(?<!b){2}", r"\b+",
+    r"(?=a)*b", r"^*", r"$+",
 ]
 FLAGS = ["", "i", "m", "s", "u", "v", "y", "im", "iu", "ms"]
 INPUTS = [
@@ -74,7 +79,6 @@ REFUSED = {
     **dict.fromkeys([r"\N", r"\U", r"\e", r"\G", r"\h", r"\R", r"\X", r"\K", r"\Qa\E", r"\q{ab}", r"\u004", r"\x4"],
                     "an escape JavaScript reads as its letter (Python refuses it)"),
     **dict.fromkeys([r"\p{L}", r"\P{L}", r"\u{1F600}"], "u-flag Unicode escapes, which Python's re lacks"),
-    **dict.fromkeys([r"\1(a)", r"(a)\2", r"\8", r"\k<x>"], "a reference to no group (JavaScript: empty or a literal)"),
     r"(?<=\d+)x": "a lookbehind of variable width, which Python's re lacks",
     **dict.fromkeys([r"[a--b]", r"[a&&b]"], "a v-flag set operation"),
     r"\ud83d\ude00": "a surrogate pair written as two escapes (Python's strings hold code points)",
@@ -167,3 +171,39 @@ def test_python_only_regex_syntax_is_refused_or_read_as_javascript_reads_it(tmp_
     """)
     proc = run_cli("run", "evals", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+ATOMS = ["a", "b", "A", "1", "é", r"\d", r"\w", r"\s", r"\D", r"\W", r"\S", ".", r"\b", r"\B", "^", "$", "[ab]", "[^a]",
+         "[a-c]", r"[\d\s]", r"[\W]", r"[^\S]", r"\n", r"\t", "-", "_", " ", r"\.", r"\-", "(a)", "(?:ab)", "(?=a)",
+         "(?!b)", "(?<=a)", "(?<!b)", "(?<g>a)", r"\1", "x{2}", "a{1,}", r"\u00e9", r"\x41", r"\0", r"\cM", "[]", "[^]",
+         r"\/", r"\\"]
+QUANTIFIERS = ["", "", "", "*", "+", "?", "*?", "+?", "{2}", "{1,3}", "{0,}", "{,2}"]
+CHARACTERS = ["a", "b", "A", "B", "1", "é", "É", " ", "\n", "\r", "\t", "\u00a0", "\u2028", "_", "-", ".", "x", "ab",
+              "\\", "/", "\x00", "k"]
+
+
+def test_generated_patterns_match_what_they_match_in_javascript_or_javascript_refuses_them_too() -> None:
+    """400 patterns drawn (seeded) from JavaScript's tokens and quantifiers, 7 flag sets, 60 answers."""
+    draw = random.Random(7)
+    patterns = sorted({"".join(draw.choice(ATOMS) + draw.choice(QUANTIFIERS) for _ in range(draw.randint(1, 5)))
+                       + ("|" + draw.choice(ATOMS) if draw.random() < 0.2 else "") for _ in range(400)})
+    answers = sorted({"".join(draw.choice(CHARACTERS) for _ in range(draw.randint(0, 6))) for _ in range(60)})
+    flags = ["", "i", "m", "s", "u", "y", "ims"]
+    theirs = node(JS_RESULTS, {"patterns": patterns, "flags": flags, "inputs": answers})
+    assert isinstance(theirs, dict)
+    wrong: list[str] = []
+    for pattern, flag in itertools.product(patterns, flags):
+        said = theirs[f"{pattern}/{flag}"]
+        try:
+            compiled = compile_js_regex(pattern, flag)
+        except ValueError as exc:
+            if said is not None:
+                wrong.append(f"/{pattern}/{flag}: refused ({exc}), JavaScript runs it")
+            continue
+        if said is None:
+            wrong.append(f"/{pattern}/{flag}: run, JavaScript refuses it")
+            continue
+        find = compiled.match if "y" in flag else compiled.search
+        wrong += [f"/{pattern}/{flag} on {text!r}: JavaScript {'matches' if matched else 'does not'}"
+                  for text, matched in zip(answers, said, strict=True) if (find(text) is not None) != matched]
+    assert not wrong, "\n".join(wrong[:40])
