@@ -93,6 +93,7 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_assertion_variants.py"],
     "agentv_gate/evaluators/equals.py": ["tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/regex.py": ["tests/evaluators/test_deterministic.py"],
+    "agentv_gate/javascript.py": ["tests/test_javascript.py", "tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/affix.py": ["tests/evaluators/test_assertion_variants.py", "tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/is_json.py": ["tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/json_extract.py": ["tests/evaluators/test_deterministic.py", "tests/evaluators/test_llm_judge.py"],
