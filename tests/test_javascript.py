@@ -55,7 +55,7 @@ PATTERNS = [
     r"\u004", r"\x4", r"\q{ab}", r"\G", r"\h", r"\R", r"\X", r"\K", r"\Qa\E", r"[a--b]", r"\ud83d\ude00",
     # references and quantified assertions, as JavaScript reads them
     r"(a)?\1", r"(a\1)", r"\10", r"\1", r"(a)\10", r"\9", r"\k<x>", r"(?<n>a)?\k<n>b", r"(?<!b){2}", r"\b+",
-    r"(?=a)*b", r"^*", r"$+",
+    r"(?=a)*b", r"^*", r"$+", r"(?:x)\1(a)", r"[a(]\1", r"[(]\1", r"[](a)\1", r"[ab&&c]", r"[ab~~c]",
 ]
 FLAGS = ["", "i", "m", "s", "u", "v", "y", "im", "iu", "ms"]
 INPUTS = [
@@ -80,7 +80,7 @@ REFUSED = {
                     "an escape JavaScript reads as its letter (Python refuses it)"),
     **dict.fromkeys([r"\p{L}", r"\P{L}", r"\u{1F600}"], "u-flag Unicode escapes, which Python's re lacks"),
     r"(?<=\d+)x": "a lookbehind of variable width, which Python's re lacks",
-    **dict.fromkeys([r"[a--b]", r"[a&&b]"], "a v-flag set operation"),
+    **dict.fromkeys([r"[a--b]", r"[a&&b]", r"[ab&&c]"], "a v-flag set operation"),
     r"\ud83d\ude00": "a surrogate pair written as two escapes (Python's strings hold code points)",
 }
 JS_RESULTS = """
@@ -122,16 +122,18 @@ def test_a_pattern_matches_what_it_matches_in_javascript_or_is_refused(javascrip
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize(("pattern", "says"), [
-    (r"(?i)paris", "'(?i)'... is not JavaScript group syntax (JavaScript's RegExp refuses it) (inline flags: give "
+@pytest.mark.parametrize(("pattern", "flags", "says"), [
+    (r"[ab~~c]", "v", "'~~' must be escaped in a class with the v flag (JavaScript's RegExp refuses it)"),
+    (r"[ab(c]", "v", "'(' must be escaped in a class with the v flag (JavaScript's RegExp refuses it)"),
+    (r"(?i)paris", "", "'(?i)'... is not JavaScript group syntax (JavaScript's RegExp refuses it) (inline flags: give "
                    "them in `flags:` instead)"),
-    (r"\Ayes", "\\A is not an anchor or escape in JavaScript: AgentV's RegExp reads it as the letter 'A'; for the "
+    (r"\Ayes", "", "\\A is not an anchor or escape in JavaScript: AgentV's RegExp reads it as the letter 'A'; for the "
                "start of the answer write ^"),
-    (r"a++", "nothing to repeat at '+' after '+' (a possessive or doubled quantifier; JavaScript's RegExp refuses it)"),
+    (r"a++", "", "nothing to repeat at '+' after '+' (a possessive or doubled quantifier; JavaScript's RegExp refuses it)"),
 ])
-def test_a_refused_pattern_says_what_javascript_reads(pattern: str, says: str) -> None:
+def test_a_refused_pattern_says_what_javascript_reads(pattern: str, flags: str, says: str) -> None:
     with pytest.raises(ValueError) as raised:
-        compile_js_regex(pattern, "")
+        compile_js_regex(pattern, flags)
     assert str(raised.value) == f"invalid regex /{pattern}/: {says}"
 
 
