@@ -39,6 +39,10 @@ _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
 _GROUP_NAME = re.compile(r"<([A-Za-z_$][A-Za-z0-9_$]*)>")
 _SYNTAX = set("^$\\.*+?()[]{}|/")
 """What the u and v flags let a backslash escape besides letters and digits (and `-` in a class)."""
+_SET_PUNCTUATORS = "&-!#%,:;<=>@`~"
+"""What a class may escape with the v flag besides the syntax characters (and what may not be doubled there)."""
+_DOUBLED = "&!#$%*+,.:;<=>?@^`~"
+"""Punctuators the v flag reserves in a class when doubled (`&&`, `!!`, ...)."""
 _NOT_ANCHORS = {"A": "^", "Z": "$", "z": "$", "a": None}
 """Python escapes that JavaScript reads as plain letters (`\\A` is the letter A), with what was meant."""
 
@@ -87,8 +91,7 @@ class _Translator:
     def translate(self) -> str:
         pattern = self.pattern
         quantifiable = False  # whether the last token can take a quantifier (JavaScript refuses `\\b*`, `^+`)
-        groups: list[str] = []  # the openings of the groups not closed yet
-        numbers: list[int] = []  # and their capture numbers (0: not capturing)
+        groups: list[tuple[str, int]] = []  # the groups not closed yet: opening, capture number (0: none)
         while self.index < len(pattern):
             char = pattern[self.index]
             if char == "\\":
@@ -99,9 +102,9 @@ class _Translator:
                 quantifiable = True
             elif char == "(":
                 opening = self._group_opening()
-                self.opened += opening == "(" or opening.startswith("(?P<")
-                groups.append(opening)
-                numbers.append(self.opened if opening == "(" or opening.startswith("(?P<") else 0)
+                capturing = opening == "(" or opening.startswith("(?P<")
+                self.opened += capturing
+                groups.append((opening, self.opened if capturing else 0))
                 self.out.append(opening)
                 quantifiable = False
             elif char in "*+?" or (char == "{" and _QUANTIFIER.match(pattern, self.index)):
@@ -110,8 +113,8 @@ class _Translator:
             else:
                 if char == ")" and groups:
                     # A lookbehind takes no quantifier; a lookahead does, as web browsers allow, but not with u or v.
-                    opening = groups.pop()
-                    self.closed.add(numbers.pop())
+                    opening, number = groups.pop()
+                    self.closed.add(number)
                     quantifiable = opening not in ("(?<=", "(?<!") and not (self.unicode and opening in ("(?=", "(?!"))
                 else:
                     quantifiable = char not in "|^$"
@@ -200,10 +203,11 @@ class _Translator:
         if letter == "c" and self.index < len(pattern) and pattern[self.index].isascii() and pattern[self.index].isalpha():
             self.index += 1
             return re.escape(chr(ord(pattern[self.index - 1]) % 32))
+        escapable = _SET_PUNCTUATORS if self.sets else "-"  # in a class, besides the syntax characters
         if self.unicode and letter == "0" and pattern[self.index:self.index + 1].isdigit():
             raise self.refuse("an octal escape (\\0 and a digit) is not valid with the u or v flag (JavaScript's RegExp "
                               "refuses it)")
-        if self.unicode and not letter.isalnum() and letter not in _SYNTAX and not (in_class and letter == "-"):
+        if self.unicode and not letter.isalnum() and letter not in _SYNTAX and not (in_class and letter in escapable):
             raise self.refuse(f"\\{letter} is not a valid escape with the u or v flag (JavaScript's RegExp refuses it)")
         return "\\" + letter
 
@@ -278,7 +282,7 @@ class _Translator:
         if char == "[" or pair in ("&&", "--"):
             raise self.refuse("set operations and nested classes of the v flag are not supported here")
         if char in "(){}/|" or (char == "-" and at_edge) or (len(pair) == 2 and pair[0] == pair[1]
-                                                            and pair[0] in "&!#$%*+,.:;<=>?@^`~"):
+                                                            and pair[0] in _DOUBLED):
             raise self.refuse(f"{pair if pair[:1] == pair[1:] else char!r} must be escaped in a class with the v flag "
                               "(JavaScript's RegExp refuses it)")
 

@@ -56,6 +56,8 @@ PATTERNS = [
     # references and quantified assertions, as JavaScript reads them
     r"(a)?\1", r"(a\1)", r"\10", r"\1", r"(a)\10", r"\9", r"\k<x>", r"(?<n>a)?\k<n>b", r"(?<!b){2}", r"\b+",
     r"(?=a)*b", r"^*", r"$+", r"(?:x)\1(a)", r"[a(]\1", r"[(]\1", r"[](a)\1", r"[ab&&c]", r"[ab~~c]",
+    r"[^(]\1", r"[^](a)\1", r"a&\1", r"x(a)\1", r"\(\1", r"\.(a)\1", r"[\,]", r"[\-]", r"[,a]", r"[a!!b]",
+    r"[a!b]", r"[!!]", r"[a\-b]", r"[a-]b", "a\\", r"[a", r"(a", r"a)",
 ]
 FLAGS = ["", "i", "m", "s", "u", "v", "y", "im", "iu", "ms"]
 INPUTS = [
