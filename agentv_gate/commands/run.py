@@ -12,7 +12,6 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
@@ -148,14 +147,11 @@ def execute(args: argparse.Namespace) -> int:
         rows.append(ReportRow.of(old))
     failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
-    rows_lock = threading.Lock()  # a row is in the JSONL exactly when it is in `rows`
-
-    def on_result(result: CaseResult) -> None:
+    def on_result(result: CaseResult) -> None:  # on the main thread, as `write_partial_reports`
         if args.shard:
             result.shard, result.shard_total = args.shard, chosen
-        with rows_lock:
-            writer.write(result)
-            rows.append(ReportRow.of(result, evaluators=args.verbose))
+        writer.write(result)
+        rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)
 
     def traffic() -> list[TargetTraffic]:
@@ -166,20 +162,19 @@ def execute(args: argparse.Namespace) -> int:
         """The reports of a run cut short: its own exit code stands, so a report error is only said.
         Each case not run becomes an error row saying so (`why`): in the results JSONL, so that a
         `merge` of it fails, and as an `<error>` testcase in the JUnit file, so a dashboard reading
-        it never shows the cut-short run as green. Closes the writer: a case that finishes later
-        has no row, as it has no not-run row."""
-        with rows_lock:
-            finished = {(row.suite, row.eval_id, row.target) for row in rows}
-            unfinished = [_not_run_result(ref, target, why) for ref in selected
-                          for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
-            try:
-                for result in unfinished:
-                    if args.shard:
-                        result.shard, result.shard_total = args.shard, chosen
-                    writer.write(result)
-                writer.close()
-            except ReportError as exc:
-                print(f"agentv-gate: {exc}", file=sys.stderr)
+        it never shows the cut-short run as green. Closes the writer: results reach `on_result` on
+        this thread only, so no case finishes after `finished` is taken."""
+        finished = {(row.suite, row.eval_id, row.target) for row in rows}
+        unfinished = [_not_run_result(ref, target, why) for ref in selected
+                      for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
+        try:
+            for result in unfinished:
+                if args.shard:
+                    result.shard, result.shard_total = args.shard, chosen
+                writer.write(result)
+            writer.close()
+        except ReportError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
         not_run = [ReportRow.of(result) for result in unfinished]
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
