@@ -57,7 +57,7 @@ PATTERNS = [
     r"(a)?\1", r"(a\1)", r"\10", r"\1", r"(a)\10", r"\9", r"\k<x>", r"(?<n>a)?\k<n>b", r"(?<!b){2}", r"\b+",
     r"(?=a)*b", r"^*", r"$+", r"(?:x)\1(a)", r"[a(]\1", r"[(]\1", r"[](a)\1", r"[ab&&c]", r"[ab~~c]",
     r"[^(]\1", r"[^](a)\1", r"a&\1", r"x(a)\1", r"\(\1", r"\.(a)\1", r"[\,]", r"[\-]", r"[,a]", r"[a!!b]",
-    r"[a!b]", r"[!!]", r"[a\-b]", r"[a-]b", "a\\", r"[a", r"(a", r"a)",
+    r"[a!b]", r"[!!]", r"[a\-b]", r"[a-]b", "a\\", r"[a", r"(a", r"a)", r"^[](a)\1", r"(a)(b)\1",
 ]
 FLAGS = ["", "i", "m", "s", "u", "v", "y", "im", "iu", "ms"]
 INPUTS = [
@@ -131,6 +131,9 @@ def test_a_pattern_matches_what_it_matches_in_javascript_or_is_refused(javascrip
                    "them in `flags:` instead)"),
     (r"\Ayes", "", "\\A is not an anchor or escape in JavaScript: AgentV's RegExp reads it as the letter 'A'; for the "
                "start of the answer write ^"),
+    (r"yes\Z", "", "\\Z is not an anchor or escape in JavaScript: AgentV's RegExp reads it as the letter 'Z'; for the "
+                  "end of the answer write $"),
+    (r"(?P<n>a)", "", "'(?P<'... is not JavaScript group syntax (JavaScript's RegExp refuses it)"),
     (r"a++", "", "nothing to repeat at '+' after '+' (a possessive or doubled quantifier; JavaScript's RegExp refuses it)"),
 ])
 def test_a_refused_pattern_says_what_javascript_reads(pattern: str, flags: str, says: str) -> None:
