@@ -633,6 +633,11 @@ class CaseResult(BaseModel):
     shard_total: int | None = None
     """With --shard: how many rows (a case on each of its targets) the whole, unsharded run has, so
     `merge` can tell a complete set of shard results from one missing a shard (or part of one)."""
+    run_id: str | None = None
+    run_rows: int | None = None
+    """Which `run` process wrote the row, and how many rows that run set out to write: a run killed
+    outright (SIGKILL, a lost runner) leaves fewer, and `merge` and `compare` then know the file is
+    not the whole run."""
     cache_hits: int | None = None
     """Model calls of this case (target and judges) answered from the response cache; absent when none."""
     # AgentV 2.19's names, beside the seed-004 ones, so tools written for AgentV's results read ours.

@@ -31,6 +31,7 @@ from ..report.html import write_html
 from ..report.text import inert_log_text, one_line
 from ._outputs import output_paths
 from ._previous import read_previous
+from .merge import unfinished_runs
 
 
 def _check_delta(name: str, value: float | None) -> None:
@@ -82,6 +83,9 @@ def execute(args: argparse.Namespace) -> int:
     _check_delta("--max-drop", args.max_drop)
     base = read_previous(args.base, f"the base results {args.base} hold no rows")
     head = read_previous(args.head, f"the head results {args.head} hold no rows", keep_not_run=True)
+    unfinished = unfinished_runs(head)
+    if unfinished:  # its missing cases would read as "removed", which is no regression
+        raise UsageError(f"the head results {args.head} are incomplete: {unfinished}")
     comparison = compare_results(base, head, args.max_drop)
     if not comparison.paired:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "

@@ -36,6 +36,22 @@ def missing_shards(results: list[CaseResult]) -> str | None:
     return f"{expected - len(present)} of {expected} case(s) have no result{where}"
 
 
+def unfinished_runs(results: list[CaseResult]) -> str | None:
+    """The runs whose rows are fewer than they set out to write (killed outright, with no chance to
+    write rows for the cases they never finished), or None. Rows of older versions say nothing."""
+    written: dict[str, int] = {}
+    planned: dict[str, int] = {}
+    for r in results:
+        if r.run_id is not None and r.run_rows is not None:
+            written[r.run_id] = written.get(r.run_id, 0) + 1
+            planned[r.run_id] = r.run_rows
+    short = [f"run {run_id} wrote {written[run_id]} of its {planned[run_id]} row(s)"
+             for run_id in sorted(written) if written[run_id] < planned[run_id]]
+    if not short:
+        return None
+    return "; ".join(short) + " (a job killed before the end? `grep -l RUN_ID` finds its file)"
+
+
 def stopped_shards(results: list[CaseResult]) -> str | None:
     """Why the merged run counts as stopped early: a shard stopped by `--max-failures` wrote its
     cases not started as rows of that reason, and a stopped run never passes (see `_baseline`)."""
@@ -58,6 +74,10 @@ def execute(args: argparse.Namespace) -> int:
     if missing:
         raise ReportError(f"incomplete shard results: {missing}; a merged verdict without them could pass "
                           "cases that never ran")
+    unfinished = unfinished_runs(results)
+    if unfinished:
+        raise ReportError(f"incomplete results: {unfinished}; a merged verdict without its missing cases could "
+                          "pass cases that never ran")
     # `results` holds the inputs, so the merged JSONL's path is `results_out`.
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results_out)
     with JsonlWriter(results_path) as writer:

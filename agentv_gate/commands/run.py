@@ -12,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import uuid
 from types import FrameType
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
@@ -141,16 +142,23 @@ def execute(args: argparse.Namespace) -> int:
         write_junit([], junit)
         return EXIT_OK
 
+    run_id = uuid.uuid4().hex[:12]
+
+    def stamp(result: CaseResult) -> CaseResult:
+        """What a row says of the run that wrote it, so a reader can tell when rows are missing."""
+        result.run_id, result.run_rows = run_id, planned
+        if args.shard:
+            result.shard, result.shard_total = args.shard, chosen
+        return result
+
     rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
     for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
-        writer.write(old)
+        writer.write(stamp(old))
         rows.append(ReportRow.of(old))
     failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
     def on_result(result: CaseResult) -> None:  # on the main thread, as `write_partial_reports`
-        if args.shard:
-            result.shard, result.shard_total = args.shard, chosen
-        writer.write(result)
+        writer.write(stamp(result))
         rows.append(ReportRow.of(result, evaluators=args.verbose))
         console.case_done(result)
 
@@ -169,9 +177,7 @@ def execute(args: argparse.Namespace) -> int:
                       for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
         try:
             for result in unfinished:
-                if args.shard:
-                    result.shard, result.shard_total = args.shard, chosen
-                writer.write(result)
+                writer.write(stamp(result))
             writer.close()
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)

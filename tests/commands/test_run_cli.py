@@ -328,3 +328,37 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
     assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
     assert len(read_rows(tmp_path / "merged/results.jsonl")) == 3  # a later merge still sees them
+
+
+def test_results_of_a_killed_run_never_merge_or_compare_as_a_pass(tmp_path: Path) -> None:
+    """SIGKILL (an out-of-memory kill, a lost runner) leaves no chance to write not-run rows: the
+    results hold the finished cases only, all passed. Every row says how many rows its run set out
+    to write, so `merge` of that file, and `compare` with it as HEAD, refuse (exit 2) instead of
+    passing without the missing cases."""
+    import os
+    import signal
+
+    from tests.helpers.cli import start_cli
+    from tests.helpers.processes import wait_for
+
+    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Paris\n    delay_ms: 600\n")
+    write_suite(tmp_path, "tests:\n" + "".join(f"  - id: c{i}\n    input: q\n    assertions:\n"
+                                               "      - {type: contains, value: Paris}\n" for i in range(3)))
+    proc = start_cli("run", "evals", "--workers", "1", cwd=tmp_path)
+    try:
+        assert wait_for(lambda: (tmp_path / RESULTS).exists() and len(read_rows(tmp_path / RESULTS)) == 1, 20)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    rows = read_rows(tmp_path / RESULTS)
+    assert len(rows) in (1, 2) and all(r["verdict"] == "pass" and r["run_rows"] == 3 for r in rows)
+    merged = run_cli("merge", RESULTS, "--output-dir", "merged", cwd=tmp_path)
+    assert merged.returncode == 2, merged.stdout + merged.stderr
+    assert f"wrote {len(rows)} of its 3 row(s)" in merged.stderr and rows[0]["run_id"] in merged.stderr
+    (tmp_path / "base.jsonl").write_text((tmp_path / RESULTS).read_text())
+    assert run_cli("compare", "base.jsonl", RESULTS, cwd=tmp_path).returncode == 2
+    assert run_cli("run", "evals", "--output-dir", "whole", "--workers", "3", cwd=tmp_path).returncode == 0
+    assert run_cli("merge", "whole/results.jsonl", "--output-dir", "merged", cwd=tmp_path).returncode == 0
+    assert run_cli("compare", RESULTS, "whole/results.jsonl", cwd=tmp_path).returncode == 0  # an unfinished BASE is fine
