@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.processes import wait_for
 from tests.helpers.reports import RESULTS, read_rows, rows_by_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -280,32 +283,32 @@ def test_jsonl_sidecar_named_alone_runs_its_suite(project: Path) -> None:
     assert set(rows_by_id(project / RESULTS)) == {"j"}
 
 
+def signal_after_the_first_case(root: Path, signum: int, env: dict[str, str] | None = None) -> int:
+    """Three cases of 0.6 s each, one at a time; `signum` once the first is in results.jsonl. The exit code."""
+    make_repo(root, "targets:\n  - name: default\n    provider: mock\n    response: Paris\n    delay_ms: 600\n")
+    write_suite(root, "tests:\n" + "".join(f"  - id: c{i}\n    input: q\n    assertions:\n"
+                                           "      - {type: contains, value: Paris}\n" for i in range(3)))
+    proc = start_cli("run", "evals", "--workers", "1", cwd=root, env=env)
+    try:
+        assert wait_for(lambda: (root / RESULTS).exists() and len(read_rows(root / RESULTS)) == 1, 20)
+        os.kill(proc.pid, signum)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode
+
+
 def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Path) -> None:
     """SIGTERM after one of three slow cases: the finished case passed, but a dashboard reading the
     JUnit file or a step reading the outputs must not see a green run. The cases not run are
     `<error>` testcases and `not-run` says how many. results.jsonl has a not-run row for each too, so
     `merge` of that file alone (an unsharded job, uploaded with `if: always()`) cannot pass either."""
-    import os
-    import signal
-
-    from tests.helpers.cli import start_cli
-    from tests.helpers.processes import wait_for
     from tests.helpers.reports import checked_junit, junit_cases
 
-    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Paris\n    delay_ms: 600\n")
-    write_suite(tmp_path, "tests:\n" + "".join(f"  - id: c{i}\n    input: q\n    assertions:\n"
-                                               "      - {type: contains, value: Paris}\n" for i in range(3)))
     (tmp_path / "gh-output").write_text("")
     env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "gh-output"), "GITHUB_WORKSPACE": str(tmp_path)}
-    proc = start_cli("run", "evals", "--workers", "1", cwd=tmp_path, env=env)
-    try:
-        assert wait_for(lambda: (tmp_path / RESULTS).exists() and len(read_rows(tmp_path / RESULTS)) == 1, 20)
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143
+    assert signal_after_the_first_case(tmp_path, signal.SIGTERM, env) == 143
     rows = read_rows(tmp_path / RESULTS)
     finished = [r["eval_id"] for r in rows if r.get("failure_reason_code") != "interrupted"]
     assert finished in (["c0"], ["c0", "c1"])  # c1 too only on a machine too slow to signal within 0.6 s
@@ -335,23 +338,7 @@ def test_results_of_a_killed_run_never_merge_or_compare_as_a_pass(tmp_path: Path
     results hold the finished cases only, all passed. Every row says how many rows its run set out
     to write, so `merge` of that file, and `compare` with it as HEAD, refuse (exit 2) instead of
     passing without the missing cases."""
-    import os
-    import signal
-
-    from tests.helpers.cli import start_cli
-    from tests.helpers.processes import wait_for
-
-    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Paris\n    delay_ms: 600\n")
-    write_suite(tmp_path, "tests:\n" + "".join(f"  - id: c{i}\n    input: q\n    assertions:\n"
-                                               "      - {type: contains, value: Paris}\n" for i in range(3)))
-    proc = start_cli("run", "evals", "--workers", "1", cwd=tmp_path)
-    try:
-        assert wait_for(lambda: (tmp_path / RESULTS).exists() and len(read_rows(tmp_path / RESULTS)) == 1, 20)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    assert signal_after_the_first_case(tmp_path, signal.SIGKILL) == -signal.SIGKILL
     rows = read_rows(tmp_path / RESULTS)
     assert len(rows) in (1, 2) and all(r["verdict"] == "pass" and r["run_rows"] == 3 for r in rows)
     merged = run_cli("merge", RESULTS, "--output-dir", "merged", cwd=tmp_path)
