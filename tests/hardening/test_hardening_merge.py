@@ -59,3 +59,17 @@ def test_merge_warns_about_a_cut_last_line_and_merges_the_rest(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr
     assert "agentv-gate: warning: cut.jsonl:2:" in proc.stderr
     assert [r["eval_id"] for r in read_rows(tmp_path / ".agentv-gate/results.jsonl")] == ["whole"]
+
+
+def test_unfinished_runs_are_those_with_fewer_rows_than_they_set_out_to_write() -> None:
+    from agentv_gate.commands.merge import unfinished_runs
+    from tests.helpers.reports import case_result
+
+    def rows(run_id: str | None, planned: int | None, count: int) -> list[Any]:
+        return [case_result(f"{run_id}-{i}", run_id=run_id, run_rows=planned) for i in range(count)]
+
+    assert unfinished_runs(rows("a", 2, 2) + rows("b", 1, 1)) is None
+    assert unfinished_runs(rows(None, None, 3) + rows("a", None, 1) + rows(None, 5, 1)) is None  # older rows say nothing
+    assert unfinished_runs(rows("b", 3, 2) + rows("a", 2, 2) + rows("c", 4, 1)) == (
+        "run b wrote 2 of its 3 row(s); run c wrote 1 of its 4 row(s) (a job killed before the end? "
+        "`grep -l RUN_ID` finds its file)")
