@@ -13,7 +13,7 @@ from ..errors import ReportError
 from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
-from ..report.jsonl import JsonlWriter, read_results
+from ..report.jsonl import JsonlWriter, read_results, unfinished_runs
 from ._baseline import check_baseline_options, load_baseline
 from ._outputs import check_output_paths, output_paths, write_reports
 
@@ -34,22 +34,6 @@ def missing_shards(results: list[CaseResult]) -> str | None:
     absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
     where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
     return f"{expected - len(present)} of {expected} case(s) have no result{where}"
-
-
-def unfinished_runs(results: list[CaseResult]) -> str | None:
-    """The runs whose rows are fewer than they set out to write (killed outright, with no chance to
-    write rows for the cases they never finished), or None. Rows of older versions say nothing."""
-    written: dict[str, int] = {}
-    planned: dict[str, int] = {}
-    for r in results:
-        if r.run_id is not None and r.run_rows is not None:
-            written[r.run_id] = written.get(r.run_id, 0) + 1
-            planned[r.run_id] = r.run_rows
-    short = [f"run {run_id} wrote {written[run_id]} of its {planned[run_id]} row(s)"
-             for run_id in sorted(written) if written[run_id] < planned[run_id]]
-    if not short:
-        return None
-    return "; ".join(short) + " (a job killed before the end? `grep -l RUN_ID` finds its file)"
 
 
 def stopped_shards(results: list[CaseResult]) -> str | None:

@@ -146,6 +146,22 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
     return ReadResults(results, problems)
 
 
+def unfinished_runs(results: list[CaseResult]) -> str | None:
+    """The runs whose rows are fewer than they set out to write (killed outright, with no chance to
+    write rows for the cases they never finished), or None. Rows of older versions say nothing."""
+    written: dict[str, int] = {}
+    planned: dict[str, int] = {}
+    for r in results:
+        if r.run_id is not None and r.run_rows is not None:
+            written[r.run_id] = written.get(r.run_id, 0) + 1
+            planned[r.run_id] = r.run_rows
+    short = [f"run {run_id} wrote {written[run_id]} of its {planned[run_id]} row(s)"
+             for run_id in sorted(written) if written[run_id] < planned[run_id]]
+    if not short:
+        return None
+    return "; ".join(short) + " (a job killed before the end? `grep -l RUN_ID` finds its file)"
+
+
 def _bad_row(path: Path, line_no: int, message: str) -> ResultsReadError:
     """`path:line: message`, with the place kept as a problem so GitHub Actions can annotate the line."""
     return ResultsReadError(f"{path}:{line_no}: {message}", problems=[Problem(path, line_no, message)])

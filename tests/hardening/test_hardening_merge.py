@@ -62,7 +62,7 @@ def test_merge_warns_about_a_cut_last_line_and_merges_the_rest(tmp_path: Path) -
 
 
 def test_unfinished_runs_are_those_with_fewer_rows_than_they_set_out_to_write() -> None:
-    from agentv_gate.commands.merge import unfinished_runs
+    from agentv_gate.report.jsonl import unfinished_runs
     from tests.helpers.reports import case_result
 
     def rows(run_id: str | None, planned: int | None, count: int) -> list[Any]:
