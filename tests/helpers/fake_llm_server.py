@@ -57,7 +57,9 @@ callable ``(RecordedRequest) -> str``):
   ``x-ratelimit-remaining-*`` and ``x-ratelimit-reset-*`` as OpenAI sends them (``headers=False``
   for a server that sends none). ``.answered`` and ``.refused`` count what it did.
 
-``server.max_in_flight`` is the most requests the server was handling at one moment.
+``server.max_in_flight`` is the most requests the server was handling at one moment: from a
+request's arrival until its answer starts (the client may send its next one as soon as it has the
+answer, before the thread that wrote it has run again).
 
 ``RecordedRequest`` has ``method``, ``path``, ``query`` (dict of lists), ``headers`` (a dict with
 lower-cased names), ``body`` (bytes) and ``json`` (the decoded body, or None).
@@ -412,16 +414,21 @@ class FakeLLMServer:
                 with server._lock:
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                answering = threading.Event()
                 try:
-                    self._reply(recorded)
+                    self._reply(recorded, answering)
                 finally:
-                    with server._lock:
-                        server._in_flight -= 1
+                    if not answering.is_set():
+                        server._answering()
 
-            def _reply(self, recorded: RecordedRequest) -> None:
+            def _reply(self, recorded: RecordedRequest, answering: threading.Event) -> None:
                 reply = server._next_reply(recorded)
                 if reply.delay > 0 and server._closing.wait(reply.delay):
                     return  # shutting down: drop the connection
+                # No longer in flight once the answer starts: the client may have read it and sent its
+                # next request before this thread runs again, which must not count as one more at once.
+                answering.set()
+                server._answering()
                 try:
                     self.send_response(reply.status)
                     for name, value in reply.headers.items():
@@ -443,6 +450,10 @@ class FakeLLMServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
+
+    def _answering(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     @property
     def url(self) -> str:
