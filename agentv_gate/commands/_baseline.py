@@ -78,12 +78,12 @@ def check_baseline_options(args: argparse.Namespace) -> None:
 def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
                   left_out: Collection[tuple[str, str]] = ()) -> Baseline | None:
     """The base results `--baseline` names, checked against `cases` ((suite, test id) of every case
-    of this run, or of the merged shards); None without it. See `check_baseline_options`.
+    of this run, or of the merged shards); None without it. Its options were checked by
+    `check_baseline_options`, which `run` and `merge` call before reading anything.
 
     `left_out`: the cases in the eval files that this run chose not to run (`--test-id`/`--suite`,
     another shard's); their base rows leave the comparison, since the case was not "removed", only
     not run here."""
-    check_baseline_options(args)
     path = getattr(args, "baseline", None)
     if path is None:
         return None

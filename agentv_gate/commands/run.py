@@ -14,6 +14,7 @@ import signal
 import sys
 import uuid
 from types import FrameType
+from typing import Any
 
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
@@ -253,15 +254,18 @@ def finish_hooks(hooks: WorkspaceHooks) -> None:
         print(f"agentv-gate: warning: {warning}", file=sys.stderr)
 
 
+def _error_row(ref: CaseRef, error: str, **fields: Any) -> CaseResult:
+    """The row of a case that produced no result of its own: an error saying why, at the case's line."""
+    return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
+                      verdict="error", error=error, **fields)
+
+
 def _vanished_result(ref: CaseRef) -> CaseResult:
     """A case checked at the start but not found again when its turn came: its eval file changed mid-run."""
-    return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
-                      verdict="error", error=f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} "
-                      "when the run reached it (the eval file changed during the run); run again")
+    return _error_row(ref, f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} when the run "
+                      "reached it (the eval file changed during the run); run again")
 
 
 def _not_run_result(ref: CaseRef, target: str, why: str) -> CaseResult:
     """A case a cut-short run never finished: an error row saying so."""
-    return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
-                      target=target, verdict="error", error=f"not run: {why}",
-                      failure_reason_code=NOT_RUN_INTERRUPTED)
+    return _error_row(ref, f"not run: {why}", target=target, failure_reason_code=NOT_RUN_INTERRUPTED)
