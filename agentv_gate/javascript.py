@@ -4,8 +4,8 @@ AgentV's assertions are one-liners over JavaScript built-ins (`output.trim() ===
 `new RegExp(pattern, flags).test(output)`). Python's nearest built-ins differ at the edges, and
 every difference is a verdict that could disagree with AgentV: `str.strip()` takes U+0085 and
 leaves a byte-order mark; Python's `re` reads `\\A`, `{,3}` and `(?i)` where JavaScript reads the
-letter A, the text "{,3}" and a syntax error. `tests/evaluators/test_javascript_regex.py` checks
-the translation against Node's own RegExp.
+letter A, the text "{,3}" and a syntax error. `tests/test_javascript.py` checks the translation
+against Node's own RegExp.
 
 A pattern is translated token by token into a Python pattern meaning what JavaScript means; what
 JavaScript refuses, or what has no Python spelling here, raises ValueError (the loader turns it
@@ -84,6 +84,10 @@ class _Translator:
         self.names = _capturing_groups(pattern)  # name (or "") of each capturing group, in order
         self.opened = 0
         self.closed: set[int] = set()
+        self.enclosing: dict[int, list[int]] = {}  # capture number -> the groups around it (by order of opening)
+        self.repeated: set[int] = set()  # groups (by order of opening) under a quantifier that allows two or more
+        self.referenced: set[int] = set()
+        self.opened_any = 0
 
     def refuse(self, why: str) -> ValueError:
         return ValueError(f"invalid regex /{self.pattern}/: {why}")
@@ -91,9 +95,16 @@ class _Translator:
     def translate(self) -> str:
         pattern = self.pattern
         quantifiable = False  # whether the last token can take a quantifier (JavaScript refuses `\\b*`, `^+`)
-        groups: list[tuple[str, int]] = []  # the groups not closed yet: opening, capture number (0: none)
+        groups: list[tuple[str, int, int]] = []  # the groups not closed yet: opening, capture number (0: none), order
+        just_closed = -1  # the group whose `)` is the last token, so a quantifier now repeats it
         while self.index < len(pattern):
             char = pattern[self.index]
+            if char in "*+?" or (char == "{" and _QUANTIFIER.match(pattern, self.index)):
+                if self._quantifier(quantifiable) and just_closed >= 0:
+                    self.repeated.add(just_closed)
+                quantifiable, just_closed = False, -1
+                continue
+            just_closed = -1
             if char == "\\":
                 quantifiable = pattern[self.index + 1:self.index + 2] not in ("b", "B")
                 self.out.append(self._escape(in_class=False))
@@ -104,23 +115,38 @@ class _Translator:
                 opening = self._group_opening()
                 capturing = opening == "(" or opening.startswith("(?P<")
                 self.opened += capturing
-                groups.append((opening, self.opened if capturing else 0))
+                if capturing:  # the group itself counts: a round of `(b|\\1)+` empties group 1 before it starts
+                    self.enclosing[self.opened] = [order for _, _, order in groups] + [self.opened_any]
+                groups.append((opening, self.opened if capturing else 0, self.opened_any))
+                self.opened_any += 1
                 self.out.append(opening)
-                quantifiable = False
-            elif char in "*+?" or (char == "{" and _QUANTIFIER.match(pattern, self.index)):
-                self._quantifier(quantifiable)
                 quantifiable = False
             else:
                 if char == ")" and groups:
                     # A lookbehind takes no quantifier; a lookahead does, as web browsers allow, but not with u or v.
-                    opening, number = groups.pop()
+                    opening, number, just_closed = groups.pop()
                     self.closed.add(number)
                     quantifiable = opening not in ("(?<=", "(?<!") and not (self.unicode and opening in ("(?=", "(?!"))
                 else:
                     quantifiable = char not in "|^$"
                 self.out.append(self._plain(char))
                 self.index += 1
+        self._check_references()
         return "".join(self.out)
+
+    def _check_references(self) -> None:
+        """At each repetition of a group JavaScript empties the captures inside it (the group's own too),
+        so `^(?:(a)|b)+\\1$` matches "ab" (the second round, `b`, left group 1 empty); Python's re keeps
+        "a" from the first round and does not match. JavaScript also never repeats a round that matched
+        nothing, which Python does, so `^((a)?)*?\\1\\1$` differs on "a". No Python pattern says
+        JavaScript's rules, so a reference to a repeated group, or to one inside it, is refused."""
+        for number in sorted(self.referenced):
+            if any(order in self.repeated for order in self.enclosing.get(number, [])):
+                name = self.names[number - 1]
+                shown = f"\\k<{name}>" if name else f"\\{number}"
+                raise self.refuse(f"{shown} refers to group {number}, which is repeated or inside a repeated group: JavaScript "
+                                  "empties it at each repetition and Python keeps its last match, so the two can "
+                                  "disagree (no Python spelling here)")
 
     def _plain(self, char: str) -> str:
         if char == ".":
@@ -135,7 +161,8 @@ class _Translator:
             return "\\" + char  # a literal, as JavaScript reads `a{,3}` (Python reads a quantifier)
         return char
 
-    def _quantifier(self, quantifiable: bool) -> None:
+    def _quantifier(self, quantifiable: bool) -> bool:
+        """Writes the quantifier at the cursor; True when it allows two or more repetitions."""
         pattern = self.pattern
         if not quantifiable:
             raise self.refuse(f"nothing to repeat at {pattern[self.index]!r} (JavaScript's RegExp refuses it)")
@@ -143,14 +170,18 @@ class _Translator:
             match = _QUANTIFIER.match(pattern, self.index)
             assert match is not None
             token, self.index = match.group(0), match.end()
+            most = match.group(3) if match.group(2) else match.group(1)
+            repeats = most == "" or int(most) >= 2
         else:
             token, self.index = pattern[self.index], self.index + 1
+            repeats = token != "?"
         if pattern.startswith("?", self.index):  # lazy
             token, self.index = token + "?", self.index + 1
         if self.index < len(pattern) and (pattern[self.index] in "*+?" or _QUANTIFIER.match(pattern, self.index)):
             raise self.refuse(f"nothing to repeat at {pattern[self.index]!r} after {token!r} (a possessive or "
                               "doubled quantifier; JavaScript's RegExp refuses it)")
         self.out.append(token)
+        return repeats
 
     def _group_opening(self) -> str:
         pattern, start = self.pattern, self.index
@@ -230,6 +261,7 @@ class _Translator:
     def _reference_to(self, number: int) -> str:
         """JavaScript matches a reference to a group that has not matched (not yet closed, or skipped) with
         the empty string, where Python fails it; a Python conditional spells that."""
+        self.referenced.add(number)
         if number not in self.closed:
             return "(?:)"
         return f"(?({number})\\{number}|)"

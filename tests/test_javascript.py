@@ -59,6 +59,9 @@ PATTERNS = [
     r"[^(]\1", r"[^](a)\1", r"a&\1", r"x(a)\1", r"\(\1", r"\.(a)\1", r"[\,]", r"[\-]", r"[,a]", r"[a!!b]",
     r"[a!b]", r"[!!]", r"[a\-b]", r"[a-]b", "a\\", r"[a", r"(a", r"a)", r"^[](a)\1", r"(a)(b)\1",
     r"\.5", r"\nA", r"[A(]\1",
+    # a reference to a repeated group or one inside it: JavaScript empties the group at each repetition, Python does not
+    r"^(?:(a)|b)+\1$", r"(?:(a)|b){2}\1", r"(?:(a)|(b))+\1\2", r"^(?:(?<n>a)|b)*\k<n>$", r"^(?:(a)|b\1)+$",
+    r"(a|b)+\1", r"(?:(a)|b)?\1", r"(?:(a)|b){1}\1", r"(?:(a)|b){0,1}\1", r"((a)|b)\2",
 ]
 FLAGS = ["", "i", "m", "s", "u", "v", "y", "im", "iu", "ms"]
 INPUTS = [
@@ -85,6 +88,9 @@ REFUSED = {
     r"(?<=\d+)x": "a lookbehind of variable width, which Python's re lacks",
     **dict.fromkeys([r"[a--b]", r"[a&&b]", r"[ab&&c]"], "a v-flag set operation"),
     r"\ud83d\ude00": "a surrogate pair written as two escapes (Python's strings hold code points)",
+    **dict.fromkeys([r"^(?:(a)|b)+\1$", r"(?:(a)|b){2}\1", r"(?:(a)|(b))+\1\2", r"^(?:(?<n>a)|b)*\k<n>$",
+                     r"^(?:(a)|b\1)+$", r"(a|b)+\1"], "a reference to a repeated group or one inside it (JavaScript "
+                    "empties it at each repetition, Python's re keeps the last match)"),
 }
 JS_RESULTS = """
 const {patterns, flags, inputs} = JSON.parse(require("fs").readFileSync(0, "utf8")); const out = {};
@@ -136,6 +142,11 @@ def test_a_pattern_matches_what_it_matches_in_javascript_or_is_refused(javascrip
                   "end of the answer write $"),
     (r"(?P<n>a)", "", "'(?P<'... is not JavaScript group syntax (JavaScript's RegExp refuses it)"),
     (r"a++", "", "nothing to repeat at '+' after '+' (a possessive or doubled quantifier; JavaScript's RegExp refuses it)"),
+    (r"^(?:(a)|b)+\1$", "", "\\1 refers to group 1, which is repeated or inside a repeated group: JavaScript empties it at each "
+                           "repetition and Python keeps its last match, so the two can disagree (no Python spelling here)"),
+    (r"(?:(?<day>\d)-)+\k<day>", "", "\\k<day> refers to group 1, which is repeated or inside a repeated group: JavaScript "
+                                    "empties it at each repetition and Python keeps its last match, so the two can "
+                                    "disagree (no Python spelling here)"),
 ])
 def test_a_refused_pattern_says_what_javascript_reads(pattern: str, flags: str, says: str) -> None:
     with pytest.raises(ValueError) as raised:
@@ -215,3 +226,42 @@ def test_generated_patterns_match_what_they_match_in_javascript_or_javascript_re
         wrong += [f"/{pattern}/{flag} on {text!r}: JavaScript {'matches' if matched else 'does not'}"
                   for text, matched in zip(answers, said, strict=True) if (find(text) is not None) != matched]
     assert not wrong, "\n".join(wrong[:40])
+
+
+def test_generated_nested_groups_with_references_match_as_in_javascript_or_are_refused() -> None:
+    """Groups inside repeated groups, referred to before, inside and after the repetition: JavaScript
+    empties a repeated group's captures at each round, which only a reference can observe. Every
+    pattern run here must match what JavaScript matches; the refused ones are the references into a
+    repeated group."""
+    draw = random.Random(11)
+    inner = ["(a)", "(b)", "(a)?", "(a|b)", "a", "b", r"\1", r"\2", "(?:a)", "(?<n>a)"]
+    quantifiers = ["", "?", "*", "+", "{2}", "{1,2}", "{0,1}", "*?"]
+
+    def pattern() -> str:
+        alternatives = ["".join(draw.choice(inner) for _ in range(draw.randint(1, 2))) for _ in range(draw.randint(1, 2))]
+        body = draw.choice(["(?:", "("]) + "|".join(alternatives) + ")" + draw.choice(quantifiers)
+        tail = "".join(draw.choice(["", r"\1", r"\2", "a", "b"]) for _ in range(2))
+        return "^" * draw.randint(0, 1) + body + tail + "$" * draw.randint(0, 1)
+
+    patterns = sorted({pattern() for _ in range(400)})
+    answers = sorted({"".join(draw.choice("ab") for _ in range(draw.randint(0, 5))) for _ in range(40)})
+    theirs = node(JS_RESULTS, {"patterns": patterns, "flags": [""], "inputs": answers})
+    assert isinstance(theirs, dict)
+    wrong: list[str] = []
+    refused = 0
+    for pattern_text in patterns:
+        said = theirs[f"{pattern_text}/"]
+        try:
+            compiled = compile_js_regex(pattern_text, "")
+        except ValueError as exc:
+            refused += 1
+            if said is not None and "repeated group" not in str(exc):
+                wrong.append(f"/{pattern_text}/: refused ({exc}), JavaScript runs it")
+            continue
+        if said is None:
+            wrong.append(f"/{pattern_text}/: run, JavaScript refuses it")
+            continue
+        wrong += [f"/{pattern_text}/ on {text!r}: JavaScript {'matches' if matched else 'does not'}"
+                  for text, matched in zip(answers, said, strict=True) if (compiled.search(text) is not None) != matched]
+    assert not wrong, "\n".join(wrong[:40])
+    assert 0 < refused < len(patterns) / 2  # the draw holds both kinds
