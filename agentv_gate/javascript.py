@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass
 
 JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 r"""JavaScript's white space (`\s`, what `trim()` and `parseFloat` skip), as a regex class body; Python's
@@ -47,7 +48,39 @@ _NOT_ANCHORS = {"A": "^", "Z": "$", "z": "$", "a": None}
 """Python escapes that JavaScript reads as plain letters (`\\A` is the letter A), with what was meant."""
 
 
-def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ESCAPED_PAIR = re.compile(r"u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def _utf16_units(text: str) -> str:
+    """The text as JavaScript strings hold it: a character outside the Basic Multilingual Plane (an
+    emoji) becomes its two surrogates, so that `.`, `[^a]` and `{2}` count what JavaScript counts."""
+    if not _ASTRAL.search(text):
+        return text
+    return _ASTRAL.sub(lambda found: _surrogates(ord(found.group(0))), text)
+
+
+def _surrogates(code_point: int) -> str:
+    offset = code_point - 0x10000
+    return chr(0xD800 + (offset >> 10)) + chr(0xDC00 + (offset & 0x3FF))
+
+
+@dataclass(frozen=True)
+class JsRegExp:
+    """A compiled pattern with what `RegExp.prototype.test` does around the match: without the u or v
+    flag JavaScript matches UTF-16 code units, and a sticky (`y`) RegExp tries position 0 only."""
+
+    compiled: re.Pattern[str]
+    code_units: bool
+    sticky: bool
+
+    def test(self, text: str) -> bool:
+        subject = _utf16_units(text) if self.code_units else text
+        find = self.compiled.match if self.sticky else self.compiled.search
+        return find(subject) is not None
+
+
+def compile_js_regex(pattern: str, flags: str | None) -> JsRegExp:
     """A `regex` evaluator's JavaScript pattern and flags compiled for Python; raises ValueError naming
     the bad flag, the token JavaScript reads otherwise, or the compile error. The loader compiles every
     pattern before anything runs, and the evaluator compiles it the same way."""
@@ -61,20 +94,23 @@ def compile_js_regex(pattern: str, flags: str | None) -> re.Pattern[str]:
         value |= REGEX_FLAGS[flag]
     if "u" in given and "v" in given:
         raise ValueError("regex flags 'u' and 'v' cannot be used together (JavaScript's RegExp refuses the pattern)")
-    translated = _Translator(pattern, given).translate()
+    code_units = "u" not in given and "v" not in given
+    translated = _Translator(_utf16_units(pattern) if code_units else pattern, given, shown=pattern).translate()
     try:
         with warnings.catch_warnings():  # "possible nested set": a literal `[` or `&&` in a class, as JavaScript reads it
             warnings.simplefilter("ignore", FutureWarning)
-            return re.compile(translated, value)
+            compiled = re.compile(translated, value)
     except re.error as exc:
         raise ValueError(f"invalid regex /{pattern}/: {exc}") from None
+    return JsRegExp(compiled, code_units, "y" in given)
 
 
 class _Translator:
     """One pass over a JavaScript pattern, writing the Python pattern that means the same."""
 
-    def __init__(self, pattern: str, flags: str):
+    def __init__(self, pattern: str, flags: str, shown: str):
         self.pattern = pattern
+        self.shown = shown  # as written (`pattern` holds an emoji as its two UTF-16 units without u)
         self.unicode = "u" in flags or "v" in flags
         self.sets = "v" in flags
         self.multiline = "m" in flags
@@ -90,7 +126,7 @@ class _Translator:
         self.opened_any = 0
 
     def refuse(self, why: str) -> ValueError:
-        return ValueError(f"invalid regex /{self.pattern}/: {why}")
+        return ValueError(f"invalid regex /{self.shown}/: {why}")
 
     def translate(self) -> str:
         pattern = self.pattern
@@ -234,6 +270,10 @@ class _Translator:
         if letter == "c" and self.index < len(pattern) and pattern[self.index].isascii() and pattern[self.index].isalpha():
             self.index += 1
             return re.escape(chr(ord(pattern[self.index - 1]) % 32))
+        pair = _ESCAPED_PAIR.match(pattern, self.index - 1) if letter == "u" and self.unicode else None
+        if pair:  # with u or v, `\ud83d\ude00` is the one character U+1F600, as the answer holds it
+            self.index = pair.end()
+            return re.escape(chr(0x10000 + ((int(pair.group(1), 16) - 0xD800) << 10) + int(pair.group(2), 16) - 0xDC00))
         escapable = _SET_PUNCTUATORS if self.sets else "-"  # in a class, besides the syntax characters
         if self.unicode and letter == "0" and pattern[self.index:self.index + 1].isdigit():
             raise self.refuse("an octal escape (\\0 and a digit) is not valid with the u or v flag (JavaScript's RegExp "

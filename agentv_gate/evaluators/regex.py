@@ -1,11 +1,9 @@
 """`regex`: the answer matches a pattern (AgentV: `new RegExp(pattern, flags).test(output)`).
 
 Patterns are written for JavaScript in AgentV suites, so JavaScript flags are accepted (`i`,
-`m`, `s`; `g`, `u`, `d`, `v` change nothing for a single test; `y`, sticky, tries position 0 only, as
-a fresh JavaScript RegExp's `test` does) and `(?<name>...)` groups are
-rewritten to Python's `(?P<name>...)` (and `\\k<name>` to `(?P=name)`); without `m`, `$` is the end of
-the answer, as in JavaScript (Python's `$` also matches before a last newline). A pattern that does
-not compile is a config error.
+`m`, `s`, `u`, `v`; `g` and `d` change nothing for a single test; `y`, sticky, tries position 0 only,
+as a fresh JavaScript RegExp's `test` does). `javascript.compile_js_regex` translates the pattern to a
+Python one meaning what JavaScript means, or refuses it; the loader has refused those before the run.
 """
 
 from __future__ import annotations
@@ -24,6 +22,5 @@ class RegexEvaluator:
             return EvaluationScore(score=0.0, misses=[message], error=message)
         flags = config.flags or ""
         label = f"/{config.value}/{flags}" + (f" (flags: {flags})" if flags else "")
-        find = compiled.match if "y" in flags else compiled.search  # sticky: at lastIndex 0, never further on
-        passed = find(context.candidate or "") is not None
+        passed = compiled.test(context.candidate or "")  # sticky, and UTF-16 units without u, as JavaScript does
         return binary(passed, f"Output matches pattern {label}", f"Output does not match pattern {label}")
