@@ -132,15 +132,15 @@ class _Translator:
         pattern = self.pattern
         quantifiable = False  # whether the last token can take a quantifier (JavaScript refuses `\\b*`, `^+`)
         groups: list[tuple[str, int, int]] = []  # the groups not closed yet: opening, capture number (0: none), order
-        just_closed = -1  # the group whose `)` is the last token, so a quantifier now repeats it
+        just_closed: int | None = None  # the group whose `)` is the last token, so a quantifier now repeats it
         while self.index < len(pattern):
             char = pattern[self.index]
             if char in "*+?" or (char == "{" and _QUANTIFIER.match(pattern, self.index)):
-                if self._quantifier(quantifiable) and just_closed >= 0:
+                # a quantifier right after this one was refused by `_quantifier`, so the next token resets both
+                if self._quantifier(quantifiable) and just_closed is not None:
                     self.repeated.add(just_closed)
-                quantifiable, just_closed = False, -1
                 continue
-            just_closed = -1
+            just_closed = None
             if char == "\\":
                 quantifiable = pattern[self.index + 1:self.index + 2] not in ("b", "B")
                 self.out.append(self._escape(in_class=False))
@@ -270,7 +270,9 @@ class _Translator:
         if letter == "c" and self.index < len(pattern) and pattern[self.index].isascii() and pattern[self.index].isalpha():
             self.index += 1
             return re.escape(chr(ord(pattern[self.index - 1]) % 32))
-        pair = _ESCAPED_PAIR.match(pattern, self.index - 1) if letter == "u" and self.unicode else None
+        if letter == "u" and pattern.startswith("{", self.index):
+            return self._code_point()
+        pair = _ESCAPED_PAIR.match(pattern, self.index - 1) if self.unicode else None  # `u` and a pair only
         if pair:  # with u or v, `\ud83d\ude00` is the one character U+1F600, as the answer holds it
             self.index = pair.end()
             return re.escape(chr(0x10000 + ((int(pair.group(1), 16) - 0xD800) << 10) + int(pair.group(2), 16) - 0xDC00))
@@ -281,6 +283,19 @@ class _Translator:
         if self.unicode and not letter.isalnum() and letter not in _SYNTAX and not (in_class and letter in escapable):
             raise self.refuse(f"\\{letter} is not a valid escape with the u or v flag (JavaScript's RegExp refuses it)")
         return "\\" + letter
+
+    def _code_point(self) -> str:
+        """`\\u{1F600}`: with u or v, the character with that code point; without either, JavaScript reads
+        the letter u and the text "{1F600}", which is surely not what was meant, so it is refused."""
+        braced = re.match(r"\{([0-9A-Fa-f]+)\}", self.pattern[self.index:])
+        if not self.unicode:
+            raise self.refuse("\\u{...} spells a character only with the u or v flag: without one JavaScript reads the "
+                              "letter u and the text {...} (add `u` to `flags:`)")
+        if braced is None or int(braced.group(1), 16) > 0x10FFFF:
+            raise self.refuse("\\u{...} must hold a code point in hexadecimal, at most 10FFFF (JavaScript's RegExp "
+                              "refuses it)")
+        self.index += braced.end()
+        return re.escape(chr(int(braced.group(1), 16)))
 
     def _backreference(self, first: str) -> str:
         """`\\N`: a reference to group N when the pattern has N groups; else, as web browsers read it

@@ -62,6 +62,9 @@ PATTERNS = [
     # characters outside the Basic Multilingual Plane
     r"^..$", r"😀", r"^😀$", r"[😀]", r"^[😀]$", r"^[^a]{2}$", r"^\S$", r"\ud83d", r"^\ud83d\ude00$", r"😀+",
     r"^\ude00", r"[\ud83d]", r"[😀-😂]", r"^.{3}$", r"𐐀", r"^\W+$", r"\u{1F600}", r"[\ud800-\udbff]",
+    r"[\u{1F600}-\u{1F64F}]", r"^\u{61}\u{0}?$", r"^\ud83d\ude01$", r"^\u{1F601}$", r"\x41\ud83d\ude01",
+    # group counting and references, at the edges of the translator
+    r"(a)(b)c+\2", r"(a)\1\\", r"[]^|(a)\1", r"\01a", r"[~a]", r"[a~]", r"[|a]",
     # a reference to a repeated group or one inside it: JavaScript empties the group at each repetition, Python does not
     r"^(?:(a)|b)+\1$", r"(?:(a)|b){2}\1", r"(?:(a)|(b))+\1\2", r"^(?:(?<n>a)|b)*\k<n>$", r"^(?:(a)|b\1)+$",
     r"(a|b)+\1", r"(?:(a)|b)?\1", r"(?:(a)|b){1}\1", r"(?:(a)|b){0,1}\1", r"((a)|b)\2",
@@ -74,7 +77,8 @@ INPUTS = [
     "\x00", "\x08", "8", "\\", "$", "^", "(", ")", "a b", "\t", "\v", "\f", "\r\n", "a&&b", "a|b", "a~b", "aa", "ba",
     "12", "1x", "12x", "/", "#", ".5", "b\nA", "W",
     # outside the Basic Multilingual Plane: two UTF-16 units to JavaScript without u, one character with it
-    "😀", "a😀b", "😀😀", "\ud83d", "\ude00a", "𐐀", "𐐨",
+    "😀", "a😀b", "😀😀", "\ud83d", "\ude00a", "𐐀", "𐐨", "😁", "A😁",
+    "abcc", "abb", "aa\\",
     # differ by design (KNOWN below)
     "ſ", "s", "S", "K", "\u212a", "k", "İ", "i",
 ]
@@ -90,7 +94,9 @@ REFUSED = {
     **dict.fromkeys([r"\Ayes", r"yes\Z", r"\a", r"\z"], "JavaScript reads the letter; almost surely an anchor meant"),
     **dict.fromkeys([r"\N", r"\U", r"\e", r"\G", r"\h", r"\R", r"\X", r"\K", r"\Qa\E", r"\q{ab}", r"\u004", r"\x4"],
                     "an escape JavaScript reads as its letter (Python refuses it)"),
-    **dict.fromkeys([r"\p{L}", r"\P{L}", r"\u{1F600}"], "u-flag Unicode escapes, which Python's re lacks"),
+    **dict.fromkeys([r"\p{L}", r"\P{L}"], "u-flag Unicode property escapes, which Python's re lacks"),
+    **dict.fromkeys([r"\u{1F600}", r"^\u{1F601}$", r"^\u{61}\u{0}?$"],
+                    "without u JavaScript reads the letter u and the text {...}; the u flag was surely meant"),
     r"(?<=\d+)x": "a lookbehind of variable width, which Python's re lacks",
     **dict.fromkeys([r"[a--b]", r"[a&&b]", r"[ab&&c]"], "a v-flag set operation"),
     **dict.fromkeys([r"^(?:(a)|b)+\1$", r"(?:(a)|b){2}\1", r"(?:(a)|(b))+\1\2", r"^(?:(?<n>a)|b)*\k<n>$",
@@ -147,6 +153,12 @@ def test_a_pattern_matches_what_it_matches_in_javascript_or_is_refused(javascrip
                   "end of the answer write $"),
     (r"(?P<n>a)", "", "'(?P<'... is not JavaScript group syntax (JavaScript's RegExp refuses it)"),
     (r"a++", "", "nothing to repeat at '+' after '+' (a possessive or doubled quantifier; JavaScript's RegExp refuses it)"),
+    (r"\u{1F600}", "", "\\u{...} spells a character only with the u or v flag: without one JavaScript reads the "
+                      "letter u and the text {...} (add `u` to `flags:`)"),
+    (r"\u{110000}", "u", "\\u{...} must hold a code point in hexadecimal, at most 10FFFF (JavaScript's RegExp "
+                        "refuses it)"),
+    (r"\u{}", "u", "\\u{...} must hold a code point in hexadecimal, at most 10FFFF (JavaScript's RegExp refuses it)"),
+    (r"[|a]", "v", "'|' must be escaped in a class with the v flag (JavaScript's RegExp refuses it)"),
     (r"^(?:(a)|b)+\1$", "", "\\1 refers to group 1, which is repeated or inside a repeated group: JavaScript empties it at each "
                            "repetition and Python keeps its last match, so the two can disagree (no Python spelling here)"),
     (r"(?:(?<day>\d)-)+\k<day>", "", "\\k<day> refers to group 1, which is repeated or inside a repeated group: JavaScript "
