@@ -125,3 +125,45 @@ def test_keys_echoed_in_successful_replies_are_redacted_everywhere(tmp_path: Pat
              for form_name, form in forms(secret).items()
              for where, text in outputs.items() if form in text]
     assert leaks == []
+
+
+def test_a_key_split_by_terminal_escapes_is_hidden_where_reports_strip_them(tmp_path: Path) -> None:
+    """Reports remove ANSI escapes (text.clean), which joins the pieces of a key an agent printed in
+    colour (a highlighter colours `sk`, `-` and the rest apart): the joined key must not show."""
+    token = f"tok-{uuid.uuid4().hex}"
+    repo = make_repo(tmp_path / "repo", """
+        targets:
+          - name: agent
+            provider: cli
+            command: python3 agent.py
+            env:
+              AGENT_TOKEN: ${{ SPLIT_TOKEN }}
+        """)
+    write(repo / "evals" / "agent.py", r"""
+        import os
+        t = os.environ["AGENT_TOKEN"]
+        print(f"Paris {t[:5]}\x1b[0m{t[5:]} | {t[:9]}\x1b]8;;http://x\x07{t[9:]} | {t[:12]}\x9b1m{t[12:]}")
+        """)
+    write(repo / "evals" / "judge.py", """
+        import json, sys
+        answer = json.load(sys.stdin)["output_text"]
+        print(json.dumps({"score": 0.0, "misses": ["said " + answer], "reasoning": "it said " + answer}))
+        """)
+    write(repo / "evals" / "split.eval.yaml", """
+        tests:
+          - id: split-key
+            input: capital of France?
+            assert:
+              - {type: code_judge, name: echo, script: [python3, judge.py]}
+        """)
+    env = {"SPLIT_TOKEN": token, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+    proc = run_cli("run", "evals", "--verbose", env=env, cwd=repo)
+
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert rows[0]["verdict"] == "fail", rows
+    assert "Paris" in rows[0]["candidate_answer"]
+    outputs = every_output(tmp_path, repo, proc.stdout, proc.stderr)
+    assert {"stdout", "stderr", str(tmp_path / "summary.md")} <= set(outputs)
+    leaks = [where for where, text in outputs.items() if token in text]
+    assert leaks == []
