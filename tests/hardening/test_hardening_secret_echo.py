@@ -167,3 +167,67 @@ def test_a_key_split_by_terminal_escapes_is_hidden_where_reports_strip_them(tmp_
     assert {"stdout", "stderr", str(tmp_path / "summary.md")} <= set(outputs)
     leaks = [where for where, text in outputs.items() if token in text]
     assert leaks == []
+
+
+def test_secret_named_variables_are_hidden_wherever_targets_yaml_reads_them(tmp_path: Path) -> None:
+    """A key in `command` (`--api-key ${{ OPENAI_API_KEY }}`), in a healthcheck URL's query, in an
+    `env:` entry of a harmless name, or in a target this run never uses: a variable named like a
+    secret is a secret wherever targets.yaml reads it, as it is in eval files."""
+    api_key, health_token, env_token, unused_key = (f"{name}-{uuid.uuid4().hex}"
+                                                    for name in ("sk", "health", "envtok", "unused"))
+    repo = make_repo(tmp_path / "repo", """
+        targets:
+          - name: flags
+            provider: cli
+            command: python3 agent.py --api-key ${{ PROBE_OPENAI_API_KEY }}
+          - name: checked
+            provider: cli
+            command: python3 agent.py
+            healthcheck:
+              url: http://127.0.0.1:9/health?token=${{ PROBE_HEALTH_TOKEN }}
+              timeout_seconds: 2
+          - name: harmless-name
+            provider: cli
+            command: python3 agent.py
+            env:
+              AUTH: ${{ PROBE_AUTH_TOKEN }}
+          - name: never-used
+            provider: openai
+            endpoint: http://127.0.0.1:9/v1
+            api_key: ${{ PROBE_UNUSED_KEY }}
+            model: fake
+        """)
+    write(repo / "evals" / "agent.py", """
+        import os, sys
+        sys.stderr.write(f"argv {sys.argv} auth {os.environ.get('AUTH')} other {os.environ['PROBE_UNUSED_KEY']}")
+        sys.exit(3)
+        """)
+    write(repo / "evals" / "named.eval.yaml", """
+        tests:
+          - id: key-in-command
+            target: flags
+            input: capital of France?
+            assert: [{type: contains, value: Paris}]
+          - id: key-in-healthcheck
+            target: checked
+            input: capital of France?
+            assert: [{type: contains, value: Paris}]
+          - id: key-in-env
+            target: harmless-name
+            input: capital of France?
+            assert: [{type: contains, value: Paris}]
+        """)
+    env = {"PROBE_OPENAI_API_KEY": api_key, "PROBE_HEALTH_TOKEN": health_token, "PROBE_AUTH_TOKEN": env_token,
+           "PROBE_UNUSED_KEY": unused_key, "GITHUB_ACTIONS": "true",
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+    proc = run_cli("run", "evals", "--verbose", env=env, cwd=repo)
+
+    rows = {r["eval_id"]: r for r in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert {r["verdict"] for r in rows.values()} == {"error"}, rows
+    assert "'--api-key', '***'" in rows["key-in-command"]["error"], rows["key-in-command"]["error"]
+    assert "token=***" in rows["key-in-healthcheck"]["error"], rows["key-in-healthcheck"]["error"]
+    assert "auth *** other ***" in rows["key-in-env"]["error"], rows["key-in-env"]["error"]
+    outputs = every_output(tmp_path, repo, proc.stdout, proc.stderr)
+    leaks = [f"{secret[:6]} in {where}" for secret in (api_key, health_token, env_token, unused_key)
+             for where, text in outputs.items() if secret in text]
+    assert leaks == []
