@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.github_runner import runner_commands
 from tests.helpers.reports import read_rows
 
 CASES = ("alpha", "beta", "gamma", "delta")
@@ -351,3 +352,19 @@ def test_max_failures_not_reached_changes_nothing(project: Path) -> None:
     answers(project, *CASES, "alpha-extra")
     proc = run_cli("run", "evals", "--max-failures", "1", cwd=project)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_rerun_names_a_case_gone_from_the_eval_files_inertly(project: Path) -> None:
+    """The warning for a case PREV has but the eval files no longer do quotes its id, which a pull
+    request wrote: it must not run a workflow command on the CI log (stderr is scanned too)."""
+    hostile = "gone\n::add-mask::everything\n  ::error::pwned ##[set-output name=x]y\x1b[2J"
+    write(project / "evals/gone.eval.yaml", f"tests:\n  - id: {json.dumps(hostile)}\n    input: Say x\n"
+          "    assertions:\n      - {type: contains, value: never}\n")
+    run_cli("run", "evals", cwd=project)
+    assert hostile in results(project)
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    (project / "evals/gone.eval.yaml").write_text("tests:\n  - id: other\n    input: Say x\n"
+                                                  "    assertions:\n      - {type: contains, value: x}\n")
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project, env={"GITHUB_ACTIONS": "true"})
+    assert "no longer in the eval files" in proc.stderr, proc.stderr
+    assert runner_commands(proc.stderr) == [] and "\x1b" not in proc.stderr, proc.stderr
