@@ -231,3 +231,68 @@ def test_secret_named_variables_are_hidden_wherever_targets_yaml_reads_them(tmp_
     leaks = [f"{secret[:6]} in {where}" for secret in (api_key, health_token, env_token, unused_key)
              for where, text in outputs.items() if secret in text]
     assert leaks == []
+
+
+def test_a_key_at_the_edge_of_a_cut_output_leaves_no_piece(tmp_path: Path) -> None:
+    """Long outputs are cut to their last (or first) characters before they are quoted: a failing
+    agent's stderr, a crashing code judge's or prompt script's stderr, a hook's output, an invalid
+    judge reply. A key the cut falls inside of must be hidden before the cut: after it, what is left
+    of the key is no longer the key and was shown as it is."""
+    key = f"sk-{uuid.uuid4().hex}"
+    tail_cut = f"python3 -c \"import sys; sys.stderr.write('{key}' + 'x' * (NEED - 16)); sys.exit(3)\""
+    repo = make_repo(tmp_path / "repo", f"""
+        targets:
+          - name: agent
+            provider: cli
+            command: {tail_cut.replace("NEED", "2000")}
+            judge_target: judge
+          - name: judge
+            provider: mock
+            response: Paris
+            judge_response: "{'y' * 186}{key}"
+          - name: holds-the-key
+            provider: openai
+            endpoint: http://127.0.0.1:9/v1
+            api_key: ${{{{ CUT_API_KEY }}}}
+            model: fake
+        """)
+    crash = f"import sys; sys.stderr.write({key!r} + 'x' * (2000 - 16)); sys.exit(3)"
+    write(repo / "evals" / "crash.py", crash)
+    write(repo / "evals" / "hook.py", f"import sys; print({key!r} + 'x' * (4000 - 16)); sys.exit(3)")
+    write(repo / "evals" / "cut.eval.yaml", """
+        tests:
+          - id: agent-stderr
+            target: agent
+            input: capital of France?
+            assert: [{type: contains, value: Paris}]
+          - id: judge-stderr
+            target: judge
+            input: capital of France?
+            assert: [{type: code_judge, name: crash, script: [python3, crash.py]}]
+          - id: prompt-script-stderr
+            target: judge
+            input: capital of France?
+            assert: [{type: llm_judge, name: scripted, target: judge, prompt: {command: [python3, crash.py]}}]
+          - id: judge-reply
+            target: judge
+            input: capital of France?
+            assert: [{type: llm_judge, name: quality, target: judge}]
+          - id: hook-output
+            target: judge
+            input: capital of France?
+            workspace:
+              hooks:
+                before_each: [python3, hook.py]
+            assert: [{type: contains, value: Paris}]
+        """)
+    env = {"CUT_API_KEY": key, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+    proc = run_cli("run", "evals", "--verbose", env=env, cwd=repo)
+
+    rows = {r["eval_id"]: r for r in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert set(rows) == {"agent-stderr", "judge-stderr", "prompt-script-stderr", "judge-reply", "hook-output"}
+    assert {r["verdict"] for r in rows.values()} == {"error"}, rows
+    outputs = every_output(tmp_path, repo, proc.stdout, proc.stderr)
+    pieces = {"head": key[:12], "tail": key[-12:]}
+    leaks = [f"{name} in {where}" for name, piece in pieces.items() for where, text in outputs.items() if piece in text]
+    assert leaks == []
