@@ -29,7 +29,7 @@ from ..report.baseline import (
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import unfinished_runs
-from ..report.text import inert_log_text, one_line
+from ..report.text import inert_json, inert_log_text, one_line
 from ._outputs import output_paths
 from ._previous import read_previous
 
@@ -91,7 +91,9 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
     if args.json:
-        sys.stdout.write(json.dumps(comparison_json(comparison, args.min_delta), indent=2, ensure_ascii=False) + "\n")
+        # Printed to the CI log, whose runner takes `##[command]` anywhere in a line (ids are a PR's text).
+        sys.stdout.write(inert_json(json.dumps(comparison_json(comparison, args.min_delta), indent=2,
+                                               ensure_ascii=False)) + "\n")
     else:
         sys.stdout.write(render_text(comparison, args.min_delta))
     _, _, html = output_paths(args.output_dir, None, None)

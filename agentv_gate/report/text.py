@@ -63,6 +63,17 @@ def inert_log_text(text: str) -> str:
     return text
 
 
+def inert_json(text: str) -> str:
+    """JSON text (as `json.dumps` writes it) whose `##[` cannot run a legacy workflow command.
+
+    Outside its strings JSON has no `#`, so every `##[` is inside a string, where `\\u005b` is the
+    same `[` to any JSON reader; looping handles overlaps like `###[`.
+    """
+    while "##[" in text:
+        text = text.replace("##[", "##\\u005b")
+    return text
+
+
 def inert_lines(text: object) -> str:
     """Text for a CI log whose every line stays plain text: `clean`, `##[` broken, and a line that would
     start with `::` (the runner skips leading blanks first) behind a `| ` of ours.
