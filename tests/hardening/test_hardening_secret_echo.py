@@ -296,3 +296,26 @@ def test_a_key_at_the_edge_of_a_cut_output_leaves_no_piece(tmp_path: Path) -> No
     pieces = {"head": key[:12], "tail": key[-12:]}
     leaks = [f"{name} in {where}" for name, piece in pieces.items() for where, text in outputs.items() if piece in text]
     assert leaks == []
+
+
+def test_a_secret_quoted_by_a_targets_yaml_problem_is_hidden(tmp_path: Path) -> None:
+    """A target refused for a value read from a secret-named variable quotes the value: the variable's
+    secret is registered before the target is checked, so the problem shows `***` (run and validate)."""
+    token = f"tok-{uuid.uuid4().hex}"
+    repo = make_repo(tmp_path / "repo", """
+        targets:
+          - name: default
+            provider: cli
+            command: echo ok
+            workers: ${{ PROBLEM_TOKEN }}
+        """)
+    write(repo / "evals" / "a.eval.yaml", """
+        tests:
+          - {id: c, input: q, assert: [{type: contains, value: ok}]}
+        """)
+    env = {"PROBLEM_TOKEN": token, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    for command, status in (("run", 2), ("validate", 1)):
+        proc = run_cli(command, "evals", env=env, cwd=repo)
+        assert proc.returncode == status, proc.stdout + proc.stderr
+        assert "workers must be a whole number >= 1, got '***'" in proc.stdout + proc.stderr
+        assert token not in proc.stdout + proc.stderr + (tmp_path / "summary.md").read_text()
