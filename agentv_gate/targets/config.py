@@ -23,7 +23,10 @@ Every value that came from a secret field is remembered and scrubbed (`***`) fro
 of the run (see `redaction`). A secret field is one whose name names a key, token, secret or
 password (`api_key`, `x-api-key`, `GITHUB_TOKEN` in `env:`), any value of `headers:` read from
 `${{ VAR }}` (`Authorization: Bearer ${{ TOKEN }}`: both the whole value and the variable's), and
-the password of a URL (`https://user:pass@host`).
+the password of a URL (`https://user:pass@host`). A variable named like a secret (`OPENAI_API_KEY`)
+is one wherever it is read (`command: agent --api-key ${{ OPENAI_API_KEY }}`), and the secrets of
+every target in the file are hidden from the start of a run, whether it uses the target or not
+(`declared_secrets`).
 """
 
 from __future__ import annotations
@@ -230,7 +233,8 @@ def declared_secrets(raw: RawTarget, env: Mapping[str, str]) -> set[str]:
     (a whole value built around a reference): the values of secret fields, of `headers:`, of
     secret-named `env:` entries and of secret-named variables anywhere, and URL passwords.
     """
-    secrets = set(_secret_named_values(raw.data, env)) | set(_url_passwords(raw.data))
+    secrets = set(_secret_named_values(raw.data, env))
+    secrets.update(p for p in _url_passwords(raw.data) if "${{" not in p)  # a reference is not the password
     for key, value in raw.data.items():
         key = str(key)
         if is_secret_field(key) or key == "headers":
