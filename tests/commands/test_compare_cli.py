@@ -152,5 +152,15 @@ def test_json_output_runs_no_legacy_workflow_command_and_parses_to_the_same_ids(
     proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
     assert proc.returncode == 1, proc.stderr
     assert "##[" not in proc.stdout
-    report, _ = json.JSONDecoder().raw_decode(proc.stdout)  # the annotations follow it
-    assert {c["test_id"] for c in report["cases"]} == {hostile, "b"}
+    assert {c["test_id"] for c in json.loads(proc.stdout)["cases"]} == {hostile, "b"}
+
+
+def test_json_output_stays_parseable_in_github_actions(tmp_path: Path) -> None:
+    """`compare --json > comparison.json` in a workflow: the annotations of regressed cases go to
+    stderr (the runner reads both streams), so stdout is the JSON document alone."""
+    base = write_results(tmp_path / "base.jsonl", BASE)
+    head = write_results(tmp_path / "head.jsonl", HEAD)
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["regressed"] >= 1
+    assert any(line.startswith("::error ") for line in proc.stderr.splitlines()), proc.stderr
