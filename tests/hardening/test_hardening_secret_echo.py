@@ -319,3 +319,30 @@ def test_a_secret_quoted_by_a_targets_yaml_problem_is_hidden(tmp_path: Path) -> 
         assert proc.returncode == status, proc.stdout + proc.stderr
         assert "workers must be a whole number >= 1, got '***'" in proc.stdout + proc.stderr
         assert token not in proc.stdout + proc.stderr + (tmp_path / "summary.md").read_text()
+
+
+def test_a_cached_answer_holds_no_key_split_by_terminal_escapes(tmp_path: Path) -> None:
+    """The response cache is JSON, where an escape character is written `\\u001b`: the key around it
+    must be hidden before the entry is serialised, or the cache file keeps it readable in two pieces."""
+    key = f"sk-{uuid.uuid4().hex}"
+    with FakeLLMServer() as server:
+        server.set_default("/v1/chat/completions", FakeReply.openai(f"Paris {key[:8]}\x1b[0m{key[8:]}"))
+        repo = make_repo(tmp_path / "repo", f"""
+            targets:
+              - name: model
+                provider: openai
+                endpoint: {server.url}/v1
+                api_key: ${{{{ CACHED_SPLIT_KEY }}}}
+                model: fake
+            """)
+        write(repo / "evals" / "a.eval.yaml", """
+            tests:
+              - {id: c, input: q, assert: [{type: contains, value: Paris}]}
+            """)
+        proc = run_cli("run", "evals", env={"CACHED_SPLIT_KEY": key}, cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    entries = list((repo / ".agentv-gate-cache").rglob("*.json"))
+    assert entries, "the answer should have been cached"
+    for entry in entries:
+        text = entry.read_text()
+        assert "Paris ***" in text and key[8:] not in text, text
