@@ -105,5 +105,6 @@ def rerun_partial_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun
 def list_cases(refs: Sequence[CaseRef]) -> None:
     """`--list`: one line per case the run would execute (file:line, then the test id); runs nothing."""
     for ref in refs:
-        print(inert_log_text(f"{display_path(str(ref.source_file))}:{ref.source_line}\t{one_line(ref.id)}"))
+        # The file name and id are the repository's text: one line per case, inert in a CI log.
+        print(inert_log_text(f"{one_line(display_path(str(ref.source_file)))}:{ref.source_line}\t{one_line(ref.id)}"))
     print(f"agentv-gate: {len(refs)} case(s) would run", file=sys.stderr)

@@ -205,6 +205,18 @@ def test_list_prints_cases_with_file_and_line_and_runs_nothing(project: Path) ->
     assert not (project / ".agentv-gate").exists()
 
 
+
+def test_list_prints_a_hostile_file_name_on_one_line(project: Path) -> None:
+    """A file name is the pull request's text and may hold a newline: `--list` keeps each case on
+    one line, and no line of it is a workflow command."""
+    name = "x\n::add-mask::everything ##[stop-commands]y.eval.yaml"
+    (project / "evals" / name).write_text("tests:\n  - {id: c, input: q, assert: [{type: contains, value: q}]}\n")
+    proc = run_cli("run", "evals", "--list", "--test-id", "c", cwd=project, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["evals/x ::add-mask::everything ## [stop-commands]y.eval.yaml:2\tc"]
+    assert runner_commands(proc.stdout) == []
+
+
 # ---------------------------------------------------------------- reruns
 
 
