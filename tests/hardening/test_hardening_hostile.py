@@ -196,3 +196,29 @@ def test_a_provider_s_hostile_refusal_is_noticed_inert(tmp_path: Path) -> None:
     assert "add-mask]everything" in refused[0] and "stop-commands]x" in refused[0]
     assert runner_commands(refused[0]) == []
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", proc.stderr), repr(proc.stderr)
+
+
+def test_lone_surrogates_in_a_judge_s_free_form_details_do_not_stop_the_run(tmp_path: Path) -> None:
+    """A code judge's `details` is free-form JSON; `\\ud800` in it (a key inside a nested object, next
+    to one in its reasoning) is a lone surrogate once parsed, which UTF-8 cannot encode. The case is
+    reported like any other (results.jsonl writes such a character as `\\ud800` text) instead of the
+    run stopping on an internal error with no row written."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals" / "judge.py", r"""
+        import json, sys
+        json.load(sys.stdin)
+        sys.stdout.write('{"score": 0.2, "reasoning": "r \\ud83d", "misses": ["m \\udfff"], '
+                         '"details": {"\\ud800k": "\\udc00", "nested": {"\\udbff": ["\\ud800"]}}}')
+        """)
+    write(repo / "evals" / "a.eval.yaml", """
+        tests:
+          - id: surrogates
+            input: q
+            assert: [{type: code_judge, name: j, script: [python3, judge.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=repo, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [(r["eval_id"], r["verdict"]) for r in rows] == [("surrogates", "fail")]
+    assert rows[0]["scores"][0]["details"]["nested"] == {"\udbff": ["\ud800"]}  # read back as written
+    checked_junit(repo / ".agentv-gate/junit.xml")
