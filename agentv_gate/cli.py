@@ -228,7 +228,8 @@ def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> 
             gc.freeze()
         return int(command.execute(args))
     except GateError as exc:
-        print(inert_lines(f"agentv-gate: {exc}"), file=sys.stderr)
+        # Redacted as the annotations of the same problems are: a problem may quote a value read from a secret.
+        print(inert_lines(redact(f"agentv-gate: {exc}")), file=sys.stderr)
         if exc.exit_code == EXIT_USAGE and args is not None:
             _tell_github(args.command, exc)
         return exc.exit_code

@@ -693,8 +693,18 @@ class CaseResult(BaseModel):
         return check_lines(self.scores or [])
 
     def to_json_row(self) -> dict[str, Any]:
-        """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """Seed 004: one evaluator keeps `evaluator_raw_request`; several keep `evaluator_results`.
+
+        A lone surrogate (a judge's `"\\ud800"` once parsed) in a dict key nested in free-form JSON
+        (a code judge's `details`) makes pydantic's JSON mode raise, which stopped the run. Every field
+        is JSON-like already (strings, numbers, lists, dicts parsed from JSON), so the Python dump is
+        then the row: the results file writes the surrogate as a `\\ud800` escape, as it writes one
+        anywhere else (`errors="backslashreplace"`), and reading the row back gives it again.
+        """
+        try:
+            return self.model_dump(mode="json", exclude_none=True)
+        except UnicodeEncodeError:
+            return self.model_dump(mode="python", exclude_none=True)
 
 
 @dataclass

@@ -9,13 +9,16 @@ from then on `redact` hides it in every text of the process, whatever path the t
 error message, a successful answer that echoes the key, a judge's stdout, a cache entry. What is
 hidden is the value as written and the forms a server or a script commonly turns it into:
 base64 (standard and URL-safe, also where the secret sits inside a longer encoded value, such as
-HTTP Basic `user:password`), and URL percent-encoding (`quote` and `quote_plus`). Other
+HTTP Basic `user:password`), and URL percent-encoding (`quote` and `quote_plus`). A secret cut
+into pieces by terminal escape sequences (an agent's coloured output) is hidden too: every report
+strips those sequences (report/text.py `clean`), which would join the pieces again. Other
 transformations (hex, reversed, split over two strings, hashed) are not recognised.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import threading
 import urllib.parse
 from collections.abc import Iterable
@@ -26,6 +29,20 @@ MIN_SECRET_CHARS = 4
 """Shorter values are not treated as secrets: hiding every `abc` in a report would hide the report."""
 _MIN_ENCODED_CHARS = 8
 """An encoded form shorter than this is too likely to occur by chance to be hidden everywhere."""
+
+ANSI_ESCAPE = re.compile(
+    r"""
+      \x1b\[[0-?]*[\x20-/]*[@-~]              # CSI: colours, cursor moves, erase line
+    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?      # OSC: window titles, hyperlinks (BEL or ST ends it)
+    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?           # DCS / SOS / PM / APC strings
+    | \x1b[\x20-/]*[0-~]                      # other two-or-more-byte escapes (charset, keypad, reset)
+    | \x9b[0-?]*[\x20-/]*[@-~]                # 8-bit CSI
+    | \x1b                                    # a lone ESC left over
+    """,
+    re.VERBOSE,
+)
+"""Terminal escape sequences, as the reports remove them (here, at the bottom, so `redact` removes the
+same ones and a secret they split is found)."""
 
 _registered: set[str] = set()
 _forms: tuple[str, ...] = ()
@@ -98,7 +115,18 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for form in forms:
         if form in text:
             text = text.replace(form, "***")
+    if "\x1b" in text or "\x9b" in text:
+        # The reports strip escape sequences; a secret they cut into pieces would be whole there.
+        # Only then is the text given without them (results.jsonl otherwise keeps them as they came).
+        stripped = strip_ansi(text)
+        if any(form in stripped for form in forms):
+            return redact(stripped, secrets)
     return text
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escape sequences (colours, cursor movement, OSC hyperlinks and titles)."""
+    return ANSI_ESCAPE.sub("", text)
 
 
 def redact_tree(value: Any) -> Any:

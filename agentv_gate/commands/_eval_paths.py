@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..loader import default_eval_paths, load_run_dotenv
+from ..report.text import inert_lines, one_line
 
 
 def eval_paths(args: argparse.Namespace) -> list[Path]:
@@ -21,5 +22,5 @@ def eval_paths(args: argparse.Namespace) -> list[Path]:
     paths = default_eval_paths(args.paths)
     note = load_run_dotenv(paths, args.repo_root)
     if note and not args.quiet:
-        print(f"agentv-gate: {note}", file=sys.stderr)
+        print(inert_lines(f"agentv-gate: {one_line(note)}"), file=sys.stderr)  # it names a path of the repository
     return paths

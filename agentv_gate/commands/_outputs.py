@@ -17,6 +17,7 @@ from ..report.github import write_github_reports
 from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
+from ..report.text import inert_log_text, one_line
 from ..targets.cache import ResponseCache
 from ._baseline import Baseline, baseline_report
 
@@ -107,4 +108,5 @@ def report_traffic(traffic: Sequence[TargetTraffic], quiet: bool) -> None:
     429s is said even with --quiet: it explains a slow run."""
     for t in traffic:
         if not quiet or t.rate_limited:
-            print(f"agentv-gate: target '{t.target}': {t.describe()}", file=sys.stderr)
+            # The name is targets.yaml's (a pull request's text): one line, inert in a CI log.
+            print(inert_log_text(f"agentv-gate: target '{one_line(t.target)}': {t.describe()}"), file=sys.stderr)

@@ -66,8 +66,9 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
         return selected
     present = {(ref.suite, ref.id) for ref in refs}
     for suite, eval_id in sorted(rerun.again - present):
-        print(f"agentv-gate: warning: case '{eval_id}' of {suite} is in {rerun.previous} but no longer in the "
-              "eval files; its old row is kept", file=sys.stderr)
+        # The id and suite come from PREV, written from a pull request's eval files: one line, inert.
+        print(inert_log_text(f"agentv-gate: warning: case '{one_line(eval_id)}' of {one_line(suite)} is in "
+                             f"{rerun.previous} but no longer in the eval files; its old row is kept"), file=sys.stderr)
     # A case PREV has no row for never ran (PREV is of an interrupted run, or older than the case):
     # it runs now, or the rerun's reports would leave it out and could pass without it.
     had = {(row.suite, row.eval_id) for row in rerun.rows}
@@ -104,5 +105,6 @@ def rerun_partial_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun
 def list_cases(refs: Sequence[CaseRef]) -> None:
     """`--list`: one line per case the run would execute (file:line, then the test id); runs nothing."""
     for ref in refs:
-        print(inert_log_text(f"{display_path(str(ref.source_file))}:{ref.source_line}\t{one_line(ref.id)}"))
+        # The file name and id are the repository's text: one line per case, inert in a CI log.
+        print(inert_log_text(f"{one_line(display_path(str(ref.source_file)))}:{ref.source_line}\t{one_line(ref.id)}"))
     print(f"agentv-gate: {len(refs)} case(s) would run", file=sys.stderr)

@@ -29,7 +29,7 @@ from ..report.baseline import (
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import unfinished_runs
-from ..report.text import inert_log_text, one_line
+from ..report.text import inert_json, inert_log_text, one_line
 from ._outputs import output_paths
 from ._previous import read_previous
 
@@ -63,12 +63,15 @@ def render_text(comparison: Comparison, min_delta: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _github(comparison: Comparison, head: list[CaseResult], min_delta: float) -> None:
-    """Job summary and one annotation per regressed case; failing to write them is said, not fatal."""
+def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, json_out: bool = False) -> None:
+    """Job summary and one annotation per regressed case; failing to write them is said, not fatal.
+
+    With `--json` the annotations go to stderr (the runner reads both streams), so stdout stays one
+    JSON document for `compare --json > comparison.json`."""
     root = Path(os.environ["GITHUB_WORKSPACE"]) if os.environ.get("GITHUB_WORKSPACE") else None
     regressed = [c.head for c in comparison.regressed if c.head is not None]
     for line in annotation_lines(regressed, root, labels=comparison.labels()):
-        print(line)
+        print(line, file=sys.stderr if json_out else sys.stdout)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         markdown = "## agentv-gate compare\n\n" + comparison_markdown(comparison, gate_line(comparison), root,
                                                                        min_delta)
@@ -91,7 +94,9 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
     if args.json:
-        sys.stdout.write(json.dumps(comparison_json(comparison, args.min_delta), indent=2, ensure_ascii=False) + "\n")
+        # Printed to the CI log, whose runner takes `##[command]` anywhere in a line (ids are a PR's text).
+        sys.stdout.write(inert_json(json.dumps(comparison_json(comparison, args.min_delta), indent=2,
+                                               ensure_ascii=False)) + "\n")
     else:
         sys.stdout.write(render_text(comparison, args.min_delta))
     _, _, html = output_paths(args.output_dir, None, None)
@@ -100,5 +105,5 @@ def execute(args: argparse.Namespace) -> int:
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _github(comparison, head, args.min_delta)
+        _github(comparison, head, args.min_delta, json_out=args.json)
     return EXIT_FAILED if comparison.regressed else EXIT_OK

@@ -251,7 +251,9 @@ def finish_hooks(hooks: WorkspaceHooks) -> None:
     """Every started suite's after_all hook, however the run ended; what failed in after_* hooks is said."""
     hooks.finish()
     for warning in hooks.warnings:
-        print(f"agentv-gate: warning: {warning}", file=sys.stderr)
+        # It quotes what the hook printed: a CI log scans stderr for workflow commands too, and a
+        # hook's traceback may hold a key.
+        print(inert_lines(redact(f"agentv-gate: warning: {warning}")), file=sys.stderr)
 
 
 def _error_row(ref: CaseRef, error: str, **fields: Any) -> CaseResult:

@@ -15,7 +15,7 @@ from ..loader import nothing_found, plan_paths
 from ..problems import Problem
 from ..redaction import redact
 from ..report.github import write_github_problems
-from ..report.text import inert_lines, one_line
+from ..report.text import inert_lines, inert_log_text, one_line
 from ..targets.resolver import check_targets
 from ._eval_paths import eval_paths
 
@@ -58,7 +58,8 @@ def execute(args: argparse.Namespace) -> int:
     if args.verbose:
         counts = Counter(ref.file_index for ref in plan.refs)
         for index, file in enumerate(plan.files):
-            print(f"{file}: {counts[index]} case(s)", file=sys.stderr)
+            # A file name is the repository's text: one line, inert in a CI log.
+            print(inert_log_text(f"{one_line(str(file))}: {counts[index]} case(s)"), file=sys.stderr)
     failed = bool(plan.errors or (args.strict and plan.warnings))
     if plan.refs or failed:
         _tell_github(plan.problems, failed, len(plan.files), len(plan.refs))

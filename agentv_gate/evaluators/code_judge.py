@@ -32,6 +32,7 @@ from ..models import (
     EvaluationScore,
     score_label,
 )
+from ..redaction import redact
 from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
 from .base import ResolveJudgeProvider
@@ -56,7 +57,9 @@ def judge_config(config: CodeJudgeConfig | CustomAssertionConfig) -> dict[str, A
 
 
 def trimmed_stderr(stderr: str) -> str:
-    text = stderr.strip()
+    """The end of a judge's stderr, a key in it hidden before the cut (which would leave the key's tail,
+    no longer recognised as a key, to be shown)."""
+    text = redact(stderr).strip()
     if len(text) <= STDERR_TAIL_CHARS:
         return text
     return f"...(truncated, last {STDERR_TAIL_CHARS} chars)\n{text[-STDERR_TAIL_CHARS:]}"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import EvalCase, HookConfig
+from ..redaction import redact
 from ..transport.process import run_script
 
 OUTPUT_CHARS = 4000
@@ -56,7 +57,8 @@ def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspac
     }
     result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or workspace,
                         teardown=hook.name.startswith("after"))
-    output = "\n".join(part.strip() for part in (result.stdout, result.stderr) if part.strip())
+    # Redacted whole, then cut: a key the cut falls inside of would no longer be recognised.
+    output = redact("\n".join(part.strip() for part in (result.stdout, result.stderr) if part.strip()))
     if len(output) > OUTPUT_CHARS:
         output = "…" + output[-OUTPUT_CHARS:]
     failure = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import JudgeReplyError
+from ..redaction import redact
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -74,7 +75,9 @@ class JudgeReply:
 
 
 def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
+    """The reply's start for an error message; a key in it hidden before the cut (after it, the
+    part of the key left is no longer recognised as one)."""
+    flat = " ".join(redact(text).split())
     return flat[:_SNIPPET] + ("..." if len(flat) > _SNIPPET else "")
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PromptTemplateError
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, question_text
+from ..redaction import redact
 from ..transport.process import run_judge
 from .payload import build_judge_payload, case_messages
 
@@ -166,7 +167,7 @@ def run_prompt_script(
     if failure is None and result.stdout_truncated:
         failure = f"printed more than {len(result.stdout.encode())} bytes on stdout (the cap), so the prompt is incomplete"
     if failure is not None:
-        stderr = result.stderr.strip()
+        stderr = redact(result.stderr).strip()  # before the cut, which would leave a key's tail unrecognised
         if len(stderr) > STDERR_TAIL_CHARS:
             stderr = f"...{stderr[-STDERR_TAIL_CHARS:]}"
         name = Path(argv[0]).name if argv else "?"

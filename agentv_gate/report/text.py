@@ -13,29 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-REPLACEMENT = "\ufffd"
+from ..redaction import strip_ansi
 
-_ANSI = re.compile(
-    r"""
-      \x1b\[[0-?]*[\x20-/]*[@-~]              # CSI: colours, cursor moves, erase line
-    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?      # OSC: window titles, hyperlinks (BEL or ST ends it)
-    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?           # DCS / SOS / PM / APC strings
-    | \x1b[\x20-/]*[0-~]                      # other two-or-more-byte escapes (charset, keypad, reset)
-    | \x9b[0-?]*[\x20-/]*[@-~]                # 8-bit CSI
-    | \x1b                                    # a lone ESC left over
-    """,
-    re.VERBOSE,
-)
+REPLACEMENT = "\ufffd"
 
 # C0 controls except tab and newline, DEL and C1, UTF-16 surrogates, U+FFFE/U+FFFF (not XML
 # characters), and the bidi embedding/override/isolate controls (Trojan-Source style reordering).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
 _WHITESPACE_RUN = re.compile(r"\s+")
-
-
-def strip_ansi(text: str) -> str:
-    """Remove terminal escape sequences (colours, cursor movement, OSC hyperlinks and titles)."""
-    return _ANSI.sub("", text)
 
 
 def clean(text: object) -> str:
@@ -75,6 +60,17 @@ def inert_log_text(text: str) -> str:
     """
     while "##[" in text:
         text = text.replace("##[", "## [")
+    return text
+
+
+def inert_json(text: str) -> str:
+    """JSON text (as `json.dumps` writes it) whose `##[` cannot run a legacy workflow command.
+
+    Outside its strings JSON has no `#`, so every `##[` is inside a string, where `\\u005b` is the
+    same `[` to any JSON reader; looping handles overlaps like `###[`.
+    """
+    while "##[" in text:
+        text = text.replace("##[", "##\\u005b")
     return text
 
 

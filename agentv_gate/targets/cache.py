@@ -43,6 +43,7 @@ from pydantic import ValidationError
 
 from ..files import atomic_write_text
 from ..models import TargetResponse
+from ..redaction import redact_tree
 from .base import Provider, ProviderRequest
 from .kinds import PROVIDERS
 
@@ -235,7 +236,9 @@ class CachingProvider:
         response = self.inner.invoke(request)  # raises on failure: nothing is stored
         entry = {"format": CACHE_FORMAT, "key": key, "provider": self.inner.kind,
                  "request": json.loads(identity_json), "response": response.model_dump(mode="json")}
-        self.cache.put(key, self._redact(json.dumps(entry, ensure_ascii=False, default=str)))
+        # Each string redacted before serialising too: JSON writes an escape character as `\u001b`, so a
+        # key an answer cut with one (coloured output) would stay readable in two pieces in the file.
+        self.cache.put(key, self._redact(json.dumps(redact_tree(entry), ensure_ascii=False, default=str)))
         return response
 
 

@@ -258,7 +258,8 @@ class CliProvider:
         if result.timed_out:
             return f"timed out after {timeout:g}s (the command and its children were killed)"
         if result.exit_code != 0:
-            detail = (result.stderr.strip() or result.stdout.strip())[-_DETAIL_CHARS:]
+            # Redacted whole, then cut: a key the cut falls inside of would no longer be recognised.
+            detail = self.target.redact(result.stderr.strip() or result.stdout.strip())[-_DETAIL_CHARS:]
             reason = result.failure() or f"exited with code {result.exit_code}"
             return self.target.redact(f"{detail} ({reason})" if detail else f"command {reason}")
         return None
@@ -343,6 +344,6 @@ class CliProvider:
             raw={
                 "command": self.target.redact(command)[:_DETAIL_CHARS],
                 "exit_code": result.exit_code,
-                "stderr": self.target.redact(result.stderr[-_DETAIL_CHARS:]),
+                "stderr": self.target.redact(result.stderr)[-_DETAIL_CHARS:],
             },
         )

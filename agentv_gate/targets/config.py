@@ -23,7 +23,10 @@ Every value that came from a secret field is remembered and scrubbed (`***`) fro
 of the run (see `redaction`). A secret field is one whose name names a key, token, secret or
 password (`api_key`, `x-api-key`, `GITHUB_TOKEN` in `env:`), any value of `headers:` read from
 `${{ VAR }}` (`Authorization: Bearer ${{ TOKEN }}`: both the whole value and the variable's), and
-the password of a URL (`https://user:pass@host`).
+the password of a URL (`https://user:pass@host`). A variable named like a secret (`OPENAI_API_KEY`)
+is one wherever it is read (`command: agent --api-key ${{ OPENAI_API_KEY }}`), and the secrets of
+every target in the file are hidden from the start of a run, whether it uses the target or not
+(`declared_secrets`).
 """
 
 from __future__ import annotations
@@ -207,6 +210,41 @@ def _env_values(value: Any, env: Mapping[str, str]) -> list[str]:
     return []
 
 
+def _secret_named_values(value: Any, env: Mapping[str, str]) -> list[str]:
+    """The values of `${{ VAR }}` references to variables named like a secret (`OPENAI_API_KEY`,
+    `HEALTH_TOKEN`), wherever `value` (a string, list or mapping) holds one.
+
+    Such a value is a secret whatever field reads it (`command: agent --api-key ${{ OPENAI_API_KEY }}`,
+    a healthcheck URL's `?token=`, an `env:` entry named `AUTH`), as it is in eval files (loader/env.py).
+    """
+    if isinstance(value, str):
+        return [env[name] for name in _ENV_REF.findall(value) if is_secret_field(name) and env.get(name)]
+    if isinstance(value, list):
+        return [v for item in value for v in _secret_named_values(item, env)]
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _secret_named_values(item, env)]
+    return []
+
+
+def declared_secrets(raw: RawTarget, env: Mapping[str, str]) -> set[str]:
+    """The secrets `raw` names, found without resolving it (an unset variable is no error here).
+
+    What `resolve_target` registers for the target it resolves, minus what only resolving gives
+    (a whole value built around a reference): the values of secret fields, of `headers:`, of
+    secret-named `env:` entries and of secret-named variables anywhere, and URL passwords.
+    """
+    secrets = set(_secret_named_values(raw.data, env))
+    secrets.update(p for p in _url_passwords(raw.data) if "${{" not in p)  # a reference is not the password
+    for key, value in raw.data.items():
+        key = str(key)
+        if is_secret_field(key) or key == "headers":
+            secrets.update(_env_values(value, env))
+        if key == "env" and isinstance(value, dict):
+            secrets.update(v for k, item in value.items() if is_secret_field(str(k))
+                           for v in _env_values(item, env))
+    return secrets
+
+
 def _url_passwords(value: Any) -> list[str]:
     """The password in `scheme://user:password@host`, wherever a string holds one."""
     if isinstance(value, str):
@@ -253,6 +291,16 @@ class TargetsConfig:
     def __contains__(self, name: object) -> bool:
         return name in self.definitions
 
+    def register_declared_secrets(self, env: Mapping[str, str] | None = None) -> None:
+        """Hide, from every output of the run, the secrets of every target in the file, used or not.
+
+        A target this run never resolves still names a key the step's environment holds, which an
+        agent or a judge may print (`echo $OPENAI_API_KEY`); a configured secret is hidden wherever
+        it shows up, not only when its own target ran.
+        """
+        source = os.environ if env is None else env
+        register_secrets(s for raw in self.definitions.values() for s in declared_secrets(raw, source))
+
     def resolve(self, name: str, env: Mapping[str, str] | None = None) -> TargetConfig:
         """The named target with the environment applied. Raises TargetsConfigError if unusable."""
         raw = self.definitions.get(name)
@@ -267,7 +315,8 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     where = _where(source_file, raw.line)
     label = f"{where}target '{raw.name}'"
     settings: dict[str, Any] = {}
-    secrets: set[str] = set()
+    secrets: set[str] = declared_secrets(raw, env)
+    register_secrets(secrets)  # now: a problem found below may quote a value read from the environment
     unset_env: dict[str, str] = {}
 
     def resolve_value(key: str, value: Any) -> Any:

@@ -91,6 +91,7 @@ class ProviderRegistry:
     def __init__(self, targets: TargetsConfig, env: Mapping[str, str] | None = None) -> None:
         self.targets = targets
         self._env = env
+        targets.register_declared_secrets(env)  # those of targets never resolved too (see there)
         self._providers: dict[str, Provider] = {}
         self._configs: dict[str, TargetConfig] = {}
         self._lock = threading.RLock()

@@ -141,3 +141,26 @@ def test_job_summary_and_annotations_under_github_actions(tmp_path: Path) -> Non
     assert "| regressed | breaks |" in text and "| still failing (also on base) | stuck |" in text
     annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert len(annotations) == 1 and "breaks failed (regressed)" in annotations[0]
+
+
+def test_json_output_runs_no_legacy_workflow_command_and_parses_to_the_same_ids(tmp_path: Path) -> None:
+    """The runner's legacy parser takes `##[command]` anywhere in a log line, inside a JSON string
+    too; `--json` prints ids a pull request wrote, so `##[` is written with `[` as a JSON escape."""
+    hostile = "a ##[add-mask]everything ###[set-output name=x;]y"
+    base = write_results(tmp_path / "base.jsonl", [case_result(hostile), case_result("b")])
+    head = write_results(tmp_path / "head.jsonl", [case_result(hostile, "fail"), case_result("b")])
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 1, proc.stderr
+    assert "##[" not in proc.stdout
+    assert {c["test_id"] for c in json.loads(proc.stdout)["cases"]} == {hostile, "b"}
+
+
+def test_json_output_stays_parseable_in_github_actions(tmp_path: Path) -> None:
+    """`compare --json > comparison.json` in a workflow: the annotations of regressed cases go to
+    stderr (the runner reads both streams), so stdout is the JSON document alone."""
+    base = write_results(tmp_path / "base.jsonl", BASE)
+    head = write_results(tmp_path / "head.jsonl", HEAD)
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["regressed"] >= 1
+    assert any(line.startswith("::error ") for line in proc.stderr.splitlines()), proc.stderr

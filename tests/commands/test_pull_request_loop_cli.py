@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.github_runner import runner_commands
 from tests.helpers.reports import read_rows
 
 CASES = ("alpha", "beta", "gamma", "delta")
@@ -204,6 +205,18 @@ def test_list_prints_cases_with_file_and_line_and_runs_nothing(project: Path) ->
     assert not (project / ".agentv-gate").exists()
 
 
+
+def test_list_prints_a_hostile_file_name_on_one_line(project: Path) -> None:
+    """A file name is the pull request's text and may hold a newline: `--list` keeps each case on
+    one line, and no line of it is a workflow command."""
+    name = "x\n::add-mask::everything ##[stop-commands]y.eval.yaml"
+    (project / "evals" / name).write_text("tests:\n  - {id: c, input: q, assert: [{type: contains, value: q}]}\n")
+    proc = run_cli("run", "evals", "--list", "--test-id", "c", cwd=project, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["evals/x ::add-mask::everything ## [stop-commands]y.eval.yaml:2\tc"]
+    assert runner_commands(proc.stdout) == []
+
+
 # ---------------------------------------------------------------- reruns
 
 
@@ -351,3 +364,19 @@ def test_max_failures_not_reached_changes_nothing(project: Path) -> None:
     answers(project, *CASES, "alpha-extra")
     proc = run_cli("run", "evals", "--max-failures", "1", cwd=project)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_rerun_names_a_case_gone_from_the_eval_files_inertly(project: Path) -> None:
+    """The warning for a case PREV has but the eval files no longer do quotes its id, which a pull
+    request wrote: it must not run a workflow command on the CI log (stderr is scanned too)."""
+    hostile = "gone\n::add-mask::everything\n  ::error::pwned ##[set-output name=x]y\x1b[2J"
+    write(project / "evals/gone.eval.yaml", f"tests:\n  - id: {json.dumps(hostile)}\n    input: Say x\n"
+          "    assertions:\n      - {type: contains, value: never}\n")
+    run_cli("run", "evals", cwd=project)
+    assert hostile in results(project)
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    (project / "evals/gone.eval.yaml").write_text("tests:\n  - id: other\n    input: Say x\n"
+                                                  "    assertions:\n      - {type: contains, value: x}\n")
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project, env={"GITHUB_ACTIONS": "true"})
+    assert "no longer in the eval files" in proc.stderr, proc.stderr
+    assert runner_commands(proc.stderr) == [] and "\x1b" not in proc.stderr, proc.stderr

@@ -136,3 +136,26 @@ def test_the_readme_example_for_openai_azure_and_anthropic_is_read_as_documented
     limits = {name: registry.provider(name).limiter.limits for name in ("judge", "default", "claude")}  # type: ignore[attr-defined]
     assert [(lim.workers, lim.max_rpm, lim.max_tpm) for lim in limits.values()] == [
         (16, 500, 200000), (None, 180, 30000), (4, 50, 30000)]
+
+
+def test_the_traffic_line_prints_a_hostile_target_name_inert(tmp_path: Path) -> None:
+    """The per-target traffic line on stderr quotes the target's name, which targets.yaml (a pull
+    request) wrote: one line, no workflow command, even with a newline or `##[` in it."""
+    with FakeLLMServer() as server:
+        server.set_default("/v1/chat/completions", FakeReply.openai("Paris"))
+        repo = make_repo(tmp_path / "repo", f"""
+            targets:
+              - name: "m\\n::add-mask::everything ##[stop-commands]x"
+                provider: openai
+                endpoint: {server.url}/v1
+                model: fake
+            """)
+        write(repo / "evals/a.eval.yaml", """
+            tests:
+              - {id: c, input: q, assert: [{type: contains, value: Paris}]}
+            """)
+        proc = run_cli("run", "evals", "--no-cache", cwd=repo, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    traffic = [line for line in proc.stderr.splitlines() if "waiting for its limits" in line]
+    assert traffic == ["agentv-gate: target 'm ::add-mask::everything ## [stop-commands]x': 1 call, 0 answered 429, "
+                       "0.0 s waiting for its limits"], proc.stderr

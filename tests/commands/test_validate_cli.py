@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentv_gate.errors import EXIT_NO_CASES
 from tests.helpers.cli import run_cli
+from tests.helpers.github_runner import runner_commands
 
 
 def validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -57,3 +58,14 @@ def test_nothing_found_is_its_own_exit_code(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     assert validate("empty", cwd=tmp_path).returncode == EXIT_NO_CASES
     assert validate("missing-folder", cwd=tmp_path).returncode == 1
+
+
+def test_verbose_names_a_hostile_eval_file_name_inertly(repo: Path) -> None:
+    """`--verbose` lists each eval file with its case count; a file name is the pull request's text
+    and may hold a newline: the CI log (stderr is scanned too) must not take it for a command."""
+    name = "x\n::add-mask::everything ##[stop-commands]y.eval.yaml"
+    (repo / "evals" / name).write_text("tests:\n  - {id: c, input: q, assert: [{type: contains, value: ok}]}\n")
+    proc = run_cli("validate", "evals", "--verbose", cwd=repo, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 case(s)" in proc.stderr
+    assert runner_commands(proc.stdout + proc.stderr) == [], proc.stdout + proc.stderr

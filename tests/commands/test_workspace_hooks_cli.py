@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.github_runner import runner_commands
 from tests.helpers.reports import read_rows
 
 HOOK = """\
@@ -145,3 +146,39 @@ def test_a_hook_script_that_does_not_exist_stops_the_run_before_any_case(repo: P
     ran = run_cli("run", "evals", cwd=repo)
     assert ran.returncode == 2
     assert "evals/s.eval.yaml:3:" in ran.stderr and "missing/setup.py" in ran.stderr
+
+
+def test_a_failing_after_hook_s_output_is_printed_inert_and_without_secrets(tmp_path: Path) -> None:
+    """An after-hook's failure is a warning on stderr, which the GitHub runner scans for workflow
+    commands like stdout: what the hook printed must not run one, nor show a configured key."""
+    token = "hooktok-" + "5" * 24
+    repo = make_repo(tmp_path / "repo", """
+        targets:
+          - name: default
+            provider: cli
+            command: echo ok
+            env:
+              SERVICE_TOKEN: ${{ HOOK_TEST_TOKEN }}
+        """)
+    write(repo / "evals/hook.py", """
+        import os, sys
+        print("cleanup failed\\n::add-mask::everything\\n  ::error::pwned\\n##[set-output name=x]y\\n\\x1b[31m"
+              + os.environ["HOOK_TEST_TOKEN"])
+        sys.exit(1)
+        """)
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          hooks:
+            after_each: [python3, hook.py]
+            after_all: [python3, hook.py]
+        tests:
+          - {id: fine, input: Hi, assert: [{type: contains, value: ok}]}
+        """)
+    ran = run_cli("run", "evals", cwd=repo, env={"HOOK_TEST_TOKEN": token, "GITHUB_ACTIONS": "true"})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stderr.count("cleanup failed") == 2, ran.stderr
+    assert token not in ran.stderr and "***" in ran.stderr
+    assert "\x1b" not in ran.stderr
+    commands = [line for line in runner_commands(ran.stdout + ran.stderr) if not line.startswith("::group::")
+                and line != "::endgroup::"]
+    assert commands == []

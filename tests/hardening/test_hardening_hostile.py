@@ -15,12 +15,14 @@ escapes, characters XML forbids, CRLF, and a 1 MB answer. The run must leave:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
 from tests.helpers.github_runner import parse_github_output, runner_commands
 from tests.helpers.hostile import copy_judges, no_traceback
@@ -159,3 +161,64 @@ def test_results_keep_every_answer_exactly_as_the_model_gave_it(run: dict[str, A
     assert rows["model-text"]["candidate_answer"] == HOSTILE
     assert rows["big-answer"]["candidate_answer"] == BIG
     assert rows["judge-text"]["misses"][0] == HOSTILE
+
+
+def test_a_provider_s_hostile_refusal_is_noticed_inert(tmp_path: Path) -> None:
+    """A server refusing a parameter is told on stderr, quoting its error's type, code and message:
+    text of the provider's (or of whatever sits at the endpoint) that the CI log must not take for a
+    legacy `##[command]`, and with no terminal escape or control character left in it."""
+    def refuse_temperature(request: RecordedRequest) -> FakeReply:
+        if "temperature" not in (request.json or {}):
+            return FakeReply.openai("Paris")
+        return FakeReply.json({"error": {
+            "message": "Unsupported value: 'temperature' does not support 0.5. ##[add-mask]everything",
+            "type": "invalid\x1b[2J_request ##[stop-commands]x", "param": "temperature",
+            "code": "unsupported_value\x07\x00"}}, status=400)
+
+    with FakeLLMServer() as server:
+        server.set_default("/v1/chat/completions", refuse_temperature)
+        repo = make_repo(tmp_path / "repo", f"""
+            targets:
+              - name: m
+                provider: openai
+                endpoint: {server.url}/v1
+                model: fake
+                temperature: 0.5
+            """)
+        write(repo / "evals/a.eval.yaml", """
+            tests:
+              - {id: c, input: q, assert: [{type: contains, value: Paris}]}
+            """)
+        proc = run_cli("run", "evals", "--no-cache", cwd=repo, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    refused = [line for line in proc.stderr.splitlines() if "the server refused 'temperature'" in line]
+    assert len(refused) == 1, proc.stderr
+    assert "add-mask]everything" in refused[0] and "stop-commands]x" in refused[0]
+    assert runner_commands(refused[0]) == []
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", proc.stderr), repr(proc.stderr)
+
+
+def test_lone_surrogates_in_a_judge_s_free_form_details_do_not_stop_the_run(tmp_path: Path) -> None:
+    """A code judge's `details` is free-form JSON; `\\ud800` in it (a key inside a nested object, next
+    to one in its reasoning) is a lone surrogate once parsed, which UTF-8 cannot encode. The case is
+    reported like any other (results.jsonl writes such a character as `\\ud800` text) instead of the
+    run stopping on an internal error with no row written."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals" / "judge.py", r"""
+        import json, sys
+        json.load(sys.stdin)
+        sys.stdout.write('{"score": 0.2, "reasoning": "r \\ud83d", "misses": ["m \\udfff"], '
+                         '"details": {"\\ud800k": "\\udc00", "nested": {"\\udbff": ["\\ud800"]}}}')
+        """)
+    write(repo / "evals" / "a.eval.yaml", """
+        tests:
+          - id: surrogates
+            input: q
+            assert: [{type: code_judge, name: j, script: [python3, judge.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=repo, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [(r["eval_id"], r["verdict"]) for r in rows] == [("surrogates", "fail")]
+    assert rows[0]["scores"][0]["details"]["nested"] == {"\udbff": ["\ud800"]}  # read back as written
+    checked_junit(repo / ".agentv-gate/junit.xml")

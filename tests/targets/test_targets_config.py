@@ -11,7 +11,7 @@ from agentv_gate.models import EvalCase, EvaluationContext, LlmJudgeConfig
 from agentv_gate.targets.anthropic import AnthropicProvider
 from agentv_gate.targets.azure import AzureOpenAIProvider
 from agentv_gate.targets.cli_target import CliProvider
-from agentv_gate.targets.config import parse_targets
+from agentv_gate.targets.config import RawTarget, declared_secrets, parse_targets
 from agentv_gate.targets.mock import MockProvider
 from agentv_gate.targets.openai_compat import OpenAICompatProvider
 from agentv_gate.targets.registry import ProviderRegistry, build_provider, find_targets_file, load_targets
@@ -281,3 +281,15 @@ def test_which_fields_count_as_secrets() -> None:
     secret = ["api_key", "apiKey", "github_token", "client_secret", "password", "OPENAI_API_KEY"]
     plain = ["max_tokens", "max_output_tokens", "key_path", "tokenizer", "model", "endpoint"]
     assert [k for k in secret + plain if is_secret_field(k)] == secret
+
+
+def test_declared_secrets_are_found_without_resolving_the_target() -> None:
+    """What a target names as secret, read from its raw entry (an unused target is never resolved):
+    not the text of a `${{ VAR }}` written as a URL's password, nor a variable with a plain name."""
+    raw = RawTarget("t", {"endpoint": "http://u:${{PW}}@h/", "base_url": "http://u:lit3ral@h",
+                          "command": "agent --key ${{ MY_TOKEN }} --host ${{ HOST }}",
+                          "env": {"A_KEY": "${{ V }}", "PLAIN": "${{ W }}"}, "headers": {"X": "Bearer ${{ H }}"},
+                          "api_key": "${{ K }}"})
+    env = {"PW": "pw12345", "MY_TOKEN": "tok12345", "HOST": "host", "V": "vvvvvv", "W": "wwwwww", "H": "hhhhhh",
+           "K": "kkkkkk"}
+    assert declared_secrets(raw, env) == {"lit3ral", "tok12345", "vvvvvv", "hhhhhh", "kkkkkk"}
