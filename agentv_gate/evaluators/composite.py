@@ -5,8 +5,10 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
 * `weighted_average` (default): sum(score*w)/sum(w), `w` from `aggregator.weights[member]`,
   else the member's own `weight` (AgentV uses 1.0 there, which is our default too). Member
   hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
-* `threshold`: a member passes at AgentV's pass-or-borderline (score >= 0.6); the score is the
-  passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
+* `threshold`: a member passes when its verdict is `pass` or `borderline`, as AgentV counts it (the
+  label of its score, unless the member forced its own: a rubric judge with an unmet required item
+  is `fail` whatever its score, a nested threshold composite is what its threshold said); the score
+  is the passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
   (not the fraction's own label), and a first hit or miss says `k/n evaluators passed (threshold: t)`.
 * `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
   `{"results": {member: {score, hits, misses, reasoning, verdict, ...}}}` on stdin and prints
@@ -31,7 +33,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
-    BORDERLINE_SCORE,
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
     CodeJudgeConfig,
     CompositeConfig,
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from ..targets.base import Provider
 
 MAX_PARALLEL_MEMBERS = 8
+PASSING_VERDICTS = ("pass", "borderline")
+"""The member verdicts AgentV's threshold aggregator counts as passing."""
 DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 {{EVALUATOR_RESULTS_JSON}}
 
@@ -163,7 +166,8 @@ class CompositeEvaluator:
         threshold = aggregator.get("threshold", 0.5)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             return _error(f"aggregator threshold must be a number, got {threshold!r}")
-        passing = sum(1 for m in members if m.score >= BORDERLINE_SCORE)
+        # By verdict, not score: a member's forced `fail` (an unmet required rubric item) must not count.
+        passing = sum(1 for m in members if m.verdict in PASSING_VERDICTS)
         score = passing / len(members)
         passed = score >= threshold
         summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
@@ -175,7 +179,9 @@ class CompositeEvaluator:
 
     @staticmethod
     def _results_object(members: list[EvaluatorResult]) -> dict[str, Any]:
-        return {m.name: {"type": m.type, "score": m.score, "verdict": score_label(m.score), "hits": m.hits,
+        # Each member's own verdict, as AgentV hands over the member's result whole: a rubric judge's
+        # forced `fail` beside a score that reads `pass` must reach an aggregator that goes by verdicts.
+        return {m.name: {"type": m.type, "score": m.score, "verdict": m.verdict, "hits": m.hits,
                          "misses": m.misses, "reasoning": m.reasoning, "weight": m.weight,
                          "expected_aspect_count": len(m.hits) + len(m.misses) or 1, "error": m.error,
                          "evaluator_raw_request": m.evaluator_raw_request} for m in members}
