@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..judging.judge_reply import candidate_tiers
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -229,6 +230,10 @@ class CompositeEvaluator:
             return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
         except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error
             return _error(f"llm_judge aggregator failed: {exc}", raw)
+        scores = _disagreeing_scores(response.text)
+        if scores:
+            return _error(f"llm_judge aggregator reply holds verdicts with different scores ({', '.join(scores)}), "
+                          "so which one is meant is unclear", raw)
         # The prompt asks the model for a verdict too; AgentV labels the aggregate from its score
         # (scoreToVerdict), so a model's verdict, agreeing or not, decides nothing and is not an error.
         checked, problem = parse_judge_output(json.dumps({k: v for k, v in data.items() if k != "verdict"}))
@@ -238,6 +243,17 @@ class CompositeEvaluator:
         score.hits, score.misses = score.hits[:4], score.misses[:4]
         score.retries = getattr(response, "retries", 0) or 0
         return score
+
+
+def _disagreeing_scores(text: str) -> list[str]:
+    """The different scores of the verdicts in the tier of the reply that decides (as an LLM judge's
+    reply is read), or [] when they agree. AgentV cannot parse a reply with two objects and scores the
+    aggregate 0; reading its first verdict would pass on the one the model took back."""
+    for tier in candidate_tiers(text):
+        scores = list(dict.fromkeys(json.dumps(obj["score"]) for obj in tier if "score" in obj))
+        if scores:
+            return scores if len(scores) > 1 else []
+    return []
 
 
 T = TypeVar("T")

@@ -189,7 +189,12 @@ def test_llm_judge_aggregator_asks_the_judge_model(tmp_path: Path) -> None:
     assert '"score": <number between 0.0 and 1.0>' in (request.system_prompt or "")
 
 
-@pytest.mark.parametrize("reply", ["no idea", '{"score": 1.5}'])
+@pytest.mark.parametrize("reply", [
+    "no idea", '{"score": 1.5}',
+    # a verdict, then a revised one: AgentV's greedy {...} span does not parse (score 0); the first must not pass
+    '```json\n{"score": 0.9, "reasoning": "fine"}\n```\nOn reflection:\n```json\n{"score": 0.2}\n```',
+    '{"score": 0.9}\nRevised: {"score": 0.2}',
+])
 def test_llm_judge_aggregator_with_a_bad_reply_is_an_error(tmp_path: Path, reply: str) -> None:
     case = composite_case(tmp_path, """
         - name: combo
