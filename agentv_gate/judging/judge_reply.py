@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..errors import JudgeReplyError
+from ..javascript import js_number
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -172,8 +173,10 @@ def _score(value: Any) -> float:
             raise JudgeReplyError(
                 f"'score' must be a number between 0 and 1, got {json.dumps(value)}"
             ) from None
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
+    if not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
+        # js_number: an integer too large for a float is JavaScript's Infinity, not a crash
+        shown = js_number(value) if isinstance(value, int) else value
+        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(shown)}")
     if not 0.0 <= float(value) <= 1.0:
         raise JudgeReplyError(f"'score' must be between 0 and 1, got {value}")
     return float(value)
@@ -243,8 +246,9 @@ def _check_score(value: Any, where: str) -> int:
             value = float(value.strip())
         except ValueError:
             pass
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(value)}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
+        shown = js_number(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(shown)}")
     if value != int(value) or not 0 <= value <= 10:
         raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {value}")
     return int(value)

@@ -88,6 +88,8 @@ def test_a_score_from_0_to_1_is_read(score: object, expected: float) -> None:
     ('{"score": "high"}', "'score' must be a number between 0 and 1, got \"high\""),
     ('{"score": [1]}', "'score' must be a number between 0 and 1, got [1]"),
     ('{"score": NaN}', "'score' must be a number between 0 and 1, got NaN"),
+    # an integer too large for a float (JavaScript reads Infinity): an invalid reply, asked again, not a crash
+    ('{"score": 1' + "0" * 400 + "}", "'score' must be a number between 0 and 1, got Infinity"),
     ('{"score": 7}', "'score' must be between 0 and 1, got 7"),
     ('{"score": -0.1}', "'score' must be between 0 and 1, got -0.1"),
     ('{"verdict": "pass", "reasoning": "ok"}', "JSON object has no 'score' (keys: reasoning, verdict)"),
@@ -143,6 +145,7 @@ def test_a_score_band_reply_reads_integers_from_0_to_10(score: object, expected:
 
 @pytest.mark.parametrize(("score", "shown"), [
     (-1, "-1"), (11, "11"), (7.5, "7.5"), (10.5, "10.5"), (True, "true"), ("seven", '"seven"'), (None, "null"),
+    (10 ** 400, "Infinity"),
 ])
 def test_a_score_band_outside_0_to_10_or_not_an_integer_is_refused(score: object, shown: str) -> None:
     with pytest.raises(JudgeReplyError) as caught:
