@@ -14,6 +14,7 @@ into a located error, so no case runs on a pattern AgentV would read otherwise).
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -27,6 +28,15 @@ _TRIM = re.compile(f"^[{JS_SPACES}]+|[{JS_SPACES}]+$")
 def js_trim(text: str) -> str:
     """`text.trim()` as AgentV's JavaScript does it: a leading byte-order mark goes, U+001C does not."""
     return _TRIM.sub("", text)
+
+
+def js_number(value: int | float) -> float:
+    """A JSON number as JavaScript holds it: an integer too large for a double is Infinity there, where
+    Python keeps it exact and `float()` or `math.isfinite` on it raises OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}

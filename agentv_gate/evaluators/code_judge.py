@@ -22,7 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..javascript import js_trim
+from ..javascript import js_number, js_trim
 from ..judging.payload import build_judge_payload
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -132,8 +132,9 @@ def parse_judge_output(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
     if "score" not in data:
         return None, "printed JSON without a 'score' field"
     score = data["score"]
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-        return None, f"printed a score that is not a number: {score!r}"
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(js_number(score)):
+        shown = js_number(score) if isinstance(score, int) and not isinstance(score, bool) else score
+        return None, f"printed a score that is not a number: {shown!r}"
     if not 0.0 <= score <= 1.0:
         return None, f"printed a score of {score}, outside 0..1"
     problem = _verdict_problem(data) or _assertions_problem(data.get("assertions"))

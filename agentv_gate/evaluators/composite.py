@@ -5,8 +5,10 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
 * `weighted_average` (default): sum(score*w)/sum(w), `w` from `aggregator.weights[member]`,
   else the member's own `weight` (AgentV uses 1.0 there, which is our default too). Member
   hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
-* `threshold`: a member passes at AgentV's pass-or-borderline (score >= 0.6); the score is the
-  passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
+* `threshold`: a member passes when its verdict is `pass` or `borderline`, as AgentV counts it (the
+  label of its score, unless the member forced its own: a rubric judge with an unmet required item
+  is `fail` whatever its score, a nested threshold composite is what its threshold said); the score
+  is the passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
   (not the fraction's own label), and a first hit or miss says `k/n evaluators passed (threshold: t)`.
 * `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
   `{"results": {member: {score, hits, misses, reasoning, verdict, ...}}}` on stdin and prints
@@ -29,9 +31,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..judging.judge_reply import candidate_tiers
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
-    BORDERLINE_SCORE,
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
     CodeJudgeConfig,
     CompositeConfig,
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
     from ..targets.base import Provider
 
 MAX_PARALLEL_MEMBERS = 8
+PASSING_VERDICTS = ("pass", "borderline")
+"""The member verdicts AgentV's threshold aggregator counts as passing."""
 DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 {{EVALUATOR_RESULTS_JSON}}
 
@@ -163,7 +167,8 @@ class CompositeEvaluator:
         threshold = aggregator.get("threshold", 0.5)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             return _error(f"aggregator threshold must be a number, got {threshold!r}")
-        passing = sum(1 for m in members if m.score >= BORDERLINE_SCORE)
+        # By verdict, not score: a member's forced `fail` (an unmet required rubric item) must not count.
+        passing = sum(1 for m in members if m.verdict in PASSING_VERDICTS)
         score = passing / len(members)
         passed = score >= threshold
         summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
@@ -175,7 +180,9 @@ class CompositeEvaluator:
 
     @staticmethod
     def _results_object(members: list[EvaluatorResult]) -> dict[str, Any]:
-        return {m.name: {"type": m.type, "score": m.score, "verdict": score_label(m.score), "hits": m.hits,
+        # Each member's own verdict, as AgentV hands over the member's result whole: a rubric judge's
+        # forced `fail` beside a score that reads `pass` must reach an aggregator that goes by verdicts.
+        return {m.name: {"type": m.type, "score": m.score, "verdict": m.verdict, "hits": m.hits,
                          "misses": m.misses, "reasoning": m.reasoning, "weight": m.weight,
                          "expected_aspect_count": len(m.hits) + len(m.misses) or 1, "error": m.error,
                          "evaluator_raw_request": m.evaluator_raw_request} for m in members}
@@ -223,6 +230,10 @@ class CompositeEvaluator:
             return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
         except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error
             return _error(f"llm_judge aggregator failed: {exc}", raw)
+        scores = _disagreeing_scores(response.text)
+        if scores:
+            return _error(f"llm_judge aggregator reply holds verdicts with different scores ({', '.join(scores)}), "
+                          "so which one is meant is unclear", raw)
         # The prompt asks the model for a verdict too; AgentV labels the aggregate from its score
         # (scoreToVerdict), so a model's verdict, agreeing or not, decides nothing and is not an error.
         checked, problem = parse_judge_output(json.dumps({k: v for k, v in data.items() if k != "verdict"}))
@@ -232,6 +243,17 @@ class CompositeEvaluator:
         score.hits, score.misses = score.hits[:4], score.misses[:4]
         score.retries = getattr(response, "retries", 0) or 0
         return score
+
+
+def _disagreeing_scores(text: str) -> list[str]:
+    """The different scores of the verdicts in the tier of the reply that decides (as an LLM judge's
+    reply is read), or [] when they agree. AgentV cannot parse a reply with two objects and scores the
+    aggregate 0; reading its first verdict would pass on the one the model took back."""
+    for tier in candidate_tiers(text):
+        scores = list(dict.fromkeys(json.dumps(obj["score"]) for obj in tier if "score" in obj))
+        if scores:
+            return scores if len(scores) > 1 else []
+    return []
 
 
 T = TypeVar("T")

@@ -2,8 +2,9 @@
 
 Models wrap JSON in prose, in ```json fences, after a <think> block, or next to other JSON
 objects; all of that is tolerated. What is *not* tolerated is a reply whose content is wrong:
-a score outside [0, 1], a missing score, a score that is not a number. Those are reported, so
-the caller can ask again instead of silently clamping a judge that misunderstood the scale.
+a score outside [0, 1], a missing score, a score that is not a number, or two verdicts that
+disagree (a verdict, then a revised one). Those are reported, so the caller can ask again instead
+of silently clamping a judge that misunderstood the scale or guessing which verdict it meant.
 (AgentV's parseJsonFromText strips fences and takes the outermost `{...}`; this does the same
 and more, then validates like its zod schema.)
 """
@@ -13,10 +14,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import JudgeReplyError
+from ..javascript import js_number
 from ..redaction import redact
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -97,28 +100,70 @@ def _objects_in(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def candidate_objects(text: str) -> list[dict[str, Any]]:
-    """JSON objects a reply may mean as its answer, most likely first.
-
-    Order: the whole reply; each fenced block; objects embedded in prose. AgentV also tries the
-    span from the first `{` to the last `}`; any object that span holds starts at that first `{`,
-    where the objects in prose already found it.
+def candidate_tiers(text: str) -> list[list[dict[str, Any]]]:
+    """JSON objects a reply may mean as its answer, in tiers, most likely first: the whole reply;
+    each fenced block; objects embedded in prose. AgentV also tries the span from the first `{` to
+    the last `}`; any object that span holds starts at that first `{`, where the objects in prose
+    already found it. An object is listed once, in the first tier that has it.
     """
     cleaned = _THINK.sub("", text).strip()
-    candidates: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    tiers: list[list[dict[str, Any]]] = [[], [], []]
 
-    def add(value: Any) -> None:
-        if isinstance(value, dict) and value not in candidates:
-            candidates.append(value)
+    def add(tier: int, value: Any) -> None:
+        if isinstance(value, dict) and value not in seen:
+            seen.append(value)
+            tiers[tier].append(value)
 
-    for chunk in [cleaned] + [m.group(2) for m in _FENCE.finditer(cleaned)]:
+    for tier, chunk in [(0, cleaned)] + [(1, m.group(2)) for m in _FENCE.finditer(cleaned)]:
         try:
-            add(json.loads(chunk.strip()))
+            add(tier, json.loads(chunk.strip()))
         except (ValueError, RecursionError):
             pass
     for value in _objects_in(cleaned):
-        add(value)
-    return candidates
+        add(2, value)
+    return [tier for tier in tiers if tier]
+
+
+def candidate_objects(text: str) -> list[dict[str, Any]]:
+    """Every candidate of `candidate_tiers`, most likely first."""
+    return [obj for tier in candidate_tiers(text) for obj in tier]
+
+
+_Read = TypeVar("_Read")
+
+
+def _read_one(text: str, validate: Callable[[dict[str, Any]], _Read], key: Callable[[_Read], Any],
+              what: str, empty: str, first_error_key: str) -> _Read:
+    """The one answer in `text`: the first tier holding a valid object decides; within it, valid
+    objects that disagree (by `key`) are refused, never resolved by taking the first.
+
+    AgentV parses the greedy `{...}` span, so a reply holding two objects never parses there and is
+    asked again; we read a verdict beside an example or a repeat, but a judge that wrote a verdict
+    and then a revised one has not said which it meant, and the first could pass the case.
+    """
+    if not text or not text.strip():
+        raise JudgeReplyError(f"expected a JSON object {empty}, got an empty reply")
+    tiers = candidate_tiers(text)
+    if not tiers:
+        raise JudgeReplyError(f"expected a JSON object {empty}, got no JSON object in: {_snippet(text)!r}")
+    first_error: JudgeReplyError | None = None
+    for tier in tiers:
+        valid: list[_Read] = []
+        for obj in tier:
+            try:
+                valid.append(validate(obj))
+            except JudgeReplyError as exc:
+                if first_error is None or (first_error_key in obj and f"no '{first_error_key}'" in str(first_error)):
+                    first_error = exc
+        if valid:
+            keys = list(dict.fromkeys(json.dumps(key(v)) for v in valid))
+            if len(keys) > 1:
+                raise JudgeReplyError(f"the reply holds {len(valid)} {what} ({', '.join(keys)}), so which one "
+                                      f"is meant is unclear (answer with one JSON object) in: {_snippet(text)!r}")
+            return valid[0]
+    assert first_error is not None
+    raise JudgeReplyError(f"{first_error} in: {_snippet(text)!r}")
 
 
 def _score(value: Any) -> float:
@@ -131,8 +176,10 @@ def _score(value: Any) -> float:
             raise JudgeReplyError(
                 f"'score' must be a number between 0 and 1, got {json.dumps(value)}"
             ) from None
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
+    if not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
+        # js_number: an integer too large for a float is JavaScript's Infinity, not a crash
+        shown = js_number(value) if isinstance(value, int) else value
+        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(shown)}")
     if not 0.0 <= float(value) <= 1.0:
         raise JudgeReplyError(f"'score' must be between 0 and 1, got {value}")
     return float(value)
@@ -173,23 +220,8 @@ def validate_verdict(obj: dict[str, Any]) -> JudgeReply:
 
 def parse_judge_reply(text: str) -> JudgeReply:
     """The verdict in `text`. Raises JudgeReplyError saying what was expected and what came."""
-    if not text or not text.strip():
-        raise JudgeReplyError('expected a JSON object {"score": 0..1, ...}, got an empty reply')
-    candidates = candidate_objects(text)
-    if not candidates:
-        raise JudgeReplyError(
-            f'expected a JSON object {{"score": 0..1, "hits": [...], "misses": [...], "reasoning": "..."}}, '
-            f"got no JSON object in: {_snippet(text)!r}"
-        )
-    first_error: JudgeReplyError | None = None
-    for obj in candidates:
-        try:
-            return validate_verdict(obj)
-        except JudgeReplyError as exc:
-            if first_error is None or ("score" in obj and "no 'score'" in str(first_error)):
-                first_error = exc
-    assert first_error is not None
-    raise JudgeReplyError(f"{first_error} in: {_snippet(text)!r}")
+    return _read_one(text, validate_verdict, lambda reply: reply.score, "verdicts with different scores",
+                     '{"score": 0..1, "hits": [...], "misses": [...], "reasoning": "..."}', "score")
 
 
 # ---------------------------------------------------------------- rubric checks
@@ -217,8 +249,9 @@ def _check_score(value: Any, where: str) -> int:
             value = float(value.strip())
         except ValueError:
             pass
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(value)}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
+        shown = js_number(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(shown)}")
     if value != int(value) or not 0 <= value <= 10:
         raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {value}")
     return int(value)
@@ -265,17 +298,6 @@ def parse_checks_reply(text: str, scored: bool) -> ChecksReply:
     """The rubric checks in `text`, found as tolerantly as a verdict; JudgeReplyError says why not."""
     shape = '{"checks": [{"id": ..., ' + ('"score": 0..10' if scored else '"satisfied": true|false') + \
         ', "reasoning": ...}], "overall_reasoning": ...}'
-    if not text or not text.strip():
-        raise JudgeReplyError(f"expected a JSON object {shape}, got an empty reply")
-    candidates = candidate_objects(text)
-    if not candidates:
-        raise JudgeReplyError(f"expected a JSON object {shape}, got no JSON object in: {_snippet(text)!r}")
-    first_error: JudgeReplyError | None = None
-    for obj in candidates:
-        try:
-            return validate_checks(obj, scored)
-        except JudgeReplyError as exc:
-            if first_error is None or ("checks" in obj and "no 'checks'" in str(first_error)):
-                first_error = exc
-    assert first_error is not None
-    raise JudgeReplyError(f"{first_error} in: {_snippet(text)!r}")
+    return _read_one(text, lambda obj: validate_checks(obj, scored),
+                     lambda reply: [(c.id, c.satisfied, c.score) for c in reply.checks],
+                     "sets of rubric checks that disagree", shape, "checks")

@@ -10,7 +10,8 @@ A rubric is a list of criteria (`RubricItem`s). Two modes, chosen by the list it
   divided by 10 and the weighted mean taken. A score under the item's `required_min_score`
   (`required: true` means 10) forces `fail`. The raw scores go to `details`.
 
-Hits and misses read `[id] outcome: reasoning`. What AgentV leaves implicit and we make explicit:
+Hits and misses read `[id] outcome: reasoning`. An item the judge reported twice counts twice, as
+in AgentV. What AgentV leaves implicit and we make explicit:
 an item the judge did not report is a miss saying so (it is out of the score, as in AgentV), and
 a required item not reported forces `fail` like an unmet one, so a judge that skips the one
 criterion that matters cannot pass it.
@@ -137,13 +138,17 @@ def _line(item: RubricItem, reasoning: str, judged: str = "") -> str:
 
 
 def score_checks(items: list[RubricItem], reply: ChecksReply) -> RubricOutcome:
-    """The evaluator's score, verdict, hits, misses and details from the judge's checks."""
+    """The evaluator's score, verdict, hits, misses and details from the judge's checks.
+
+    Every check the judge reported for a rubric item counts, as AgentV counts it: an item reported
+    twice weighs twice, and a required item judged met and then unmet is unmet (taking one of the
+    two would pass it on the judge's other word).
+    """
     scored = is_score_range(items)
-    by_id = {item.id: item for item in items}
-    seen: dict[str, Check] = {}
-    for reported in reply.checks:
-        if reported.id in by_id and reported.id not in seen:  # unknown ids ignored; an id twice counts once
-            seen[reported.id] = reported
+    reported: dict[str, list[Check]] = {item.id: [] for item in items}
+    for check in reply.checks:
+        if check.id in reported:  # ids the rubric does not have are ignored
+            reported[check.id].append(check)
     total = earned = 0.0
     failed_required = False
     hits: list[str] = []
@@ -151,36 +156,36 @@ def score_checks(items: list[RubricItem], reply: ChecksReply) -> RubricOutcome:
     rows: list[dict[str, Any]] = []
     raw_scores: dict[str, int] = {}
     for item in items:
-        check = seen.get(item.id)
-        row: dict[str, Any] = {"id": item.id, "outcome": item.outcome, "weight": item.weight,
-                               "required": item.required}
-        if check is None:
-            row["reported"] = False
+        if not reported[item.id]:
             misses.append(_line(item, "not assessed by the judge"))
             failed_required = failed_required or item.required or (scored and item.min_score is not None)
-            rows.append(row)
+            rows.append({"id": item.id, "outcome": item.outcome, "weight": item.weight, "required": item.required,
+                         "reported": False})
             continue
-        total += item.weight
-        row["reasoning"] = check.reasoning
-        if scored:
-            raw = int(check.score or 0)
-            raw_scores[item.id] = raw
-            earned += raw / 10 * item.weight
-            band = next((b.outcome for b in item.score_ranges or [] if b.score_range[0] <= raw <= b.score_range[1]), "")
-            met = item.min_score is None or raw >= item.min_score
-            failed_required = failed_required or not met
-            row.update({"score": raw, "band": band, "required_min_score": item.min_score, "met": met})
-            judged = f" ({raw}/10{', ' + band if band else ''})"
-            (hits if met and raw / 10 >= PASS_SCORE else misses).append(_line(item, check.reasoning, judged))
-        else:
-            row["satisfied"] = bool(check.satisfied)
-            if check.satisfied:
-                earned += item.weight
-                hits.append(_line(item, check.reasoning))
+        for check in reported[item.id]:
+            total += item.weight
+            row: dict[str, Any] = {"id": item.id, "outcome": item.outcome, "weight": item.weight,
+                                   "required": item.required, "reasoning": check.reasoning}
+            if scored:
+                raw = int(check.score or 0)
+                raw_scores[item.id] = raw  # the last one reported, as AgentV keeps it
+                earned += raw / 10 * item.weight
+                band = next((b.outcome for b in item.score_ranges or []
+                             if b.score_range[0] <= raw <= b.score_range[1]), "")
+                met = item.min_score is None or raw >= item.min_score
+                failed_required = failed_required or not met
+                row.update({"score": raw, "band": band, "required_min_score": item.min_score, "met": met})
+                judged = f" ({raw}/10{', ' + band if band else ''})"
+                (hits if met and raw / 10 >= PASS_SCORE else misses).append(_line(item, check.reasoning, judged))
             else:
-                misses.append(_line(item, check.reasoning))
-                failed_required = failed_required or item.required
-        rows.append(row)
+                row["satisfied"] = bool(check.satisfied)
+                if check.satisfied:
+                    earned += item.weight
+                    hits.append(_line(item, check.reasoning))
+                else:
+                    misses.append(_line(item, check.reasoning))
+                    failed_required = failed_required or item.required
+            rows.append(row)
     score = min(1.0, max(0.0, earned / total)) if total > 0 else 0.0
     details: dict[str, Any] = {"mode": "score_range" if scored else "checklist", "checks": rows}
     if scored:

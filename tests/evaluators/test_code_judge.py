@@ -443,6 +443,8 @@ ASSERTIONS_RULE = " (expected a list of {\"text\": ..., \"passed\": true|false, 
     ('{"score": true}', "printed a score that is not a number: True"),  # JSON true is no 1
     ('{"score": "1"}', "printed a score that is not a number: '1'"),
     ('{"score": 1e999}', "printed a score that is not a number: inf"),
+    # an integer too large for a float is JavaScript's Infinity, not a crash of the gate
+    ('{"score": 1' + "0" * 400 + "}", "printed a score that is not a number: inf"),
     ('{"score": -0.01}', "printed a score of -0.01, outside 0..1"),
     ('{"score": 1.01}', "printed a score of 1.01, outside 0..1"),
     ("loading...\n[1]", "printed something that is not JSON (Expecting value: line 1 column 1 (char 0)): "

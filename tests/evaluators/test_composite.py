@@ -189,7 +189,12 @@ def test_llm_judge_aggregator_asks_the_judge_model(tmp_path: Path) -> None:
     assert '"score": <number between 0.0 and 1.0>' in (request.system_prompt or "")
 
 
-@pytest.mark.parametrize("reply", ["no idea", '{"score": 1.5}'])
+@pytest.mark.parametrize("reply", [
+    "no idea", '{"score": 1.5}',
+    # a verdict, then a revised one: AgentV's greedy {...} span does not parse (score 0); the first must not pass
+    '```json\n{"score": 0.9, "reasoning": "fine"}\n```\nOn reflection:\n```json\n{"score": 0.2}\n```',
+    '{"score": 0.9}\nRevised: {"score": 0.2}',
+])
 def test_llm_judge_aggregator_with_a_bad_reply_is_an_error(tmp_path: Path, reply: str) -> None:
     case = composite_case(tmp_path, """
         - name: combo
@@ -687,3 +692,75 @@ def test_composite_members_cache_hits_count_for_the_case(tmp_path: Path, fake_ll
     row = run_judged(repo)
     assert len(fake_llm.requests) == asked  # the second run replays everything
     assert row["verdict"] == "pass" and row["cache_hits"] == 1 + 9
+
+
+RUBRIC_JUDGE_TARGETS = """\
+targets:
+  - name: default
+    provider: mock
+    response: Paris
+    judge_target: judge
+  - name: judge
+    provider: mock
+    response: unused
+    judge_response:
+      checks:
+        - {id: cites, satisfied: false, reasoning: no source given}
+        - {id: names, satisfied: true, reasoning: says Paris}
+      overall_reasoning: names the city, cites nothing
+"""
+"""A judge that finds the required rubric item unmet and the heavier optional one met: score 0.75, `fail`."""
+
+def rubric_member_suite(tmp_path: Path, aggregator: str) -> Path:
+    """A suite whose composite holds a rubric member that scores 0.75 yet is `fail` (its required item
+    unmet) and a `contains` member that passes."""
+    repo = make_repo(tmp_path, RUBRIC_JUDGE_TARGETS)
+    write(repo / "evals/s.eval.yaml", f"""
+        threshold: 0.8
+        tests:
+          - id: c1
+            input: What is the capital of France?
+            criteria: Names Paris and cites a source
+            assert:
+              - name: combo
+                type: composite
+                aggregator: {aggregator}
+                evaluators:
+                  - name: rub
+                    type: rubrics
+                    criteria:
+                      - {{id: cites, outcome: Cites a source, required: true}}
+                      - {{id: names, outcome: Names Paris, weight: 3}}
+                  - {{name: has, type: contains, value: Paris}}
+    """)
+    return repo
+
+
+def test_threshold_aggregator_counts_a_member_by_its_verdict_not_its_score(tmp_path: Path) -> None:
+    """AgentV's threshold counts members whose verdict is pass or borderline: a rubric member at 0.75
+    whose required item is unmet is `fail`, so 1 of 2 passed and threshold 1.0 is not met."""
+    repo = rubric_member_suite(tmp_path, "{type: threshold, threshold: 1.0}")
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    [row] = read_rows(repo / ".agentv-gate/results.jsonl")
+    [combo] = row["scores"]
+    assert (combo["score"], combo["verdict"]) == (0.5, "fail")
+    assert combo["misses"][0] == "1/2 evaluators passed (threshold: 1.0)"
+    assert row["verdict"] == "fail"
+
+
+def test_code_aggregator_gets_each_members_own_verdict(tmp_path: Path) -> None:
+    """As AgentV hands the aggregator each member's result whole: the rubric member's `fail`, not the
+    label of its 0.75 score, so an aggregator that goes by verdicts cannot pass it."""
+    repo = rubric_member_suite(tmp_path, "{type: code_judge, path: python3 by_verdict.py}")
+    write(repo / "evals/by_verdict.py", """
+        import json, sys
+        results = json.load(sys.stdin)["results"]
+        failed = sorted(name for name, r in results.items() if r["verdict"] == "fail")
+        print(json.dumps({"score": 0.0 if failed else 1.0, "misses": [f"{n} failed" for n in failed]}))
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    [row] = read_rows(repo / ".agentv-gate/results.jsonl")
+    [combo] = row["scores"]
+    assert (combo["score"], combo["misses"]) == (0.0, ["rub failed"])

@@ -327,3 +327,16 @@ def test_invalid_verdicts_say_why(text: str, expected: str) -> None:
 def test_hits_are_cleaned_not_truncated() -> None:
     reply = parse_judge_reply(json.dumps({"score": 1, "hits": ["a", "", " b ", None, "c", "d", "e"], "misses": None}))
     assert reply.hits == ["a", "b", "c", "d", "e"] and reply.misses == [] and reply.score == 1.0
+
+
+def test_a_judge_that_writes_a_verdict_and_then_a_revised_one_is_asked_again_not_passed(
+        fake_llm: FakeLLMServer, judge: Provider) -> None:
+    """AgentV cannot parse a reply holding two objects and asks again; taking the first would pass the
+    case on the verdict the judge took back. Asked again, one clear verdict is read."""
+    revised = '{"score": 0.9, "reasoning": "good"}\nOn reflection it misses the point:\n{"score": 0.2, "reasoning": "bad"}'
+    fake_llm.enqueue(CHAT, FakeReply.openai(revised), FakeReply.openai(json.dumps({"score": 0.2, "reasoning": "bad"})))
+    score = score_of(evaluator_for(judge), context())
+    assert (score.score, score.reasoning, score.error, score.retries) == (0.2, "bad", None, 1)
+    fake_llm.set_default(CHAT, FakeReply.openai(revised))
+    skipped = score_of(evaluator_for(judge), context())
+    assert skipped.verdict == "skip" and "holds 2 verdicts with different scores (0.9, 0.2)" in (skipped.error or "")

@@ -35,6 +35,22 @@ def test_the_verdict_is_found_in_prose_fences_and_after_thinking(reply: str, sco
     assert parse_judge_reply(reply).score == score
 
 
+
+@pytest.mark.parametrize("reply", [
+    # a verdict, then a revised one in prose: AgentV's greedy {...} span does not parse, so it asks again
+    '{"score": 0.9, "reasoning": "first"}\nOn reflection:\n{"score": 0.2, "reasoning": "revised"}',
+    # two fenced verdicts that disagree
+    '```json\n{"score": 0.95}\n```\nWait, revised:\n```json\n{"score": 0.1}\n```',
+])
+def test_two_verdicts_that_disagree_are_refused_not_the_first_taken(reply: str) -> None:
+    with pytest.raises(JudgeReplyError, match=r"^the reply holds 2 verdicts with different scores \((0.9, 0.2|0.95, 0.1)\)"):
+        parse_judge_reply(reply)
+
+
+def test_the_same_verdict_twice_is_read() -> None:
+    assert parse_judge_reply('{"score": 0.5}\nAgain: {"score": 0.5, "hits": ["x"]}').score == 0.5
+
+
 @pytest.mark.parametrize(("reply", "message"), [
     ("", "got an empty reply"),
     (" \n\t ", "got an empty reply"),
@@ -72,6 +88,8 @@ def test_a_score_from_0_to_1_is_read(score: object, expected: float) -> None:
     ('{"score": "high"}', "'score' must be a number between 0 and 1, got \"high\""),
     ('{"score": [1]}', "'score' must be a number between 0 and 1, got [1]"),
     ('{"score": NaN}', "'score' must be a number between 0 and 1, got NaN"),
+    # an integer too large for a float (JavaScript reads Infinity): an invalid reply, asked again, not a crash
+    ('{"score": 1' + "0" * 400 + "}", "'score' must be a number between 0 and 1, got Infinity"),
     ('{"score": 7}', "'score' must be between 0 and 1, got 7"),
     ('{"score": -0.1}', "'score' must be between 0 and 1, got -0.1"),
     ('{"verdict": "pass", "reasoning": "ok"}', "JSON object has no 'score' (keys: reasoning, verdict)"),
@@ -127,6 +145,7 @@ def test_a_score_band_reply_reads_integers_from_0_to_10(score: object, expected:
 
 @pytest.mark.parametrize(("score", "shown"), [
     (-1, "-1"), (11, "11"), (7.5, "7.5"), (10.5, "10.5"), (True, "true"), ("seven", '"seven"'), (None, "null"),
+    (10 ** 400, "Infinity"),
 ])
 def test_a_score_band_outside_0_to_10_or_not_an_integer_is_refused(score: object, shown: str) -> None:
     with pytest.raises(JudgeReplyError) as caught:
@@ -160,6 +179,15 @@ def test_the_rubric_reason_given_is_the_first_candidates_unless_a_later_one_has_
         parse_checks_reply('See {"checks": [{"id": "a"}]} and {"checks": ["b"]}', scored=False)
     with pytest.raises(JudgeReplyError, match=r"^checks\[0\] must be an object, got str in: "):
         parse_checks_reply('See {"first": 1} and {"checks": ["b"]}', scored=False)
+
+
+
+def test_two_rubric_replies_that_disagree_are_refused() -> None:
+    reply = checks({"id": "a", "satisfied": True}) + "\nRevised:\n" + checks({"id": "a", "satisfied": False})
+    with pytest.raises(JudgeReplyError, match=r"^the reply holds 2 sets of rubric checks that disagree"):
+        parse_checks_reply(reply, scored=False)
+    same = checks({"id": "a", "satisfied": True}) + "\nAgain:\n" + checks({"id": "a", "satisfied": True})
+    assert [c.satisfied for c in parse_checks_reply(same, scored=False).checks] == [True]
 
 
 @pytest.mark.parametrize(("scored", "shape"), [

@@ -96,3 +96,16 @@ def test_the_prompt_lists_items_as_id_and_outcome_and_bands_with_their_ranges() 
     assert "### Criterion: [s] [REQUIRED: min score 6]\nDescription: Structure\nScore ranges:\n" \
            "  - Score 0-4: Poor\n  - Score 5-10: Good" in bands
     assert "[[ ## reference_answer ## ]]\nRef" in bands
+
+
+def test_an_item_the_judge_reports_twice_counts_each_time_as_agentv_counts_it() -> None:
+    """AgentV scores every check the judge reported: a required item judged met and then unmet is unmet
+    (taking the first check alone would pass it), and its weight counts twice."""
+    twice = score_checks(ITEMS, parse_checks_reply(reply({"id": "a", "satisfied": True, "reasoning": "yes"},
+                                                         {"id": "a", "satisfied": False, "reasoning": "no"},
+                                                         {"id": "b", "satisfied": True, "reasoning": "ok"}), False))
+    assert twice.score == 0.8 and twice.failed_required
+    assert twice.hits == ["[a] Names it: yes", "[b] Explains: ok"] and twice.misses == ["[a] Names it: no"]
+    bands = score_checks(BANDS, parse_checks_reply(reply({"id": "s", "score": 9, "reasoning": "fine"},
+                                                         {"id": "s", "score": 3, "reasoning": "poor"}), True))
+    assert bands.score == 0.6 and bands.failed_required
