@@ -167,54 +167,51 @@ def _read_one(text: str, validate: Callable[[dict[str, Any]], _Read], key: Calla
 
 
 def _score(value: Any) -> float:
-    if isinstance(value, bool):
-        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise JudgeReplyError(
-                f"'score' must be a number between 0 and 1, got {json.dumps(value)}"
-            ) from None
-    if not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
+    """AgentV's schema says `z.number()`: a score written as text ("0.9") or true is not a score there,
+    so the judge is asked again (and skipped after three tries), never read as the number it spells."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
         # js_number: an integer too large for a float is JavaScript's Infinity, not a crash
-        shown = js_number(value) if isinstance(value, int) else value
+        shown = js_number(value) if isinstance(value, int) and not isinstance(value, bool) else value
         raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(shown)}")
     if not 0.0 <= float(value) <= 1.0:
         raise JudgeReplyError(f"'score' must be between 0 and 1, got {value}")
     return float(value)
 
 
-def _strings(value: Any, name: str) -> list[str]:
-    if value is None:
+def _strings(obj: dict[str, Any], name: str) -> list[str]:
+    """`hits` / `misses`: absent, or a list of strings (AgentV: `z.array(z.string()).optional()`, then
+    only the non-empty ones kept); null, a bare string or a number in the list fails that schema."""
+    if name not in obj:
         return []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        raise JudgeReplyError(f"'{name}' must be a list of strings, got {type(value).__name__}")
-    out: list[str] = []
-    for item in value:
-        if isinstance(item, (dict, list)):
-            item = json.dumps(item)
-        text = str(item).strip() if item is not None else ""
-        if text:
-            out.append(text)
-    return out
+    value = obj[name]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise JudgeReplyError(f"'{name}' must be a list of strings, got {json.dumps(value)[:80]}")
+    return [item.strip() for item in value if item.strip()]
+
+
+def _text(obj: dict[str, Any], name: str, where: str = "", required: bool = False) -> str | None:
+    """A reasoning field: a string, or absent where AgentV's schema makes it optional."""
+    if name not in obj and not required:
+        return None
+    value = obj.get(name)
+    if not isinstance(value, str):
+        shown = "nothing" if name not in obj else json.dumps(value)[:80]
+        raise JudgeReplyError(f"{where}'{name}' must be a string, got {shown}")
+    return value
 
 
 def validate_verdict(obj: dict[str, Any]) -> JudgeReply:
-    """Check one decoded object against the judge schema; raise JudgeReplyError if it fails."""
+    """Check one decoded object against the judge schema (AgentV's zod schema: `score` a number in
+    0..1; `hits`, `misses` lists of strings and `reasoning` a string, each optional); raise
+    JudgeReplyError if it fails."""
     if "score" not in obj:
         keys = ", ".join(sorted(map(str, obj))) or "none"
         raise JudgeReplyError(f"JSON object has no 'score' (keys: {keys})")
-    reasoning = obj.get("reasoning")
-    if reasoning is not None and not isinstance(reasoning, str):
-        reasoning = json.dumps(reasoning)
     return JudgeReply(
         score=_score(obj["score"]),
-        hits=_strings(obj.get("hits"), "hits"),
-        misses=_strings(obj.get("misses"), "misses"),
-        reasoning=reasoning,
+        hits=_strings(obj, "hits"),
+        misses=_strings(obj, "misses"),
+        reasoning=_text(obj, "reasoning"),
     )
 
 
@@ -244,11 +241,6 @@ class ChecksReply:
 
 
 def _check_score(value: Any, where: str) -> int:
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
         shown = js_number(value) if isinstance(value, int) and not isinstance(value, bool) else value
         raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(shown)}")
@@ -257,16 +249,13 @@ def _check_score(value: Any, where: str) -> int:
     return int(value)
 
 
-def _satisfied(value: Any, where: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise JudgeReplyError(f"{where}: 'satisfied' must be true or false, got {json.dumps(value)}")
-
-
 def validate_checks(obj: dict[str, Any], scored: bool) -> ChecksReply:
-    """One decoded object against the checks schema (`scored`: score-range mode); JudgeReplyError if not."""
+    """One decoded object against the checks schema (`scored`: score-range mode); JudgeReplyError if not.
+
+    As AgentV's zod schemas: each check's `id` is a string and `satisfied` true or false (not "true"),
+    a band's `score` an integer (not "7"); `reasoning` and `overall_reasoning` are strings, required
+    in a checklist and optional with score ranges. A reply that fails them is asked again, never read
+    as what it seems to mean."""
     raw = obj.get("checks")
     if not isinstance(raw, list):
         keys = ", ".join(sorted(map(str, obj))) or "none"
@@ -276,22 +265,23 @@ def validate_checks(obj: dict[str, Any], scored: bool) -> ChecksReply:
         where = f"checks[{index}]"
         if not isinstance(item, dict):
             raise JudgeReplyError(f"{where} must be an object, got {type(item).__name__}")
-        if not isinstance(item.get("id"), (str, int)) or isinstance(item.get("id"), bool) or str(item["id"]) == "":
-            raise JudgeReplyError(f"{where} has no 'id'")
-        reasoning = item.get("reasoning")
-        text = reasoning if isinstance(reasoning, str) else ("" if reasoning is None else json.dumps(reasoning))
-        check = Check(id=str(item["id"]), reasoning=text.strip())
+        if not isinstance(item.get("id"), str):
+            raise JudgeReplyError(f"{where} has no 'id' string (got {json.dumps(item.get('id'))[:80]})")
+        check = Check(id=item["id"])
+        named = f"{where} ({check.id})"
         if scored:
             if "score" not in item:
-                raise JudgeReplyError(f"{where} ({check.id}) has no 'score'")
-            check.score = _check_score(item["score"], f"{where} ({check.id})")
+                raise JudgeReplyError(f"{named} has no 'score'")
+            check.score = _check_score(item["score"], named)
         else:
             if "satisfied" not in item:
-                raise JudgeReplyError(f"{where} ({check.id}) has no 'satisfied'")
-            check.satisfied = _satisfied(item["satisfied"], f"{where} ({check.id})")
+                raise JudgeReplyError(f"{named} has no 'satisfied'")
+            if not isinstance(item["satisfied"], bool):
+                raise JudgeReplyError(f"{named}: 'satisfied' must be true or false, got {json.dumps(item['satisfied'])}")
+            check.satisfied = item["satisfied"]
+        check.reasoning = (_text(item, "reasoning", f"{named}: ", required=not scored) or "").strip()
         checks.append(check)
-    overall = obj.get("overall_reasoning")
-    return ChecksReply(checks, overall if isinstance(overall, str) else None)
+    return ChecksReply(checks, _text(obj, "overall_reasoning", required=not scored))
 
 
 def parse_checks_reply(text: str, scored: bool) -> ChecksReply:

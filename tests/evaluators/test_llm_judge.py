@@ -25,8 +25,11 @@ from agentv_gate.models import (
 from agentv_gate.targets.base import Provider, ProviderRequest
 from agentv_gate.targets.config import RawTarget, parse_targets, resolve_target
 from agentv_gate.targets.registry import ProviderRegistry, build_provider
+from tests.helpers.cli import run_cli
 from tests.helpers.evaluation import score_of
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
 
 CHAT = "/v1/chat/completions"
 GOOD = {"score": 0.75, "hits": ["names Paris"], "misses": ["no source"], "reasoning": "Mostly right."}
@@ -298,7 +301,7 @@ targets:
         '```\n{"score": 0.5, "hits": ["a"], "reasoning": "r"}\n```',
         'Sure. {"score": 0.5, "hits": ["a"], "reasoning": "r"} Anything else?',
         '<think>maybe {"score": 0.1}? no</think>\n{"score": 0.5, "hits": ["a"], "reasoning": "r"}',
-        'Context {"note": "x"} then verdict {"score": "0.5", "hits": "a", "reasoning": "r"}',
+        'Context {"note": "x"} then verdict {"score": 0.5, "hits": ["a"], "reasoning": "r"}',
     ],
 )
 def test_tolerant_parsing(text: str) -> None:
@@ -325,7 +328,7 @@ def test_invalid_verdicts_say_why(text: str, expected: str) -> None:
 
 
 def test_hits_are_cleaned_not_truncated() -> None:
-    reply = parse_judge_reply(json.dumps({"score": 1, "hits": ["a", "", " b ", None, "c", "d", "e"], "misses": None}))
+    reply = parse_judge_reply(json.dumps({"score": 1, "hits": ["a", "", " b ", "c", "d", "e"]}))
     assert reply.hits == ["a", "b", "c", "d", "e"] and reply.misses == [] and reply.score == 1.0
 
 
@@ -340,3 +343,31 @@ def test_a_judge_that_writes_a_verdict_and_then_a_revised_one_is_asked_again_not
     fake_llm.set_default(CHAT, FakeReply.openai(revised))
     skipped = score_of(evaluator_for(judge), context())
     assert skipped.verdict == "skip" and "holds 2 verdicts with different scores (0.9, 0.2)" in (skipped.error or "")
+
+
+def test_a_judge_that_writes_its_score_as_text_is_skipped_not_passed(tmp_path: Path) -> None:
+    """`{"score": "0.9"}` fails AgentV's schema (`z.number()`): its judge is asked three times and then
+    skipped. Here the text was read as 0.9 and the case passed; now it is asked again, skipped, and
+    the case, with nothing left to score it, is an error."""
+    make_repo(tmp_path, """
+targets:
+  - name: default
+    provider: mock
+    response: Paris
+    judge_target: grader
+  - name: grader
+    provider: mock
+    judge_response: '{"score": "0.9", "hits": ["names Paris"], "reasoning": "right"}'
+""")
+    write(tmp_path / "evals/j.eval.yaml", """
+        tests:
+          - id: text-score
+            criteria: Names Paris
+            input: Capital of France?
+            assert: [{type: llm_judge}]
+    """)
+    proc = run_cli("run", "evals", cwd=tmp_path)
+    row = rows_by_id(tmp_path / RESULTS)["text-score"]
+    assert proc.returncode == 1 and row["verdict"] == "error", proc.stdout + proc.stderr
+    judged = row["scores"][0]
+    assert judged["verdict"] == "skip" and "'score' must be a number between 0 and 1, got \"0.9\"" in judged["error"]

@@ -77,7 +77,7 @@ def test_a_refused_reply_is_quoted_up_to_200_characters(length: int, shown: str)
 # ---------------------------------------------------------------- the verdict's fields
 
 
-@pytest.mark.parametrize(("score", "expected"), [(0, 0.0), (1, 1.0), (0.5, 0.5), ("0.8", 0.8), (" 1 ", 1.0)])
+@pytest.mark.parametrize(("score", "expected"), [(0, 0.0), (1, 1.0), (0.5, 0.5), (0.8, 0.8)])
 def test_a_score_from_0_to_1_is_read(score: object, expected: float) -> None:
     assert parse_judge_reply(json.dumps({"score": score})).score == expected
 
@@ -86,6 +86,9 @@ def test_a_score_from_0_to_1_is_read(score: object, expected: float) -> None:
     ('{"score": null}', "'score' must be a number between 0 and 1, got null"),
     ('{"score": true}', "'score' must be a number between 0 and 1, got true"),
     ('{"score": "high"}', "'score' must be a number between 0 and 1, got \"high\""),
+    # a number written as text is not a number to AgentV's schema (z.number()): asked again, never read as 0.8
+    ('{"score": "0.8"}', "'score' must be a number between 0 and 1, got \"0.8\""),
+    ('{"score": " 1 "}', "'score' must be a number between 0 and 1, got \" 1 \""),
     ('{"score": [1]}', "'score' must be a number between 0 and 1, got [1]"),
     ('{"score": NaN}', "'score' must be a number between 0 and 1, got NaN"),
     # an integer too large for a float (JavaScript reads Infinity): an invalid reply, asked again, not a crash
@@ -108,13 +111,28 @@ def test_the_reason_given_is_the_first_candidates_unless_a_later_one_has_a_score
         parse_judge_reply('Here {"first": 1} and {"score": 7}')
 
 
-def test_hits_misses_and_reasoning_are_read_tolerantly() -> None:
-    reply = parse_judge_reply(json.dumps(
-        {"score": 0.6, "hits": "names the bug", "misses": [" ", None, {"x": 1}, 3], "reasoning": ["a", "b"]}))
-    assert (reply.hits, reply.misses, reply.reasoning) == (["names the bug"], ['{"x": 1}', "3"], '["a", "b"]')
+def test_hits_misses_and_reasoning_are_lists_of_text_and_text_or_absent() -> None:
+    reply = parse_judge_reply(json.dumps({"score": 0.6, "hits": ["names the bug", " "], "misses": [], "reasoning": "ok"}))
+    assert (reply.hits, reply.misses, reply.reasoning) == (["names the bug"], [], "ok")
     bare = parse_judge_reply('{"score": 1}')
     assert (bare.hits, bare.misses, bare.reasoning) == ([], [], None)
     assert parse_judge_reply('{"score": 1, "reasoning": "fine"}').reasoning == "fine"
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"hits": "names the bug"}, "'hits' must be a list of strings, got \"names the bug\""),
+    ({"hits": None}, "'hits' must be a list of strings, got null"),
+    ({"misses": [" ", None]}, "'misses' must be a list of strings, got [\" \", null]"),
+    ({"misses": [{"x": 1}, 3]}, "'misses' must be a list of strings, got [{\"x\": 1}, 3]"),
+    ({"reasoning": ["a", "b"]}, "'reasoning' must be a string, got [\"a\", \"b\"]"),
+    ({"reasoning": None}, "'reasoning' must be a string, got null"),
+])
+def test_hits_misses_or_reasoning_of_another_shape_make_the_reply_invalid(fields: dict[str, Any], message: str) -> None:
+    """AgentV's schema (`z.array(z.string()).optional()`, `z.string().optional()`) refuses these, so
+    its judge is asked again and then skipped; reading them anyway would pass on a reply AgentV skips."""
+    with pytest.raises(JudgeReplyError) as caught:
+        parse_judge_reply(json.dumps({"score": 0.9, **fields}))
+    assert str(caught.value).startswith(message + " in: ")
 
 
 # ---------------------------------------------------------------- rubric checks
@@ -127,17 +145,16 @@ def checks(*items: Any, overall: object = "all told") -> str:
 def test_a_checklist_reply_reads_every_check_with_its_reasoning() -> None:
     reply = parse_checks_reply("Verdict:\n" + checks(
         {"id": "a", "satisfied": True, "reasoning": " named it "},
-        {"id": 2, "satisfied": False},
-        {"id": "c", "satisfied": " TRUE ", "reasoning": None},
-        {"id": "d", "satisfied": "false", "reasoning": {"why": "no"}},
+        {"id": "b", "satisfied": False, "reasoning": ""},
     ), scored=False)
     assert [(c.id, c.satisfied, c.score, c.reasoning) for c in reply.checks] == [
-        ("a", True, None, "named it"), ("2", False, None, ""), ("c", True, None, ""), ("d", False, None, '{"why": "no"}')]
+        ("a", True, None, "named it"), ("b", False, None, "")]
     assert reply.overall_reasoning == "all told"
-    assert parse_checks_reply(checks({"id": "a", "satisfied": True}, overall=None), scored=False).overall_reasoning is None
+    banded = parse_checks_reply(json.dumps({"checks": [{"id": "s", "score": 7}]}), scored=True)
+    assert ([(c.id, c.score, c.reasoning) for c in banded.checks], banded.overall_reasoning) == ([("s", 7, "")], None)
 
 
-@pytest.mark.parametrize(("score", "expected"), [(0, 0), (7, 7), (10, 10), (7.0, 7), ("3", 3)])
+@pytest.mark.parametrize(("score", "expected"), [(0, 0), (7, 7), (10, 10), (7.0, 7)])
 def test_a_score_band_reply_reads_integers_from_0_to_10(score: object, expected: int) -> None:
     reply = parse_checks_reply(checks({"id": "s", "score": score, "reasoning": "clear"}), scored=True)
     assert [(c.id, c.score, c.satisfied, c.reasoning) for c in reply.checks] == [("s", expected, None, "clear")]
@@ -145,6 +162,7 @@ def test_a_score_band_reply_reads_integers_from_0_to_10(score: object, expected:
 
 @pytest.mark.parametrize(("score", "shown"), [
     (-1, "-1"), (11, "11"), (7.5, "7.5"), (10.5, "10.5"), (True, "true"), ("seven", '"seven"'), (None, "null"),
+    ("3", '"3"'),
     (10 ** 400, "Infinity"),
 ])
 def test_a_score_band_outside_0_to_10_or_not_an_integer_is_refused(score: object, shown: str) -> None:
@@ -157,10 +175,20 @@ def test_a_score_band_outside_0_to_10_or_not_an_integer_is_refused(score: object
     ('{"score": 1, "verdict": "ok"}', False, "JSON object has no 'checks' list (keys: score, verdict)"),
     ('{"checks": {"id": "a"}}', False, "JSON object has no 'checks' list (keys: checks)"),
     ('{"checks": ["a"]}', False, "checks[0] must be an object, got str"),
-    ('{"checks": [{"satisfied": true}]}', False, "checks[0] has no 'id'"),
-    ('{"checks": [{"id": "", "satisfied": true}]}', False, "checks[0] has no 'id'"),
-    ('{"checks": [{"id": true, "satisfied": true}]}', False, "checks[0] has no 'id'"),
-    ('{"checks": [{"id": "a", "satisfied": true}, {"id": "b"}]}', False, "checks[1] (b) has no 'satisfied'"),
+    ('{"checks": [{"satisfied": true}]}', False, "checks[0] has no 'id' string (got null)"),
+    ('{"checks": [{"id": true, "satisfied": true}]}', False, "checks[0] has no 'id' string (got true)"),
+    ('{"checks": [{"id": 2, "satisfied": true}]}', False, "checks[0] has no 'id' string (got 2)"),
+    ('{"checks": [{"id": "a", "satisfied": true, "reasoning": ""}, {"id": "b"}]}', False,
+     "checks[1] (b) has no 'satisfied'"),
+    ('{"checks": [{"id": "a", "satisfied": "true"}]}', False,
+     "checks[0] (a): 'satisfied' must be true or false, got \"true\""),
+    ('{"checks": [{"id": "a", "satisfied": true}], "overall_reasoning": ""}', False,
+     "checks[0] (a): 'reasoning' must be a string, got nothing"),
+    ('{"checks": [{"id": "a", "satisfied": true, "reasoning": {"why": "no"}}]}', False,
+     "checks[0] (a): 'reasoning' must be a string, got {\"why\": \"no\"}"),
+    ('{"checks": [{"id": "a", "satisfied": true, "reasoning": ""}]}', False, "'overall_reasoning' must be a string, got nothing"),
+    ('{"checks": [], "overall_reasoning": null}', False, "'overall_reasoning' must be a string, got null"),
+    ('{"checks": [{"id": "s", "score": 7, "reasoning": 1}]}', True, "checks[0] (s): 'reasoning' must be a string, got 1"),
     ('{"checks": [{"id": "a", "satisfied": "yes"}]}', False, "checks[0] (a): 'satisfied' must be true or false, got \"yes\""),
     ('{"checks": [{"id": "a", "satisfied": 1}]}', False, "checks[0] (a): 'satisfied' must be true or false, got 1"),
     ('{"checks": [{"id": "a", "satisfied": true}]}', True, "checks[0] (a) has no 'score'"),
@@ -183,10 +211,12 @@ def test_the_rubric_reason_given_is_the_first_candidates_unless_a_later_one_has_
 
 
 def test_two_rubric_replies_that_disagree_are_refused() -> None:
-    reply = checks({"id": "a", "satisfied": True}) + "\nRevised:\n" + checks({"id": "a", "satisfied": False})
+    reply = checks({"id": "a", "satisfied": True, "reasoning": ""}) + "\nRevised:\n" + checks(
+        {"id": "a", "satisfied": False, "reasoning": ""})
     with pytest.raises(JudgeReplyError, match=r"^the reply holds 2 sets of rubric checks that disagree"):
         parse_checks_reply(reply, scored=False)
-    same = checks({"id": "a", "satisfied": True}) + "\nAgain:\n" + checks({"id": "a", "satisfied": True})
+    same = checks({"id": "a", "satisfied": True, "reasoning": ""}) + "\nAgain:\n" + checks(
+        {"id": "a", "satisfied": True, "reasoning": ""})
     assert [c.satisfied for c in parse_checks_reply(same, scored=False).checks] == [True]
 
 
