@@ -3,7 +3,7 @@
 Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spellings accepted):
 
 * `weighted_average` (default): sum(score*w)/sum(w), `w` from `aggregator.weights[member]`,
-  else the member's own `weight` (AgentV uses 1.0 there, which is our default too). Member
+  else 1.0, as AgentV's (a member's own `weight` is never read: the loader refuses it). Member
   hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
 * `threshold`: a member passes at AgentV's pass-or-borderline (score >= 0.6); the score is the
   passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
@@ -95,7 +95,8 @@ class CompositeEvaluator:
             return _config_error(config, "has no member evaluators")
         raw_weights = aggregator.get("weights")
         weights: Mapping[str, Any] = raw_weights if isinstance(raw_weights, Mapping) else {}
-        weighted = [(m, float(weights.get(m.name, m.weight))) for m in config.evaluators]
+        # AgentV's `weights[member] ?? 1.0`: a member's own `weight` is never read (the loader refuses it).
+        weighted = [(m, float(weights.get(m.name, 1.0))) for m in config.evaluators]
         bad = next(((m, w) for m, w in weighted if not 0 <= w < math.inf), None)
         if bad is not None:
             # As the loader refuses for a member's own weight: a negative weight lets a failing member

@@ -124,15 +124,44 @@ def test_weighted_average_uses_aggregator_weights_and_keeps_children(tmp_path: P
     assert score.evaluator_raw_request == {"aggregator": "weighted_average", "weights": {"has_berlin": 2}}
 
 
-def test_default_aggregator_is_weighted_average_with_member_weights(tmp_path: Path) -> None:
+def test_weighted_average_never_reads_a_members_own_weight(tmp_path: Path) -> None:
+    """AgentV's runWeightedAverage weighs a member by `aggregator.weights[name] ?? 1.0`; a `weight` set on
+    the member in code is not read (in a file it is refused at its line)."""
     case = composite_case(tmp_path, """
         - name: combo
           type: composite
           evaluators:
-            - {name: a, type: contains, value: Paris, weight: 3}
+            - {name: a, type: contains, value: Paris}
             - {name: b, type: contains, value: Berlin}
     """)
-    assert evaluate(case).score == pytest.approx(0.75)
+    config = case.evaluators[0]
+    assert isinstance(config, CompositeConfig)
+    config.evaluators[0] = config.evaluators[0].model_copy(update={"weight": 3.0})
+    score = evaluate(case)
+    assert score.score == pytest.approx(0.5)
+    assert [c.weight for c in score.children or []] == [1.0, 1.0]
+
+
+def test_a_members_own_weight_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A member `weight: 3` scored 0.75 here where AgentV scores 0.5: a pass AgentV would not give."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals/s.eval.yaml", """
+        threshold: 0.6
+        tests:
+          - id: c
+            input: What is the capital of France?
+            criteria: Names Paris
+            assert:
+              - name: combo
+                type: composite
+                evaluators:
+                  - {name: a, type: contains, value: ok, weight: 3}
+                  - {name: b, type: contains, value: Berlin}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "evals/s.eval.yaml:10: 'weight' on composite member 'a': AgentV weighs a member" in ran.stderr
+    assert not (repo / ".agentv-gate/results.jsonl").exists()
 
 
 def test_threshold_aggregator_scores_the_passing_fraction(tmp_path: Path) -> None:

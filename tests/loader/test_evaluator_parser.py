@@ -199,8 +199,12 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "'weight' on composite member 'a': the threshold aggregator counts the members that pass, it reads no weight"),
     ("- name: c\n  type: composite\n  aggregator: {weights: {a: 2}}\n  assert:\n    - {name: a, type: is_json, weight: 3}",
      10, "'weight' on composite member 'a': the aggregator's weights give it 2, so this weight is never read"),
-    ("- {name: c, type: composite, assert: [{name: a, type: is_json, weight: 1e308}, {name: b, type: is_json, "
-     "weight: 1e308}]}", 6, "the weights of its members add up to more"),
+    # AgentV weighs a member by aggregator.weights, else 1.0: its own weight is never read, whatever the aggregator
+    ("- name: c\n  type: composite\n  assert:\n    - {name: b, type: is_json}\n    - {name: a, type: is_json, weight: 3}",
+     10, "'weight' on composite member 'a': AgentV weighs a member by the aggregator's weights (1 when they do not "
+         "name it), never by its own weight"),
+    ("- name: c\n  type: composite\n  aggregator: {type: code_judge, path: [python3, judge.py]}\n  assert:\n"
+     "    - {name: a, type: is_json, weight: 2}", 10, "'weight' on composite member 'a': AgentV weighs a member"),
     (f"- {{{TRAJECTORY}, mode: any_order}}", 6, "tool_trajectory evaluator 't': mode any_order needs 'minimums'"),
     (f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}, expected: [{{tool: a}}]}}", 6,
      "mode any_order reads only 'minimums'"),
