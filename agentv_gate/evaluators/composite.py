@@ -5,7 +5,8 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
 * `weighted_average` (default): sum(score*w)/sum(w), `w` from `aggregator.weights[member]`,
   else 1.0, as AgentV's (a member's own `weight` is never read: the loader refuses it). Member
   hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
-* `threshold`: a member passes at AgentV's pass-or-borderline (score >= 0.6); the score is the
+* `threshold`: a member passes when its verdict is AgentV's pass or borderline (score >= 0.6, unless
+  the member forced `fail`: a rubric's unmet required item, a nested threshold composite); the score is the
   passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
   (not the fraction's own label), and a first hit or miss says `k/n evaluators passed (threshold: t)`.
 * `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
@@ -31,7 +32,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
-    BORDERLINE_SCORE,
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
     CodeJudgeConfig,
     CompositeConfig,
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from ..targets.base import Provider
 
 MAX_PARALLEL_MEMBERS = 8
+PASSING_VERDICTS = ("pass", "borderline")
+"""The member verdicts AgentV's threshold aggregator counts as passing (a score of at least 0.6, unless forced)."""
 DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 {{EVALUATOR_RESULTS_JSON}}
 
@@ -164,7 +166,9 @@ class CompositeEvaluator:
         threshold = aggregator.get("threshold", 0.5)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             return _error(f"aggregator threshold must be a number, got {threshold!r}")
-        passing = sum(1 for m in members if m.score >= BORDERLINE_SCORE)
+        # AgentV counts a member by its verdict: one it forced (a rubric's unmet required item, a nested
+        # threshold composite short of its threshold) is `fail` whatever its score says.
+        passing = sum(1 for m in members if m.verdict in PASSING_VERDICTS)
         score = passing / len(members)
         passed = score >= threshold
         summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
@@ -176,7 +180,7 @@ class CompositeEvaluator:
 
     @staticmethod
     def _results_object(members: list[EvaluatorResult]) -> dict[str, Any]:
-        return {m.name: {"type": m.type, "score": m.score, "verdict": score_label(m.score), "hits": m.hits,
+        return {m.name: {"type": m.type, "score": m.score, "verdict": m.verdict, "hits": m.hits,
                          "misses": m.misses, "reasoning": m.reasoning, "weight": m.weight,
                          "expected_aspect_count": len(m.hits) + len(m.misses) or 1, "error": m.error,
                          "evaluator_raw_request": m.evaluator_raw_request} for m in members}

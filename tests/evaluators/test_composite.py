@@ -185,6 +185,64 @@ def test_threshold_aggregator_scores_the_passing_fraction(tmp_path: Path) -> Non
     assert failed.verdict == "fail"
 
 
+NESTED_THRESHOLD = """
+    threshold: 0.6
+    tests:
+      - id: c
+        input: What is the capital of France?
+        criteria: Names Paris
+        assert:
+          - name: outer
+            type: composite
+            aggregator: {type: threshold, threshold: 1.0}
+            evaluators:
+              - name: inner
+                type: composite
+                aggregator: {type: threshold, threshold: 0.9}
+                evaluators:
+                  - {name: a, type: contains, value: ok}
+                  - {name: b, type: contains, value: o}
+                  - {name: c, type: contains, value: Berlin}
+              - {name: d, type: contains, value: ok}
+"""
+
+
+def test_threshold_aggregator_counts_a_member_by_its_verdict_not_its_score(tmp_path: Path) -> None:
+    """AgentV's runThreshold counts members whose verdict is pass or borderline. The inner composite scores
+    2/3 (0.667, borderline by score) but its own threshold (0.9) made its verdict `fail`: the outer one
+    has 1 of 2 passing members, 0.5 below its 1.0, not 2 of 2 and a pass."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals/s.eval.yaml", NESTED_THRESHOLD)
+    ran = run_cli("run", "evals", cwd=repo)
+    [row] = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [(s["score"], s["verdict"]) for s in row["scores"][0]["scores"]] == [(pytest.approx(2 / 3), "fail"),
+                                                                                 (1.0, "pass")]
+    assert row["scores"][0]["verdict"] == "fail"
+    assert row["score"] == 0.5 and row["verdict"] == "fail"
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+
+
+def test_a_code_aggregator_sees_each_members_own_verdict(tmp_path: Path) -> None:
+    """AgentV hands the aggregator each member's result as it is: a verdict the member forced (a threshold
+    composite's `fail` at 0.667) is not replaced by the label of its score (`borderline`)."""
+    (tmp_path / "echo.py").write_text(ECHO_AGGREGATOR)
+    case = composite_case(tmp_path, """
+        - name: combo
+          type: composite
+          aggregator: {type: code_judge, path: python3 echo.py}
+          evaluators:
+            - name: inner
+              type: composite
+              aggregator: {type: threshold, threshold: 0.9}
+              evaluators:
+                - {name: a, type: contains, value: Paris}
+                - {name: b, type: contains, value: France}
+                - {name: c, type: contains, value: Berlin}
+    """)
+    results = json.loads(evaluate(case).reasoning or "")["results"]
+    assert results["inner"]["verdict"] == "fail"
+
+
 def test_code_judge_aggregator_receives_member_results(tmp_path: Path) -> None:
     case = composite_case(tmp_path, """
         - name: combo
