@@ -203,7 +203,7 @@ class Orchestrator:
             run = self._attempt(case, provider, base.model_copy(deep=True), attempt, time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
-            if trials.strategy == "pass_at_k" and run.verdict == "pass":
+            if trials.strategy == "pass_at_k" and _agentv_pass(run):
                 break
             if trials.cost_limit_usd is not None and cost >= trials.cost_limit_usd and attempt + 1 < trials.count:
                 cost_limited = True
@@ -211,7 +211,7 @@ class Orchestrator:
         scored = [r for r in runs if r.verdict != "error"]
         errored = [r for r in runs if r.verdict == "error"]
         score, aggregation = aggregate(trials.strategy, [r.score for r in scored],
-                                       sum(1 for r in runs if r.verdict == "pass"))
+                                       sum(1 for r in runs if _agentv_pass(r)))
         if trials.strategy == "pass_at_k":
             shown = max(scored, key=lambda r: r.score) if scored else errored[0]
         else:
@@ -444,6 +444,14 @@ def _trace(response: TargetResponse) -> dict[str, Any]:
     summary = trace_summary([message_dict(m) for m in response.output_messages])
     summary.pop("tool_calls", None)  # the 4.42 judge-payload alias of tool_calls_by_name
     return summary
+
+
+def _agentv_pass(run: CaseResult) -> bool:
+    """AgentV's verdict of a trial (scoreToVerdict: score >= 0.8), which stops pass_at_k and counts in its
+    `passed_attempts`, whatever the case's threshold: stopping at the threshold instead tried on past a
+    0.9 under a 0.95 threshold until a luckier trial passed, where AgentV keeps the 0.9 and fails. A trial
+    that could not be scored never stops the trials."""
+    return run.verdict != "error" and score_label(run.score) == "pass"
 
 
 def _trial_row(number: int, run: CaseResult) -> dict[str, Any]:
