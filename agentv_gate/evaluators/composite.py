@@ -69,6 +69,11 @@ def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float
                            error=score.error, evaluator_results=score.children)
 
 
+def _finite_weight(weight: Any) -> bool:
+    """A weight AgentV reads (`typeof weight === 'number'`) that cannot tip the mean: a finite number >= 0."""
+    return not isinstance(weight, bool) and isinstance(weight, (int, float)) and 0 <= weight < math.inf
+
+
 def _config_error(config: CompositeConfig, message: str) -> EvaluationScore:
     return _error(f"composite '{config.name}': {message}")
 
@@ -98,12 +103,13 @@ class CompositeEvaluator:
         raw_weights = aggregator.get("weights")
         weights: Mapping[str, Any] = raw_weights if isinstance(raw_weights, Mapping) else {}
         # AgentV's `weights[member] ?? 1.0`: a member's own `weight` is never read (the loader refuses it).
-        weighted = [(m, float(weights.get(m.name, 1.0))) for m in config.evaluators]
-        bad = next(((m, w) for m, w in weighted if not 0 <= w < math.inf), None)
+        given = [(m, weights.get(m.name, 1.0)) for m in config.evaluators]
+        bad = next(((m, w) for m, w in given if not _finite_weight(w)), None)
         if bad is not None:
-            # As the loader refuses for a member's own weight: a negative weight lets a failing member
-            # raise the score, an infinite one makes it NaN, which the clamp below reads as 1.0.
-            return _config_error(config, f"weight {bad[1]} for member '{bad[0].name}' is not a finite number >= 0")
+            # As the loader refuses: a negative weight lets a failing member raise the score, an infinite one
+            # makes it NaN, which the clamp below reads as 1.0, and text ('3') is a weight AgentV drops.
+            return _config_error(config, f"weight {bad[1]!r} for member '{bad[0].name}' is not a finite number >= 0")
+        weighted = [(m, float(w)) for m, w in given]
         scores = self._run_members(context, config.evaluators)
         members = [member_result(m, s, w) for (m, w), s in zip(weighted, scores, strict=True)]
         if kind == "threshold":

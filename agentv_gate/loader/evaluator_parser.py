@@ -374,10 +374,15 @@ def parse_evaluator(
         named = (config.aggregator or {}).get("weights")
         named = named if isinstance(named, dict) else {}
         for member, weight in named.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                # AgentV keeps only `typeof value === 'number'` and weighs the member 1: text such as '3'
+                # read as 3 would score the composite as AgentV does not.
+                raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight!r} for "
+                                          f"member '{member}' is not a number", "a weight such as 1 or 0.5")
             try:
                 number = float(weight)
-            except (TypeError, ValueError, OverflowError):
-                continue  # not a number: the composite refuses it when it runs
+            except OverflowError:
+                continue  # an integer past the largest float: the total below refuses it
             if not math.isfinite(number) or number < 0:
                 raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight} for member "
                                           f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
