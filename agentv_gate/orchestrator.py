@@ -25,6 +25,7 @@ from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
 from .execution.trials import aggregate
+from .javascript import js_sum
 from .judging.payload import message_dict, trace_summary
 from .models import (
     DEFAULT_THRESHOLD,
@@ -84,12 +85,12 @@ def case_threshold(case: EvalCase, settings: RunSettings) -> float:
 
 def weighted_mean(results: list[EvaluatorResult]) -> float:
     """AgentV's computeWeightedMean: sum(score * weight) / sum(weight) over the evaluators not
-    `skip`ped; 0 with no weight."""
+    `skip`ped, each sum added as JavaScript adds it (`js_sum`); 0 with no weight."""
     counted = [r for r in results if r.verdict != "skip"]
-    total_weight = sum(r.weight for r in counted)
+    total_weight = js_sum(r.weight for r in counted)
     if not counted or total_weight <= 0:
         return 0.0
-    return sum(r.score * r.weight for r in counted) / total_weight
+    return js_sum(r.score * r.weight for r in counted) / total_weight
 
 
 def failed_requirements(results: list[EvaluatorResult]) -> list[str]:

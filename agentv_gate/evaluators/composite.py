@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..javascript import js_sum
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -157,8 +158,8 @@ class CompositeEvaluator:
 
     def _weighted_average(self, members: list[EvaluatorResult],
                           weights: Mapping[str, Any]) -> EvaluationScore:
-        total = sum(m.weight for m in members)
-        score = sum(m.score * m.weight for m in members) / total if total > 0 else 0.0
+        total = js_sum(m.weight for m in members)
+        score = js_sum(m.score * m.weight for m in members) / total if total > 0 else 0.0
         hits, misses = self._prefixed(members)
         reasoning = "; ".join(f"{m.name}: {m.reasoning}" for m in members if m.reasoning) or None
         raw: dict[str, Any] = {"aggregator": "weighted_average"}
