@@ -5,7 +5,8 @@ objects; all of that is tolerated. What is *not* tolerated is a reply whose cont
 a score outside [0, 1], a missing score, a score that is not a number. Those are reported, so
 the caller can ask again instead of silently clamping a judge that misunderstood the scale.
 (AgentV's parseJsonFromText strips fences and takes the outermost `{...}`; this does the same
-and more, then validates like its zod schema.)
+and more, then validates like its zod schema: a value of the wrong JSON type, such as the score "0.9"
+in text, is refused as AgentV's schema refuses it, never read as what it spells.)
 """
 
 from __future__ import annotations
@@ -119,37 +120,35 @@ def candidate_objects(text: str) -> list[dict[str, Any]]:
 
 
 def _score(value: Any) -> float:
-    if isinstance(value, bool):
-        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise JudgeReplyError(
-                f"'score' must be a number between 0 and 1, got {json.dumps(value)}"
-            ) from None
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
+    """A JSON number from 0 to 1, as AgentV's `z.number().min(0).max(1)`: text such as "0.9" is refused
+    (AgentV asks again, then skips the judge), never read as the number it spells."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(value)}")
     if not 0.0 <= float(value) <= 1.0:
         raise JudgeReplyError(f"'score' must be between 0 and 1, got {value}")
     return float(value)
 
 
-def _strings(value: Any, name: str) -> list[str]:
-    if value is None:
+def _strings(obj: dict[str, Any], name: str) -> list[str]:
+    """An optional list of strings, as AgentV's `z.array(z.string()).optional()`: absent is none, blank
+    items are dropped (AgentV filters them), and anything else (text, null, a number among the items)
+    is refused, since AgentV's schema refuses it and skips the judge rather than scoring it."""
+    if name not in obj:
         return []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        raise JudgeReplyError(f"'{name}' must be a list of strings, got {type(value).__name__}")
-    out: list[str] = []
-    for item in value:
-        if isinstance(item, (dict, list)):
-            item = json.dumps(item)
-        text = str(item).strip() if item is not None else ""
-        if text:
-            out.append(text)
-    return out
+    value = obj[name]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise JudgeReplyError(f"'{name}' must be a list of strings, got {json.dumps(value)}")
+    return [item.strip() for item in value if item.strip()]
+
+
+def _text(obj: dict[str, Any], name: str, where: str = "") -> str | None:
+    """An optional string (`z.string()`): absent is None; present, it must be text (not null, not a list)."""
+    if name not in obj:
+        return None
+    value = obj[name]
+    if not isinstance(value, str):
+        raise JudgeReplyError(f"{where}'{name}' must be a string, got {json.dumps(value)}")
+    return value
 
 
 def validate_verdict(obj: dict[str, Any]) -> JudgeReply:
@@ -157,14 +156,11 @@ def validate_verdict(obj: dict[str, Any]) -> JudgeReply:
     if "score" not in obj:
         keys = ", ".join(sorted(map(str, obj))) or "none"
         raise JudgeReplyError(f"JSON object has no 'score' (keys: {keys})")
-    reasoning = obj.get("reasoning")
-    if reasoning is not None and not isinstance(reasoning, str):
-        reasoning = json.dumps(reasoning)
     return JudgeReply(
         score=_score(obj["score"]),
-        hits=_strings(obj.get("hits"), "hits"),
-        misses=_strings(obj.get("misses"), "misses"),
-        reasoning=reasoning,
+        hits=_strings(obj, "hits"),
+        misses=_strings(obj, "misses"),
+        reasoning=_text(obj, "reasoning"),
     )
 
 
@@ -209,11 +205,7 @@ class ChecksReply:
 
 
 def _check_score(value: Any, where: str) -> int:
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            pass
+    """An integer from 0 to 10 written as a JSON number (7.0 is 7); text such as "3" is refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(value)}")
     if value != int(value) or not 0 <= value <= 10:
@@ -222,15 +214,18 @@ def _check_score(value: Any, where: str) -> int:
 
 
 def _satisfied(value: Any, where: str) -> bool:
+    """`true` or `false` (AgentV's `z.boolean()`): the text "true" is refused, not read as satisfied."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
     raise JudgeReplyError(f"{where}: 'satisfied' must be true or false, got {json.dumps(value)}")
 
 
 def validate_checks(obj: dict[str, Any], scored: bool) -> ChecksReply:
-    """One decoded object against the checks schema (`scored`: score-range mode); JudgeReplyError if not."""
+    """One decoded object against the checks schema (`scored`: score-range mode); JudgeReplyError if not.
+
+    Types are AgentV's zod schema's (`id` a string, `satisfied` a boolean, reasoning text): a value of
+    another type is refused, so the judge is asked again and then skipped, as AgentV does, rather than
+    scored on a reading AgentV never makes."""
     raw = obj.get("checks")
     if not isinstance(raw, list):
         keys = ", ".join(sorted(map(str, obj))) or "none"
@@ -240,11 +235,10 @@ def validate_checks(obj: dict[str, Any], scored: bool) -> ChecksReply:
         where = f"checks[{index}]"
         if not isinstance(item, dict):
             raise JudgeReplyError(f"{where} must be an object, got {type(item).__name__}")
-        if not isinstance(item.get("id"), (str, int)) or isinstance(item.get("id"), bool) or str(item["id"]) == "":
-            raise JudgeReplyError(f"{where} has no 'id'")
-        reasoning = item.get("reasoning")
-        text = reasoning if isinstance(reasoning, str) else ("" if reasoning is None else json.dumps(reasoning))
-        check = Check(id=str(item["id"]), reasoning=text.strip())
+        if not isinstance(item.get("id"), str) or item["id"] == "":
+            raise JudgeReplyError(f"{where} has no 'id'" if item.get("id") in (None, "")
+                                  else f"{where}: 'id' must be a string, got {json.dumps(item['id'])}")
+        check = Check(id=item["id"], reasoning=(_text(item, "reasoning", f"{where} ({item['id']}): ") or "").strip())
         if scored:
             if "score" not in item:
                 raise JudgeReplyError(f"{where} ({check.id}) has no 'score'")
@@ -254,8 +248,7 @@ def validate_checks(obj: dict[str, Any], scored: bool) -> ChecksReply:
                 raise JudgeReplyError(f"{where} ({check.id}) has no 'satisfied'")
             check.satisfied = _satisfied(item["satisfied"], f"{where} ({check.id})")
         checks.append(check)
-    overall = obj.get("overall_reasoning")
-    return ChecksReply(checks, overall if isinstance(overall, str) else None)
+    return ChecksReply(checks, _text(obj, "overall_reasoning"))
 
 
 def parse_checks_reply(text: str, scored: bool) -> ChecksReply:

@@ -298,7 +298,7 @@ targets:
         '```\n{"score": 0.5, "hits": ["a"], "reasoning": "r"}\n```',
         'Sure. {"score": 0.5, "hits": ["a"], "reasoning": "r"} Anything else?',
         '<think>maybe {"score": 0.1}? no</think>\n{"score": 0.5, "hits": ["a"], "reasoning": "r"}',
-        'Context {"note": "x"} then verdict {"score": "0.5", "hits": "a", "reasoning": "r"}',
+        'Context {"note": "x"} then verdict {"score": 0.5, "hits": ["a"], "reasoning": "r"}',
     ],
 )
 def test_tolerant_parsing(text: str) -> None:
@@ -325,5 +325,5 @@ def test_invalid_verdicts_say_why(text: str, expected: str) -> None:
 
 
 def test_hits_are_cleaned_not_truncated() -> None:
-    reply = parse_judge_reply(json.dumps({"score": 1, "hits": ["a", "", " b ", None, "c", "d", "e"], "misses": None}))
+    reply = parse_judge_reply(json.dumps({"score": 1, "hits": ["a", "", " b ", "c", "d", "e"]}))
     assert reply.hits == ["a", "b", "c", "d", "e"] and reply.misses == [] and reply.score == 1.0

@@ -32,7 +32,7 @@ def test_schemas_hold_each_check_to_its_fields_in_strict_form() -> None:
 
 @pytest.mark.parametrize("text", [
     reply({"id": "a", "satisfied": True, "reasoning": "r"}),
-    "Here you go:\n```json\n" + reply({"id": "a", "satisfied": "true", "reasoning": "r"}) + "\n```",
+    "Here you go:\n```json\n" + reply({"id": "a", "satisfied": True, "reasoning": "r"}) + "\n```",
     "<think>{\"checks\": 1}</think> " + reply({"id": "a", "satisfied": True, "reasoning": "r"}),
 ])
 def test_checks_are_found_as_tolerantly_as_a_verdict(text: str) -> None:
