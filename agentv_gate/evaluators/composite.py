@@ -30,7 +30,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import JudgeReplyError
 from ..javascript import js_sum
+from ..judging.judge_reply import validate_verdict
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -44,7 +46,7 @@ from ..models import (
     score_label,
 )
 from ..targets.cache import bypass_cache_on_this_thread, cache_bypassed, count_thread_cache_hits, thread_cache_hits
-from .code_judge import judge_cwd, parse_judge_output, run_judge_script, score_from_output, script_argv
+from .code_judge import judge_cwd, run_judge_script, script_argv
 from .json_extract import JsonExtractError, parse_json_object
 
 if TYPE_CHECKING:
@@ -237,13 +239,15 @@ class CompositeEvaluator:
             return _error(f"llm_judge aggregator failed: {exc}", raw)
         # The prompt asks the model for a verdict too; AgentV labels the aggregate from its score
         # (scoreToVerdict), so a model's verdict, agreeing or not, decides nothing and is not an error.
-        checked, problem = parse_judge_output(json.dumps({k: v for k, v in data.items() if k != "verdict"}))
-        if checked is None:
-            return _error(f"llm_judge aggregator reply {problem}", raw)
-        score = score_from_output(checked, raw)
-        score.hits, score.misses = score.hits[:4], score.misses[:4]
-        score.retries = getattr(response, "retries", 0) or 0
-        return score
+        # The rest is held to the judge's schema, as AgentV parses it with the judge's zod schema (a score
+        # or hits of the wrong type: AgentV's aggregate is 0, never the number the text spells).
+        try:
+            verdict = validate_verdict(data)
+        except JudgeReplyError as exc:
+            return _error(f"llm_judge aggregator reply {exc}", raw)
+        return EvaluationScore(score=verdict.score, hits=verdict.hits[:4], misses=verdict.misses[:4],
+                               reasoning=verdict.reasoning, evaluator_raw_request=raw,
+                               retries=getattr(response, "retries", 0) or 0)
 
 
 T = TypeVar("T")

@@ -276,7 +276,12 @@ def test_llm_judge_aggregator_asks_the_judge_model(tmp_path: Path) -> None:
     assert '"score": <number between 0.0 and 1.0>' in (request.system_prompt or "")
 
 
-@pytest.mark.parametrize("reply", ["no idea", '{"score": 1.5}'])
+@pytest.mark.parametrize("reply", [
+    "no idea", '{"score": 1.5}',
+    # AgentV parses the aggregator's reply with the judge's zod schema and scores a refused one 0: read
+    # tolerantly, these scored 0.9 (hits as text, a score written as text)
+    '{"score": 0.9, "hits": "all good"}', '{"score": "0.9"}', '{"score": 0.9, "reasoning": ["a"]}',
+])
 def test_llm_judge_aggregator_with_a_bad_reply_is_an_error(tmp_path: Path, reply: str) -> None:
     case = composite_case(tmp_path, """
         - name: combo
