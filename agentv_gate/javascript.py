@@ -17,12 +17,24 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 r"""JavaScript's white space (`\s`, what `trim()` and `parseFloat` skip), as a regex class body; Python's
 `\s` and `str.strip()` also take U+001C..U+001F and U+0085 and lack U+FEFF (a byte-order mark)."""
 _TRIM = re.compile(f"^[{JS_SPACES}]+|[{JS_SPACES}]+$")
+
+
+def js_sum(values: Iterable[float]) -> float:
+    """The numbers added as AgentV's loops and `reduce((sum, s) => sum + s, 0)` add them: left to right,
+    rounding after every addition. Not `sum()`: from Python 3.12 it compensates float rounding, so 0.1
+    three times at scores 0.5, 0.75 and 1.0 weighs in at 0.75 where JavaScript makes 0.7499999999999999,
+    and a case on a 0.75 threshold passed that AgentV fails."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 def js_trim(text: str) -> str:

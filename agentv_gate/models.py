@@ -62,11 +62,23 @@ def question_text(messages: list[Message]) -> str:
 # ---------------------------------------------------------------- evaluator configs
 
 
+Number = Annotated[float, Field(strict=True)]
+"""A number as YAML writes one (an integer or a float), never text or a boolean. Pydantic would read
+`weight: '2'` as 2 and `tolerance: '0.5'` as 0.5; AgentV reads only `typeof x === 'number'` (an evaluator's
+weight in text is an error there, a field's weight or tolerance in text is dropped), so the number the
+gate scored with would be one AgentV never used."""
+
+Flag = Annotated[bool, Field(strict=True)]
+"""`true` or `false`, never text: YAML 1.2 reads `no`, `off` and `yes` as text, which pydantic would turn
+into booleans (`case_sensitive: no` into a case-insensitive check) where AgentV, reading `=== false` or a
+truthy string, keeps the setting's default: a looser check than the one AgentV runs, a wrong pass."""
+
+
 class _EvaluatorBase(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     name: str
-    weight: float = 1.0
+    weight: Number = 1.0
     required: bool | float = False
     """AgentV's required gate: `true` (mark 0.8) or a mark in (0, 1]. Below it, the case scores 0."""
     # Where the config was written, for located errors.
@@ -145,8 +157,8 @@ class RubricItem(BaseModel):
 
     id: str
     outcome: str = ""
-    weight: float = 1.0
-    required: bool = False
+    weight: Number = 1.0
+    required: Flag = False
     required_min_score: int | None = None
     """Score-range mode: a judge score (0..10) under this forces the evaluator's verdict to fail."""
     score_ranges: list[ScoreRange] | None = None
@@ -181,8 +193,8 @@ def _refuse_empty_string(value: str | list[str], why: str) -> None:
 class ContainsConfig(_EvaluatorBase):
     type: Literal["contains"] = "contains"
     value: str | list[str]
-    case_sensitive: bool = True
-    any: bool = False
+    case_sensitive: Flag = True
+    any: Flag = False
     """A list value passes when any item appears (AgentV's contains-any), not only all of them."""
 
     @field_validator("value")
@@ -227,7 +239,7 @@ class RegexConfig(_EvaluatorBase):
 class EqualsConfig(_EvaluatorBase):
     type: Literal["equals"] = "equals"
     value: Any
-    trim: bool = True
+    trim: Flag = True
 
 
 class IsJsonConfig(_EvaluatorBase):
@@ -239,10 +251,10 @@ class FieldSpec(BaseModel):
 
     path: str
     match: Literal["exact", "numeric_tolerance", "date"] = "exact"
-    required: bool = True
-    weight: float = 1.0
-    tolerance: float | None = None
-    relative: bool = False
+    required: Flag = True
+    weight: Number = 1.0
+    tolerance: Number | None = None
+    relative: Flag = False
     formats: list[str] | None = None
 
 
@@ -281,7 +293,7 @@ class TrajectoryItem(BaseModel):
     tool: str
     args: Literal["any"] | dict[str, Any] | None = None
     args_match: ArgsMatch | None = None
-    max_duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    max_duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)] | None = None
 
 
 class ToolTrajectoryConfig(_EvaluatorBase):
@@ -294,7 +306,7 @@ class ToolTrajectoryConfig(_EvaluatorBase):
     args_match: ArgsMatch | None = None
 
 
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 """A limit: finite, since `.inf` is a budget no measurement breaks, a check that passes whatever happened."""
 Count = Annotated[int, Field(ge=0, strict=True)]
 
@@ -331,7 +343,7 @@ class ExecutionMetricsConfig(_EvaluatorBase):
     max_tokens: Count | None = None
     max_cost_usd: NonNegative | None = None
     max_duration_ms: NonNegative | None = None
-    target_exploration_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    target_exploration_ratio: Annotated[float, Field(ge=0, le=1, strict=True)] | None = None
     exploration_tolerance: NonNegative = 0.2
 
 
@@ -403,7 +415,7 @@ class TrialsConfig(BaseModel):
 
     count: int = Field(ge=1, le=100, strict=True)
     strategy: TrialStrategy = "pass_at_k"
-    cost_limit_usd: Annotated[float, Field(ge=0)] | None = None
+    cost_limit_usd: Annotated[float, Field(ge=0, strict=True)] | None = None
     """Summed `cost_usd` of the trials so far; reaching it starts no further trial (`cost_limited`)."""
 
 

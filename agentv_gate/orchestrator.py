@@ -25,6 +25,7 @@ from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
 from .execution.trials import aggregate
+from .javascript import js_sum
 from .judging.payload import message_dict, trace_summary
 from .models import (
     DEFAULT_THRESHOLD,
@@ -84,12 +85,12 @@ def case_threshold(case: EvalCase, settings: RunSettings) -> float:
 
 def weighted_mean(results: list[EvaluatorResult]) -> float:
     """AgentV's computeWeightedMean: sum(score * weight) / sum(weight) over the evaluators not
-    `skip`ped; 0 with no weight."""
+    `skip`ped, each sum added as JavaScript adds it (`js_sum`); 0 with no weight."""
     counted = [r for r in results if r.verdict != "skip"]
-    total_weight = sum(r.weight for r in counted)
+    total_weight = js_sum(r.weight for r in counted)
     if not counted or total_weight <= 0:
         return 0.0
-    return sum(r.score * r.weight for r in counted) / total_weight
+    return js_sum(r.score * r.weight for r in counted) / total_weight
 
 
 def failed_requirements(results: list[EvaluatorResult]) -> list[str]:
@@ -203,7 +204,7 @@ class Orchestrator:
             run = self._attempt(case, provider, base.model_copy(deep=True), attempt, time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
-            if trials.strategy == "pass_at_k" and run.verdict == "pass":
+            if trials.strategy == "pass_at_k" and _agentv_pass(run):
                 break
             if trials.cost_limit_usd is not None and cost >= trials.cost_limit_usd and attempt + 1 < trials.count:
                 cost_limited = True
@@ -211,7 +212,7 @@ class Orchestrator:
         scored = [r for r in runs if r.verdict != "error"]
         errored = [r for r in runs if r.verdict == "error"]
         score, aggregation = aggregate(trials.strategy, [r.score for r in scored],
-                                       sum(1 for r in runs if r.verdict == "pass"))
+                                       sum(1 for r in runs if _agentv_pass(r)))
         if trials.strategy == "pass_at_k":
             shown = max(scored, key=lambda r: r.score) if scored else errored[0]
         else:
@@ -444,6 +445,14 @@ def _trace(response: TargetResponse) -> dict[str, Any]:
     summary = trace_summary([message_dict(m) for m in response.output_messages])
     summary.pop("tool_calls", None)  # the 4.42 judge-payload alias of tool_calls_by_name
     return summary
+
+
+def _agentv_pass(run: CaseResult) -> bool:
+    """AgentV's verdict of a trial (scoreToVerdict: score >= 0.8), which stops pass_at_k and counts in its
+    `passed_attempts`, whatever the case's threshold: stopping at the threshold instead tried on past a
+    0.9 under a 0.95 threshold until a luckier trial passed, where AgentV keeps the 0.9 and fails. A trial
+    that could not be scored never stops the trials."""
+    return run.verdict != "error" and score_label(run.score) == "pass"
 
 
 def _trial_row(number: int, run: CaseResult) -> dict[str, Any]:

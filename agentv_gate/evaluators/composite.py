@@ -3,7 +3,7 @@
 Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spellings accepted):
 
 * `weighted_average` (default): sum(score*w)/sum(w), `w` from `aggregator.weights[member]`,
-  else the member's own `weight` (AgentV uses 1.0 there, which is our default too). Member
+  else 1.0, as AgentV's (a member's own `weight` is never read: the loader refuses it). Member
   hits and misses are prefixed `[member]`; the reasoning joins `member: reasoning` with "; ".
 * `threshold`: a member passes when its verdict is `pass` or `borderline`, as AgentV counts it (the
   label of its score, unless the member forced its own: a rubric judge with an unmet required item
@@ -31,7 +31,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..judging.judge_reply import candidate_tiers
+from ..errors import JudgeReplyError
+from ..javascript import js_sum
+from ..judging.judge_reply import candidate_tiers, validate_verdict
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -45,7 +47,7 @@ from ..models import (
     score_label,
 )
 from ..targets.cache import bypass_cache_on_this_thread, cache_bypassed, count_thread_cache_hits, thread_cache_hits
-from .code_judge import judge_cwd, parse_judge_output, run_judge_script, score_from_output, script_argv
+from .code_judge import judge_cwd, run_judge_script, script_argv
 from .json_extract import JsonExtractError, parse_json_object
 
 if TYPE_CHECKING:
@@ -69,6 +71,11 @@ def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float
                            hits=score.hits, misses=score.misses, reasoning=score.reasoning,
                            evaluator_raw_request=score.evaluator_raw_request, retries=score.retries,
                            error=score.error, evaluator_results=score.children)
+
+
+def _finite_weight(weight: Any) -> bool:
+    """A weight AgentV reads (`typeof weight === 'number'`) that cannot tip the mean: a finite number >= 0."""
+    return not isinstance(weight, bool) and isinstance(weight, (int, float)) and 0 <= weight < math.inf
 
 
 def _config_error(config: CompositeConfig, message: str) -> EvaluationScore:
@@ -99,12 +106,14 @@ class CompositeEvaluator:
             return _config_error(config, "has no member evaluators")
         raw_weights = aggregator.get("weights")
         weights: Mapping[str, Any] = raw_weights if isinstance(raw_weights, Mapping) else {}
-        weighted = [(m, float(weights.get(m.name, m.weight))) for m in config.evaluators]
-        bad = next(((m, w) for m, w in weighted if not 0 <= w < math.inf), None)
+        # AgentV's `weights[member] ?? 1.0`: a member's own `weight` is never read (the loader refuses it).
+        given = [(m, weights.get(m.name, 1.0)) for m in config.evaluators]
+        bad = next(((m, w) for m, w in given if not _finite_weight(w)), None)
         if bad is not None:
-            # As the loader refuses for a member's own weight: a negative weight lets a failing member
-            # raise the score, an infinite one makes it NaN, which the clamp below reads as 1.0.
-            return _config_error(config, f"weight {bad[1]} for member '{bad[0].name}' is not a finite number >= 0")
+            # As the loader refuses: a negative weight lets a failing member raise the score, an infinite one
+            # makes it NaN, which the clamp below reads as 1.0, and text ('3') is a weight AgentV drops.
+            return _config_error(config, f"weight {bad[1]!r} for member '{bad[0].name}' is not a finite number >= 0")
+        weighted = [(m, float(w)) for m, w in given]
         scores = self._run_members(context, config.evaluators)
         members = [member_result(m, s, w) for (m, w), s in zip(weighted, scores, strict=True)]
         if kind == "threshold":
@@ -152,8 +161,8 @@ class CompositeEvaluator:
 
     def _weighted_average(self, members: list[EvaluatorResult],
                           weights: Mapping[str, Any]) -> EvaluationScore:
-        total = sum(m.weight for m in members)
-        score = sum(m.score * m.weight for m in members) / total if total > 0 else 0.0
+        total = js_sum(m.weight for m in members)
+        score = js_sum(m.score * m.weight for m in members) / total if total > 0 else 0.0
         hits, misses = self._prefixed(members)
         reasoning = "; ".join(f"{m.name}: {m.reasoning}" for m in members if m.reasoning) or None
         raw: dict[str, Any] = {"aggregator": "weighted_average"}
@@ -236,13 +245,15 @@ class CompositeEvaluator:
                           "so which one is meant is unclear", raw)
         # The prompt asks the model for a verdict too; AgentV labels the aggregate from its score
         # (scoreToVerdict), so a model's verdict, agreeing or not, decides nothing and is not an error.
-        checked, problem = parse_judge_output(json.dumps({k: v for k, v in data.items() if k != "verdict"}))
-        if checked is None:
-            return _error(f"llm_judge aggregator reply {problem}", raw)
-        score = score_from_output(checked, raw)
-        score.hits, score.misses = score.hits[:4], score.misses[:4]
-        score.retries = getattr(response, "retries", 0) or 0
-        return score
+        # The rest is held to the judge's schema, as AgentV parses it with the judge's zod schema (a score
+        # or hits of the wrong type: AgentV's aggregate is 0, never the number the text spells).
+        try:
+            verdict = validate_verdict(data)
+        except JudgeReplyError as exc:
+            return _error(f"llm_judge aggregator reply {exc}", raw)
+        return EvaluationScore(score=verdict.score, hits=verdict.hits[:4], misses=verdict.misses[:4],
+                               reasoning=verdict.reasoning, evaluator_raw_request=raw,
+                               retries=getattr(response, "retries", 0) or 0)
 
 
 def _disagreeing_scores(text: str) -> list[str]:

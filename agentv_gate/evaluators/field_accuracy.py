@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..javascript import JS_SPACES, js_trim
+from ..javascript import JS_SPACES, js_sum, js_trim
 from ..models import (
     EvaluationContext,
     EvaluationScore,
@@ -242,11 +242,11 @@ def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
     if aggregation == "all_or_nothing":
         score = 0.0 if misses else 1.0
     else:
-        total = sum(r.weight for r in results)
+        total = js_sum(r.weight for r in results)
         if total == 0:
             score = 1.0 if not results else 0.0
         else:
-            score = sum(r.score * r.weight for r in results) / total
+            score = js_sum(r.score * r.weight for r in results) / total
     return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits[:MAX_LISTED],
                            misses=misses[:MAX_LISTED], reasoning=f"{len(hits)}/{len(results)} fields matched")
 

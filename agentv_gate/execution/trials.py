@@ -17,6 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..javascript import js_sum
+
 T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
          2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 """The 0.975 quantile of Student's t for 1..30 degrees of freedom (two-sided 95%)."""
@@ -45,7 +47,7 @@ def aggregate(strategy: str, scores: Sequence[float], passed: int) -> tuple[floa
     if not scores:
         return 0.0, {"strategy": strategy}
     n = len(scores)
-    mean = sum(scores) / n
+    mean = js_sum(scores) / n  # AgentV's reduce, left to right (see js_sum)
     if strategy == "pass_at_k":
         return max(scores), {"strategy": strategy, "passed_attempts": passed, "total_attempts": n}
     if strategy == "mean":
@@ -53,7 +55,7 @@ def aggregate(strategy: str, scores: Sequence[float], passed: int) -> tuple[floa
     if n < 2:
         return mean, {"strategy": strategy, "mean": mean, "ci95_lower": _clamp(mean), "ci95_upper": _clamp(mean),
                       "stddev": 0.0}
-    stddev = math.sqrt(sum((s - mean) ** 2 for s in scores) / (n - 1))
+    stddev = math.sqrt(js_sum((s - mean) ** 2 for s in scores) / (n - 1))
     margin = t_critical(n - 1) * stddev / math.sqrt(n)
     lower = _clamp(mean - margin)
     return lower, {"strategy": strategy, "mean": mean, "ci95_lower": lower, "ci95_upper": _clamp(mean + margin),

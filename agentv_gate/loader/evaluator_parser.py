@@ -374,14 +374,19 @@ def parse_evaluator(
         named = (config.aggregator or {}).get("weights")
         named = named if isinstance(named, dict) else {}
         for member, weight in named.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                # AgentV keeps only `typeof value === 'number'` and weighs the member 1: text such as '3'
+                # read as 3 would score the composite as AgentV does not.
+                raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight!r} for "
+                                          f"member '{member}' is not a number", "a weight such as 1 or 0.5")
             try:
                 number = float(weight)
-            except (TypeError, ValueError, OverflowError):
-                continue  # not a number: the composite refuses it when it runs
+            except OverflowError:
+                continue  # an integer past the largest float: the total below refuses it
             if not math.isfinite(number) or number < 0:
                 raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight} for member "
                                           f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
-        check_weight_total([named.get(m.name, m.weight) for m in config.evaluators], line,
+        check_weight_total([named.get(m.name, 1.0) for m in config.evaluators], line,
                            f"composite evaluator '{config.name}': the weights of its members")
         members = [m.name for m in config.evaluators]
         stray = next((str(k) for k in named if k not in members), None)
@@ -400,9 +405,8 @@ def parse_evaluator(
                                         "'required' on the composite itself"))
             if "weight" in member.model_fields_set:
                 unread = _unread_member_weight(member.name, aggregator_kind(config.aggregator), named)
-                if unread:
-                    problems.append(Problem(file, member.source_line or line,
-                                            f"'weight' on composite member '{member.name}': {unread[0]}", unread[1]))
+                problems.append(Problem(file, member.source_line or line,
+                                        f"'weight' on composite member '{member.name}': {unread[0]}", unread[1]))
             if (member.model_extra or {}).get("negate") is True:
                 problems.append(Problem(file, member.source_line or line,
                                         f"'negate' on composite member '{member.name}': negate applies to a test's "
@@ -450,15 +454,20 @@ def _check_aggregator_settings(name: str, aggregating: str, aggregator: dict[str
                                 f"{AGGREGATOR_RESULTS_VARIABLE} in the prompt text, or no prompt (the default)")
 
 
-def _unread_member_weight(member: str, aggregating: str | None, named: dict[Any, Any]) -> tuple[str, str] | None:
-    """Why a composite member's own `weight` is never read, and what to write instead; None when it is read."""
+def _unread_member_weight(member: str, aggregating: str | None, named: dict[Any, Any]) -> tuple[str, str]:
+    """Why a composite member's own `weight` is never read, and what to write instead.
+
+    AgentV weighs a member by `aggregator.weights[name]`, else 1.0 (runWeightedAverage), under every
+    aggregator: a member's own weight is parsed and dropped, so reading it would score the composite
+    as AgentV does not (a passing member with `weight: 3` beside a failing one: 0.75, not 0.5)."""
     if aggregating == "threshold":
         return ("the threshold aggregator counts the members that pass, it reads no weight",
                 "no weight on the member, or aggregator type weighted_average")
     if member in named:
         return (f"the aggregator's weights give it {named[member]}, so this weight is never read",
                 "one weight for the member: in the aggregator's weights or on the member")
-    return None
+    return ("AgentV weighs a member by the aggregator's weights (1 when they do not name it), never by its "
+            "own weight, so this weight is never read", f"aggregator: {{weights: {{{member}: ...}}}} on the composite")
 
 
 def _target_access(value: Any, line: int, name: str) -> dict[str, Any] | None:

@@ -65,6 +65,39 @@ def test_pass_at_k_stops_at_the_first_passing_trial_and_keeps_every_trial(tmp_pa
     assert row["answer"] == "attempt-1"  # the row shows the trial that made its score
 
 
+def test_pass_at_k_stops_at_agentvs_pass_not_at_the_case_threshold(tmp_path: Path) -> None:
+    """AgentV's pass_at_k stops at the first trial whose verdict is `pass` (score >= 0.8, scoreToVerdict),
+    whatever the case's threshold. Trial 1 scores 0.9: AgentV stops there and the case scores 0.9, below
+    its 0.95. Trying on until a trial reached 0.95 (trial 3: 1.0) passed a case AgentV fails; and a 0.6
+    trial under a 0.5 threshold does not stop AgentV either."""
+    repo = make_repo(tmp_path, ATTEMPT_AGENT)
+    write(repo / "evals/judge.py", JUDGE_BY_ATTEMPT)
+    write(repo / "evals/low.py", JUDGE_BY_ATTEMPT.replace('"attempt-0": 0.9, "attempt-1": 0.8',
+                                                          '"attempt-0": 0.6, "attempt-1": 0.85'))
+    write(repo / "evals/s.eval.yaml", """
+        execution:
+          trials: {count: 3, strategy: pass_at_k}
+        tests:
+          - id: strict
+            threshold: 0.95
+            input: Hi
+            assert: [{name: j, type: code_judge, script: [python3, judge.py]}]
+          - id: lenient
+            threshold: 0.5
+            input: Hi
+            assert: [{name: j, type: code_judge, script: [python3, low.py]}]
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    strict, lenient = by_id(repo)["strict"], by_id(repo)["lenient"]
+    assert [t["score"] for t in strict["trials"]] == [0.9]
+    assert strict["score"] == 0.9 and strict["verdict"] == "fail"
+    assert strict["aggregation"] == {"strategy": "pass_at_k", "passed_attempts": 1, "total_attempts": 1}
+    assert [t["score"] for t in lenient["trials"]] == [0.6, 0.85]
+    assert lenient["score"] == 0.85 and lenient["verdict"] == "pass"
+    assert lenient["aggregation"] == {"strategy": "pass_at_k", "passed_attempts": 1, "total_attempts": 2}
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+
+
 def test_mean_and_confidence_interval_gate_on_their_aggregate(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, ATTEMPT_AGENT)
     write(repo / "evals/judge.py", JUDGE_BY_ATTEMPT)

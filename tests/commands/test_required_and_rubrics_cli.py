@@ -227,6 +227,32 @@ def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_
     assert row["score"] == 1.0 and row["verdict"] == "error" and row["execution_status"] == "execution_error"
 
 
+@pytest.mark.parametrize("reply", [
+    {"score": "0.9", "hits": ["denied"], "misses": [], "reasoning": "ok"},
+    {"score": 0.9, "hits": "denied", "misses": [], "reasoning": "ok"},
+])
+def test_a_verdict_agentvs_schema_refuses_is_never_scored(tmp_path: Path, fake_llm: FakeLLMServer,
+                                                         reply: dict[str, Any]) -> None:
+    """AgentV's zod schema (`score: z.number()`, `hits: z.array(z.string())`) refuses these replies: it asks
+    again, then skips the judge. Read tolerantly, the 0.9 passed the case; now it is asked three times and
+    skipped, so the case is an error, never a pass."""
+    suite = """
+    tests:
+      - id: judged
+        criteria: Must deny
+        input: Screen Acme
+        assert: [{name: quality, type: llm_judge}]
+    """
+    fake_llm.set_default(CHAT, FakeReply.openai(json.dumps(reply)))
+    project = make_project(tmp_path, suite, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert len(fake_llm.requests_for(CHAT)) == 3
+    row = rows_by_id(project / RESULTS)["judged"]
+    assert scores(row)["quality"]["verdict"] == "skip"
+    assert row["verdict"] == "error" and row["execution_status"] == "execution_error"
+
+
 def test_a_rubric_judge_without_a_judge_target_stops_the_run_before_the_agent_is_called(tmp_path: Path) -> None:
     """Preflight: a rubric judge is an llm_judge, so a missing judge is a configuration error (exit 2)."""
     project = make_project(tmp_path, RUBRIC_SUITE)

@@ -141,6 +141,29 @@ def test_weighted_aggregate_and_per_evaluator_results(project: Path) -> None:
     assert "evaluator_results" not in found["single"]
 
 
+def test_text_where_agentv_reads_a_number_or_a_boolean_is_refused_before_anything_runs(project: Path) -> None:
+    """YAML 1.2 reads `no` and `yes` as text and `'2'` is text: pydantic turned them into False, True and 2,
+    so `case_sensitive: no` found "PARIS" in "Paris ..." and `weight: '2'` lifted a 0.5 to 0.667, passes
+    AgentV (which reads only a number, or `=== true`/`false`) does not give."""
+    write_suite(project, """
+        tests:
+          - id: shout
+            input: q
+            assert:
+              - {type: contains, value: PARIS, case_sensitive: no}
+          - id: heavy
+            input: q
+            assert:
+              - {type: contains, value: Paris, weight: '2'}
+              - {type: contains, value: Berlin}
+    """)
+    ran = run_cli("run", "evals", cwd=project)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "evals/suite.eval.yaml:5: contains evaluator 'contains-PARIS': field 'case_sensitive': " in ran.stderr
+    assert "evals/suite.eval.yaml:9: contains evaluator 'contains-Paris': field 'weight': " in ran.stderr
+    assert not (project / RESULTS).exists()
+
+
 def test_case_without_evaluators_gets_default_llm_judge(project: Path) -> None:
     write_suite(project, """
         tests:

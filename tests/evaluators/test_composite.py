@@ -124,15 +124,44 @@ def test_weighted_average_uses_aggregator_weights_and_keeps_children(tmp_path: P
     assert score.evaluator_raw_request == {"aggregator": "weighted_average", "weights": {"has_berlin": 2}}
 
 
-def test_default_aggregator_is_weighted_average_with_member_weights(tmp_path: Path) -> None:
+def test_weighted_average_never_reads_a_members_own_weight(tmp_path: Path) -> None:
+    """AgentV's runWeightedAverage weighs a member by `aggregator.weights[name] ?? 1.0`; a `weight` set on
+    the member in code is not read (in a file it is refused at its line)."""
     case = composite_case(tmp_path, """
         - name: combo
           type: composite
           evaluators:
-            - {name: a, type: contains, value: Paris, weight: 3}
+            - {name: a, type: contains, value: Paris}
             - {name: b, type: contains, value: Berlin}
     """)
-    assert evaluate(case).score == pytest.approx(0.75)
+    config = case.evaluators[0]
+    assert isinstance(config, CompositeConfig)
+    config.evaluators[0] = config.evaluators[0].model_copy(update={"weight": 3.0})
+    score = evaluate(case)
+    assert score.score == pytest.approx(0.5)
+    assert [c.weight for c in score.children or []] == [1.0, 1.0]
+
+
+def test_a_members_own_weight_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A member `weight: 3` scored 0.75 here where AgentV scores 0.5: a pass AgentV would not give."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals/s.eval.yaml", """
+        threshold: 0.6
+        tests:
+          - id: c
+            input: What is the capital of France?
+            criteria: Names Paris
+            assert:
+              - name: combo
+                type: composite
+                evaluators:
+                  - {name: a, type: contains, value: ok, weight: 3}
+                  - {name: b, type: contains, value: Berlin}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "evals/s.eval.yaml:10: 'weight' on composite member 'a': AgentV weighs a member" in ran.stderr
+    assert not (repo / ".agentv-gate/results.jsonl").exists()
 
 
 def test_threshold_aggregator_scores_the_passing_fraction(tmp_path: Path) -> None:
@@ -154,6 +183,64 @@ def test_threshold_aggregator_scores_the_passing_fraction(tmp_path: Path) -> Non
     failed = evaluate(failing)
     assert failed.misses[0] == "2/3 evaluators passed (threshold: 0.9)"
     assert failed.verdict == "fail"
+
+
+NESTED_THRESHOLD = """
+    threshold: 0.6
+    tests:
+      - id: c
+        input: What is the capital of France?
+        criteria: Names Paris
+        assert:
+          - name: outer
+            type: composite
+            aggregator: {type: threshold, threshold: 1.0}
+            evaluators:
+              - name: inner
+                type: composite
+                aggregator: {type: threshold, threshold: 0.9}
+                evaluators:
+                  - {name: a, type: contains, value: ok}
+                  - {name: b, type: contains, value: o}
+                  - {name: c, type: contains, value: Berlin}
+              - {name: d, type: contains, value: ok}
+"""
+
+
+def test_threshold_aggregator_counts_a_member_by_its_verdict_not_its_score(tmp_path: Path) -> None:
+    """AgentV's runThreshold counts members whose verdict is pass or borderline. The inner composite scores
+    2/3 (0.667, borderline by score) but its own threshold (0.9) made its verdict `fail`: the outer one
+    has 1 of 2 passing members, 0.5 below its 1.0, not 2 of 2 and a pass."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / "evals/s.eval.yaml", NESTED_THRESHOLD)
+    ran = run_cli("run", "evals", cwd=repo)
+    [row] = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [(s["score"], s["verdict"]) for s in row["scores"][0]["scores"]] == [(pytest.approx(2 / 3), "fail"),
+                                                                                 (1.0, "pass")]
+    assert row["scores"][0]["verdict"] == "fail"
+    assert row["score"] == 0.5 and row["verdict"] == "fail"
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+
+
+def test_a_code_aggregator_sees_each_members_own_verdict(tmp_path: Path) -> None:
+    """AgentV hands the aggregator each member's result as it is: a verdict the member forced (a threshold
+    composite's `fail` at 0.667) is not replaced by the label of its score (`borderline`)."""
+    (tmp_path / "echo.py").write_text(ECHO_AGGREGATOR)
+    case = composite_case(tmp_path, """
+        - name: combo
+          type: composite
+          aggregator: {type: code_judge, path: python3 echo.py}
+          evaluators:
+            - name: inner
+              type: composite
+              aggregator: {type: threshold, threshold: 0.9}
+              evaluators:
+                - {name: a, type: contains, value: Paris}
+                - {name: b, type: contains, value: France}
+                - {name: c, type: contains, value: Berlin}
+    """)
+    results = json.loads(evaluate(case).reasoning or "")["results"]
+    assert results["inner"]["verdict"] == "fail"
 
 
 def test_code_judge_aggregator_receives_member_results(tmp_path: Path) -> None:
@@ -194,6 +281,9 @@ def test_llm_judge_aggregator_asks_the_judge_model(tmp_path: Path) -> None:
     # a verdict, then a revised one: AgentV's greedy {...} span does not parse (score 0); the first must not pass
     '```json\n{"score": 0.9, "reasoning": "fine"}\n```\nOn reflection:\n```json\n{"score": 0.2}\n```',
     '{"score": 0.9}\nRevised: {"score": 0.2}',
+    # AgentV parses the aggregator's reply with the judge's zod schema and scores a refused one 0: read
+    # tolerantly, these scored 0.9 (hits as text, a score written as text)
+    '{"score": 0.9, "hits": "all good"}', '{"score": "0.9"}', '{"score": 0.9, "reasoning": ["a"]}',
 ])
 def test_llm_judge_aggregator_with_a_bad_reply_is_an_error(tmp_path: Path, reply: str) -> None:
     case = composite_case(tmp_path, """
@@ -736,7 +826,7 @@ def rubric_member_suite(tmp_path: Path, aggregator: str) -> Path:
     return repo
 
 
-def test_threshold_aggregator_counts_a_member_by_its_verdict_not_its_score(tmp_path: Path) -> None:
+def test_threshold_aggregator_counts_a_rubric_member_failing_its_required_item_as_failing(tmp_path: Path) -> None:
     """AgentV's threshold counts members whose verdict is pass or borderline: a rubric member at 0.75
     whose required item is unmet is `fail`, so 1 of 2 passed and threshold 1.0 is not met."""
     repo = rubric_member_suite(tmp_path, "{type: threshold, threshold: 1.0}")

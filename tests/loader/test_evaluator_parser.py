@@ -158,10 +158,10 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "[judge.py]]}}", 6, "script must be a string or a list of strings, got a list with a list in it"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
-     "aggregator: {type: weighted_average, weights: {a: heavy, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
+     "aggregator: {type: weighted_average, weights: {a: 2, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}, "
      "{name: h, type: is_json}, {name: d, type: is_json}, {name: e, type: is_json}], aggregator: "
-     f"{{type: weighted_average, weights: {{a: heavy, b: null, h: {HUGE}, d: 1e308, e: 1e308}}}}}}", 6,
+     f"{{type: weighted_average, weights: {{a: 2, b: 0, h: {HUGE}, d: 1e308, e: 1e308}}}}}}", 6,
      "the weights of its members add up to more"),
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
      "llm_judge evaluator 'n': unknown key 'prompt.args'"),
@@ -199,8 +199,36 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "'weight' on composite member 'a': the threshold aggregator counts the members that pass, it reads no weight"),
     ("- name: c\n  type: composite\n  aggregator: {weights: {a: 2}}\n  assert:\n    - {name: a, type: is_json, weight: 3}",
      10, "'weight' on composite member 'a': the aggregator's weights give it 2, so this weight is never read"),
-    ("- {name: c, type: composite, assert: [{name: a, type: is_json, weight: 1e308}, {name: b, type: is_json, "
-     "weight: 1e308}]}", 6, "the weights of its members add up to more"),
+    # text or a boolean where AgentV reads only a number (`typeof x === 'number'`) or `=== true`/`false`:
+    # pydantic read `weight: '2'` as 2 and `case_sensitive: no` (text in YAML 1.2) as false
+    ("- {name: n, type: contains, value: a, weight: '2'}", 6,
+     "contains evaluator 'n': field 'weight': Input should be a valid number"),
+    ("- {name: n, type: contains, value: a, weight: true}", 6, "field 'weight': Input should be a valid number"),
+    ("- {name: n, type: contains, value: a, case_sensitive: no}", 6, "field 'case_sensitive': Input should be a valid boolean"),
+    ("- {name: n, type: contains, value: [a, b], any: yes}", 6, "field 'any': Input should be a valid boolean"),
+    ("- {name: n, type: equals, value: a, trim: off}", 6, "field 'trim': Input should be a valid boolean"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, weight: '2'}, {path: b}]}", 6,
+     "field 'fields.0.weight': Input should be a valid number"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, tolerance: '0.5'}]}", 6,
+     "field 'fields.0.tolerance': Input should be a valid number"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, tolerance: 1, relative: yes}]}", 6,
+     "field 'fields.0.relative': Input should be a valid boolean"),
+    ("- {name: n, type: field_accuracy, fields: [{path: a, required: no}]}", 6,
+     "field 'fields.0.required': Input should be a valid boolean"),
+    ("- {name: n, type: latency, threshold: '5000'}", 6, "field 'threshold': Input should be a valid number"),
+    ("- {name: n, type: cost, budget: '1'}", 6, "field 'budget': Input should be a valid number"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     "aggregator: {weights: {a: '3'}}}", 6,
+     "composite evaluator 'c': aggregator weight '3' for member 'a' is not a number"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     "aggregator: {weights: {a: true}}}", 6,
+     "composite evaluator 'c': aggregator weight True for member 'a' is not a number"),
+    # AgentV weighs a member by aggregator.weights, else 1.0: its own weight is never read, whatever the aggregator
+    ("- name: c\n  type: composite\n  assert:\n    - {name: b, type: is_json}\n    - {name: a, type: is_json, weight: 3}",
+     10, "'weight' on composite member 'a': AgentV weighs a member by the aggregator's weights (1 when they do not "
+         "name it), never by its own weight"),
+    ("- name: c\n  type: composite\n  aggregator: {type: code_judge, path: [python3, judge.py]}\n  assert:\n"
+     "    - {name: a, type: is_json, weight: 2}", 10, "'weight' on composite member 'a': AgentV weighs a member"),
     (f"- {{{TRAJECTORY}, mode: any_order}}", 6, "tool_trajectory evaluator 't': mode any_order needs 'minimums'"),
     (f"- {{{TRAJECTORY}, mode: any_order, minimums: {{a: 1}}, expected: [{{tool: a}}]}}", 6,
      "mode any_order reads only 'minimums'"),
@@ -327,7 +355,7 @@ def _resolved(repo: Path, name: str) -> str:
      [{"prompt": {"script": ["python3", "judge.py"], "timeout_seconds": 5.0, "config": {"a": 1}},
        "resolved_prompt_script": ["python3", "@judge.py"]}]),
     ("- {name: c, type: composite, assert: [{type: is_json}, {type: equals, value: x}], "
-     "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: heavy}}}",
+     "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: 2.5}}}",
      [{"type": "composite", "evaluators": ["is-json", "equals-x"]}]),
     (f"- {{{TRAJECTORY}, mode: subset, expected: []}}\n"
      f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, max_duration_ms: 5}}]}}\n"
