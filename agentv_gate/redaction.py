@@ -9,8 +9,8 @@ from then on `redact` hides it in every text of the process, whatever path the t
 error message, a successful answer that echoes the key, a judge's stdout, a cache entry. What is
 hidden is the value as written and the forms a server or a script commonly turns it into:
 base64 (standard and URL-safe, also where the secret sits inside a longer encoded value, such as
-HTTP Basic `user:password`), and URL percent-encoding (`quote` and `quote_plus`). A secret cut
-into pieces by terminal escape sequences (an agent's coloured output) is hidden too: every report
+HTTP Basic `user:password`), and URL percent-encoding (`quote` and `quote_plus`, `%2F` or `%2f`).
+A secret cut into pieces by terminal escape sequences (an agent's coloured output) is hidden too: every report
 strips those sequences (report/text.py `clean`), which would join the pieces again. Other
 transformations (hex, reversed, split over two strings, hashed) are not recognised.
 """
@@ -68,11 +68,16 @@ def _base64_cores(secret: bytes) -> set[str]:
     return cores
 
 
+_PERCENT_HEX = re.compile("%[0-9A-F]{2}")
+"""An escape `quote` writes in capitals; many other encoders write `%2f` for it."""
+
+
 def secret_forms(secret: str) -> set[str]:
     """`secret` and the encodings of it that `redact` also hides."""
     if len(secret) < MIN_SECRET_CHARS:
         return set()
-    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)}
+    encoded = {urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)}
+    forms = {secret, *encoded, *(_PERCENT_HEX.sub(lambda hexed: hexed.group(0).lower(), e) for e in encoded)}
     if len(secret) >= 6:
         forms |= _base64_cores(secret.encode("utf-8"))
     return {f for f in forms if f == secret or len(f) >= _MIN_ENCODED_CHARS}
