@@ -223,7 +223,18 @@ def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
     msg = first["msg"]
     if first["type"] == "missing":
         return f"missing required field '{where}'", f"'{where}' to be set"
-    return f"field '{where}': {msg}", None
+    return f"field '{where}': {msg}{written_value(first)}", None
+
+
+def written_value(error: Any) -> str:
+    """`, got '2'` for a scalar the file holds where another type belongs (`weight: "2"`): the message says
+    what came, not only what was expected. Nothing for a mapping or list, whose repr says little."""
+    value = error.get("input")
+    if isinstance(value, bool):
+        return f", got {str(value).lower()}"
+    if isinstance(value, (str, int, float)) and len(repr(value)) <= 80:
+        return f", got {value!r}"
+    return ""
 
 
 def check_weight_total(weights: list[Any], line: int, what: str) -> None:
