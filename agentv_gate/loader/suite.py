@@ -29,7 +29,7 @@ from .execution import (
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
-from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
+from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
 from .yaml_stream import SkippedList, iter_entries, read_header
 
 FILE_PREFIX = "file://"
@@ -187,10 +187,15 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     header = interpolate(header)
     # A JSONL suite's settings are in its sidecar: their problems are located there.
     settings_file = (jsonl_sidecar(file) or file) if file.suffix == ".jsonl" else file
+    sidecar_evaluators: str | None = None
     if settings_file != file:
         problems.extend(Problem(settings_file, key_line(header, key), f"'{key}' in the sidecar of {file.name} is "
                                 "never read: a JSONL suite's cases are its lines", f"the cases as lines of {file.name}")
                         for key in CASE_LIST_KEYS if key in header)
+        header = _sidecar_settings(header, settings_file, file, problems)
+        execution = header.get("execution")
+        if isinstance(execution, dict) and "evaluators" in execution:
+            sidecar_evaluators = f"{settings_file.name}:{key_line(execution, 'evaluators')}"
     defaults = _suite_defaults(header, roots, settings_file, problems)
     builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
     seen: dict[str, tuple[Path, int]] = {}
@@ -201,6 +206,8 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
             try:
                 if isinstance(raw, EvalFileError):
                     raise raw
+                if sidecar_evaluators is not None and isinstance(raw, dict) and isinstance(raw.get("execution"), dict):
+                    raise _own_execution(raw, line, sidecar_evaluators)
                 builder = builders.get(source)
                 if builder is None:  # a file:// case file: its cases keep their own file and lines
                     builder = builders[source] = CaseBuilder(source, suite, roots, defaults, problems, suite_file=file)
@@ -221,6 +228,37 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
         return
     if not count and not any(p.file == file for p in problems):
         problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
+
+
+JSONL_SIDECAR_UNREAD = ("assertions", "assert", "evaluators", "input", "input_files")
+"""Suite settings AgentV 2.19's JSONL loader never reads from a sidecar (it reads `name`, `description`,
+`execution` and `evaluator`): assertions or input there reach none of its cases in AgentV."""
+
+
+def _sidecar_settings(header: Any, sidecar: Path, file: Path, problems: list[Problem]) -> Any:
+    """A JSONL sidecar's settings without those AgentV would not apply, each refused at its line: a case
+    scored with suite assertions AgentV never adds to it is scored as AgentV never scores it."""
+    unread = [key for key in JSONL_SIDECAR_UNREAD if key in header]
+    problems.extend(Problem(sidecar, key_line(header, key), f"'{key}' in the sidecar of {file.name} is never read by "
+                            "AgentV 2.19, which reads only name, description, execution and evaluator from a JSONL "
+                            "sidecar", "assertions in each line's 'assert', or the sidecar's 'execution: "
+                                       "{evaluators: [...]}'") for key in unread)
+    if not unread:
+        return header
+    kept = LineDict((key, value) for key, value in header.items() if key not in unread)
+    kept.line, kept.key_lines = line_of(header), getattr(header, "key_lines", {})
+    return kept
+
+
+def _own_execution(raw: Any, line: int, sidecar_evaluators: str) -> EvalFileError:
+    """AgentV reads a JSONL case's `execution` as `case ?? sidecar`: a case writing its own (for trials, say)
+    gets none of the sidecar's evaluators there, and appending them here scored it on checks AgentV never runs."""
+    name = raw.get("id", raw.get("eval_id"))
+    who = f"case {name!r}" if isinstance(name, str) else "this case"
+    return EvalFileError(key_line(raw, "execution", line),
+                         f"{who} has its own 'execution', which in AgentV 2.19 replaces the sidecar's whole "
+                         f"'execution': the sidecar's evaluators ({sidecar_evaluators}) would not apply to it",
+                         "the case's evaluators in its own 'assert', or no 'execution' on the case")
 
 
 def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
