@@ -384,12 +384,19 @@ def parse_evaluator(
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False, line=line)
         named = (config.aggregator or {}).get("weights")
         named = named if isinstance(named, dict) else {}
+        weights_at = key_line(raw.get("aggregator"), "weights", line)
         for member, weight in named.items():
+            at = key_line((config.aggregator or {}).get("weights"), member, weights_at)
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                # AgentV keeps only weights that are numbers (`typeof`): "3" or true was read here as 3 or 1
+                raise EvalFileError(at, f"composite evaluator '{config.name}': aggregator weight "
+                                        f"{str(weight).lower() if isinstance(weight, bool) else repr(weight)} for "
+                                        f"member '{member}' is not a number", "a weight such as 1 or 0.5, unquoted")
             try:
-                number = float(weight)
-            except (TypeError, ValueError, OverflowError):
-                continue  # not a number: the composite refuses it when it runs
-            if not math.isfinite(number) or number < 0:
+                finite = math.isfinite(weight)
+            except OverflowError:  # an int past the largest float
+                finite = False
+            if not finite or weight < 0:
                 raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight} for member "
                                           f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
         check_weight_total([named.get(m.name, m.weight) for m in config.evaluators], line,

@@ -65,3 +65,25 @@ def test_trials_cost_limit_written_as_text_is_refused(repo: Path) -> None:
     proc = run_cli("validate", "evals/typed.eval.yaml", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "evals/typed.eval.yaml:2: trials.cost_limit_usd: Input should be a valid number, got '1'" in proc.stdout
+
+
+@pytest.mark.parametrize(("weight", "shown"), [("'3'", "'3'"), ("true", "true")])
+def test_a_composite_aggregator_weight_written_as_text_is_refused_at_its_line(repo: Path, weight: str,
+                                                                             shown: str) -> None:
+    """AgentV keeps only the aggregator weights that are numbers (`typeof value === 'number'`); a weight
+    written as text was read as that number here, weighting the member as AgentV never does."""
+    write(repo / "evals/typed.eval.yaml", HEAD + f"""\
+      - name: both
+        type: composite
+        aggregator:
+          type: weighted_average
+          weights:
+            hit: {weight}
+        evaluators:
+          - {{name: hit, type: contains, value: World}}
+          - {{name: miss, type: contains, value: Nope}}
+""")
+    proc = run_cli("validate", "evals/typed.eval.yaml", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"evals/typed.eval.yaml:11: composite evaluator 'both': aggregator weight {shown} "
+                                  "for member 'hit' is not a number"), proc.stdout
