@@ -50,6 +50,32 @@ def is_guideline(ref: str) -> bool:
     return any(fnmatch.fnmatch(norm, "*" + pat.lstrip("*")) or fnmatch.fnmatch(norm, pat) for pat in GUIDELINE_PATTERNS)
 
 
+MESSAGE_ROLES = ("system", "user", "assistant", "tool")
+"""The roles AgentV's `isTestMessage` accepts; a message with another is dropped there."""
+
+
+def _check_kept(message: dict[str, Any], line: int, field: str) -> None:
+    """A message AgentV's `isTestMessage` would drop from the list, refused at its line: a role other than
+    system, user, assistant or tool, or content that is neither text, a list of segment mappings nor a
+    mapping (a number, a list holding text, none at all) without tool calls. AgentV sends the rest of the
+    list without it (or skips the test when none is left); sending it here asked the agent something else."""
+    role = message["role"]
+    if role not in MESSAGE_ROLES:
+        raise EvalFileError(line, f"role {role!r} in '{field}' is not one of {', '.join(MESSAGE_ROLES)}: AgentV 2.19 "
+                                  "drops such a message", "role: user, assistant, system or tool")
+    content = message.get("content")
+    if isinstance(content, str) or isinstance(content, dict) or (
+            isinstance(content, list) and all(isinstance(seg, dict) for seg in content)):
+        return
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list) and tool_calls:
+        return
+    got = "no content" if content is None else f"content that is {yaml_kind(content)}" if not isinstance(
+        content, list) else "a content list holding something other than mappings"
+    raise EvalFileError(line, f"a message in '{field}' with {got}: AgentV 2.19 drops such a message",
+                        "content: text, or a list of {type: text, value: ...} / {type: file, value: ...} segments")
+
+
 class CaseBuilder:
     """Holds what is shared by the cases of one file: roots, suite defaults, problems found."""
 
@@ -71,30 +97,41 @@ class CaseBuilder:
             return []
         is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
         role = "user" if is_input else "assistant"
-        if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
-            return [Message(role=role, content=str(raw))]
+        if isinstance(raw, str):
+            return [Message(role=role, content=raw)]
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            # AgentV's shorthand takes text, a mapping or a list: a number there is no input (the test is
+            # skipped) or no expected output, never the number's text
+            raise EvalFileError(line_of(raw, line), f"'{field}' is a number: AgentV 2.19 reads only text, a mapping "
+                                                    "or a list of messages here", f"{field}: \"{raw}\", quoted as text")
+        written = True  # the entries are messages as written, not content wrapped in one here
         if isinstance(raw, dict):
             # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
-            raw = [raw] if "role" in raw else [{"role": role, "content": self._content(raw, line, files)}]
+            written = "role" in raw
+            raw = [raw] if written else [{"role": role, "content": self._content(raw, line, files)}]
         elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
-            raw = [{"role": role, "content": raw}]
+            raw, written = [{"role": role, "content": raw}], False
         if not isinstance(raw, list):
             raise EvalFileError(line_of(raw, line), f"'{field}' must be text or a list of messages",
                                 "a string or [{role: ..., content: ...}]")
         messages = []
-        for item in raw:
-            item_at = line_of(item, line_of(raw, line))
+        for index, item in enumerate(raw):
+            item_at = line_of(item, item_line(raw, index, line_of(raw, line)))
             if isinstance(item, str):
-                messages.append(Message(role=role, content=item))
-                continue
+                # AgentV keeps only the entries of a message list that are messages (`isTestMessage`): this
+                # text is dropped there, so the agent is asked something else (or, alone, the test is skipped).
+                raise EvalFileError(item_at, f"a text entry in the '{field}' list is not a message: AgentV 2.19 drops "
+                                             "it", f"{{role: {role}, content: ...}}, or '{field}' as one text")
             if not isinstance(item, dict) or "role" not in item:
                 raise EvalFileError(item_at, f"each entry of '{field}' must be a message with a 'role'",
                                     "{role: user, content: ...}")
             data = dict(item)
-            data["content"] = self._content(data.get("content", ""), item_at, files)
             if not isinstance(data["role"], str) or not data["role"].strip():
                 raise EvalFileError(item_at, f"'role' in '{field}' must be text, got {data['role']!r}",
                                     "role: user, assistant, system or tool")
+            if written:
+                _check_kept(data, item_at, field)
+            data["content"] = self._content(data.get("content", ""), item_at, files)
             try:
                 messages.append(Message.model_validate(data))
             except ValidationError as exc:
@@ -235,7 +272,8 @@ class CaseBuilder:
                 segment.line = item_line(input_files, number, line)
                 segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
-        messages = self._messages(value, line_of(value, line), key if key != "question" else "input", files)
+        messages = self._messages(value, line_of(value, key_line(raw, key, line)), key if key != "question" else "input",
+                                  files)
         suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
         if suite_input is not None:
             messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
@@ -277,8 +315,9 @@ class CaseBuilder:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
         # The canonical gen2 name wins over the gen3 alias when both are present, as in AgentV.
-        expected_raw = raw["expected_messages"] if "expected_messages" in raw else raw.get("expected_output")
-        expected_messages = self._messages(expected_raw, line, "expected_output", None)
+        expected_key = "expected_messages" if "expected_messages" in raw else "expected_output"
+        expected_raw = raw.get(expected_key)
+        expected_messages = self._messages(expected_raw, key_line(raw, expected_key, line), "expected_output", None)
         reference = raw.get("reference_answer")
         if reference is None:
             reference = reference_text(expected_messages)

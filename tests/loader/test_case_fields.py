@@ -22,12 +22,6 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
           - id: text-expected
             input: q
             expected_output: done
-          - id: string-list
-            criteria: c
-            input: [first, second]
-            expected_output:
-              - {role: assistant, content: one}
-              - two
           - id: typed-word
             criteria: c
             input: [{role: user, content: what type is it}]
@@ -58,12 +52,9 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
     """)
     result = load_eval_file(f, repo)
     assert result.errors == []
-    text, strings, typed, other, tools, dated, legacy, parts = result.cases
+    text, typed, other, tools, dated, legacy, parts = result.cases
     assert [(m.role, m.content) for m in text.expected_messages] == [("assistant", "done")]
     assert text.reference_answer == "done"
-    assert [(m.role, m.content) for m in strings.input_messages] == [("user", "first"), ("user", "second")]
-    assert [(m.role, m.content) for m in strings.expected_messages] == [("assistant", "one"), ("assistant", "two")]
-    assert strings.question == "first second" and strings.reference_answer == "two"
     assert typed.input_messages[0].content == "what type is it"
     # A YAML date in an expected object is text in its JSON (it crashed the loader before).
     assert typed.reference_answer == json.dumps({"total": 3, "due": "2024-01-31"}, indent=2)
@@ -83,8 +74,8 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
 
 
 def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
-    """gen2's `input_messages` reads as `input` does: a string, or a string in the list, is a user message
-    (not an expected answer's assistant message), and a list entry without a role is refused."""
+    """gen2's `input_messages` reads as `input` does: a string is a user message (not an expected answer's
+    assistant message); a string in the list (AgentV drops it) and a list entry without a role are refused."""
     f = write(repo / "evals/g2.eval.yaml", """
         evalcases:
           - id: text
@@ -98,11 +89,66 @@ def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
             input_messages: [{type: text, value: hi}]
     """)
     result = load_eval_file(f, repo)
-    text, listed = result.cases
+    [text] = result.cases
     assert [(m.role, m.content) for m in text.input_messages] == [("user", "hello")]
-    assert [(m.role, m.content) for m in listed.input_messages] == [("user", "hello"), ("user", "again")]
-    assert listed.question == "hello again"
-    assert errors_of(result) == [(10, "each entry of 'input_messages' must be a message with a 'role'")]
+    assert errors_of(result) == [(7, "a text entry in the 'input_messages' list is not a message: AgentV 2.19 drops it"),
+                                 (10, "each entry of 'input_messages' must be a message with a 'role'")]
+
+
+def test_a_message_agentv_drops_from_its_list_is_refused_at_its_line(repo: Path) -> None:
+    """AgentV keeps only the entries of a message list that pass `isTestMessage` (a role among system, user,
+    assistant, tool; text, segment mappings or a mapping as content, or tool calls): the others are dropped,
+    so the agent is asked something else, or the test is skipped when none is left. Sending them here
+    scored an answer to another question; each is refused at its own line."""
+    f = write(repo / "evals/dropped.eval.yaml", """
+        tests:
+          - id: strings
+            criteria: c
+            input: [first, second]
+          - id: expected-string
+            criteria: c
+            input: q
+            expected_output:
+              - {role: assistant, content: one}
+              - two
+          - id: robot
+            criteria: c
+            input:
+              - {role: user, content: hi}
+              - {role: robot, content: beep}
+          - id: number
+            criteria: c
+            input: [{role: user, content: 5}]
+          - id: missing
+            criteria: c
+            input: [{role: user, contnet: hi}]
+          - id: text-in-segments
+            criteria: c
+            input: [{role: user, content: [hello, {type: text, value: x}]}]
+          - id: kept
+            criteria: c
+            input: [{role: system, content: {style: terse}}, {role: user, content: [{type: text, value: x}]}]
+            expected_output: [{role: assistant, tool_calls: [{tool: search}]}]
+          - id: number-input
+            criteria: c
+            input: 7
+          - id: number-expected
+            criteria: c
+            input: q
+            expected_output: 4.2
+    """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["kept"]
+    assert [(line, message.split(":")[0]) for line, message in errors_of(result)] == [
+        (4, "a text entry in the 'input' list is not a message"),
+        (10, "a text entry in the 'expected_output' list is not a message"),
+        (15, "role 'robot' in 'input' is not one of system, user, assistant, tool"),
+        (18, "a message in 'input' with content that is a number"),
+        (21, "a message in 'input' with no content"),
+        (24, "a message in 'input' with a content list holding something other than mappings"),
+        (31, "'input' is a number"),
+        (35, "'expected_output' is a number"),
+    ]
 
 
 def test_suite_input_targets_thresholds_and_conversation_ids(repo: Path) -> None:
