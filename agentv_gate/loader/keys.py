@@ -19,7 +19,8 @@ from ..models import EvaluatorConfig, aggregator_kind
 from .problems import Problem
 from .yaml_lines import LineDict, key_line, line_of
 
-CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+CASE_LIST_KEYS = ("tests", "eval_cases", "evalcases")
+"""A suite's case list, in AgentV 2.19's order (`resolveTests`): only the first one written is read."""
 
 DESCRIPTIVE_KEYS = ("description", "metadata")
 """Read by no scorer on purpose: they describe, they never change a verdict."""

@@ -196,6 +196,11 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
         execution = header.get("execution")
         if isinstance(execution, dict) and "evaluators" in execution:
             sidecar_evaluators = f"{settings_file.name}:{key_line(execution, 'evaluators')}"
+    else:
+        lists = [key for key in CASE_LIST_KEYS if key in header]
+        problems.extend(Problem(file, key_line(header, key), f"'{key}' is never read: '{lists[0]}' (line "
+                                f"{key_line(header, lists[0])}) is the suite's case list, and AgentV reads only the "
+                                f"first of {', '.join(CASE_LIST_KEYS)}", "one case list") for key in lists[1:])
     defaults = _suite_defaults(header, roots, settings_file, problems)
     builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
     seen: dict[str, tuple[Path, int]] = {}
