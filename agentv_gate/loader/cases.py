@@ -300,7 +300,13 @@ class CaseBuilder:
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
-        case_id = str(case_id)
+        if not isinstance(case_id, str):
+            # AgentV reads the id as text only (`asString`): `id: 123` or `id: true` is no id there, and the
+            # test is skipped; run here under the name "123", it was a result AgentV never gives
+            id_key = "id" if "id" in raw else "eval_id"
+            raise EvalFileError(key_line(raw, id_key, line), f"case #{index + 1}: '{id_key}' is {yaml_kind(case_id)} "
+                                                             f"({case_id!r}), not text: AgentV 2.19 skips such a test",
+                                f"{id_key}: \"{case_id}\", quoted as text")
         skip = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults")
         if skip is not None and not isinstance(skip, bool):
             # AgentV skips the defaults for `true` only; read as truthy, "false" or "no" dropped them here.
@@ -322,9 +328,15 @@ class CaseBuilder:
         if reference is None:
             reference = reference_text(expected_messages)
         outcome = raw.get("criteria", raw.get("expected_outcome", raw.get("outcome", "")))
-        for key, value in (("criteria", outcome), ("reference_answer", reference)):
-            if not isinstance(value, (str, int, float)):
-                raise EvalFileError(line_of(value, key_line(raw, key, line)), f"'{key}' must be text", "a string")
+        outcome_key = next((key for key in ("criteria", "expected_outcome", "outcome") if key in raw), "criteria")
+        if not isinstance(outcome, str):
+            # AgentV reads the criteria as text only (`asString`): a number or true/false is no criteria there
+            # (the judge sees none, or the test is skipped); its text was what the judge graded against here
+            raise EvalFileError(line_of(outcome, key_line(raw, outcome_key, line)),
+                                f"'{outcome_key}' must be text, got {yaml_kind(outcome)}", "a string (quote a number)")
+        if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
+            raise EvalFileError(line_of(reference, key_line(raw, "reference_answer", line)),
+                                "'reference_answer' must be text", "a string")
 
         evaluators = self._evaluators(raw, line)
         if not str(outcome).strip() and not expected_messages and not evaluators:

@@ -307,7 +307,7 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (26, "threshold 1.5 is not a number in 0..1"),
         (32, "'before_all' runs once per suite: write it in the suite's 'workspace'"),
         (33, "case 'nothing' has nothing to judge against"),
-        (37, "'criteria' must be text"),
+        (37, "'criteria' must be text, got a list"),
         (41, "'reference_answer' must be text"),
         (45, "threshold -0.5 is not a number in 0..1"),
         (48, "'role' in 'input' must be text, got ' '"),
@@ -506,3 +506,36 @@ def test_a_segment_whose_type_is_not_text_loads_without_a_crash(repo: Path) -> N
     """)
     result = load_eval_file(f, repo)
     assert [c.id for c in result.cases] == ["odd"]
+
+
+def test_an_id_or_criteria_that_is_not_text_is_refused_at_its_line(repo: Path) -> None:
+    """AgentV reads `id` and `criteria` with `asString`: `id: 123` is no id (the test is skipped) and
+    `criteria: 42` or `true` no criteria (the judge grades against none). Here they ran as "123" and "42"."""
+    f = write(repo / "evals/typed.eval.yaml", """
+        tests:
+          - id: 123
+            criteria: c
+            input: q
+          - id: b
+            criteria: 42
+            input: q
+          - eval_id: true
+            criteria: c
+            input: q
+          - id: d
+            expected_outcome: false
+            input: q
+          - id: e
+            criteria: c
+            input: q
+            reference_answer: true
+    """)
+    result = load_eval_file(f, repo)
+    assert result.cases == []
+    assert errors_of(result) == [
+        (2, "case #1: 'id' is a number (123), not text: AgentV 2.19 skips such a test"),
+        (6, "'criteria' must be text, got a number"),
+        (8, "case #3: 'eval_id' is true/false (True), not text: AgentV 2.19 skips such a test"),
+        (12, "'expected_outcome' must be text, got true/false"),
+        (17, "'reference_answer' must be text"),
+    ]
