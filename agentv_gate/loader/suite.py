@@ -118,7 +118,7 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
         if isinstance(cases, str) and key == "tests":
             # gen3: `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
             at = key_line(doc, key)
-            cases = cases.removeprefix(FILE_PREFIX)
+            cases = interpolate(cases).removeprefix(FILE_PREFIX)  # AgentV replaces ${{ VAR }} before it reads the path
             external = roots.resolve(cases, at, "tests file")
             return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases")
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
@@ -155,6 +155,8 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tupl
     """(file the case is written in, line, raw case) for each entry, a `file://` entry replaced by
     the cases of the file it names, in place. A broken reference stands in as its EvalFileError."""
     for line, raw in entries:
+        if isinstance(raw, str):
+            raw = interpolate(raw)  # AgentV replaces ${{ VAR }} in the whole file before it follows `file://`
         if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)):
             yield file, line, raw
             continue
