@@ -349,7 +349,7 @@ class CaseBuilder:
             raise EvalFileError(line_of(metadata, key_line(raw, "metadata", line)),
                                 f"'metadata' must be a mapping, got {yaml_kind(metadata)}", "metadata: {key: value}")
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
-        threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
+        threshold = parse_threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
         blank = blank_target_line(raw, execution)
         if blank is not None:
@@ -429,7 +429,8 @@ def _conversation_id(value: Any, line: int) -> str | None:
     raise EvalFileError(line_of(value, line), f"conversation_id {value!r} is not text", "a string")
 
 
-def _threshold(value: Any, line: int) -> float | None:
+def parse_threshold(value: Any, line: int) -> float | None:
+    """A pass mark in 0..1, or None when not written; anything else is refused at `line`."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
@@ -437,4 +438,4 @@ def _threshold(value: Any, line: int) -> float | None:
     return float(value)
 
 
-__all__ = ["CaseBuilder", "is_guideline", "question_text", "reference_text"]
+__all__ = ["CaseBuilder", "is_guideline", "parse_threshold", "question_text", "reference_text"]

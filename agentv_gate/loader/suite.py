@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import EvalFileError
 from ..models import EvalCase
-from .cases import CaseBuilder, mapping
+from .cases import CaseBuilder, mapping, parse_threshold
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
 from .execution import (
@@ -303,7 +303,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     defaults: dict[str, Any] = {
         "generation": generation,
         "dataset": dataset.strip() if dataset else default_dataset(file),
-        "threshold": header.get("threshold", execution.get("threshold")),
+        "threshold": _suite_threshold(header, execution, file, problems),
         "target": header.get("target", execution.get("target")),
         "target_line": key_line(header, "target") if "target" in header else key_line(execution, "target", 1),
         "input": header.get("input"),
@@ -333,6 +333,17 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []
     return defaults
+
+
+def _suite_threshold(header: Any, execution: Any, file: Path, problems: list[Problem]) -> float | None:
+    """The suite's pass mark, checked once where it is written (it was checked in each case and reported at
+    every case's line instead); a broken one is a problem and left out."""
+    holder = header if "threshold" in header else execution
+    try:
+        return parse_threshold(holder.get("threshold"), key_line(holder, "threshold", line_of(header)))
+    except EvalFileError as exc:
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return None
 
 
 def _metadata_problems(header: dict[str, Any], file: Path) -> list[Problem]:

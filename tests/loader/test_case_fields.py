@@ -539,3 +539,19 @@ def test_an_id_or_criteria_that_is_not_text_is_refused_at_its_line(repo: Path) -
         (12, "'expected_outcome' must be text, got true/false"),
         (17, "'reference_answer' must be text"),
     ]
+
+
+def test_a_broken_suite_threshold_is_reported_once_at_its_own_line(repo: Path) -> None:
+    """It was checked in each case and reported at every case's line, none of them where it is written."""
+    f = write(repo / "evals/mark.eval.yaml", """
+        description: d
+        threshold: "0.9"
+        tests:
+          - id: a
+            criteria: c
+            input: q
+          - id: b
+            criteria: c
+            input: q
+    """)
+    assert errors_of(load_eval_file(f, repo)) == [(2, "threshold '0.9' is not a number in 0..1")]
