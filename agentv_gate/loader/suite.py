@@ -157,8 +157,8 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tupl
     for line, raw in entries:
         if isinstance(raw, str):
             raw = interpolate(raw)  # AgentV replaces ${{ VAR }} in the whole file before it follows `file://`
-        if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)):
-            yield file, line, raw
+        if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)) or file.suffix == ".jsonl":
+            yield file, line, raw  # a JSONL line is a case object: AgentV follows `file://` in YAML lists only
             continue
         try:
             included, rows = _included(raw, line, roots)

@@ -175,7 +175,13 @@ def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
     Every mapping inside a value carries that line number.
     """
     for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip() or raw.lstrip().startswith("//"):
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith("//"):
+            # JSON has no comments: AgentV's JSON.parse refuses the file here, so a commented-out case (or a
+            # comment) is never silently skipped
+            yield number, EvalFileError(number, "a '//' comment line: JSONL has no comments, and AgentV 2.19 "
+                                                "refuses the file", "one JSON object per line, no comment lines")
             continue
         try:
             value = json.loads(raw)

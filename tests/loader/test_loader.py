@@ -396,3 +396,20 @@ def test_a_jsonl_case_with_its_own_execution_does_not_silently_keep_the_sidecar_
         "case 'two' has its own 'execution', which in AgentV 2.19 replaces the sidecar's whole 'execution': "
         "the sidecar's evaluators (set.yaml:2) would not apply to it")
     assert [c.id for c in result.cases] == ["one"]
+
+
+def test_a_jsonl_comment_line_or_file_reference_line_is_refused_at_its_line(repo: Path) -> None:
+    """AgentV's JSONL loader `JSON.parse`s every non-blank line and wants an object: a `//` line (a comment,
+    or a case commented out) or a `"file://..."` line makes it refuse the file. They were skipped, or
+    followed as a YAML list's `file://` entry is, here."""
+    write(repo / "evals/more.yaml", "- id: other\n  criteria: c\n  input: q\n")
+    (repo / "evals/set.jsonl").write_text(
+        json.dumps({"id": "one", "criteria": "c", "input": "q"}) + "\n"
+        + '// {"id": "two", "criteria": "c", "input": "q"}\n'
+        + json.dumps("file://more.yaml") + "\n")
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.line, p.message) for p in result.errors] == [
+        (2, "a '//' comment line: JSONL has no comments, and AgentV 2.19 refuses the file"),
+        (3, "case #3 must be a mapping, got text"),
+    ]
+    assert [c.id for c in result.cases] == ["one"]
