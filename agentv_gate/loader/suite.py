@@ -87,8 +87,15 @@ def open_entries(file: Path, text: str, header: Any) -> Entries:
 
 def jsonl_sidecar(file: Path) -> Path | None:
     """The YAML file holding a JSONL suite's settings (`set.yaml` beside `set.jsonl`), if there is one."""
-    return next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
-                             file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+    sidecar = file.with_suffix(".yaml")
+    return sidecar if sidecar.exists() else None
+
+
+def unread_sidecars(file: Path) -> list[Path]:
+    """Files beside a JSONL suite that look like its sidecar but that AgentV 2.19 never reads: its loader
+    reads `<name>.yaml` only, so the settings of `set.yml` or `set.eval.yaml` (evaluators among them) apply
+    to none of the cases there. They were read here as the sidecar."""
+    return [other for other in (file.with_suffix(".yml"), file.with_name(file.stem + ".eval.yaml")) if other.exists()]
 
 
 def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
@@ -190,6 +197,10 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     # A JSONL suite's settings are in its sidecar: their problems are located there.
     settings_file = (jsonl_sidecar(file) or file) if file.suffix == ".jsonl" else file
     sidecar_evaluators: str | None = None
+    if file.suffix == ".jsonl":
+        problems.extend(Problem(other, 1, f"{other.name} is not read as the sidecar of {file.name}: AgentV 2.19 reads "
+                                f"a JSONL suite's settings from {file.with_suffix('.yaml').name} only",
+                                f"the settings in {file.with_suffix('.yaml').name}") for other in unread_sidecars(file))
     if settings_file != file:
         problems.extend(Problem(settings_file, key_line(header, key), f"'{key}' in the sidecar of {file.name} is "
                                 "never read: a JSONL suite's cases are its lines", f"the cases as lines of {file.name}")

@@ -413,3 +413,16 @@ def test_a_jsonl_comment_line_or_file_reference_line_is_refused_at_its_line(repo
         (3, "case #3 must be a mapping, got text"),
     ]
     assert [c.id for c in result.cases] == ["one"]
+
+
+@pytest.mark.parametrize("name", ["set.yml", "set.eval.yaml"])
+def test_a_sidecar_agentv_never_reads_is_refused(repo: Path, name: str) -> None:
+    """AgentV's JSONL loader reads the settings of `set.jsonl` from `set.yaml` only: evaluators in `set.yml`
+    (or `set.eval.yaml`) reach none of its cases there, so they are not read as its settings here either."""
+    write(repo / f"evals/{name}", "execution:\n  evaluators:\n    - {name: has-ok, type: contains, value: ok}\n")
+    (repo / "evals/set.jsonl").write_text(json.dumps({"id": "one", "criteria": "c", "input": "q"}) + "\n")
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.file.name, p.line, p.message) for p in result.errors] == [
+        (name, 1, f"{name} is not read as the sidecar of set.jsonl: AgentV 2.19 reads a JSONL suite's settings "
+                  "from set.yaml only")]
+    assert [e.name for e in result.cases[0].evaluators] == []
