@@ -365,7 +365,7 @@ AGGREGATOR_KINDS = {
 
 def aggregator_kind(aggregator: dict[str, Any] | None) -> str | None:
     """The aggregator a composite config names (weighted_average when none); None for an unknown type."""
-    raw = str((aggregator or {}).get("type", "weighted_average")).strip().lower().replace("-", "_")
+    raw = str((aggregator or {}).get("type", "weighted_average")).replace("-", "_")  # as written: AgentV's case
     return AGGREGATOR_KINDS.get(raw)
 
 

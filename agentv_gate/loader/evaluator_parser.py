@@ -101,7 +101,10 @@ RUBRIC_TYPES = ("rubrics", "rubric")
 
 
 def normalise_kind(raw: Any) -> str:
-    kind = str(raw).strip().lower().replace("-", "_")
+    """The kind a `type:` names, compared as AgentV compares it: as written, `-` and `_` alike. Never
+    lower-cased or trimmed: `Contains` or ` contains` is no built-in type there (it is looked for as a
+    custom assertion type and not found), so reading it as `contains` ran a check AgentV does not run."""
+    kind = str(raw).replace("-", "_")
     return TYPE_ALIASES.get(kind, kind)
 
 

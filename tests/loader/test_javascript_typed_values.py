@@ -87,3 +87,21 @@ def test_a_composite_aggregator_weight_written_as_text_is_refused_at_its_line(re
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.startswith(f"evals/typed.eval.yaml:11: composite evaluator 'both': aggregator weight {shown} "
                                   "for member 'hit' is not a number"), proc.stdout
+
+
+@pytest.mark.parametrize(("entry", "fragment"), [
+    ("{type: Contains, value: World}", "unknown evaluator type 'Contains'"),
+    ("{type: ' contains', value: World}", "unknown evaluator type ' contains'"),
+    ("{type: IS_JSON}", "unknown evaluator type 'IS_JSON'"),
+    ("{name: c, type: composite, aggregator: {type: Threshold, threshold: 0.5}, evaluators: [{type: is-json}]}",
+     "composite 'c': unknown aggregator type 'Threshold'"),
+])
+def test_a_type_is_matched_as_written_not_lower_cased(repo: Path, entry: str, fragment: str) -> None:
+    """AgentV compares `type` as written (only `_` and `-` are one): `Contains` is no built-in there, but a
+    custom assertion type it looks for and does not find, and an aggregator `Threshold` is invalid. Lower-cased
+    and trimmed here, they ran as `contains` and `threshold`."""
+    write(repo / "evals/typed.eval.yaml", HEAD + f"      - {entry}\n")
+    proc = run_cli("validate", "evals/typed.eval.yaml", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("evals/typed.eval.yaml:6: "), proc.stdout
+    assert fragment in proc.stdout, proc.stdout
