@@ -144,17 +144,23 @@ def _included(ref: str, line: int, roots: SearchRoots) -> tuple[Path, Entries]:
 
 def _listed_cases(path: Path, line: int, named: str, expected: str) -> Callable[[], Entries]:
     """The cases a file named by a suite lists (a `tests:` file, a `file://` entry): a YAML list of
-    cases (or a mapping with one), or a JSONL file of one case per line. A problem in it is reported
-    at `line` of the suite that names it, `named` saying which file and its own line."""
+    cases, or a JSONL file of one case per line. A problem in it is reported at `line` of the suite that
+    names it, `named` saying which file and its own line. A mapping holding a case list is refused, as
+    AgentV refuses it: its other keys (an `assert`, a `threshold`) would be read by no one."""
     text = read_text(path)
     if path.suffix == ".jsonl":
         return lambda: iter_jsonl_rows(text)
     try:
-        listed = _yaml_entries(text, read_header(text, CASE_LIST_KEYS))
+        header = read_header(text, CASE_LIST_KEYS)
+        listed = _yaml_entries(text, header)
     except EvalFileError as exc:
         raise EvalFileError(line, f"{named}: line {exc.line}: {exc.message}", exc.expected) from None
     if listed is None:
         raise EvalFileError(line, f"{named} holds no list of cases", expected)
+    if not isinstance(header, SkippedList):
+        raise EvalFileError(line, f"{named} is a mapping: a case file is a YAML list of cases (AgentV 2.19 refuses "
+                                  "any other, and the mapping's other keys would be read by no one)",
+                            "the file as a list: - id: ...")
     return listed[1]
 
 

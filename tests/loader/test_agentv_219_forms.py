@@ -53,6 +53,11 @@ def test_a_missing_file_entry_is_located_at_its_line_and_other_cases_load(tmp_pa
     ("tests:\n  - file://cases.yaml\n", "id: x\n", 2, "case file 'file://cases.yaml' holds no list of cases"),
     ("tests:\n  - file://cases.yaml\n", "- id: a\n  input: [\n", 2,
      "case file 'file://cases.yaml': line 3: malformed YAML"),
+    # AgentV wants a YAML list there and refuses a mapping: its `assert` (and any other key) was read by no one
+    ("tests: ./cases.yaml\n", "assert: [{type: contains, value: x}]\ntests:\n  - {id: a, criteria: c, input: q}\n", 1,
+     "tests file './cases.yaml' is a mapping: a case file is a YAML list of cases"),
+    ("tests:\n  - file://cases.yaml\n", "tests:\n  - {id: a, criteria: c, input: q}\n", 2,
+     "case file 'file://cases.yaml' is a mapping: a case file is a YAML list of cases"),
 ])
 def test_a_case_file_without_a_list_of_cases_is_located_where_the_suite_names_it(
         tmp_path: Path, suite_text: str, listed: str, line: int, message: str) -> None:
