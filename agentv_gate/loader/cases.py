@@ -35,7 +35,7 @@ from .execution import (
     suite_only_problems,
     written_twice_problems,
 )
-from .keys import SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
+from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
@@ -108,7 +108,7 @@ class CaseBuilder:
         if isinstance(raw, dict):
             # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
             written = "role" in raw
-            raw = [raw] if written else [{"role": role, "content": self._content(raw, line, files)}]
+            raw = [raw] if written else [{"role": role, "content": self._content(raw, line, files, is_input)}]
         elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
             raw, written = [{"role": role, "content": raw}], False
         if not isinstance(raw, list):
@@ -131,7 +131,7 @@ class CaseBuilder:
                                     "role: user, assistant, system or tool")
             if written:
                 _check_kept(data, item_at, field)
-            data["content"] = self._content(data.get("content", ""), item_at, files)
+            data["content"] = self._content(data.get("content", ""), item_at, files, is_input)
             try:
                 messages.append(Message.model_validate(data))
             except ValidationError as exc:
@@ -141,9 +141,11 @@ class CaseBuilder:
                                     "{role: user, content: ...}") from None
         return messages
 
-    def _content(self, content: Any, line: int, files: dict[str, list[str]] | None) -> Any:
+    def _content(self, content: Any, line: int, files: dict[str, list[str]] | None, is_input: bool = True) -> Any:
         """File segments are read and get `path`, `text` and `resolved_path` beside what was written
-        (`value` stays as written: judges read it); guideline files leave the message for `guideline_files`."""
+        (`value` stays as written: judges read it); guideline files leave the message for `guideline_files`.
+        `is_input`: the segments of an input message (else of an expected one, whose text segments may hold `text`)."""
+        known = SEGMENT_KEYS if is_input else EXPECTED_SEGMENT_KEYS
         if isinstance(content, dict) and "type" in content:
             content = [content]
         if not isinstance(content, list):
@@ -152,14 +154,15 @@ class CaseBuilder:
         for seg in content:
             seg_line = line_of(seg, line)
             kind = seg.get("type") if isinstance(seg, dict) else None
-            if isinstance(kind, str) and kind in SEGMENT_KEYS:  # a `type` may be any YAML value
-                self.problems.extend(key_problems(seg, SEGMENT_KEYS[kind], "segment", f"a {kind} segment", self.file))
-                if kind == "file" and "value" in seg and "path" in seg:
+            if isinstance(kind, str) and kind in known:  # a `type` may be any YAML value
+                said = ("path",) if kind == "file" else ()  # said below, with what names the file instead
+                self.problems.extend(key_problems(seg, (*known[kind], *said), "segment", f"a {kind} segment", self.file))
+                if kind == "file" and "path" in seg:
                     self.problems.append(Problem(self.file, key_line(seg, "path", seg_line),
                                                  "unknown key 'path' in a file segment: 'value' names its file",
                                                  "'value' alone", unknown_key=True))
             if isinstance(seg, dict) and seg.get("type") == "file":
-                ref = str(seg.get("value", seg.get("path", "")))
+                ref = str(seg.get("value", ""))  # AgentV reads `value` only: a `path` attaches nothing there
                 if not ref:
                     raise EvalFileError(seg_line, "file segment has no 'value'", "type: file, value: path/to/file")
                 path = self.roots.resolve(ref, seg_line, "referenced file")

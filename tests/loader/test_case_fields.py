@@ -330,7 +330,7 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (100, "'target' names no target (an unset ${{ VAR }}?)"),
         # AgentV skips the defaults only for `true`: the text "false" here dropped the suite's assertions
         (105, "'skip_defaults' must be true or false, got 'false'"),
-        # a misspelt text segment's JSON went to the model as the prompt; a second file name was never read
+        # a misspelt text segment's JSON went to the model as the prompt; a file segment's 'path' is never read by AgentV
         (111, "unknown key 'valeu' in a text segment (did you mean 'value'?)"),
         (112, "unknown key 'path' in a file segment: 'value' names its file"),
         (113, "unknown key 'path' in a text segment"),
@@ -555,3 +555,32 @@ def test_a_broken_suite_threshold_is_reported_once_at_its_own_line(repo: Path) -
             input: q
     """)
     assert errors_of(load_eval_file(f, repo)) == [(2, "threshold '0.9' is not a number in 0..1")]
+
+
+def test_segment_keys_agentv_does_not_read_are_refused(repo: Path) -> None:
+    """AgentV reads a file segment's `value` only (`{type: file, path: x}` attaches nothing there, so the
+    agent never sees the file), and an input text segment's `value` only (its prompt shows no `text`); an
+    expected text segment's `text` it reads (`resolveAssistantContent`). Attaching or showing them here asked
+    the agent with context AgentV never gives."""
+    write(repo / "evals/ctx.md", "context\n")
+    f = write(repo / "evals/segments.eval.yaml", """
+        tests:
+          - id: file-path
+            criteria: c
+            input: [{role: user, content: [{type: file, path: ctx.md}, {type: text, value: q}]}]
+          - id: text-text
+            criteria: c
+            input: [{role: user, content: [{type: text, text: q}]}]
+          - id: expected-text
+            criteria: c
+            input: q
+            expected_output: [{role: assistant, content: [{type: text, text: the answer}]}]
+    """)
+    result = load_eval_file(f, repo)
+    assert [(line, message.split(" (")[0]) for line, message in errors_of(result)] == [
+        (4, "unknown key 'path' in a file segment: 'value' names its file"),
+        (4, "file segment has no 'value'"),
+        (7, "unknown key 'text' in a text segment"),
+    ]
+    assert [c.id for c in result.cases] == ["text-text", "expected-text"]
+    assert result.cases[1].reference_answer == "the answer"
