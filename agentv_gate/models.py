@@ -72,10 +72,15 @@ Flag = Annotated[bool, Field(strict=True)]
 """`true` or `false`, never text: YAML 1.2 reads `no`, `off` and `yes` as text, which pydantic would turn
 into booleans (`case_sensitive: no` into a case-insensitive check) where AgentV, reading `=== false` or a
 truthy string, keeps the setting's default: a looser check than the one AgentV runs, a wrong pass."""
+STRICT_VALUES = ConfigDict(strict=True)
+"""Evaluator settings as AgentV reads them, by JavaScript's `typeof`: a number is a number and true/false a
+boolean, never text that spells one (`weight: "2"`, `case_sensitive: "false"`, a `${{ VAR }}`'s value) nor a
+boolean for a number (`threshold: true`). pydantic's lax mode read each as what it spells; AgentV refuses,
+skips or ignores them, so the score differed. Strict mode still takes an integer for a float."""
 
 
 class _EvaluatorBase(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, **STRICT_VALUES)
 
     name: str
     weight: Number = 1.0
@@ -113,7 +118,7 @@ class TargetAccessConfig(BaseModel):
     """A code judge's `target:` (`true`, or `{max_calls: N}`): the script may call the judge model
     through a loopback proxy, at most `max_calls` times per case."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
     max_calls: int = Field(default=DEFAULT_TARGET_MAX_CALLS, ge=0, strict=True)
 
@@ -134,7 +139,7 @@ class CodeJudgeConfig(_EvaluatorBase):
 class PromptScriptConfig(BaseModel):
     """An executable prompt template: run like a code judge, stdout is the prompt."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
     script: str | list[str]
     config: dict[str, Any] | None = None
@@ -247,7 +252,7 @@ class IsJsonConfig(_EvaluatorBase):
 
 
 class FieldSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
     path: str
     match: Literal["exact", "numeric_tolerance", "date"] = "exact"
@@ -288,7 +293,7 @@ TRAJECTORY_MODES = ("any_order", "in_order", "exact", "subset", "superset")
 class TrajectoryItem(BaseModel):
     """One expected tool call of a `tool_trajectory`; a key not listed here is an error, never ignored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
     tool: str
     args: Literal["any"] | dict[str, Any] | None = None
@@ -370,7 +375,7 @@ AGGREGATOR_KINDS = {
 
 def aggregator_kind(aggregator: dict[str, Any] | None) -> str | None:
     """The aggregator a composite config names (weighted_average when none); None for an unknown type."""
-    raw = str((aggregator or {}).get("type", "weighted_average")).strip().lower().replace("-", "_")
+    raw = str((aggregator or {}).get("type", "weighted_average")).replace("-", "_")  # as written: AgentV's case
     return AGGREGATOR_KINDS.get(raw)
 
 
@@ -411,7 +416,7 @@ TrialStrategy = Literal["pass_at_k", "mean", "confidence_interval"]
 class TrialsConfig(BaseModel):
     """AgentV's `execution.trials`: run target + evaluators up to `count` times, then aggregate."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
     count: int = Field(ge=1, le=100, strict=True)
     strategy: TrialStrategy = "pass_at_k"

@@ -35,7 +35,7 @@ from .execution import (
     suite_only_problems,
     written_twice_problems,
 )
-from .keys import SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
+from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
@@ -48,6 +48,32 @@ GUIDELINE_PATTERNS = ("*.instructions.md", "*/instructions/*", "*.prompt.md", "*
 def is_guideline(ref: str) -> bool:
     norm = "/" + ref.replace("\\", "/").lstrip("./")
     return any(fnmatch.fnmatch(norm, "*" + pat.lstrip("*")) or fnmatch.fnmatch(norm, pat) for pat in GUIDELINE_PATTERNS)
+
+
+MESSAGE_ROLES = ("system", "user", "assistant", "tool")
+"""The roles AgentV's `isTestMessage` accepts; a message with another is dropped there."""
+
+
+def _check_kept(message: dict[str, Any], line: int, field: str) -> None:
+    """A message AgentV's `isTestMessage` would drop from the list, refused at its line: a role other than
+    system, user, assistant or tool, or content that is neither text, a list of segment mappings nor a
+    mapping (a number, a list holding text, none at all) without tool calls. AgentV sends the rest of the
+    list without it (or skips the test when none is left); sending it here asked the agent something else."""
+    role = message["role"]
+    if role not in MESSAGE_ROLES:
+        raise EvalFileError(line, f"role {role!r} in '{field}' is not one of {', '.join(MESSAGE_ROLES)}: AgentV 2.19 "
+                                  "drops such a message", "role: user, assistant, system or tool")
+    content = message.get("content")
+    if isinstance(content, str) or isinstance(content, dict) or (
+            isinstance(content, list) and all(isinstance(seg, dict) for seg in content)):
+        return
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list) and tool_calls:
+        return
+    got = "no content" if content is None else f"content that is {yaml_kind(content)}" if not isinstance(
+        content, list) else "a content list holding something other than mappings"
+    raise EvalFileError(line, f"a message in '{field}' with {got}: AgentV 2.19 drops such a message",
+                        "content: text, or a list of {type: text, value: ...} / {type: file, value: ...} segments")
 
 
 class CaseBuilder:
@@ -71,30 +97,41 @@ class CaseBuilder:
             return []
         is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
         role = "user" if is_input else "assistant"
-        if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
-            return [Message(role=role, content=str(raw))]
+        if isinstance(raw, str):
+            return [Message(role=role, content=raw)]
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            # AgentV's shorthand takes text, a mapping or a list: a number there is no input (the test is
+            # skipped) or no expected output, never the number's text
+            raise EvalFileError(line_of(raw, line), f"'{field}' is a number: AgentV 2.19 reads only text, a mapping "
+                                                    "or a list of messages here", f"{field}: \"{raw}\", quoted as text")
+        written = True  # the entries are messages as written, not content wrapped in one here
         if isinstance(raw, dict):
             # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
-            raw = [raw] if "role" in raw else [{"role": role, "content": self._content(raw, line, files)}]
+            written = "role" in raw
+            raw = [raw] if written else [{"role": role, "content": self._content(raw, line, files, is_input)}]
         elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
-            raw = [{"role": role, "content": raw}]
+            raw, written = [{"role": role, "content": raw}], False
         if not isinstance(raw, list):
             raise EvalFileError(line_of(raw, line), f"'{field}' must be text or a list of messages",
                                 "a string or [{role: ..., content: ...}]")
         messages = []
-        for item in raw:
-            item_at = line_of(item, line_of(raw, line))
+        for index, item in enumerate(raw):
+            item_at = line_of(item, item_line(raw, index, line_of(raw, line)))
             if isinstance(item, str):
-                messages.append(Message(role=role, content=item))
-                continue
+                # AgentV keeps only the entries of a message list that are messages (`isTestMessage`): this
+                # text is dropped there, so the agent is asked something else (or, alone, the test is skipped).
+                raise EvalFileError(item_at, f"a text entry in the '{field}' list is not a message: AgentV 2.19 drops "
+                                             "it", f"{{role: {role}, content: ...}}, or '{field}' as one text")
             if not isinstance(item, dict) or "role" not in item:
                 raise EvalFileError(item_at, f"each entry of '{field}' must be a message with a 'role'",
                                     "{role: user, content: ...}")
             data = dict(item)
-            data["content"] = self._content(data.get("content", ""), item_at, files)
             if not isinstance(data["role"], str) or not data["role"].strip():
                 raise EvalFileError(item_at, f"'role' in '{field}' must be text, got {data['role']!r}",
                                     "role: user, assistant, system or tool")
+            if written:
+                _check_kept(data, item_at, field)
+            data["content"] = self._content(data.get("content", ""), item_at, files, is_input)
             try:
                 messages.append(Message.model_validate(data))
             except ValidationError as exc:
@@ -104,9 +141,11 @@ class CaseBuilder:
                                     "{role: user, content: ...}") from None
         return messages
 
-    def _content(self, content: Any, line: int, files: dict[str, list[str]] | None) -> Any:
+    def _content(self, content: Any, line: int, files: dict[str, list[str]] | None, is_input: bool = True) -> Any:
         """File segments are read and get `path`, `text` and `resolved_path` beside what was written
-        (`value` stays as written: judges read it); guideline files leave the message for `guideline_files`."""
+        (`value` stays as written: judges read it); guideline files leave the message for `guideline_files`.
+        `is_input`: the segments of an input message (else of an expected one, whose text segments may hold `text`)."""
+        known = SEGMENT_KEYS if is_input else EXPECTED_SEGMENT_KEYS
         if isinstance(content, dict) and "type" in content:
             content = [content]
         if not isinstance(content, list):
@@ -115,14 +154,15 @@ class CaseBuilder:
         for seg in content:
             seg_line = line_of(seg, line)
             kind = seg.get("type") if isinstance(seg, dict) else None
-            if isinstance(kind, str) and kind in SEGMENT_KEYS:  # a `type` may be any YAML value
-                self.problems.extend(key_problems(seg, SEGMENT_KEYS[kind], "segment", f"a {kind} segment", self.file))
-                if kind == "file" and "value" in seg and "path" in seg:
+            if isinstance(kind, str) and kind in known:  # a `type` may be any YAML value
+                said = ("path",) if kind == "file" else ()  # said below, with what names the file instead
+                self.problems.extend(key_problems(seg, (*known[kind], *said), "segment", f"a {kind} segment", self.file))
+                if kind == "file" and "path" in seg:
                     self.problems.append(Problem(self.file, key_line(seg, "path", seg_line),
                                                  "unknown key 'path' in a file segment: 'value' names its file",
                                                  "'value' alone", unknown_key=True))
             if isinstance(seg, dict) and seg.get("type") == "file":
-                ref = str(seg.get("value", seg.get("path", "")))
+                ref = str(seg.get("value", ""))  # AgentV reads `value` only: a `path` attaches nothing there
                 if not ref:
                     raise EvalFileError(seg_line, "file segment has no 'value'", "type: file, value: path/to/file")
                 path = self.roots.resolve(ref, seg_line, "referenced file")
@@ -235,7 +275,8 @@ class CaseBuilder:
                 segment.line = item_line(input_files, number, line)
                 segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
-        messages = self._messages(value, line_of(value, line), key if key != "question" else "input", files)
+        messages = self._messages(value, line_of(value, key_line(raw, key, line)), key if key != "question" else "input",
+                                  files)
         suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
         if suite_input is not None:
             messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
@@ -262,7 +303,13 @@ class CaseBuilder:
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
-        case_id = str(case_id)
+        if not isinstance(case_id, str):
+            # AgentV reads the id as text only (`asString`): `id: 123` or `id: true` is no id there, and the
+            # test is skipped; run here under the name "123", it was a result AgentV never gives
+            id_key = "id" if "id" in raw else "eval_id"
+            raise EvalFileError(key_line(raw, id_key, line), f"case #{index + 1}: '{id_key}' is {yaml_kind(case_id)} "
+                                                             f"({case_id!r}), not text: AgentV 2.19 skips such a test",
+                                f"{id_key}: \"{case_id}\", quoted as text")
         skip = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults")
         if skip is not None and not isinstance(skip, bool):
             # AgentV skips the defaults for `true` only; read as truthy, "false" or "no" dropped them here.
@@ -277,15 +324,22 @@ class CaseBuilder:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
         # The canonical gen2 name wins over the gen3 alias when both are present, as in AgentV.
-        expected_raw = raw["expected_messages"] if "expected_messages" in raw else raw.get("expected_output")
-        expected_messages = self._messages(expected_raw, line, "expected_output", None)
+        expected_key = "expected_messages" if "expected_messages" in raw else "expected_output"
+        expected_raw = raw.get(expected_key)
+        expected_messages = self._messages(expected_raw, key_line(raw, expected_key, line), "expected_output", None)
         reference = raw.get("reference_answer")
         if reference is None:
             reference = reference_text(expected_messages)
         outcome = raw.get("criteria", raw.get("expected_outcome", raw.get("outcome", "")))
-        for key, value in (("criteria", outcome), ("reference_answer", reference)):
-            if not isinstance(value, (str, int, float)):
-                raise EvalFileError(line_of(value, key_line(raw, key, line)), f"'{key}' must be text", "a string")
+        outcome_key = next((key for key in ("criteria", "expected_outcome", "outcome") if key in raw), "criteria")
+        if not isinstance(outcome, str):
+            # AgentV reads the criteria as text only (`asString`): a number or true/false is no criteria there
+            # (the judge sees none, or the test is skipped); its text was what the judge graded against here
+            raise EvalFileError(line_of(outcome, key_line(raw, outcome_key, line)),
+                                f"'{outcome_key}' must be text, got {yaml_kind(outcome)}", "a string (quote a number)")
+        if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
+            raise EvalFileError(line_of(reference, key_line(raw, "reference_answer", line)),
+                                "'reference_answer' must be text", "a string")
 
         evaluators = self._evaluators(raw, line)
         if not str(outcome).strip() and not expected_messages and not evaluators:
@@ -298,7 +352,7 @@ class CaseBuilder:
             raise EvalFileError(line_of(metadata, key_line(raw, "metadata", line)),
                                 f"'metadata' must be a mapping, got {yaml_kind(metadata)}", "metadata: {key: value}")
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
-        threshold = _threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
+        threshold = parse_threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
                                key_line(raw, "threshold", key_line(execution, "threshold", line)))
         blank = blank_target_line(raw, execution)
         if blank is not None:
@@ -378,7 +432,8 @@ def _conversation_id(value: Any, line: int) -> str | None:
     raise EvalFileError(line_of(value, line), f"conversation_id {value!r} is not text", "a string")
 
 
-def _threshold(value: Any, line: int) -> float | None:
+def parse_threshold(value: Any, line: int) -> float | None:
+    """A pass mark in 0..1, or None when not written; anything else is refused at `line`."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
@@ -386,4 +441,4 @@ def _threshold(value: Any, line: int) -> float | None:
     return float(value)
 
 
-__all__ = ["CaseBuilder", "is_guideline", "question_text", "reference_text"]
+__all__ = ["CaseBuilder", "is_guideline", "parse_threshold", "question_text", "reference_text"]

@@ -101,7 +101,10 @@ RUBRIC_TYPES = ("rubrics", "rubric")
 
 
 def normalise_kind(raw: Any) -> str:
-    kind = str(raw).strip().lower().replace("-", "_")
+    """The kind a `type:` names, compared as AgentV compares it: as written, `-` and `_` alike. Never
+    lower-cased or trimmed: `Contains` or ` contains` is no built-in type there (it is looked for as a
+    custom assertion type and not found), so reading it as `contains` ran a check AgentV does not run."""
+    kind = str(raw).replace("-", "_")
     return TYPE_ALIASES.get(kind, kind)
 
 
@@ -223,7 +226,18 @@ def _pydantic_message(exc: ValidationError) -> tuple[str, str | None]:
     msg = first["msg"]
     if first["type"] == "missing":
         return f"missing required field '{where}'", f"'{where}' to be set"
-    return f"field '{where}': {msg}", None
+    return f"field '{where}': {msg}{written_value(first)}", None
+
+
+def written_value(error: Any) -> str:
+    """`, got '2'` for a scalar the file holds where another type belongs (`weight: "2"`): the message says
+    what came, not only what was expected. Nothing for a mapping or list, whose repr says little."""
+    value = error.get("input")
+    if isinstance(value, bool):
+        return f", got {str(value).lower()}"
+    if isinstance(value, (str, int, float)) and len(repr(value)) <= 80:
+        return f", got {value!r}"
+    return ""
 
 
 def check_weight_total(weights: list[Any], line: int, what: str) -> None:
@@ -373,17 +387,19 @@ def parse_evaluator(
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False, line=line)
         named = (config.aggregator or {}).get("weights")
         named = named if isinstance(named, dict) else {}
+        weights_at = key_line(raw.get("aggregator"), "weights", line)
         for member, weight in named.items():
+            at = key_line((config.aggregator or {}).get("weights"), member, weights_at)
             if isinstance(weight, bool) or not isinstance(weight, (int, float)):
-                # AgentV keeps only `typeof value === 'number'` and weighs the member 1: text such as '3'
-                # read as 3 would score the composite as AgentV does not.
-                raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight!r} for "
-                                          f"member '{member}' is not a number", "a weight such as 1 or 0.5")
+                # AgentV keeps only weights that are numbers (`typeof`): "3" or true was read here as 3 or 1
+                raise EvalFileError(at, f"composite evaluator '{config.name}': aggregator weight "
+                                        f"{str(weight).lower() if isinstance(weight, bool) else repr(weight)} for "
+                                        f"member '{member}' is not a number", "a weight such as 1 or 0.5, unquoted")
             try:
-                number = float(weight)
-            except OverflowError:
-                continue  # an integer past the largest float: the total below refuses it
-            if not math.isfinite(number) or number < 0:
+                finite = math.isfinite(weight)
+            except OverflowError:  # an int past the largest float
+                finite = False
+            if not finite or weight < 0:
                 raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight} for member "
                                           f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
         check_weight_total([named.get(m.name, 1.0) for m in config.evaluators], line,

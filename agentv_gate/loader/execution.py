@@ -24,7 +24,7 @@ from ..models import (
     TrialsConfig,
     WorkspaceConfig,
 )
-from .evaluator_parser import resolve_script
+from .evaluator_parser import resolve_script, written_value
 from .keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
@@ -46,7 +46,7 @@ def parse_trials(raw: Any, line: int) -> TrialsConfig | None:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "trials"
         key = str(first["loc"][0]) if first["loc"] else ""
-        raise EvalFileError(key_line(raw, key, line_of(raw, line)), f"trials.{where}: {first['msg']}",
+        raise EvalFileError(key_line(raw, key, line_of(raw, line)), f"trials.{where}: {first['msg']}{written_value(first)}",
                             "count: 1..100, strategy: pass_at_k | mean | confidence_interval, "
                             "cost_limit_usd: a number >= 0") from None
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import EvalFileError
 from .discover import discover_eval_files
+from .env import interpolate
 from .keys import CASE_LIST_KEYS
 from .refs import SearchRoots, find_repo_root
 from .suite import FILE_PREFIX, open_entries
@@ -42,9 +43,10 @@ def included_files(file: Path, repo_root: Path | None = None, allow_outside_root
     try:
         header = read_header(text, CASE_LIST_KEYS) if file.suffix != ".jsonl" else None
         if isinstance(header, dict) and isinstance(header.get("tests"), str):
-            refs.append((header["tests"].removeprefix(FILE_PREFIX), key_line(header, "tests")))
-        if FILE_PREFIX in text:
+            refs.append((interpolate(header["tests"]).removeprefix(FILE_PREFIX), key_line(header, "tests")))
+        if FILE_PREFIX in text and file.suffix != ".jsonl":  # a JSONL line is a case, never a reference
             for line, raw in open_entries(file, text, header):
+                raw = interpolate(raw) if isinstance(raw, str) else raw  # as the suite reads it (suite._expanded)
                 if isinstance(raw, str) and raw.startswith(FILE_PREFIX) and raw[len(FILE_PREFIX):].strip():
                     refs.append((raw[len(FILE_PREFIX):].strip(), line))
     except EvalFileError:

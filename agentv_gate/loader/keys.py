@@ -19,7 +19,8 @@ from ..models import EvaluatorConfig, aggregator_kind
 from .problems import Problem
 from .yaml_lines import LineDict, key_line, line_of
 
-CASE_LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
+CASE_LIST_KEYS = ("tests", "eval_cases", "evalcases")
+"""A suite's case list, in AgentV 2.19's order (`resolveTests`): only the first one written is read."""
 
 DESCRIPTIVE_KEYS = ("description", "metadata")
 """Read by no scorer on purpose: they describe, they never change a verdict."""
@@ -34,9 +35,12 @@ TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets",
 WORKSPACE_KEYS = ("hooks",)
 HOOK_KEYS = ("command", "timeout_ms", "cwd")
 
-SEGMENT_KEYS = {"text": ("type", "value", "text"), "file": ("type", "value", "path")}
-"""A message's content segments, by type: the text (`value`, or `text` as chat APIs write it), the file
-(`value`, or `path`). Segments of other types are left as they are: they may be JSON data (an expected output)."""
+SEGMENT_KEYS = {"text": ("type", "value"), "file": ("type", "value")}
+"""A message's content segments, by type, as AgentV reads them: a file segment's `value` names its file (a
+`path` there attaches nothing in AgentV), an input text segment's `value` is its text (AgentV's prompt shows
+no `text`). Segments of other types are left as they are: they may be JSON data (an expected output)."""
+EXPECTED_SEGMENT_KEYS = {**SEGMENT_KEYS, "text": ("type", "value", "text")}
+"""An expected message's segments: AgentV's reference answer reads a text segment's `text`, else its `value`."""
 
 SUITE_METADATA_KEYS = ("version", "author", "tags", "license", "requires")
 """AgentV's eval spec v2 metadata block (beside `name` and `description`): it describes the suite, read by no

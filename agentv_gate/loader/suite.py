@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import EvalFileError
 from ..models import EvalCase
-from .cases import CaseBuilder, mapping
+from .cases import CaseBuilder, mapping, parse_threshold
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
 from .execution import (
@@ -29,7 +29,7 @@ from .execution import (
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
 from .problems import FoundProblems, Problem
 from .refs import SearchRoots, find_repo_root
-from .yaml_lines import iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
+from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
 from .yaml_stream import SkippedList, iter_entries, read_header
 
 FILE_PREFIX = "file://"
@@ -87,8 +87,15 @@ def open_entries(file: Path, text: str, header: Any) -> Entries:
 
 def jsonl_sidecar(file: Path) -> Path | None:
     """The YAML file holding a JSONL suite's settings (`set.yaml` beside `set.jsonl`), if there is one."""
-    return next((s for s in (file.with_suffix(".yaml"), file.with_suffix(".yml"),
-                             file.with_name(file.stem + ".eval.yaml")) if s.exists()), None)
+    sidecar = file.with_suffix(".yaml")
+    return sidecar if sidecar.exists() else None
+
+
+def unread_sidecars(file: Path) -> list[Path]:
+    """Files beside a JSONL suite that look like its sidecar but that AgentV 2.19 never reads: its loader
+    reads `<name>.yaml` only, so the settings of `set.yml` or `set.eval.yaml` (evaluators among them) apply
+    to none of the cases there. They were read here as the sidecar."""
+    return [other for other in (file.with_suffix(".yml"), file.with_name(file.stem + ".eval.yaml")) if other.exists()]
 
 
 def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
@@ -118,7 +125,7 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
         if isinstance(cases, str) and key == "tests":
             # gen3: `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
             at = key_line(doc, key)
-            cases = cases.removeprefix(FILE_PREFIX)
+            cases = interpolate(cases).removeprefix(FILE_PREFIX)  # AgentV replaces ${{ VAR }} before it reads the path
             external = roots.resolve(cases, at, "tests file")
             return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases")
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
@@ -137,17 +144,23 @@ def _included(ref: str, line: int, roots: SearchRoots) -> tuple[Path, Entries]:
 
 def _listed_cases(path: Path, line: int, named: str, expected: str) -> Callable[[], Entries]:
     """The cases a file named by a suite lists (a `tests:` file, a `file://` entry): a YAML list of
-    cases (or a mapping with one), or a JSONL file of one case per line. A problem in it is reported
-    at `line` of the suite that names it, `named` saying which file and its own line."""
+    cases, or a JSONL file of one case per line. A problem in it is reported at `line` of the suite that
+    names it, `named` saying which file and its own line. A mapping holding a case list is refused, as
+    AgentV refuses it: its other keys (an `assert`, a `threshold`) would be read by no one."""
     text = read_text(path)
     if path.suffix == ".jsonl":
         return lambda: iter_jsonl_rows(text)
     try:
-        listed = _yaml_entries(text, read_header(text, CASE_LIST_KEYS))
+        header = read_header(text, CASE_LIST_KEYS)
+        listed = _yaml_entries(text, header)
     except EvalFileError as exc:
         raise EvalFileError(line, f"{named}: line {exc.line}: {exc.message}", exc.expected) from None
     if listed is None:
         raise EvalFileError(line, f"{named} holds no list of cases", expected)
+    if not isinstance(header, SkippedList):
+        raise EvalFileError(line, f"{named} is a mapping: a case file is a YAML list of cases (AgentV 2.19 refuses "
+                                  "any other, and the mapping's other keys would be read by no one)",
+                            "the file as a list: - id: ...")
     return listed[1]
 
 
@@ -155,8 +168,10 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tupl
     """(file the case is written in, line, raw case) for each entry, a `file://` entry replaced by
     the cases of the file it names, in place. A broken reference stands in as its EvalFileError."""
     for line, raw in entries:
-        if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)):
-            yield file, line, raw
+        if isinstance(raw, str):
+            raw = interpolate(raw)  # AgentV replaces ${{ VAR }} in the whole file before it follows `file://`
+        if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)) or file.suffix == ".jsonl":
+            yield file, line, raw  # a JSONL line is a case object: AgentV follows `file://` in YAML lists only
             continue
         try:
             included, rows = _included(raw, line, roots)
@@ -187,10 +202,24 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     header = interpolate(header)
     # A JSONL suite's settings are in its sidecar: their problems are located there.
     settings_file = (jsonl_sidecar(file) or file) if file.suffix == ".jsonl" else file
+    sidecar_evaluators: str | None = None
+    if file.suffix == ".jsonl":
+        problems.extend(Problem(other, 1, f"{other.name} is not read as the sidecar of {file.name}: AgentV 2.19 reads "
+                                f"a JSONL suite's settings from {file.with_suffix('.yaml').name} only",
+                                f"the settings in {file.with_suffix('.yaml').name}") for other in unread_sidecars(file))
     if settings_file != file:
         problems.extend(Problem(settings_file, key_line(header, key), f"'{key}' in the sidecar of {file.name} is "
                                 "never read: a JSONL suite's cases are its lines", f"the cases as lines of {file.name}")
                         for key in CASE_LIST_KEYS if key in header)
+        header = _sidecar_settings(header, settings_file, file, problems)
+        execution = header.get("execution")
+        if isinstance(execution, dict) and "evaluators" in execution:
+            sidecar_evaluators = f"{settings_file.name}:{key_line(execution, 'evaluators')}"
+    else:
+        lists = [key for key in CASE_LIST_KEYS if key in header]
+        problems.extend(Problem(file, key_line(header, key), f"'{key}' is never read: '{lists[0]}' (line "
+                                f"{key_line(header, lists[0])}) is the suite's case list, and AgentV reads only the "
+                                f"first of {', '.join(CASE_LIST_KEYS)}", "one case list") for key in lists[1:])
     defaults = _suite_defaults(header, roots, settings_file, problems)
     builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
     seen: dict[str, tuple[Path, int]] = {}
@@ -201,6 +230,8 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
             try:
                 if isinstance(raw, EvalFileError):
                     raise raw
+                if sidecar_evaluators is not None and isinstance(raw, dict) and isinstance(raw.get("execution"), dict):
+                    raise _own_execution(raw, line, sidecar_evaluators)
                 builder = builders.get(source)
                 if builder is None:  # a file:// case file: its cases keep their own file and lines
                     builder = builders[source] = CaseBuilder(source, suite, roots, defaults, problems, suite_file=file)
@@ -221,6 +252,37 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
         return
     if not count and not any(p.file == file for p in problems):
         problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
+
+
+JSONL_SIDECAR_UNREAD = ("assertions", "assert", "evaluators", "input", "input_files")
+"""Suite settings AgentV 2.19's JSONL loader never reads from a sidecar (it reads `name`, `description`,
+`execution` and `evaluator`): assertions or input there reach none of its cases in AgentV."""
+
+
+def _sidecar_settings(header: Any, sidecar: Path, file: Path, problems: list[Problem]) -> Any:
+    """A JSONL sidecar's settings without those AgentV would not apply, each refused at its line: a case
+    scored with suite assertions AgentV never adds to it is scored as AgentV never scores it."""
+    unread = [key for key in JSONL_SIDECAR_UNREAD if key in header]
+    problems.extend(Problem(sidecar, key_line(header, key), f"'{key}' in the sidecar of {file.name} is never read by "
+                            "AgentV 2.19, which reads only name, description, execution and evaluator from a JSONL "
+                            "sidecar", "assertions in each line's 'assert', or the sidecar's 'execution: "
+                                       "{evaluators: [...]}'") for key in unread)
+    if not unread:
+        return header
+    kept = LineDict((key, value) for key, value in header.items() if key not in unread)
+    kept.line, kept.key_lines = line_of(header), getattr(header, "key_lines", {})
+    return kept
+
+
+def _own_execution(raw: Any, line: int, sidecar_evaluators: str) -> EvalFileError:
+    """AgentV reads a JSONL case's `execution` as `case ?? sidecar`: a case writing its own (for trials, say)
+    gets none of the sidecar's evaluators there, and appending them here scored it on checks AgentV never runs."""
+    name = raw.get("id", raw.get("eval_id"))
+    who = f"case {name!r}" if isinstance(name, str) else "this case"
+    return EvalFileError(key_line(raw, "execution", line),
+                         f"{who} has its own 'execution', which in AgentV 2.19 replaces the sidecar's whole "
+                         f"'execution': the sidecar's evaluators ({sidecar_evaluators}) would not apply to it",
+                         "the case's evaluators in its own 'assert', or no 'execution' on the case")
 
 
 def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> LoadResult:
@@ -258,7 +320,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     defaults: dict[str, Any] = {
         "generation": generation,
         "dataset": dataset.strip() if dataset else default_dataset(file),
-        "threshold": header.get("threshold", execution.get("threshold")),
+        "threshold": _suite_threshold(header, execution, file, problems),
         "target": header.get("target", execution.get("target")),
         "target_line": key_line(header, "target") if "target" in header else key_line(execution, "target", 1),
         "input": header.get("input"),
@@ -288,6 +350,17 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []
     return defaults
+
+
+def _suite_threshold(header: Any, execution: Any, file: Path, problems: list[Problem]) -> float | None:
+    """The suite's pass mark, checked once where it is written (it was checked in each case and reported at
+    every case's line instead); a broken one is a problem and left out."""
+    holder = header if "threshold" in header else execution
+    try:
+        return parse_threshold(holder.get("threshold"), key_line(holder, "threshold", line_of(header)))
+    except EvalFileError as exc:
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return None
 
 
 def _metadata_problems(header: dict[str, Any], file: Path) -> list[Problem]:

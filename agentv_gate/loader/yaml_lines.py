@@ -37,7 +37,7 @@ def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.Mapp
     data = LineDict()
     data.line = node.start_mark.line + 1
     data.key_lines = {}
-    loader.flatten_mapping(node)
+    refuse_merge_keys(node)
     seen: dict[Any, int] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
@@ -55,6 +55,23 @@ def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.Mapp
         data.key_lines[key] = seen[key]
         data[key] = loader.construct_object(value_node, deep=True)
     return data
+
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def refuse_merge_keys(node: yaml.MappingNode) -> None:
+    """A `<<: *defaults` merge key is refused at its line. It is YAML 1.1's; AgentV 2.19 parses with the
+    `yaml` package's YAML 1.2 defaults, where `<<` is an ordinary key and nothing is merged, so the keys
+    it would bring (an `assert`, a `threshold`) are not in AgentV's test. Merging them (PyYAML's way)
+    scored the case on settings AgentV never reads; reading `<<` as a key would be AgentV's reading but
+    surely not the author's, so neither is guessed."""
+    for key_node, _ in node.value:
+        if key_node.tag == MERGE_TAG:
+            raise EvalFileError(key_node.start_mark.line + 1,
+                                "'<<' merge keys are not read: AgentV reads YAML 1.2, where '<<' is an ordinary key "
+                                "and nothing is merged", "the keys written out (an alias still repeats a whole value: "
+                                                         "assert: *checks)")
 
 
 def construct_line_seq(loader: yaml.constructor.SafeConstructor, node: yaml.SequenceNode) -> LineList:
@@ -158,7 +175,13 @@ def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
     Every mapping inside a value carries that line number.
     """
     for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip() or raw.lstrip().startswith("//"):
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith("//"):
+            # JSON has no comments: AgentV's JSON.parse refuses the file here, so a commented-out case (or a
+            # comment) is never silently skipped
+            yield number, EvalFileError(number, "a '//' comment line: JSONL has no comments, and AgentV 2.19 "
+                                                "refuses the file", "one JSON object per line, no comment lines")
             continue
         try:
             value = json.loads(raw)

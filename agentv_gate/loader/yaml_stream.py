@@ -24,7 +24,15 @@ from yaml.resolver import Resolver
 
 from ..errors import EvalFileError
 from ..yaml12 import use_core_schema
-from .yaml_lines import LineDict, construct_line_map, construct_line_seq, construct_located_int, located_yaml_errors
+from .yaml_lines import (
+    MERGE_TAG,
+    LineDict,
+    construct_line_map,
+    construct_line_seq,
+    construct_located_int,
+    located_yaml_errors,
+    refuse_merge_keys,
+)
 
 try:  # libyaml's event parser when PyYAML was built with it; its pure-Python parser otherwise
     from yaml._yaml import CParser as _EventSource  # type: ignore[import-not-found]
@@ -74,8 +82,10 @@ def _build(loader: Any, node: Any) -> Any:
 
 
 def _key(loader: Any, node: Any) -> Any:
-    """A top-level key; `<<` (merge) has no value of its own, the mapping it sits in applies it."""
-    return "<<" if node.tag == "tag:yaml.org,2002:merge" else _build(loader, node)
+    """A top-level key; a `<<` merge key is refused, as in every other mapping (`refuse_merge_keys`)."""
+    if node.tag == MERGE_TAG:
+        refuse_merge_keys(yaml.MappingNode("tag:yaml.org,2002:map", [(node, None)]))
+    return _build(loader, node)
 
 
 def _open(loader: Any) -> Any:
@@ -94,19 +104,6 @@ def _single(loader: Any, root: T) -> T:
         line = loader.peek_event().start_mark.line + 1
         raise EvalFileError(line, "a second YAML document in the file", "one document per eval file")
     return root
-
-
-def _merged(header: LineDict) -> LineDict:
-    """A top-level `<<: *defaults` applied as whole-document loading applies it: written keys win."""
-    if "<<" not in header:
-        return header
-    sources = header.pop("<<")
-    for source in sources if isinstance(sources, list) else [sources]:
-        if not isinstance(source, dict):
-            raise EvalFileError(header.key_lines["<<"], "'<<' must merge a mapping", "<<: *anchor_of_a_mapping")
-        for key, value in source.items():
-            header.setdefault(key, value)
-    return header
 
 
 def read_header(text: str, list_keys: tuple[str, ...]) -> Any:
@@ -148,7 +145,7 @@ def read_header(text: str, list_keys: tuple[str, ...]) -> Any:
                 else:
                     header[key] = _build(loader, loader.compose_node(None, None))
             loader.get_event()
-            return _single(loader, _merged(header))
+            return _single(loader, header)
         finally:
             loader.dispose()
 

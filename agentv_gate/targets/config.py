@@ -402,12 +402,32 @@ class _LineLoader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    _refuse_repeated_and_merge_keys(node)
     data = loader.construct_mapping(node, deep=True)
     # The first key's line: a mapping's own start mark can sit on a blank line before it.
     first = node.value[0][0] if node.value else node
     data["__line__"] = first.start_mark.line + 1
     data["__keylines__"] = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
     return data
+
+
+def _refuse_repeated_and_merge_keys(node: yaml.MappingNode) -> None:
+    """A key written twice in one mapping, and a `<<` merge key, as AgentV's YAML 1.2 parser takes them: the
+    first is an error there ("Map keys must be unique"; PyYAML kept the last one silently, so a second
+    `endpoint:` won unsaid), the second an ordinary key that merges nothing. Each is refused at its line."""
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        line = key_node.start_mark.line + 1
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise yaml.constructor.ConstructorError(
+                None, None, "'<<' merge keys are not read: AgentV reads YAML 1.2, where '<<' is an ordinary key and "
+                            "nothing is merged (write the keys out)", key_node.start_mark)
+        if isinstance(key_node, yaml.ScalarNode):
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key_node.value!r} (first at line {seen[key]})", key_node.start_mark)
+            seen[key] = line
 
 
 use_core_schema(_LineLoader)

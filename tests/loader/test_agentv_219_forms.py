@@ -10,7 +10,9 @@ import pytest
 from agentv_gate.loader import load_eval_file
 from agentv_gate.loader.env import find_dotenv, interpolate, load_dotenv, parse_dotenv
 from agentv_gate.loader.evaluator_parser import auto_name
-from tests.helpers.files import write
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
 
 
 @pytest.mark.parametrize("kind, value, expected", [
@@ -51,6 +53,11 @@ def test_a_missing_file_entry_is_located_at_its_line_and_other_cases_load(tmp_pa
     ("tests:\n  - file://cases.yaml\n", "id: x\n", 2, "case file 'file://cases.yaml' holds no list of cases"),
     ("tests:\n  - file://cases.yaml\n", "- id: a\n  input: [\n", 2,
      "case file 'file://cases.yaml': line 3: malformed YAML"),
+    # AgentV wants a YAML list there and refuses a mapping: its `assert` (and any other key) was read by no one
+    ("tests: ./cases.yaml\n", "assert: [{type: contains, value: x}]\ntests:\n  - {id: a, criteria: c, input: q}\n", 1,
+     "tests file './cases.yaml' is a mapping: a case file is a YAML list of cases"),
+    ("tests:\n  - file://cases.yaml\n", "tests:\n  - {id: a, criteria: c, input: q}\n", 2,
+     "case file 'file://cases.yaml' is a mapping: a case file is a YAML list of cases"),
 ])
 def test_a_case_file_without_a_list_of_cases_is_located_where_the_suite_names_it(
         tmp_path: Path, suite_text: str, listed: str, line: int, message: str) -> None:
@@ -143,3 +150,17 @@ def test_the_nearest_dotenv_up_to_the_repo_root_is_found(tmp_path: Path) -> None
     os.remove(near)
     os.remove(root_env)
     assert find_dotenv(suite, tmp_path / "repo") in (None, Path.cwd().resolve() / ".env")
+
+
+def test_a_case_file_path_holding_a_variable_is_read_as_agentv_reads_it(tmp_path: Path) -> None:
+    """AgentV replaces `${{ VAR }}` in the whole parsed file before it follows `tests: path` or a
+    `- file://path` entry; the path was taken as written here (`${{ DIR }}/cases.yaml`, not found), and the
+    case file, not seen as loaded, also ran as a suite of its own."""
+    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Hello World\n")
+    write(tmp_path / "evals/sub/cases.yaml", "- id: x\n  criteria: c\n  input: hi\n  assert: [{type: contains, value: World}]\n")
+    write(tmp_path / "evals/listed.eval.yaml", "tests:\n  - file://${{ CASES_DIR }}/cases.yaml\n")
+    write(tmp_path / "evals/whole.eval.yaml", "tests: ${{ CASES_DIR }}/cases.yaml\n")
+    proc = run_cli("run", "evals", cwd=tmp_path, env={"CASES_DIR": "sub"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = read_rows(tmp_path / ".agentv-gate/results.jsonl")
+    assert sorted((row["dataset"], row["test_id"]) for row in rows) == [("listed.eval", "x"), ("whole.eval", "x")]

@@ -22,12 +22,6 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
           - id: text-expected
             input: q
             expected_output: done
-          - id: string-list
-            criteria: c
-            input: [first, second]
-            expected_output:
-              - {role: assistant, content: one}
-              - two
           - id: typed-word
             criteria: c
             input: [{role: user, content: what type is it}]
@@ -58,12 +52,9 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
     """)
     result = load_eval_file(f, repo)
     assert result.errors == []
-    text, strings, typed, other, tools, dated, legacy, parts = result.cases
+    text, typed, other, tools, dated, legacy, parts = result.cases
     assert [(m.role, m.content) for m in text.expected_messages] == [("assistant", "done")]
     assert text.reference_answer == "done"
-    assert [(m.role, m.content) for m in strings.input_messages] == [("user", "first"), ("user", "second")]
-    assert [(m.role, m.content) for m in strings.expected_messages] == [("assistant", "one"), ("assistant", "two")]
-    assert strings.question == "first second" and strings.reference_answer == "two"
     assert typed.input_messages[0].content == "what type is it"
     # A YAML date in an expected object is text in its JSON (it crashed the loader before).
     assert typed.reference_answer == json.dumps({"total": 3, "due": "2024-01-31"}, indent=2)
@@ -83,8 +74,8 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
 
 
 def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
-    """gen2's `input_messages` reads as `input` does: a string, or a string in the list, is a user message
-    (not an expected answer's assistant message), and a list entry without a role is refused."""
+    """gen2's `input_messages` reads as `input` does: a string is a user message (not an expected answer's
+    assistant message); a string in the list (AgentV drops it) and a list entry without a role are refused."""
     f = write(repo / "evals/g2.eval.yaml", """
         evalcases:
           - id: text
@@ -98,11 +89,66 @@ def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
             input_messages: [{type: text, value: hi}]
     """)
     result = load_eval_file(f, repo)
-    text, listed = result.cases
+    [text] = result.cases
     assert [(m.role, m.content) for m in text.input_messages] == [("user", "hello")]
-    assert [(m.role, m.content) for m in listed.input_messages] == [("user", "hello"), ("user", "again")]
-    assert listed.question == "hello again"
-    assert errors_of(result) == [(10, "each entry of 'input_messages' must be a message with a 'role'")]
+    assert errors_of(result) == [(7, "a text entry in the 'input_messages' list is not a message: AgentV 2.19 drops it"),
+                                 (10, "each entry of 'input_messages' must be a message with a 'role'")]
+
+
+def test_a_message_agentv_drops_from_its_list_is_refused_at_its_line(repo: Path) -> None:
+    """AgentV keeps only the entries of a message list that pass `isTestMessage` (a role among system, user,
+    assistant, tool; text, segment mappings or a mapping as content, or tool calls): the others are dropped,
+    so the agent is asked something else, or the test is skipped when none is left. Sending them here
+    scored an answer to another question; each is refused at its own line."""
+    f = write(repo / "evals/dropped.eval.yaml", """
+        tests:
+          - id: strings
+            criteria: c
+            input: [first, second]
+          - id: expected-string
+            criteria: c
+            input: q
+            expected_output:
+              - {role: assistant, content: one}
+              - two
+          - id: robot
+            criteria: c
+            input:
+              - {role: user, content: hi}
+              - {role: robot, content: beep}
+          - id: number
+            criteria: c
+            input: [{role: user, content: 5}]
+          - id: missing
+            criteria: c
+            input: [{role: user, contnet: hi}]
+          - id: text-in-segments
+            criteria: c
+            input: [{role: user, content: [hello, {type: text, value: x}]}]
+          - id: kept
+            criteria: c
+            input: [{role: system, content: {style: terse}}, {role: user, content: [{type: text, value: x}]}]
+            expected_output: [{role: assistant, tool_calls: [{tool: search}]}]
+          - id: number-input
+            criteria: c
+            input: 7
+          - id: number-expected
+            criteria: c
+            input: q
+            expected_output: 4.2
+    """)
+    result = load_eval_file(f, repo)
+    assert [c.id for c in result.cases] == ["kept"]
+    assert [(line, message.split(":")[0]) for line, message in errors_of(result)] == [
+        (4, "a text entry in the 'input' list is not a message"),
+        (10, "a text entry in the 'expected_output' list is not a message"),
+        (15, "role 'robot' in 'input' is not one of system, user, assistant, tool"),
+        (18, "a message in 'input' with content that is a number"),
+        (21, "a message in 'input' with no content"),
+        (24, "a message in 'input' with a content list holding something other than mappings"),
+        (31, "'input' is a number"),
+        (35, "'expected_output' is a number"),
+    ]
 
 
 def test_suite_input_targets_thresholds_and_conversation_ids(repo: Path) -> None:
@@ -261,7 +307,7 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (26, "threshold 1.5 is not a number in 0..1"),
         (32, "'before_all' runs once per suite: write it in the suite's 'workspace'"),
         (33, "case 'nothing' has nothing to judge against"),
-        (37, "'criteria' must be text"),
+        (37, "'criteria' must be text, got a list"),
         (41, "'reference_answer' must be text"),
         (45, "threshold -0.5 is not a number in 0..1"),
         (48, "'role' in 'input' must be text, got ' '"),
@@ -284,7 +330,7 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (100, "'target' names no target (an unset ${{ VAR }}?)"),
         # AgentV skips the defaults only for `true`: the text "false" here dropped the suite's assertions
         (105, "'skip_defaults' must be true or false, got 'false'"),
-        # a misspelt text segment's JSON went to the model as the prompt; a second file name was never read
+        # a misspelt text segment's JSON went to the model as the prompt; a file segment's 'path' is never read by AgentV
         (111, "unknown key 'valeu' in a text segment (did you mean 'value'?)"),
         (112, "unknown key 'path' in a file segment: 'value' names its file"),
         (113, "unknown key 'path' in a text segment"),
@@ -460,3 +506,81 @@ def test_a_segment_whose_type_is_not_text_loads_without_a_crash(repo: Path) -> N
     """)
     result = load_eval_file(f, repo)
     assert [c.id for c in result.cases] == ["odd"]
+
+
+def test_an_id_or_criteria_that_is_not_text_is_refused_at_its_line(repo: Path) -> None:
+    """AgentV reads `id` and `criteria` with `asString`: `id: 123` is no id (the test is skipped) and
+    `criteria: 42` or `true` no criteria (the judge grades against none). Here they ran as "123" and "42"."""
+    f = write(repo / "evals/typed.eval.yaml", """
+        tests:
+          - id: 123
+            criteria: c
+            input: q
+          - id: b
+            criteria: 42
+            input: q
+          - eval_id: true
+            criteria: c
+            input: q
+          - id: d
+            expected_outcome: false
+            input: q
+          - id: e
+            criteria: c
+            input: q
+            reference_answer: true
+    """)
+    result = load_eval_file(f, repo)
+    assert result.cases == []
+    assert errors_of(result) == [
+        (2, "case #1: 'id' is a number (123), not text: AgentV 2.19 skips such a test"),
+        (6, "'criteria' must be text, got a number"),
+        (8, "case #3: 'eval_id' is true/false (True), not text: AgentV 2.19 skips such a test"),
+        (12, "'expected_outcome' must be text, got true/false"),
+        (17, "'reference_answer' must be text"),
+    ]
+
+
+def test_a_broken_suite_threshold_is_reported_once_at_its_own_line(repo: Path) -> None:
+    """It was checked in each case and reported at every case's line, none of them where it is written."""
+    f = write(repo / "evals/mark.eval.yaml", """
+        description: d
+        threshold: "0.9"
+        tests:
+          - id: a
+            criteria: c
+            input: q
+          - id: b
+            criteria: c
+            input: q
+    """)
+    assert errors_of(load_eval_file(f, repo)) == [(2, "threshold '0.9' is not a number in 0..1")]
+
+
+def test_segment_keys_agentv_does_not_read_are_refused(repo: Path) -> None:
+    """AgentV reads a file segment's `value` only (`{type: file, path: x}` attaches nothing there, so the
+    agent never sees the file), and an input text segment's `value` only (its prompt shows no `text`); an
+    expected text segment's `text` it reads (`resolveAssistantContent`). Attaching or showing them here asked
+    the agent with context AgentV never gives."""
+    write(repo / "evals/ctx.md", "context\n")
+    f = write(repo / "evals/segments.eval.yaml", """
+        tests:
+          - id: file-path
+            criteria: c
+            input: [{role: user, content: [{type: file, path: ctx.md}, {type: text, value: q}]}]
+          - id: text-text
+            criteria: c
+            input: [{role: user, content: [{type: text, text: q}]}]
+          - id: expected-text
+            criteria: c
+            input: q
+            expected_output: [{role: assistant, content: [{type: text, text: the answer}]}]
+    """)
+    result = load_eval_file(f, repo)
+    assert [(line, message.split(" (")[0]) for line, message in errors_of(result)] == [
+        (4, "unknown key 'path' in a file segment: 'value' names its file"),
+        (4, "file segment has no 'value'"),
+        (7, "unknown key 'text' in a text segment"),
+    ]
+    assert [c.id for c in result.cases] == ["text-text", "expected-text"]
+    assert result.cases[1].reference_answer == "the answer"

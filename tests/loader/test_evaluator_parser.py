@@ -158,10 +158,18 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "[judge.py]]}}", 6, "script must be a string or a list of strings, got a list with a list in it"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
-     "aggregator: {type: weighted_average, weights: {a: 2, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
+     "aggregator: {type: weighted_average, weights: {a: 1, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
+    # AgentV keeps only weights that are numbers: text or null would be weighted as it is never weighted there
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     "aggregator: {type: weighted_average, weights: {a: heavy}}}", 6, "aggregator weight 'heavy' for member 'a' is "
+                                                                     "not a number"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     "aggregator: {type: weighted_average, weights: {b: null}}}", 6, "aggregator weight None for member 'b' is not"),
+    ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
+     f"aggregator: {{type: weighted_average, weights: {{a: {HUGE}}}}}}}", 6, "for member 'a' is not a finite number"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}, "
      "{name: h, type: is_json}, {name: d, type: is_json}, {name: e, type: is_json}], aggregator: "
-     f"{{type: weighted_average, weights: {{a: 2, b: 0, h: {HUGE}, d: 1e308, e: 1e308}}}}}}", 6,
+     "{type: weighted_average, weights: {d: 1e308, e: 1e308}}}", 6,
      "the weights of its members add up to more"),
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
      "llm_judge evaluator 'n': unknown key 'prompt.args'"),
@@ -222,7 +230,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
      "composite evaluator 'c': aggregator weight '3' for member 'a' is not a number"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
      "aggregator: {weights: {a: true}}}", 6,
-     "composite evaluator 'c': aggregator weight True for member 'a' is not a number"),
+     "composite evaluator 'c': aggregator weight true for member 'a' is not a number"),
     # AgentV weighs a member by aggregator.weights, else 1.0: its own weight is never read, whatever the aggregator
     ("- name: c\n  type: composite\n  assert:\n    - {name: b, type: is_json}\n    - {name: a, type: is_json, weight: 3}",
      10, "'weight' on composite member 'a': AgentV weighs a member by the aggregator's weights (1 when they do not "
@@ -355,7 +363,7 @@ def _resolved(repo: Path, name: str) -> str:
      [{"prompt": {"script": ["python3", "judge.py"], "timeout_seconds": 5.0, "config": {"a": 1}},
        "resolved_prompt_script": ["python3", "@judge.py"]}]),
     ("- {name: c, type: composite, assert: [{type: is_json}, {type: equals, value: x}], "
-     "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: 2.5}}}",
+     "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: 2}}}",
      [{"type": "composite", "evaluators": ["is-json", "equals-x"]}]),
     (f"- {{{TRAJECTORY}, mode: subset, expected: []}}\n"
      f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, max_duration_ms: 5}}]}}\n"

@@ -188,3 +188,34 @@ def test_a_project_config_setting_that_changes_what_is_scored_is_refused(repo: P
     assert ("evals/.agentv/config.yaml:1: 'guideline_patterns' is not run by agentv-gate: it decides which attached "
             "files AgentV treats as guidelines, which changes the prompts") in proc.stdout
     assert "evals/.agentv/config.yaml:2: 'eval_patterns' is not run by agentv-gate" in proc.stdout
+
+
+def test_a_second_case_list_is_refused_and_tests_is_the_one_read(tmp_path: Path) -> None:
+    """AgentV reads `tests`, else `eval_cases`, else `evalcases`, and never a second list. agentv-gate read
+    `evalcases` first: here case b (contains World) passed where AgentV runs case a (contains Nope) and fails."""
+    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Hello World\n")
+    write(tmp_path / "evals/two.eval.yaml", """
+        tests:
+          - id: a
+            criteria: c
+            input: hi
+            assert: [{type: contains, value: Nope}]
+        evalcases:
+          - id: b
+            expected_outcome: c
+            input_messages: [{role: user, content: hi}]
+            evaluators: [{name: w, type: contains, value: World}]
+    """)
+    proc = run_cli("run", "evals/two.eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("evals/two.eval.yaml:6: 'evalcases' is never read: 'tests' (line 1) is the suite's case list, and "
+            "AgentV reads only the first of tests, eval_cases, evalcases") in proc.stderr
+    assert not (tmp_path / ".agentv-gate/results.jsonl").exists()
+
+
+def test_cases_is_no_case_list_agentv_reads(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    write(tmp_path / "evals/c.eval.yaml", "cases:\n  - id: a\n    criteria: c\n    input: hi\n")
+    proc = run_cli("validate", "evals/c.eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "evals/c.eval.yaml:1: no list of cases found" in proc.stdout

@@ -360,3 +360,69 @@ def test_a_missing_input_file_is_reported_at_the_line_that_lists_it(repo: Path) 
     assert [c.id for c in result.cases] == ["suite-list"]
     [problem] = result.errors
     assert problem.line == 8 and "absent.md" in problem.message and "not found" in problem.message
+
+
+@pytest.mark.parametrize(("sidecar", "line", "key"), [
+    ("description: d\nassert:\n  - {type: contains, value: ok}\n", 2, "assert"),
+    ("assertions:\n  - {type: contains, value: ok}\n", 1, "assertions"),
+    ("evaluators:\n  - {name: e, type: contains, value: ok}\n", 1, "evaluators"),
+    ("input: Answer in French.\n", 1, "input"),
+    ("input_files: [doc.md]\n", 1, "input_files"),
+])
+def test_a_jsonl_sidecar_key_agentv_does_not_read_is_refused(repo: Path, sidecar: str, line: int, key: str) -> None:
+    """AgentV 2.19's JSONL loader reads only name, description, execution and evaluator from the sidecar:
+    suite assertions or input written beside them reach none of its cases there, so a case scored with
+    them here is scored as AgentV never scores it. Each is refused at its line in the sidecar."""
+    write(repo / "evals/set.yaml", sidecar)
+    (repo / "evals/set.jsonl").write_text(json.dumps({"id": "one", "criteria": "c", "input": "q"}) + "\n")
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.file.name, p.line) for p in result.errors] == [("set.yaml", line)]
+    assert result.errors[0].message.startswith(
+        f"'{key}' in the sidecar of set.jsonl is never read by AgentV 2.19, which reads only name, description, "
+        "execution and evaluator from a JSONL sidecar")
+
+
+def test_a_jsonl_case_with_its_own_execution_does_not_silently_keep_the_sidecar_s_evaluators(repo: Path) -> None:
+    """AgentV merges a JSONL case's `execution` with the sidecar's as `case ?? sidecar`: a case that writes
+    `execution` (for trials, say) gets none of the sidecar's `execution.evaluators`. Keeping them here scored
+    that case on checks AgentV never runs for it; it is refused at the case's `execution`."""
+    write(repo / "evals/set.yaml", "execution:\n  evaluators:\n    - {name: has-ok, type: contains, value: ok}\n")
+    rows = [{"id": "one", "criteria": "c", "input": "q"},
+            {"id": "two", "criteria": "c", "input": "q", "execution": {"trials": {"count": 2}}}]
+    (repo / "evals/set.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.file.name, p.line) for p in result.errors] == [("set.jsonl", 2)]
+    assert result.errors[0].message == (
+        "case 'two' has its own 'execution', which in AgentV 2.19 replaces the sidecar's whole 'execution': "
+        "the sidecar's evaluators (set.yaml:2) would not apply to it")
+    assert [c.id for c in result.cases] == ["one"]
+
+
+def test_a_jsonl_comment_line_or_file_reference_line_is_refused_at_its_line(repo: Path) -> None:
+    """AgentV's JSONL loader `JSON.parse`s every non-blank line and wants an object: a `//` line (a comment,
+    or a case commented out) or a `"file://..."` line makes it refuse the file. They were skipped, or
+    followed as a YAML list's `file://` entry is, here."""
+    write(repo / "evals/more.yaml", "- id: other\n  criteria: c\n  input: q\n")
+    (repo / "evals/set.jsonl").write_text(
+        json.dumps({"id": "one", "criteria": "c", "input": "q"}) + "\n"
+        + '// {"id": "two", "criteria": "c", "input": "q"}\n'
+        + json.dumps("file://more.yaml") + "\n")
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.line, p.message) for p in result.errors] == [
+        (2, "a '//' comment line: JSONL has no comments, and AgentV 2.19 refuses the file"),
+        (3, "case #3 must be a mapping, got text"),
+    ]
+    assert [c.id for c in result.cases] == ["one"]
+
+
+@pytest.mark.parametrize("name", ["set.yml", "set.eval.yaml"])
+def test_a_sidecar_agentv_never_reads_is_refused(repo: Path, name: str) -> None:
+    """AgentV's JSONL loader reads the settings of `set.jsonl` from `set.yaml` only: evaluators in `set.yml`
+    (or `set.eval.yaml`) reach none of its cases there, so they are not read as its settings here either."""
+    write(repo / f"evals/{name}", "execution:\n  evaluators:\n    - {name: has-ok, type: contains, value: ok}\n")
+    (repo / "evals/set.jsonl").write_text(json.dumps({"id": "one", "criteria": "c", "input": "q"}) + "\n")
+    result = load_eval_file(repo / "evals/set.jsonl", repo)
+    assert [(p.file.name, p.line, p.message) for p in result.errors] == [
+        (name, 1, f"{name} is not read as the sidecar of set.jsonl: AgentV 2.19 reads a JSONL suite's settings "
+                  "from set.yaml only")]
+    assert [e.name for e in result.cases[0].evaluators] == []

@@ -64,27 +64,48 @@ def test_entries_and_their_lines_equal_a_whole_document_load(before: dict[str, A
     assert streamed(text) == whole(text)
 
 
-def test_anchors_aliases_and_merge_keys_resolve_as_in_a_whole_load() -> None:
+def test_anchors_and_aliases_resolve_as_in_a_whole_load() -> None:
     text = textwrap.dedent("""
-        x-common: &common
-          criteria: shared criteria
-          assert: [{type: contains, value: Paris}]
-        <<: {description: merged at the top}
+        description: &about shared text
         tests:
-          - <<: *common
-            id: one
+          - id: one
+            criteria: *about
+            assert: &checks [{type: contains, value: Paris}]
           - id: two
             input: &question What is the capital of France?
           - id: three
             input: *question
-            <<: *common
+            assert: *checks
         threshold: 0.7
         """).lstrip("\n")
     header, entries = streamed(text)
     assert (header, entries) == whole(text)
-    assert header["description"] == "merged at the top" and header["threshold"] == 0.7
-    assert [line for line, _ in entries] == [6, 8, 10]
-    assert entries[2][1]["input"] == "What is the capital of France?" and entries[2][1]["criteria"] == "shared criteria"
+    assert header["description"] == "shared text" and header["threshold"] == 0.7
+    assert [line for line, _ in entries] == [3, 6, 8]
+    assert entries[2][1]["input"] == "What is the capital of France?" and entries[2][1]["assert"] == [
+        {"type": "contains", "value": "Paris"}]
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("x: &common {criteria: c}\n<<: *common\ntests:\n  - id: one\n", 2),
+    ("tests:\n  - &one {id: one, criteria: c}\n  - <<: *one\n    id: two\n", 3),
+    ("tests:\n  - id: one\n    assert:\n      - &c {type: contains, value: x}\n      - {<<: *c, weight: 2}\n", 5),
+])
+def test_a_merge_key_is_refused_at_its_line_by_both_loaders(text: str, line: int) -> None:
+    # AgentV 2.19 reads YAML 1.2, where `<<` is an ordinary key: nothing is merged (yaml12.py).
+    with pytest.raises(EvalFileError) as whole_error:
+        whole(text)
+    try:
+        header = read_header(text, LIST_KEYS)
+        key = next(k for k in LIST_KEYS if isinstance(header.get(k), SkippedList))
+        found = [value for _, value in iter_entries(text, key) if isinstance(value, EvalFileError)]
+        assert len(found) == 1
+        streamed_error = found[0]
+    except EvalFileError as exc:
+        streamed_error = exc
+    for error in (whole_error.value, streamed_error):
+        assert error.line == line
+        assert error.message.startswith("'<<' merge keys are not read: AgentV reads YAML 1.2")
 
 
 def test_settings_written_after_the_cases_still_apply_to_every_case(repo: Path) -> None:

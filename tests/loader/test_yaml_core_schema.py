@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.errors import EvalFileError
 from agentv_gate.loader import load_eval_file
 from agentv_gate.loader.yaml_lines import load_yaml_text
 from agentv_gate.targets.config import parse_targets
@@ -39,9 +40,16 @@ def test_a_plain_scalar_reads_as_the_yaml_1_2_core_schema_says(written: str, val
     assert (read, type(read)) == (value, type(value))
 
 
-def test_nan_and_the_merge_key_still_read() -> None:
+def test_nan_still_reads() -> None:
     assert math.isnan(load_yaml_text("k: .nan\n")["k"])
-    assert load_yaml_text("a: &x {p: 1}\nb: {<<: *x, q: 2}\n")["b"] == {"p": 1, "q": 2}
+
+
+def test_a_merge_key_is_refused_and_a_quoted_one_is_a_key() -> None:
+    # `<<` merges nothing in YAML 1.2 (the `yaml` package's default, which AgentV 2.19 uses): refused, never merged.
+    with pytest.raises(EvalFileError, match="'<<' merge keys are not read") as refused:
+        load_yaml_text("a: &x {p: 1}\nb: {<<: *x, q: 2}\n")
+    assert refused.value.line == 2
+    assert load_yaml_text("b: {'<<': 1, q: 2}\n")["b"] == {"<<": 1, "q": 2}
 
 
 def test_targets_yaml_keeps_an_azure_api_version_as_text() -> None:
@@ -87,3 +95,43 @@ def test_words_and_dates_are_checked_as_text_through_the_cli(tmp_path: Path) -> 
     assert proc.returncode == 1, proc.stderr
     rows = rows_by_id(tmp_path / ".agentv-gate/results.jsonl")
     assert {case: row["verdict"] for case, row in rows.items()} == {"word": "pass", "date": "pass", "no-word": "fail"}
+
+
+def test_a_case_that_passes_only_by_a_merged_assertion_is_not_run(tmp_path: Path) -> None:
+    """AgentV 2.19 keeps `<<` as a key (YAML 1.2): case b has no `contains` there and is judged by the LLM
+    judge on its criteria. Merged, it passed on `contains: World`; it is refused before anything runs."""
+    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: Hello World\n")
+    write(tmp_path / "evals/m.eval.yaml", """
+        tests:
+          - id: a
+            criteria: c
+            input: hi
+            assert:
+              - &check {type: contains, value: World}
+          - id: b
+            criteria: c
+            input: hi
+            assert:
+              - <<: *check
+                weight: 2
+    """)
+    proc = run_cli("run", "evals/m.eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "evals/m.eval.yaml:11: '<<' merge keys are not read: AgentV reads YAML 1.2" in proc.stderr
+    assert not (tmp_path / ".agentv-gate/results.jsonl").exists()
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("    response: Hello World\n    response: nope\n", ":5: not valid YAML: duplicate key 'response' (first at line 4)"),
+    ("    <<: {response: Hello World}\n", ":4: not valid YAML: '<<' merge keys are not read"),
+])
+def test_targets_yaml_refuses_a_repeated_key_and_a_merge_key_at_their_line(tmp_path: Path, body: str,
+                                                                           message: str) -> None:
+    """AgentV's parser refuses a repeated key ("Map keys must be unique") and merges nothing; PyYAML kept the
+    last of two `response:` (or `endpoint:`) unsaid, and merged."""
+    make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n" + body)
+    write(tmp_path / "evals/s.eval.yaml", "tests:\n  - id: a\n    input: q\n    assert: [{type: contains, value: World}]\n")
+    proc = run_cli("run", "evals", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f".agentv/targets.yaml{message}" in proc.stderr
+    assert not (tmp_path / ".agentv-gate/results.jsonl").exists()
