@@ -21,7 +21,7 @@ import base64
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 _SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
@@ -95,6 +95,20 @@ def register_secrets(secrets: Iterable[str]) -> None:
         for secret in new:
             forms |= secret_forms(secret)
         _forms = tuple(sorted(forms, key=len, reverse=True))
+
+
+ENVIRONMENT_SECRET_MIN_CHARS = 12
+"""A variable the targets file does not name counts as a credential only from this length: API keys
+and tokens are long, while `USE_TOKEN=true` is a setting, and hiding every "true" would hide the report."""
+
+
+def environment_secrets(env: Mapping[str, str]) -> list[str]:
+    """The values of the environment's variables named like secrets (`GITHUB_TOKEN`, `OPENAI_API_KEY`).
+
+    An agent and its judges inherit the step's environment, so they can print a key that no targets
+    file names; registering these hides it in every output as a configured secret is hidden."""
+    return [value for name, value in env.items()
+            if is_secret_field(name) and len(value.strip()) >= ENVIRONMENT_SECRET_MIN_CHARS]
 
 
 def forget_secrets() -> None:

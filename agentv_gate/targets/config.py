@@ -44,7 +44,7 @@ import yaml
 from ..errors import TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
 from ..problems import Problem
-from ..redaction import is_secret_field, redact, register_secrets
+from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
 from ..yaml12 import use_core_schema
 from .keys import (
     ANY_PROVIDER_KEYS,
@@ -300,6 +300,7 @@ class TargetsConfig:
         """
         source = os.environ if env is None else env
         register_secrets(s for raw in self.definitions.values() for s in declared_secrets(raw, source))
+        register_secrets(environment_secrets(source))  # what agents and judges inherit, named or not
 
     def resolve(self, name: str, env: Mapping[str, str] | None = None) -> TargetConfig:
         """The named target with the environment applied. Raises TargetsConfigError if unusable."""

@@ -346,3 +346,32 @@ def test_a_cached_answer_holds_no_key_split_by_terminal_escapes(tmp_path: Path) 
     for entry in entries:
         text = entry.read_text()
         assert "Paris ***" in text and key[8:] not in text, text
+
+
+def test_a_key_in_the_steps_environment_that_no_file_names_is_hidden_too(tmp_path: Path) -> None:
+    """An agent and its judges inherit the step's environment: `GITHUB_TOKEN` or an `OPENAI_API_KEY`
+    that targets.yaml never names can still be printed by the agent, and reached results.jsonl, the
+    JUnit file and the console. A short value of a variable so named (`USE_TOKEN=true`) is a setting,
+    not a credential: "true" stays in the answer."""
+    github_token, api_key = f"ghs_{uuid.uuid4().hex}", f"sk-env-{uuid.uuid4().hex}"
+    repo = make_repo(tmp_path / "repo", """
+        targets:
+          - name: agent
+            provider: cli
+            command: printf 'Paris %s %s %s' "$GITHUB_TOKEN" "$OPENAI_API_KEY" "$USE_TOKEN"
+        """)
+    write(repo / "evals" / "env.eval.yaml", """
+        tests:
+          - id: env-echo
+            target: agent
+            input: capital of France?
+            assert: [{type: contains, value: Paris}]
+        """)
+    env = {"GITHUB_TOKEN": github_token, "OPENAI_API_KEY": api_key, "USE_TOKEN": "true",
+           "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+    proc = run_cli("run", "evals", env=env, cwd=repo)
+    row = read_rows(repo / ".agentv-gate/results.jsonl")[0]
+    assert row["verdict"] == "pass" and row["candidate_answer"] == "Paris *** *** true", proc.stdout + proc.stderr
+    outputs = every_output(tmp_path, repo, proc.stdout, proc.stderr)
+    assert [where for where, text in outputs.items() if github_token in text or api_key in text] == []
