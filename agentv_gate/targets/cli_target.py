@@ -325,9 +325,12 @@ class CliProvider:
         values = {name: "''" for name in CLI_PLACEHOLDERS}
         values["EVAL_ID"] = "healthcheck"
         command = render(check["command"], values)
+        # AgentV: `cwd: healthcheck.cwd ?? config.cwd`: without its own `cwd` the check runs where the
+        # agent runs, so `test -f agent.py` looks in the agent's folder, not the eval file's.
+        folder = check["cwd"] if check["cwd"] is not None else self.cwd
         result = run_script(
             ["/bin/sh", "-c", command], "", check["timeout"],
-            cwd=resolve_folder(check["cwd"], eval_dir, self.target.repo_root), env=self.env or None
+            cwd=resolve_folder(folder, eval_dir, self.target.repo_root), env=self.env or None
         )
         failure = self._failure(result, check["timeout"])
         return f"{prefix}: {failure}" if failure else None

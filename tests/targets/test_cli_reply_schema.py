@@ -70,3 +70,30 @@ def test_cli_replies_are_read_through_agentvs_schema(tmp_path: Path) -> None:
     assert rows["negative-cost"].get("cost_usd") is None
     assert "upstream failed" in rows["agent-error"]["error"]
     assert rows["good"]["token_usage"]["output"] == 2 and rows["good"]["cost_usd"] == 0.01
+
+
+def test_a_healthcheck_without_cwd_runs_where_the_agent_runs(tmp_path: Path) -> None:
+    """AgentV: `cwd: healthcheck.cwd ?? config.cwd` (providers/cli.ts). Run from the eval folder instead,
+    a check of the agent's own folder (`test -f agent.py`) looked somewhere else: it passed on a file
+    the agent's folder lacks, and the cases ran where AgentV stops at the failed healthcheck."""
+    repo = make_repo(tmp_path / "repo", """\
+targets:
+  - name: default
+    provider: cli
+    command: echo Paris
+    cwd: sub
+    healthcheck:
+      command: test -f marker
+""")
+    (repo / "evals" / "sub").mkdir()
+    (repo / "evals" / "marker").write_text("only in the eval folder, not in the agent's\n", encoding="utf-8")
+    write(repo / "evals/s.eval.yaml", """
+        tests:
+          - {id: c, input: Capital of France?, assert: [{type: contains, value: Paris}]}
+    """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=repo, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = rows_by_id(repo / RESULTS)["c"]
+    assert row["verdict"] == "error" and "healthcheck failed" in row["error"]
+    (repo / "evals" / "sub" / "marker").write_text("now in the agent's folder\n", encoding="utf-8")
+    assert run_cli("run", "evals", "--no-cache", cwd=repo, timeout=120).returncode == 0
