@@ -194,14 +194,21 @@ class Orchestrator:
 
     def _run_trials(self, case: EvalCase, provider: Provider, base: CaseResult, trials: TrialsConfig,
                     started: float) -> CaseResult:
-        """AgentV's trials: each a full target + evaluators run, the target never answered from the
-        cache after the first (a replay is not an independent sample); pass_at_k stops at the first
+        """AgentV's trials: each a full target + evaluators run, neither answered from the cache after
+        the first (a replay is not an independent sample); pass_at_k stops at the first
         trial that passes; summed cost reaching `cost_limit_usd` starts no further trial."""
         runs: list[CaseResult] = []
         cost = 0.0
         cost_limited = False
         for attempt in range(trials.count):
-            run = self._attempt(case, provider, base.model_copy(deep=True), attempt, time.monotonic())
+            # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
+            # both uncached): a judge verdict replayed from trial 1 or an earlier run would be counted
+            # again as if the judge had given it anew.
+            bypass_cache_on_this_thread(attempt > 0 or not case.suite_execution.cache)
+            try:
+                run = self._attempt(case, provider, base.model_copy(deep=True), attempt, time.monotonic())
+            finally:
+                bypass_cache_on_this_thread(not case.suite_execution.cache)
             runs.append(run)
             cost += run.cost_usd or 0.0
             if trials.strategy == "pass_at_k" and _agentv_pass(run):

@@ -9,9 +9,10 @@ from its config and costs nothing. Targets and LLM judges both reach the cache t
 The key is a SHA-256 over what decides the answer: the provider kind, the URL the request goes to
 (base URL, deployment, API version, Gemini's model; any `user:password@` removed), the JSON body as the provider
 builds it (model, system prompt, messages, temperature, max_tokens or max_completion_tokens,
-reasoning_effort, response_format), header values that are not credentials, and the judge's re-ask
-number. The body is taken before any parameter the server refused earlier in the run is adjusted
-(see `adjustments.py`), so a key does not depend on which call of a run learned it first. API
+reasoning_effort, response_format), header values that are not credentials, the judge's re-ask
+number, and the agentv-gate release (an entry holds the reply as that release read it). The body
+is taken before any parameter the server refused earlier in the run is adjusted (see
+`adjustments.py`), so a key does not depend on which call of a run learned it first. API
 keys are never part of it, so rotating a key keeps the cache, and every secret value the target
 knows is scrubbed from what is written. A changed prompt, model or
 temperature is a different key, hence a miss.
@@ -112,9 +113,19 @@ def _answer_headers(provider: Provider) -> dict[str, str]:
             if not any(hint in str(k).lower() for hint in _SENSITIVE_HEADER_HINTS)}
 
 
+def _reader_version() -> str:
+    """The agentv-gate release that read the reply. An entry holds the reply as it was *read* (its
+    text, tool calls, whether it counted as withheld), so another release, which may read replies
+    differently, must not replay it: a reply an older release stored as an empty success, that this
+    one reads as a content-filter error, would otherwise keep passing."""
+    from .. import __version__
+
+    return str(__version__)
+
+
 def request_identity(provider: Provider, request: ProviderRequest) -> dict[str, Any]:
     """Everything that decides the answer to `request` from `provider`, secrets excluded."""
-    identity: dict[str, Any] = {"format": CACHE_FORMAT, "kind": provider.kind}
+    identity: dict[str, Any] = {"format": CACHE_FORMAT, "agentv_gate": _reader_version(), "kind": provider.kind}
     build_body = getattr(provider, "build_body", None)
     url_for = getattr(provider, "url_for", None)
     url = url_for(request) if callable(url_for) else getattr(provider, "url", None)

@@ -17,9 +17,10 @@ files first as AgentV orders them, each through `files_format`, which may use `{
 `{UPPER_CASE}` word is refused up front.
 
 The prompt is also written to the command's stdin. The answer is read from `{OUTPUT_FILE}` when
-the template names it (as AgentV does), else from stdout. If the answer is a JSON object with
-`text`, `output` or `output_messages` (AgentV's CLI output schema), those fields are used,
-along with `token_usage`, `cost_usd` and `duration_ms`; anything else is the answer verbatim.
+the template names it (as AgentV does), else from stdout. A JSON object that fits AgentV's CLI
+output schema gives the answer from `output`/`output_messages` (the last assistant content), else
+from `text`, with `token_usage`, `cost_usd` and `duration_ms`; one that does not fit, or anything
+else, is the answer as written (see `parse_cli_output`). A reply's `error` makes the case an error.
 
 The command runs under `/bin/sh -c` in its own process group, which is killed at the timeout,
 exactly as from the user's shell: PATH and every variable as agentv-gate received them, plus only
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProviderError, TargetsConfigError
+from ..javascript import js_trim
 from ..models import Message, TargetResponse
 from ..transport.process import ScriptResult, run_script
 from .base import ProviderRequest
@@ -96,36 +98,114 @@ def _seconds(target: TargetConfig, value: Any, key: str) -> float:
     return float(value)
 
 
-def _messages_from(raw: Any) -> list[Message]:
-    out: list[Message] = []
-    if isinstance(raw, list):
-        for item in raw:
-            if isinstance(item, dict) and isinstance(item.get("role"), str):
-                out.append(Message.model_validate(item))
-    return out
+def _number(value: Any) -> bool:
+    """zod's `z.number()`: a JSON number, never a boolean (Python's `True` is an int) or text."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def parse_cli_output(text: str) -> tuple[str, list[Message], dict[str, Any]]:
-    """(answer text, output messages, metrics) from what the command produced."""
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except (ValueError, RecursionError):  # not JSON (or nested past Python's stack): a plain answer
-            data = None
-        if isinstance(data, dict) and any(k in data for k in ("text", "output", "output_messages")):
-            messages = _messages_from(data.get("output_messages", data.get("output")))
-            answer = data.get("text")
-            if answer is None:
-                assistant = [m for m in messages if m.role == "assistant"]
-                answer = assistant[-1].text() if assistant else ""
-            if not isinstance(answer, str):
-                answer = json.dumps(answer)
-            if not messages:
-                messages = [Message(role="assistant", content=answer)]
-            metrics = {k: data[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in data}
-            return answer, messages, metrics
-    return stripped, [Message(role="assistant", content=stripped)], {}
+def _optional(data: dict[str, Any], key: str, check: Any) -> bool:
+    """zod's `.optional()`: the key absent, or present with a value `check` accepts (`null` is not absent)."""
+    return key not in data or bool(check(data[key]))
+
+
+def _tool_call_fits(call: Any) -> bool:
+    return (isinstance(call, dict) and isinstance(call.get("tool"), str) and _optional(call, "id", _is_text)
+            and all(_optional(call, key, _is_text) for key in ("start_time", "end_time"))
+            and _optional(call, "duration_ms", _number))
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _message_fits(message: Any) -> bool:
+    """AgentV's `MessageInputSchema`: a text `role`; `name`, times and `tool_calls` of their types."""
+    return (isinstance(message, dict) and isinstance(message.get("role"), str)
+            and all(_optional(message, key, _is_text) for key in ("name", "start_time", "end_time"))
+            and _optional(message, "duration_ms", _number)
+            and _optional(message, "metadata", lambda v: isinstance(v, dict))
+            and _optional(message, "tool_calls", lambda v: isinstance(v, list) and all(map(_tool_call_fits, v))))
+
+
+def _fits_agentv_schema(data: dict[str, Any]) -> bool:
+    """Whether AgentV's `CliOutputSchema.safeParse` accepts the reply. When it does not, AgentV takes the
+    whole output as the answer text, so a reply with one malformed field (`cost_usd: "0.01"`, a
+    `token_usage` without `output`, a message without `role`) is judged as the JSON it is, never as
+    its `text`."""
+    def messages(value: Any) -> bool:
+        return isinstance(value, list) and all(map(_message_fits, value))
+
+    def usage(value: Any) -> bool:
+        return (isinstance(value, dict) and _number(value.get("input")) and _number(value.get("output"))
+                and _optional(value, "cached", _number))
+
+    return (_optional(data, "output", messages) and _optional(data, "output_messages", messages)
+            and _optional(data, "token_usage", usage)
+            and all(_optional(data, key, _number) for key in ("cost_usd", "duration_ms")))
+
+
+def js_string(value: Any) -> str:
+    """JavaScript's `String(value)` of a JSON value, as AgentV turns a `text` that is not text into the
+    answer: `null` is "null", an object "[object Object]", a list its items joined by commas."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "[object Object]"
+    if isinstance(value, list):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return str(value)
+
+
+def _last_assistant_text(raw: list[dict[str, Any]]) -> str:
+    """AgentV's `extractLastAssistantContent`: the last assistant message that has content (a message of
+    tool calls alone is passed over; `Message` would default its missing content to ""), else ""."""
+    for item in reversed(raw):
+        if item["role"] == "assistant" and item.get("content") is not None:
+            return Message.model_validate(item).text()
+    return ""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # JavaScript's JSON.parse refuses NaN and Infinity
+
+
+def parse_cli_output(text: str, *, verbatim: bool = False) -> tuple[str, list[Message], dict[str, Any]]:
+    """(answer text, output messages, metrics) from what the command produced, as AgentV's
+    `parseOutputContent` reads it.
+
+    `verbatim` (an `{OUTPUT_FILE}`, which is what AgentV reads): the text is the answer as written, CRLF
+    read as LF, never trimmed, since a regex `^Paris$` fails "Paris\\n" in AgentV. Otherwise (stdout, an
+    agentv-gate extension) the surrounding white space of `print` is dropped.
+
+    A JSON object is read only when it fits AgentV's schema (`_fits_agentv_schema`). Then `output` (or
+    else `output_messages`), when it holds messages, gives the messages and the answer (the last
+    assistant content), and `text` is not read; else `text` is the answer. A reply with neither is
+    the answer as it was written. A negative `cost_usd` or `duration_ms` is dropped, as AgentV drops
+    it. The reply's `error` is returned in the metrics (see `invoke`).
+    """
+    content = text.replace("\r\n", "\n") if verbatim else text.strip()
+    plain: tuple[str, list[Message], dict[str, Any]] = (content, [Message(role="assistant", content=content)], {})
+    try:
+        data = json.loads(content, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON (or nested past Python's stack): a plain answer
+        return plain
+    if not isinstance(data, dict) or not _fits_agentv_schema(data):
+        return plain
+    metrics: dict[str, Any] = {k: data[k] for k in ("token_usage", "cost_usd", "duration_ms", "error")
+                               if k in data and not (k in ("cost_usd", "duration_ms") and data[k] < 0)}
+    raw_messages = data["output"] if "output" in data else data.get("output_messages")
+    if raw_messages:
+        return _last_assistant_text(raw_messages), [Message.model_validate(item) for item in raw_messages], metrics
+    if "text" in data:
+        answer = js_string(data["text"])
+        return answer, [Message(role="assistant", content=answer)], metrics
+    return content, plain[1], {"error": data["error"]} if "error" in data else {}
 
 
 def _env_text(name: str, value: Any, describe: str) -> str:
@@ -245,9 +325,12 @@ class CliProvider:
         values = {name: "''" for name in CLI_PLACEHOLDERS}
         values["EVAL_ID"] = "healthcheck"
         command = render(check["command"], values)
+        # AgentV: `cwd: healthcheck.cwd ?? config.cwd`: without its own `cwd` the check runs where the
+        # agent runs, so `test -f agent.py` looks in the agent's folder, not the eval file's.
+        folder = check["cwd"] if check["cwd"] is not None else self.cwd
         result = run_script(
             ["/bin/sh", "-c", command], "", check["timeout"],
-            cwd=resolve_folder(check["cwd"], eval_dir, self.target.repo_root), env=self.env or None
+            cwd=resolve_folder(folder, eval_dir, self.target.repo_root), env=self.env or None
         )
         failure = self._failure(result, check["timeout"])
         return f"{prefix}: {failure}" if failure else None
@@ -331,7 +414,14 @@ class CliProvider:
                     f"bytes ({result.stdout_bytes}); raise max_response_bytes if that is expected"
                 )
             produced = result.stdout
-        text, messages, metrics = parse_cli_output(produced)
+        text, messages, metrics = parse_cli_output(produced, verbatim="{OUTPUT_FILE}" in self.command_template)
+        reported = metrics.get("error")
+        if reported is not None and not (isinstance(reported, str) and not js_trim(reported)):
+            # AgentV 4 marks the run failed (`target_task_failure`); an answer the agent itself says
+            # is a failure must not be scored, let alone pass.
+            detail = reported if isinstance(reported, str) else json.dumps(reported, default=str)
+            raise ProviderError(f"{self.target.describe()}: the agent reported an error: "
+                                f"{self.target.redact(detail)[:_DETAIL_CHARS]}")
         duration = metrics.get("duration_ms")
         return TargetResponse(
             text=text,

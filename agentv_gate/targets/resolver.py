@@ -66,6 +66,11 @@ class TargetResolver(ProviderRegistry):
                  wrap: ProviderWrapper | None = None):
         super().__init__(targets)
         forced = [forced_target] if isinstance(forced_target, str) else list(forced_target or ())
+        if forced == [DEFAULT_TARGET]:
+            # AgentV's `pickTargetName`: `--target default` is the flag's own default value there, so it
+            # chooses nothing and an eval file's `target:` still wins (taking it as a choice would run
+            # another agent than AgentV runs). A case that names no target still gets `default`.
+            forced = []
         self.forced_targets = list(dict.fromkeys(forced))
         """`--target`, given any number of times: one name is every case's target; several make a matrix."""
         self.forced_target = self.forced_targets[0] if len(self.forced_targets) == 1 else None

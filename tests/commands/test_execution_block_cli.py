@@ -393,3 +393,36 @@ def test_results_rows_are_json_with_the_agentv_names(tmp_path: Path) -> None:
     line = (repo / ".agentv-gate/results.jsonl").read_text().splitlines()[0]
     row = json.loads(line)
     assert set(row["trials"][0]) >= {"attempt", "score", "verdict", "scores", "execution_status"}
+
+
+def test_later_trials_ask_the_judge_afresh_too(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """AgentV runs the target *and the evaluators* of every trial uncached: a judge verdict replayed from
+    trial 1 (or from an earlier run) is not a sample, and under `mean` it turned one lenient verdict into
+    three, passing a case whose judge failed it twice."""
+    def verdict(score: float) -> FakeReply:
+        return FakeReply.openai(json.dumps({"score": score, "hits": [], "misses": [], "reasoning": str(score)}))
+
+    fake_llm.enqueue("/v1/chat/completions", verdict(1.0), verdict(0.0), verdict(0.0))
+    repo = make_repo(tmp_path, f"""
+        targets:
+          - name: default
+            provider: cli
+            command: echo Paris
+            judge_target: judge
+          - name: judge
+            provider: openai
+            base_url: {fake_llm.url}
+            api_key: ${{{{ TEST_KEY }}}}
+            model: m
+    """)
+    write(repo / "evals/s.eval.yaml", """
+        execution:
+          trials: {count: 3, strategy: mean}
+        tests:
+          - {id: c, input: Capital of France?, criteria: Names Paris, assert: [{type: llm_judge}]}
+    """)
+    ran = run_cli("run", "evals", cwd=repo, env=KEY)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert len(fake_llm.requests) == 3
+    row = by_id(repo)["c"]
+    assert [t["score"] for t in row["trials"]] == [1.0, 0.0, 0.0] and not row.get("cache_hits")

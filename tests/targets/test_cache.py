@@ -19,6 +19,7 @@ import pytest
 from agentv_gate.cli import main
 from agentv_gate.errors import EXIT_FAILED, EXIT_OK
 from agentv_gate.models import Message, TargetResponse
+from agentv_gate.targets import cache as cache_module
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.cache import (
     DEFAULT_CACHE_DIR,
@@ -371,3 +372,18 @@ def test_an_uncreatable_cache_folder_still_answers(server: FakeLLMServer) -> Non
     [request] = server.requests
     assert isinstance(request, RecordedRequest) and request.path == AGENT
     assert provider.cache.stats.write_errors == 1 and provider.cache.stats.stored == 0
+
+
+def test_an_answer_stored_by_another_agentv_gate_version_is_not_replayed(tmp_path: Path, server: FakeLLMServer,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache holds the answer as agentv-gate *read* the reply (text, tool calls, what counts as a
+    withheld reply), not the raw reply: after an upgrade that reads replies differently, an old entry
+    would replay the old reading (a filtered reply stored as an empty success, thought parts in the
+    answer), so a release never replays another release's entries."""
+    cache = ResponseCache(tmp_path / "c")
+    request = ProviderRequest(question="Capital of France?")
+    provider = provider_for(f"{server.url}/agent")
+    CachingProvider(provider, cache).invoke(request)
+    monkeypatch.setattr(cache_module, "_reader_version", lambda: "0.0.1-older")
+    CachingProvider(provider, cache).invoke(request)
+    assert len(server.requests) == 2 and cache.stats.hits == 0
