@@ -7,6 +7,8 @@ memory grow with the suite, so the plan keeps a small `CaseRef` per case instead
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -42,6 +44,34 @@ class CaseRef:
     """`execution.targets`: the case runs once on each (a matrix)."""
     costs: tuple[tuple[str, Path, int], ...] = ()
     """The cost limits the case runs under (`EvalCase.cost_limits`), for the preflight to check."""
+    digest: str = ""
+    """`case_digest` of the case as the eval files define it now: a rerun carries over an old row
+    only when it judged this same case."""
+    threshold: float | None = None
+    """The case's own `threshold` (its suite's, or its own), which wins over `--threshold`."""
+
+
+WHERE_KEYS = frozenset({"source_file", "source_line", "suite_file", "target_line", "cost_limits"})
+"""Where a case is written, not what it checks: moving it (a case added above it, the repository
+checked out elsewhere) must not make a rerun distrust its old row."""
+
+
+def case_digest(case: EvalCase) -> str:
+    """A short hash of what the case runs and how it is judged: its input, expected answer,
+    evaluators, threshold, trials and targets. A results row carries it, so `--rerun-failed` and
+    `--retry-errors` tell an old pass of this case from one of an earlier version of it (its
+    assertions since changed), which must run again rather than be carried over as a pass.
+    Files the case points at (judge scripts, attached files) are not read: only what the eval
+    file says."""
+    # Python mode and `default=str`: whatever a YAML value holds (a date, a Path) hashes; keys of
+    # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
+    # digest only runs a case again).
+    dumped = case.model_dump(exclude=set(WHERE_KEYS))
+    try:
+        text = json.dumps(dumped, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(dumped)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 JudgeUse = tuple[str | None, Path, int]
@@ -127,7 +157,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
-                                     tuple(case.cost_limits)))
+                                     tuple(case.cost_limits), case_digest(case), case.threshold))
     configs = (nearest_config(file, repo_root or find_repo_root(file.parent)) for file in plan.files)
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)

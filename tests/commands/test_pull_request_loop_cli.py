@@ -380,3 +380,54 @@ def test_a_rerun_names_a_case_gone_from_the_eval_files_inertly(project: Path) ->
     proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project, env={"GITHUB_ACTIONS": "true"})
     assert "no longer in the eval files" in proc.stderr, proc.stderr
     assert runner_commands(proc.stderr) == [] and "\x1b" not in proc.stderr, proc.stderr
+
+
+def test_a_rerun_runs_a_passed_case_again_when_its_evaluators_changed(project: Path) -> None:
+    """PREV's pass was judged by the case as it was then: a case whose assertions changed since has
+    no result for what it checks now, so it runs again instead of carrying the old pass."""
+    answers(project, *CASES, "alpha-extra")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    first = results(project)
+    suite = project / "evals/suite.eval.yaml"
+    suite.write_text(suite.read_text().replace("value: beta\n", "value: something the agent never says\n"))
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    second = results(project)
+    assert second["beta"]["verdict"] == "fail"
+    assert "1 case(s) changed since prev.jsonl" in proc.stderr, proc.stderr
+    for name in ("alpha", "gamma", "delta", "alpha-extra"):  # unchanged: carried over, not run again
+        assert second[name]["timestamp"] == first[name]["timestamp"]
+
+
+@pytest.mark.parametrize("how", ["cli", "yaml"])
+def test_a_rerun_runs_a_passed_case_again_when_its_threshold_changed(project: Path, how: str) -> None:
+    """A pass at 0.5 carried into a run whose threshold is 0.9 would say PASS for a score below the
+    run's own threshold."""
+    write(project / "evals/half.eval.yaml", "tests:\n  - id: half\n    input: Say half\n    assertions:\n"
+          "      - {type: contains, value: half}\n      - {type: contains, value: never}\n")
+    answers(project, *CASES, "alpha-extra", "half")
+    assert run_cli("run", "evals", cwd=project).returncode == 0  # half scores 0.5 >= 0.5
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    extra = ["--threshold", "0.9"] if how == "cli" else []
+    if how == "yaml":
+        half = project / "evals/half.eval.yaml"
+        half.write_text("threshold: 0.9\n" + half.read_text())
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", *extra, cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = results(project)["half"]
+    assert (row["verdict"], row["threshold"]) == ("fail", 0.9)
+
+
+def test_a_rerun_runs_again_a_passed_case_whose_previous_row_has_no_digest(project: Path) -> None:
+    """A row written by an older agentv-gate does not say which version of the case it judged: it
+    runs again rather than being trusted."""
+    answers(project, *CASES, "alpha-extra")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    rows = read_rows(project / ".agentv-gate/results.jsonl")
+    write(project / "prev.jsonl", "".join(json.dumps({k: v for k, v in row.items() if k != "case_digest"}) + "\n"
+                                          for row in rows))
+    answers(project, *CASES)  # alpha-extra fails now
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert results(project)["alpha-extra"]["verdict"] == "fail"
