@@ -30,11 +30,10 @@ from ..report.baseline import (
 )
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
-from ..report.jsonl import unfinished_runs
+from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.text import inert_json, inert_log_text, one_line
 from ._outputs import output_paths
 from ._previous import read_previous
-from .merge import missing_shards
 
 
 def _check_delta(name: str, value: float | None) -> None:

@@ -13,27 +13,9 @@ from ..errors import ReportError
 from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
-from ..report.jsonl import JsonlWriter, read_results, unfinished_runs
+from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
 from ._baseline import check_baseline_options, load_baseline
 from ._outputs import check_output_paths, output_paths, write_reports
-
-
-def missing_shards(results: list[CaseResult]) -> str | None:
-    """What is missing from a set of shard results, or None when it is whole.
-
-    Each shard row knows how many rows the unsharded run has (a row per case and target); fewer
-    distinct rows than that means a shard job died or never uploaded (or stopped part way, maybe
-    between a matrix case's targets).
-    """
-    expected = max((r.shard_total for r in results if r.shard_total), default=0)
-    present = {(r.suite, r.eval_id, r.target) for r in results}
-    if len(present) >= expected:
-        return None
-    labels = {r.shard for r in results if r.shard}
-    count = next((int(label.split("/")[1]) for label in labels if label.split("/")[-1].isdigit()), 0)
-    absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
-    where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
-    return f"{expected - len(present)} of {expected} case(s) have no result{where}"
 
 
 def stopped_shards(results: list[CaseResult]) -> str | None:
