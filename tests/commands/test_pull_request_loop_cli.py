@@ -217,6 +217,21 @@ def test_list_prints_a_hostile_file_name_on_one_line(project: Path) -> None:
     assert runner_commands(proc.stdout) == []
 
 
+def test_a_base_that_is_one_shard_of_a_run_is_refused_for_cases_it_lacks(project: Path) -> None:
+    """BASE.jsonl = shard 1/2's results: the cases of shard 2 have no row there, so each would be
+    "new" and, failing now, only a warning under --fail-on regression, though it passed on the base
+    branch. Refused (exit 2) before anything runs; a shard's base for the same shard still works."""
+    answers(project, *CASES, "alpha-extra")
+    assert run_cli("run", "evals", "--shard", "1/2", cwd=project).returncode == 0
+    base = Path(shutil.copy(project / ".agentv-gate/results.jsonl", project / "base.jsonl"))
+    answers(project)  # every case fails now
+    proc = run_cli("run", "evals", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "part of a sharded run" in proc.stderr and "agentv-gate merge" in proc.stderr, proc.stderr
+    proc = run_cli("run", "evals", "--shard", "1/2", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 1 and "regressed" in proc.stdout, proc.stdout + proc.stderr
+
+
 # ---------------------------------------------------------------- reruns
 
 
