@@ -446,3 +446,21 @@ def test_a_rerun_runs_again_a_passed_case_whose_previous_row_has_no_digest(proje
     proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert results(project)["alpha-extra"]["verdict"] == "fail"
+
+
+def test_a_rerun_in_another_checkout_of_the_same_files_carries_the_passes_over(project: Path, tmp_path: Path) -> None:
+    """The digest is of what the case says, not where the repository sits: the loader resolves an
+    attached file to an absolute path, and a checkout elsewhere (another runner, a local clone)
+    must not make every case run again."""
+    write(project / "evals/notes.md", "alpha notes\n")
+    write(project / "evals/attached.eval.yaml", "tests:\n  - id: attached\n    input:\n      - role: user\n"
+          "        content:\n          - {type: file, value: ./notes.md}\n          - {type: text, value: Say attached}\n"
+          "    assertions:\n      - {type: contains, value: attached}\n")
+    answers(project, *CASES, "alpha-extra", "attached")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    first = results(project)
+    elsewhere = Path(shutil.copytree(project, tmp_path / "elsewhere"))
+    proc = run_cli("run", "evals", "--rerun-failed", ".agentv-gate/results.jsonl", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "changed since" not in proc.stderr, proc.stderr
+    assert all(row["timestamp"] == first[name]["timestamp"] for name, row in results(elsewhere).items())
