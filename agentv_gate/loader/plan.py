@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel
 
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
@@ -61,20 +64,55 @@ def case_digest(case: EvalCase, root: Path | None = None) -> str:
     evaluators, threshold, trials and targets. A results row carries it, so `--rerun-failed` and
     `--retry-errors` tell an old pass of this case from one of an earlier version of it (its
     assertions since changed), which must run again rather than be carried over as a pass.
-    Files the case points at (judge scripts, attached files) are not read: only what the eval
-    file says. Paths the loader resolved under `root` (the repository) count relative to it, so
-    a checkout in another folder does not make every case run again."""
+    The judge files its evaluators run (a code judge's script, a custom assertion's, a prompt
+    template) count by their content, so editing a judge also runs its cases again. Paths the
+    loader resolved under `root` (the repository) count relative to it, so a checkout in another
+    folder does not make every case run again."""
     # Python mode and `default=str`: whatever a YAML value holds (a date, a Path) hashes; keys of
     # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
     # digest only runs a case again).
     dumped = case.model_dump(exclude=set(WHERE_KEYS))
+    judges = [_file_digest(path) for path in _judge_files(case.evaluators)]
     try:
-        text = json.dumps(dumped, sort_keys=True, default=str)
+        text = json.dumps([dumped, judges], sort_keys=True, default=str)
     except (TypeError, ValueError):
-        text = repr(dumped)
+        text = repr([dumped, judges])
     if root is not None:
         text = text.replace(str(root.resolve()), "<root>")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
+    """Every file the loader resolved for `evaluators` to run or read (the `resolved_*` fields it
+    fills and dumps leave out: scripts, prompt files), composites' members included."""
+    found: list[str] = []
+    for config in evaluators:
+        for name, value in vars(config).items():
+            if not name.startswith("resolved_") or value is None:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, (str, Path)) and Path(item).is_absolute() and Path(item).is_file():
+                    found.append(str(item))
+        if isinstance(config, CompositeConfig):
+            found.extend(_judge_files(config.evaluators))
+    return found
+
+
+_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
+"""(path, size, mtime) -> the hash of its bytes: a judge most cases share is read once a run."""
+
+
+def _file_digest(path: str) -> str:
+    """The hash of a judge file's bytes; a file that cannot be read hashes as such (its case then
+    runs again, where the judge's own error is reported)."""
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        if key not in _FILE_DIGESTS:
+            _FILE_DIGESTS[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return _FILE_DIGESTS[key]
+    except OSError as exc:
+        return f"unreadable: {exc.errno}"
 
 
 JudgeUse = tuple[str | None, Path, int]

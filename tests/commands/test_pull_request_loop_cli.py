@@ -464,3 +464,21 @@ def test_a_rerun_in_another_checkout_of_the_same_files_carries_the_passes_over(p
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "changed since" not in proc.stderr, proc.stderr
     assert all(row["timestamp"] == first[name]["timestamp"] for name, row in results(elsewhere).items())
+
+
+def test_a_rerun_runs_a_passed_case_again_when_its_judge_script_changed(project: Path) -> None:
+    """A code judge's verdict is its script's: edited since PREV (stricter now), the old pass says
+    nothing of what the judge decides today."""
+    judge = write(project / "judges/strict.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 1}))\n")
+    write(project / "evals/judged.eval.yaml", "tests:\n  - id: judged\n    input: Say judged\n    assertions:\n"
+          "      - {name: strict, type: code_judge, script: python3 ../judges/strict.py}\n")
+    answers(project, *CASES, "alpha-extra", "judged")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    first = results(project)
+    judge.write_text(judge.read_text().replace("'score': 1", "'score': 0"))
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    second = results(project)
+    assert second["judged"]["verdict"] == "fail"
+    assert second["alpha"]["timestamp"] == first["alpha"]["timestamp"]
