@@ -93,8 +93,8 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     changed = {(row.suite, row.eval_id) for row in rerun.rows
                if (row.suite, row.eval_id) in now and row.case_digest != now[(row.suite, row.eval_id)]}
     if changed - rerun.again:
-        print(f"agentv-gate: {len(changed - rerun.again)} case(s) changed since {rerun.previous} (evaluators, "
-              "input, threshold or trials; or its rows do not say): they run again", file=sys.stderr)
+        print(f"agentv-gate: {len(changed - rerun.again)} case(s) changed since {rerun.previous} (input, evaluators, judges, "
+              "threshold or trials; or its rows do not say): they run again", file=sys.stderr)
     again = rerun.again | changed
     chosen = [ref for ref in selected if (ref.suite, ref.id) in again or (ref.suite, ref.id) not in had]
     running = {(ref.suite, ref.id) for ref in chosen}
