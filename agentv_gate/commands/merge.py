@@ -44,13 +44,15 @@ def execute(args: argparse.Namespace) -> int:
     if unfinished:
         raise ReportError(f"incomplete results: {unfinished}; a merged verdict without its missing cases could "
                           "pass cases that never ran")
+    # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
+    # Read before the merged JSONL is written: the base may be the file it replaces (the output
+    # folder main's results were restored into), and read after, the shards met only themselves.
+    baseline = load_baseline(args, {(r.suite, r.eval_id) for r in results})
     # `results` holds the inputs, so the merged JSONL's path is `results_out`.
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results_out)
     with JsonlWriter(results_path) as writer:
         for result in results:
             writer.write(result)
-    # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
-    baseline = load_baseline(args, {(r.suite, r.eval_id) for r in results})
     # The rows of cases an interrupted shard (or run) never finished: reported as its own reports
     # did, not run, so the merged verdict is "interrupted", never a pass.
     finished = [r for r in results if r.failure_reason_code != NOT_RUN_INTERRUPTED]
