@@ -655,6 +655,9 @@ class CaseResult(BaseModel):
     """Which `run` process wrote the row, and how many rows that run set out to write: a run killed
     outright (SIGKILL, a lost runner) leaves fewer, and `merge` and `compare` then know the file is
     not the whole run."""
+    case_digest: str | None = None
+    """Which version of the case, under which threshold and trials, the row judged (see
+    `commands._select.run_digest`): a rerun carries the row over only while that is unchanged."""
     cache_hits: int | None = None
     """Model calls of this case (target and judges) answered from the response cache; absent when none."""
     # AgentV 2.19's names, beside the seed-004 ones, so tools written for AgentV's results read ours.

@@ -101,7 +101,8 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/report/github.py": [
         "tests/report/test_github_report.py", "tests/report/test_github_annotations.py",
         "tests/report/test_github_problems.py"],
-    "agentv_gate/report/jsonl.py": ["tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py"],
+    "agentv_gate/report/jsonl.py": [
+        "tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py", "tests/commands/test_merge.py"],
     "agentv_gate/commands/merge.py": [
         "tests/hardening/test_hardening_merge.py", "tests/commands/test_execute.py", "tests/commands/test_merge.py"],
     "agentv_gate/judging/judge_reply.py": [

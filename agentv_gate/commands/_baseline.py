@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report import Summary
 from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
+from ..report.jsonl import missing_shards
 from ..report.rows import ReportedCase
 from ._previous import read_previous
 
@@ -87,7 +89,22 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     path = getattr(args, "baseline", None)
     if path is None:
         return None
-    rows = read_previous(path, f"--baseline {path} holds no results; run the base branch first (or drop --baseline)")
+    empty = f"--baseline {path} holds no results; run the base branch first (or drop --baseline)"
+    every_row = read_previous(path, empty, keep_not_run=True)
+    rows = [row for row in every_row if row.failure_reason_code != NOT_RUN_INTERRUPTED]
+    if not rows:
+        raise UsageError(empty)
+    # One shard's results as the base of more than that shard: the other shards' cases have no row
+    # there, so each would be "new" (a warning under --fail-on regression) though it passed on the
+    # base branch. An interrupted base's not-run rows still count as present here: those cases are
+    # known to have no result, which is what "new" says.
+    missing = missing_shards(every_row)
+    lacking = set(cases) - set(left_out) - {(row.suite, row.eval_id) for row in every_row}
+    if missing and lacking:
+        raise UsageError(f"--baseline {path} holds only part of a sharded run ({missing}), and {len(lacking)} "
+                         "case(s) of this run are not in it; they may be in a shard not given and would read as "
+                         "new, never as regressed: join the base's shards with `agentv-gate merge` and pass the "
+                         "merged results.jsonl")
     if cases and not any((row.suite, row.eval_id) in cases for row in rows):
         example = rows[0]
         raise UsageError(f"--baseline {path} shares no case with this run (its rows are cases like "

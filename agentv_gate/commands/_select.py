@@ -8,6 +8,7 @@ as they were, so the results file the rerun writes is complete: the new rows rep
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from ..errors import NoCasesError, UsageError
 from ..loader import CaseRef, filter_refs
-from ..models import CaseResult
+from ..models import DEFAULT_THRESHOLD, CaseResult
 from ..report.paths import display_path
 from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
@@ -31,6 +32,16 @@ class Rerun:
     """(suite, test id) of each case PREV says to run again."""
     kept: list[CaseResult] = field(default_factory=list)
     """Set by `select_cases`: every row of PREV whose case does not run again, as it was."""
+
+
+def run_digest(args: argparse.Namespace, ref: CaseRef) -> str:
+    """What a row of `ref` judged in this run: the case as written now (`CaseRef.digest`), the
+    threshold it is judged against (its own, else `--threshold`, else the default) and `--trials`.
+    A previous row with another digest judged something else: a pass at 0.5 must not be carried
+    into a run gating at 0.9, nor a pass of assertions the case no longer has."""
+    threshold = ref.threshold if ref.threshold is not None else getattr(args, "threshold", None)
+    settings = f"{DEFAULT_THRESHOLD if threshold is None else threshold!r}|{getattr(args, 'trials', None)!r}"
+    return hashlib.sha256(f"{ref.digest}|{settings}".encode()).hexdigest()[:16]
 
 
 def load_rerun(args: argparse.Namespace) -> Rerun | None:
@@ -76,7 +87,16 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     if unseen:
         print(f"agentv-gate: {len(unseen)} case(s) have no row in {rerun.previous} (not run there): "
               "they run too", file=sys.stderr)
-    chosen = [ref for ref in selected if (ref.suite, ref.id) in rerun.again or (ref.suite, ref.id) not in had]
+    # A case PREV judged in another version (its evaluators, input or threshold changed since, or a
+    # row of an older agentv-gate that does not say): its old pass says nothing of it now.
+    now = {(ref.suite, ref.id): run_digest(args, ref) for ref in selected}
+    changed = {(row.suite, row.eval_id) for row in rerun.rows
+               if (row.suite, row.eval_id) in now and row.case_digest != now[(row.suite, row.eval_id)]}
+    if changed - rerun.again:
+        print(f"agentv-gate: {len(changed - rerun.again)} case(s) changed since {rerun.previous} (input, evaluators, judges, "
+              "threshold or trials; or its rows do not say): they run again", file=sys.stderr)
+    again = rerun.again | changed
+    chosen = [ref for ref in selected if (ref.suite, ref.id) in again or (ref.suite, ref.id) not in had]
     running = {(ref.suite, ref.id) for ref in chosen}
     rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running]
     return chosen

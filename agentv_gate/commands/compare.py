@@ -17,10 +17,12 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
+from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report.baseline import (
     LABELS,
     Comparison,
+    Status,
     compare_results,
     comparison_html,
     comparison_json,
@@ -28,7 +30,7 @@ from ..report.baseline import (
 )
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
-from ..report.jsonl import unfinished_runs
+from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.text import inert_json, inert_log_text, one_line
 from ._outputs import output_paths
 from ._previous import read_previous
@@ -81,15 +83,37 @@ def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, js
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
 
+def _check_shards(comparison: Comparison, base_path: Path, base: list[CaseResult], head_path: Path,
+                  head: list[CaseResult]) -> None:
+    """Refuse a side that holds only some shards of a sharded run while the other side has cases it
+    lacks: in HEAD those read as "removed" and in BASE their HEAD rows as "new", neither a
+    regression, though they may just sit in a shard not given (and have regressed there). A shard
+    compared with the same shard of the other side pairs every case, and is fine."""
+    sides: tuple[tuple[str, Path, list[CaseResult], Status], ...] = (
+        ("head", head_path, head, "removed"), ("base", base_path, base, "new"))
+    for side, path, rows, status in sides:
+        missing = missing_shards(rows)
+        unpaired = comparison.with_status(status)
+        if missing and unpaired:
+            raise UsageError(f"the {side} results {path} hold only part of a sharded run ({missing}), and "
+                             f"{len(unpaired)} case(s) of the other side are not in them; they may be in a shard "
+                             "not given and have regressed there: join the shards with `agentv-gate merge` "
+                             "and compare the merged results.jsonl")
+
+
 def execute(args: argparse.Namespace) -> int:
     _check_delta("--min-delta", args.min_delta)
     _check_delta("--max-drop", args.max_drop)
-    base = read_previous(args.base, f"the base results {args.base} hold no rows")
+    every_base = read_previous(args.base, f"the base results {args.base} hold no rows", keep_not_run=True)
+    base = [row for row in every_base if row.failure_reason_code != NOT_RUN_INTERRUPTED]
+    if not base:
+        raise UsageError(f"the base results {args.base} hold no rows of cases that ran")
     head = read_previous(args.head, f"the head results {args.head} hold no rows", keep_not_run=True)
     unfinished = unfinished_runs(head)
     if unfinished:  # its missing cases would read as "removed", which is no regression
         raise UsageError(f"the head results {args.head} are incomplete: {unfinished}")
     comparison = compare_results(base, head, args.max_drop)
+    _check_shards(comparison, args.base, every_base, args.head, head)
     if not comparison.paired:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")

@@ -13,27 +13,9 @@ from ..errors import ReportError
 from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
-from ..report.jsonl import JsonlWriter, read_results, unfinished_runs
+from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
 from ._baseline import check_baseline_options, load_baseline
 from ._outputs import check_output_paths, output_paths, write_reports
-
-
-def missing_shards(results: list[CaseResult]) -> str | None:
-    """What is missing from a set of shard results, or None when it is whole.
-
-    Each shard row knows how many rows the unsharded run has (a row per case and target); fewer
-    distinct rows than that means a shard job died or never uploaded (or stopped part way, maybe
-    between a matrix case's targets).
-    """
-    expected = max((r.shard_total for r in results if r.shard_total), default=0)
-    present = {(r.suite, r.eval_id, r.target) for r in results}
-    if len(present) >= expected:
-        return None
-    labels = {r.shard for r in results if r.shard}
-    count = next((int(label.split("/")[1]) for label in labels if label.split("/")[-1].isdigit()), 0)
-    absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
-    where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
-    return f"{expected - len(present)} of {expected} case(s) have no result{where}"
 
 
 def stopped_shards(results: list[CaseResult]) -> str | None:
@@ -62,13 +44,15 @@ def execute(args: argparse.Namespace) -> int:
     if unfinished:
         raise ReportError(f"incomplete results: {unfinished}; a merged verdict without its missing cases could "
                           "pass cases that never ran")
+    # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
+    # Read before the merged JSONL is written: the base may be the file it replaces (the output
+    # folder main's results were restored into), and read after, the shards met only themselves.
+    baseline = load_baseline(args, {(r.suite, r.eval_id) for r in results})
     # `results` holds the inputs, so the merged JSONL's path is `results_out`.
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results_out)
     with JsonlWriter(results_path) as writer:
         for result in results:
             writer.write(result)
-    # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
-    baseline = load_baseline(args, {(r.suite, r.eval_id) for r in results})
     # The rows of cases an interrupted shard (or run) never finished: reported as its own reports
     # did, not run, so the merged verdict is "interrupted", never a pass.
     finished = [r for r in results if r.failure_reason_code != NOT_RUN_INTERRUPTED]

@@ -38,7 +38,7 @@ from ..transport.process import allow_new_scripts, end_orphans, kill_running_scr
 from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
-from ._select import list_cases, load_rerun, rerun_partial_cases, select_cases
+from ._select import list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
 
 MAX_TRIALS = 100
 MAX_WORKERS = 256
@@ -144,10 +144,14 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     run_id = uuid.uuid4().hex[:12]
+    digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in selected}
 
     def stamp(result: CaseResult) -> CaseResult:
-        """What a row says of the run that wrote it, so a reader can tell when rows are missing."""
+        """What a row says of the run that wrote it, so a reader can tell when rows are missing, and
+        which version of its case it judged, so a later rerun can tell whether it still holds (a
+        carried row keeps the digest it was carried for)."""
         result.run_id, result.run_rows = run_id, planned
+        result.case_digest = digests.get((result.suite, result.eval_id), result.case_digest)
         if args.shard:
             result.shard, result.shard_total = args.shard, chosen
         return result

@@ -352,8 +352,13 @@ class CaseBuilder:
             raise EvalFileError(line_of(metadata, key_line(raw, "metadata", line)),
                                 f"'metadata' must be a mapping, got {yaml_kind(metadata)}", "metadata: {key: value}")
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
-        threshold = parse_threshold(raw.get("threshold", execution.get("threshold", self.defaults.get("threshold"))),
-                               key_line(raw, "threshold", key_line(execution, "threshold", line)))
+        # A `threshold:` left blank is not written (AgentV: `evalCase.threshold ?? suite's`): the
+        # suite's holds, rather than --threshold's default that a lower score meets.
+        written = raw.get("threshold")
+        if written is None:
+            written = execution.get("threshold")
+        threshold = parse_threshold(written if written is not None else self.defaults.get("threshold"),
+                                    key_line(raw, "threshold", key_line(execution, "threshold", line)))
         blank = blank_target_line(raw, execution)
         if blank is not None:
             raise EvalFileError(blank, BLANK_TARGET, "target: a name in targets.yaml, or no 'target' for the default")

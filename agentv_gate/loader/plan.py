@@ -7,10 +7,15 @@ memory grow with the suite, so the plan keeps a small `CaseRef` per case instead
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel
 
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
@@ -42,6 +47,72 @@ class CaseRef:
     """`execution.targets`: the case runs once on each (a matrix)."""
     costs: tuple[tuple[str, Path, int], ...] = ()
     """The cost limits the case runs under (`EvalCase.cost_limits`), for the preflight to check."""
+    digest: str = ""
+    """`case_digest` of the case as the eval files define it now: a rerun carries over an old row
+    only when it judged this same case."""
+    threshold: float | None = None
+    """The case's own `threshold` (its suite's, or its own), which wins over `--threshold`."""
+
+
+WHERE_KEYS = frozenset({"source_file", "source_line", "suite_file", "target_line", "cost_limits"})
+"""Where a case is written, not what it checks: moving it (a case added above it, the repository
+checked out elsewhere) must not make a rerun distrust its old row."""
+
+
+def case_digest(case: EvalCase, root: Path | None = None) -> str:
+    """A short hash of what the case runs and how it is judged: its input, expected answer,
+    evaluators, threshold, trials and targets. A results row carries it, so `--rerun-failed` and
+    `--retry-errors` tell an old pass of this case from one of an earlier version of it (its
+    assertions since changed), which must run again rather than be carried over as a pass.
+    The judge files its evaluators run (a code judge's script, a custom assertion's, a prompt
+    template) count by their content, so editing a judge also runs its cases again. Paths the
+    loader resolved under `root` (the repository) count relative to it, so a checkout in another
+    folder does not make every case run again."""
+    # Python mode and `default=str`: whatever a YAML value holds (a date, a Path) hashes; keys of
+    # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
+    # digest only runs a case again).
+    dumped = case.model_dump(exclude=set(WHERE_KEYS))
+    judges = [_file_digest(path) for path in _judge_files(case.evaluators)]
+    try:
+        text = json.dumps([dumped, judges], sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr([dumped, judges])
+    if root is not None:
+        text = text.replace(str(root.resolve()), "<root>")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
+    """Every file the loader resolved for `evaluators` to run or read (the `resolved_*` fields it
+    fills and dumps leave out: scripts, prompt files), composites' members included."""
+    found: list[str] = []
+    for config in evaluators:
+        for name, value in vars(config).items():
+            if not name.startswith("resolved_") or value is None:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, (str, Path)) and Path(item).is_absolute() and Path(item).is_file():
+                    found.append(str(item))
+        if isinstance(config, CompositeConfig):
+            found.extend(_judge_files(config.evaluators))
+    return found
+
+
+_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
+"""(path, size, mtime) -> the hash of its bytes: a judge most cases share is read once a run."""
+
+
+def _file_digest(path: str) -> str:
+    """The hash of a judge file's bytes; a file that cannot be read hashes as such (its case then
+    runs again, where the judge's own error is reported)."""
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        if key not in _FILE_DIGESTS:
+            _FILE_DIGESTS[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return _FILE_DIGESTS[key]
+    except OSError as exc:
+        return f"unreadable: {exc.errno}"
 
 
 JudgeUse = tuple[str | None, Path, int]
@@ -119,6 +190,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
     for file in files:
         file_index = len(plan.files)
         plan.files.append(file)
+        root = repo_root or find_repo_root(file.parent)
         for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root):
             if len(plan.kept) < KEEP_CASES:
                 plan.kept[(file_index, position)] = case
@@ -127,7 +199,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
-                                     tuple(case.cost_limits)))
+                                     tuple(case.cost_limits), case_digest(case, root), case.threshold))
     configs = (nearest_config(file, repo_root or find_repo_root(file.parent)) for file in plan.files)
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)

@@ -162,6 +162,25 @@ def unfinished_runs(results: list[CaseResult]) -> str | None:
     return "; ".join(short) + " (a job killed before the end? `grep -l RUN_ID` finds its file)"
 
 
+def missing_shards(results: list[CaseResult]) -> str | None:
+    """What is missing from a set of shard results, or None when it is whole.
+
+    `merge` refuses such a set, and `compare` and `--baseline` a side that is one shard of a run
+    the other side has more of. Each shard row knows how many rows the unsharded run has (a row
+    per case and target); fewer distinct rows than that means a shard job died or never uploaded
+    (or stopped part way, maybe between a matrix case's targets).
+    """
+    expected = max((r.shard_total for r in results if r.shard_total), default=0)
+    present = {(r.suite, r.eval_id, r.target) for r in results}
+    if len(present) >= expected:
+        return None
+    labels = {r.shard for r in results if r.shard}
+    count = next((int(label.split("/")[1]) for label in labels if label.split("/")[-1].isdigit()), 0)
+    absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
+    where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
+    return f"{expected - len(present)} of {expected} case(s) have no result{where}"
+
+
 def _bad_row(path: Path, line_no: int, message: str) -> ResultsReadError:
     """`path:line: message`, with the place kept as a problem so GitHub Actions can annotate the line."""
     return ResultsReadError(f"{path}:{line_no}: {message}", problems=[Problem(path, line_no, message)])

@@ -164,3 +164,22 @@ def test_json_output_stays_parseable_in_github_actions(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["regressed"] >= 1
     assert any(line.startswith("::error ") for line in proc.stderr.splitlines()), proc.stderr
+
+
+def test_one_shard_of_a_sharded_run_is_refused_where_the_other_side_has_cases_it_lacks(tmp_path: Path) -> None:
+    """HEAD = shard 1/2's results: the base's cases dealt to shard 2 are absent from it, not removed,
+    and one of them may have regressed; as BASE, shard 2's cases would read as "new". Either way a
+    green exit would judge only half the cases, so the comparison is refused (exit 2); comparing a
+    shard with the same shard of the other side still works."""
+    def shard(eval_id: str, verdict: str = "pass", k: int = 1) -> CaseResult:
+        return case_result(eval_id, verdict, shard=f"{k}/2", shard_total=2)
+
+    whole = write_results(tmp_path / "whole.jsonl", [case_result("a"), case_result("b")])
+    first = write_results(tmp_path / "first.jsonl", [shard("a")])
+    for base, head in ((whole, first), (first, whole)):
+        proc = run_cli("compare", str(base), str(head), cwd=tmp_path)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "shard" in proc.stderr and "agentv-gate merge" in proc.stderr, proc.stderr
+    again = write_results(tmp_path / "again.jsonl", [shard("a", "fail")])
+    proc = run_cli("compare", str(first), str(again), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -145,6 +145,19 @@ def test_shards_gated_on_regressions_merge_into_a_regression_verdict(tmp_path: P
             "its cases not started did not run)") in merged.stdout
 
 
+def test_a_base_at_the_path_the_merge_writes_is_read_before_it_is_replaced(tmp_path: Path) -> None:
+    """`merge --baseline merged/results.jsonl` with the merged results going there too: the base must
+    be read first, else the shards are compared with themselves and every regression passes."""
+    project(tmp_path, failing=set())
+    assert run_cli("run", "evals", "--output-dir", "merged", cwd=tmp_path).returncode == 0  # main: all pass
+    project(tmp_path, failing={"g1"})  # the change breaks g1
+    run_shards(tmp_path, 2)
+    merged = merge(tmp_path, "shard-1/results.jsonl", "shard-2/results.jsonl",
+                   "--baseline", "merged/results.jsonl", "--fail-on", "regression")
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert "REGRESSED: g1" in merged.stdout
+
+
 def test_merging_the_results_of_an_unsharded_run_stopped_by_max_failures_fails_and_says_so(tmp_path: Path) -> None:
     project(tmp_path, failing={"g1", "g2"})
     assert run_cli("run", "evals", "--workers", "1", "--max-failures", "1", cwd=tmp_path).returncode == 1

@@ -217,6 +217,21 @@ def test_list_prints_a_hostile_file_name_on_one_line(project: Path) -> None:
     assert runner_commands(proc.stdout) == []
 
 
+def test_a_base_that_is_one_shard_of_a_run_is_refused_for_cases_it_lacks(project: Path) -> None:
+    """BASE.jsonl = shard 1/2's results: the cases of shard 2 have no row there, so each would be
+    "new" and, failing now, only a warning under --fail-on regression, though it passed on the base
+    branch. Refused (exit 2) before anything runs; a shard's base for the same shard still works."""
+    answers(project, *CASES, "alpha-extra")
+    assert run_cli("run", "evals", "--shard", "1/2", cwd=project).returncode == 0
+    base = Path(shutil.copy(project / ".agentv-gate/results.jsonl", project / "base.jsonl"))
+    answers(project)  # every case fails now
+    proc = run_cli("run", "evals", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "part of a sharded run" in proc.stderr and "agentv-gate merge" in proc.stderr, proc.stderr
+    proc = run_cli("run", "evals", "--shard", "1/2", "--baseline", str(base), "--fail-on", "regression", cwd=project)
+    assert proc.returncode == 1 and "regressed" in proc.stdout, proc.stdout + proc.stderr
+
+
 # ---------------------------------------------------------------- reruns
 
 
@@ -380,3 +395,90 @@ def test_a_rerun_names_a_case_gone_from_the_eval_files_inertly(project: Path) ->
     proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project, env={"GITHUB_ACTIONS": "true"})
     assert "no longer in the eval files" in proc.stderr, proc.stderr
     assert runner_commands(proc.stderr) == [] and "\x1b" not in proc.stderr, proc.stderr
+
+
+def test_a_rerun_runs_a_passed_case_again_when_its_evaluators_changed(project: Path) -> None:
+    """PREV's pass was judged by the case as it was then: a case whose assertions changed since has
+    no result for what it checks now, so it runs again instead of carrying the old pass."""
+    answers(project, *CASES, "alpha-extra")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    first = results(project)
+    suite = project / "evals/suite.eval.yaml"
+    suite.write_text(suite.read_text().replace("value: beta\n", "value: something the agent never says\n"))
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    second = results(project)
+    assert second["beta"]["verdict"] == "fail"
+    assert "1 case(s) changed since prev.jsonl" in proc.stderr, proc.stderr
+    for name in ("alpha", "gamma", "delta", "alpha-extra"):  # unchanged: carried over, not run again
+        assert second[name]["timestamp"] == first[name]["timestamp"]
+
+
+@pytest.mark.parametrize("how", ["cli", "yaml"])
+def test_a_rerun_runs_a_passed_case_again_when_its_threshold_changed(project: Path, how: str) -> None:
+    """A pass at 0.5 carried into a run whose threshold is 0.9 would say PASS for a score below the
+    run's own threshold."""
+    write(project / "evals/half.eval.yaml", "tests:\n  - id: half\n    input: Say half\n    assertions:\n"
+          "      - {type: contains, value: half}\n      - {type: contains, value: never}\n")
+    answers(project, *CASES, "alpha-extra", "half")
+    assert run_cli("run", "evals", cwd=project).returncode == 0  # half scores 0.5 >= 0.5
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    extra = ["--threshold", "0.9"] if how == "cli" else []
+    if how == "yaml":
+        half = project / "evals/half.eval.yaml"
+        half.write_text("threshold: 0.9\n" + half.read_text())
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", *extra, cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = results(project)["half"]
+    assert (row["verdict"], row["threshold"]) == ("fail", 0.9)
+
+
+def test_a_rerun_runs_again_a_passed_case_whose_previous_row_has_no_digest(project: Path) -> None:
+    """A row written by an older agentv-gate does not say which version of the case it judged: it
+    runs again rather than being trusted."""
+    answers(project, *CASES, "alpha-extra")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    rows = read_rows(project / ".agentv-gate/results.jsonl")
+    write(project / "prev.jsonl", "".join(json.dumps({k: v for k, v in row.items() if k != "case_digest"}) + "\n"
+                                          for row in rows))
+    answers(project, *CASES)  # alpha-extra fails now
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert results(project)["alpha-extra"]["verdict"] == "fail"
+
+
+def test_a_rerun_in_another_checkout_of_the_same_files_carries_the_passes_over(project: Path, tmp_path: Path) -> None:
+    """The digest is of what the case says, not where the repository sits: the loader resolves an
+    attached file to an absolute path, and a checkout elsewhere (another runner, a local clone)
+    must not make every case run again."""
+    write(project / "evals/notes.md", "alpha notes\n")
+    write(project / "evals/attached.eval.yaml", "tests:\n  - id: attached\n    input:\n      - role: user\n"
+          "        content:\n          - {type: file, value: ./notes.md}\n          - {type: text, value: Say attached}\n"
+          "    assertions:\n      - {type: contains, value: attached}\n")
+    answers(project, *CASES, "alpha-extra", "attached")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    first = results(project)
+    elsewhere = Path(shutil.copytree(project, tmp_path / "elsewhere"))
+    proc = run_cli("run", "evals", "--rerun-failed", ".agentv-gate/results.jsonl", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "changed since" not in proc.stderr, proc.stderr
+    assert all(row["timestamp"] == first[name]["timestamp"] for name, row in results(elsewhere).items())
+
+
+def test_a_rerun_runs_a_passed_case_again_when_its_judge_script_changed(project: Path) -> None:
+    """A code judge's verdict is its script's: edited since PREV (stricter now), the old pass says
+    nothing of what the judge decides today."""
+    judge = write(project / "judges/strict.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 1}))\n")
+    write(project / "evals/judged.eval.yaml", "tests:\n  - id: judged\n    input: Say judged\n    assertions:\n"
+          "      - {name: strict, type: code_judge, script: python3 ../judges/strict.py}\n")
+    answers(project, *CASES, "alpha-extra", "judged")
+    assert run_cli("run", "evals", cwd=project).returncode == 0
+    shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")
+    first = results(project)
+    judge.write_text(judge.read_text().replace("'score': 1", "'score': 0"))
+    proc = run_cli("run", "evals", "--rerun-failed", "prev.jsonl", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    second = results(project)
+    assert second["judged"]["verdict"] == "fail"
+    assert second["alpha"]["timestamp"] == first["alpha"]["timestamp"]

@@ -102,3 +102,20 @@ def test_an_evaluator_error_makes_the_case_an_error_whatever_the_score(tmp_path:
         assert (row["verdict"], row["score"]) == ("error", 0.5), (case, err)
         assert "evaluator 'broken'" in row["error"]
     assert code == 1
+
+
+def test_a_case_threshold_written_with_no_value_keeps_the_suites(tmp_path: Path) -> None:
+    """`threshold:` left blank (null) on a case is not written, as AgentV reads it (`evalCase.threshold ??`
+    the suite's): the suite's 0.9 holds, not the command line's default 0.5 that half a score meets."""
+    code, rows, err = run_suite(tmp_path, """
+        threshold: 0.9
+        tests:
+          - id: half
+            input: q
+            threshold:
+            assert:
+              - {type: contains, value: ok}
+              - {type: contains, value: Seine}
+    """)
+    assert (rows["half"]["verdict"], rows["half"]["threshold"]) == ("fail", 0.9), err
+    assert code == 1
