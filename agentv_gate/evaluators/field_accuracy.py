@@ -5,8 +5,10 @@ Semantics follow AgentV's FieldAccuracyEvaluator (gen2, hits/misses form):
 * The answer is read with `parseJsonFromText` (```json fences and surrounding prose allowed);
   unreadable gives score 0, "Failed to parse candidate answer as JSON".
 * Expected data is the last assistant expected message with content: an object, or text that
-  parses as JSON. None gives score 0, "No expected data found in expected_output".
-* `path` is dot notation with `[i]` indexes (`invoice.line_items[0].amount`).
+  parses as JSON. None, or JSON that JavaScript calls false (null, false, 0), gives score 0,
+  "No expected data found in expected_output".
+* `path` is dot notation with `[i]` indexes (`invoice.line_items[0].amount`); `length` on a list
+  is its length, as JavaScript reads `list["length"]`.
 * A field with no expected value counts as a hit (score 1). A missing candidate field is a
   miss when `required` (default), else it is left out of the average (weight 0).
 * `exact` is deep JSON equality; `numeric_tolerance` compares numbers (strings go through
@@ -73,17 +75,22 @@ class FieldResult:
 
 
 def resolve_path(data: Any, path: str) -> Any:
-    """`a.b[0].c` into nested JSON; MISSING when any step does not exist."""
+    """`a.b[0].c` into nested JSON; MISSING when any step does not exist.
+
+    As AgentV's `current[part]`: an index is ASCII digits (JavaScript's `\\d`), and `length` on a list is
+    its length, so `items.length` compares how many items each side has."""
     parts = [p for p in re.split(r"\.|\[|\]", path or "") if p]
     if not parts:
         return MISSING
     current = data
     for part in parts:
-        if isinstance(current, list) and part.isdigit():
+        if isinstance(current, list) and part.isascii() and part.isdigit():
             index = int(part)
             if index >= len(current):
                 return MISSING
             current = current[index]
+        elif isinstance(current, list) and part == "length":
+            current = len(current)
         elif isinstance(current, dict):
             if part not in current:
                 return MISSING
@@ -236,6 +243,12 @@ def expected_data(messages: list[Message]) -> Any:
     return MISSING
 
 
+def _js_falsy(value: Any) -> bool:
+    """JavaScript's `!value` for a JSON value: AgentV takes parsed expected data that is null, false, 0
+    or "" for none at all ("No expected data"); an empty object or list is data there."""
+    return value is None or value is False or value == "" or (type(value) in (int, float) and value == 0)
+
+
 def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
     hits = [r.message for r in results if r.hit]
     misses = [r.message for r in results if not r.hit]
@@ -259,7 +272,7 @@ class FieldAccuracyEvaluator:
             miss = "Failed to parse candidate answer as JSON"
             return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
         expected = expected_data(context.eval_case.expected_messages)
-        if expected is MISSING:
+        if expected is MISSING or _js_falsy(expected):
             miss = "No expected data found in expected_output"
             return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
         results = [compare_field(spec, candidate, expected) for spec in config.fields]

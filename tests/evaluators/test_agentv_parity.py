@@ -44,3 +44,28 @@ def test_field_accuracy_reads_the_answer_as_agentv_does_or_not_at_all(tmp_path: 
     row = run_one(tmp_path, answer, FIELD_TOTAL)
     assert row["score"] == 0.0
     assert row["scores"][0]["misses"] == ["Failed to parse candidate answer as JSON"]
+
+
+def test_a_list_length_path_is_compared_as_javascript_reads_it(tmp_path: Path) -> None:
+    """AgentV's resolvePath indexes with `current[part]`, so `items.length` is a list's length on both
+    sides: 2 items against 3 expected is a miss, not a field with "no expected value" (a hit)."""
+    row = run_one(tmp_path, '{"items": [1, 2]}', """\
+    expected_output: [{role: assistant, content: {items: [1, 2, 3]}}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: items.length}]}
+""")
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == ["items.length (value mismatch)"]
+
+
+@pytest.mark.parametrize("expected", ['"null"', '"false"', '"0"'])
+def test_expected_json_that_javascript_calls_false_is_no_expected_data(tmp_path: Path, expected: str) -> None:
+    """AgentV returns the last expected message's parsed JSON and then tests `!expectedData`: null,
+    false and 0 are "No expected data" (score 0), not data in which every field has no expected value."""
+    row = run_one(tmp_path, '{"total": 5}', f"""\
+    expected_output: [{{role: assistant, content: {expected}}}]
+    assert:
+      - {{name: fa, type: field_accuracy, fields: [{{path: total}}]}}
+""")
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == ["No expected data found in expected_output"]
