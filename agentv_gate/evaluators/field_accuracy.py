@@ -50,7 +50,12 @@ _MONTHS = {"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3
            "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12}
 # JavaScript's \d is 0-9 only (re.ASCII), and parseFloat skips JavaScript's white space, not Python's \s.
 _JS_FLOAT = re.compile(f"[{JS_SPACES}]*" + r"([+-]?(?:Infinity|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))", re.ASCII)
-_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$", re.ASCII)
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+                  r"(?:[Zz]|[+-](\d{2}):?(\d{2}))?)?$", re.ASCII)
+"""The ISO forms V8's `new Date` reads (a time of 2-digit fields, a `Z` or `±hh:mm` zone right after it);
+anything else after the day (`T25:00`, ` garbage`, a bare `T`) makes V8's Date invalid, and AgentV's
+other forms do not match it either."""
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}", re.ASCII)
 _LOCALIZED = re.compile(r"^(\d{1,2})-([A-Za-z]{3,9})-(\d{4})$", re.ASCII)
 _NUMERIC = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$", re.ASCII)
 _NATURAL_FORMATS = ("%b %d, %Y", "%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %b %Y", "%d %B %Y", "%Y/%m/%d")
@@ -129,7 +134,12 @@ def parse_date(text: str, formats: list[str]) -> date | None:
         return None
     iso = _ISO.match(trimmed)
     if iso:
+        hour, minute, second, zone_hour, zone_minute = (int(g or 0) for g in iso.groups()[3:])
+        if hour > 23 or minute > 59 or second > 59 or zone_hour > 23 or zone_minute > 59:
+            return None
         return _safe_date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+    if _ISO_DAY.match(trimmed):
+        return None
     localized = _LOCALIZED.match(trimmed)
     if localized:
         month = _MONTHS.get(localized.group(2).lower())
@@ -149,9 +159,11 @@ def parse_date(text: str, formats: list[str]) -> date | None:
         return _safe_date(year, first, second)
     for fmt in _NATURAL_FORMATS:
         try:
-            return datetime.strptime(trimmed, fmt).date()
+            parsed = datetime.strptime(trimmed, fmt).date()
         except ValueError:
             continue
+        # V8 reads a year under 100 ("Jan 15, 0015") as 19xx or 20xx, never as itself.
+        return parsed if parsed.year >= 100 else None
     return None
 
 

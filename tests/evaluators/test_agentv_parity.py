@@ -69,3 +69,35 @@ def test_expected_json_that_javascript_calls_false_is_no_expected_data(tmp_path:
 """)
     assert row["score"] == 0.0
     assert row["scores"][0]["misses"] == ["No expected data found in expected_output"]
+
+
+@pytest.mark.parametrize("answer_date", [
+    "2025-01-15T25:00:00",   # no such hour
+    "2025-01-15T10:61",      # no such minute
+    "2025-01-15Tgarbage",
+    "2025-01-15 garbage",
+    "2025-01-15T",
+    "2025-01-15T10:00:00+25:00",
+    "Jan 15, 0015",          # V8 reads a year under 100 as 19xx/20xx: 2015 here, not 15
+])
+def test_a_date_javascript_cannot_read_is_unparseable_not_its_leading_day(tmp_path: Path, answer_date: str) -> None:
+    """AgentV reads a date with `new Date(text)` first; V8 rejects these, and AgentV's own forms do not
+    match them either, so the field is an "unparseable candidate date" (0), not the day they start with."""
+    expected = "0015-01-15" if answer_date.endswith("0015") else "2025-01-15"
+    row = run_one(tmp_path, json.dumps({"day": answer_date}), f"""\
+    expected_output: [{{role: assistant, content: {{day: "{expected}"}}}}]
+    assert:
+      - {{name: fa, type: field_accuracy, fields: [{{path: day, match: date}}]}}
+""")
+    assert row["score"] == 0.0, row["scores"][0]
+
+
+@pytest.mark.parametrize("answer_date", ["2025-01-15T10:00", "2025-01-15t10:00:00.123456Z", "2025-01-15 10:00:00",
+                                         "2025-01-15T10:00:00+0500", "2025-01-15T23:59:59-00:00"])
+def test_timestamps_javascript_reads_still_match_their_day(tmp_path: Path, answer_date: str) -> None:
+    row = run_one(tmp_path, json.dumps({"day": answer_date}), """\
+    expected_output: [{role: assistant, content: {day: "2025-01-15"}}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: day, match: date}]}
+""")
+    assert row["score"] == 1.0, row["scores"][0]
