@@ -738,6 +738,11 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
                 # resolves to nothing in the expected answer either, which scores a field 1: "no expected value"
                 raise EvalFileError(key_line(written, "path", field_line), f"{where}: path {spec.path!r} names no field",
                                     "a path such as invoice.total or items[0].sku")
+            if isinstance(written, dict) and "match" not in written:
+                # AgentV skips such a field with a warning: counted here as `exact`, a matching one lifted
+                # the average above what AgentV scores
+                raise EvalFileError(field_line, f"{where} has no 'match': AgentV skips a field without one, so it "
+                                    "is never checked there", "match: exact (or numeric_tolerance, or date)")
             if spec.formats is not None and not spec.formats:
                 raise EvalFileError(key_line(written, "formats", field_line), f"{where}: 'formats' lists no format "
                                                                               "(the defaults would be used unsaid)",

@@ -29,7 +29,7 @@ def run_one(tmp_path: Path, answer: str, case_yaml: str) -> dict[str, Any]:
 FIELD_TOTAL = """\
     expected_output: [{role: assistant, content: {total: 5}}]
     assert:
-      - {name: fa, type: field_accuracy, fields: [{path: total}]}
+      - {name: fa, type: field_accuracy, fields: [{path: total, match: exact}]}
 """
 
 
@@ -52,7 +52,7 @@ def test_a_list_length_path_is_compared_as_javascript_reads_it(tmp_path: Path) -
     row = run_one(tmp_path, '{"items": [1, 2]}', """\
     expected_output: [{role: assistant, content: {items: [1, 2, 3]}}]
     assert:
-      - {name: fa, type: field_accuracy, fields: [{path: items.length}]}
+      - {name: fa, type: field_accuracy, fields: [{path: items.length, match: exact}]}
 """)
     assert row["score"] == 0.0
     assert row["scores"][0]["misses"] == ["items.length (value mismatch)"]
@@ -65,7 +65,7 @@ def test_expected_json_that_javascript_calls_false_is_no_expected_data(tmp_path:
     row = run_one(tmp_path, '{"total": 5}', f"""\
     expected_output: [{{role: assistant, content: {expected}}}]
     assert:
-      - {{name: fa, type: field_accuracy, fields: [{{path: total}}]}}
+      - {{name: fa, type: field_accuracy, fields: [{{path: total, match: exact}}]}}
 """)
     assert row["score"] == 0.0
     assert row["scores"][0]["misses"] == ["No expected data found in expected_output"]
@@ -101,3 +101,24 @@ def test_timestamps_javascript_reads_still_match_their_day(tmp_path: Path, answe
       - {name: fa, type: field_accuracy, fields: [{path: day, match: date}]}
 """)
     assert row["score"] == 1.0, row["scores"][0]
+
+
+def test_a_field_without_match_is_refused_at_its_line(tmp_path: Path) -> None:
+    """AgentV skips a field that names no `match` (with a warning), so it never counts there: scored as
+    `exact` here, a field that matches lifted [a: miss, b: hit] to 0.5, a pass AgentV (0.0) does not give."""
+    project = make_repo(tmp_path / "p")
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            expected_output: [{role: assistant, content: {a: 9, b: 2}}]
+            assert:
+              - name: fa
+                type: field_accuracy
+                fields:
+                  - {path: a, match: exact}
+                  - {path: b}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:10: field_accuracy evaluator 'fa': fields[1] (b) has no 'match'" in proc.stderr

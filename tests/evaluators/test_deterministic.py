@@ -345,6 +345,7 @@ def test_field_accuracy_from_an_eval_file(repo: Path) -> None:
                 type: field_accuracy
                 fields:
                   - path: invoice.number
+                    match: exact
                   - path: invoice.date
                     match: date
                     formats: ["DD/MM/YYYY"]

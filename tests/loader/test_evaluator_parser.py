@@ -57,7 +57,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: is_json, weight: .nan}", 6, "weight nan is not a finite number"),
     ("- {name: n, type: is_json, weight: .inf}", 6, "weight inf is not a finite number"),
     # a field setting its match never reads: refused at the field, not a stricter check than meant
-    ("- name: n\n  type: field_accuracy\n  fields:\n    - {path: a}\n    - {path: total, tolerance: 0.01}", 10,
+    ("- name: n\n  type: field_accuracy\n  fields:\n    - {path: a, match: exact}\n"
+     "    - {path: total, match: exact, tolerance: 0.01}", 10,
      "field_accuracy evaluator 'n': fields[1] (total): 'tolerance' is read only with match: numeric_tolerance "
      "(this field's match is exact)"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, match: date, relative: true}]}", 6,
@@ -70,11 +71,12 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, tolerance: -0.5}]}", 6,
      "fields[0] (a): tolerance -0.5 is not a finite number >= 0"),
     # all_or_nothing is 1 only with no misses: a field's weight is never read
-    ("- name: n\n  type: field_accuracy\n  aggregation: all_or_nothing\n  fields:\n    - {path: a}\n    - {path: b, weight: 2}",
+    ("- name: n\n  type: field_accuracy\n  aggregation: all_or_nothing\n  fields:\n    - {path: a, match: exact}\n"
+     "    - {path: b, match: exact, weight: 2}",
      11, "fields[1] (b): 'weight' is not read with aggregation: all_or_nothing"),
     # a field_accuracy that checks nothing scored 1: no fields, or a path naming no field ("no expected value")
     ("- {name: f, type: field_accuracy, fields: []}", 6, "field_accuracy evaluator 'f': 'fields' is empty, so it checks nothing"),
-    ("- name: f\n  type: field_accuracy\n  fields:\n    - {path: a}\n    - {path: ''}", 10,
+    ("- name: f\n  type: field_accuracy\n  fields:\n    - {path: a, match: exact}\n    - {path: ''}", 10,
      "field_accuracy evaluator 'f': fields[1] (): path '' names no field"),
     ("- {name: f, type: field_accuracy, fields: [{path: '.[]'}]}", 6, "fields[0] (.[]): path '.[]' names no field"),
     ("- {name: f, type: field_accuracy, fields: [{path: d, match: date, formats: []}]}", 6,
