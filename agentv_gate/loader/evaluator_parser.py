@@ -27,7 +27,6 @@ from ..models import (
     CodeJudgeConfig,
     CompositeConfig,
     CustomAssertionConfig,
-    EqualsConfig,
     EvaluatorConfig,
     ExecutionMetricsConfig,
     FieldAccuracyConfig,
@@ -762,11 +761,6 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
                 raise EvalFileError(key_line(written, "weight", field_line),
                                     f"{where}: 'weight' is not read with aggregation: all_or_nothing (1 only when "
                                     "every field matches)", "aggregation: weighted_average beside it, or no 'weight'")
-    elif isinstance(config, EqualsConfig):
-        if not isinstance(config.value, str) and isinstance(raw, dict) and "trim" in raw:
-            raise EvalFileError(key_line(raw, "trim", line), f"{name}: 'trim' is read only for a text value (this "
-                                f"value, {yaml_kind(config.value)}, is compared as JSON)",
-                                "no 'trim' (a JSON value is compared as parsed), or the value as quoted text")
     elif isinstance(config, TokenUsageConfig):
         if config.max_total is None and config.max_input is None and config.max_output is None:
             raise EvalFileError(line, f"{name} sets no limit", "max_total, max_input and/or max_output")

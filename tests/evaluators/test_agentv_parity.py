@@ -122,3 +122,23 @@ def test_a_field_without_match_is_refused_at_its_line(tmp_path: Path) -> None:
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "x.eval.yaml:10: field_accuracy evaluator 'fa': fields[1] (b) has no 'match'" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["42", "{a: 1}", "''", "[Paris]"])
+def test_an_equals_value_agentv_skips_is_refused_at_its_line(tmp_path: Path, value: str) -> None:
+    """AgentV reads an equals' value with asString and skips the evaluator (a warning) when it is not
+    non-empty text, so it never compares `value: 42` as JSON: scored here, "42.0" passed a check AgentV
+    never runs (and an empty value passed an empty answer)."""
+    project = make_repo(tmp_path / "p", "targets:\n  - name: default\n    provider: mock\n    response: '42.0'\n")
+    write(project / "evals" / "x.eval.yaml", f"""\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - type: equals
+                value: {value}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:6:" in proc.stderr and "AgentV skips an equals" in proc.stderr, proc.stderr

@@ -281,10 +281,10 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
-    # trim on a value compared as JSON: it is never trimmed nor read
-    ("- name: e\n  type: equals\n  value: {a: 1}\n  trim: false", 9,
-     "equals evaluator 'e': 'trim' is read only for a text value (this value, a mapping, is compared as JSON)"),
-    ("- {name: e, type: equals, value: 42, trim: true}", 6, "'trim' is read only for a text value"),
+    # an equals value AgentV skips (asString): not text, or empty
+    ("- name: e\n  type: equals\n  value: {a: 1}\n  trim: false", 6,
+     "equals evaluator 'e': field 'value': Value error, the value is a mapping, and AgentV skips an equals"),
+    ("- {name: e, type: equals, value: 42, trim: true}", 6, "the value is a number, and AgentV skips an equals"),
     # a limit no measurement can break: an infinite budget, or an exploration tolerance covering every ratio
     ("- {name: l, type: latency, threshold: .inf}", 6, "latency evaluator 'l': field 'threshold': Input should be a finite"),
     ("- {name: c, type: cost, budget: .inf}", 6, "field 'budget': Input should be a finite number"),
