@@ -243,8 +243,22 @@ class RegexConfig(_EvaluatorBase):
 
 class EqualsConfig(_EvaluatorBase):
     type: Literal["equals"] = "equals"
-    value: Any
+    value: str
     trim: Flag = True
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _text_value(cls, value: Any) -> Any:
+        """AgentV reads the value with `asString` and skips the whole evaluator (a warning) when it is not
+        non-empty text: `value: 42` is never compared there, as JSON or otherwise, so it is refused here
+        rather than scored (a "42.0" answer passed a check AgentV never runs)."""
+        if not isinstance(value, str) or value == "":
+            kinds = ((bool, "true/false"), ((int, float), "a number"), (dict, "a mapping"), (list, "a list"))
+            shown = "an empty string" if value == "" else next(
+                (name for kind, name in kinds if isinstance(value, kind)), "not text")
+            raise ValueError(f"the value is {shown}, and AgentV skips an equals whose value is not non-empty "
+                             "text (it compares no JSON): write the text the answer must be, quoted (value: '42')")
+        return value
 
 
 class IsJsonConfig(_EvaluatorBase):

@@ -5,8 +5,10 @@ Semantics follow AgentV's FieldAccuracyEvaluator (gen2, hits/misses form):
 * The answer is read with `parseJsonFromText` (```json fences and surrounding prose allowed);
   unreadable gives score 0, "Failed to parse candidate answer as JSON".
 * Expected data is the last assistant expected message with content: an object, or text that
-  parses as JSON. None gives score 0, "No expected data found in expected_output".
-* `path` is dot notation with `[i]` indexes (`invoice.line_items[0].amount`).
+  parses as JSON. None, or JSON that JavaScript calls false (null, false, 0), gives score 0,
+  "No expected data found in expected_output".
+* `path` is dot notation with `[i]` indexes (`invoice.line_items[0].amount`); `length` on a list
+  is its length, as JavaScript reads `list["length"]`.
 * A field with no expected value counts as a hit (score 1). A missing candidate field is a
   miss when `required` (default), else it is left out of the average (weight 0).
 * `exact` is deep JSON equality; `numeric_tolerance` compares numbers (strings go through
@@ -48,7 +50,12 @@ _MONTHS = {"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3
            "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12}
 # JavaScript's \d is 0-9 only (re.ASCII), and parseFloat skips JavaScript's white space, not Python's \s.
 _JS_FLOAT = re.compile(f"[{JS_SPACES}]*" + r"([+-]?(?:Infinity|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))", re.ASCII)
-_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$", re.ASCII)
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+                  r"(?:[Zz]|[+-](\d{2}):?(\d{2}))?)?$", re.ASCII)
+"""The ISO forms V8's `new Date` reads (a time of 2-digit fields, a `Z` or `±hh:mm` zone right after it);
+anything else after the day (`T25:00`, ` garbage`, a bare `T`) makes V8's Date invalid, and AgentV's
+other forms do not match it either."""
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}", re.ASCII)
 _LOCALIZED = re.compile(r"^(\d{1,2})-([A-Za-z]{3,9})-(\d{4})$", re.ASCII)
 _NUMERIC = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$", re.ASCII)
 _NATURAL_FORMATS = ("%b %d, %Y", "%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %b %Y", "%d %B %Y", "%Y/%m/%d")
@@ -73,17 +80,22 @@ class FieldResult:
 
 
 def resolve_path(data: Any, path: str) -> Any:
-    """`a.b[0].c` into nested JSON; MISSING when any step does not exist."""
+    """`a.b[0].c` into nested JSON; MISSING when any step does not exist.
+
+    As AgentV's `current[part]`: an index is ASCII digits (JavaScript's `\\d`), and `length` on a list is
+    its length, so `items.length` compares how many items each side has."""
     parts = [p for p in re.split(r"\.|\[|\]", path or "") if p]
     if not parts:
         return MISSING
     current = data
     for part in parts:
-        if isinstance(current, list) and part.isdigit():
+        if isinstance(current, list) and part.isascii() and part.isdigit():
             index = int(part)
             if index >= len(current):
                 return MISSING
             current = current[index]
+        elif isinstance(current, list) and part == "length":
+            current = len(current)
         elif isinstance(current, dict):
             if part not in current:
                 return MISSING
@@ -122,7 +134,12 @@ def parse_date(text: str, formats: list[str]) -> date | None:
         return None
     iso = _ISO.match(trimmed)
     if iso:
+        hour, minute, second, zone_hour, zone_minute = (int(g or 0) for g in iso.groups()[3:])
+        if hour > 23 or minute > 59 or second > 59 or zone_hour > 23 or zone_minute > 59:
+            return None
         return _safe_date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+    if _ISO_DAY.match(trimmed):
+        return None
     localized = _LOCALIZED.match(trimmed)
     if localized:
         month = _MONTHS.get(localized.group(2).lower())
@@ -142,9 +159,11 @@ def parse_date(text: str, formats: list[str]) -> date | None:
         return _safe_date(year, first, second)
     for fmt in _NATURAL_FORMATS:
         try:
-            return datetime.strptime(trimmed, fmt).date()
+            parsed = datetime.strptime(trimmed, fmt).date()
         except ValueError:
             continue
+        # V8 reads a year under 100 ("Jan 15, 0015") as 19xx or 20xx, never as itself.
+        return parsed if parsed.year >= 100 else None
     return None
 
 
@@ -236,6 +255,12 @@ def expected_data(messages: list[Message]) -> Any:
     return MISSING
 
 
+def _js_falsy(value: Any) -> bool:
+    """JavaScript's `!value` for a JSON value: AgentV takes parsed expected data that is null, false, 0
+    or "" for none at all ("No expected data"); an empty object or list is data there."""
+    return value is None or value is False or value == "" or (type(value) in (int, float) and value == 0)
+
+
 def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
     hits = [r.message for r in results if r.hit]
     misses = [r.message for r in results if not r.hit]
@@ -259,7 +284,7 @@ class FieldAccuracyEvaluator:
             miss = "Failed to parse candidate answer as JSON"
             return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
         expected = expected_data(context.eval_case.expected_messages)
-        if expected is MISSING:
+        if expected is MISSING or _js_falsy(expected):
             miss = "No expected data found in expected_output"
             return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
         results = [compare_field(spec, candidate, expected) for spec in config.fields]

@@ -1,9 +1,10 @@
 """JSON out of model-written text, the way AgentV reads it (`parseJsonFromText`).
 
-Agents and judges wrap JSON in ```json fences or prose. AgentV strips the fences, takes the
-greedy `{...}` span and parses it; when that fails we also try each fenced block and every
-`{` position, so a stray brace in trailing prose does not lose an otherwise valid object.
-Parsing is JavaScript-strict: `NaN`/`Infinity` are rejected, as `JSON.parse` rejects them.
+Agents and judges wrap JSON in ```json fences or prose. AgentV strips the fence markers, takes
+the greedy `{...}` span and parses it, and nothing else: text it cannot read that way is no JSON,
+so we search no further (another fenced block, another `{`), which would read an object AgentV
+never reads and pass a `field_accuracy` it fails. Parsing is JavaScript-strict: `NaN`/`Infinity`
+are rejected, as `JSON.parse` rejects them.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import json
 import re
 from typing import Any
 
+from ..javascript import js_trim
+
 _FENCE_MARKERS = re.compile(r"```json\n?|```")
 _GREEDY_OBJECT = re.compile(r"\{[\s\S]*\}")
-_FENCED_BLOCK = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?([\s\S]*?)```")
 
 
 class JsonExtractError(ValueError):
@@ -38,28 +40,17 @@ def loads_strict(text: str) -> Any:
 
 
 def parse_json_from_text(text: str) -> Any:
-    """The JSON value in `text`; raises JsonExtractError when there is none."""
+    """The JSON value in `text` as AgentV's `parseJsonFromText` reads it; raises JsonExtractError
+    when there is none."""
     if not isinstance(text, str) or not text.strip():
         raise JsonExtractError("the text is empty")
-    cleaned = _FENCE_MARKERS.sub("", text).strip()
+    cleaned = js_trim(_FENCE_MARKERS.sub("", text))
     match = _GREEDY_OBJECT.search(cleaned)
     blob = match.group(0) if match else cleaned
     try:
         return loads_strict(blob)
-    except ValueError as first_error:
-        for block in _FENCED_BLOCK.findall(text):
-            try:
-                return loads_strict(block.strip())
-            except ValueError:
-                continue
-        decoder = json.JSONDecoder(parse_constant=_reject_constant)
-        for found in re.finditer(r"\{", text):
-            try:
-                value, _ = decoder.raw_decode(text, found.start())
-                return value
-            except (ValueError, RecursionError):
-                continue
-        raise JsonExtractError(f"no JSON found ({first_error})") from None
+    except ValueError as error:
+        raise JsonExtractError(f"no JSON found ({error})") from None
 
 
 def parse_json_object(text: str) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from ..models import (
     CodeJudgeConfig,
     CompositeConfig,
     CustomAssertionConfig,
-    EqualsConfig,
     EvaluatorConfig,
     ExecutionMetricsConfig,
     FieldAccuracyConfig,
@@ -738,6 +737,11 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
                 # resolves to nothing in the expected answer either, which scores a field 1: "no expected value"
                 raise EvalFileError(key_line(written, "path", field_line), f"{where}: path {spec.path!r} names no field",
                                     "a path such as invoice.total or items[0].sku")
+            if isinstance(written, dict) and "match" not in written:
+                # AgentV skips such a field with a warning: counted here as `exact`, a matching one lifted
+                # the average above what AgentV scores
+                raise EvalFileError(field_line, f"{where} has no 'match': AgentV skips a field without one, so it "
+                                    "is never checked there", "match: exact (or numeric_tolerance, or date)")
             if spec.formats is not None and not spec.formats:
                 raise EvalFileError(key_line(written, "formats", field_line), f"{where}: 'formats' lists no format "
                                                                               "(the defaults would be used unsaid)",
@@ -757,11 +761,6 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
                 raise EvalFileError(key_line(written, "weight", field_line),
                                     f"{where}: 'weight' is not read with aggregation: all_or_nothing (1 only when "
                                     "every field matches)", "aggregation: weighted_average beside it, or no 'weight'")
-    elif isinstance(config, EqualsConfig):
-        if not isinstance(config.value, str) and isinstance(raw, dict) and "trim" in raw:
-            raise EvalFileError(key_line(raw, "trim", line), f"{name}: 'trim' is read only for a text value (this "
-                                f"value, {yaml_kind(config.value)}, is compared as JSON)",
-                                "no 'trim' (a JSON value is compared as parsed), or the value as quoted text")
     elif isinstance(config, TokenUsageConfig):
         if config.max_total is None and config.max_input is None and config.max_output is None:
             raise EvalFileError(line, f"{name} sets no limit", "max_total, max_input and/or max_output")

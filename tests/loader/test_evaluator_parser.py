@@ -57,7 +57,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: is_json, weight: .nan}", 6, "weight nan is not a finite number"),
     ("- {name: n, type: is_json, weight: .inf}", 6, "weight inf is not a finite number"),
     # a field setting its match never reads: refused at the field, not a stricter check than meant
-    ("- name: n\n  type: field_accuracy\n  fields:\n    - {path: a}\n    - {path: total, tolerance: 0.01}", 10,
+    ("- name: n\n  type: field_accuracy\n  fields:\n    - {path: a, match: exact}\n"
+     "    - {path: total, match: exact, tolerance: 0.01}", 10,
      "field_accuracy evaluator 'n': fields[1] (total): 'tolerance' is read only with match: numeric_tolerance "
      "(this field's match is exact)"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, match: date, relative: true}]}", 6,
@@ -70,11 +71,12 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: field_accuracy, fields: [{path: a, match: numeric_tolerance, tolerance: -0.5}]}", 6,
      "fields[0] (a): tolerance -0.5 is not a finite number >= 0"),
     # all_or_nothing is 1 only with no misses: a field's weight is never read
-    ("- name: n\n  type: field_accuracy\n  aggregation: all_or_nothing\n  fields:\n    - {path: a}\n    - {path: b, weight: 2}",
+    ("- name: n\n  type: field_accuracy\n  aggregation: all_or_nothing\n  fields:\n    - {path: a, match: exact}\n"
+     "    - {path: b, match: exact, weight: 2}",
      11, "fields[1] (b): 'weight' is not read with aggregation: all_or_nothing"),
     # a field_accuracy that checks nothing scored 1: no fields, or a path naming no field ("no expected value")
     ("- {name: f, type: field_accuracy, fields: []}", 6, "field_accuracy evaluator 'f': 'fields' is empty, so it checks nothing"),
-    ("- name: f\n  type: field_accuracy\n  fields:\n    - {path: a}\n    - {path: ''}", 10,
+    ("- name: f\n  type: field_accuracy\n  fields:\n    - {path: a, match: exact}\n    - {path: ''}", 10,
      "field_accuracy evaluator 'f': fields[1] (): path '' names no field"),
     ("- {name: f, type: field_accuracy, fields: [{path: '.[]'}]}", 6, "fields[0] (.[]): path '.[]' names no field"),
     ("- {name: f, type: field_accuracy, fields: [{path: d, match: date, formats: []}]}", 6,
@@ -279,10 +281,10 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
-    # trim on a value compared as JSON: it is never trimmed nor read
-    ("- name: e\n  type: equals\n  value: {a: 1}\n  trim: false", 9,
-     "equals evaluator 'e': 'trim' is read only for a text value (this value, a mapping, is compared as JSON)"),
-    ("- {name: e, type: equals, value: 42, trim: true}", 6, "'trim' is read only for a text value"),
+    # an equals value AgentV skips (asString): not text, or empty
+    ("- name: e\n  type: equals\n  value: {a: 1}\n  trim: false", 6,
+     "equals evaluator 'e': field 'value': Value error, the value is a mapping, and AgentV skips an equals"),
+    ("- {name: e, type: equals, value: 42, trim: true}", 6, "the value is a number, and AgentV skips an equals"),
     # a limit no measurement can break: an infinite budget, or an exploration tolerance covering every ratio
     ("- {name: l, type: latency, threshold: .inf}", 6, "latency evaluator 'l': field 'threshold': Input should be a finite"),
     ("- {name: c, type: cost, budget: .inf}", 6, "field 'budget': Input should be a finite number"),

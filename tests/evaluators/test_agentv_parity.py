@@ -1,0 +1,144 @@
+"""Deterministic evaluators against AgentV 2.19's own code, through the real CLI: each case here is one
+where agentv-gate once scored a pass that AgentV does not give (its JavaScript read the answer otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
+
+
+def run_one(tmp_path: Path, answer: str, case_yaml: str) -> dict[str, Any]:
+    """The result row of one case answered `answer` by a mock target (`case_yaml`: the test's keys
+    after `id`, `input` and `criteria`, indented by 4)."""
+    targets = "targets:\n  - name: default\n    provider: mock\n    response: " + json.dumps(answer) + "\n"
+    project = make_repo(tmp_path / "p", targets)
+    write(project / "evals" / "x.eval.yaml", "tests:\n  - id: c\n    input: q\n    criteria: c\n" + case_yaml)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode in (0, 1), proc.stderr
+    return rows_by_id(project / RESULTS)["c"]
+
+
+FIELD_TOTAL = """\
+    expected_output: [{role: assistant, content: {total: 5}}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: total, match: exact}]}
+"""
+
+
+@pytest.mark.parametrize("answer", [
+    'Result: {"total": 5} (see {ref})',                                          # a brace after the object
+    '```json\n{"total": 5}\n```\nthen run:\n```python\nx = {1: 2}\n```',          # a second fenced block
+    '{placeholder} then {"total": 5}',                                          # a brace before the object
+], ids=["brace-after", "second-fence", "brace-before"])
+def test_field_accuracy_reads_the_answer_as_agentv_does_or_not_at_all(tmp_path: Path, answer: str) -> None:
+    """AgentV strips the fence markers, takes the greedy `{...}` span and JSON.parses it; when that
+    fails the answer is unreadable (score 0), not searched for another object that would pass."""
+    row = run_one(tmp_path, answer, FIELD_TOTAL)
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == ["Failed to parse candidate answer as JSON"]
+
+
+def test_a_list_length_path_is_compared_as_javascript_reads_it(tmp_path: Path) -> None:
+    """AgentV's resolvePath indexes with `current[part]`, so `items.length` is a list's length on both
+    sides: 2 items against 3 expected is a miss, not a field with "no expected value" (a hit)."""
+    row = run_one(tmp_path, '{"items": [1, 2]}', """\
+    expected_output: [{role: assistant, content: {items: [1, 2, 3]}}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: items.length, match: exact}]}
+""")
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == ["items.length (value mismatch)"]
+
+
+@pytest.mark.parametrize("expected", ['"null"', '"false"', '"0"'])
+def test_expected_json_that_javascript_calls_false_is_no_expected_data(tmp_path: Path, expected: str) -> None:
+    """AgentV returns the last expected message's parsed JSON and then tests `!expectedData`: null,
+    false and 0 are "No expected data" (score 0), not data in which every field has no expected value."""
+    row = run_one(tmp_path, '{"total": 5}', f"""\
+    expected_output: [{{role: assistant, content: {expected}}}]
+    assert:
+      - {{name: fa, type: field_accuracy, fields: [{{path: total, match: exact}}]}}
+""")
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == ["No expected data found in expected_output"]
+
+
+@pytest.mark.parametrize("answer_date", [
+    "2025-01-15T25:00:00",   # no such hour
+    "2025-01-15T10:61",      # no such minute
+    "2025-01-15Tgarbage",
+    "2025-01-15 garbage",
+    "2025-01-15T",
+    "2025-01-15T10:00:00+25:00",
+    "Jan 15, 0015",          # V8 reads a year under 100 as 19xx/20xx: 2015 here, not 15
+])
+def test_a_date_javascript_cannot_read_is_unparseable_not_its_leading_day(tmp_path: Path, answer_date: str) -> None:
+    """AgentV reads a date with `new Date(text)` first; V8 rejects these, and AgentV's own forms do not
+    match them either, so the field is an "unparseable candidate date" (0), not the day they start with."""
+    expected = "0015-01-15" if answer_date.endswith("0015") else "2025-01-15"
+    row = run_one(tmp_path, json.dumps({"day": answer_date}), f"""\
+    expected_output: [{{role: assistant, content: {{day: "{expected}"}}}}]
+    assert:
+      - {{name: fa, type: field_accuracy, fields: [{{path: day, match: date}}]}}
+""")
+    assert row["score"] == 0.0, row["scores"][0]
+
+
+@pytest.mark.parametrize("answer_date", ["2025-01-15T10:00", "2025-01-15t10:00:00.123456Z", "2025-01-15 10:00:00",
+                                         "2025-01-15T10:00:00+0500", "2025-01-15T23:59:59-00:00"])
+def test_timestamps_javascript_reads_still_match_their_day(tmp_path: Path, answer_date: str) -> None:
+    row = run_one(tmp_path, json.dumps({"day": answer_date}), """\
+    expected_output: [{role: assistant, content: {day: "2025-01-15"}}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: day, match: date}]}
+""")
+    assert row["score"] == 1.0, row["scores"][0]
+
+
+def test_a_field_without_match_is_refused_at_its_line(tmp_path: Path) -> None:
+    """AgentV skips a field that names no `match` (with a warning), so it never counts there: scored as
+    `exact` here, a field that matches lifted [a: miss, b: hit] to 0.5, a pass AgentV (0.0) does not give."""
+    project = make_repo(tmp_path / "p")
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            expected_output: [{role: assistant, content: {a: 9, b: 2}}]
+            assert:
+              - name: fa
+                type: field_accuracy
+                fields:
+                  - {path: a, match: exact}
+                  - {path: b}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:10: field_accuracy evaluator 'fa': fields[1] (b) has no 'match'" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["42", "{a: 1}", "''", "[Paris]"])
+def test_an_equals_value_agentv_skips_is_refused_at_its_line(tmp_path: Path, value: str) -> None:
+    """AgentV reads an equals' value with asString and skips the evaluator (a warning) when it is not
+    non-empty text, so it never compares `value: 42` as JSON: scored here, "42.0" passed a check AgentV
+    never runs (and an empty value passed an empty answer)."""
+    project = make_repo(tmp_path / "p", "targets:\n  - name: default\n    provider: mock\n    response: '42.0'\n")
+    write(project / "evals" / "x.eval.yaml", f"""\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - type: equals
+                value: {value}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:6:" in proc.stderr and "AgentV skips an equals" in proc.stderr, proc.stderr
