@@ -351,6 +351,11 @@ class CaseBuilder:
             # Code judges and hooks get it as `metadata`/`case_metadata`; AgentV drops any other value.
             raise EvalFileError(line_of(metadata, key_line(raw, "metadata", line)),
                                 f"'metadata' must be a mapping, got {yaml_kind(metadata)}", "metadata: {key: value}")
+        odd_key = next((key for key in metadata or {} if not isinstance(key, str)), None)
+        if odd_key is not None:  # YAML reads `1:` or `true:` as a number or boolean; a JSON payload's keys are text
+            raise EvalFileError(key_line(metadata, odd_key, line),
+                                f"'metadata' key {odd_key!r} is {yaml_kind(odd_key)}, not text",
+                                f"metadata: {{'{odd_key}': ...}} (quoted)")
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         # A `threshold:` left blank is not written (AgentV: `evalCase.threshold ?? suite's`): the
         # suite's holds, rather than --threshold's default that a lower score meets.

@@ -294,6 +294,10 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
                   - {type: text, valeu: hi}
                   - {type: file, value: ctx.md, path: other.md}
                   - {type: text, value: hi, path: other.md}
+          - id: number-metadata-key
+            criteria: c
+            input: q
+            metadata: {1: a}
     """)
     write(repo / "evals/ctx.md", "context\n")
     result = load_eval_file(f, repo)
@@ -334,6 +338,8 @@ def test_broken_case_fields_are_located(repo: Path) -> None:
         (111, "unknown key 'valeu' in a text segment (did you mean 'value'?)"),
         (112, "unknown key 'path' in a file segment: 'value' names its file"),
         (113, "unknown key 'path' in a text segment"),
+        # a YAML key 1 is a number: it crashed the run (exit 4) where it must be a located problem
+        (117, "'metadata' key 1 is a number, not text"),
     ]
     # Like an unknown key, a setting written twice is a problem of a case that still builds: the run stops.
     assert [c.id for c in result.cases] == ["only-expected", "only-assert", "two-thresholds", "two-targets",
