@@ -1,6 +1,6 @@
 """`equals`: the answer is exactly a text value (AgentV: `output.trim() === value.trim()`).
 
-`trim: false` compares untrimmed. The value is always text: AgentV skips an equals whose value is a
+`trim: false` would compare untrimmed, but AgentV always trims, so the loader refuses it. The value is always text: AgentV skips an equals whose value is a
 number or a mapping, so the loader refuses one (see `EqualsConfig`).
 """
 

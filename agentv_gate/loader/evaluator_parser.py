@@ -318,6 +318,8 @@ def parse_evaluator(
         data = {**data, "name": data.get("name") or str(data["type"]), "assertion": str(data["type"]),
                 "type": CUSTOM_KIND, "resolved_script": script}
         kind = CUSTOM_KIND
+    if kind in ("contains", "equals") or kind in CONTAINS_VARIANTS:
+        _check_agentv_reads(raw, data, kind, line)
     if kind in CONTAINS_VARIANTS:
         _check_variant_settings(raw, data, kind, line)
         data = {**CONTAINS_VARIANTS[kind], **data}
@@ -615,6 +617,35 @@ def _check_one_name(raw: Any, data: dict[str, Any], kind: str, line: int) -> Non
             raise EvalFileError(at, f"{where}: '{prefix}{first}' and '{prefix}{second}' are one setting ({note}), "
                                     "written twice: only one would be read", f"either '{prefix}{first}' or "
                                                                              f"'{prefix}{second}'")
+
+
+def _check_agentv_reads(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:
+    """What AgentV's own assertion types read, and nothing more. AgentV reads `contains`/`icontains` with one
+    text value and `contains-all`/`-any` with a list, skipping the assertion otherwise, and ignores keys it does
+    not know: `case_sensitive: false` on `contains` stays case-sensitive there, `trim: false` on `equals` is
+    trimmed. agentv-gate once read those as its own switches, so "Paris" passed `contains: paris` with
+    `case_sensitive: false` where AgentV fails it; each is refused at its line, naming the type that says it."""
+    spelled = str(data["type"]).replace("_", "-")
+    value = data.get("value")
+    if kind == "equals":
+        if data.get("trim") is False:
+            raise EvalFileError(key_line(raw, "trim", line), "'trim: false': AgentV always trims both sides of an "
+                                "equals (it reads no 'trim'), so an untrimmed comparison is not AgentV's",
+                                "no 'trim', or a regex anchored with ^ and $ for an exact untrimmed match")
+        return
+    if kind in ("contains", "icontains"):
+        if kind == "contains":
+            for key, instead in (("case_sensitive", "type: icontains"), ("any", "type: contains-any")):
+                if key in data:
+                    raise EvalFileError(key_line(raw, key, line), f"AgentV's contains reads no '{key}' (it stays "
+                                        f"{'case-sensitive' if key == 'case_sensitive' else 'one value'} there)",
+                                        f"{instead}, or no '{key}'")
+        if isinstance(value, list):
+            raise EvalFileError(key_line(raw, "value", line), f"AgentV's {spelled} reads one text value and skips a "
+                                "list", f"type: {'i' if kind == 'icontains' else ''}contains-all (or -any) for a list")
+    elif value is not None and not isinstance(value, list):
+        raise EvalFileError(key_line(raw, "value", line), f"AgentV skips type: {spelled} when its value is not a "
+                            "list", f"value: [{value}], or type: {'icontains' if 'icontains' in kind else 'contains'}")
 
 
 def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:

@@ -142,3 +142,27 @@ def test_an_equals_value_agentv_skips_is_refused_at_its_line(tmp_path: Path, val
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "x.eval.yaml:6:" in proc.stderr and "AgentV skips an equals" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("assertion", "message"), [
+    ("{type: contains, value: paris, case_sensitive: false}",
+     "AgentV's contains reads no 'case_sensitive' (it stays case-sensitive there)"),
+    ("{type: contains, value: [paris, france]}", "AgentV's contains reads one text value and skips a list"),
+    ("{type: contains, value: [paris, rome], any: true}", "AgentV's contains reads no 'any'"),
+    ("{type: contains, value: paris, any: false}", "AgentV's contains reads no 'any'"),
+    ("{type: contains-all, value: paris}", "AgentV skips type: contains-all when its value is not a list"),
+    ("{type: icontains-any, value: paris}", "AgentV skips type: icontains-any when its value is not a list"),
+    ("{type: icontains, value: [paris, france]}", "AgentV's icontains reads one text value and skips a list"),
+    ("{type: equals, value: 'Paris', trim: false}", "AgentV always trims both sides"),
+])
+def test_a_contains_or_equals_setting_agentv_does_not_read_is_refused(tmp_path: Path, assertion: str,
+                                                                      message: str) -> None:
+    """agentv-gate's own switches on AgentV's assertions: AgentV ignores the key (`case_sensitive: false` on
+    `contains` stays case-sensitive, so "Paris" passed `paris` here and fails there) or skips the assertion
+    (a list for `contains`, text for `contains-all`). Each is refused at its line, naming the type to use."""
+    project = make_repo(tmp_path / "p", "targets:\n  - name: default\n    provider: mock\n    response: ' Paris'\n")
+    write(project / "evals" / "x.eval.yaml",
+          "tests:\n  - id: c\n    input: q\n    criteria: c\n    assert:\n      - " + assertion + "\n")
+    proc = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:6: " in proc.stderr and message in proc.stderr, proc.stderr
