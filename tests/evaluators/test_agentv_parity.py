@@ -166,3 +166,27 @@ def test_a_contains_or_equals_setting_agentv_does_not_read_is_refused(tmp_path: 
     proc = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "x.eval.yaml:6: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def test_an_exploration_ratio_past_the_tolerance_by_float_error_is_a_miss(tmp_path: Path) -> None:
+    """AgentV checks `Math.abs(ratio - target) <= tolerance` with no slack: 4 reads of 5 calls against 0.6 ± 0.2
+    is |0.8 - 0.6| = 0.20000000000000007 there, a miss; a 1e-9 of slack made it a hit (and the case a pass)."""
+    from tests.helpers.agents import scripted_agent
+
+    calls = [{"tool": "Read", "input": {}}] * 4 + [{"tool": "edit", "input": {}}]
+    project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
+        {"role": "assistant", "content": "Done.", "tool_calls": calls}]}})
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: lean, type: execution-metrics, target_exploration_ratio: 0.6, exploration_tolerance: 0.2}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = rows_by_id(project / RESULTS)["c"]
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == [
+        "Exploration ratio 0.80 outside tolerance of target 0.6 (diff 0.20, tolerance 0.2)"]
