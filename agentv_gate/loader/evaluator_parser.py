@@ -754,6 +754,12 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
             if timed:
                 raise EvalFileError(line, f"{name}: max_duration_ms ({', '.join(timed)}) is checked only in modes "
                                     "in_order and exact", f"mode: in_order, or no max_duration_ms in mode {config.mode}")
+        if config.mode == "exact" and isinstance(raw, dict) and raw.get("negate") is True:
+            # exact scores a different number of calls stricter than AgentV on purpose (an extra call costs
+            # here, not there): negated, that stricter score becomes a looser one than AgentV's
+            raise EvalFileError(key_line(raw, "negate", line), f"{name}: negate: true on mode exact, which agentv-gate "
+                                "scores stricter than AgentV (an extra call counts): negated it would pass more",
+                                "no negate, or mode in_order/superset for a trajectory that must not happen")
         _check_args_match(config, raw, line, name)
     elif isinstance(config, FieldAccuracyConfig):
         raw_fields = raw.get("fields") if isinstance(raw, dict) else None

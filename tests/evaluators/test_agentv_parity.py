@@ -190,3 +190,20 @@ def test_an_exploration_ratio_past_the_tolerance_by_float_error_is_a_miss(tmp_pa
     assert row["score"] == 0.0
     assert row["scores"][0]["misses"] == [
         "Exploration ratio 0.80 outside tolerance of target 0.6 (diff 0.20, tolerance 0.2)"]
+
+
+def test_negate_on_an_exact_trajectory_is_refused(tmp_path: Path) -> None:
+    """An exact trajectory with an extra call scores 2/3 here and 1.0 in AgentV (a stricter gate, on purpose);
+    negated, that is 1/3 here against AgentV's 0: looser, so the negation is refused at its line."""
+    project = make_repo(tmp_path / "p")
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: t, type: tool-trajectory, mode: exact, expected: [{tool: a}, {tool: b}], negate: true}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:6: tool_trajectory evaluator 't': negate: true on mode exact" in proc.stderr, proc.stderr
