@@ -207,3 +207,20 @@ def test_negate_on_an_exact_trajectory_is_refused(tmp_path: Path) -> None:
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "x.eval.yaml:6: tool_trajectory evaluator 't': negate: true on mode exact" in proc.stderr, proc.stderr
+
+
+def test_json_integers_are_javascript_numbers(tmp_path: Path) -> None:
+    """JSON.parse reads every number as a double: 9007199254740993 is 9007199254740992 there (a field match in
+    AgentV), and a 5000-digit integer is Infinity, still valid JSON; Python's json refused the latter (past
+    its 4300-digit limit), so a negated is_json passed an answer AgentV calls JSON."""
+    row = run_one(tmp_path, '{"id": 9007199254740993}', """\
+    expected_output: [{role: assistant, content: '{"id": 9007199254740992}'}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: id, match: exact}]}
+""")
+    assert row["score"] == 1.0, row["scores"][0]
+    row = run_one(tmp_path / "big", "1" * 5000, """\
+    assert:
+      - {name: not-json, type: is-json, negate: true}
+""")
+    assert row["score"] == 0.0, row["scores"][0]
