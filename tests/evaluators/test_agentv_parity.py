@@ -224,3 +224,51 @@ def test_json_integers_are_javascript_numbers(tmp_path: Path) -> None:
       - {name: not-json, type: is-json, negate: true}
 """)
     assert row["score"] == 0.0, row["scores"][0]
+
+
+@pytest.mark.parametrize("message", [
+    {"role": "assistant", "content": "", "tool_calls": [{"name": "search", "input": {"q": "x"}}]},
+    {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "search", "arguments": '{"q": "x"}'}}]},
+    {"role": "assistant", "content": "", "toolCalls": [{"tool": "search", "input": {"q": "x"}}]},
+    {"role": "assistant", "content": "", "tool_calls": [{"tool": "search", "args": {"q": "x"}}]},
+], ids=["name", "openai-function", "toolCalls", "args"])
+def test_tool_calls_are_read_in_agentv_shape_only(tmp_path: Path, message: dict[str, Any]) -> None:
+    """AgentV's cli provider reads `tool_calls: [{tool, input, output, id, duration_ms}]` and drops a call
+    without a string `tool` (and reads no `args`): a call spelled otherwise is no call there, so a trajectory
+    needing `search` with `{q: x}` fails. agentv-gate read those spellings too and passed it."""
+    from tests.helpers.agents import scripted_agent
+
+    project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
+        message, {"role": "assistant", "content": "Done."}]}})
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: t, type: tool-trajectory, mode: in_order, expected: [{tool: search, args: {q: x}}]}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert rows_by_id(project / RESULTS)["c"]["score"] == 0.0
+
+
+def test_a_tool_duration_is_read_from_duration_ms_only(tmp_path: Path) -> None:
+    """`durationMs` is not AgentV's wire name: unread there, the latency check is left out (1/2 here), where
+    reading it added a hit (2/3, a pass at 0.6)."""
+    from tests.helpers.agents import scripted_agent
+
+    calls = [{"tool": "a", "input": {}, "durationMs": 5}, {"tool": "c", "input": {}}]
+    project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
+        {"role": "assistant", "content": "", "tool_calls": calls}]}})
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: t, type: tool-trajectory, mode: in_order, expected: [{tool: a, max_duration_ms: 100}, {tool: b}]}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert rows_by_id(project / RESULTS)["c"]["score"] == 0.5
