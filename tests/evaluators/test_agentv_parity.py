@@ -272,3 +272,21 @@ def test_a_tool_duration_is_read_from_duration_ms_only(tmp_path: Path) -> None:
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert rows_by_id(project / RESULTS)["c"]["score"] == 0.5
+
+
+@pytest.mark.parametrize(("written", "expected", "score"), [
+    ("04/03/2025", "2025-03-04", 0.0),   # V8 reads month first whatever `formats` says: April 3, a miss
+    ("04/03/2025", "2025-04-03", 1.0),
+    ("02/13/2025", "2025-02-13", 1.0),   # V8 reads it, though DD/MM would make month 13
+    ("13/02/2025", "2025-02-13", 1.0),   # V8 cannot: AgentV's own day-first reading applies
+])
+def test_a_slash_date_is_read_month_first_where_v8_reads_it(tmp_path: Path, written: str, expected: str,
+                                                             score: float) -> None:
+    """AgentV tries `new Date(text)` before looking at `formats`, and V8 reads 04/03/2025 as April 3: with
+    `formats: [DD/MM/YYYY]` agentv-gate read March 4 and passed what AgentV fails."""
+    row = run_one(tmp_path, json.dumps({"d": written}), f"""\
+    expected_output: [{{role: assistant, content: {{d: "{expected}"}}}}]
+    assert:
+      - {{name: fa, type: field_accuracy, fields: [{{path: d, match: date, formats: [DD/MM/YYYY]}}]}}
+""")
+    assert row["score"] == score, row["scores"][0]
