@@ -1,7 +1,9 @@
 """`contains`: the answer includes a substring (AgentV's contains / contains-all / icontains).
 
 A list value means every item must appear (AgentV's `contains-all`), or one of them with
-`any: true` (`contains-any`); `case_sensitive: false` is AgentV's `icontains`.
+`any: true` (`contains-any`); `case_sensitive: false` is AgentV's `icontains`. Those two switches and
+the list are set by the loader from AgentV's type names only: on a plain `contains` AgentV reads neither
+(and skips a list), so there they are refused (loader/evaluator_parser.py, `_check_agentv_reads`).
 The score is 0 or 1, like every AgentV deterministic assertion.
 """
 

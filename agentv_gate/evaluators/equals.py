@@ -1,7 +1,8 @@
 """`equals`: the answer is exactly a text value (AgentV: `output.trim() === value.trim()`).
 
-`trim: false` compares untrimmed. The value is always text: AgentV skips an equals whose value is a
-number or a mapping, so the loader refuses one (see `EqualsConfig`).
+`trim: false` would compare untrimmed, but AgentV always trims, so the loader refuses it. The value
+is always text: AgentV skips an equals whose value is a number or a mapping, so the loader refuses
+one (see `EqualsConfig`).
 """
 
 from __future__ import annotations

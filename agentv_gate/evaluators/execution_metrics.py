@@ -61,7 +61,9 @@ class ExecutionMetricsEvaluator:
             return
         ratio = sum(n for name, n in by_name.items() if name in EXPLORATION_TOOLS) / total
         diff = abs(ratio - target)
-        if diff <= config.exploration_tolerance + 1e-9:
+        # exactly AgentV's `diff <= tolerance`, float error and all: slack here passed |0.8 - 0.6| =
+        # 0.20000000000000007 against 0.2, which AgentV misses
+        if diff <= config.exploration_tolerance:
             hits.append(f"Exploration ratio {ratio:.2f} within {fmt(config.exploration_tolerance)} of target "
                         f"{fmt(target)}")
         else:

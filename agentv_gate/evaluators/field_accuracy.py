@@ -18,9 +18,10 @@ Semantics follow AgentV's FieldAccuracyEvaluator (gen2, hits/misses form):
   weight is 0); `all_or_nothing` is 1 only with no misses. Hits and misses are capped at 4 as in
   AgentV; the reasoning still counts every field.
 
-Two deliberate departures, both where AgentV depends on JavaScript's Date parser: ambiguous
-slash dates honour `formats` (V8 reads "01/02/2025" as US before AgentV looks at `formats`),
-and a timestamp's calendar date is taken as written rather than shifted to the local zone.
+A numeric date V8's `new Date` reads (month 1-12 first, day 1-31) is month first whatever `formats`
+says, as in AgentV, which asks V8 before looking at `formats`; only one V8 rejects (13/02/2025) is read
+by `formats`. One deliberate departure remains, where AgentV depends on the machine's time zone: a
+timestamp's calendar date is taken as written rather than shifted to the local zone.
 """
 
 from __future__ import annotations
@@ -148,6 +149,9 @@ def parse_date(text: str, formats: list[str]) -> date | None:
     numeric = _NUMERIC.match(trimmed)
     if numeric:
         first, second, year = (int(g) for g in numeric.groups())
+        if 1 <= first <= 12 and 1 <= second <= 31:
+            # V8's `new Date` reads this month first, and AgentV asks it before looking at `formats`
+            return _safe_date(year, first, second)
         us = any("MM/DD" in f or "MM-DD" in f for f in formats)
         eu = any("DD/MM" in f or "DD-MM" in f for f in formats)
         if us and not eu:

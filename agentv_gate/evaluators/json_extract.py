@@ -27,14 +27,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _js_int(text: str) -> int | float:
+    """A JSON integer as JSON.parse reads it, a double: exact up to 15 digits (kept an int, so 42 shows as
+    42), else rounded as JavaScript rounds it (9007199254740993 is 9007199254740992 there, 5000 digits are
+    Infinity), where Python's int is exact and refuses more than 4300 digits."""
+    return int(text) if len(text.lstrip("-")) <= 15 else float(text)
+
+
 def loads_strict(text: str) -> Any:
-    """`json.loads` with JavaScript's rules for the non-standard constants.
+    """`json.loads` with JavaScript's rules for the non-standard constants and for numbers.
 
     JSON nested deeper than Python's recursion limit raises ValueError like any other bad JSON
     (json.loads raises RecursionError), so callers that handle ValueError handle it too.
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 

@@ -1,14 +1,15 @@
 """Tool calls and the trace summary, read off the target's output messages as AgentV 2.19 reads them.
 
-A message may carry `tool_calls: [{tool, input, output, id, duration_ms}]` (AgentV's shape, which the
-`cli` target passes through and the HTTP providers map their tool-use replies to). Older or foreign
-spellings are read too (`toolCalls`, `name`, OpenAI's `function: {name, arguments}`), so an agent
-that prints its provider's raw shape is still understood rather than seen as calling nothing.
+A message carries `tool_calls: [{tool, input, output, id, duration_ms}]`, AgentV's shape, which the `cli`
+target passes through and the HTTP providers map their tool-use replies to. Only that shape is read, as
+AgentV's cli provider reads it: a call without a string `tool` is dropped, the arguments are `input` (not
+`args` or `arguments`), the duration is `duration_ms`, and a `toolCalls` list or OpenAI's raw
+`function: {name, arguments}` is no call. Reading those too once passed a trajectory AgentV fails: the
+agent "called" `search` here and nothing there.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -26,30 +27,15 @@ class ToolCall:
 
 
 def _name(call: dict[str, Any]) -> str:
-    name = call.get("tool") or call.get("name")
-    if not name and isinstance(call.get("function"), dict):
-        name = call["function"].get("name")
-    return str(name or "unknown")
+    return str(call["tool"])
 
 
 def _input(call: dict[str, Any]) -> Any:
-    for key in ("input", "args", "arguments"):
-        if key in call:
-            return call[key]
-    function = call.get("function")
-    if isinstance(function, dict) and "arguments" in function:
-        arguments = function["arguments"]
-        if isinstance(arguments, str):  # OpenAI sends the arguments as a JSON string
-            try:
-                return json.loads(arguments)
-            except ValueError:
-                return arguments
-        return arguments
-    return None
+    return call.get("input")
 
 
 def _duration(call: dict[str, Any]) -> float | None:
-    value = call.get("duration_ms", call.get("durationMs"))
+    value = call.get("duration_ms")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         return None
     return float(value)
@@ -59,9 +45,9 @@ def raw_tool_calls(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, 
     """(message index, tool call mapping) pairs across the messages, in order."""
     calls: list[tuple[int, dict[str, Any]]] = []
     for index, message in enumerate(messages):
-        raw = message.get("tool_calls") or message.get("toolCalls") or []
+        raw = message.get("tool_calls") or []
         if isinstance(raw, list):
-            calls.extend((index, call) for call in raw if isinstance(call, dict))
+            calls.extend((index, call) for call in raw if isinstance(call, dict) and isinstance(call.get("tool"), str))
     return calls
 
 

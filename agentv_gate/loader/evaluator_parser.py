@@ -318,6 +318,8 @@ def parse_evaluator(
         data = {**data, "name": data.get("name") or str(data["type"]), "assertion": str(data["type"]),
                 "type": CUSTOM_KIND, "resolved_script": script}
         kind = CUSTOM_KIND
+    if kind in ("contains", "equals") or kind in CONTAINS_VARIANTS:
+        _check_agentv_reads(raw, data, kind, line)
     if kind in CONTAINS_VARIANTS:
         _check_variant_settings(raw, data, kind, line)
         data = {**CONTAINS_VARIANTS[kind], **data}
@@ -617,6 +619,35 @@ def _check_one_name(raw: Any, data: dict[str, Any], kind: str, line: int) -> Non
                                                                              f"'{prefix}{second}'")
 
 
+def _check_agentv_reads(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:
+    """What AgentV's own assertion types read, and nothing more. AgentV reads `contains`/`icontains` with one
+    text value and `contains-all`/`-any` with a list, skipping the assertion otherwise, and ignores keys it does
+    not know: `case_sensitive: false` on `contains` stays case-sensitive there, `trim: false` on `equals` is
+    trimmed. agentv-gate once read those as its own switches, so "Paris" passed `contains: paris` with
+    `case_sensitive: false` where AgentV fails it; each is refused at its line, naming the type that says it."""
+    spelled = str(data["type"]).replace("_", "-")
+    value = data.get("value")
+    if kind == "equals":
+        if data.get("trim") is False:
+            raise EvalFileError(key_line(raw, "trim", line), "'trim: false': AgentV always trims both sides of an "
+                                "equals (it reads no 'trim'), so an untrimmed comparison is not AgentV's",
+                                "no 'trim', or a regex anchored with ^ and $ for an exact untrimmed match")
+        return
+    if kind in ("contains", "icontains"):
+        if kind == "contains":
+            for key, instead in (("case_sensitive", "type: icontains"), ("any", "type: contains-any")):
+                if key in data:
+                    raise EvalFileError(key_line(raw, key, line), f"AgentV's contains reads no '{key}' (it stays "
+                                        f"{'case-sensitive' if key == 'case_sensitive' else 'one value'} there)",
+                                        f"{instead}, or no '{key}'")
+        if isinstance(value, list):
+            raise EvalFileError(key_line(raw, "value", line), f"AgentV's {spelled} reads one text value and skips a "
+                                "list", f"type: {'i' if kind == 'icontains' else ''}contains-all (or -any) for a list")
+    elif value is not None and not isinstance(value, list):
+        raise EvalFileError(key_line(raw, "value", line), f"AgentV skips type: {spelled} when its value is not a "
+                            "list", f"value: [{value}], or type: {'icontains' if 'icontains' in kind else 'contains'}")
+
+
 def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int) -> None:
     """`icontains` with `case_sensitive: true`, `contains-all` with `any: true`: the type's spelling says one
     thing and the key the other. The key used to win unsaid; which one was meant is a guess, so it is refused."""
@@ -723,6 +754,12 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
             if timed:
                 raise EvalFileError(line, f"{name}: max_duration_ms ({', '.join(timed)}) is checked only in modes "
                                     "in_order and exact", f"mode: in_order, or no max_duration_ms in mode {config.mode}")
+        if config.mode == "exact" and isinstance(raw, dict) and raw.get("negate") is True:
+            # exact scores a different number of calls stricter than AgentV on purpose (an extra call costs
+            # here, not there): negated, that stricter score becomes a looser one than AgentV's
+            raise EvalFileError(key_line(raw, "negate", line), f"{name}: negate: true on mode exact, which agentv-gate "
+                                "scores stricter than AgentV (an extra call counts): negated it would pass more",
+                                "no negate, or mode in_order/superset for a trajectory that must not happen")
         _check_args_match(config, raw, line, name)
     elif isinstance(config, FieldAccuracyConfig):
         raw_fields = raw.get("fields") if isinstance(raw, dict) else None

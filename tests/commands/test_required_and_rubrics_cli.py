@@ -62,7 +62,7 @@ tests:
     criteria: Must name both
     input: Screen Acme
     assert:
-      - {type: contains, value: [Acme, Globex], required: 0.5}
+      - {type: contains-all, value: [Acme, Globex], required: 0.5}
       - {type: contains, value: DENIED}
   - id: negated
     criteria: Must not approve
@@ -93,7 +93,7 @@ def test_a_required_evaluator_below_its_mark_zeroes_the_case_but_every_hit_and_m
 
     # `required: 0.5`: contains-all of two scores 0 here (one missing), below 0.5.
     assert found["own-mark"]["score"] == 0.0
-    assert scores(found["own-mark"])["contains"]["required"] == 0.5
+    assert scores(found["own-mark"])["contains-all-2"]["required"] == 0.5
 
     # negate first, then the gate: "must not contain DENIED" scored 0 < 0.8.
     assert found["negated"]["score"] == 0.0

@@ -150,7 +150,7 @@ def test_text_where_agentv_reads_a_number_or_a_boolean_is_refused_before_anythin
           - id: shout
             input: q
             assert:
-              - {type: contains, value: PARIS, case_sensitive: no}
+              - {type: icontains, value: PARIS, case_sensitive: no}
           - id: heavy
             input: q
             assert:
@@ -159,7 +159,7 @@ def test_text_where_agentv_reads_a_number_or_a_boolean_is_refused_before_anythin
     """)
     ran = run_cli("run", "evals", cwd=project)
     assert ran.returncode == 2, ran.stdout + ran.stderr
-    assert "evals/suite.eval.yaml:5: contains evaluator 'contains-PARIS': field 'case_sensitive': " in ran.stderr
+    assert "evals/suite.eval.yaml:5: contains evaluator 'icontains-PARIS': field 'case_sensitive': " in ran.stderr
     assert "evals/suite.eval.yaml:9: contains evaluator 'contains-Paris': field 'weight': " in ran.stderr
     assert not (project / RESULTS).exists()
 

@@ -142,3 +142,151 @@ def test_an_equals_value_agentv_skips_is_refused_at_its_line(tmp_path: Path, val
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "x.eval.yaml:6:" in proc.stderr and "AgentV skips an equals" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("assertion", "message"), [
+    ("{type: contains, value: paris, case_sensitive: false}",
+     "AgentV's contains reads no 'case_sensitive' (it stays case-sensitive there)"),
+    ("{type: contains, value: [paris, france]}", "AgentV's contains reads one text value and skips a list"),
+    ("{type: contains, value: [paris, rome], any: true}", "AgentV's contains reads no 'any'"),
+    ("{type: contains, value: paris, any: false}", "AgentV's contains reads no 'any'"),
+    ("{type: contains-all, value: paris}", "AgentV skips type: contains-all when its value is not a list"),
+    ("{type: icontains-any, value: paris}", "AgentV skips type: icontains-any when its value is not a list"),
+    ("{type: icontains, value: [paris, france]}", "AgentV's icontains reads one text value and skips a list"),
+    ("{type: equals, value: 'Paris', trim: false}", "AgentV always trims both sides"),
+])
+def test_a_contains_or_equals_setting_agentv_does_not_read_is_refused(tmp_path: Path, assertion: str,
+                                                                      message: str) -> None:
+    """agentv-gate's own switches on AgentV's assertions: AgentV ignores the key (`case_sensitive: false` on
+    `contains` stays case-sensitive, so "Paris" passed `paris` here and fails there) or skips the assertion
+    (a list for `contains`, text for `contains-all`). Each is refused at its line, naming the type to use."""
+    project = make_repo(tmp_path / "p", "targets:\n  - name: default\n    provider: mock\n    response: ' Paris'\n")
+    write(project / "evals" / "x.eval.yaml",
+          "tests:\n  - id: c\n    input: q\n    criteria: c\n    assert:\n      - " + assertion + "\n")
+    proc = run_cli("run", "evals", "--no-cache", "--allow-unknown-keys", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:6: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def test_an_exploration_ratio_past_the_tolerance_by_float_error_is_a_miss(tmp_path: Path) -> None:
+    """AgentV checks `Math.abs(ratio - target) <= tolerance` with no slack: 4 reads of 5 calls against 0.6 ± 0.2
+    is |0.8 - 0.6| = 0.20000000000000007 there, a miss; a 1e-9 of slack made it a hit (and the case a pass)."""
+    from tests.helpers.agents import scripted_agent
+
+    calls = [{"tool": "Read", "input": {}}] * 4 + [{"tool": "edit", "input": {}}]
+    project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
+        {"role": "assistant", "content": "Done.", "tool_calls": calls}]}})
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: lean, type: execution-metrics, target_exploration_ratio: 0.6, exploration_tolerance: 0.2}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = rows_by_id(project / RESULTS)["c"]
+    assert row["score"] == 0.0
+    assert row["scores"][0]["misses"] == [
+        "Exploration ratio 0.80 outside tolerance of target 0.6 (diff 0.20, tolerance 0.2)"]
+
+
+def test_negate_on_an_exact_trajectory_is_refused(tmp_path: Path) -> None:
+    """An exact trajectory with an extra call scores 2/3 here and 1.0 in AgentV (a stricter gate, on purpose);
+    negated, that is 1/3 here against AgentV's 0: looser, so the negation is refused at its line."""
+    project = make_repo(tmp_path / "p")
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: t, type: tool-trajectory, mode: exact, expected: [{tool: a}, {tool: b}], negate: true}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.eval.yaml:6: tool_trajectory evaluator 't': negate: true on mode exact" in proc.stderr, proc.stderr
+
+
+def test_json_integers_are_javascript_numbers(tmp_path: Path) -> None:
+    """JSON.parse reads every number as a double: 9007199254740993 is 9007199254740992 there (a field match in
+    AgentV), and a 5000-digit integer is Infinity, still valid JSON; Python's json refused the latter (past
+    its 4300-digit limit), so a negated is_json passed an answer AgentV calls JSON."""
+    row = run_one(tmp_path, '{"id": 9007199254740993}', """\
+    expected_output: [{role: assistant, content: '{"id": 9007199254740992}'}]
+    assert:
+      - {name: fa, type: field_accuracy, fields: [{path: id, match: exact}]}
+""")
+    assert row["score"] == 1.0, row["scores"][0]
+    row = run_one(tmp_path / "big", "1" * 5000, """\
+    assert:
+      - {name: not-json, type: is-json, negate: true}
+""")
+    assert row["score"] == 0.0, row["scores"][0]
+
+
+@pytest.mark.parametrize("message", [
+    {"role": "assistant", "content": "", "tool_calls": [{"name": "search", "input": {"q": "x"}}]},
+    {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "search", "arguments": '{"q": "x"}'}}]},
+    {"role": "assistant", "content": "", "toolCalls": [{"tool": "search", "input": {"q": "x"}}]},
+    {"role": "assistant", "content": "", "tool_calls": [{"tool": "search", "args": {"q": "x"}}]},
+], ids=["name", "openai-function", "toolCalls", "args"])
+def test_tool_calls_are_read_in_agentv_shape_only(tmp_path: Path, message: dict[str, Any]) -> None:
+    """AgentV's cli provider reads `tool_calls: [{tool, input, output, id, duration_ms}]` and drops a call
+    without a string `tool` (and reads no `args`): a call spelled otherwise is no call there, so a trajectory
+    needing `search` with `{q: x}` fails. agentv-gate read those spellings too and passed it."""
+    from tests.helpers.agents import scripted_agent
+
+    project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
+        message, {"role": "assistant", "content": "Done."}]}})
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: t, type: tool-trajectory, mode: in_order, expected: [{tool: search, args: {q: x}}]}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert rows_by_id(project / RESULTS)["c"]["score"] == 0.0
+
+
+def test_a_tool_duration_is_read_from_duration_ms_only(tmp_path: Path) -> None:
+    """`durationMs` is not AgentV's wire name: unread there, the latency check is left out (1/2 here), where
+    reading it added a hit (2/3, a pass at 0.6)."""
+    from tests.helpers.agents import scripted_agent
+
+    calls = [{"tool": "a", "input": {}, "durationMs": 5}, {"tool": "c", "input": {}}]
+    project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
+        {"role": "assistant", "content": "", "tool_calls": calls}]}})
+    write(project / "evals" / "x.eval.yaml", """\
+        tests:
+          - id: c
+            input: q
+            criteria: c
+            assert:
+              - {name: t, type: tool-trajectory, mode: in_order, expected: [{tool: a, max_duration_ms: 100}, {tool: b}]}
+        """)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert rows_by_id(project / RESULTS)["c"]["score"] == 0.5
+
+
+@pytest.mark.parametrize(("written", "expected", "score"), [
+    ("04/03/2025", "2025-03-04", 0.0),   # V8 reads month first whatever `formats` says: April 3, a miss
+    ("04/03/2025", "2025-04-03", 1.0),
+    ("02/13/2025", "2025-02-13", 1.0),   # V8 reads it, though DD/MM would make month 13
+    ("13/02/2025", "2025-02-13", 1.0),   # V8 cannot: AgentV's own day-first reading applies
+])
+def test_a_slash_date_is_read_month_first_where_v8_reads_it(tmp_path: Path, written: str, expected: str,
+                                                             score: float) -> None:
+    """AgentV tries `new Date(text)` before looking at `formats`, and V8 reads 04/03/2025 as April 3: with
+    `formats: [DD/MM/YYYY]` agentv-gate read March 4 and passed what AgentV fails."""
+    row = run_one(tmp_path, json.dumps({"d": written}), f"""\
+    expected_output: [{{role: assistant, content: {{d: "{expected}"}}}}]
+    assert:
+      - {{name: fa, type: field_accuracy, fields: [{{path: d, match: date, formats: [DD/MM/YYYY]}}]}}
+""")
+    assert row["score"] == score, row["scores"][0]

@@ -94,10 +94,10 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.6, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:] + CALLS[2:]})]},
      0.0, ["Exploration ratio 0.33 outside tolerance of target 0.6 (diff 0.27, tolerance 0.1)"]),
-    # the 1e-9 of slack for float error is itself inclusive: 0.5 - 0.399999999 == 0.1 + 1e-9 in floats
+    # no slack for float error, as in AgentV: 0.5 - 0.399999999 is past 0.1, so outside it
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.399999999, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
-     1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
+     0.0, ["Exploration ratio 0.50 outside tolerance of target 0.4 (diff 0.10, tolerance 0.1)"]),
 ])
 def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
     result = budget(config, **reported)

@@ -138,7 +138,7 @@ def test_payload_summarises_tool_calls_and_snake_cases_keys(repo: Path) -> None:
 
     case = capital_case(repo)
     outputs = [
-        Message(role="assistant", content="", toolCalls=[{"tool": "searchWeb", "input": {"maxResults": 3}},
+        Message(role="assistant", content="", tool_calls=[{"tool": "searchWeb", "input": {"maxResults": 3}},
                                                          {"tool": "searchWeb", "input": {}},
                                                          {"tool": "Read", "input": {}, "error": "denied"}]),
         Message(role="assistant", content=ANSWER),

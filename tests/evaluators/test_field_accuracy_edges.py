@@ -119,7 +119,8 @@ def test_every_month_name_and_abbreviation_in_dd_mmm_yyyy(name: str, month: int)
     ("12/13/2025", None, "2025-12-13"),
     ("13-02-2025", ["MMMM D, YYYY"], "2025-02-13"),  # formats name neither order: inferred the same way
     ("13/02/2025", ["MM/DD/YYYY"], None),         # US only: month 13 is no date
-    ("02/13/2025", ["DD/MM/YYYY"], None),         # EU only: month 13 is no date
+    ("02/13/2025", ["DD/MM/YYYY"], "2025-02-13"),  # EU only, but V8 reads it month first before formats
+    ("13/02/2025", ["DD/MM/YYYY"], "2025-02-13"),  # V8 cannot: then EU only reads it day first
 ])
 def test_numeric_dates_day_or_month_first(written: str, formats: list[str] | None, meant: str | None) -> None:
     spec: dict[str, Any] = {"path": "d", "match": "date"}

@@ -166,10 +166,11 @@ def test_json_equality_is_not_pythons() -> None:
     assert not json_equal(True, 1) and not json_equal([1, 2], [2, 1]) and json_equal({"a": [1.0]}, {"a": [1]})
 
 
-def test_openai_shaped_calls_from_an_agent_are_read_too() -> None:
+def test_openai_shaped_calls_from_an_agent_are_no_calls_as_in_agentv() -> None:
+    """AgentV's cli provider drops a call without a string `tool`: OpenAI's raw shape calls nothing there."""
     message = Message.model_validate({"role": "assistant", "content": "", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"a\"}"}}]})
-    assert grade({"mode": "exact", "expected": [{"tool": "search", "args": {"q": "a"}}]}, [message])[0] == 1.0
+    assert grade({"mode": "exact", "expected": [{"tool": "search", "args": {"q": "a"}}]}, [message])[0] == 0.0
 
 
 # ---------------------------------------------------------------- through the CLI

@@ -45,7 +45,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: null}", 6, "evaluator is missing 'type'"),
     ("- {name: n, type: custom_assertion}", 6, "unknown evaluator type 'custom_assertion'"),
     ("- {name: n, type: contains}", 6, "contains evaluator 'n': missing required field 'value' | 'value' to be set"),
-    ("- {name: n, type: contains, value: a, any: maybe}", 6, "contains evaluator 'n': field 'any': "),
+    ("- {name: n, type: contains-any, value: [a], any: maybe}", 6, "contains evaluator 'n': field 'any': "),
     ("- {type: is_json}\n- {type: contains, value: a, nmae: x}", 7, "contains evaluator #2"),
     # a setting the type's own spelling already fixes, written the other way: which one holds is a guess
     ("- {type: icontains, value: a, case_sensitive: true}", 6,
@@ -214,8 +214,8 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: n, type: contains, value: a, weight: '2'}", 6,
      "contains evaluator 'n': field 'weight': Input should be a valid number"),
     ("- {name: n, type: contains, value: a, weight: true}", 6, "field 'weight': Input should be a valid number"),
-    ("- {name: n, type: contains, value: a, case_sensitive: no}", 6, "field 'case_sensitive': Input should be a valid boolean"),
-    ("- {name: n, type: contains, value: [a, b], any: yes}", 6, "field 'any': Input should be a valid boolean"),
+    ("- {name: n, type: icontains, value: a, case_sensitive: no}", 6, "field 'case_sensitive': Input should be a valid boolean"),
+    ("- {name: n, type: contains-any, value: [a, b], any: yes}", 6, "field 'any': Input should be a valid boolean"),
     ("- {name: n, type: equals, value: a, trim: off}", 6, "field 'trim': Input should be a valid boolean"),
     ("- {name: n, type: field_accuracy, fields: [{path: a, weight: '2'}, {path: b}]}", 6,
      "field 'fields.0.weight': Input should be a valid number"),
@@ -282,7 +282,7 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
     # an equals value AgentV skips (asString): not text, or empty
-    ("- name: e\n  type: equals\n  value: {a: 1}\n  trim: false", 6,
+    ("- name: e\n  type: equals\n  value: {a: 1}", 6,
      "equals evaluator 'e': field 'value': Value error, the value is a mapping, and AgentV skips an equals"),
     ("- {name: e, type: equals, value: 42, trim: true}", 6, "the value is a number, and AgentV skips an equals"),
     # a limit no measurement can break: an infinite budget, or an exploration tolerance covering every ratio

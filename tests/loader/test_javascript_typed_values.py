@@ -27,9 +27,9 @@ def repo(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("entry", "fragment"), [
     ("{type: contains, value: World, weight: '2'}", "field 'weight': Input should be a valid number, got '2'"),
     ("{type: contains, value: World, weight: true}", "field 'weight': Input should be a valid number, got true"),
-    ("{type: contains, value: world, case_sensitive: 'false'}",
+    ("{type: icontains, value: world, case_sensitive: 'false'}",
      "field 'case_sensitive': Input should be a valid boolean, got 'false'"),
-    ("{type: contains, value: [World, x], any: 1}", "field 'any': Input should be a valid boolean, got 1"),
+    ("{type: contains-any, value: [World, x], any: 1}", "field 'any': Input should be a valid boolean, got 1"),
     ("{type: equals, value: Hello World, trim: 'false'}", "field 'trim': Input should be a valid boolean"),
     ("{type: latency, threshold: '5000'}", "field 'threshold': Input should be a valid number, got '5000'"),
     ("{type: latency, threshold: true}", "field 'threshold': Input should be a valid number, got true"),
@@ -52,10 +52,10 @@ def test_a_number_or_boolean_written_as_text_is_refused_at_its_line(repo: Path, 
 
 def test_a_case_that_passes_only_by_reading_text_as_false_is_not_run(repo: Path) -> None:
     # `case_sensitive: "false"` is true to JavaScript; read as false, "world" was found in "Hello World".
-    write(repo / "evals/typed.eval.yaml", HEAD + "      - {type: contains, value: world, case_sensitive: 'false'}\n")
+    write(repo / "evals/typed.eval.yaml", HEAD + "      - {type: icontains, value: world, case_sensitive: 'false'}\n")
     proc = run_cli("run", "evals/typed.eval.yaml", "--output-dir", "out", cwd=repo)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "evals/typed.eval.yaml:6: contains evaluator 'contains-world': field 'case_sensitive'" in proc.stderr
+    assert "evals/typed.eval.yaml:6: contains evaluator 'icontains-world': field 'case_sensitive'" in proc.stderr
     assert not (repo / "out/results.jsonl").exists()
 
 
