@@ -247,3 +247,22 @@ def test_reply_schemas_are_in_the_strict_form_structured_output_accepts(schema: 
     for shape in shapes:
         assert shape["additionalProperties"] is False
         assert shape["required"] == list(shape["properties"])
+
+
+def test_the_whole_reply_decides_before_a_fenced_block_inside_one_of_its_strings() -> None:
+    """A reply that is one JSON verdict is that verdict, even when its reasoning quotes a fenced example."""
+    reply = json.dumps({"score": 0.9, "reasoning": 'an example: ```json\n{"score": 0.1}\n```'})
+    assert parse_judge_reply(reply).score == 0.9
+
+
+def test_of_verdicts_that_agree_the_first_is_read() -> None:
+    reply = '{"score": 0.7, "reasoning": "first"}\nAgain: {"score": 0.7, "reasoning": "second"}'
+    assert parse_judge_reply(reply).reasoning == "first"
+
+
+@pytest.mark.parametrize(("field", "says"), [("hits", "'hits' must be a list of strings"),
+                                             ("reasoning", "'reasoning' must be a string")])
+def test_a_long_value_of_the_wrong_type_is_shown_in_its_first_80_characters(field: str, says: str) -> None:
+    with pytest.raises(JudgeReplyError) as caught:
+        parse_judge_reply(json.dumps({"score": 0.5, field: {"x": "y" * 200}}))
+    assert str(caught.value).startswith(f"{says}, got " + '{"x": "' + "y" * 73 + " in: ")
