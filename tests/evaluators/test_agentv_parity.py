@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.agents import scripted_agent
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import RESULTS, rows_by_id
@@ -171,8 +172,6 @@ def test_a_contains_or_equals_setting_agentv_does_not_read_is_refused(tmp_path: 
 def test_an_exploration_ratio_past_the_tolerance_by_float_error_is_a_miss(tmp_path: Path) -> None:
     """AgentV checks `Math.abs(ratio - target) <= tolerance` with no slack: 4 reads of 5 calls against 0.6 ± 0.2
     is |0.8 - 0.6| = 0.20000000000000007 there, a miss; a 1e-9 of slack made it a hit (and the case a pass)."""
-    from tests.helpers.agents import scripted_agent
-
     calls = [{"tool": "Read", "input": {}}] * 4 + [{"tool": "edit", "input": {}}]
     project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
         {"role": "assistant", "content": "Done.", "tool_calls": calls}]}})
@@ -236,8 +235,6 @@ def test_tool_calls_are_read_in_agentv_shape_only(tmp_path: Path, message: dict[
     """AgentV's cli provider reads `tool_calls: [{tool, input, output, id, duration_ms}]` and drops a call
     without a string `tool` (and reads no `args`): a call spelled otherwise is no call there, so a trajectory
     needing `search` with `{q: x}` fails. agentv-gate read those spellings too and passed it."""
-    from tests.helpers.agents import scripted_agent
-
     project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
         message, {"role": "assistant", "content": "Done."}]}})
     write(project / "evals" / "x.eval.yaml", """\
@@ -256,8 +253,6 @@ def test_tool_calls_are_read_in_agentv_shape_only(tmp_path: Path, message: dict[
 def test_a_tool_duration_is_read_from_duration_ms_only(tmp_path: Path) -> None:
     """`durationMs` is not AgentV's wire name: unread there, the latency check is left out (1/2 here), where
     reading it added a hit (2/3, a pass at 0.6)."""
-    from tests.helpers.agents import scripted_agent
-
     calls = [{"tool": "a", "input": {}, "durationMs": 5}, {"tool": "c", "input": {}}]
     project = scripted_agent(tmp_path / "p", {"q": {"text": "Done.", "output_messages": [
         {"role": "assistant", "content": "", "tool_calls": calls}]}})
