@@ -88,10 +88,10 @@ def user_prompt(items: list[RubricItem], question: str, criteria: str, reference
                  "matches the answer.", ""]
     else:
         parts = ["You are an expert evaluator. Evaluate the candidate answer against each rubric item below.", ""]
-    parts += ["[[ ## question ## ]]", question, "", "[[ ## expected_outcome ## ]]", criteria, ""]
+    parts += ["[[ ## question ## ]]", question, "", "[[ ## criteria ## ]]", criteria, ""]
     if reference.strip():
         parts += ["[[ ## reference_answer ## ]]", reference, ""]
-    parts += ["[[ ## candidate_answer ## ]]", answer, ""]
+    parts += ["[[ ## answer ## ]]", answer, ""]
     if not scored:
         parts.append("[[ ## rubrics ## ]]")
         for item in items:
@@ -101,8 +101,9 @@ def user_prompt(items: list[RubricItem], question: str, criteria: str, reference
         return "\n".join(parts)
     parts.append("[[ ## scoring_criteria ## ]]")
     for item in items:
-        minimum = f" [REQUIRED: min score {item.min_score}]" if item.min_score is not None else ""
-        parts += ["", f"### Criterion: [{item.id}]{_weight_label(item)}{minimum}"]
+        # AgentV labels only a written `required_min_score` (a bare `required: true` still means 10 when scored)
+        minimum = f" [REQUIRED: min score {item.required_min_score}]" if item.required_min_score is not None else ""
+        parts += ["", f"### Criterion: {item.id}{_weight_label(item)}{minimum}"]
         if item.outcome:
             parts.append(f"Description: {item.outcome}")
         if item.score_ranges:

@@ -2,7 +2,7 @@
 
 Three ways to write the prompt of an `llm_judge` (seeds 000-003):
 
-* nothing: the default evaluator template of seed 003;
+* nothing: AgentV 2.19's default evaluator template;
 * text, inline or in a `.md`/`.txt` file, with `{{variable}}` placeholders. Both generations'
   names are filled (`question`, `expected_outcome`/`criteria`, `candidate_answer`/`answer`,
   `reference_answer`, `input_messages`/`input`, `output_messages`/`output`,
@@ -34,14 +34,14 @@ from .payload import build_judge_payload, case_messages
 if TYPE_CHECKING:
     from ..models import EvaluationContext
 
-DEFAULT_EVALUATOR_TEMPLATE = """You are an expert evaluator. Your goal is to grade the candidate_answer based on how well it achieves the expected_outcome for the original task.
+DEFAULT_EVALUATOR_TEMPLATE = """You are an expert evaluator. Your goal is to grade the answer based on how well it achieves the criteria for the original task.
 
-Use the reference_answer as a gold standard for a high-quality response (if provided). The candidate_answer does not need to match it verbatim, but should capture the key points and follow the same spirit.
+Use the reference_answer as a gold standard for a high-quality response (if provided). The reference_answer may be a simple text response, or it may contain a sequence of expected agent messages including tool calls. When it contains multiple messages, the last message represents the final expected answer. The answer does not need to match it verbatim, but should capture the key points and follow the same spirit.
 
 Be concise and focused in your evaluation. Provide succinct, specific feedback rather than verbose explanations.
 
-[[ ## expected_outcome ## ]]
-{{expected_outcome}}
+[[ ## criteria ## ]]
+{{criteria}}
 
 [[ ## question ## ]]
 {{question}}
@@ -49,9 +49,9 @@ Be concise and focused in your evaluation. Provide succinct, specific feedback r
 [[ ## reference_answer ## ]]
 {{reference_answer}}
 
-[[ ## candidate_answer ## ]]
-{{candidate_answer}}"""  # noqa: E501 - seed 003's text, verbatim
-"""Seed 003's default evaluator template, verbatim."""
+[[ ## answer ## ]]
+{{answer}}"""  # noqa: E501 - AgentV 2.19's text, verbatim
+"""AgentV 2.19's DEFAULT_EVALUATOR_TEMPLATE (llm-judge.ts), verbatim: sections named as its payload names them."""
 
 JUDGE_SYSTEM_PROMPT = "\n".join(
     [

@@ -131,7 +131,7 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
     prompt = body["messages"][1]["content"]
     assert "- [rubric-1] (REQUIRED): Names the matching list entry" in prompt
     assert "- [why] (weight: 3): Explains the denial" in prompt
-    assert f"[[ ## candidate_answer ## ]]\n{ANSWER}" in prompt
+    assert f"[[ ## answer ## ]]\n{ANSWER}" in prompt
     assert '"satisfied": boolean' in body["messages"][0]["content"]
     assert body["response_format"]["json_schema"]["name"] == "rubric_checks"
 
@@ -199,7 +199,7 @@ def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: P
     run_cli("run", "evals", "--no-cache", cwd=project)
     body = fake_llm.requests_for(CHAT)[0].json
     prompt = body["messages"][1]["content"]
-    assert "### Criterion: [structure] [REQUIRED: min score 6]" in prompt and "  - Score 5-10: Clear sections" in prompt
+    assert "### Criterion: structure [REQUIRED: min score 6]" in prompt and "  - Score 5-10: Clear sections" in prompt
     assert body["response_format"]["json_schema"]["name"] == "rubric_scores"
     row = rows_by_id(project / RESULTS)["depth"]
     entry = scores(row)["depth"]
@@ -333,3 +333,74 @@ def test_bad_required_and_rubric_config_is_a_located_error(tmp_path: Path, asser
     assert f"evals/screen.eval.yaml:{line}: " in proc.stdout and message in proc.stdout, proc.stdout
     ran = run_cli("run", "evals", cwd=project)
     assert ran.returncode == 2 and not (project / ".agentv-gate/results.jsonl").exists()
+
+
+# ---------------------------------------------------------------- the prompts AgentV 2.19 sends
+
+AGENTV_SUITE = """
+tests:
+  - id: screening
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    expected_output: Acme Corp is denied.
+    assert:
+      - name: free
+        type: llm_judge
+      - name: checklist
+        type: rubrics
+        criteria:
+          - Names the matching list entry
+      - name: depth
+        type: llm_judge
+        rubrics:
+          - id: structure
+            outcome: Organised answer
+            required: true
+            score_ranges:
+              - {score_range: [0, 4], outcome: Unstructured}
+              - {score_range: [5, 10], outcome: Clear sections}
+"""
+
+
+def test_judges_get_agentv_2_19_prompts_word_for_word(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """AgentV 2.19's llm-judge.ts (DEFAULT_EVALUATOR_TEMPLATE, buildRubricPrompt, buildScoreRangePrompt): the
+    sections are `criteria` and `answer`, as its payload names them, not gen2's `expected_outcome` and
+    `candidate_answer`; a score-range criterion is headed by its bare id and says `REQUIRED: min score` only
+    when `required_min_score` is written."""
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps({"score": 1, "hits": [], "misses": [], "reasoning": "ok"})))
+    fake_llm.enqueue(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "named"}))
+    fake_llm.enqueue(CHAT, FakeReply.openai(json.dumps({"checks": [
+        {"id": "structure", "score": 10, "reasoning": "clear"}], "overall_reasoning": "ok"})))
+    project = make_project(tmp_path, AGENTV_SUITE, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", "--workers", "1", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    free, checklist, scored = (body.json["messages"][1]["content"] for body in fake_llm.requests_for(CHAT))
+    assert free == (
+        "You are an expert evaluator. Your goal is to grade the answer based on how well it achieves the criteria "
+        "for the original task.\n\n"
+        "Use the reference_answer as a gold standard for a high-quality response (if provided). The reference_answer "
+        "may be a simple text response, or it may contain a sequence of expected agent messages including tool calls. "
+        "When it contains multiple messages, the last message represents the final expected answer. The answer does "
+        "not need to match it verbatim, but should capture the key points and follow the same spirit.\n\n"
+        "Be concise and focused in your evaluation. Provide succinct, specific feedback rather than verbose "
+        "explanations.\n\n"
+        "[[ ## criteria ## ]]\nMust flag the denied party\n\n"
+        "[[ ## question ## ]]\nScreen \"Acme Corp\"\n\n"
+        "[[ ## reference_answer ## ]]\nAcme Corp is denied.\n\n"
+        f"[[ ## answer ## ]]\n{ANSWER}")
+    assert checklist == "\n".join([
+        "You are an expert evaluator. Evaluate the candidate answer against each rubric item below.", "",
+        "[[ ## question ## ]]", 'Screen "Acme Corp"', "",
+        "[[ ## criteria ## ]]", "Must flag the denied party", "",
+        "[[ ## reference_answer ## ]]", "Acme Corp is denied.", "",
+        "[[ ## answer ## ]]", ANSWER, "",
+        "[[ ## rubrics ## ]]",
+        "- [rubric-1] (REQUIRED): Names the matching list entry", "",
+        "For each rubric, determine if it is satisfied and provide brief reasoning."])
+    assert "\n".join([
+        "[[ ## criteria ## ]]", "Must flag the denied party", "",
+        "[[ ## reference_answer ## ]]", "Acme Corp is denied.", "",
+        "[[ ## answer ## ]]", ANSWER, "",
+        "[[ ## scoring_criteria ## ]]", "",
+        "### Criterion: structure",
+        "Description: Organised answer"]) in scored

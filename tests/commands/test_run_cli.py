@@ -175,7 +175,7 @@ def test_case_without_evaluators_gets_default_llm_judge(project: Path) -> None:
     row = rows_by_id(project / RESULTS)["judged"]
     assert row["score"] == 0.7 and row["reasoning"] == "llm_judge: judged"
     raw = row["evaluator_raw_request"]
-    assert "[[ ## candidate_answer ## ]]\nParis is the capital of France." in raw["user_prompt"]
+    assert "[[ ## answer ## ]]\nParis is the capital of France." in raw["user_prompt"]
     assert row["grader_raw_request"] == raw
 
 

@@ -85,7 +85,7 @@ def test_good_verdict_and_raw_request(fake_llm: FakeLLMServer, judge: Provider) 
     assert score.retries == 0
     raw = score.evaluator_raw_request
     assert raw is not None and raw["target"] == "judge" and raw["system_prompt"] == JUDGE_SYSTEM_PROMPT
-    assert raw["prompt_source"] == "default" and "[[ ## candidate_answer ## ]]\nIt is Paris." in raw["user_prompt"]
+    assert raw["prompt_source"] == "default" and "[[ ## answer ## ]]\nIt is Paris." in raw["user_prompt"]
     body = fake_llm.requests[0].json
     assert body["messages"] == [
         {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
@@ -277,7 +277,7 @@ targets:
     judge_response: {score: 1.0, hits: [correct capital], misses: [], reasoning: Matches.}
     responses:
       - id: capital
-        contains: "[[ ## candidate_answer ## ]]\\nLondon"
+        contains: "[[ ## answer ## ]]\\nLondon"
         judge_response: {score: 0.0, hits: [], misses: [wrong capital], reasoning: Wrong.}
 """
     registry = ProviderRegistry(parse_targets(text), {})

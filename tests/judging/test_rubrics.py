@@ -93,7 +93,7 @@ def test_the_prompt_lists_items_as_id_and_outcome_and_bands_with_their_ranges() 
     assert "- [a] (REQUIRED): Names it\n- [b] (weight: 3): Explains" in checklist
     assert "reference_answer" not in checklist  # no reference, no section
     bands = user_prompt(BANDS, "Q?", "Criteria", "Ref", "The answer")
-    assert "### Criterion: [s] [REQUIRED: min score 6]\nDescription: Structure\nScore ranges:\n" \
+    assert "### Criterion: s [REQUIRED: min score 6]\nDescription: Structure\nScore ranges:\n" \
            "  - Score 0-4: Poor\n  - Score 5-10: Good" in bands
     assert "[[ ## reference_answer ## ]]\nRef" in bands
 

@@ -1,4 +1,4 @@
-"""Judge prompts: seed 003's default template, {{variable}} text and files, executable templates."""
+"""Judge prompts: AgentV 2.19's default template, {{variable}} text and files, executable templates."""
 
 from __future__ import annotations
 
@@ -79,12 +79,13 @@ def test_render_is_single_pass_and_keeps_unknown_names() -> None:
     assert rendered == "Q: {{answer}} / A: 42 / {{unknown_thing}} / {{answer}}"
 
 
-def test_default_template_is_seed_003(tmp_path: Path) -> None:
+def test_default_template_is_agentv_2_19_s(tmp_path: Path) -> None:
     prompt = resolve_prompt(make_context(tmp_path), LlmJudgeConfig(name="j"))
     assert prompt.source == "default"
-    assert prompt.text.startswith("You are an expert evaluator. Your goal is to grade the candidate_answer")
-    assert "[[ ## expected_outcome ## ]]\nNames Paris as the capital.\n\n[[ ## question ## ]]\n" in prompt.text
-    assert prompt.text.endswith("[[ ## candidate_answer ## ]]\nParis.")
+    assert prompt.text.startswith("You are an expert evaluator. Your goal is to grade the answer based on how well "
+                                  "it achieves the criteria")
+    assert "[[ ## criteria ## ]]\nNames Paris as the capital.\n\n[[ ## question ## ]]\n" in prompt.text
+    assert prompt.text.endswith("[[ ## answer ## ]]\nParis.")
     assert "{{" not in prompt.text
     assert DEFAULT_EVALUATOR_TEMPLATE.count("{{") == 4
     assert '"score": <number between 0.0 and 1.0>' in JUDGE_SYSTEM_PROMPT
