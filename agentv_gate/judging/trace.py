@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 
@@ -41,6 +42,28 @@ def _duration(call: dict[str, Any]) -> float | None:
     return float(value)
 
 
+def _epoch_ms(value: Any) -> int | None:
+    """JavaScript's `new Date(value).getTime()` of an ISO 8601 time (whole milliseconds; no zone is UTC)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return math.floor(stamp.timestamp() * 1000)
+
+
+def _summary_duration(call: dict[str, Any]) -> float | None:
+    """The duration AgentV's computeTraceSummary lists for a call: its `duration_ms`, else (the key absent)
+    `end_time` - `start_time` when it has both."""
+    if "duration_ms" in call:
+        return _duration(call)
+    start, end = _epoch_ms(call.get("start_time")), _epoch_ms(call.get("end_time"))
+    return _duration({"duration_ms": end - start}) if start is not None and end is not None else None
+
+
 def raw_tool_calls(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """(message index, tool call mapping) pairs across the messages, in order."""
     calls: list[tuple[int, dict[str, Any]]] = []
@@ -65,15 +88,16 @@ def trace_summary(output_messages: list[dict[str, Any]]) -> dict[str, Any]:
 
     `event_count` counts tool calls (the samples show 0 with no tools, even though a 4.42 trace
     lists message events); `llm_call_count` counts assistant turns; `tool_durations` lists each
-    tool's reported durations (present only when some call reported one).
+    tool's durations, `duration_ms` or else `end_time` - `start_time` (present only when some call has one).
     """
     calls = tool_calls(output_messages)
     by_name: dict[str, int] = {}
     durations: dict[str, list[float]] = {}
     for call in calls:
         by_name[call.name] = by_name.get(call.name, 0) + 1
-        if call.duration_ms is not None:
-            durations.setdefault(call.name, []).append(call.duration_ms)
+        duration = _summary_duration(call.raw)
+        if duration is not None:
+            durations.setdefault(call.name, []).append(duration)
     errors = sum(1 for call in calls
                  if call.raw.get("error") or call.raw.get("is_error") or call.raw.get("status") == "error")
     summary: dict[str, Any] = {

@@ -561,3 +561,36 @@ def test_a_judge_may_print_8_mib_and_not_a_byte_more(repo: Path, tmp_path: Path,
             assert "stdout was cut at 8388608 of 8388609 bytes" in score.misses
         else:
             assert (score.score, score.error) == (1.0, None)
+
+
+def test_a_judge_reads_tool_durations_from_the_times_an_agent_gave_its_calls(tmp_path: Path) -> None:
+    """AgentV's computeTraceSummary: a call without `duration_ms` but with `start_time` and `end_time` lasted
+    end - start, so a judge rejecting a slow tool sees the 9 s search; reading `duration_ms` alone left it out
+    and the judge passed an answer AgentV fails."""
+    from tests.helpers.agents import scripted_agent
+    from tests.helpers.cli import run_cli
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    calls = [{"tool": "search", "input": {}, "start_time": "2026-01-05T10:00:00.000Z",
+              "end_time": "2026-01-05T10:00:09.250Z"},
+             {"tool": "search", "input": {}, "duration_ms": 40},
+             {"tool": "read", "input": {}, "start_time": "2026-01-05T10:00:10Z"}]
+    project = scripted_agent(tmp_path / "p", {"q": {"output": [
+        {"role": "assistant", "content": "", "tool_calls": calls}, {"role": "assistant", "content": "Done."}]}})
+    write(project / "evals/slow.py", """
+        import json, sys
+        durations = json.load(sys.stdin)["trace_summary"].get("tool_durations") or {}
+        slow = [ms for values in durations.values() for ms in values if ms > 5000]
+        print(json.dumps({"score": 0 if slow else 1, "reasoning": json.dumps(durations, sort_keys=True)}))
+        """)
+    write(project / "evals/slow.eval.yaml", """
+        tests:
+          - id: slow
+            criteria: c
+            input: q
+            assert: [{name: slow, type: code_judge, script: [python3, slow.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=project)
+    row = rows_by_id(project / RESULTS)["slow"]
+    assert json.loads(row["reasoning"].split(": ", 1)[1]) == {"search": [9250, 40]}
+    assert proc.returncode == 1 and row["score"] == 0
