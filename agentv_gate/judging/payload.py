@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..models import EvaluationContext
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-_SUMMARY_EXTRAS = {"token_usage", "cost_usd", "duration_ms", "tool_durations"}
+_SUMMARY_EXTRAS = {"token_usage", "cost_usd", "duration_ms", "tool_durations", "start_time", "end_time"}
 
 
 def message_dict(message: Message | dict[str, Any]) -> dict[str, Any]:
@@ -139,8 +139,9 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
         "token_usage": context.token_usage,
         "cost_usd": context.cost_usd,
         "duration_ms": context.duration_ms,
-        "start_time": from_trace("start_time"),
-        "end_time": from_trace("end_time"),
+        # what the target reported, else the times on the answer's messages (AgentV's mergeExecutionMetrics)
+        "start_time": from_trace("start_time") or derived.get("start_time"),
+        "end_time": from_trace("end_time") or derived.get("end_time"),
         "file_changes": from_trace("file_changes"),
         "workspace_path": from_trace("workspace_path"),
         "config": config,

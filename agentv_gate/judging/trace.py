@@ -64,6 +64,32 @@ def _summary_duration(call: dict[str, Any]) -> float | None:
     return _duration({"duration_ms": end - start}) if start is not None and end is not None else None
 
 
+def _iso(epoch_ms: int) -> str:
+    """JavaScript's `toISOString()`: UTC, whole milliseconds, `Z`."""
+    stamp = datetime.fromtimestamp(epoch_ms // 1000, tz=timezone.utc)
+    return f"{stamp:%Y-%m-%dT%H:%M:%S}.{epoch_ms % 1000:03d}Z"
+
+
+def time_bounds(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """AgentV's computeTraceSummary times: `start_time`, the earliest `start_time` on the messages and their
+    tool calls, and `end_time`, the latest `end_time`; each key only when some message or call has it."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        holders = [message, *(c for c in calls if isinstance(c, dict))] if isinstance(calls, list) else [message]
+        for holder in holders:
+            start, end = _epoch_ms(holder.get("start_time")), _epoch_ms(holder.get("end_time"))
+            starts += [start] if start is not None else []
+            ends += [end] if end is not None else []
+    bounds: dict[str, str] = {}
+    if starts:
+        bounds["start_time"] = _iso(min(starts))
+    if ends:
+        bounds["end_time"] = _iso(max(ends))
+    return bounds
+
+
 def raw_tool_calls(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """(message index, tool call mapping) pairs across the messages, in order."""
     calls: list[tuple[int, dict[str, Any]]] = []
@@ -110,4 +136,5 @@ def trace_summary(output_messages: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if durations:
         summary["tool_durations"] = durations
+    summary.update(time_bounds(output_messages))
     return summary

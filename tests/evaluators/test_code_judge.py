@@ -594,3 +594,37 @@ def test_a_judge_reads_tool_durations_from_the_times_an_agent_gave_its_calls(tmp
     row = rows_by_id(project / RESULTS)["slow"]
     assert json.loads(row["reasoning"].split(": ", 1)[1]) == {"search": [9250, 40]}
     assert proc.returncode == 1 and row["score"] == 0
+
+
+def test_a_judge_gets_the_start_and_end_times_on_the_agent_s_messages_and_calls(tmp_path: Path) -> None:
+    """AgentV's computeTraceSummary takes `start_time` / `end_time` from the earliest start and the latest end
+    on the output messages and their tool calls (a time the target reports wins), and sends them to judges as
+    JavaScript's toISOString writes them; a judge timing the run from them read null and passed."""
+    from tests.helpers.agents import scripted_agent
+    from tests.helpers.cli import run_cli
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    output = [{"role": "assistant", "content": "", "start_time": "2026-01-05T10:00:01Z",
+               "tool_calls": [{"tool": "search", "input": {}, "start_time": "2026-01-05T10:00:00.5Z",
+                               "end_time": "2026-01-05T10:00:30Z"}]},
+              {"role": "assistant", "content": "Done.", "end_time": "2026-01-05T10:01:00.250+00:00"}]
+    project = scripted_agent(tmp_path / "p", {"q": {"output": output}})
+    write(project / "evals/timed.py", """
+        import json, sys
+        payload = json.load(sys.stdin)
+        times = {k: payload[k] for k in ("start_time", "end_time")}
+        times.update({"summary_" + k: payload["trace_summary"].get(k) for k in ("start_time", "end_time")})
+        print(json.dumps({"score": 1, "reasoning": json.dumps(times, sort_keys=True)}))
+        """)
+    write(project / "evals/timed.eval.yaml", """
+        tests:
+          - id: timed
+            criteria: c
+            input: q
+            assert: [{name: timed, type: code_judge, script: [python3, timed.py]}]
+        """)
+    run_cli("run", "evals", cwd=project)
+    row = rows_by_id(project / RESULTS)["timed"]
+    assert json.loads(row["reasoning"].split(": ", 1)[1]) == {
+        "start_time": "2026-01-05T10:00:00.500Z", "end_time": "2026-01-05T10:01:00.250Z",
+        "summary_start_time": "2026-01-05T10:00:00.500Z", "summary_end_time": "2026-01-05T10:01:00.250Z"}
