@@ -89,6 +89,24 @@ def test_a_failing_before_all_makes_every_case_of_its_suite_an_error(repo: Path)
     assert all("before_all hook failed" in r["error"] and "no database" in r["error"] for r in rows)
 
 
+def test_a_before_all_that_cannot_even_be_started_fails_every_case_of_its_suite(repo: Path) -> None:
+    """A command the OS refuses before starting it (a NUL byte in an argument) failed only the first
+    case, as an internal error: the suite's other cases then ran, and passed, without their before_all."""
+    write(repo / "evals/s.eval.yaml", r"""
+        workspace:
+          hooks:
+            before_all: {command: ["sh", "-c", "exit 1\0"]}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: ok}]}
+          - {id: b, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", "--workers", "1", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert {r["eval_id"]: r["verdict"] for r in rows} == {"a": "error", "b": "error"}, rows
+    assert all("before_all hook failed" in r["error"] and "evals/s.eval.yaml:3" in r["error"] for r in rows), rows
+
+
 def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, """
         targets:
