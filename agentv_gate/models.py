@@ -558,6 +558,9 @@ class EvaluationScore(BaseModel):
     """Set when the evaluator could not judge (judge crashed, timed out, replied garbage)."""
     children: list[EvaluatorResult] | None = None
     """A composite's member results, for `EvaluatorResult.evaluator_results`."""
+    unchecked: list[str] = Field(default_factory=list, exclude=True)
+    """What the evaluator could not check (a metric the target did not report, no expected data to
+    compare with), each a miss of the score: such a 0 says nothing of the answer, so `negate` keeps it."""
 
 
 class EvaluatorResult(BaseModel):

@@ -121,6 +121,10 @@ def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore
     assertion, so the negated one gets the label of its own score."""
     if (config.model_extra or {}).get("negate") is not True or score.error:
         return score
+    if score.unchecked:  # its 0 says nothing of the answer: inverted, it would pass every answer
+        misses = [f"negated, but {u}: not inverted" for u in score.unchecked]
+        return score.model_copy(update={"score": 0.0, "hits": [], "misses": misses + score.hits, "verdict": None,
+                                        "reasoning": "; ".join(misses)})
     return score.model_copy(update={"score": 1.0 - score.score, "hits": score.misses, "misses": score.hits,
                                     "verdict": None,
                                     "reasoning": f"negated: {score.reasoning}" if score.reasoning else "negated"})

@@ -125,6 +125,8 @@ class CompositeEvaluator:
         else:
             result = self._weighted_average(members, weights)
         result.children = members
+        result.unchecked = [*result.unchecked, *(f"[{m.name}] {u}" for m, s in zip(members, scores, strict=True)
+                                                 for u in s.unchecked)]
         result.retries += sum(m.retries for m in members)
         member_errors = [f"member '{m.name}': {m.error}" for m in members if m.error]
         if member_errors:

@@ -45,6 +45,7 @@ class ExecutionMetricsEvaluator:
         checks = len(hits) + len(misses)
         return EvaluationScore(score=len(hits) / checks if checks else 0.0, hits=hits, misses=misses,
                                reasoning=f"{len(hits)}/{checks} execution checks hold" if checks else "no limit given",
+                               unchecked=limits.unchecked,
                                evaluator_raw_request={"type": "execution_metrics", "trace": summary,
                                                       "token_usage": context.token_usage,
                                                       "cost_usd": context.cost_usd,

@@ -282,14 +282,16 @@ def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
 
 class FieldAccuracyEvaluator:
     def evaluate(self, config: FieldAccuracyConfig, context: EvaluationContext) -> EvaluationScore:
+        expected = expected_data(context.eval_case.expected_messages)
+        nothing_expected = "No expected data found in expected_output"
+        # Nothing to compare with: the 0 says nothing of the answer (negated, it must not pass).
+        unchecked = [nothing_expected] if expected is MISSING or _js_falsy(expected) else []
         try:
             candidate = parse_json_from_text(context.candidate or "")
         except JsonExtractError:
             miss = "Failed to parse candidate answer as JSON"
-            return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
-        expected = expected_data(context.eval_case.expected_messages)
-        if expected is MISSING or _js_falsy(expected):
-            miss = "No expected data found in expected_output"
-            return EvaluationScore(score=0.0, misses=[miss], reasoning=miss)
+            return EvaluationScore(score=0.0, misses=[miss], reasoning=miss, unchecked=unchecked)
+        if unchecked:
+            return EvaluationScore(score=0.0, misses=unchecked, reasoning=nothing_expected, unchecked=unchecked)
         results = [compare_field(spec, candidate, expected) for spec in config.fields]
         return aggregate(results, config.aggregation)

@@ -53,7 +53,8 @@ def within_budget(value: Any, limit: float, metric: str, check: str,
     miss saying so; a value not reported is the miss `not_reported(metric, check)`."""
     actual = reported_number(value)
     if actual is None:
-        return binary(False, "", not_reported(metric, check))
+        missing = not_reported(metric, check)
+        return binary(False, "", missing).model_copy(update={"unchecked": [missing]})
     passed = actual <= limit
     text = line(actual, "<=" if passed else ">")
     return binary(passed, text, text)
@@ -65,6 +66,8 @@ class LimitChecks:
 
     hits: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+    """The misses of limits whose metric was not reported (see `EvaluationScore.unchecked`)."""
 
     def at_most(self, label: str, actual: float | None, limit: float, missing: str, *, unit: str = "",
                 shown_limit: str | None = None) -> None:
@@ -73,6 +76,7 @@ class LimitChecks:
         shown = fmt(limit) if shown_limit is None else shown_limit
         if actual is None:
             self.misses.append(missing)
+            self.unchecked.append(missing)
         elif actual <= limit:
             self.hits.append(f"{label} {fmt(actual)}{unit} <= {shown}{unit} max")
         else:

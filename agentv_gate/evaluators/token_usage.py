@@ -21,5 +21,5 @@ class TokenUsageEvaluator:
         hits, misses = checks.hits, checks.misses
         passed = not misses and bool(hits)
         return EvaluationScore(score=1.0 if passed else 0.0, hits=hits, misses=misses,
-                               reasoning="; ".join(hits + misses) or "no limit given",
+                               reasoning="; ".join(hits + misses) or "no limit given", unchecked=checks.unchecked,
                                evaluator_raw_request={"type": "token_usage", "token_usage": usage})

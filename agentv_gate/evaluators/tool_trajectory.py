@@ -85,7 +85,8 @@ class ToolTrajectoryEvaluator:
         messages = [message_dict(m) for m in context.output_messages]
         if not messages and not context.trace:
             return EvaluationScore(score=0.0, misses=["No trace available for evaluation"],
-                                   reasoning="the target returned no output messages")
+                                   reasoning="the target returned no output messages",
+                                   unchecked=["No trace available for evaluation"])
         calls = tool_calls(messages)
         mode = config.mode
         if mode == "any_order":

@@ -55,8 +55,13 @@ def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspac
         "case_input": [m.model_dump(mode="json") for m in case.input_messages] if case is not None else None,
         "case_metadata": case.metadata if case is not None else None,
     }
-    result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or workspace,
-                        teardown=hook.name.startswith("after"))
+    try:
+        result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or workspace,
+                            teardown=hook.name.startswith("after"))
+    except Exception as exc:  # noqa: BLE001 - e.g. a NUL byte in an argument: a before_all that raised
+        # left its suite started with no outcome, and the suite's other cases ran unprepared (and passed)
+        return HookRun(hook.name, "", f"failed (could not start: {type(exc).__name__}: {exc}; "
+                                      f"{hook.source_file}:{hook.source_line})")
     # Redacted whole, then cut: a key the cut falls inside of would no longer be recognised.
     output = redact("\n".join(part.strip() for part in (result.stdout, result.stderr) if part.strip()))
     if len(output) > OUTPUT_CHARS:

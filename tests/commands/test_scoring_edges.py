@@ -119,3 +119,28 @@ def test_a_case_threshold_written_with_no_value_keeps_the_suites(tmp_path: Path)
     """)
     assert (rows["half"]["verdict"], rows["half"]["threshold"]) == ("fail", 0.9), err
     assert code == 1
+
+
+def test_negate_never_turns_a_check_that_could_not_be_made_into_a_pass(tmp_path: Path) -> None:
+    """The mock agent reports no cost or tokens, and a case without expected output gives
+    field_accuracy nothing to compare: each scores 0 as it checked nothing. Negated, that 0 became
+    1, so these cases passed every answer; they stay 0 (a fail), saying why."""
+    code, rows, err = run_suite(tmp_path, """
+        tests:
+          - {id: cost, input: q, assert: [{type: cost, budget: 0.01, negate: true}]}
+          - {id: tokens, input: q, assert: [{type: token-usage, max_total: 1, negate: true}]}
+          - {id: metrics, input: q, assert: [{type: execution-metrics, max_cost_usd: 1, max_tokens: 1,
+                                              negate: true}]}
+          - {id: fields, input: q, assert: [{type: field_accuracy, fields: [{path: a, match: exact}], negate: true}]}
+          - id: composite
+            input: q
+            assert:
+              - {type: composite, negate: true, assert: [{type: cost, budget: 1}, {type: contains, value: ok}]}
+          - {id: reported, input: q, assert: [{type: contains, value: nope, negate: true}]}
+    """)
+    assert {k: r["verdict"] for k, r in rows.items()} == {
+        "cost": "fail", "tokens": "fail", "metrics": "fail", "fields": "fail",
+        "composite": "fail", "reported": "pass"}, err
+    assert all(r["score"] == 0.0 for k, r in rows.items() if k != "reported"), rows
+    assert any("cannot be checked" in m for m in rows["cost"]["misses"]), rows["cost"]["misses"]
+    assert code == 1

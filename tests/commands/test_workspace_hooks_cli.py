@@ -7,6 +7,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.github_runner import runner_commands
@@ -87,6 +89,27 @@ def test_a_failing_before_all_makes_every_case_of_its_suite_an_error(repo: Path)
     rows = read_rows(repo / ".agentv-gate/results.jsonl")
     assert [r["verdict"] for r in rows] == ["error", "error"]
     assert all("before_all hook failed" in r["error"] and "no database" in r["error"] for r in rows)
+
+
+@pytest.mark.parametrize("hook", [r'{command: ["sh", "-c", "exit 1\0"]}',
+                                  "{command: [sh, -c, 'exit 0'], timeout_ms: 999999999999999999}"])
+def test_a_before_all_that_cannot_even_be_started_fails_every_case_of_its_suite(repo: Path, hook: str) -> None:
+    """A hook that raised instead of running (a NUL byte in an argument, a timeout past the clock's
+    range) failed only the first case, as an internal error: the suite's other cases then ran, and
+    passed, without their before_all."""
+    write(repo / "evals/s.eval.yaml", f"""
+        workspace:
+          hooks:
+            before_all: {hook}
+        tests:
+          - {{id: a, input: Hi, assert: [{{type: contains, value: ok}}]}}
+          - {{id: b, input: Hi, assert: [{{type: contains, value: ok}}]}}
+    """)
+    ran = run_cli("run", "evals", "--workers", "1", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert {r["eval_id"]: r["verdict"] for r in rows} == {"a": "error", "b": "error"}, rows
+    assert all("before_all hook failed" in r["error"] and "evals/s.eval.yaml:3" in r["error"] for r in rows), rows
 
 
 def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
