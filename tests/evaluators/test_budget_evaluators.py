@@ -40,12 +40,6 @@ REPLIES: dict[str, Any] = {
                  {"role": "assistant", "content": "Done."}]},
     "heavy": {"text": "Done.", "token_usage": {"input": 9000, "output": 900}, "cost_usd": 0.4, "duration_ms": 9000},
     "silent": "Done, and I report no metrics at all.",
-    # no duration_ms, but its messages and tool calls carry times: the span from the first to the last
-    "timed": {"text": "Done.", "output_messages": [
-        {"role": "assistant", "content": "working", "start_time": "2026-01-05T10:00:00.000Z",
-         "tool_calls": [{"tool": "Read", "input": {}, "start_time": "2026-01-05T10:00:01Z",
-                         "end_time": "2026-01-05T10:00:06.500Z"}]},
-        {"role": "assistant", "content": "Done.", "end_time": "2026-01-05T10:00:04Z"}]},
 }
 
 SUITE = """
@@ -145,7 +139,7 @@ def run_suite(project: Path, *cases: str) -> dict[str, dict[str, Any]]:
 
 
 def test_budgets_pass_fail_and_refuse_missing_metrics(project: Path) -> None:
-    found = run_suite(project, "lean", "heavy", "silent", "timed")
+    found = run_suite(project, "lean", "heavy", "silent")
     lean = found["lean"]
     assert {name: r["score"] for name, r in lean.items()} == {"fast": 1.0, "cheap": 1.0, "small": 1.0, "lean": 1.0}
     assert lean["small"]["hits"] == ["Total tokens 1500 <= 1600 max", "Output tokens 200 <= 800 max"]
@@ -159,12 +153,7 @@ def test_budgets_pass_fail_and_refuse_missing_metrics(project: Path) -> None:
     # one plain answer message: 0 tool calls and 1 LLM call hold; no tool calls means no exploration ratio
     assert heavy["lean"]["hits"] == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
 
-    silent = found["silent"]  # no cost, no tokens, no time: those checks are misses naming the metric
-    # AgentV takes a duration from the target's report or its messages' times, never the harness clock:
-    # timed here, the silent agent passed `fast` on how long its process took
-    assert silent["fast"]["score"] == 0.0
-    assert silent["fast"]["misses"] == ["duration_ms not reported by the target: latency cannot be checked"]
-    assert found["timed"]["fast"]["misses"] == ["Duration 6500ms > 5000ms threshold"]
+    silent = found["silent"]  # no cost, no tokens: those checks are misses naming the metric
     assert silent["cheap"]["score"] == 0.0
     assert silent["cheap"]["misses"] == ["cost_usd not reported by the target: cost cannot be checked"]
     assert silent["small"]["score"] == 0.0
