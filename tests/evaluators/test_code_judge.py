@@ -628,3 +628,43 @@ def test_a_judge_gets_the_start_and_end_times_on_the_agent_s_messages_and_calls(
     assert json.loads(row["reasoning"].split(": ", 1)[1]) == {
         "start_time": "2026-01-05T10:00:00.500Z", "end_time": "2026-01-05T10:01:00.250Z",
         "summary_start_time": "2026-01-05T10:00:00.500Z", "summary_end_time": "2026-01-05T10:01:00.250Z"}
+
+
+def test_a_reference_written_as_content_segments_reaches_judges_as_agentv_s_json(tmp_path: Path) -> None:
+    """AgentV's loader: the last expected message's content, when not text, is the reference answer as
+    `JSON.stringify(content, null, 2)` of its resolved segments (a file as `{type, path, text, resolvedPath}`).
+    Its text alone made `reference_answer in answer` true here, a pass AgentV's judge never gives."""
+    from tests.helpers.cli import run_cli
+    from tests.helpers.files import make_repo
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    project = make_repo(tmp_path / "p", "targets:\n  - name: default\n    provider: mock\n    response: ok Paris\n")
+    write(project / "evals/notes.md", "Seine\r\n")
+    write(project / "evals/ref.py", """
+        import json, sys
+        payload = json.load(sys.stdin)
+        reference = payload["reference_answer"]
+        print(json.dumps({"score": 1 if reference in payload["answer"] else 0, "reasoning": json.dumps(reference)}))
+        """)
+    write(project / "evals/ref.eval.yaml", """
+        tests:
+          - id: text-segment
+            criteria: c
+            input: q
+            expected_output: [{role: assistant, content: [{type: text, value: Paris}]}]
+            assert: [{name: ref, type: code_judge, script: [python3, ref.py]}]
+          - id: file-segment
+            criteria: c
+            input: q
+            expected_output: [{role: assistant, content: [{type: file, value: ./notes.md}, {type: text, value: é}]}]
+            assert: [{name: ref, type: code_judge, script: [python3, ref.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=project)
+    rows = rows_by_id(project / RESULTS)
+    reference = {key: json.loads(row["reasoning"].split(": ", 1)[1]) for key, row in rows.items()}
+    assert reference["text-segment"] == '[\n  {\n    "type": "text",\n    "value": "Paris"\n  }\n]'
+    notes = str((project / "evals/notes.md").resolve())
+    assert json.loads(reference["file-segment"]) == [
+        {"type": "file", "path": "evals/notes.md", "text": "Seine\n", "resolvedPath": notes}, {"type": "text", "value": "é"}]
+    assert '"value": "é"' in reference["file-segment"]  # not \\u00e9: JSON.stringify leaves it as it is
+    assert proc.returncode == 1 and rows["text-segment"]["score"] == 0
