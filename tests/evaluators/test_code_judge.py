@@ -149,7 +149,7 @@ def test_payload_summarises_tool_calls_and_snake_cases_keys(repo: Path) -> None:
     summary = payload["trace_summary"]
     assert summary["event_count"] == 3
     assert summary["tool_names"] == ["Read", "searchWeb"]
-    assert summary["tool_calls_by_name"] == {"searchWeb": 2, "Read": 1}  # tool names are data: kept
+    assert summary["tool_calls_by_name"] == {"search_web": 2, "Read": 1}  # AgentV snake-cases these keys too
     assert summary["error_count"] == 1
     assert summary["llm_call_count"] == 2
     first = payload["output_messages"][0]
@@ -668,3 +668,38 @@ def test_a_reference_written_as_content_segments_reaches_judges_as_agentv_s_json
         {"type": "file", "path": "evals/notes.md", "text": "Seine\n", "resolvedPath": notes}, {"type": "text", "value": "é"}]
     assert '"value": "é"' in reference["file-segment"]  # not \\u00e9: JSON.stringify leaves it as it is
     assert proc.returncode == 1 and rows["text-segment"]["score"] == 0
+
+
+def test_tool_names_keying_the_summary_are_snake_cased_as_agentv_sends_them(tmp_path: Path) -> None:
+    """AgentV's toSnakeCaseDeep converts every key, tool names keying `tool_calls_by_name`, `tool_calls` and
+    `tool_durations` included (a capitalised name, `Read`, stays): a judge written against AgentV looks for
+    `delete_file` there; sending `deleteFile` hid the forbidden call from it and it passed."""
+    from tests.helpers.agents import scripted_agent
+    from tests.helpers.cli import run_cli
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    calls = [{"tool": "deleteFile", "input": {}, "duration_ms": 5}, {"tool": "Read", "input": {}}]
+    project = scripted_agent(tmp_path / "p", {"q": {"output": [
+        {"role": "assistant", "content": "", "tool_calls": calls}, {"role": "assistant", "content": "Done."}]}})
+    write(project / "evals/forbid.py", """
+        import json, sys
+        payload = json.load(sys.stdin)
+        keys = {where + "." + name: sorted(payload[where].get(name) or {}) for where in ("trace", "trace_summary")
+                for name in ("tool_calls_by_name", "tool_calls", "tool_durations")}
+        bad = "delete_file" in payload["trace_summary"]["tool_calls_by_name"]
+        print(json.dumps({"score": 0 if bad else 1, "reasoning": json.dumps(keys, sort_keys=True)}))
+        """)
+    write(project / "evals/forbid.eval.yaml", """
+        tests:
+          - id: forbid
+            criteria: c
+            input: q
+            assert: [{name: forbid, type: code_judge, script: [python3, forbid.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=project)
+    row = rows_by_id(project / RESULTS)["forbid"]
+    keys = json.loads(row["reasoning"].split(": ", 1)[1])
+    assert keys == {f"{where}.{name}": ["Read", "delete_file"] if name != "tool_durations" else ["delete_file"]
+                    for where in ("trace", "trace_summary")
+                    for name in ("tool_calls_by_name", "tool_calls", "tool_durations")}
+    assert proc.returncode == 1 and row["score"] == 0
