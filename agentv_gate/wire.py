@@ -52,17 +52,19 @@ def to_snake_case(key: str) -> str:
     return _CAMEL.sub(lambda m: "_" + m.group(0).lower(), key)
 
 
-def to_snake_case_deep(value: Any) -> Any:
-    """AgentV's toSnakeCaseDeep, except that tool-name-keyed maps keep their keys."""
+def to_snake_case_deep(value: Any, keep_data_keys: bool = True) -> Any:
+    """AgentV's toSnakeCaseDeep; with `keep_data_keys` (the SDK reading a payload), tool-name-keyed maps keep
+    their keys. AgentV itself converts those too (`searchWeb` keys `search_web`), so the payload a judge gets
+    is converted with `keep_data_keys=False`."""
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
             new_key = to_snake_case(str(key))
-            if new_key in DATA_KEYED and isinstance(item, dict):
+            if keep_data_keys and new_key in DATA_KEYED and isinstance(item, dict):
                 out[new_key] = {str(k): to_snake_case_deep(v) for k, v in item.items()}
             else:
-                out[new_key] = to_snake_case_deep(item)
+                out[new_key] = to_snake_case_deep(item, keep_data_keys)
         return out
     if isinstance(value, (list, tuple)):
-        return [to_snake_case_deep(item) for item in value]
+        return [to_snake_case_deep(item, keep_data_keys) for item in value]
     return value

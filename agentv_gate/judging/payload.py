@@ -23,8 +23,10 @@ Conflicts, and how they are resolved:
   duration_ms, metadata`). `trace_summary` likewise carries both generations' summary keys.
 
 As in AgentV, every key is converted to snake_case recursively (keys starting with an
-uppercase letter are kept, as AgentV keeps tool names), including keys inside `config`.
-Maps keyed by tool name (`tool_calls_by_name`, `tool_calls`) are data, so their keys are kept.
+uppercase letter are kept), including keys inside `config` and the tool names keying
+`tool_calls_by_name`, `tool_calls` and `tool_durations` (`searchWeb` keys `search_web`, `Read` stays
+`Read`), as AgentV's toSnakeCaseDeep converts them: a judge written for AgentV looks a tool up by the
+converted name.
 """
 
 from __future__ import annotations
@@ -159,4 +161,4 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
         "eval_id": case.id,
         "target": context.target,
     }
-    return to_snake_case_deep(payload)
+    return to_snake_case_deep(payload, keep_data_keys=False)

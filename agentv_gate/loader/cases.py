@@ -21,7 +21,6 @@ from ..models import (
     LlmJudgeConfig,
     Message,
     SuiteExecution,
-    content_to_text,
     question_text,
 )
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
@@ -416,18 +415,30 @@ class CaseBuilder:
         )
 
 
+def _agentv_segment(segment: dict[str, Any]) -> dict[str, Any]:
+    """A resolved segment as AgentV's processExpectedMessages keeps it: a file as `{type, path, text,
+    resolvedPath}` (what was written is not kept), any other segment as written."""
+    if segment.get("type") != "file":
+        return segment
+    return {"type": "file", "path": segment.get("path"), "text": segment.get("text"),
+            "resolvedPath": segment.get("resolved_path")}
+
+
 def reference_text(expected: list[Message]) -> str:
-    """The last expected message: its text, else its tool calls as JSON (AgentV gen3)."""
+    """AgentV's reference answer, from the last expected message: its content when text; a content list as
+    `JSON.stringify(segments, null, 2)` (segments that are not mappings dropped, as AgentV drops them); with no
+    content, its tool calls as JSON."""
     if not expected:
         return ""
     last = expected[-1]
     tool_calls = (last.model_extra or {}).get("tool_calls")
-    if last.content in (None, "", []) and tool_calls:  # `content` left out is "": the tool calls are the answer
-        return json.dumps(tool_calls, indent=2, default=str)
+    if last.content in (None, "") and tool_calls:  # `content` left out is "": the tool calls are the answer
+        return json.dumps(tool_calls, indent=2, default=str, ensure_ascii=False)
     if isinstance(last.content, str):
         return last.content
     if isinstance(last.content, list):
-        return content_to_text(last.content)
+        segments = [_agentv_segment(seg) for seg in last.content if isinstance(seg, dict)]
+        return json.dumps(segments, indent=2, default=str, ensure_ascii=False)
     return json.dumps(last.content, indent=2, default=str)  # YAML dates become text
 
 

@@ -149,7 +149,7 @@ def test_payload_summarises_tool_calls_and_snake_cases_keys(repo: Path) -> None:
     summary = payload["trace_summary"]
     assert summary["event_count"] == 3
     assert summary["tool_names"] == ["Read", "searchWeb"]
-    assert summary["tool_calls_by_name"] == {"searchWeb": 2, "Read": 1}  # tool names are data: kept
+    assert summary["tool_calls_by_name"] == {"search_web": 2, "Read": 1}  # AgentV snake-cases these keys too
     assert summary["error_count"] == 1
     assert summary["llm_call_count"] == 2
     first = payload["output_messages"][0]
@@ -628,3 +628,78 @@ def test_a_judge_gets_the_start_and_end_times_on_the_agent_s_messages_and_calls(
     assert json.loads(row["reasoning"].split(": ", 1)[1]) == {
         "start_time": "2026-01-05T10:00:00.500Z", "end_time": "2026-01-05T10:01:00.250Z",
         "summary_start_time": "2026-01-05T10:00:00.500Z", "summary_end_time": "2026-01-05T10:01:00.250Z"}
+
+
+def test_a_reference_written_as_content_segments_reaches_judges_as_agentv_s_json(tmp_path: Path) -> None:
+    """AgentV's loader: the last expected message's content, when not text, is the reference answer as
+    `JSON.stringify(content, null, 2)` of its resolved segments (a file as `{type, path, text, resolvedPath}`).
+    Its text alone made `reference_answer in answer` true here, a pass AgentV's judge never gives."""
+    from tests.helpers.cli import run_cli
+    from tests.helpers.files import make_repo
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    project = make_repo(tmp_path / "p", "targets:\n  - name: default\n    provider: mock\n    response: ok Paris\n")
+    write(project / "evals/notes.md", "Seine\r\n")
+    write(project / "evals/ref.py", """
+        import json, sys
+        payload = json.load(sys.stdin)
+        reference = payload["reference_answer"]
+        print(json.dumps({"score": 1 if reference in payload["answer"] else 0, "reasoning": json.dumps(reference)}))
+        """)
+    write(project / "evals/ref.eval.yaml", """
+        tests:
+          - id: text-segment
+            criteria: c
+            input: q
+            expected_output: [{role: assistant, content: [{type: text, value: Paris}]}]
+            assert: [{name: ref, type: code_judge, script: [python3, ref.py]}]
+          - id: file-segment
+            criteria: c
+            input: q
+            expected_output: [{role: assistant, content: [{type: file, value: ./notes.md}, {type: text, value: é}]}]
+            assert: [{name: ref, type: code_judge, script: [python3, ref.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=project)
+    rows = rows_by_id(project / RESULTS)
+    reference = {key: json.loads(row["reasoning"].split(": ", 1)[1]) for key, row in rows.items()}
+    assert reference["text-segment"] == '[\n  {\n    "type": "text",\n    "value": "Paris"\n  }\n]'
+    notes = str((project / "evals/notes.md").resolve())
+    assert json.loads(reference["file-segment"]) == [
+        {"type": "file", "path": "evals/notes.md", "text": "Seine\n", "resolvedPath": notes}, {"type": "text", "value": "é"}]
+    assert '"value": "é"' in reference["file-segment"]  # not \\u00e9: JSON.stringify leaves it as it is
+    assert proc.returncode == 1 and rows["text-segment"]["score"] == 0
+
+
+def test_tool_names_keying_the_summary_are_snake_cased_as_agentv_sends_them(tmp_path: Path) -> None:
+    """AgentV's toSnakeCaseDeep converts every key, tool names keying `tool_calls_by_name`, `tool_calls` and
+    `tool_durations` included (a capitalised name, `Read`, stays): a judge written against AgentV looks for
+    `delete_file` there; sending `deleteFile` hid the forbidden call from it and it passed."""
+    from tests.helpers.agents import scripted_agent
+    from tests.helpers.cli import run_cli
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    calls = [{"tool": "deleteFile", "input": {}, "duration_ms": 5}, {"tool": "Read", "input": {}}]
+    project = scripted_agent(tmp_path / "p", {"q": {"output": [
+        {"role": "assistant", "content": "", "tool_calls": calls}, {"role": "assistant", "content": "Done."}]}})
+    write(project / "evals/forbid.py", """
+        import json, sys
+        payload = json.load(sys.stdin)
+        keys = {where + "." + name: sorted(payload[where].get(name) or {}) for where in ("trace", "trace_summary")
+                for name in ("tool_calls_by_name", "tool_calls", "tool_durations")}
+        bad = "delete_file" in payload["trace_summary"]["tool_calls_by_name"]
+        print(json.dumps({"score": 0 if bad else 1, "reasoning": json.dumps(keys, sort_keys=True)}))
+        """)
+    write(project / "evals/forbid.eval.yaml", """
+        tests:
+          - id: forbid
+            criteria: c
+            input: q
+            assert: [{name: forbid, type: code_judge, script: [python3, forbid.py]}]
+        """)
+    proc = run_cli("run", "evals", cwd=project)
+    row = rows_by_id(project / RESULTS)["forbid"]
+    keys = json.loads(row["reasoning"].split(": ", 1)[1])
+    assert keys == {f"{where}.{name}": ["Read", "delete_file"] if name != "tool_durations" else ["delete_file"]
+                    for where in ("trace", "trace_summary")
+                    for name in ("tool_calls_by_name", "tool_calls", "tool_durations")}
+    assert proc.returncode == 1 and row["score"] == 0

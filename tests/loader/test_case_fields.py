@@ -70,7 +70,8 @@ def test_message_shapes_roles_and_reference_answers(repo: Path) -> None:
     assert legacy.reference_answer == ""  # empty, not the JSON of missing tool calls
     # A list without a role first (whatever its text says) is the parts of one expected message.
     assert [(m.role, m.content) for m in parts.expected_messages] == [("assistant", ["plays a role", "well"])]
-    assert parts.reference_answer == "plays a role\nwell"
+    # AgentV's reference of a content list is JSON.stringify of its mapping segments: the strings are dropped.
+    assert parts.reference_answer == "[]"
 
 
 def test_input_messages_shorthands_are_the_user_s_messages(repo: Path) -> None:
@@ -566,8 +567,8 @@ def test_a_broken_suite_threshold_is_reported_once_at_its_own_line(repo: Path) -
 def test_segment_keys_agentv_does_not_read_are_refused(repo: Path) -> None:
     """AgentV reads a file segment's `value` only (`{type: file, path: x}` attaches nothing there, so the
     agent never sees the file), and an input text segment's `value` only (its prompt shows no `text`); an
-    expected text segment's `text` it reads (`resolveAssistantContent`). Attaching or showing them here asked
-    the agent with context AgentV never gives."""
+    expected text segment it keeps as written, in the reference answer's JSON. Attaching or showing them here
+    asked the agent with context AgentV never gives."""
     write(repo / "evals/ctx.md", "context\n")
     f = write(repo / "evals/segments.eval.yaml", """
         tests:
@@ -589,4 +590,4 @@ def test_segment_keys_agentv_does_not_read_are_refused(repo: Path) -> None:
         (7, "unknown key 'text' in a text segment"),
     ]
     assert [c.id for c in result.cases] == ["text-text", "expected-text"]
-    assert result.cases[1].reference_answer == "the answer"
+    assert result.cases[1].reference_answer == json.dumps([{"type": "text", "text": "the answer"}], indent=2)
