@@ -62,28 +62,25 @@ def question_text(messages: list[Message]) -> str:
 # ---------------------------------------------------------------- evaluator configs
 
 
-Number = Annotated[float, Field(strict=True)]
-"""A number as YAML writes one (an integer or a float), never text or a boolean. Pydantic would read
-`weight: '2'` as 2 and `tolerance: '0.5'` as 0.5; AgentV reads only `typeof x === 'number'` (an evaluator's
-weight in text is an error there, a field's weight or tolerance in text is dropped), so the number the
-gate scored with would be one AgentV never used."""
-
-Flag = Annotated[bool, Field(strict=True)]
-"""`true` or `false`, never text: YAML 1.2 reads `no`, `off` and `yes` as text, which pydantic would turn
-into booleans (`case_sensitive: no` into a case-insensitive check) where AgentV, reading `=== false` or a
-truthy string, keeps the setting's default: a looser check than the one AgentV runs, a wrong pass."""
 STRICT_VALUES = ConfigDict(strict=True)
 """Evaluator settings as AgentV reads them, by JavaScript's `typeof`: a number is a number and true/false a
 boolean, never text that spells one (`weight: "2"`, `case_sensitive: "false"`, a `${{ VAR }}`'s value) nor a
 boolean for a number (`threshold: true`). pydantic's lax mode read each as what it spells; AgentV refuses,
 skips or ignores them, so the score differed. Strict mode still takes an integer for a float."""
 
+Number = Annotated[float, Field(strict=True)]
+"""A number as YAML writes one, never text or a boolean, in a model not strict as a whole (`RubricItem`,
+whose `required_min_score: 6.0` is read as 6): the field-by-field form of `STRICT_VALUES`."""
+
+Flag = Annotated[bool, Field(strict=True)]
+"""`true` or `false`, never text (`required: no` is text in YAML 1.2), in a model not strict as a whole."""
+
 
 class _EvaluatorBase(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, **STRICT_VALUES)
 
     name: str
-    weight: Number = 1.0
+    weight: float = 1.0
     required: bool | float = False
     """AgentV's required gate: `true` (mark 0.8) or a mark in (0, 1]. Below it, the case scores 0."""
     # Where the config was written, for located errors.
@@ -198,8 +195,8 @@ def _refuse_empty_string(value: str | list[str], why: str) -> None:
 class ContainsConfig(_EvaluatorBase):
     type: Literal["contains"] = "contains"
     value: str | list[str]
-    case_sensitive: Flag = True
-    any: Flag = False
+    case_sensitive: bool = True
+    any: bool = False
     """A list value passes when any item appears (AgentV's contains-any), not only all of them."""
 
     @field_validator("value")
@@ -244,7 +241,7 @@ class RegexConfig(_EvaluatorBase):
 class EqualsConfig(_EvaluatorBase):
     type: Literal["equals"] = "equals"
     value: str
-    trim: Flag = True
+    trim: bool = True
 
     @field_validator("value", mode="before")
     @classmethod
@@ -270,10 +267,10 @@ class FieldSpec(BaseModel):
 
     path: str
     match: Literal["exact", "numeric_tolerance", "date"] = "exact"
-    required: Flag = True
-    weight: Number = 1.0
-    tolerance: Number | None = None
-    relative: Flag = False
+    required: bool = True
+    weight: float = 1.0
+    tolerance: float | None = None
+    relative: bool = False
     formats: list[str] | None = None
 
 
@@ -312,7 +309,7 @@ class TrajectoryItem(BaseModel):
     tool: str
     args: Literal["any"] | dict[str, Any] | None = None
     args_match: ArgsMatch | None = None
-    max_duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)] | None = None
+    max_duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 class ToolTrajectoryConfig(_EvaluatorBase):
@@ -325,7 +322,7 @@ class ToolTrajectoryConfig(_EvaluatorBase):
     args_match: ArgsMatch | None = None
 
 
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A limit: finite, since `.inf` is a budget no measurement breaks, a check that passes whatever happened."""
 Count = Annotated[int, Field(ge=0, strict=True)]
 
@@ -362,7 +359,7 @@ class ExecutionMetricsConfig(_EvaluatorBase):
     max_tokens: Count | None = None
     max_cost_usd: NonNegative | None = None
     max_duration_ms: NonNegative | None = None
-    target_exploration_ratio: Annotated[float, Field(ge=0, le=1, strict=True)] | None = None
+    target_exploration_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
     exploration_tolerance: NonNegative = 0.2
 
 
@@ -434,7 +431,7 @@ class TrialsConfig(BaseModel):
 
     count: int = Field(ge=1, le=100, strict=True)
     strategy: TrialStrategy = "pass_at_k"
-    cost_limit_usd: Annotated[float, Field(ge=0, strict=True)] | None = None
+    cost_limit_usd: Annotated[float, Field(ge=0)] | None = None
     """Summed `cost_usd` of the trials so far; reaching it starts no further trial (`cost_limited`)."""
 
 
