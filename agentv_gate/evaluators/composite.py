@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import JudgeReplyError
 from ..javascript import js_sum
-from ..judging.judge_reply import candidate_tiers, validate_verdict
+from ..judging.judge_reply import validate_verdict
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -241,10 +241,6 @@ class CompositeEvaluator:
             return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
         except Exception as exc:  # noqa: BLE001 - a failing judge model is this evaluator's error
             return _error(f"llm_judge aggregator failed: {exc}", raw)
-        scores = _disagreeing_scores(response.text)
-        if scores:
-            return _error(f"llm_judge aggregator reply holds verdicts with different scores ({', '.join(scores)}), "
-                          "so which one is meant is unclear", raw)
         # The prompt asks the model for a verdict too; AgentV labels the aggregate from its score
         # (scoreToVerdict), so a model's verdict, agreeing or not, decides nothing and is not an error.
         # The rest is held to the judge's schema, as AgentV parses it with the judge's zod schema (a score
@@ -256,17 +252,6 @@ class CompositeEvaluator:
         return EvaluationScore(score=verdict.score, hits=verdict.hits[:4], misses=verdict.misses[:4],
                                reasoning=verdict.reasoning, evaluator_raw_request=raw,
                                retries=getattr(response, "retries", 0) or 0)
-
-
-def _disagreeing_scores(text: str) -> list[str]:
-    """The different scores of the verdicts in the tier of the reply that decides (as an LLM judge's
-    reply is read), or [] when they agree. AgentV cannot parse a reply with two objects and scores the
-    aggregate 0; reading its first verdict would pass on the one the model took back."""
-    for tier in candidate_tiers(text):
-        scores = list(dict.fromkeys(json.dumps(obj["score"]) for obj in tier if "score" in obj))
-        if scores:
-            return scores if len(scores) > 1 else []
-    return []
 
 
 T = TypeVar("T")
