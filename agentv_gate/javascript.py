@@ -19,6 +19,7 @@ import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 JS_SPACES = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 r"""JavaScript's white space (`\s`, what `trim()` and `parseFloat` skip), as a regex class body; Python's
@@ -42,13 +43,23 @@ def js_trim(text: str) -> str:
     return _TRIM.sub("", text)
 
 
-def js_number(value: int | float) -> float:
-    """A JSON number as JavaScript holds it: an integer too large for a double is Infinity there, where
-    Python keeps it exact and `float()` or `math.isfinite` on it raises OverflowError."""
+def js_number(value: Any) -> Any:
+    """A parsed JSON value as JavaScript holds it: a number is a double, and an integer too large for one
+    is Infinity there, where Python keeps it exact and `float()` or `math.isfinite` on it raises
+    OverflowError; anything else (a boolean among them: Python's `True` is an int) is returned as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
     try:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def is_finite_number(value: Any) -> bool:
+    """Whether a parsed JSON value is a number JavaScript holds as finite (`typeof x === 'number'` and not
+    NaN or Infinity): never a boolean, text that spells a number, or an integer past a double's range."""
+    number = js_number(value)
+    return isinstance(number, float) and math.isfinite(number)
 
 
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}

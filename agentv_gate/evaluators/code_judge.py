@@ -17,12 +17,11 @@ saying why and clamps out-of-range scores; a gate should say the judge is broken
 from __future__ import annotations
 
 import json
-import math
 import shlex
 from pathlib import Path
 from typing import Any
 
-from ..javascript import js_number, js_trim
+from ..javascript import is_finite_number, js_number, js_trim
 from ..judging.payload import build_judge_payload
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -132,9 +131,8 @@ def parse_judge_output(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
     if "score" not in data:
         return None, "printed JSON without a 'score' field"
     score = data["score"]
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(js_number(score)):
-        shown = js_number(score) if isinstance(score, int) and not isinstance(score, bool) else score
-        return None, f"printed a score that is not a number: {shown!r}"
+    if not is_finite_number(score):
+        return None, f"printed a score that is not a number: {js_number(score)!r}"
     if not 0.0 <= score <= 1.0:
         return None, f"printed a score of {score}, outside 0..1"
     problem = _verdict_problem(data) or _assertions_problem(data.get("assertions"))

@@ -12,14 +12,13 @@ and more, then validates like its zod schema.)
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..errors import JudgeReplyError
-from ..javascript import js_number
+from ..javascript import is_finite_number, js_number
 from ..redaction import redact
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -169,10 +168,8 @@ def _read_one(text: str, validate: Callable[[dict[str, Any]], _Read], key: Calla
 def _score(value: Any) -> float:
     """AgentV's schema says `z.number()`: a score written as text ("0.9") or true is not a score there,
     so the judge is asked again (and skipped after three tries), never read as the number it spells."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
-        # js_number: an integer too large for a float is JavaScript's Infinity, not a crash
-        shown = js_number(value) if isinstance(value, int) and not isinstance(value, bool) else value
-        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(shown)}")
+    if not is_finite_number(value):
+        raise JudgeReplyError(f"'score' must be a number between 0 and 1, got {json.dumps(js_number(value))}")
     if not 0.0 <= float(value) <= 1.0:
         raise JudgeReplyError(f"'score' must be between 0 and 1, got {value}")
     return float(value)
@@ -241,9 +238,8 @@ class ChecksReply:
 
 
 def _check_score(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(js_number(value)):
-        shown = js_number(value) if isinstance(value, int) and not isinstance(value, bool) else value
-        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(shown)}")
+    if not is_finite_number(value):
+        raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {json.dumps(js_number(value))}")
     if value != int(value) or not 0 <= value <= 10:
         raise JudgeReplyError(f"{where}: 'score' must be an integer from 0 to 10, got {value}")
     return int(value)
