@@ -19,6 +19,14 @@ _BOOL = "tag:yaml.org,2002:bool"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+MERGE_TAG = "tag:yaml.org,2002:merge"
+"""PyYAML's tag for a `<<` key (YAML 1.1's merge); the loaders refuse a key so tagged."""
+MERGE_KEY_REFUSED = ("'<<' merge keys are not read: AgentV reads YAML 1.2, where '<<' is an ordinary key and "
+                     "nothing is merged")
+"""Why a `<<` key is refused, in eval files and targets.yaml alike. AgentV's `yaml` package, at its YAML
+1.2 defaults, merges nothing, so the keys `<<` would bring are not in AgentV's test or target; merging
+them (PyYAML's way) runs settings AgentV never reads, and reading `<<` as a key, AgentV's way, is surely
+not what the author meant: neither is guessed."""
 
 # YAML 1.2.2, 10.3.2 "Tag Resolution" (core schema), in the order a plain scalar is tried.
 _CORE_RESOLVERS: list[tuple[str, re.Pattern[str], str]] = [

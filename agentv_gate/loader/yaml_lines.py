@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import EvalFileError
-from ..yaml12 import core_int, use_core_schema
+from ..yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, core_int, use_core_schema
 
 
 class LineDict(dict):  # type: ignore[type-arg]
@@ -37,9 +37,9 @@ def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.Mapp
     data = LineDict()
     data.line = node.start_mark.line + 1
     data.key_lines = {}
-    refuse_merge_keys(node)
     seen: dict[Any, int] = {}
     for key_node, value_node in node.value:
+        refuse_merge_key(key_node)
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
@@ -57,21 +57,11 @@ def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.Mapp
     return data
 
 
-MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-def refuse_merge_keys(node: yaml.MappingNode) -> None:
-    """A `<<: *defaults` merge key is refused at its line. It is YAML 1.1's; AgentV 2.19 parses with the
-    `yaml` package's YAML 1.2 defaults, where `<<` is an ordinary key and nothing is merged, so the keys
-    it would bring (an `assert`, a `threshold`) are not in AgentV's test. Merging them (PyYAML's way)
-    scored the case on settings AgentV never reads; reading `<<` as a key would be AgentV's reading but
-    surely not the author's, so neither is guessed."""
-    for key_node, _ in node.value:
-        if key_node.tag == MERGE_TAG:
-            raise EvalFileError(key_node.start_mark.line + 1,
-                                "'<<' merge keys are not read: AgentV reads YAML 1.2, where '<<' is an ordinary key "
-                                "and nothing is merged", "the keys written out (an alias still repeats a whole value: "
-                                                         "assert: *checks)")
+def refuse_merge_key(key_node: yaml.Node) -> None:
+    """A `<<: *defaults` merge key is refused at its line (see `yaml12.MERGE_KEY_REFUSED`)."""
+    if key_node.tag == MERGE_TAG:
+        raise EvalFileError(key_node.start_mark.line + 1, MERGE_KEY_REFUSED,
+                            "the keys written out (an alias still repeats a whole value: assert: *checks)")
 
 
 def construct_line_seq(loader: yaml.constructor.SafeConstructor, node: yaml.SequenceNode) -> LineList:

@@ -25,13 +25,12 @@ from yaml.resolver import Resolver
 from ..errors import EvalFileError
 from ..yaml12 import use_core_schema
 from .yaml_lines import (
-    MERGE_TAG,
     LineDict,
     construct_line_map,
     construct_line_seq,
     construct_located_int,
     located_yaml_errors,
-    refuse_merge_keys,
+    refuse_merge_key,
 )
 
 try:  # libyaml's event parser when PyYAML was built with it; its pure-Python parser otherwise
@@ -82,9 +81,8 @@ def _build(loader: Any, node: Any) -> Any:
 
 
 def _key(loader: Any, node: Any) -> Any:
-    """A top-level key; a `<<` merge key is refused, as in every other mapping (`refuse_merge_keys`)."""
-    if node.tag == MERGE_TAG:
-        refuse_merge_keys(yaml.MappingNode("tag:yaml.org,2002:map", [(node, None)]))
+    """A top-level key; a `<<` merge key is refused, as in every other mapping."""
+    refuse_merge_key(node)
     return _build(loader, node)
 
 

@@ -45,7 +45,7 @@ from ..errors import TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
 from ..problems import Problem
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
-from ..yaml12 import use_core_schema
+from ..yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, use_core_schema
 from .keys import (
     ANY_PROVIDER_KEYS,
     BATCHING_KEYS,
@@ -419,10 +419,9 @@ def _refuse_repeated_and_merge_keys(node: yaml.MappingNode) -> None:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         line = key_node.start_mark.line + 1
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            raise yaml.constructor.ConstructorError(
-                None, None, "'<<' merge keys are not read: AgentV reads YAML 1.2, where '<<' is an ordinary key and "
-                            "nothing is merged (write the keys out)", key_node.start_mark)
+        if key_node.tag == MERGE_TAG:
+            raise yaml.constructor.ConstructorError(None, None, f"{MERGE_KEY_REFUSED} (write the keys out)",
+                                                    key_node.start_mark)
         if isinstance(key_node, yaml.ScalarNode):
             key = (key_node.tag, key_node.value)
             if key in seen:
