@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ..javascript import is_finite_number
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -36,8 +38,8 @@ def _input(call: dict[str, Any]) -> Any:
 
 
 def _duration(call: dict[str, Any]) -> float | None:
-    value = call.get("duration_ms")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    value: Any = call.get("duration_ms")
+    if not is_finite_number(value) or value < 0:  # an integer past a double's range too (Infinity in JavaScript)
         return None
     return float(value)
 
