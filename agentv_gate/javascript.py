@@ -62,6 +62,13 @@ def is_finite_number(value: Any) -> bool:
     return isinstance(number, float) and math.isfinite(number)
 
 
+def reported_number(value: Any) -> float | None:
+    """A metric a target or an agent reported (a cost, a duration, a token count): a finite number >= 0
+    as JavaScript holds it, else None (missing, null, text, a boolean, NaN, Infinity, negative), which
+    the evaluators needing it read as "not reported", never as 0."""
+    return float(value) if is_finite_number(value) and value >= 0 else None
+
+
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0, "d": 0, "v": 0}
 """`y` (sticky) compiles to nothing here: the regex evaluator reads it, matching at position 0 only."""
 

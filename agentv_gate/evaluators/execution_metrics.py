@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..javascript import reported_number
 from ..judging.payload import message_dict
 from ..judging.trace import trace_summary
 from ..models import EvaluationContext, EvaluationScore, ExecutionMetricsConfig
-from .metrics import LimitChecks, fmt, not_reported, reported_number, token_total
+from .metrics import LimitChecks, fmt, not_reported, token_total
 
 EXPLORATION_TOOLS = frozenset({"read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch",
                                "WebFetch"})

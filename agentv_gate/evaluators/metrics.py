@@ -8,20 +8,13 @@ one-check shape of `cost` and `latency`; `LimitChecks` the one-line-per-limit sh
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..javascript import reported_number
 from ..models import EvaluationScore
 from .base import binary
-
-
-def reported_number(value: Any) -> float | None:
-    """A finite, non-negative number, else None (missing, null, text, a bool, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return None
-    return float(value)
 
 
 def token_part(usage: dict[str, Any] | None, key: str) -> float | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..javascript import is_finite_number
+from ..javascript import reported_number
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,7 @@ def _input(call: dict[str, Any]) -> Any:
 
 
 def _duration(call: dict[str, Any]) -> float | None:
-    value: Any = call.get("duration_ms")
-    if not is_finite_number(value) or value < 0:  # an integer past a double's range too (Infinity in JavaScript)
-        return None
-    return float(value)
+    return reported_number(call.get("duration_ms"))
 
 
 def _epoch_ms(value: Any) -> int | None:
