@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import JudgeReplyError
-from ..javascript import js_sum
+from ..javascript import is_finite_number, js_sum
 from ..judging.judge_reply import validate_verdict
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (
@@ -75,7 +74,7 @@ def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float
 
 def _finite_weight(weight: Any) -> bool:
     """A weight AgentV reads (`typeof weight === 'number'`) that cannot tip the mean: a finite number >= 0."""
-    return not isinstance(weight, bool) and isinstance(weight, (int, float)) and 0 <= weight < math.inf
+    return is_finite_number(weight) and weight >= 0
 
 
 def _config_error(config: CompositeConfig, message: str) -> EvaluationScore:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import models
 from ..errors import EvalFileError
-from ..javascript import compile_js_regex
+from ..javascript import compile_js_regex, is_finite_number
 from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
 from ..models import (
     ABSENT,
@@ -396,11 +396,7 @@ def parse_evaluator(
                 raise EvalFileError(at, f"composite evaluator '{config.name}': aggregator weight "
                                         f"{str(weight).lower() if isinstance(weight, bool) else repr(weight)} for "
                                         f"member '{member}' is not a number", "a weight such as 1 or 0.5, unquoted")
-            try:
-                finite = math.isfinite(weight)
-            except OverflowError:  # an int past the largest float
-                finite = False
-            if not finite or weight < 0:
+            if not is_finite_number(weight) or weight < 0:  # an int past a double's range is Infinity
                 raise EvalFileError(line, f"composite evaluator '{config.name}': aggregator weight {weight} for member "
                                           f"'{member}' is not a finite number >= 0", "a weight such as 1 or 0.5")
         check_weight_total([named.get(m.name, 1.0) for m in config.evaluators], line,
