@@ -59,15 +59,15 @@ WHERE_KEYS = frozenset({"source_file", "source_line", "suite_file", "target_line
 checked out elsewhere) must not make a rerun distrust its old row."""
 
 
-def case_digest(case: EvalCase, root: Path | None = None) -> str:
+def case_digest(case: EvalCase, root: str | None = None) -> str:
     """A short hash of what the case runs and how it is judged: its input, expected answer,
     evaluators, threshold, trials and targets. A results row carries it, so `--rerun-failed` and
     `--retry-errors` tell an old pass of this case from one of an earlier version of it (its
     assertions since changed), which must run again rather than be carried over as a pass.
     The judge files its evaluators run (a code judge's script, a custom assertion's, a prompt
     template) count by their content, so editing a judge also runs its cases again. Paths the
-    loader resolved under `root` (the repository) count relative to it, so a checkout in another
-    folder does not make every case run again."""
+    loader resolved under `root` (the repository's resolved path) count relative to it, so a checkout
+    in another folder does not make every case run again."""
     # Python mode and `default=str`: whatever a YAML value holds (a date, a Path) hashes; keys of
     # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
     # digest only runs a case again).
@@ -78,7 +78,7 @@ def case_digest(case: EvalCase, root: Path | None = None) -> str:
     except (TypeError, ValueError):
         text = repr([dumped, judges])
     if root is not None:
-        text = text.replace(str(root.resolve()), "<root>")
+        text = text.replace(root, "<root>")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -187,10 +187,12 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
     files = suites_only(files, named | {path.with_suffix(".jsonl") for path in named}, repo_root, allow_outside_root)
     plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root)
     interned: dict[tuple[JudgeUse, ...], tuple[JudgeUse, ...]] = {}  # most cases share their judges
+    roots: list[Path] = []  # each file's repository, for its cases' digests and its project config
     for file in files:
         file_index = len(plan.files)
         plan.files.append(file)
-        root = repo_root or find_repo_root(file.parent)
+        roots.append(repo_root or find_repo_root(file.parent))
+        root = str(roots[-1].resolve())
         for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root):
             if len(plan.kept) < KEEP_CASES:
                 plan.kept[(file_index, position)] = case
@@ -200,7 +202,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
                                      tuple(case.cost_limits), case_digest(case, root), case.threshold))
-    configs = (nearest_config(file, repo_root or find_repo_root(file.parent)) for file in plan.files)
+    configs = (nearest_config(file, root) for file, root in zip(plan.files, roots, strict=True))
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
     return plan
