@@ -298,8 +298,6 @@ def value_at_path(value: Any, path: str) -> Any:
 ArgsMatch = Literal["exact", "superset", "subset", "ignore"] | list[str]
 """How a tool call's arguments are compared (AgentV's `args_match`); a list compares only those dot paths."""
 
-TRAJECTORY_MODES = ("any_order", "in_order", "exact", "subset", "superset")
-
 
 class TrajectoryItem(BaseModel):
     """One expected tool call of a `tool_trajectory`; a key not listed here is an error, never ignored."""
@@ -548,7 +546,6 @@ class EvaluationScore(BaseModel):
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
     reasoning: str | None = None
-    raw_aspects: list[str] | None = None
     evaluator_raw_request: dict[str, Any] | None = None
     retries: int = 0
     error: str | None = None

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from ..transport.limiter import LimiterStats
     from .base import ProviderRequest
 
-TARGETS_FILE = Path(".agentv") / "targets.yaml"
-
-
 def load_targets(path: Path | str) -> TargetsConfig:
     """Parse a targets.yaml. Raises TargetsConfigError naming the file and line on bad input."""
     return load_targets_file(Path(path))
