@@ -679,6 +679,12 @@ class CaseResult(BaseModel):
     """One entry per evaluator (`EvaluatorResult.score_row`): name, type, score, weight, verdict, ..."""
     token_usage: dict[str, Any] | None = None
     cost_usd: float | None = None
+    judge_usage: dict[str, dict[str, Any]] | None = None
+    """Per judge target, what this case's LLM judges used: {input, output, cost_usd}, each null when the
+    judge's provider reported nothing (never 0); absent when no LLM judge was called."""
+    commit: str | None = None
+    """The commit the run judged (`GITHUB_SHA`, else the checkout's HEAD), so a comparison can say
+    which commit its base results are of."""
     trace: dict[str, Any] | None = None
     """The trace summary of the answer's messages: event_count, tool_names, tool_calls_by_name, ..."""
     trials: list[dict[str, Any]] | None = None

@@ -9,7 +9,9 @@ provider reads is always declared, and a declared key is never reported.
 from __future__ import annotations
 
 COMMON_KEYS = ("name", "provider", "judge_target", "grader_target", "judgeTarget", "workers", "provider_batching",
-               "providerBatching")
+               "providerBatching", "price_per_1k_input", "price_per_1k_output")
+"""`price_per_1k_*` (usage.py) are agentv-gate's own: USD per 1,000 tokens, for a target whose provider reports
+tokens but no cost."""
 
 BATCHING_KEYS = ("provider_batching", "providerBatching")
 """AgentV's batch mode: `true` runs the agent once for every case, which agentv-gate does not do yet (refused as
