@@ -35,9 +35,9 @@ from ..report.github import append_step_summary, escape_data
 from ..report.rows import ReportedCase
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals
-from ._github_api import PERMISSION, CommentFault, GitHubApi
 
 TOKEN_VARIABLE = "AGENTV_GATE_GITHUB_TOKEN"
+PERMISSION = "pull-requests: write"
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,8 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
         what = ", ".join(missing) if missing else f"a token (the github-token input, {TOKEN_VARIABLE} or GITHUB_TOKEN)"
         _warn(f"{what} is not set; it needs a token with `{PERMISSION}`", env)
         return False
+    from ._github_api import CommentFault, GitHubApi  # here: `requests` only for a run that comments
+
     api = GitHubApi(env.get("GITHUB_API_URL") or "https://api.github.com", env["GITHUB_REPOSITORY"], setup.token)
     base = base_of(base_rows, pr.base_ref) if base_rows is not None else None
     body = render_comment(results, Verdict(ok, gate_line), key=setup.key, comparison=comparison,

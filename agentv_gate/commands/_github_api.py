@@ -17,13 +17,13 @@ import requests
 
 from ..redaction import redact
 from ..report.text import one_line, truncate
+from ._comment import PERMISSION
 
 TIMEOUT = (5.0, 20.0)
 """(connect, read) seconds: an unreachable API costs the job seconds, never minutes."""
 MAX_PAGES = 100
 """100 comments a page: a pull request with more than 10,000 comments is not searched further."""
 RETRY_STATUSES = (502, 503, 504)
-PERMISSION = "pull-requests: write"
 
 
 class CommentFault(Exception):

@@ -91,8 +91,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     console.finish(results, planned)
-    if usage:
-        print("\n".join(console_lines(usage)))
+    for line in console_lines(usage) if usage else []:
+        print(line)
     if stopped:
         print(f"agentv-gate: {stopped}", file=sys.stderr)
     if against is not None:
