@@ -26,6 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import tests.helpers.fake_llm_server  # noqa: F401 - importing it lets loopback requests bypass a runner's proxy
+
 BODY_LIMIT = 65_536
 
 
