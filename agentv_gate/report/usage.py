@@ -13,15 +13,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..models import CaseResult
-from ..targets.usage import Usage
+from ..targets.usage import Tally, Usage
 from .github import md_cell
 from .text import inert_log_text, one_line
 
 
 @dataclass
 class UsageTotals:
-    targets: dict[str, Usage] = field(default_factory=dict)
-    judges: dict[str, Usage] = field(default_factory=dict)
+    _targets: dict[str, Tally] = field(default_factory=dict)
+    _judges: dict[str, Tally] = field(default_factory=dict)
 
     @classmethod
     def of(cls, rows: Iterable[CaseResult]) -> UsageTotals:
@@ -34,10 +34,26 @@ class UsageTotals:
         """One results row: its target's usage, and each of its judges'. A row that never reached its
         target (a not-run row, a setup error) counts nothing."""
         if row.target and (row.token_usage is not None or row.cost_usd is not None or row.verdict != "error"):
-            self.targets[row.target] = self.targets.get(row.target, Usage()) + Usage.reported(row.token_usage,
-                                                                                              row.cost_usd)
+            tally = self._targets.get(row.target)
+            if tally is None:
+                tally = self._targets[row.target] = Tally()
+            tally.add(row.token_usage, row.cost_usd)
         for judge, used in (row.judge_usage or {}).items():
-            self.judges[judge] = self.judges.get(judge, Usage()) + Usage.from_json(used)
+            tally = self._judges.get(judge)
+            if tally is None:
+                tally = self._judges[judge] = Tally()
+            if isinstance(used, dict):
+                tally.add(used, used.get("cost_usd"))
+            else:
+                tally.add(None)
+
+    @property
+    def targets(self) -> dict[str, Usage]:
+        return {name: tally.usage() for name, tally in self._targets.items()}
+
+    @property
+    def judges(self) -> dict[str, Usage]:
+        return {name: tally.usage() for name, tally in self._judges.items()}
 
     def rows(self) -> list[tuple[str, str, Usage]]:
         """(role, name, usage), targets first, each sorted by name."""
@@ -45,7 +61,7 @@ class UsageTotals:
                 + [("judge", name, u) for name, u in sorted(self.judges.items())])
 
     def __bool__(self) -> bool:
-        return bool(self.targets or self.judges)
+        return bool(self._targets or self._judges)
 
     def reported(self) -> bool:
         """Whether any target or judge reported tokens or a cost."""

@@ -88,6 +88,36 @@ class Usage:
         return {"input": self.input, "output": self.output, "cost_usd": self.cost_usd}
 
 
+@dataclass(slots=True)
+class Tally:
+    """A running `Usage` sum, added to in place: a run's totals add a row per case, and a new frozen
+    `Usage` per addition cost more than the rest of the comment together."""
+
+    input: int | None = None
+    output: int | None = None
+    cost_usd: float | None = None
+    rows: int = 0
+    rows_with_tokens: int = 0
+    rows_with_cost: int = 0
+
+    def add(self, token_usage: Mapping[str, Any] | None, cost_usd: object = None) -> None:
+        self.rows += 1
+        if isinstance(token_usage, Mapping):
+            tokens_in, tokens_out = _count(token_usage.get("input")), _count(token_usage.get("output"))
+            if tokens_in is not None:
+                self.input = tokens_in + (self.input or 0)
+            if tokens_out is not None:
+                self.output = tokens_out + (self.output or 0)
+            self.rows_with_tokens += tokens_in is not None or tokens_out is not None
+        cost = _dollars(cost_usd)
+        if cost is not None:
+            self.cost_usd = cost + (self.cost_usd or 0.0)
+            self.rows_with_cost += 1
+
+    def usage(self) -> Usage:
+        return Usage(self.input, self.output, self.cost_usd, self.rows, self.rows_with_tokens, self.rows_with_cost)
+
+
 def summed(usages: Iterable[Usage]) -> Usage:
     total = Usage()
     for usage in usages:
@@ -148,4 +178,4 @@ def summed_judge_usage(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, di
     return {name: usage.as_json() for name, usage in per_judge.items()} or None
 
 
-__all__ = ["JUDGE_USAGE_KEY", "PRICE_KEYS", "Prices", "Usage", "judge_usage", "summed", "summed_judge_usage"]
+__all__ = ["JUDGE_USAGE_KEY", "PRICE_KEYS", "Prices", "Tally", "Usage", "judge_usage", "summed", "summed_judge_usage"]
