@@ -68,7 +68,7 @@ class Base:
     def describe(self) -> str:
         name = f"`{comment_text(self.name, 100)}`" if self.name else "the base results"
         parts = [name] + ([f"at {comment_text(self.commit[:12], 12)}"] if self.commit else [])
-        when = f" (run {comment_text(self.date, 40)})" if self.date else ""
+        when = f" (results from {comment_text(self.date, 40)})" if self.date else ""
         return " ".join(parts) + when
 
 
@@ -141,7 +141,7 @@ def _unchanged(comparison: Comparison, links: Links) -> _Section | None:
     if not passing and not failing:
         return None
     summary = f"{len(passing) + len(failing):,} unchanged: {len(passing):,} still passing, {len(failing):,} still failing"
-    table = _case_table("Still failing (also on base)", failing, links, with_miss=True)
+    table = _case_table("Still failing, also on base", failing, links, with_miss=True)
     body = table.full if table else ""
     return _Section(f"<details><summary>{summary}</summary>\n\n{body}</details>\n\n",
                     f"<details><summary>{summary}</summary>\n\n_listed in "
@@ -156,8 +156,8 @@ def _totals(head: Sequence[ReportedCase], summary: Summary, base: Sequence[Repor
     head_mean = _mean(head)
     if base is None:
         mean = "—" if head_mean is None else f"{head_mean:.3f}"
-        return (f"| | Head |\n| --- | ---: |\n| Pass rate | {summary.pass_rate:.1%} ({summary.passed:,} of "
-                f"{summary.total:,}) |\n| Mean score | {mean} |\n\n")
+        return ("#### Pass rate and mean score\n\n| | Head |\n| --- | ---: |\n"
+                f"| Pass rate | {summary.pass_rate:.1%} ({summary.passed:,} of {summary.total:,}) |\n| Mean score | {mean} |\n\n")
     base_summary, base_mean = summarise(base), _mean(base)
 
     def change(a: float | None, b: float | None, points: bool) -> str:
@@ -165,7 +165,7 @@ def _totals(head: Sequence[ReportedCase], summary: Summary, base: Sequence[Repor
             return "—"
         return f"{(b - a) * 100:+.1f} pts" if points else f"{b - a:+.3f}"
 
-    return ("| | Base | Head | Change |\n| --- | ---: | ---: | ---: |\n"
+    return ("#### Pass rate and mean score\n\n| | Base | Head | Change |\n| --- | ---: | ---: | ---: |\n"
             f"| Pass rate | {base_summary.pass_rate:.1%} ({base_summary.passed:,} of {base_summary.total:,}) | "
             f"{summary.pass_rate:.1%} ({summary.passed:,} of {summary.total:,}) | "
             f"{change(base_summary.pass_rate, summary.pass_rate, True)} |\n"

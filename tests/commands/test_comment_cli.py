@@ -286,3 +286,14 @@ def test_a_body_past_githubs_limit_folds_its_longest_sections_instead_of_being_r
     assert "#### Regressions (900)\n\n_900 case(s), listed in [report.html](" in body
     assert "300 unchanged: 300 still passing, 0 still failing" in body
     assert "| Pass rate | 100.0% (1,200 of 1,200) | 25.0% (300 of 1,200) | -75.0 pts |" in body
+
+
+def test_without_a_base_the_comment_lists_what_does_not_pass(tmp_path: Path, github: FakeGitHub) -> None:
+    head = tmp_path / "head.jsonl"
+    head.write_text(_row("a", "pass", 1.0) + _row("b", "fail", 0.1, misses=["says Lyon"]))
+    proc = run_cli("comment", str(head), cwd=tmp_path, env=actions_env(tmp_path, github))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [body] = bodies(github)
+    assert "### ❌ agentv-gate: FAILED\n" in body and "gate: failed" in body
+    assert "#### Not passing (1)" in body and "| b | [evals/big.yaml:3](" in body and "| 0.10 fail | says Lyon |" in body
+    assert "| Pass rate | 50.0% (1 of 2) |" in body
