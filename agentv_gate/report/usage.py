@@ -113,8 +113,9 @@ def console_lines(totals: UsageTotals) -> list[str]:
 
 
 def usage_markdown(head: UsageTotals, base: UsageTotals | None = None, heading: str = "#### Tokens and cost") -> str:
-    """A table of tokens and dollars per target and judge; with `base`, the base's beside the head's."""
-    if not head and not base:
+    """A table of tokens and dollars per target and judge; with `base`, the base's beside the head's.
+    Nothing when no provider on either side reported anything (a mock, plain-text agents)."""
+    if not head.reported() and not (base and base.reported()):
         return ""
     names = sorted({(role, name) for role, name, _ in head.rows()}
                    | ({(role, name) for role, name, _ in base.rows()} if base else set()),
@@ -138,7 +139,7 @@ def usage_markdown(head: UsageTotals, base: UsageTotals | None = None, heading: 
 
 def usage_html(totals: UsageTotals) -> str:
     """report.html's table of tokens and dollars per target and judge; every value escaped."""
-    if not totals:
+    if not totals.reported():
         return ""
     rows = "".join(f"<tr><td>{role}</td><td>{html.escape(name)}</td><td>{tokens_text(u)}</td>"
                    f"<td>{cost_text(u)}</td><td>{u.rows}</td></tr>\n" for role, name, u in totals.rows())
