@@ -70,6 +70,7 @@ def main() -> None:
         step, with_comparison = [], []
         for _ in range(opts.repeat):
             setup = comment_setup([], dict(env))
+            assert setup is not None
             started = time.perf_counter()
             comparison = compare_results(base, head)
             compared = time.perf_counter()

@@ -55,11 +55,15 @@ def comment_key(env: Mapping[str, str], scope: Sequence[str]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def comment_setup(scope: Sequence[str], environ: MutableMapping[str, str] | None = None) -> CommentSetup:
-    """Take the token out of the environment (so the agent under test and its judges never see it)
-    and remember it as a secret (so no report can show it)."""
+def comment_setup(scope: Sequence[str], environ: MutableMapping[str, str] | None = None,
+                  enabled: bool = True) -> CommentSetup | None:
+    """Take the token out of the environment (so the agent under test and its judges never see it,
+    whether or not this run comments) and remember it as a secret (so no report can show it);
+    None when the run does not comment."""
     environ = os.environ if environ is None else environ
     token = environ.pop(TOKEN_VARIABLE, None) or environ.get("GITHUB_TOKEN") or None
+    if not enabled:
+        return None
     if token:
         register_secrets([token])
     env = dict(environ)
@@ -158,7 +162,8 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
                           base_usage=UsageTotals.of(base_rows) if base_rows is not None else None,
                           links=_links(env, pr.head_sha), planned=planned)
     try:
-        found = next((c for c in api.comments(pr.number) if marker(setup.key) in c.body), None)
+        # The marker starts the body: a reply quoting our comment ("> <!-- ...") is someone else's.
+        found = next((c for c in api.comments(pr.number) if c.body.startswith(marker(setup.key))), None)
         posted = api.update(found.id, body) if found else api.create(pr.number, body)
     except CommentFault as exc:
         _warn(api.safe(str(exc)), env)

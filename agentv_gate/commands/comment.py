@@ -24,6 +24,7 @@ from .merge import stopped_shards
 def execute(args: argparse.Namespace) -> int:
     check_baseline_options(args)
     setup = comment_setup(scope_of(args))
+    assert setup is not None  # enabled
     rows = read_previous(args.results, f"the results {args.results} hold no rows", keep_not_run=True)
     finished = [r for r in rows if r.failure_reason_code != NOT_RUN_INTERRUPTED]
     baseline = load_baseline(args, {(r.suite, r.eval_id) for r in rows})

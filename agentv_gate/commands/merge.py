@@ -33,7 +33,7 @@ def stopped_shards(results: list[CaseResult]) -> str | None:
 def execute(args: argparse.Namespace) -> int:
     check_baseline_options(args)
     check_output_paths(args.output_dir, args.junit, args.results_out, "--results-out")
-    comment = comment_setup([]) if args.comment else None  # the suite set: the workflow's whole run
+    comment = comment_setup([], enabled=args.comment)  # the suite set: the workflow's whole run
     results, problems = read_results(args.results)
     for problem in problems:
         print(f"agentv-gate: warning: {problem}", file=sys.stderr)

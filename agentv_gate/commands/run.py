@@ -81,7 +81,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     check_options(args)
-    comment = comment_setup(scope_of(args)) if args.comment else None  # the token leaves the environment first
+    comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
     paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:

@@ -88,11 +88,14 @@ def test_the_first_push_creates_the_comment_and_the_second_updates_it_in_place(
     [created] = bodies(github)
     assert "### ✅ agentv-gate: PASSED against `main` at fedcba987654" in created
     assert "2 unchanged: 2 still passing, 0 still failing" in created
+    quote = "> " + created.replace("\n", "\n> ") + "\n\nWhy did river not run?"
+    github.add_comments(PR, [quote])  # a reviewer's reply quoting it, marker included: not ours to edit
     # The second push breaks `river`: the same comment now says so, at the eval file's line.
     write(repo / "evals" / "geo.yaml", SUITE.format(river="Seine"))
     second = run_cli("run", "evals", "--baseline", str(base), "--comment", cwd=repo, env=env)
     assert second.returncode == 1, second.stdout + second.stderr
-    [updated] = bodies(github)
+    updated, reply = bodies(github)
+    assert reply == quote
     assert updated.splitlines()[0] == created.splitlines()[0]  # the marker found it again
     assert "### ❌ agentv-gate: FAILED against `main` at fedcba987654" in updated
     regressions = updated.split("#### Regressions (1)", 1)[1].split("####", 1)[0]
@@ -235,8 +238,10 @@ def test_no_token_or_no_pull_request_posts_nothing_and_changes_nothing(tmp_path:
     assert github.requests == []
 
 
-def test_the_agent_under_test_never_sees_the_token(tmp_path: Path, github: FakeGitHub) -> None:
-    """The token can write to the repository: it leaves the environment before any target runs."""
+@pytest.mark.parametrize("flags", [["--comment"], []])
+def test_the_agent_under_test_never_sees_the_token(tmp_path: Path, github: FakeGitHub, flags: list[str]) -> None:
+    """The token can write to the repository: it leaves the environment before any target runs,
+    also in a run that does not comment."""
     repo = make_repo(tmp_path / "repo", """\
 targets:
   - name: default
@@ -246,7 +251,7 @@ targets:
     write(repo / "evals" / "agent.py",
           "import os\nprint('env: [' + os.environ.get('AGENTV_GATE_GITHUB_TOKEN', '') + '] Paris')\n")
     write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
-    proc = run_cli("run", "evals", "--comment", cwd=repo, env=actions_env(tmp_path, github))
+    proc = run_cli("run", "evals", *flags, cwd=repo, env=actions_env(tmp_path, github))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = (repo / ".agentv-gate" / "results.jsonl").read_text()
     assert "env: [] Paris" in rows and TOKEN not in rows
