@@ -61,6 +61,9 @@ def check_options(args: argparse.Namespace) -> None:
     which runs nothing, included, so a value `run` would refuse is not first found in CI."""
     check_baseline_options(args)
     check_output_paths(args.output_dir, args.junit, args.results)
+    if args.comment and args.shard is not None:
+        raise UsageError(f"--comment with --shard {args.shard}: each shard would replace the comment with its "
+                         "part of the run; comment from the job that merges the shards (`merge --comment`)")
     if args.no_cache and args.cache_dir is not None:
         raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
                          "neither read nor write that folder; drop one")

@@ -302,3 +302,26 @@ def test_without_a_base_the_comment_lists_what_does_not_pass(tmp_path: Path, git
     assert "### ❌ agentv-gate: FAILED\n" in body and "gate: failed" in body
     assert "#### Not passing (1)" in body and "| b | [evals/big.yaml:3](" in body and "| 0.10 fail | says Lyon |" in body
     assert "| Pass rate | 50.0% (1 of 2) |" in body
+
+
+def test_a_shard_does_not_comment_its_part_of_the_run(tmp_path: Path, github: FakeGitHub) -> None:
+    repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
+    write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
+    proc = run_cli("run", "evals", "--shard", "1/2", "--comment", cwd=repo, env=actions_env(tmp_path, github))
+    assert proc.returncode == 2
+    assert "comment from the job that merges the shards (`merge --comment`)" in proc.stderr
+    assert github.requests == []
+
+
+def test_the_merge_of_the_shards_posts_the_whole_runs_comment(tmp_path: Path, github: FakeGitHub) -> None:
+    repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
+    base = base_results(repo, tmp_path)
+    write(repo / "evals" / "geo.yaml", SUITE.format(river="Seine"))
+    for k in (1, 2):
+        run_cli("run", "evals", "--shard", f"{k}/2", "--output-dir", f"s{k}", cwd=repo)
+    merged = run_cli("merge", "s1/results.jsonl", "s2/results.jsonl", "--baseline", str(base), "--comment",
+                     cwd=repo, env=actions_env(tmp_path, github))
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    [body] = bodies(github)
+    assert "#### Regressions (1)" in body and "| river | [evals/geo.yaml:7](" in body
+    assert "| Pass rate | 100.0% (2 of 2) | 50.0% (1 of 2) | -50.0 pts |" in body
