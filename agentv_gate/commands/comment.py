@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import EXIT_OK
+from ..errors import EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report import summarise
+from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.usage import UsageTotals
 from ._baseline import baseline_report, check_baseline_options, load_baseline
 from ._comment import comment_setup, plain_gate_line, post_comment, scope_of
@@ -26,6 +27,11 @@ def execute(args: argparse.Namespace) -> int:
     setup = comment_setup(scope_of(args))
     assert setup is not None  # enabled
     rows = read_previous(args.results, f"the results {args.results} hold no rows", keep_not_run=True)
+    # A PASSED comment on part of a run would be a wrong pass: its missing cases never ran.
+    incomplete = missing_shards(rows) or unfinished_runs(rows)
+    if incomplete:
+        raise UsageError(f"the results {args.results} are incomplete: {incomplete}; comment from the merged "
+                         "results of every shard")
     finished = [r for r in rows if r.failure_reason_code != NOT_RUN_INTERRUPTED]
     baseline = load_baseline(args, {(r.suite, r.eval_id) for r in rows})
     summary = summarise(finished, len(rows))

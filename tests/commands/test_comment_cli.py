@@ -325,3 +325,12 @@ def test_the_merge_of_the_shards_posts_the_whole_runs_comment(tmp_path: Path, gi
     [body] = bodies(github)
     assert "#### Regressions (1)" in body and "| river | [evals/geo.yaml:7](" in body
     assert "| Pass rate | 100.0% (2 of 2) | 50.0% (1 of 2) | -50.0 pts |" in body
+
+
+def test_one_shards_results_are_refused_rather_than_commented_as_the_whole_run(
+        tmp_path: Path, github: FakeGitHub) -> None:
+    head = tmp_path / "head.jsonl"
+    head.write_text(_row("a", "pass", 1.0, shard="1/2", shard_total=2))
+    proc = run_cli("comment", str(head), cwd=tmp_path, env=actions_env(tmp_path, github))
+    assert proc.returncode == 2 and "are incomplete" in proc.stderr, proc.stderr
+    assert github.requests == []
