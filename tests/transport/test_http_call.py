@@ -13,6 +13,7 @@ import json
 import re
 import socket
 import time
+import tracemalloc
 from dataclasses import replace
 from typing import Any
 
@@ -186,6 +187,22 @@ def test_a_compressed_reply_is_decoded_and_capped_by_its_decoded_size(fake_llm: 
     assert call(fake_llm, fast(max_response_bytes=5000)).data == json.loads(body)
     with pytest.raises(HttpCallError, match="more than 4999 bytes"):
         call(fake_llm, fast(max_response_bytes=4999))
+
+
+def test_a_gzip_bomb_is_refused_without_being_inflated(fake_llm: FakeLLMServer) -> None:
+    # 64 MiB of zeros in a 64 KB gzip body: refused once its decoded bytes pass the cap, and memory
+    # never holds more than the cap and a piece or two of it.
+    bomb = gzip.compress(bytes(64 * 1024 * 1024), 9)
+    fake_llm.set_default("/x", FakeReply(body=bomb, headers={"Content-Type": "application/json",
+                                                             "Content-Encoding": "gzip"}))
+    tracemalloc.start()
+    try:
+        error = failure(fake_llm, fast(max_response_bytes=1_000_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "was more than 1000000 bytes (max_response_bytes)" in str(error)
+    assert peak < 8 * 1024 * 1024, f"{peak} bytes allocated reading a capped reply"
 
 
 @pytest.mark.parametrize("reply", [
