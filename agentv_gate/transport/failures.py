@@ -28,7 +28,6 @@ class Failure:
     retry: bool
     """Worth another attempt (a network failure), or failed for good (a refusal that will not change)."""
     message: str
-    timed_out: bool = False
 
 
 def chain(exc: BaseException) -> Iterator[BaseException]:
@@ -53,7 +52,7 @@ def timeout_message(seconds: float) -> str:
     return f"no response within {seconds:.2f}s (a deadline for the whole reply, body included)"
 
 
-def _tls(exc: BaseException) -> str:
+def _tls(exc: BaseException, url: str) -> str:
     verify = _first(exc, ssl.SSLCertVerificationError)
     if isinstance(verify, ssl.SSLCertVerificationError) and verify.verify_message:
         what = f"certificate verify failed: {verify.verify_message}"
@@ -61,12 +60,13 @@ def _tls(exc: BaseException) -> str:
         cause = _first(exc, ssl.SSLError)
         what = (getattr(cause, "reason", None) or str(cause)) if cause is not None else str(exc)
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-    hint = (f"REQUESTS_CA_BUNDLE ({bundle}) does not hold the CA that signed it" if bundle else
-            "if the server's certificate is signed by your own CA, set REQUESTS_CA_BUNDLE to a PEM file holding it")
+    hint = (f"checked against REQUESTS_CA_BUNDLE ({bundle})" if bundle else
+            "checked against the default CAs: if the server's certificate is signed by your own CA, set "
+            "REQUESTS_CA_BUNDLE to a PEM file holding it")
     return f"TLS failed: {what}; {hint}"
 
 
-def _incomplete(exc: BaseException) -> str:
+def _incomplete(exc: BaseException, url: str) -> str:
     cut = _first(exc, http.client.IncompleteRead)
     if isinstance(cut, http.client.IncompleteRead):
         read = cut.partial if isinstance(cut.partial, int) else len(cut.partial)
@@ -84,16 +84,21 @@ _CONNECTION_CAUSES: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
-def _unreachable(exc: BaseException) -> str:
+def _unreachable(exc: BaseException, url: str) -> str:
     said = next((text for kind, text in _CONNECTION_CAUSES if _first(exc, kind) is not None), None)
     return f"connection failed ({said or type(exc).__name__})"
 
 
-def _proxy(exc: BaseException) -> str:
-    return f"the proxy (HTTPS_PROXY / HTTP_PROXY) failed: {_unreachable(exc)}"
+def _proxy(exc: BaseException, url: str) -> str:
+    return f"the proxy (HTTPS_PROXY / HTTP_PROXY) failed: {_unreachable(exc, url)}"
 
 
-Describe = Callable[[BaseException], str]
+def _unsendable(exc: BaseException, url: str) -> str:
+    return f"cannot send request to {url}: {exc}"
+
+
+Describe = Callable[[BaseException, str], str]
+"""(the exception, the URL called) -> what to tell the user."""
 
 FAILURES: tuple[tuple[type[BaseException], bool, Describe | None], ...] = (
     # type found in the chain,                  retried, message (None: the attempt's deadline)
@@ -106,13 +111,14 @@ FAILURES: tuple[tuple[type[BaseException], bool, Describe | None], ...] = (
     (requests.exceptions.ChunkedEncodingError, True, _incomplete),
     (http.client.IncompleteRead, True, _incomplete),
     (requests.exceptions.ContentDecodingError, False,
-     lambda exc: "the reply's Content-Encoding could not be decoded"),
+     lambda exc, url: "the reply's Content-Encoding could not be decoded"),
     (requests.exceptions.ConnectionError, True, _unreachable),
     (ConnectionError, True, _unreachable),
     (http.client.HTTPException, True, _unreachable),
+    # What requests refuses to send (a URL it cannot use, a CA bundle that is not there): for good.
+    (requests.RequestException, False, _unsendable),
+    (OSError, False, _unsendable),
 )
-"""Network failures. A request requests refuses to send (a URL it cannot use, a missing CA bundle: a
-`RequestException` or `OSError` outside this table) is a failure for good, quoted as it is."""
 
 
 def classify(exc: BaseException, timeout: float, url: str) -> Failure | None:
@@ -121,8 +127,6 @@ def classify(exc: BaseException, timeout: float, url: str) -> Failure | None:
     for kind, retry, describe in FAILURES:
         if _first(exc, kind) is not None:
             if describe is None:
-                return Failure(retry=True, message=timeout_message(timeout), timed_out=True)
-            return Failure(retry=retry, message=describe(exc))
-    if isinstance(exc, (requests.RequestException, OSError)):
-        return Failure(retry=False, message=f"cannot send request to {url}: {exc}")
+                return Failure(retry=True, message=timeout_message(timeout))
+            return Failure(retry=retry, message=describe(exc, url))
     return None
