@@ -459,9 +459,9 @@ def http_call(
             if failure.retry:
                 raise _Retryable(failure.message)
             raise HttpCallError(redact(f"{describe}: {failure.message}", secret_list))
-        return _answer(reply)
+        return answer(reply)
 
-    def _answer(reply: _Reply) -> HttpResult:
+    def answer(reply: _Reply) -> HttpResult:
         status = reply.status
         if 300 <= status < 400:
             location = reply.header("location")
