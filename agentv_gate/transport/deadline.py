@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import socket
 import threading
 import time
@@ -101,8 +102,15 @@ class _Watchdog:
             deadline.fire()
 
 
+    def forget(self) -> None:
+        """In a forked child: the parent's thread is not there, so the next deadline starts a new one."""
+        self._heap, self._wake, self._thread = [], threading.Condition(), None
+
+
 _watchdog = _Watchdog()
 _local = threading.local()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_watchdog.forget)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import socket
 import time
@@ -431,3 +432,23 @@ def test_a_refused_call_gives_its_tokens_back(
     assert failure(fake_llm, policy, limiter=limiter, tokens=10).status == status
     call(fake_llm, policy, limiter=limiter, tokens=10)
     assert limiter.stats.waited_seconds == 0
+
+
+def test_a_forked_child_keeps_deadlines_of_its_own() -> None:
+    # The watchdog's thread does not survive a fork: a child that calls out must start its own, or
+    # its deadlines would never fire.
+    with attempt_deadline(0.01):
+        pass  # the parent's watchdog thread is running now
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through its exit status
+        mine, theirs = socket.socketpair()
+        mine.settimeout(5)  # without a watchdog, fail rather than hang
+        try:
+            with attempt_deadline(0.05):
+                watch(mine)
+                cut = mine.recv(1) == b""  # waits until the watchdog shuts it down
+        except OSError:
+            cut = False
+        os._exit(0 if cut else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
