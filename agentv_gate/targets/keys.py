@@ -26,13 +26,13 @@ RETRY_KEYS = (
     "retry_max_total_seconds", "retryMaxTotalSeconds", "retry_after_max_seconds", "retryAfterMaxSeconds",
     "request_timeout_seconds", "timeout_seconds", "timeoutSeconds", "retry_status_codes", "retryStatusCodes",
 )
-"""`RetryPolicy.from_settings` (transport/http.py), for every HTTP provider."""
+"""`retry_policy_from_settings` (targets/http_settings.py), for every HTTP provider."""
 
 CAP_KEYS = ("max_response_bytes", "maxResponseBytes")
 """`response_byte_cap` (config.py): the cap on one answer, HTTP body or cli output."""
 
 LIMIT_KEYS = ("max_rpm", "max_tpm")
-"""`Limits.from_settings` (transport/limiter.py): a target's requests and tokens per minute (`workers` is common)."""
+"""`limits_from_settings` (targets/http_settings.py): a target's requests and tokens per minute (`workers` is common)."""
 
 HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, *LIMIT_KEYS, "temperature", "max_output_tokens", "maxTokens",
                   "system_prompt", "systemPrompt",
