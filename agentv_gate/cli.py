@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
-from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
+from .errors import EXIT_INTERNAL, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines
 
@@ -135,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     run.add_argument("--judge-timeout", type=float, action=_Once, default=None,
                      help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
+    run.add_argument("--skip-missing-env", action="store_true",
+                     help="run the cases whose targets and judges have their ${{ VAR }}s set, report the others "
+                          f"as not run naming the variable, and exit {EXIT_NOT_RUN} rather than 0 (a fork's pull "
+                          "request, without secrets)")
     _add_pull_request_options(run)
     _add_verbosity_options(run)
     # AgentV's execution block from the command line (trials, a matrix of targets)
@@ -148,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
     validate.add_argument("--targets", type=Path, action=_Once, default=None,
                           help="targets file to check target and judge names against (default: .agentv/targets.yaml)")
+    validate.add_argument("--require-env", action="store_true",
+                          help="also fail when a ${{ VAR }} the targets read is unset (by default validation needs "
+                               "no secrets: unset variables are named in a note, and `run` needs them)")
     _add_verbosity_options(validate)
 
     merge = sub.add_parser("merge", help="join shard results into one report and verdict")

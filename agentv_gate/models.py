@@ -695,6 +695,9 @@ class CaseResult(BaseModel):
     """True on a row not run because its suite's `total_budget_usd` was spent."""
     failure_reason_code: str | None = None
     """Why a row was not run (`budget_exceeded`, `error_threshold_exceeded`), as AgentV names it."""
+    quarantined: str | None = None
+    """The reason the gate's quarantine list (`.agentv/gate.yaml`) gives for this case, while its entry
+    holds: the case ran and is reported, but a failure or error of it does not fail the gate."""
     before_all_output: str | None = None
     before_each_output: str | None = None
     after_each_output: str | None = None

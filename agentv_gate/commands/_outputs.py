@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
+from ..errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
 from ..report.console import ConsoleReporter
 from ..report.github import write_github_reports
@@ -92,6 +92,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     if against is not None:
         against.print_console(console.quiet)
         return EXIT_OK if against.ok else EXIT_FAILED
+    if summary.incomplete and stopped is None:
+        return EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
     return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import NOT_RUN_INTERRUPTED, FailureLimit, execution_block_policies
+from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
+from ..loader.quarantine import find_gate_config, load_quarantine
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
@@ -87,6 +88,13 @@ def execute(args: argparse.Namespace) -> int:
         unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
         raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
                           f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
+    quarantine = load_quarantine(find_gate_config(plan.files))
+    quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in plan.refs])
+    for problem in quarantine.problems:
+        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
+    if any(p.severity == "error" for p in quarantine.problems):
+        raise ConfigError(f"the gate config {quarantine.path} has problems; nothing was run",
+                          problems=quarantine.problems)
     shard = None
     if args.shard is not None:
         try:
@@ -116,12 +124,21 @@ def execute(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
                                            wrap=caching_wrapper(cache) if cache else None,
-                                           allow_unknown_keys=args.allow_unknown_keys)
+                                           allow_unknown_keys=args.allow_unknown_keys,
+                                           skip_missing_env=args.skip_missing_env)
     for warning in resolver.warnings:
         print(inert_lines(one_line(warning)), file=sys.stderr)
     if rerun is not None:
         selected = rerun_partial_cases(args, plan.refs, rerun, selected, resolver.target_names)
         carried = rerun.kept
+    left_out = _missing_env_rows(resolver, selected)
+    if left_out:
+        print(f"agentv-gate: {len(left_out)} case(s) not run: environment variables unset "
+              "(--skip-missing-env; each row names the variable)", file=sys.stderr)
+    skipped = {(row.suite, row.eval_id, row.target) for row in left_out}
+
+    def runnable_targets(case: Any) -> list[str]:
+        return [t for t in resolver.target_names(case) if (case.suite, case.id, t) not in skipped]
 
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
     console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)
@@ -152,6 +169,7 @@ def execute(args: argparse.Namespace) -> int:
         carried row keeps the digest it was carried for)."""
         result.run_id, result.run_rows = run_id, planned
         result.case_digest = digests.get((result.suite, result.eval_id), result.case_digest)
+        result.quarantined = quarantine.reason_for(result.suite, result.eval_id)
         if args.shard:
             result.shard, result.shard_total = args.shard, chosen
         return result
@@ -209,7 +227,10 @@ def execute(args: argparse.Namespace) -> int:
     console.start(planned - len(carried))  # carried rows of a rerun are not run again
     allow_new_scripts()  # an earlier interrupted run in this process refused them
     try:
-        orchestrator.run(each_target(plan.read_cases(selected), resolver.target_names))
+        for row in left_out:
+            on_result(row)
+        runnable = [ref for ref in selected if runnable_targets(ref)]
+        orchestrator.run(each_target(plan.read_cases(runnable), runnable_targets))
         for ref in plan.vanished:
             on_result(_vanished_result(ref))
     except KeyboardInterrupt as exc:
@@ -270,6 +291,20 @@ def _vanished_result(ref: CaseRef) -> CaseResult:
     """A case checked at the start but not found again when its turn came: its eval file changed mid-run."""
     return _error_row(ref, f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} when the run "
                       "reached it (the eval file changed during the run); run again")
+
+
+def _missing_env_rows(resolver: TargetResolver, selected: list[CaseRef]) -> list[CaseResult]:
+    """With --skip-missing-env: a not-run row for each case (on each target) whose target or judge reads
+    an unset variable, naming it; the run leaves those out and reports them, never as a pass."""
+    rows = []
+    for ref in selected:
+        for target in resolver.target_names(ref):
+            missing = resolver.missing_env_for(ref, target)
+            if missing:
+                why = "; ".join(dict.fromkeys(p.message for p in missing))
+                rows.append(_error_row(ref, f"not run: {why} (--skip-missing-env)", target=target,
+                                       failure_reason_code=NOT_RUN_MISSING_ENV))
+    return rows
 
 
 def _not_run_result(ref: CaseRef, target: str, why: str) -> CaseResult:

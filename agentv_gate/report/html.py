@@ -33,7 +33,7 @@ from . import summarise
 from .console import first_problem, totals
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
-from .rows import ReportedCase
+from .rows import ReportedCase, outcome
 from .text import clean, truncate
 
 HTML_NAME = "report.html"
@@ -209,7 +209,7 @@ def _row(result: ReportedCase) -> list[object]:
     if len(result.misses) > MISSES_SHOWN:
         misses.append(f"… and {len(result.misses) - MISSES_SHOWN} more misses (see results.jsonl)")
     passed = result.verdict == "pass"
-    return [result.verdict, clean(result.eval_id), clean(where), clean(result.target), _number(result.score),
+    return [outcome(result), clean(result.eval_id), clean(where), clean(result.target), _number(result.score),
             _number(result.threshold), round(result.duration_ms / 1000, 2), truncate(first_problem(result), MISS_LIMIT),
             truncate(clean(result.error or ""), TEXT_LIMIT),
             "" if passed else truncate(clean(result.reasoning or ""), TEXT_LIMIT), [] if passed else misses,
@@ -222,8 +222,12 @@ def build_html(results: Iterable[ReportedCase], planned: int | None = None, extr
     `extra` is HTML of ours (already escaped) put below the counts: the comparison with a base run."""
     results = sorted(results, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 1), r.suite, r.line, r.eval_id))
     summary = summarise(results, planned)
-    verdict = "INTERRUPTED" if summary.not_run else ("PASSED" if summary.ok else "FAILED")
+    verdict = summary.verdict
     counts = [("passed", summary.passed), ("failed", summary.failed), ("errors", summary.errors)]
+    if summary.quarantined:
+        counts.append(("quarantined", summary.quarantined))
+    if summary.missing_env:
+        counts.append(("not run (environment variables unset)", summary.missing_env))
     if summary.not_run:
         counts.append(("not run (interrupted)", summary.not_run))
     options = [("all", f"all ({summary.total})"), ("not-passed", f"not passed ({summary.failed + summary.errors})"),

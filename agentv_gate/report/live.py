@@ -26,7 +26,7 @@ from typing import TextIO
 
 from ..errors import UsageError
 from .github import escape_data
-from .rows import ReportedCase
+from .rows import ReportedCase, outcome
 from .text import inert_log_text, one_line, truncate
 
 HEARTBEAT_SECONDS = 30.0
@@ -77,7 +77,7 @@ def _safe(text: object, limit: int = PROBLEM_CHARS) -> str:
 
 def case_line(result: ReportedCase, first_problem: str) -> str:
     """`FAIL  evals/geo.yaml river  0.000 < 0.800  0.31s  missing 'Seine'`."""
-    verdict = result.verdict.upper()
+    verdict = outcome(result).upper()
     mark = ">=" if result.score >= result.threshold else "<"
     line = (f"{verdict:<5} {_safe(result.suite)} {_safe(result.eval_id)}  "
             f"{result.score:.3f} {mark} {result.threshold:.3f}  {duration_text(result.duration_ms / 1000)}")

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..execution.stop import NOT_RUN_MISSING_ENV
 from ..models import CaseResult, EvaluatorResult, score_label
 
 
@@ -51,6 +52,27 @@ class ReportedCase(Protocol):
     def candidate_answer(self) -> str: ...
     @property
     def checks(self) -> Sequence[str]: ...
+    @property
+    def failure_reason_code(self) -> str | None: ...
+    @property
+    def quarantined(self) -> str | None: ...
+
+
+QUARANTINED = "quarantined"
+NOT_RUN = "not run"
+
+
+def outcome(result: ReportedCase) -> str:
+    """What the reports call a case: its verdict, except that a case left out for unset environment
+    variables is `not run` and a quarantined case that did not pass is `quarantined` (neither is a
+    pass, neither is a failure of the gate: `summarise` counts them apart)."""
+    if result.verdict == "pass":
+        return "pass"
+    if result.failure_reason_code == NOT_RUN_MISSING_ENV:
+        return NOT_RUN
+    if result.quarantined:
+        return QUARANTINED
+    return result.verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +160,8 @@ class ReportRow:
     """Rubric checks, one line each; kept only for a case that did not pass, as the answer is."""
     evaluators: tuple[EvaluatorDetail, ...] = ()
     """Per-evaluator detail for `--verbose`; kept only when asked for, since a run holds one row per case."""
+    failure_reason_code: str | None = None
+    quarantined: str | None = None
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False) -> ReportRow:
@@ -147,7 +171,9 @@ class ReportRow:
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
                    "" if passed else result.candidate_answer,
                    sys.intern(result.dataset) if result.dataset else None, result.case_file,
-                   () if passed else tuple(result.checks), evaluator_details(result) if evaluators else ())
+                   () if passed else tuple(result.checks), evaluator_details(result) if evaluators else (),
+                   result.failure_reason_code, result.quarantined)
 
 
-__all__ = ["EvaluatorDetail", "ReportRow", "ReportedCase", "details_of", "evaluator_details"]
+__all__ = ["NOT_RUN", "QUARANTINED", "EvaluatorDetail", "ReportRow", "ReportedCase", "details_of",
+           "evaluator_details", "outcome"]

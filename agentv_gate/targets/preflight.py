@@ -46,6 +46,14 @@ def problem_of(exc: TargetsConfigError, file: Path, line: int | None) -> Problem
     return Problem(file, line or 1, message)
 
 
+_UNSET = re.compile(r"environment variable '([A-Za-z_][A-Za-z0-9_]*)' \(")
+
+
+def unset_variables(problems: Iterable[Problem]) -> list[str]:
+    """The variables the preflight's unset-variable problems name, each once, in order."""
+    return list(dict.fromkeys(m.group(1) for p in problems if (m := _UNSET.search(p.message))))
+
+
 def unknown_target(name: str, targets: TargetsConfig) -> str:
     known = targets.names()
     return (f"no target named '{name}' in {targets.source_file or 'targets.yaml'}{did_you_mean(name, known)} "
@@ -53,9 +61,15 @@ def unknown_target(name: str, targets: TargetsConfig) -> str:
 
 
 def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
-              target_names: Callable[[UsesTargets], list[str]]) -> list[Problem]:
+              target_names: Callable[[UsesTargets], list[str]],
+              missing_env: dict[str, list[Problem]] | None = None) -> list[Problem]:
     """Every problem with the targets and judges `cases` will use (each target of a matrix case),
-    and the keys of targets.yaml."""
+    and the keys of targets.yaml.
+
+    With `missing_env` (a dict to fill), a target that reads unset environment variables is no
+    problem: it is recorded there (target name -> a problem per variable) and its name, judge and
+    references are still checked; only building it, which needs the values, is left out. That is
+    `validate` without `--require-env`, and `run --skip-missing-env`."""
     targets = registry.targets
     file = targets.source_file or Path("targets.yaml")
     problems = list(targets.key_problems)
@@ -87,7 +101,10 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         lines = targets.definitions[name].key_lines
         unset = [Problem(file, lines.get(key, config.source_line or 1),
                          f"target '{name}': environment variable '{var}' ({key}: ${{{{ {var} }}}}) "
-                         "is not set or empty") for key, var in config.unset_env.items()]
+                         "is not set or empty") for key, names in config.unset_env.items() for var in names]
+        if unset and missing_env is not None:
+            missing_env[name] = unset
+            return True  # its name and judge are checked; building it needs the values
         if unset:
             problems.extend(unset)
             return False  # building the provider would only restate them less clearly ("url is required")
