@@ -38,6 +38,7 @@ from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import check_baseline_options, load_baseline
 from ._eval_paths import eval_paths
+from ._hints import import_hint
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
 
@@ -267,8 +268,12 @@ def execute(args: argparse.Namespace) -> int:
         report_cache(cache, args.quiet)
     writer.close()
     report_traffic(traffic(), args.quiet)
-    return write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
+    code = write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
                          stopped=failure_limit.message if failure_limit else None, traffic=traffic())
+    hint = import_hint(rows)
+    if hint:
+        print(inert_lines(redact(f"agentv-gate: {hint}")), file=sys.stderr)
+    return code
 
 
 

@@ -232,10 +232,17 @@ def render_details(results: Sequence[ReportedCase], passed_shown: int | None = P
                    verbose: bool = False, colour: bool = False) -> list[str]:
     """The block below the table: each case that did not pass (with `verbose`, each listed case), in full."""
     lines: list[str] = []
+    first_with: dict[str, str] = {}  # an error -> the case whose block said it first
     for r in _listed(results, passed_shown):
         if r.verdict == "pass" and not verbose and not r.quarantined:
             continue
         block = case_details(r, verbose)
+        if r.verdict == "error" and r.error and not verbose:
+            # One broken healthcheck or import stops every case alike: said once, then referred to.
+            label = f"{one_line(r.eval_id)} ({source_path(r)}:{r.line})"
+            first = first_with.setdefault(r.error, label)
+            if first != label:
+                block = [block[0], f"  error: the same as {inert_log_text(first)} above"]
         if colour and outcome(r).upper() in _COLOURS:
             verdict = outcome(r).upper()
             block[0] = f"{_COLOURS[verdict]}{verdict}{_RESET}{block[0][len(verdict):]}"
