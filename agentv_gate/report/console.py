@@ -113,7 +113,15 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
     """
     listed = list(_listed(results, passed_shown))
     with_target = several_targets(results)
-    rows = [(outcome(r).upper(), case_label(r, with_target), r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}", first_problem(r))
+    said: dict[str, str] = {}  # an error -> the first case listed with it: said once, then referred to
+
+    def problem(r: ReportedCase) -> str:
+        if r.verdict != "error" or not r.error:
+            return first_problem(r)
+        first = said.setdefault(r.error, case_label(r, with_target))
+        return first_problem(r) if first == case_label(r, with_target) else f"error: the same as {first}"
+
+    rows = [(outcome(r).upper(), case_label(r, with_target), r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}", problem(r))
             for r in listed]
     hidden_passed = sum(1 for r in results if r.verdict == "pass") - sum(1 for row in rows if row[0] == "PASS")
     if not rows:
