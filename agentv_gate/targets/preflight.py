@@ -9,7 +9,8 @@ check serves `run` (before any case) and `validate` (offline, in well under a se
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -47,6 +48,25 @@ def problem_of(exc: TargetsConfigError, file: Path, line: int | None) -> Problem
 
 
 _UNSET = re.compile(r"environment variable '([A-Za-z_][A-Za-z0-9_]*)' \(")
+
+
+_KEY_AFTER_TARGET = re.compile(r"target '[^']*': (?:healthcheck: )?([A-Za-z_][\w-]*(?:[.\[][\w\]-]*)*)")
+
+
+def at_key(problem: Problem, key_lines: Mapping[str, int], block_line: int | None) -> Problem:
+    """A problem about one key of a target (`openai target 'judge': base_url must ...`) moved from the
+    target's `- name:` line to that key's line, as eval-file problems point at their key."""
+    if block_line is not None and problem.line != block_line:
+        return problem  # already placed
+    match = _KEY_AFTER_TARGET.search(problem.message)
+    if match is None:
+        return problem
+    key = match.group(1)
+    healthcheck = "healthcheck: " in problem.message[match.start():match.start(1)]
+    candidates = [f"healthcheck.{key}", "healthcheck"] if healthcheck else []
+    candidates += [key, re.split(r"[.\[]", key)[0]]
+    line = next((key_lines[c] for c in candidates if c in key_lines), None)
+    return replace(problem, line=line) if line is not None else problem
 
 
 def unset_variables(problems: Iterable[Problem]) -> list[str]:
@@ -90,10 +110,11 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         if name in built:
             return True
         built.add(name)
+        raw = targets.definitions[name]
         try:
             config = registry.config(name)
         except TargetsConfigError as exc:
-            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            problems.append(at_key(problem_of(exc, file, raw.line), raw.key_lines, raw.line))
             return False
         # Every unset `${{ VAR }}` the target reads, nested ones included (`healthcheck.url`, `env.X`,
         # `headers.Y`), and unlike AgentV an unset optional one too: `endpoint: ${{ LOCAL_URL }}` unset
@@ -111,7 +132,7 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         try:
             provider = registry.provider(name)
         except TargetsConfigError as exc:
-            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            problems.append(at_key(problem_of(exc, file, raw.line), raw.key_lines, raw.line))
             return False
         base = getattr(provider, "base_url", None)
         if isinstance(base, str) and base.startswith("https://"):
