@@ -386,7 +386,7 @@ def parse_evaluator(
         script_line = key_line(raw, "script", key_line(raw, "command", line))
         config.resolved_script = resolve_script(config.script, script_line, roots, cwd, problems, file)
     elif isinstance(config, LlmJudgeConfig):
-        _resolve_prompt(config, roots, line, problems, file)
+        _resolve_prompt(config, roots, key_line(raw, "prompt", line), problems, file)
         _check_judge_config(config, raw, line)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False, line=line)
