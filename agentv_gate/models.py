@@ -678,6 +678,10 @@ class CaseResult(BaseModel):
     conversation_id: str | None = None
     input: list[dict[str, Any]] | None = None
     """The case's input messages, as sent to the target."""
+    criteria: str | None = None
+    """The case's `criteria` (2.x: `expected_outcome`), so a reviewer of report.html sees what was asked."""
+    expected_output: list[dict[str, Any]] | None = None
+    """The case's expected output messages (`expected_output` / `expected_messages`), when it has any."""
     scores: list[dict[str, Any]] | None = None
     """One entry per evaluator (`EvaluatorResult.score_row`): name, type, score, weight, verdict, ..."""
     token_usage: dict[str, Any] | None = None

@@ -17,6 +17,7 @@ from ..report.github import write_github_reports
 from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
+from ..report.run_info import RunInfo
 from ..report.text import inert_log_text, one_line
 from ..targets.cache import ResponseCache
 from ._baseline import Baseline, baseline_report
@@ -52,7 +53,7 @@ def check_output_paths(output_dir: Path, junit: Path | None, results: Path | Non
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
                   planned: int | None = None, html: Path | None = None, baseline: Baseline | None = None,
                   stopped: str | None = None, traffic: Sequence[TargetTraffic] = (),
-                  not_run: Sequence[ReportedCase] = ()) -> int:
+                  not_run: Sequence[ReportedCase] = (), info: RunInfo | None = None) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
@@ -71,7 +72,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
     if html is not None:
         try:
-            write_html(results, html, planned, extra=against.html if against else "")
+            write_html(results, html, planned, extra=against.html if against else "", info=info)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
             html = None  # not there: no output or summary line may point at it

@@ -12,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 import uuid
 from types import FrameType
 from typing import Any
@@ -22,7 +23,7 @@ from ..execution.hooks import WorkspaceHooks
 from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
 from ..loader.quarantine import find_gate_config, load_quarantine
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
 from ..report import TargetTraffic
@@ -31,6 +32,7 @@ from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
 from ..report.live import heartbeat_seconds
 from ..report.rows import ReportRow
+from ..report.run_info import RunInfo
 from ..report.text import inert_lines, one_line
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
@@ -79,6 +81,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    started, started_at = time.monotonic(), utc_now_iso()
     check_options(args)
     paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
@@ -178,12 +181,12 @@ def execute(args: argparse.Namespace) -> int:
     rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
     for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
         writer.write(stamp(old))
-        rows.append(ReportRow.of(old))
+        rows.append(ReportRow.of(old, review=True))
     failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
     def on_result(result: CaseResult) -> None:  # on the main thread, as `write_partial_reports`
         writer.write(stamp(result))
-        rows.append(ReportRow.of(result, evaluators=args.verbose))
+        rows.append(ReportRow.of(result, evaluators=args.verbose, review=True))  # report.html shows every case
         console.case_done(result)
 
     def traffic() -> list[TargetTraffic]:
@@ -209,7 +212,7 @@ def execute(args: argparse.Namespace) -> int:
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
                           stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
-                          not_run=not_run)
+                          not_run=not_run, info=RunInfo.for_run(started_at, time.monotonic() - started))
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -269,7 +272,8 @@ def execute(args: argparse.Namespace) -> int:
     writer.close()
     report_traffic(traffic(), args.quiet)
     code = write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                         stopped=failure_limit.message if failure_limit else None, traffic=traffic())
+                         stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
+                         info=RunInfo.for_run(started_at, time.monotonic() - started))
     hint = import_hint(rows)
     if hint:
         print(inert_lines(redact(f"agentv-gate: {hint}")), file=sys.stderr)
