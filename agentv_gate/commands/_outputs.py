@@ -20,7 +20,7 @@ from ..report.rows import ReportedCase
 from ..report.run_info import RunInfo
 from ..report.text import inert_log_text, one_line
 from ..targets.cache import ResponseCache
-from ._baseline import Baseline, baseline_report
+from ._baseline import Baseline, baseline_report, blocking_regressions
 
 
 def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> tuple[Path, Path, Path]:
@@ -92,7 +92,10 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         print(f"agentv-gate: {stopped}", file=sys.stderr)
     if against is not None:
         against.print_console(console.quiet)
-        return EXIT_OK if against.ok else EXIT_FAILED
+        if against.ok:
+            return EXIT_OK
+        only_unrun = summary.incomplete and stopped is None and not blocking_regressions(against.comparison)
+        return EXIT_NOT_RUN if only_unrun else EXIT_FAILED
     if summary.incomplete and stopped is None:
         return EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
     return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED

@@ -133,3 +133,31 @@ quarantine:
     checked = run_cli("validate", "evals", cwd=repo)
     assert checked.returncode == EXIT_FAILED
     assert ".agentv/gate.yaml:2: a quarantine entry needs 'reason'" in checked.stdout
+
+
+GATE = """\
+quarantine:
+  - id: river
+    reason: the agent knows no rivers yet (#12)
+"""
+
+
+def test_merge_keeps_the_quarantine_of_its_rows(repo: Path) -> None:
+    _project(repo, GATE)
+    assert run_cli("run", "evals", "--no-cache", "--shard", "1/2", "--output-dir", "s1", cwd=repo).returncode == EXIT_OK
+    assert run_cli("run", "evals", "--no-cache", "--shard", "2/2", "--output-dir", "s2", cwd=repo).returncode == EXIT_OK
+    merged = run_cli("merge", "s1/results.jsonl", "s2/results.jsonl", "--output-dir", "merged", cwd=repo)
+    assert merged.returncode == EXIT_OK, merged.stdout + merged.stderr
+    assert "1 quarantined" in merged.stdout
+
+
+def test_a_quarantined_regression_does_not_fail_a_regression_gate(repo: Path) -> None:
+    _project(repo, None)
+    write(repo / ".agentv/targets.yaml", TARGETS.replace("Paris is the capital of France.", "Paris, on the Seine."))
+    assert run_cli("run", "evals", "--no-cache", "--output-dir", "base", cwd=repo).returncode == EXIT_OK
+    write(repo / ".agentv/targets.yaml", TARGETS)  # the change: river regresses
+    ran = run_cli("run", "evals", "--no-cache", "--baseline", "base/results.jsonl", "--fail-on", "regression", cwd=repo)
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    write(repo / ".agentv/gate.yaml", GATE)
+    ran = run_cli("run", "evals", "--no-cache", "--baseline", "base/results.jsonl", "--fail-on", "regression", cwd=repo)
+    assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
