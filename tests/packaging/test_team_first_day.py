@@ -15,6 +15,7 @@ runs here as the system variant's command does, so no hook virtualenv has to be 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ def polite(text):
 
 AGENT_SOURCE = '''\
 import json
+import re
 import sys
 
 import tinytext  # a third-party package: only in the team's virtualenv
@@ -225,3 +227,28 @@ def test_a_python_team_commits_with_the_system_hooks(layout: Layout, tmp_path: P
     assert "FAIL         refund-policy" in out, out
     assert "QUARANTINED speaks-french" in out  # still failing, still not what blocks
     assert _git(team, env, "log", "--oneline").stdout.count("\n") == 1  # the change was not committed
+
+
+def _walkthrough_blocks() -> dict[str, str]:
+    """The walkthrough's code blocks that start with a `# path` comment, by that path."""
+    text = (ROOT / "docs" / "walkthrough-python-team.md").read_text(encoding="utf-8")
+    blocks = {}
+    for body in re.findall(r"```(?:yaml|python)\n(.*?)```", text, re.DOTALL):
+        first = body.splitlines()[0]
+        if first.startswith("# ") and " " not in first[2:].split(" (")[0]:
+            blocks[first[2:].split(" ")[0]] = body
+    return blocks
+
+
+def test_the_walkthrough_shows_the_set_up_this_test_commits_with() -> None:
+    """docs/walkthrough-python-team.md is this test's team, block for block (what it shows is what runs)."""
+    blocks = _walkthrough_blocks()
+    assert yaml.safe_load(blocks[".agentv/targets.yaml"]) == yaml.safe_load(TARGETS)
+    assert yaml.safe_load(blocks["evals/support/support.eval.yaml"]) == yaml.safe_load(SUPPORT_SUITE)
+    assert " ".join(blocks["evals/judges/policy_judge.py"].split()[2:]) == " ".join(JUDGE.split())
+    shown = yaml.safe_load(blocks[".agentv/gate.yaml"])["quarantine"][0]
+    assert {k: v for k, v in shown.items() if k != "until"} == yaml.safe_load(GATE)["quarantine"][0]
+    hooks = {h["id"]: h for h in yaml.safe_load(blocks[".pre-commit-config.yaml"])["repos"][0]["hooks"]}
+    assert hooks["agentv-gate-all-system"] == {"id": "agentv-gate-all-system", "files": HOOK_FILES,
+                                               "args": ["evals/support"]}
+    assert "agentv-gate-validate" in hooks
