@@ -46,6 +46,9 @@ ANSWER_LIMIT = 4000
 TEXT_LIMIT = 4000
 MISS_LIMIT = 500
 MISSES_SHOWN = 30
+PASSED_TEXT_LIMIT = 1000
+"""A passed case's texts (answer, messages, reasoning) are cut shorter: every case carries them now,
+and a run of thousands of passed cases must stay a page a browser opens (results.jsonl has all)."""
 
 _VERDICT_ORDER = {"error": 0, "fail": 1, "quarantined": 2, "not run": 3, "pass": 4}
 
@@ -282,23 +285,24 @@ def _number(value: float) -> float:
     return float(value) if math.isfinite(value) else 0.0
 
 
-def _messages(messages: Sequence[tuple[str, str]]) -> list[list[str]]:
-    return [[clean(role), truncate(clean(text), TEXT_LIMIT)] for role, text in messages]
+def _messages(messages: Sequence[tuple[str, str]], limit: int) -> list[list[str]]:
+    return [[clean(role), truncate(clean(text), limit)] for role, text in messages]
 
 
-def _evaluator(detail: EvaluatorDetail) -> list[object]:
+def _evaluator(detail: EvaluatorDetail, limit: int) -> list[object]:
     """One row of a case's evaluator table: name, type, score, weight, verdict, hits, misses, reasoning, depth, error."""
     return [clean(detail.name), clean(detail.type), _number(detail.score), _number(detail.weight), clean(detail.verdict),
             [truncate(clean(h), MISS_LIMIT) for h in detail.hits[:MISSES_SHOWN]],
             [truncate(clean(m), MISS_LIMIT) for m in detail.misses[:MISSES_SHOWN]],
-            truncate(clean(detail.reasoning or ""), TEXT_LIMIT), detail.depth, truncate(clean(detail.error or ""), MISS_LIMIT)]
+            truncate(clean(detail.reasoning or ""), limit), detail.depth, truncate(clean(detail.error or ""), MISS_LIMIT)]
 
 
-def _review(review: CaseReview | None) -> dict[str, object] | None:
+def _review(review: CaseReview | None, limit: int) -> dict[str, object] | None:
     if review is None:
         return None
-    return {"input": _messages(review.input), "criteria": truncate(clean(review.criteria), TEXT_LIMIT),
-            "expected": _messages(review.expected_output), "evaluators": [_evaluator(d) for d in review.evaluators]}
+    return {"input": _messages(review.input, limit), "criteria": truncate(clean(review.criteria), limit),
+            "expected": _messages(review.expected_output, limit),
+            "evaluators": [_evaluator(d, limit) for d in review.evaluators]}
 
 
 def _row(result: ReportedCase) -> list[object]:
@@ -308,6 +312,7 @@ def _row(result: ReportedCase) -> list[object]:
         misses.append(f"… and {len(result.misses) - MISSES_SHOWN} more misses (see results.jsonl)")
     review = review_of(result)
     answer = review.answer if review is not None else result.candidate_answer
+    limit = PASSED_TEXT_LIMIT if result.verdict == "pass" else TEXT_LIMIT
     problem = first_problem(result)
     if result.quarantined:
         problem = (f"quarantined: {result.quarantined}" if result.verdict != "pass"
@@ -315,7 +320,7 @@ def _row(result: ReportedCase) -> list[object]:
     return [outcome(result), clean(result.eval_id), clean(where), clean(result.target), _number(result.score),
             _number(result.threshold), round(result.duration_ms / 1000, 2), truncate(clean(problem), MISS_LIMIT),
             truncate(clean(result.error or ""), TEXT_LIMIT), truncate(clean(result.reasoning or ""), TEXT_LIMIT),
-            misses, truncate(clean(answer or ""), ANSWER_LIMIT), _review(review)]
+            misses, truncate(clean(answer or ""), min(limit, ANSWER_LIMIT)), _review(review, limit)]
 
 
 def _duration(seconds: float) -> str:
