@@ -92,7 +92,7 @@ def test_missing_judge_target_with_a_suggestion(repo: Path) -> None:
             provider: mock
     """, SUITE)
     err = stopped_before_the_agent(repo)
-    assert ".agentv/targets.yaml:2: target 'default': judge_target 'juge' is not defined (did you mean 'judge'?)" in err
+    assert ".agentv/targets.yaml:5: target 'default': judge_target 'juge' is not defined (did you mean 'judge'?)" in err
 
 
 def test_cli_agent_without_any_judge_is_refused_up_front(repo: Path) -> None:
