@@ -344,3 +344,12 @@ def test_the_all_suites_hook_reruns_the_suites_when_their_dependencies_change(
     code, out = _commit(work, env, "docs")
     assert code == 0 and _status(out, hook) == "Skipped", out
     assert _commit_count(work, env) == 3
+
+    # 5. The agent imports the team's own package, which pre-commit's virtualenv cannot have: the
+    #    hook fails saying so once, and names the hooks that run in the developer's environment.
+    agent.write_text("import support_agent_of_the_team\n" + AGENT)
+    code, out = _commit(work, env, "agent imports its package")
+    assert code == 1 and _status(out, hook) == "Failed", out
+    hints = [line for line in out.splitlines() if "could not import 'support_agent_of_the_team'" in line]
+    assert len(hints) == 1, out
+    assert "pre-commit's own virtualenv" in hints[0] and "`agentv-gate-all-system`" in hints[0], hints[0]
