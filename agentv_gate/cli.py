@@ -18,9 +18,10 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
-from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
+from .errors import EXIT_CODES, EXIT_INTERNAL, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines
 
@@ -125,12 +126,19 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _with_exit_codes() -> dict[str, Any]:
+    """Every `--help` ends with the exit codes (the one table, `errors.EXIT_CODES`), as README.md lists them."""
+    lines = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+    return {"epilog": f"exit codes:\n{lines}", "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agentv-gate", description="Gate pull requests on AgentV-compatible agent evals.")
+    parser = argparse.ArgumentParser(prog="agentv-gate", description="Gate pull requests on AgentV-compatible agent evals.",
+                                     **_with_exit_codes())
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run eval suites and gate on the threshold (default command)")
+    run = sub.add_parser("run", help="run eval suites and gate on the threshold (default command)", **_with_exit_codes())
     _add_load_options(run)
     run.add_argument("--threshold", type=float, action=_Once, default=None,
                      help=f"pass mark 0..1 (default {DEFAULT_THRESHOLD}; YAML overrides)")
@@ -144,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     run.add_argument("--judge-timeout", type=float, action=_Once, default=None,
                      help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
+    run.add_argument("--skip-missing-env", action="store_true",
+                     help="run the cases whose targets and judges have their ${{ VAR }}s set, report the others "
+                          f"as not run naming the variable, and exit {EXIT_NOT_RUN} rather than 0 (a fork's pull "
+                          "request, without secrets)")
     _add_pull_request_options(run)
     _add_verbosity_options(run)
     # AgentV's execution block from the command line (trials, a matrix of targets)
@@ -152,23 +164,30 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trials", type=int, action=_Once, default=None, metavar="N",
                      help="run every case N times (its execution.trials strategy, default pass_at_k)")
 
-    validate = sub.add_parser("validate", help="check eval files without running anything")
+    validate = sub.add_parser("validate", help="check eval files without running anything", **_with_exit_codes())
     _add_load_options(validate)
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
     validate.add_argument("--targets", type=Path, action=_Once, default=None,
                           help="targets file to check target and judge names against (default: .agentv/targets.yaml)")
+    validate.add_argument("--require-env", action="store_true",
+                          help="also fail when a ${{ VAR }} the targets read is unset (by default validation needs "
+                               "no secrets: unset variables are named in a note, and `run` needs them)")
     _add_verbosity_options(validate)
 
-    merge = sub.add_parser("merge", help="join shard results into one report and verdict")
+    merge = sub.add_parser("merge", help="join shard results into one report and verdict", **_with_exit_codes())
     merge.add_argument("results", nargs="+", type=Path, help="results JSONL files from shards")
-    merge.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"))
-    merge.add_argument("--junit", type=Path, action=_Once, default=None)
-    merge.add_argument("--results-out", type=Path, action=_Once, default=None, dest="results_out")
+    merge.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"),
+                       help="where the merged junit.xml, results.jsonl and report.html go (default .agentv-gate)")
+    merge.add_argument("--junit", type=Path, action=_Once, default=None,
+                       help="merged JUnit XML path (default OUTPUT_DIR/junit.xml)")
+    merge.add_argument("--results-out", type=Path, action=_Once, default=None, dest="results_out",
+                       help="merged results JSONL path (default OUTPUT_DIR/results.jsonl)")
     _add_baseline_options(merge)  # the shards' own, again: the merged verdict means what theirs did
     _add_comment_option(merge)
     _add_verbosity_options(merge)
 
-    compare = sub.add_parser("compare", help="what a change did to each case: base results against head results")
+    compare = sub.add_parser("compare", help="what a change did to each case: base results against head results",
+                             **_with_exit_codes())
     compare.add_argument("base", type=Path, help="results JSONL of the base (e.g. main)")
     compare.add_argument("head", type=Path, help="results JSONL of the change")
     compare.add_argument("--min-delta", "--threshold", type=float, action=_Once, default=0.1, dest="min_delta", metavar="DELTA",
@@ -186,8 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_baseline_options(comment)
     comment.set_defaults(comment=True)
 
-    init = sub.add_parser("init", help="write a starter eval suite, judge and targets file")
-    init.add_argument("folder", nargs="?", type=Path, default=Path("."))
+    init = sub.add_parser("init", help="write a starter eval suite, judge and targets file", **_with_exit_codes())
+    init.add_argument("folder", nargs="?", type=Path, default=Path("."),
+                      help="the project folder to write evals/starter.eval.yaml, its judge and "
+                           ".agentv/targets.yaml into (default: the current folder); existing files are kept")
     return parser
 
 

@@ -43,6 +43,9 @@ EXIT_NO_CASES = 3
 """The paths given hold no eval case: not a pass (nothing was checked), not a broken configuration either."""
 EXIT_INTERNAL = 4
 """A bug in agentv-gate; the reports of the cases that finished are still written."""
+EXIT_NOT_RUN = 5
+"""`run --skip-missing-env`: every case that ran passed, but some were not run because environment
+variables their targets or judges read are unset (a fork's pull request): not a pass."""
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 """Interrupted (Ctrl-C, or SIGTERM from a cancelled CI job); the reports of the cases that finished are written."""
 
@@ -52,6 +55,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_USAGE: "configuration or usage error",
     EXIT_NO_CASES: "no eval cases found",
     EXIT_INTERNAL: "internal error (a bug in agentv-gate)",
+    EXIT_NOT_RUN: "cases not run: environment variables unset (--skip-missing-env)",
     EXIT_SIGINT: "interrupted (Ctrl-C)",
     EXIT_SIGTERM: "interrupted (SIGTERM)",
 }

@@ -76,11 +76,17 @@ def not_yet_message(name: str, feature: str) -> str:
     return f"'{name}' is an AgentV feature agentv-gate does not run yet ({feature})"
 
 
-def did_you_mean(key: str, known: Collection[str]) -> str:
-    """` (did you mean 'assert'?)`, or "" when nothing known is close."""
+def closest(key: str, known: Collection[str]) -> str | None:
+    """The known name closest to `key` (case aside), or None when nothing is close."""
     lowered = {k.lower(): k for k in known}
     close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
-    return f" (did you mean '{lowered[close[0]]}'?)" if close else ""
+    return lowered[close[0]] if close else None
+
+
+def did_you_mean(key: str, known: Collection[str]) -> str:
+    """` (did you mean 'assert'?)`, or "" when nothing known is close."""
+    close = closest(key, known)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def unknown_key_problems(

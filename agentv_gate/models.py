@@ -675,6 +675,10 @@ class CaseResult(BaseModel):
     conversation_id: str | None = None
     input: list[dict[str, Any]] | None = None
     """The case's input messages, as sent to the target."""
+    criteria: str | None = None
+    """The case's `criteria` (2.x: `expected_outcome`), so a reviewer of report.html sees what was asked."""
+    expected_output: list[dict[str, Any]] | None = None
+    """The case's expected output messages (`expected_output` / `expected_messages`), when it has any."""
     scores: list[dict[str, Any]] | None = None
     """One entry per evaluator (`EvaluatorResult.score_row`): name, type, score, weight, verdict, ..."""
     token_usage: dict[str, Any] | None = None
@@ -698,6 +702,9 @@ class CaseResult(BaseModel):
     """True on a row not run because its suite's `total_budget_usd` was spent."""
     failure_reason_code: str | None = None
     """Why a row was not run (`budget_exceeded`, `error_threshold_exceeded`), as AgentV names it."""
+    quarantined: str | None = None
+    """The reason the gate's quarantine list (`.agentv/gate.yaml`) gives for this case, while its entry
+    holds: the case ran and is reported, but a failure or error of it does not fail the gate."""
     before_all_output: str | None = None
     before_each_output: str | None = None
     after_each_output: str | None = None

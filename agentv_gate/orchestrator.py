@@ -181,7 +181,9 @@ class Orchestrator:
         return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
                           dataset=case.dataset, case_file=case.case_file,
                           threshold=case_threshold(case, self.settings), conversation_id=case.conversation_id,
-                          input=[message_dict(m) for m in case.input_messages])
+                          input=[message_dict(m) for m in case.input_messages],
+                          criteria=case.expected_outcome or None,
+                          expected_output=[message_dict(m) for m in case.expected_messages] or None)
 
     def run_case(self, case: EvalCase) -> CaseResult:
         """One row: a single run, or every trial of `execution.trials` and their aggregate."""

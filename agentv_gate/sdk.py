@@ -45,6 +45,7 @@ import json
 import math
 import os
 import sys
+import traceback
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
@@ -320,14 +321,39 @@ def _read_stdin(stdin_text: str | None) -> str:
     return sys.stdin.read() if stdin_text is None else stdin_text
 
 
+def _judge_line(exc: BaseException) -> str | None:
+    """`file:line` of the innermost frame outside this module: where the judge's own code raised."""
+    here = os.path.abspath(__file__)
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) != here:
+            found = frame
+    if found is None:
+        return None
+    path = os.path.abspath(found.filename)
+    folder = os.path.dirname(path)
+    while os.path.dirname(folder) != folder:  # named from the repository root, as the reports name files
+        if os.path.exists(os.path.join(folder, ".git")):
+            path = os.path.relpath(path, folder)
+            break
+        folder = os.path.dirname(folder)
+    return f"{path}:{found.lineno}"
+
+
 def run_code_judge(fn: CodeJudgeHandler, stdin_text: str | None = None) -> int:
     """Read, judge, print; returns the exit code (0, or 1 after printing a failure result)."""
     try:
         payload = parse_judge_input(_read_stdin(stdin_text))
         result = _normalise_result(_call(fn, payload))
-    except Exception as exc:  # noqa: BLE001 - any failure is reported the AgentV way, never a traceback
-        message = str(exc) or type(exc).__name__
-        print(f"code judge failed: {type(exc).__name__}: {message}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported the AgentV way, as a result
+        # The miss names the exception and the judge's line (`KeyError: 'topic' (judges/kw.py:12)`,
+        # not a bare `'topic'`); the whole traceback goes to stderr, which `--verbose` shows.
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        where = _judge_line(exc)
+        if where:
+            message += f" ({where})"
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+        print(f"code judge failed:\n{trace}", file=sys.stderr)
         failure = {"score": 0, "hits": [], "misses": [message], "reasoning": f"Evaluation failed: {message}"}
         print(json.dumps(failure, indent=2))
         return 1

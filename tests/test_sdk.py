@@ -111,9 +111,12 @@ def test_prompt_template_error_goes_to_stderr_with_exit_1(tmp_path: Path) -> Non
 def test_handler_error_exits_1_with_agentv_failure_result(tmp_path: Path) -> None:
     done = run(JUDGES / "sdk_raises.py", payload(), tmp_path)
     assert done.returncode == 1
-    assert "KeyError" in done.stderr and "rubric file missing" in done.stderr
-    assert json.loads(done.stdout) == {"score": 0, "hits": [], "misses": ["'rubric file missing'"],
-                                       "reasoning": "Evaluation failed: 'rubric file missing'"}
+    # The whole traceback on stderr; the miss names the exception and the judge's own line (issue 36:
+    # a bare `'rubric file missing'` said neither what was raised nor where).
+    assert "Traceback (most recent call last):" in done.stderr and 'sdk_raises.py", line 7, in judge' in done.stderr
+    miss = "KeyError: 'rubric file missing' (tests/judges/sdk_raises.py:7)"
+    assert json.loads(done.stdout) == {"score": 0, "hits": [], "misses": [miss],
+                                       "reasoning": f"Evaluation failed: {miss}"}
 
 
 def test_a_result_without_score_is_an_error(tmp_path: Path) -> None:

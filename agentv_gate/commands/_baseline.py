@@ -22,9 +22,17 @@ from ..errors import UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report import Summary
-from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
+from ..report.baseline import (
+    CaseChange,
+    Comparison,
+    Status,
+    compare_results,
+    comparison_html,
+    comparison_markdown,
+    console_lines,
+)
 from ..report.jsonl import missing_shards
-from ..report.rows import ReportedCase
+from ..report.rows import NOT_RUN, ReportedCase, outcome
 from ._previous import read_previous
 
 FAIL_ON = ("all", "regression")
@@ -44,7 +52,7 @@ class Baseline:
 
     def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None) -> tuple[bool, str]:
         """(gate passed, one line saying why) for `--fail-on` as given."""
-        regressed = len(comparison.regressed)
+        regressed = len(blocking_regressions(comparison))
         if self.fail_on == "all":
             # A case regressed while every case passes: it only dropped more than --max-drop, which
             # must count here too (else the flag labels it and the gate passes it).
@@ -60,7 +68,17 @@ class Baseline:
             return False, f"gate (--fail-on regression): failed, the run stopped early ({stopped})"
         if regressed:
             return False, f"gate (--fail-on regression): failed, {regressed} case(s) regressed against {self.path}"
+        if summary.missing_env:
+            return False, (f"gate (--fail-on regression): incomplete, {summary.missing_env} case(s) not run "
+                           "(environment variables unset)")
         return True, f"gate (--fail-on regression): passed, no case regressed against {self.path}"
+
+
+def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
+    """The regressions that fail a gate: not a quarantined case's (it never fails the gate), nor a case
+    `--skip-missing-env` left out (counted apart: the run is incomplete, exit 5)."""
+    return [c for c in comparison.regressed
+            if c.head is None or not (c.head.quarantined or outcome(c.head) == NOT_RUN)]
 
 
 def check_baseline_options(args: argparse.Namespace) -> None:

@@ -10,17 +10,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
+from ..errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
 from ..report.console import ConsoleReporter
 from ..report.github import write_github_reports
 from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
+from ..report.run_info import RunInfo
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
-from ._baseline import Baseline, baseline_report
+from ._baseline import Baseline, baseline_report, blocking_regressions
 from ._comment import CommentSetup, plain_gate_line, post_comment
 
 
@@ -55,7 +56,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
                   planned: int | None = None, html: Path | None = None, baseline: Baseline | None = None,
                   stopped: str | None = None, traffic: Sequence[TargetTraffic] = (),
                   not_run: Sequence[ReportedCase] = (), usage: UsageTotals | None = None,
-                  comment: CommentSetup | None = None) -> int:
+                  comment: CommentSetup | None = None, info: RunInfo | None = None) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
@@ -75,7 +76,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     if html is not None:
         try:
             write_html(results, html, planned,
-                       extra=(against.html if against else "") + (usage_html(usage) if usage else ""))
+                       extra=(against.html if against else "") + (usage_html(usage) if usage else ""), info=info)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
             html = None  # not there: no output or summary line may point at it
@@ -97,13 +98,23 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         print(f"agentv-gate: {stopped}", file=sys.stderr)
     if against is not None:
         against.print_console(console.quiet)
-    ok = against.ok if against is not None else summary.ok and stopped is None
+    if against is not None:
+        if against.ok:
+            code = EXIT_OK
+        else:
+            only_unrun = summary.incomplete and stopped is None and not blocking_regressions(against.comparison)
+            code = EXIT_NOT_RUN if only_unrun else EXIT_FAILED
+    elif summary.incomplete and stopped is None:
+        code = EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
+    else:
+        code = EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
     if comment is not None:
+        ok = code == EXIT_OK
         gate_line = against.gate_line if against is not None else plain_gate_line(ok, stopped)
         post_comment(comment, results, ok=ok, gate_line=gate_line, planned=planned,
                      comparison=against.comparison if against is not None else None,
                      base_rows=baseline.rows if baseline is not None else None, usage=usage)
-    return EXIT_OK if ok else EXIT_FAILED
+    return code
 
 
 def report_cache(cache: ResponseCache | None, quiet: bool) -> None:

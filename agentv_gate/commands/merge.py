@@ -14,6 +14,7 @@ from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
+from ..report.run_info import RunInfo, current_commit
 from ..report.usage import UsageTotals
 from ._baseline import check_baseline_options, load_baseline
 from ._comment import comment_setup
@@ -62,4 +63,5 @@ def execute(args: argparse.Namespace) -> int:
     not_run = [r for r in results if r.failure_reason_code == NOT_RUN_INTERRUPTED]
     return write_reports(finished, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose),
                          planned=len(results), html=html, baseline=baseline, stopped=stopped_shards(results),
-                         not_run=not_run, usage=UsageTotals.of(finished), comment=comment)
+                         not_run=not_run, usage=UsageTotals.of(finished), comment=comment,
+                         info=RunInfo(commit=current_commit(), merged_from=len(dict.fromkeys(args.results))))

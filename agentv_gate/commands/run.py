@@ -12,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 import uuid
 from types import FrameType
 from typing import Any
@@ -19,9 +20,10 @@ from typing import Any
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import NOT_RUN_INTERRUPTED, FailureLimit, execution_block_policies
+from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
+from ..loader.quarantine import find_gate_config, load_quarantine
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
 from ..report import TargetTraffic
@@ -30,6 +32,7 @@ from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
 from ..report.live import heartbeat_seconds
 from ..report.rows import ReportRow
+from ..report.run_info import RunInfo, current_commit
 from ..report.text import inert_lines, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
@@ -38,8 +41,8 @@ from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import check_baseline_options, load_baseline
 from ._comment import comment_setup, scope_of
-from ._commit import judged_commit
 from ._eval_paths import eval_paths
+from ._hints import import_hint
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
 
@@ -83,6 +86,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    started, started_at = time.monotonic(), utc_now_iso()
     check_options(args)
     comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
     paths = eval_paths(args)
@@ -94,6 +98,13 @@ def execute(args: argparse.Namespace) -> int:
         unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
         raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
                           f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
+    quarantine = load_quarantine(find_gate_config(plan.files))
+    quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in plan.refs])
+    for problem in quarantine.problems:
+        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
+    if any(p.severity == "error" for p in quarantine.problems):
+        raise ConfigError(f"the gate config {quarantine.path} has problems; nothing was run",
+                          problems=quarantine.problems)
     shard = None
     if args.shard is not None:
         try:
@@ -123,12 +134,21 @@ def execute(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
                                            wrap=caching_wrapper(cache) if cache else None,
-                                           allow_unknown_keys=args.allow_unknown_keys)
+                                           allow_unknown_keys=args.allow_unknown_keys,
+                                           skip_missing_env=args.skip_missing_env)
     for warning in resolver.warnings:
         print(inert_lines(one_line(warning)), file=sys.stderr)
     if rerun is not None:
         selected = rerun_partial_cases(args, plan.refs, rerun, selected, resolver.target_names)
         carried = rerun.kept
+    left_out = _missing_env_rows(resolver, selected)
+    if left_out:
+        print(f"agentv-gate: {len(left_out)} case(s) not run: environment variables unset "
+              "(--skip-missing-env; each row names the variable)", file=sys.stderr)
+    skipped = {(row.suite, row.eval_id, row.target) for row in left_out}
+
+    def runnable_targets(case: Any) -> list[str]:
+        return [t for t in resolver.target_names(case) if (case.suite, case.id, t) not in skipped]
 
     junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
     console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)
@@ -151,7 +171,7 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     run_id = uuid.uuid4().hex[:12]
-    commit = judged_commit()
+    commit = current_commit()
     digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in selected}
 
     def stamp(result: CaseResult) -> CaseResult:
@@ -161,6 +181,7 @@ def execute(args: argparse.Namespace) -> int:
         result.run_id, result.run_rows = run_id, planned
         result.case_digest = digests.get((result.suite, result.eval_id), result.case_digest)
         result.commit = result.commit or commit
+        result.quarantined = quarantine.reason_for(result.suite, result.eval_id)
         if args.shard:
             result.shard, result.shard_total = args.shard, chosen
         return result
@@ -169,13 +190,13 @@ def execute(args: argparse.Namespace) -> int:
     usage = UsageTotals()  # tokens and dollars, added up as rows come: the compact rows do not keep them
     for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
         writer.write(stamp(old))
-        rows.append(ReportRow.of(old))
+        rows.append(ReportRow.of(old, review=True))
         usage.add(old)
     failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
     def on_result(result: CaseResult) -> None:  # on the main thread, as `write_partial_reports`
         writer.write(stamp(result))
-        rows.append(ReportRow.of(result, evaluators=args.verbose))
+        rows.append(ReportRow.of(result, evaluators=args.verbose, review=True))  # report.html shows every case
         usage.add(result)
         console.case_done(result)
 
@@ -202,7 +223,8 @@ def execute(args: argparse.Namespace) -> int:
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
                           stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
-                          not_run=not_run, usage=usage, comment=comment)
+                          not_run=not_run, usage=usage, comment=comment,
+                          info=RunInfo.for_run(started_at, time.monotonic() - started, commit))
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -221,7 +243,10 @@ def execute(args: argparse.Namespace) -> int:
     console.start(planned - len(carried))  # carried rows of a rerun are not run again
     allow_new_scripts()  # an earlier interrupted run in this process refused them
     try:
-        orchestrator.run(each_target(plan.read_cases(selected), resolver.target_names))
+        for row in left_out:
+            on_result(row)
+        runnable = [ref for ref in selected if runnable_targets(ref)]
+        orchestrator.run(each_target(plan.read_cases(runnable), runnable_targets))
         for ref in plan.vanished:
             on_result(_vanished_result(ref))
     except KeyboardInterrupt as exc:
@@ -258,9 +283,13 @@ def execute(args: argparse.Namespace) -> int:
         report_cache(cache, args.quiet)
     writer.close()
     report_traffic(traffic(), args.quiet)
-    return write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
+    code = write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
                          stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
-                         usage=usage, comment=comment)
+                         usage=usage, comment=comment, info=RunInfo.for_run(started_at, time.monotonic() - started, commit))
+    hint = import_hint(rows)
+    if hint:
+        print(inert_lines(redact(f"agentv-gate: {hint}")), file=sys.stderr)
+    return code
 
 
 
@@ -283,6 +312,20 @@ def _vanished_result(ref: CaseRef) -> CaseResult:
     """A case checked at the start but not found again when its turn came: its eval file changed mid-run."""
     return _error_row(ref, f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} when the run "
                       "reached it (the eval file changed during the run); run again")
+
+
+def _missing_env_rows(resolver: TargetResolver, selected: list[CaseRef]) -> list[CaseResult]:
+    """With --skip-missing-env: a not-run row for each case (on each target) whose target or judge reads
+    an unset variable, naming it; the run leaves those out and reports them, never as a pass."""
+    rows = []
+    for ref in selected:
+        for target in resolver.target_names(ref):
+            missing = resolver.missing_env_for(ref, target)
+            if missing:
+                why = "; ".join(dict.fromkeys(p.message for p in missing))
+                rows.append(_error_row(ref, f"not run: {why} (--skip-missing-env)", target=target,
+                                       failure_reason_code=NOT_RUN_MISSING_ENV))
+    return rows
 
 
 def _not_run_result(ref: CaseRef, target: str, why: str) -> CaseResult:

@@ -10,13 +10,15 @@ import argparse
 import sys
 from collections import Counter
 
-from ..errors import EXIT_FAILED, EXIT_OK, NoCasesError, ReportWriteError
+from ..errors import EXIT_FAILED, EXIT_OK, ConfigError, NoCasesError, ReportWriteError
 from ..loader import nothing_found, plan_paths
+from ..loader.quarantine import find_gate_config, load_quarantine
 from ..problems import Problem
 from ..redaction import redact
 from ..report.github import write_github_problems
 from ..report.text import inert_lines, inert_log_text, one_line
-from ..targets.resolver import check_targets
+from ..targets.preflight import unset_variables
+from ..targets.resolver import TargetsCheck, check_targets
 from ._eval_paths import eval_paths
 
 
@@ -42,14 +44,30 @@ def _tell_github(problems: list[Problem], failed: bool, files: int, cases: int) 
         print(f"agentv-gate: {exc}", file=sys.stderr)
 
 
+def _unset_note(checked: TargetsCheck) -> str:
+    """One line naming the environment variables validation did not need but a run will."""
+    if not checked.missing_env:
+        return ""
+    variables = sorted(unset_variables(p for found in checked.missing_env.values() for p in found))
+    targets = ", ".join(sorted(checked.missing_env))
+    return (f"note: not set here, needed by `run`: {', '.join(variables)} (target(s) {targets}); "
+            "`validate --require-env` checks them too")
+
+
 def execute(args: argparse.Namespace) -> int:
     paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
-    unchecked = ""
+    quarantine = load_quarantine(find_gate_config(plan.files))
+    plan.problems.extend(quarantine.problems + quarantine.notices([(ref.suite, ref.id) for ref in plan.refs]))
+    unset_note = ""
     if plan.refs:
-        target_problems = check_targets(args.targets, plan.refs, args.allow_unknown_keys)
-        plan.problems.extend(target_problems or [])
-        unchecked = "" if target_problems is not None else " (no .agentv/targets.yaml found: targets not checked)"
+        checked = check_targets(args.targets, plan.refs, args.allow_unknown_keys, require_env=args.require_env)
+        if checked is None:
+            # `run` stops on it (exit 2): a check that passed here would promise a run that cannot start.
+            raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) or pass "
+                              "--targets FILE; `run` needs one to know which agent answers the cases")
+        plan.problems.extend(checked.problems)
+        unset_note = _unset_note(checked)
     for problem in plan.problems:
         # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
         print(inert_lines(one_line(redact(str(problem)))))
@@ -70,5 +88,7 @@ def execute(args: argparse.Namespace) -> int:
     if not plan.refs:
         raise NoCasesError(nothing_found("cases", paths))
     if not args.quiet:
-        print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s){unchecked}", file=sys.stderr)
+        print(f"ok: {len(plan.refs)} case(s) in {len(plan.files)} file(s)", file=sys.stderr)
+    if unset_note:
+        print(inert_lines(unset_note), file=sys.stderr)
     return EXIT_OK

@@ -103,6 +103,10 @@ class ErrorStop:
 STOPPED_BY_MAX_FAILURES = "max_failures"
 """The `failure_reason_code` of a case `--max-failures` kept from starting (`merge` looks for it)."""
 
+NOT_RUN_MISSING_ENV = "missing_env"
+"""The `failure_reason_code` of a case `run --skip-missing-env` left out: a variable its target or a
+judge it calls reads is unset. Reported as not run (exit 5 when nothing else failed), never as a pass."""
+
 NOT_RUN_INTERRUPTED = "interrupted"
 """The `failure_reason_code` of a case a run cut short (Ctrl-C, SIGTERM, an internal error) never
 finished. Its row is in the results file so that `merge` of that file fails; reading a file back as

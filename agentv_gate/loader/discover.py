@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..keys import closest
 from .problems import Problem
 
 SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".pre-commit-config.yaml",
@@ -30,7 +31,8 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
             found.append(suite if path.suffix in (".yaml", ".yml") and suite.is_file() else path)
             continue
         if not path.is_dir():
-            problems.append(Problem(path, 0, "no such file or folder", "an eval file or a folder of them"))
+            problems.append(Problem(path, 0, f"no such file or folder{_similar_file(path)}",
+                                    "an eval file or a folder of them"))
             continue
         for candidate in sorted(path.rglob("*")):
             if not candidate.is_file() or candidate.name in SKIPPED_NAMES:
@@ -66,3 +68,14 @@ def default_eval_paths(paths: list[Path] | None) -> list[Path]:
     if paths:
         return paths
     return [Path("evals")] if Path("evals").is_dir() else [Path(".")]
+
+
+def _similar_file(path: Path) -> str:
+    """` (did you mean 'evals/geo.eval.yaml'?)` for a mistyped path whose folder exists, else ""."""
+    folder = path.parent
+    try:
+        names = [child.name for child in folder.iterdir()] if folder.is_dir() else []
+    except OSError:
+        return ""
+    name = closest(path.name, names)
+    return f" (did you mean '{folder / name}'?)" if name else ""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .. import models
 from ..errors import EvalFileError
 from ..javascript import compile_js_regex, is_finite_number
-from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
+from ..keys import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..models import (
     ABSENT,
     EVALUATOR_KINDS,
@@ -312,7 +312,9 @@ def parse_evaluator(
     if kind == CUSTOM_KIND or (kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS):
         script = find_custom_assertion(data["type"], roots, line) if kind != CUSTOM_KIND else None
         if script is None:
-            raise EvalFileError(line, f"unknown evaluator type {data['type']!r}",
+            kinds = [k for k in (*EVALUATOR_KINDS, *CONTAINS_VARIANTS) if k != CUSTOM_KIND]
+            raise EvalFileError(key_line(raw, "type", line), f"unknown evaluator type {data['type']!r}"
+                                f"{did_you_mean(str(data['type']).replace('-', '_'), kinds)}",
                                 f"one of {', '.join(k for k in EVALUATOR_KINDS if k != CUSTOM_KIND)}, or a script "
                                 f".agentv/assertions/{data['type']}.py")
         data = {**data, "name": data.get("name") or str(data["type"]), "assertion": str(data["type"]),
@@ -378,11 +380,13 @@ def parse_evaluator(
     _check_numbers(config, kind, line)
     _check_settings(config, raw, line)
     if isinstance(config, CodeJudgeConfig):
-        cwd = _resolve_cwd(config.cwd, roots, line)
+        cwd = _resolve_cwd(config.cwd, roots, key_line(raw, "cwd", line))
         config.resolved_cwd = cwd
-        config.resolved_script = resolve_script(config.script, line, roots, cwd, problems, file)
+        # At the `script:` key (or `command:`), not the evaluator's `- name:` line above it.
+        script_line = key_line(raw, "script", key_line(raw, "command", line))
+        config.resolved_script = resolve_script(config.script, script_line, roots, cwd, problems, file)
     elif isinstance(config, LlmJudgeConfig):
-        _resolve_prompt(config, roots, line, problems, file)
+        _resolve_prompt(config, roots, key_line(raw, "prompt", line), problems, file)
         _check_judge_config(config, raw, line)
     elif isinstance(config, CompositeConfig):
         config.evaluators = parse_evaluators(children, roots, file, problems, name_required=False, line=line)
@@ -435,9 +439,11 @@ def parse_evaluator(
         script = aggregator.get("path", aggregator.get("script"))
         if aggregating == "code_judge" and isinstance(script, (str, list)) and script:
             # Found, checked and kept inside the repository root exactly as a code_judge's own script.
-            cwd = _resolve_cwd(aggregator.get("cwd"), roots, line)
+            aggregator_line = key_line(raw, "aggregator", line)
+            cwd = _resolve_cwd(aggregator.get("cwd"), roots, key_line(raw.get("aggregator"), "cwd", aggregator_line))
             config.resolved_aggregator_cwd = cwd
-            config.resolved_aggregator_script = resolve_script(script, line, roots, cwd, problems, file)
+            script_line = key_line(raw.get("aggregator"), "path" if "path" in aggregator else "script", aggregator_line)
+            config.resolved_aggregator_script = resolve_script(script, script_line, roots, cwd, problems, file)
     return config
 
 

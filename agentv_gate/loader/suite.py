@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalFileError
+from ..keys import closest
 from ..models import EvalCase
 from .cases import CaseBuilder, mapping, parse_threshold
 from .env import interpolate
@@ -129,7 +130,25 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
             external = roots.resolve(cases, at, "tests file")
             return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases")
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
-    raise EvalFileError(1, "no list of cases found", "a top-level 'tests', 'evalcases' or 'eval_cases' list")
+    raise _no_case_list(doc)
+
+
+CASE_LIST_SPELLINGS = {"cases": "tests", "test": "tests", "testcases": "tests", "test_cases": "tests",
+                       "examples": "tests", "evals": "tests", "eval_case": "eval_cases", "evalcase": "evalcases"}
+"""Top-level lists people write for the case list: AgentV reads only `tests` (what it writes today)
+or 2.x's `evalcases` / `eval_cases`."""
+
+
+def _no_case_list(doc: dict[str, Any]) -> EvalFileError:
+    """No case list: at the key that was probably meant as one (`cases:`), saying which AgentV reads."""
+    expected = "a top-level 'tests', 'evalcases' or 'eval_cases' list"
+    for key in doc:
+        name = str(key)
+        meant = CASE_LIST_SPELLINGS.get(name.lower()) or closest(name, CASE_LIST_KEYS)
+        if meant:
+            return EvalFileError(key_line(doc, name), f"no list of cases found: '{name}' is not a case list AgentV "
+                                 f"reads (did you mean '{meant}'?)", expected)
+    return EvalFileError(1, "no list of cases found", expected)
 
 
 def _included(ref: str, line: int, roots: SearchRoots) -> tuple[Path, Entries]:

@@ -28,18 +28,41 @@ class Summary:
     pass_rate: float
     not_run: int = 0
     """Cases the run meant to run but never finished (it was interrupted)."""
+    quarantined: int = 0
+    """Cases that failed or errored while on the gate's quarantine list: reported, not failing the gate."""
+    missing_env: int = 0
+    """Cases `--skip-missing-env` left out (a variable their targets read is unset): never a pass."""
 
     @property
     def ok(self) -> bool:
-        """True when the gate passes: at least one case ran, none failed or errored, none was left out."""
-        return self.total > 0 and self.failed == 0 and self.errors == 0 and self.not_run == 0
+        """True when the gate passes: at least one case ran, none failed or errored (quarantined ones
+        aside), none was left out."""
+        return (self.total > 0 and self.failed == 0 and self.errors == 0 and self.not_run == 0
+                and self.missing_env == 0)
+
+    @property
+    def incomplete(self) -> bool:
+        """Nothing failed, but cases were left out for unset environment variables (exit 5)."""
+        return self.missing_env > 0 and self.failed == 0 and self.errors == 0 and self.not_run == 0
+
+    @property
+    def verdict(self) -> str:
+        """The run in one word, as the console, report.html and the job summary head it."""
+        if self.not_run:
+            return "INTERRUPTED"
+        if self.incomplete:
+            return "INCOMPLETE"
+        return "PASSED" if self.ok else "FAILED"
 
     def describe(self) -> str:
         """One line for logs and summaries, e.g. `8 cases: 5 passed, 2 failed, 1 error (pass rate 62.5%)`."""
         unfinished = f", {self.not_run} not run (interrupted)" if self.not_run else ""
+        quarantined = f", {self.quarantined} quarantined" if self.quarantined else ""
+        unset = f", {self.missing_env} not run (environment variables unset)" if self.missing_env else ""
         return (
             f"{self.total} case{'s' if self.total != 1 else ''}: {self.passed} passed, {self.failed} failed, "
-            f"{self.errors} error{'s' if self.errors != 1 else ''}{unfinished} (pass rate {self.pass_rate:.1%})"
+            f"{self.errors} error{'s' if self.errors != 1 else ''}{quarantined}{unset}{unfinished} "
+            f"(pass rate {self.pass_rate:.1%})"
         )
 
 
@@ -66,17 +89,25 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
     `planned` is how many cases the run set out to run: fewer results than that (an interrupted
     run) makes the summary say so and never count as a pass.
     """
-    passed = failed = errors = 0
+    from .rows import NOT_RUN, QUARANTINED, outcome
+
+    passed = failed = errors = quarantined = missing_env = 0
     for r in results:
-        if r.verdict == "pass":
+        shown = outcome(r)
+        if shown == "pass":
             passed += 1
-        elif r.verdict == "error":
+        elif shown == NOT_RUN:
+            missing_env += 1
+        elif shown == QUARANTINED:
+            quarantined += 1
+        elif shown == "error":
             errors += 1
         else:
             failed += 1
-    total = passed + failed + errors
+    total = passed + failed + errors + quarantined + missing_env
     return Summary(total=total, passed=passed, failed=failed, errors=errors,
-                   pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total))
+                   pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total),
+                   quarantined=quarantined, missing_env=missing_env)
 
 
 __all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "TargetTraffic", "summarise"]

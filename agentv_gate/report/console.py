@@ -30,7 +30,7 @@ from typing import TextIO
 from . import Summary, summarise
 from .live import HEARTBEAT_SECONDS, CaseKey, LiveLog
 from .paths import source_path
-from .rows import EvaluatorDetail, ReportedCase, details_of
+from .rows import NOT_RUN, QUARANTINED, EvaluatorDetail, ReportedCase, details_of, outcome
 from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 PASSED_ROWS_SHOWN = 50
@@ -45,12 +45,13 @@ DEFAULT_WIDTH = 160
 """The table's width when neither `COLUMNS` nor a terminal says: a CI log viewer is wide and wraps."""
 
 _COLUMNS = ("VERDICT", "CASE", "SUITE", "SCORE", "THRESHOLD", "FIRST MISS")
-_WIDTH_CAPS = (7, 40, 40, 5, 9, 80)
+_WIDTH_CAPS = (11, 40, 40, 5, 9, 80)  # VERDICT: QUARANTINED whole
 _MIN_WIDTH = 12
 """What CASE, SUITE and FIRST MISS shrink to, at most, to fit a narrow terminal."""
 _EVALUATOR_PREFIX = re.compile(r"(?:^|; )evaluator '[^']*': ")
 """How the orchestrator joins evaluator errors into a case's error."""
-_COLOURS = {"PASS": "\x1b[32m", "FAIL": "\x1b[31m", "ERROR": "\x1b[33m"}
+_COLOURS = {"PASS": "\x1b[32m", "FAIL": "\x1b[31m", "ERROR": "\x1b[33m", "QUARANTINED": "\x1b[35m",
+            "NOT RUN": "\x1b[36m"}
 _RESET = "\x1b[0m"
 
 
@@ -78,8 +79,8 @@ def first_problem(result: ReportedCase) -> str:
 
 
 def _sorted_for_table(results: Iterable[ReportedCase]) -> list[ReportedCase]:
-    rank = {"error": 0, "fail": 1, "pass": 2}
-    return sorted(results, key=lambda r: (rank.get(r.verdict, 1), r.suite, r.line, r.eval_id))
+    rank = {"error": 0, "fail": 1, QUARANTINED: 2, NOT_RUN: 3, "pass": 4}
+    return sorted(results, key=lambda r: (rank.get(outcome(r), 1), r.suite, r.line, r.eval_id))
 
 
 def terminal_width() -> int:
@@ -112,7 +113,15 @@ def render_table(results: Sequence[ReportedCase], colour: bool = False,
     """
     listed = list(_listed(results, passed_shown))
     with_target = several_targets(results)
-    rows = [(r.verdict.upper(), case_label(r, with_target), r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}", first_problem(r))
+    said: dict[str, str] = {}  # an error -> the first case listed with it: said once, then referred to
+
+    def problem(r: ReportedCase) -> str:
+        if r.verdict != "error" or not r.error:
+            return first_problem(r)
+        first = said.setdefault(r.error, case_label(r, with_target))
+        return first_problem(r) if first == case_label(r, with_target) else f"error: the same as {first}"
+
+    rows = [(outcome(r).upper(), case_label(r, with_target), r.suite, f"{r.score:.3f}", f"{r.threshold:.3f}", problem(r))
             for r in listed]
     hidden_passed = sum(1 for r in results if r.verdict == "pass") - sum(1 for row in rows if row[0] == "PASS")
     if not rows:
@@ -141,7 +150,7 @@ def _listed(results: Sequence[ReportedCase], passed_shown: int | None) -> list[R
     listed: list[ReportedCase] = []
     passed_seen = 0
     for r in _sorted_for_table(results):
-        if r.verdict == "pass":
+        if r.verdict == "pass" and not r.quarantined:  # a quarantined pass is listed: its quarantine can go
             passed_seen += 1
             if passed_shown is not None and passed_seen > passed_shown:
                 continue
@@ -205,7 +214,10 @@ def case_details(result: ReportedCase, verbose: bool = False) -> list[str]:
     """
     where = f"{source_path(result)}:{result.line}" if result.line > 0 else source_path(result)
     target = f", target {result.target}" if result.target else ""
-    lines = [inert_log_text(f"{result.verdict.upper()} {one_line(result.eval_id)} ({one_line(where)}{one_line(target)})")]
+    lines = [inert_log_text(f"{outcome(result).upper()} {one_line(result.eval_id)} ({one_line(where)}{one_line(target)})")]
+    if result.quarantined:
+        lines += _text_lines("quarantined" if result.verdict != "pass" else "quarantined, and now passes: lift its "
+                             "quarantine in .agentv/gate.yaml", result.quarantined, "  ")
     errors = _error_parts(result.error)
     evaluators = details_of(result) if verbose else ()
     told = {d.error.strip() for d in evaluators if d.error}  # the evaluators' own lines will say these
@@ -228,20 +240,26 @@ def render_details(results: Sequence[ReportedCase], passed_shown: int | None = P
                    verbose: bool = False, colour: bool = False) -> list[str]:
     """The block below the table: each case that did not pass (with `verbose`, each listed case), in full."""
     lines: list[str] = []
+    first_with: dict[str, str] = {}  # an error -> the case whose block said it first
     for r in _listed(results, passed_shown):
-        if r.verdict == "pass" and not verbose:
+        if r.verdict == "pass" and not verbose and not r.quarantined:
             continue
         block = case_details(r, verbose)
-        if colour and r.verdict.upper() in _COLOURS:
-            verdict = r.verdict.upper()
+        if r.verdict == "error" and r.error and not verbose:
+            # One broken healthcheck or import stops every case alike: said once, then referred to.
+            label = f"{one_line(r.eval_id)} ({source_path(r)}:{r.line})"
+            first = first_with.setdefault(r.error, label)
+            if first != label:
+                block = [block[0], f"  error: the same as {inert_log_text(first)} above"]
+        if colour and outcome(r).upper() in _COLOURS:
+            verdict = outcome(r).upper()
             block[0] = f"{_COLOURS[verdict]}{verdict}{_RESET}{block[0][len(verdict):]}"
         lines += block
     return lines
 
 
 def totals(summary: Summary) -> str:
-    verdict = "INTERRUPTED" if summary.not_run else ("PASSED" if summary.ok else "FAILED")
-    return f"agentv-gate {verdict}: {summary.describe()}"
+    return f"agentv-gate {summary.verdict}: {summary.describe()}"
 
 
 class ConsoleReporter:

@@ -36,7 +36,7 @@ from ..redaction import redact
 from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
 from .paths import display_path, source_path
-from .rows import ReportedCase
+from .rows import NOT_RUN, QUARANTINED, ReportedCase, outcome
 from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 ANNOTATIONS_PER_STEP = 10
@@ -74,6 +74,12 @@ def _command_text(text: object) -> str:
 def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
     """Plain multi-line text (before escaping): why the case did not pass, misses, the judge's reasoning."""
     case = case_label(result, with_target)
+    if result.verdict == "pass" and result.quarantined:
+        return truncate(f"{case} passes now: lift its quarantine in .agentv/gate.yaml "
+                        f"(reason given: {clean(result.quarantined)})", ANNOTATION_MESSAGE_LIMIT)
+    if outcome(result) == NOT_RUN:
+        return truncate(f"{case} was not run: {clean(result.error or 'environment variables unset')}",
+                        ANNOTATION_MESSAGE_LIMIT)
     if result.verdict == "error":
         lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
     else:
@@ -85,6 +91,8 @@ def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
             lines.append(f"- … and {len(result.misses) - ANNOTATION_MISSES_SHOWN} more")
     if result.reasoning:
         lines.append(f"Reasoning: {clean(result.reasoning)}")
+    if result.quarantined:
+        lines.insert(0, f"Quarantined (does not fail the gate): {clean(result.quarantined)}")
     return truncate("\n".join(lines), ANNOTATION_MESSAGE_LIMIT)
 
 
@@ -96,6 +104,8 @@ def annotation_line(result: ReportedCase, root: Path | None = None, label: str |
     (also on base)"); `level` is `warning` for a failure that does not fail the gate (`--fail-on regression`);
     `with_target` names the target (a matrix run has a row per target)."""
     verb = "error" if result.verdict == "error" else "failed"
+    verb = {"pass": "passes: lift its quarantine", QUARANTINED: f"{verb} (quarantined)",
+            NOT_RUN: "not run"}.get(outcome(result), verb)
     title = f"agentv-gate: {truncate(case_label(result, with_target), 200)} {verb}" + (f" ({label})" if label else "")
     props = [f"file={escape_property(_command_text(source_path(result, root)))}"]
     if result.line > 0:
@@ -105,7 +115,8 @@ def annotation_line(result: ReportedCase, root: Path | None = None, label: str |
 
 
 def _not_passed(results: Iterable[ReportedCase]) -> list[ReportedCase]:
-    bad = [r for r in results if r.verdict != "pass"]
+    """The cases to annotate: every one that did not pass, and a quarantined one that now passes."""
+    bad = [r for r in results if r.verdict != "pass" or r.quarantined]
     return sorted(bad, key=lambda r: (r.suite, r.line, r.eval_id, r.target))
 
 
@@ -123,7 +134,9 @@ def annotation_lines(results: Iterable[ReportedCase], root: Path | None = None,
 
     def line(r: ReportedCase) -> str:
         label = labels.get((r.suite, r.eval_id, r.target))
-        return annotation_line(r, root, label, "warning" if label in warn_only else "error", with_target)
+        # What does not fail the gate is no error: a quarantined case (a notice once it passes), a case not run.
+        level = {"pass": "notice", QUARANTINED: "warning", NOT_RUN: "warning"}.get(outcome(r), "error")
+        return annotation_line(r, root, label, "warning" if label in warn_only else level, with_target)
 
     if len(bad) <= limit:
         return [line(r) for r in bad]
@@ -154,7 +167,8 @@ def md_cell(text: object, limit: int = CELL_LIMIT) -> str:
     return _MD_SPECIAL.sub(r"\\\1", s)
 
 
-_VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error"}
+_VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error", QUARANTINED: "🔕 quarantined",
+            NOT_RUN: "⏸️ not run"}
 
 
 def _problem_cell(result: ReportedCase) -> str:
@@ -170,7 +184,8 @@ def _problem_cell(result: ReportedCase) -> str:
 
 def _row(result: ReportedCase, with_problem: bool, root: Path | None, with_target: bool = False) -> str:
     where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
-    cells = [_VERDICT.get(result.verdict, result.verdict), md_cell(case_label(result, with_target)), md_cell(where, 200),
+    shown = "🔕 pass: lift its quarantine" if result.verdict == "pass" and result.quarantined else outcome(result)
+    cells = [_VERDICT.get(shown, shown), md_cell(case_label(result, with_target)), md_cell(where, 200),
              f"{result.score:.3f}", f"{result.threshold:.3f}"]
     if with_problem:
         cells.append(_problem_cell(result))
@@ -187,8 +202,12 @@ def _checks_section(result: ReportedCase, root: Path | None) -> str:
 
 
 def totals_line(summary: Summary) -> str:
-    mark = "✅" if summary.ok else ("⚠️" if summary.not_run else "❌")
+    mark = "✅" if summary.ok else ("⚠️" if summary.not_run or summary.incomplete else "❌")
     unfinished = f" · **interrupted: {summary.not_run} not run**" if summary.not_run else ""
+    if summary.quarantined:
+        unfinished += f" · {summary.quarantined} quarantined (not failing the gate)"
+    if summary.missing_env:
+        unfinished += f" · **{summary.missing_env} not run: environment variables unset**"
     return (f"{mark} **{summary.passed} passed, {summary.failed} failed, {summary.errors} "
             f"error{'s' if summary.errors != 1 else ''}** of {summary.total} "
             f"case{'s' if summary.total != 1 else ''} · pass rate {summary.pass_rate:.1%}{unfinished}")

@@ -24,7 +24,7 @@ import hashlib
 import html
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ..errors import ReportWriteError
@@ -33,7 +33,8 @@ from . import summarise
 from .console import first_problem, totals
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
-from .rows import ReportedCase
+from .rows import CaseReview, EvaluatorDetail, ReportedCase, outcome, review_of
+from .run_info import RunInfo
 from .text import clean, truncate
 
 HTML_NAME = "report.html"
@@ -45,8 +46,11 @@ ANSWER_LIMIT = 4000
 TEXT_LIMIT = 4000
 MISS_LIMIT = 500
 MISSES_SHOWN = 30
+PASSED_TEXT_LIMIT = 1000
+"""A passed case's texts (answer, messages, reasoning) are cut shorter: every case carries them now,
+and a run of thousands of passed cases must stay a page a browser opens (results.jsonl has all)."""
 
-_VERDICT_ORDER = {"error": 0, "fail": 1, "pass": 2}
+_VERDICT_ORDER = {"error": 0, "fail": 1, "quarantined": 2, "not run": 3, "pass": 4}
 
 STYLE = """
 :root { color-scheme: light dark; --fg: #1f2328; --muted: #59636e; --bg: #fff; --line: #d1d9e0;
@@ -70,10 +74,31 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { position: sticky; top: 0; background: var(--panel); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.where { color: var(--muted); word-break: break-all; }
+td.where { color: var(--muted); overflow-wrap: anywhere; min-width: 8rem; }
 td.problem { max-width: 40rem; }
 .verdict { font-weight: 600; text-transform: uppercase; font-size: .8rem; }
 .verdict.pass { color: var(--pass); } .verdict.fail { color: var(--fail); } .verdict.error { color: var(--error); }
+.verdict.quarantined, .verdict.not-run { color: var(--muted); }
+.meta { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .9rem; margin: 0 0 1rem; }
+.meta dt { margin: 0; color: var(--muted); font-weight: 400; } .meta dd { margin: 0; overflow-wrap: anywhere; }
+.msg { margin: .2rem 0; } .msg .role { font-weight: 600; color: var(--muted); }
+.scroll { overflow-x: auto; }
+table.evaluators { margin-top: .3rem; font-size: .92em; }
+table.evaluators th { position: static; }
+table.evaluators td { overflow-wrap: break-word; }
+table.evaluators td:nth-child(-n+5) { white-space: nowrap; }
+table.evaluators td:nth-child(n+6) { min-width: 10rem; }
+table.evaluators pre { word-break: normal; overflow-wrap: break-word; }
+@media (max-width: 640px) {
+  body { padding: .75rem; }
+  .controls input { min-width: 0; width: 100%; }
+  table.cases, table.cases > tbody { display: block; }
+  table.cases > thead { display: none; }
+  table.cases > tbody > tr.case { display: block; border-bottom: 2px solid var(--line); padding: .4rem 0; }
+  table.cases > tbody > tr.case > td { display: block; border: 0; padding: .1rem .2rem; text-align: left; }
+  td.problem { max-width: none; }
+  table.cases td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+}
 details summary { cursor: pointer; color: var(--muted); }
 details[open] { background: var(--panel); padding: 0 .5rem .5rem; border-radius: 6px; }
 dl { margin: .5rem 0 0; } dt { font-weight: 600; margin-top: .5rem; } dd { margin: .15rem 0 0; }
@@ -90,7 +115,9 @@ SCRIPT = """
   var more = document.getElementById("more"), search = document.getElementById("search");
   var verdict = document.getElementById("verdict");
   var matches = [], shown = 0;
-  // row: [verdict, id, where, target, score, threshold, seconds, problem, error, reasoning, misses, answer]
+  // row: [verdict, id, where, target, score, threshold, seconds, problem, error, reasoning, misses, answer, review]
+  // review: {input: [[role, text]], criteria, expected: [[role, text]],
+  //          evaluators: [[name, type, score, weight, verdict, hits, misses, reasoning, depth, error]]} or null
   function text(parent, tag, value, cls) {
     var el = document.createElement(tag);
     el.textContent = value;
@@ -108,33 +135,88 @@ SCRIPT = """
     if (v === "not-passed" ? r[0] === "pass" : (v !== "all" && r[0] !== v)) { return false; }
     return !q || haystack(r).indexOf(q) !== -1;
   }
+  function messages(dl, label, list) {
+    var dd;
+    if (!list || !list.length) { return; }
+    text(dl, "dt", label);
+    dd = text(dl, "dd", "");
+    list.forEach(function (m) {
+      var div = text(dd, "div", "", "msg");
+      text(div, "span", m[0], "role");
+      text(div, "pre", m[1]);
+    });
+  }
+  function evaluators(dl, list) {
+    var table, head, body;
+    if (!list || !list.length) { return; }
+    text(dl, "dt", "Evaluators");
+    table = document.createElement("table");
+    table.className = "evaluators";
+    head = text(table, "thead", "").appendChild(document.createElement("tr"));
+    ["Evaluator", "Type", "Score", "Weight", "Verdict", "Hits", "Misses", "Reasoning"].forEach(function (h) {
+      text(head, "th", h);
+    });
+    body = text(table, "tbody", "");
+    list.forEach(function (e) {
+      var tr = document.createElement("tr"), name;
+      tr.className = "evaluator";
+      name = text(tr, "td", e[0], "name");
+      name.style.paddingLeft = (0.6 + 1.2 * e[8]) + "rem";
+      text(tr, "td", e[1]);
+      text(tr, "td", e[2].toFixed(3), "num");
+      text(tr, "td", String(e[3]), "num");
+      text(tr, "td", e[4], "verdict " + e[4]);
+      text(text(tr, "td", ""), "pre", e[5].join("\\n"));
+      text(text(tr, "td", ""), "pre", (e[9] ? ["error: " + e[9]] : []).concat(e[6]).join("\\n"));
+      text(text(tr, "td", ""), "pre", e[7]);
+      body.appendChild(tr);
+    });
+    text(text(dl, "dd", ""), "div", "", "scroll").appendChild(table);
+  }
   function problem(tr, r) {
-    // The first problem, unfolding into everything a case that did not pass has to say.
-    var td = text(tr, "td", "", "problem"), box, dl;
-    if (!(r[8] || r[9] || r[10].length || r[11])) { td.textContent = r[7]; return; }
+    // The first problem, unfolding into what a reviewer reads of every case: what was asked and
+    // expected, the answer, and each evaluator's score, weight and verdict. Open when it did not pass.
+    var td = text(tr, "td", "", "problem"), box, dl, review = r[12] || {};
+    function pre(pair) {
+      if (pair[1]) { text(dl, "dt", pair[0]); text(text(dl, "dd", ""), "pre", pair[1]); }
+    }
     box = document.createElement("details");
+    box.open = r[0] !== "pass";
     text(box, "summary", r[7] || "details");
     dl = document.createElement("dl");
-    [["Error", r[8]], ["Misses", r[10].join("\\n")], ["Reasoning", r[9]], ["Answer", r[11]]].forEach(function (pair) {
-      if (pair[1]) { text(dl, "dt", pair[0]); text(text(dl, "dd", ""), "pre", pair[1]); }
-    });
+    messages(dl, "Input", review.input);
+    pre(["Criteria", review.criteria]);
+    messages(dl, "Expected output", review.expected);
+    [["Answer", r[11]], ["Error", r[8]], ["Misses", r[10].join("\\n")], ["Reasoning", r[9]]].forEach(pre);
+    evaluators(dl, review.evaluators);
     box.appendChild(dl);
     td.appendChild(box);
+  }
+  function path(tr, value) {
+    // A long path wraps after a `/`, never in the middle of a name.
+    var td = text(tr, "td", "", "where");
+    value.split("/").forEach(function (part, i, all) {
+      td.appendChild(document.createTextNode(part + (i < all.length - 1 ? "/" : "")));
+      if (i < all.length - 1) { td.appendChild(document.createElement("wbr")); }
+    });
   }
   function draw(count) {
     var end = Math.min(matches.length, shown + count), frag = document.createDocumentFragment(), i, r, tr;
     for (i = shown; i < end; i++) {
       r = matches[i];
       tr = document.createElement("tr");
-      tr.className = "case " + r[0];
+      tr.className = "case " + r[0].replace(" ", "-");
       tr.setAttribute("data-verdict", r[0]);
-      text(tr, "td", r[0], "verdict " + r[0]);
+      text(tr, "td", r[0], "verdict " + r[0].replace(" ", "-"));
       text(tr, "td", r[1], "id");
-      text(tr, "td", r[2], "where");
+      path(tr, r[2]);
       text(tr, "td", r[3]);
       text(tr, "td", r[4].toFixed(3), "num");
       text(tr, "td", r[5].toFixed(3), "num");
       text(tr, "td", r[6].toFixed(2) + " s", "num");
+      ["Target", "Score", "Threshold", "Time"].forEach(function (label, j) {
+        tr.children[3 + j].setAttribute("data-label", label);  // named on a phone, where there is no header row
+      });
       problem(tr, r);
       frag.appendChild(tr);
     }
@@ -203,32 +285,91 @@ def _number(value: float) -> float:
     return float(value) if math.isfinite(value) else 0.0
 
 
+def _messages(messages: Sequence[tuple[str, str]], limit: int) -> list[list[str]]:
+    return [[clean(role), truncate(clean(text), limit)] for role, text in messages]
+
+
+def _evaluator(detail: EvaluatorDetail, limit: int) -> list[object]:
+    """One row of a case's evaluator table: name, type, score, weight, verdict, hits, misses, reasoning, depth, error."""
+    return [clean(detail.name), clean(detail.type), _number(detail.score), _number(detail.weight), clean(detail.verdict),
+            [truncate(clean(h), MISS_LIMIT) for h in detail.hits[:MISSES_SHOWN]],
+            [truncate(clean(m), MISS_LIMIT) for m in detail.misses[:MISSES_SHOWN]],
+            truncate(clean(detail.reasoning or ""), limit), detail.depth, truncate(clean(detail.error or ""), MISS_LIMIT)]
+
+
+def _review(review: CaseReview | None, limit: int) -> dict[str, object] | None:
+    if review is None:
+        return None
+    return {"input": _messages(review.input, limit), "criteria": truncate(clean(review.criteria), limit),
+            "expected": _messages(review.expected_output, limit),
+            "evaluators": [_evaluator(d, limit) for d in review.evaluators]}
+
+
 def _row(result: ReportedCase) -> list[object]:
     where = f"{source_path(result)}:{result.line}" if result.line else source_path(result)
     misses = [truncate(clean(m), MISS_LIMIT) for m in list(result.misses)[:MISSES_SHOWN]]
     if len(result.misses) > MISSES_SHOWN:
         misses.append(f"… and {len(result.misses) - MISSES_SHOWN} more misses (see results.jsonl)")
-    passed = result.verdict == "pass"
-    return [result.verdict, clean(result.eval_id), clean(where), clean(result.target), _number(result.score),
-            _number(result.threshold), round(result.duration_ms / 1000, 2), truncate(first_problem(result), MISS_LIMIT),
-            truncate(clean(result.error or ""), TEXT_LIMIT),
-            "" if passed else truncate(clean(result.reasoning or ""), TEXT_LIMIT), [] if passed else misses,
-            truncate(clean(result.candidate_answer or ""), ANSWER_LIMIT)]
+    review = review_of(result)
+    answer = review.answer if review is not None else result.candidate_answer
+    limit = PASSED_TEXT_LIMIT if result.verdict == "pass" else TEXT_LIMIT
+    problem = first_problem(result)
+    if result.quarantined:
+        problem = (f"quarantined: {result.quarantined}" if result.verdict != "pass"
+                   else f"passes: lift its quarantine ({result.quarantined})")
+    return [outcome(result), clean(result.eval_id), clean(where), clean(result.target), _number(result.score),
+            _number(result.threshold), round(result.duration_ms / 1000, 2), truncate(clean(problem), MISS_LIMIT),
+            truncate(clean(result.error or ""), TEXT_LIMIT), truncate(clean(result.reasoning or ""), TEXT_LIMIT),
+            misses, truncate(clean(answer or ""), min(limit, ANSWER_LIMIT)), _review(review, limit)]
 
 
-def build_html(results: Iterable[ReportedCase], planned: int | None = None, extra: str = "") -> str:
+def _duration(seconds: float) -> str:
+    whole = int(round(seconds))
+    return f"{seconds:.1f} s" if seconds < 60 else f"{whole // 60} min {whole % 60:02d} s"
+
+
+def run_metadata(results: Sequence[ReportedCase], info: RunInfo | None) -> list[tuple[str, str]]:
+    """The run's metadata rows (label, value): commit, start, agentv-gate version, targets, wall time."""
+    targets = sorted({r.target for r in results if r.target})
+    info = info or RunInfo()
+    wall = (_duration(info.wall_seconds) if info.wall_seconds is not None
+            else f"not measured (merged from {info.merged_from} results files)" if info.merged_from else "not measured")
+    return [("Commit", info.commit or "unknown (not a git checkout)"), ("Started", info.started_at),
+            ("agentv-gate", info.version), ("Targets", ", ".join(targets) or "none"), ("Wall time", wall)]
+
+
+def metadata_section(results: Sequence[ReportedCase], info: RunInfo | None) -> str:
+    """`<dl class="meta">` of the run: plain HTML, escaped, readable with JavaScript off."""
+    esc = html.escape
+    items = "".join(f"<dt>{esc(label)}</dt><dd>{esc(clean(value))}</dd>" for label, value in run_metadata(results, info))
+    return f"<dl class=\"meta\" id=\"run\">{items}</dl>\n"
+
+
+def build_html(results: Iterable[ReportedCase], planned: int | None = None, extra: str = "",
+               info: RunInfo | None = None) -> str:
     """The whole page as text: cases that did not pass first, then by eval file and line.
 
-    `extra` is HTML of ours (already escaped) put below the counts: the comparison with a base run."""
-    results = sorted(results, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 1), r.suite, r.line, r.eval_id))
+    `extra` is HTML of ours (already escaped) put below the counts: the comparison with a base run.
+    `info` is the run's metadata (commit, start, version, wall time). The page is built from
+    sections, each a function of the results: the summary sections (`summary_sections`) then the
+    case table, so a new section (costs, statistics) is one more function in that list."""
+    results = sorted(results, key=lambda r: (_VERDICT_ORDER.get(outcome(r), 1), r.suite, r.line, r.eval_id))
     summary = summarise(results, planned)
-    verdict = "INTERRUPTED" if summary.not_run else ("PASSED" if summary.ok else "FAILED")
+    verdict = summary.verdict
     counts = [("passed", summary.passed), ("failed", summary.failed), ("errors", summary.errors)]
+    if summary.quarantined:
+        counts.append(("quarantined", summary.quarantined))
+    if summary.missing_env:
+        counts.append(("not run (environment variables unset)", summary.missing_env))
     if summary.not_run:
         counts.append(("not run (interrupted)", summary.not_run))
     options = [("all", f"all ({summary.total})"), ("not-passed", f"not passed ({summary.failed + summary.errors})"),
                ("fail", f"fail ({summary.failed})"), ("error", f"error ({summary.errors})"),
                ("pass", f"pass ({summary.passed})")]
+    if summary.quarantined:
+        options.append(("quarantined", f"quarantined ({summary.quarantined})"))
+    if summary.missing_env:
+        options.append(("not run", f"not run ({summary.missing_env})"))
     data = script_json({"page": PAGE_ROWS, "rows": [_row(r) for r in results]})
     esc = html.escape
     return "".join([
@@ -239,19 +380,24 @@ def build_html(results: Iterable[ReportedCase], planned: int | None = None, extr
         f"<style>{STYLE}</style>\n</head>\n<body>\n",
         "<h1>agentv-gate report</h1>\n",
         f"<p class=\"totals {verdict}\">{esc(totals(summary))}</p>\n",
-        "<ul class=\"counts\">", *(f"<li>{esc(label)}: <strong>{n}</strong></li>" for label, n in counts), "</ul>\n", extra,
+        "<ul class=\"counts\">", *(f"<li>{esc(label)}: <strong>{n}</strong></li>" for label, n in counts), "</ul>\n",
+        *(section(results, info) for section in SUMMARY_SECTIONS), extra,
         "<noscript><p>The case list needs JavaScript; results.jsonl beside this file holds every case.</p></noscript>\n",
         "<div id=\"controls\" class=\"controls\" hidden>\n",
         "<label>Verdict <select id=\"verdict\">",
         *(f"<option value=\"{value}\">{esc(label)}</option>" for value, label in options), "</select></label>\n",
         "<input id=\"search\" type=\"search\" placeholder=\"Filter: case id, file, target, miss, reasoning, answer\" "
         "aria-label=\"Filter cases\">\n<span id=\"status\" role=\"status\"></span>\n</div>\n",
-        "<table>\n<thead><tr><th>Verdict</th><th>Case</th><th>Eval file</th><th>Target</th><th>Score</th>"
+        "<table class=\"cases\">\n<thead><tr><th>Verdict</th><th>Case</th><th>Eval file</th><th>Target</th><th>Score</th>"
         "<th>Threshold</th><th>Time</th><th>First problem</th></tr></thead>\n<tbody id=\"rows\"></tbody>\n</table>\n",
         "<button id=\"more\" type=\"button\" hidden>Show more</button>\n",
         f"<script type=\"application/json\" id=\"agentv-gate-data\">{data}</script>\n",
         f"<script>{SCRIPT}</script>\n</body>\n</html>\n",
     ])
+
+
+SUMMARY_SECTIONS: list[Callable[[Sequence[ReportedCase], RunInfo | None], str]] = [metadata_section]
+"""The page's sections above the case table, in order; each returns HTML of ours, every value escaped."""
 
 
 def html_path_for(junit: Path, output_dir: Path) -> Path:
@@ -261,12 +407,13 @@ def html_path_for(junit: Path, output_dir: Path) -> Path:
     return junit.with_name(HTML_NAME)
 
 
-def write_html(results: Sequence[ReportedCase], path: Path, planned: int | None = None, extra: str = "") -> Path:
+def write_html(results: Sequence[ReportedCase], path: Path, planned: int | None = None, extra: str = "",
+               info: RunInfo | None = None) -> Path:
     """Write the page atomically; a failure is a `ReportWriteError` naming the file and the reason."""
     try:
         ensure_parent(path)
         with atomic_writer(path) as fh:
-            fh.write(build_html(results, planned, extra))
+            fh.write(build_html(results, planned, extra, info))
     except OSError as exc:
         raise ReportWriteError(f"cannot write HTML report to {path}: {describe_os_error(exc)}") from exc
     return path

@@ -26,7 +26,7 @@ from typing import TextIO
 
 from ..errors import UsageError
 from .github import escape_data
-from .rows import ReportedCase
+from .rows import ReportedCase, outcome
 from .text import inert_log_text, one_line, truncate
 
 HEARTBEAT_SECONDS = 30.0
@@ -77,7 +77,7 @@ def _safe(text: object, limit: int = PROBLEM_CHARS) -> str:
 
 def case_line(result: ReportedCase, first_problem: str) -> str:
     """`FAIL  evals/geo.yaml river  0.000 < 0.800  0.31s  missing 'Seine'`."""
-    verdict = result.verdict.upper()
+    verdict = outcome(result).upper()
     mark = ">=" if result.score >= result.threshold else "<"
     line = (f"{verdict:<5} {_safe(result.suite)} {_safe(result.eval_id)}  "
             f"{result.score:.3f} {mark} {result.threshold:.3f}  {duration_text(result.duration_ms / 1000)}")
@@ -104,6 +104,8 @@ class LiveLog:
         self.clock = clock
         self.total = self.done = self.failed = self.errors = 0
         self.running: dict[CaseKey, float] = {}
+        self._errors_seen: dict[str, str] = {}
+        """Each error line printed so far -> the case that printed it first."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -133,7 +135,13 @@ class LiveLog:
                 self.failed += 1
             if result.verdict == "pass" and self.quiet:
                 return
-            line = case_line(result, self.first_problem(result))
+            problem = self.first_problem(result)
+            if result.verdict == "error" and problem:
+                # Twelve cases stopped by one broken healthcheck say it once, then point back to it.
+                first = self._errors_seen.setdefault(problem, f"{result.suite} {result.eval_id}")
+                if first != f"{result.suite} {result.eval_id}":
+                    problem = f"the same error as {first}"
+            line = case_line(result, problem)
             if result.verdict == "pass" and self.github:
                 self._open_group(result.suite)
             else:

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..execution.stop import NOT_RUN_MISSING_ENV
 from ..models import CaseResult, EvaluatorResult, score_label
+from ..wire import content_to_text
 
 
 class ReportedCase(Protocol):
@@ -51,6 +53,27 @@ class ReportedCase(Protocol):
     def candidate_answer(self) -> str: ...
     @property
     def checks(self) -> Sequence[str]: ...
+    @property
+    def failure_reason_code(self) -> str | None: ...
+    @property
+    def quarantined(self) -> str | None: ...
+
+
+QUARANTINED = "quarantined"
+NOT_RUN = "not run"
+
+
+def outcome(result: ReportedCase) -> str:
+    """What the reports call a case: its verdict, except that a case left out for unset environment
+    variables is `not run` and a quarantined case that did not pass is `quarantined` (neither is a
+    pass, neither is a failure of the gate: `summarise` counts them apart)."""
+    if result.verdict == "pass":
+        return "pass"
+    if result.failure_reason_code == NOT_RUN_MISSING_ENV:
+        return NOT_RUN
+    if result.quarantined:
+        return QUARANTINED
+    return result.verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +91,7 @@ class EvaluatorDetail:
     stderr: str | None = None
     """The tail of a code judge's stderr (kept in its raw request), the first thing to read when a judge misbehaves."""
     depth: int = 0
+    weight: float = 1.0
 
 
 def _details_of(results: Sequence[EvaluatorResult], depth: int = 0) -> list[EvaluatorDetail]:
@@ -78,7 +102,7 @@ def _details_of(results: Sequence[EvaluatorResult], depth: int = 0) -> list[Eval
         # A failed judge's stderr is also one of its misses; said once, under its own label.
         misses = tuple(m for m in r.misses if not (stderr and m == f"stderr: {stderr}"))
         found.append(EvaluatorDetail(r.name, r.type, r.score, r.verdict or score_label(r.score), tuple(r.hits),
-                                     misses, r.reasoning, r.error, stderr or None, depth))
+                                     misses, r.reasoning, r.error, stderr or None, depth, r.weight))
         found += _details_of(r.evaluator_results or [], depth + 1)
     return found
 
@@ -116,6 +140,53 @@ def details_of(result: ReportedCase) -> Sequence[EvaluatorDetail]:
     return ()
 
 
+REVIEW_TEXT_LIMIT = 4000
+"""Each text a review keeps (a message, the answer, a reasoning) is cut past this, marked where cut."""
+
+
+def _cut(text: str) -> str:
+    if len(text) <= REVIEW_TEXT_LIMIT:
+        return text
+    return text[:REVIEW_TEXT_LIMIT] + f"… [{len(text) - REVIEW_TEXT_LIMIT} more characters in results.jsonl]"
+
+
+def _message_texts(messages: Sequence[dict[str, Any]] | None) -> tuple[tuple[str, str], ...]:
+    """(role, text) of each message, its content made text as the judges see it."""
+    found = []
+    for message in messages or ():
+        content = message.get("content")
+        text = content if isinstance(content, str) else content_to_text(content) if content is not None else ""
+        found.append((str(message.get("role", "")), _cut(str(text))))
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseReview:
+    """What a reviewer of report.html reads of one case: what was asked, what was expected, what came
+    back, and how each evaluator scored it. Kept for every case, passed ones too, with texts cut at
+    `REVIEW_TEXT_LIMIT` (results.jsonl has them whole)."""
+
+    input: tuple[tuple[str, str], ...] = ()
+    criteria: str = ""
+    expected_output: tuple[tuple[str, str], ...] = ()
+    answer: str = ""
+    evaluators: tuple[EvaluatorDetail, ...] = ()
+
+    @classmethod
+    def of(cls, result: CaseResult) -> CaseReview:
+        return cls(_message_texts(result.input), _cut(result.criteria or ""), _message_texts(result.expected_output),
+                   _cut(result.candidate_answer or ""), evaluator_details(result))
+
+
+def review_of(result: ReportedCase) -> CaseReview | None:
+    """The review a reported case carries: a `ReportRow` kept one (or not), a `CaseResult` makes one."""
+    if isinstance(result, ReportRow):
+        return result.review
+    if isinstance(result, CaseResult):
+        return CaseReview.of(result)
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ReportRow:
     eval_id: str
@@ -138,16 +209,22 @@ class ReportRow:
     """Rubric checks, one line each; kept only for a case that did not pass, as the answer is."""
     evaluators: tuple[EvaluatorDetail, ...] = ()
     """Per-evaluator detail for `--verbose`; kept only when asked for, since a run holds one row per case."""
+    failure_reason_code: str | None = None
+    quarantined: str | None = None
+    review: CaseReview | None = None
+    """What a reviewer reads in report.html of every case, passed ones too (`ReportRow.of(review=True)`)."""
 
     @classmethod
-    def of(cls, result: CaseResult, evaluators: bool = False) -> ReportRow:
+    def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
         passed = result.verdict == "pass"
         return cls(result.eval_id, sys.intern(result.suite), sys.intern(result.file), result.line,
                    sys.intern(result.target), sys.intern(result.verdict), result.score, result.threshold,
                    result.duration_ms, result.error, result.reasoning, tuple(result.misses),
                    "" if passed else result.candidate_answer,
                    sys.intern(result.dataset) if result.dataset else None, result.case_file,
-                   () if passed else tuple(result.checks), evaluator_details(result) if evaluators else ())
+                   () if passed else tuple(result.checks), evaluator_details(result) if evaluators else (),
+                   result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None)
 
 
-__all__ = ["EvaluatorDetail", "ReportRow", "ReportedCase", "details_of", "evaluator_details"]
+__all__ = ["NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase", "details_of",
+           "evaluator_details", "outcome", "review_of"]

@@ -84,8 +84,8 @@ class TargetConfig:
     source_file: Path | None = None
     source_line: int | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
-    unset_env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Fields written as `${{ VAR }}` whose variable is unset or empty: field -> variable name. A field
+    unset_env: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    """Fields reading a `${{ VAR }}` that is unset or empty: field -> those variables' names. A field
     inside a mapping or list is named by its path (`healthcheck.url`, `env.API_TOKEN`, `command[0]`)."""
 
     def declares(self, key: str) -> bool:
@@ -109,10 +109,10 @@ class TargetConfig:
         where = _where(self.source_file, self.source_line)
         for key in keys:
             if key in self.unset_env:
+                variable = self.unset_env[key][0]
                 raise TargetsConfigError(
                     f"{where}{self.describe()}: {description} is required, but environment variable "
-                    f"'{self.unset_env[key]}' (from {key}: ${{{{ {self.unset_env[key]} }}}}) "
-                    "is not set or empty"
+                    f"'{variable}' (from {key}: ${{{{ {variable} }}}}) is not set or empty"
                 )
         raise TargetsConfigError(
             f"{where}{self.describe()}: {description} is required (set {' or '.join(keys)})"
@@ -180,22 +180,16 @@ def _where(source: Path | None, line: int | None) -> str:
     return f"{source}:{line}: " if line else f"{source}: "
 
 
-def _interpolate(value: str, env: Mapping[str, str], where: str, field_name: str) -> str | None:
-    """Resolve `${{ VAR }}` references. A whole-value reference to an unset variable gives None."""
-    whole = _WHOLE_ENV_REF.match(value)
-    if whole:
-        resolved = env.get(whole.group(1))
-        return resolved if resolved is not None and resolved.strip() != "" else None
+def _interpolate(value: str, env: Mapping[str, str]) -> tuple[str | None, list[str]]:
+    """Resolve `${{ VAR }}` references: (the value, the variables it reads that are unset or empty).
 
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        resolved = env.get(name)
-        if resolved is None or resolved.strip() == "":
-            state = "is not set" if resolved is None else "is empty"
-            raise TargetsConfigError(f"{where}{field_name}: environment variable '{name}' {state}")
-        return resolved
-
-    return _ENV_REF.sub(substitute, value)
+    A value reading an unset variable gives None, whole (`${{ KEY }}`) or embedded
+    (`http://${{ HOST }}:8000`): the caller records every such variable, so the preflight names them
+    all at once rather than stopping at the first."""
+    unset = [name for name in _ENV_REF.findall(value) if (env.get(name) or "").strip() == ""]
+    if unset:
+        return None, list(dict.fromkeys(unset))
+    return _ENV_REF.sub(lambda match: env[match.group(1)], value), []
 
 
 def _env_values(value: Any, env: Mapping[str, str]) -> list[str]:
@@ -317,14 +311,14 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     settings: dict[str, Any] = {}
     secrets: set[str] = declared_secrets(raw, env)
     register_secrets(secrets)  # now: a problem found below may quote a value read from the environment
-    unset_env: dict[str, str] = {}
+    unset_env: dict[str, tuple[str, ...]] = {}
 
     def resolve_value(key: str, value: Any) -> Any:
         if isinstance(value, str):
-            resolved = _interpolate(value, env, f"{label}: ", key)
-            env_var = _env_name(value)
-            if resolved is None and env_var is not None:
-                unset_env[key] = env_var  # nested ones too (`healthcheck.url`, `env.TOKEN`): preflight names them
+            resolved, unset = _interpolate(value, env)
+            if unset:
+                # nested ones too (`healthcheck.url`, `env.TOKEN`): preflight names them
+                unset_env[key] = tuple(unset)
             return resolved
         if isinstance(value, list):
             return [resolve_value(f"{key}[{index}]", v) for index, v in enumerate(value)]

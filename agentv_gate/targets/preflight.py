@@ -9,7 +9,8 @@ check serves `run` (before any case) and `validate` (offline, in well under a se
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -47,6 +48,33 @@ def problem_of(exc: TargetsConfigError, file: Path, line: int | None) -> Problem
     return Problem(file, line or 1, message)
 
 
+_UNSET = re.compile(r"environment variable '([A-Za-z_][A-Za-z0-9_]*)' \(")
+
+
+_KEY_AFTER_TARGET = re.compile(r"target '[^']*': (?:healthcheck: )?([A-Za-z_][\w-]*(?:[.\[][\w\]-]*)*)")
+
+
+def at_key(problem: Problem, key_lines: Mapping[str, int], block_line: int | None) -> Problem:
+    """A problem about one key of a target (`openai target 'judge': base_url must ...`) moved from the
+    target's `- name:` line to that key's line, as eval-file problems point at their key."""
+    if block_line is not None and problem.line != block_line:
+        return problem  # already placed
+    match = _KEY_AFTER_TARGET.search(problem.message)
+    if match is None:
+        return problem
+    key = match.group(1)
+    healthcheck = "healthcheck: " in problem.message[match.start():match.start(1)]
+    candidates = [f"healthcheck.{key}", "healthcheck"] if healthcheck else []
+    candidates += [key, re.split(r"[.\[]", key)[0]]
+    line = next((key_lines[c] for c in candidates if c in key_lines), None)
+    return replace(problem, line=line) if line is not None else problem
+
+
+def unset_variables(problems: Iterable[Problem]) -> list[str]:
+    """The variables the preflight's unset-variable problems name, each once, in order."""
+    return list(dict.fromkeys(m.group(1) for p in problems if (m := _UNSET.search(p.message))))
+
+
 def unknown_target(name: str, targets: TargetsConfig) -> str:
     known = targets.names()
     return (f"no target named '{name}' in {targets.source_file or 'targets.yaml'}{did_you_mean(name, known)} "
@@ -54,9 +82,15 @@ def unknown_target(name: str, targets: TargetsConfig) -> str:
 
 
 def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
-              target_names: Callable[[UsesTargets], list[str]]) -> list[Problem]:
+              target_names: Callable[[UsesTargets], list[str]],
+              missing_env: dict[str, list[Problem]] | None = None) -> list[Problem]:
     """Every problem with the targets and judges `cases` will use (each target of a matrix case),
-    and the keys of targets.yaml."""
+    and the keys of targets.yaml.
+
+    With `missing_env` (a dict to fill), a target that reads unset environment variables is no
+    problem: it is recorded there (target name -> a problem per variable) and its name, judge and
+    references are still checked; only building it, which needs the values, is left out. That is
+    `validate` without `--require-env`, and `run --skip-missing-env`."""
     targets = registry.targets
     file = targets.source_file or Path("targets.yaml")
     problems = list(targets.key_problems)
@@ -77,10 +111,11 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         if name in built:
             return True
         built.add(name)
+        raw = targets.definitions[name]
         try:
             config = registry.config(name)
         except TargetsConfigError as exc:
-            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            problems.append(at_key(problem_of(exc, file, raw.line), raw.key_lines, raw.line))
             return False
         # Every unset `${{ VAR }}` the target reads, nested ones included (`healthcheck.url`, `env.X`,
         # `headers.Y`), and unlike AgentV an unset optional one too: `endpoint: ${{ LOCAL_URL }}` unset
@@ -88,14 +123,17 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         lines = targets.definitions[name].key_lines
         unset = [Problem(file, lines.get(key, config.source_line or 1),
                          f"target '{name}': environment variable '{var}' ({key}: ${{{{ {var} }}}}) "
-                         "is not set or empty") for key, var in config.unset_env.items()]
+                         "is not set or empty") for key, names in config.unset_env.items() for var in names]
+        if unset and missing_env is not None:
+            missing_env[name] = unset
+            return True  # its name and judge are checked; building it needs the values
         if unset:
             problems.extend(unset)
             return False  # building the provider would only restate them less clearly ("url is required")
         try:
             provider = registry.provider(name)
         except TargetsConfigError as exc:
-            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            problems.append(at_key(problem_of(exc, file, raw.line), raw.key_lines, raw.line))
             return False
         base = getattr(provider, "base_url", None)
         if isinstance(base, str) and base.startswith("https://"):

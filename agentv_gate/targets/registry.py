@@ -161,7 +161,11 @@ class ProviderRegistry:
         if target.judge_target:
             if target.judge_target not in self.targets:
                 known = self.targets.names()
-                where = f"{target.source_file}:{target.source_line}: " if target.source_file else ""
+                lines = self.targets.definitions[target_name].key_lines
+                # At the `judge_target:` key (whichever spelling), not the target's `- name:` line.
+                line = next((lines[k] for k in ("judge_target", "grader_target", "judgeTarget") if k in lines),
+                            target.source_line)
+                where = f"{target.source_file}:{line}: " if target.source_file else ""
                 raise TargetsConfigError(
                     f"{where}target '{target_name}': judge_target '{target.judge_target}' is not defined"
                     f"{did_you_mean(target.judge_target, known)} (targets defined: {', '.join(known)})"

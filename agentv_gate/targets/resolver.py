@@ -9,6 +9,7 @@ errors), and wrapping each provider once (the response cache).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -36,29 +37,46 @@ class NamesTarget(Protocol):
 
 
 def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> Path | None:
-    """--targets, else `.agentv/targets.yaml` in the working folder or above an eval file."""
+    """--targets, else `.agentv/targets.yaml` in the working folder or above an eval file.
+
+    A file found inside the working folder is named relative to it, as eval files are, so its
+    problems read `.agentv/targets.yaml:9: ...` and annotate the file in the checkout."""
     if explicit is not None:
         return explicit
     eval_files = {case.source_file for case in cases}
-    for start in [Path.cwd(), *sorted({file.resolve().parent for file in eval_files})]:
+    here = Path.cwd().resolve()
+    for start in [here, *sorted({file.resolve().parent for file in eval_files})]:
         found = find_targets_file(start)
         if found is not None:
-            return found
+            return found.relative_to(here) if found.is_relative_to(here) else found
     return None
 
 
+@dataclass
+class TargetsCheck:
+    """What `validate` found of the targets: the file checked, its problems, and (without
+    `--require-env`) the unset environment variables it did not need, per target."""
+
+    path: Path
+    problems: list[Problem]
+    missing_env: dict[str, list[Problem]] = field(default_factory=dict)
+
+
 def check_targets(explicit: Path | None, cases: Sequence[NamesTarget], allow_unknown_keys: bool = False,
-                  forced_target: str | None = None) -> list[Problem] | None:
+                  forced_target: str | None = None, require_env: bool = True) -> TargetsCheck | None:
     """`validate`'s preflight: the run's checks, as problems, with the targets file found as `run` finds it.
 
-    None when there is no targets file to check against (eval files can be checked before one exists)."""
+    None when there is no targets file to check against. Without `require_env`, a target whose
+    `${{ VAR }}`s are unset is checked for everything but those values (`TargetsCheck.missing_env`)."""
     path = locate_targets_file(explicit, cases)
     if path is None:
         return None
+    missing: dict[str, list[Problem]] | None = None if require_env else {}
     try:
-        return TargetResolver(load_targets(path), forced_target).problems(cases, allow_unknown_keys)
+        problems = TargetResolver(load_targets(path), forced_target).problems(cases, allow_unknown_keys, missing)
     except TargetsConfigError as exc:
-        return [problem_of(exc, path, None)]
+        problems = list(exc.problems) or [problem_of(exc, path, None)]  # type: ignore[arg-type]
+    return TargetsCheck(path, problems, missing or {})
 
 
 class TargetResolver(ProviderRegistry):
@@ -78,14 +96,19 @@ class TargetResolver(ProviderRegistry):
         self._wrapped: dict[str, Provider] = {}
         self.warnings: list[Problem] = []
         """What the preflight check found that does not stop the run, for the command to show."""
+        self.missing_env: dict[str, list[Problem]] = {}
+        """With `skip_missing_env`: each target whose `${{ VAR }}`s are unset -> a problem per variable."""
 
     @classmethod
     def from_options(cls, targets_file: Path | None, forced_target: str | Sequence[str] | None,
                      cases: Sequence[NamesTarget],
-                     wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False) -> TargetResolver:
+                     wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False,
+                     skip_missing_env: bool = False) -> TargetResolver:
         """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
 
-        Plain values, not the CLI's arguments, so an embedder builds one without argparse.
+        Plain values, not the CLI's arguments, so an embedder builds one without argparse. With
+        `skip_missing_env`, targets reading unset variables are no error: they are listed in
+        `missing_env`, and the run leaves the cases that need them out (`missing_env_for`).
         """
         path = locate_targets_file(targets_file, cases)
         if path is None:
@@ -97,7 +120,8 @@ class TargetResolver(ProviderRegistry):
             raise TargetsConfigError(str(exc), problems=exc.problems or [problem_of(exc, path, None)]) from exc
         resolver = cls(targets, forced_target, wrap)
         # TargetsConfigError (a ConfigError) stops the run before any target or judge is called.
-        resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys)
+        resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys,
+                                           skip_missing_env=skip_missing_env)
         return resolver
 
     def target_name(self, case: NamesTarget) -> str:
@@ -117,23 +141,43 @@ class TargetResolver(ProviderRegistry):
             return list(listed)
         return [self.target_name(case)]
 
-    def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
-        """Preflight: every target and judge the cases will call, found and built; targets.yaml's keys."""
+    def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
+                 missing_env: dict[str, list[Problem]] | None = None) -> list[Problem]:
+        """Preflight: every target and judge the cases will call, found and built; targets.yaml's keys.
+        With `missing_env`, targets reading unset variables are recorded there instead (see `preflight`)."""
         for forced in self.forced_targets:
             if forced not in self.targets:
                 known = self.targets.names()
                 raise TargetsConfigError(f"--target: no target named '{forced}'"
                                          f"{did_you_mean(forced, known)} (targets defined: {', '.join(known)})")
-        return allowing_unknown_keys(preflight(self, cases, self.target_names), allow_unknown_keys)  # type: ignore[arg-type]
+        found = preflight(self, cases, self.target_names, missing_env)  # type: ignore[arg-type]
+        return allowing_unknown_keys(found, allow_unknown_keys)
 
-    def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
+    def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
+              skip_missing_env: bool = False) -> list[Problem]:
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
-        problems = self.problems(cases, allow_unknown_keys)
+        problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None)
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
             raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
                                      problems=problems)
         return [p for p in problems if p.severity != "error"]
+
+    def missing_env_for(self, case: NamesTarget, target: str) -> list[Problem]:
+        """The unset variables that keep `case` from running on `target`: the target's own, and those
+        of every judge model its evaluators call there (the target's judge, or one they name)."""
+        if not self.missing_env:
+            return []
+        names = [target]
+        for judge, _file, _line in getattr(case, "judges", ()):
+            if judge is not None:
+                names.append(judge)
+            else:
+                try:
+                    names.append(self.judge_name_for(target) or target)
+                except TargetsConfigError:
+                    continue  # the preflight reported it
+        return [p for name in dict.fromkeys(names) for p in self.missing_env.get(name, [])]
 
     def provider(self, name: str) -> Provider:
         base = super().provider(name)

@@ -216,13 +216,13 @@ def test_a_sidecar_s_problems_are_located_in_the_sidecar_and_its_case_list_is_re
 @pytest.mark.parametrize(
     ("body", "line", "fragment"),
     [
-        ("      - name: x\n        type: nonsense\n", 7, "unknown evaluator type 'nonsense'"),
+        ("      - name: x\n        type: nonsense\n", 8, "unknown evaluator type 'nonsense'"),  # at `type:`
         ("      - type: contains\n        value: a\n", 7, "contains evaluator is missing 'name'"),
         ("      - name: nameless-type\n", 7, "evaluator is missing 'type'"),
         ("      - name: j\n        type: code_judge\n", 7, "code_judge 'j' has no 'script'"),
-        ("      - name: j\n        type: code_judge\n        script: python3 missing.py\n", 7,
+        ("      - name: j\n        type: code_judge\n        script: python3 missing.py\n", 9,  # at `script:`
          "script file 'missing.py' not found"),
-        ("      - name: j\n        type: llm_judge\n        prompt: ./nope.md\n", 7, "prompt file './nope.md' not found"),
+        ("      - name: j\n        type: llm_judge\n        prompt: ./nope.md\n", 9, "prompt file './nope.md' not found"),
     ],
 )
 def test_evaluator_problems_are_located(repo: Path, body: str, line: int, fragment: str) -> None:

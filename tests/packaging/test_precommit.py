@@ -107,8 +107,10 @@ def _status(output: str, hook_name: str) -> str:
 
 
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-EVAL_FILE_HOOKS = [h for h in HOOKS if h["id"] != "agentv-gate-all"]
+EVAL_FILE_HOOKS = [h for h in HOOKS if not h["id"].startswith("agentv-gate-all")]
 ALL_SUITES_HOOK = next(h for h in HOOKS if h["id"] == "agentv-gate-all")
+SYSTEM_HOOKS = {"agentv-gate-system": "agentv-gate", "agentv-gate-all-system": "agentv-gate-all"}
+"""Each hook that runs suites has a variant in the developer's own environment (issue 36)."""
 
 
 def _selects(hook: dict, path: str) -> bool:
@@ -155,19 +157,21 @@ def test_the_all_suites_hook_selects_what_the_suites_depend_on(path: str, select
 
 def test_hook_definitions() -> None:
     by_id = {h["id"]: h for h in HOOKS}
-    assert set(by_id) == {"agentv-gate-validate", "agentv-gate", "agentv-gate-system", "agentv-gate-all"}
+    assert set(by_id) == {"agentv-gate-validate", "agentv-gate", "agentv-gate-system", "agentv-gate-all",
+                          "agentv-gate-all-system"}
     assert by_id["agentv-gate-validate"]["entry"].split()[:2] == ["agentv-gate", "validate"]
     assert by_id["agentv-gate"]["entry"].split()[:2] == ["agentv-gate", "run"]
     assert by_id["agentv-gate-all"]["entry"].split()[:2] == ["agentv-gate", "run"]
     for hook_id in ("agentv-gate", "agentv-gate-all"):
         assert by_id[hook_id]["require_serial"] is True  # one run, one report folder
     for hook in HOOKS:
-        assert hook["language"] == ("system" if hook["id"] == "agentv-gate-system" else "python")
+        assert hook["language"] == ("system" if hook["id"] in SYSTEM_HOOKS else "python")
     # The variant for the developer's own environment is the same run with the agentv-gate on PATH
-    # (tests/packaging/test_user_environment.py runs it).
-    system = by_id["agentv-gate-system"]
-    assert {k: v for k, v in system.items() if k not in ("id", "name", "description", "language")} == \
-        {k: v for k, v in by_id["agentv-gate"].items() if k not in ("id", "name", "description", "language")}
+    # (tests/packaging/test_user_environment.py and test_team_first_day.py run them).
+    same = ("id", "name", "description", "language")
+    for system_id, isolated_id in SYSTEM_HOOKS.items():
+        assert {k: v for k, v in by_id[system_id].items() if k not in same} == \
+            {k: v for k, v in by_id[isolated_id].items() if k not in same}
     for hook in EVAL_FILE_HOOKS:
         assert hook.get("pass_filenames", True) is True  # the touched eval files
     assert ALL_SUITES_HOOK["pass_filenames"] is False  # every suite, whatever file triggered it
@@ -340,3 +344,12 @@ def test_the_all_suites_hook_reruns_the_suites_when_their_dependencies_change(
     code, out = _commit(work, env, "docs")
     assert code == 0 and _status(out, hook) == "Skipped", out
     assert _commit_count(work, env) == 3
+
+    # 5. The agent imports the team's own package, which pre-commit's virtualenv cannot have: the
+    #    hook fails saying so once, and names the hooks that run in the developer's environment.
+    agent.write_text("import support_agent_of_the_team\n" + AGENT)
+    code, out = _commit(work, env, "agent imports its package")
+    assert code == 1 and _status(out, hook) == "Failed", out
+    hints = [line for line in out.splitlines() if "could not import 'support_agent_of_the_team'" in line]
+    assert len(hints) == 1, out
+    assert "pre-commit's own virtualenv" in hints[0] and "`agentv-gate-all-system`" in hints[0], hints[0]

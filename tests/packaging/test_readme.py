@@ -70,16 +70,25 @@ def test_the_cli_target_example_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_the_all_suites_hook_example_extends_the_hooks_default_files() -> None:
-    """The README's `files:` override adds the agent's folder to the hook's own pattern, and drops none of it."""
+    """The README's `files:` overrides add the agent's folder to the hook's own pattern and drop none
+    of it, in the `repo:` form and in the `repo: local` form alike; the local form's hooks run what
+    the published ones run, with the same file filters."""
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    seen = set()
     for parsed in yaml_blocks():
         if not isinstance(parsed, dict) or "repos" not in parsed:
             continue
+        local = parsed["repos"][0]["repo"] == "local"
         for hook in parsed["repos"][0]["hooks"]:
-            if hook["id"] == "agentv-gate-all" and "files" in hook:
-                assert hook["files"] == "^src/agent/|" + hooks["agentv-gate-all"]["files"]
-                return
-    raise AssertionError("README.md shows no `files:` override for agentv-gate-all")
+            if hook["id"].startswith("agentv-gate-all") and "files" in hook:
+                assert hook["files"] == "^src/support_agent/|" + hooks[hook["id"]]["files"]
+                seen.add("local" if local else hook["id"])
+            if local:
+                published = hooks[hook["id"]]
+                assert hook["language"] == "system"
+                assert {k: hook[k] for k in ("entry", "exclude", "pass_filenames", "require_serial") if k in hook} == \
+                    {k: published[k] for k in ("entry", "exclude", "pass_filenames", "require_serial") if k in hook}
+    assert seen == {"local", "agentv-gate-all-system"}, seen
 
 
 def test_the_readme_speaks_to_users_only() -> None:

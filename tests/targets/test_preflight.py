@@ -55,7 +55,12 @@ def test_unset_judge_key_is_found_before_the_agent_is_called(repo: Path) -> None
     err = stopped_before_the_agent(repo)
     assert (".agentv/targets.yaml:9: target 'judge': environment variable 'PREFLIGHT_JUDGE_KEY' "
             "(api_key: ${{ PREFLIGHT_JUDGE_KEY }}) is not set or empty") in err
+    # validate needs no secrets: it names the variable `run` will need, and passes...
     checked = run_cli("validate", "evals", cwd=repo, drop=OWN_VARIABLES)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "note: not set here, needed by `run`: PREFLIGHT_JUDGE_KEY (target(s) judge)" in checked.stderr
+    # ...unless asked to check them
+    checked = run_cli("validate", "evals", "--require-env", cwd=repo, drop=OWN_VARIABLES)
     assert checked.returncode == 1 and "PREFLIGHT_JUDGE_KEY" in checked.stdout
 
 
@@ -87,7 +92,7 @@ def test_missing_judge_target_with_a_suggestion(repo: Path) -> None:
             provider: mock
     """, SUITE)
     err = stopped_before_the_agent(repo)
-    assert ".agentv/targets.yaml:2: target 'default': judge_target 'juge' is not defined (did you mean 'judge'?)" in err
+    assert ".agentv/targets.yaml:5: target 'default': judge_target 'juge' is not defined (did you mean 'judge'?)" in err
 
 
 def test_cli_agent_without_any_judge_is_refused_up_front(repo: Path) -> None:
@@ -169,8 +174,11 @@ def test_validate_takes_a_targets_file_and_says_when_there_is_none(repo: Path) -
             provider: mock
     """, SUITE)
     (repo / ".agentv/targets.yaml").rename(repo / "ci-targets.yaml")
+    # No targets file: `run` would stop (exit 2), so validate does too, saying so (issue 36)
     plain = run_cli("validate", "evals", cwd=repo, drop=OWN_VARIABLES)
-    assert plain.returncode == 0 and "targets not checked" in plain.stderr
+    assert plain.returncode == 2 and "no targets file" in plain.stderr, plain.stderr
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, drop=OWN_VARIABLES)
+    assert ran.returncode == plain.returncode
     checked = run_cli("validate", "evals", "--targets", "ci-targets.yaml", cwd=repo, drop=OWN_VARIABLES)
     assert checked.returncode == 0, checked.stdout + checked.stderr  # a lone target is the default
     (repo / "ci-targets.yaml").write_text("targets:\n  - {name: a, provider: mock}\n  - {name: b, provider: mock}\n")

@@ -23,7 +23,7 @@ def stopped(repo: Path, targets: str, command: str = "run") -> str:
     agent = f"touch {repo / 'agent-ran'} && echo Paris"
     write(repo / ".agentv/targets.yaml", targets.replace("AGENT", agent))
     write(repo / "evals/x.eval.yaml", SUITE)
-    ran = run_cli(command, "evals", *(["--no-cache"] if command == "run" else []), cwd=repo)
+    ran = run_cli(command, "evals", *(["--no-cache"] if command == "run" else ["--require-env"]), cwd=repo)
     assert ran.returncode == (2 if command == "run" else 1), ran.stdout + ran.stderr
     assert not (repo / "agent-ran").exists(), "the agent ran before the configuration error was found"
     return ran.stdout + ran.stderr

@@ -106,10 +106,13 @@ def test_unset_required_variable_names_the_variable() -> None:
     assert message.startswith("t.yaml:11:")
 
 
-def test_embedded_reference_to_unset_variable_is_an_error() -> None:
+def test_embedded_reference_to_unset_variable_is_recorded_with_the_others() -> None:
+    """Resolving notes every unset variable, an embedded one too, so the preflight (which refuses a
+    target with any) names them all at once (issue 36), where resolving used to stop at the first."""
     config = parse_targets(AGENTV_FILE)
-    with pytest.raises(TargetsConfigError, match="environment variable 'VLLM_HOST' is not set"):
-        config.resolve("local", {})
+    target = config.resolve("local", {})
+    assert target.unset_env["base_url"] == ("VLLM_HOST",)
+    assert "base_url" not in target.settings  # never a half-resolved `http://:8000`
 
 
 def test_empty_variable_counts_as_unset() -> None:

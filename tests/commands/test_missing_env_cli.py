@@ -1,0 +1,101 @@
+"""Runs without some targets' secrets (a fork's pull request), issue 36.
+
+`validate` needs no secrets; `run` stops on an unset variable (exit 2, every one named at once);
+`run --skip-missing-env` runs what can run and reports the rest as not run, naming the variable,
+with exit 5: never the exit of a pass, and a failing case still makes it 1.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.files import write
+from tests.helpers.targets import CHAT
+
+OWN = ("MISSING_ENV_T_",)
+
+TARGETS = """\
+targets:
+  - name: default
+    provider: mock
+    response: Paris is the capital of France.
+    judge_target: judge
+  - name: judge
+    provider: openai
+    base_url: http://127.0.0.1:${{ MISSING_ENV_T_PORT }}/v1
+    api_key: ${{ MISSING_ENV_T_KEY }}
+    model: gpt-4o
+"""
+
+SUITE = """\
+tests:
+  - id: deterministic
+    input: What is the capital of France?
+    assertions:
+      - type: contains
+        value: Paris
+  - id: judged
+    input: What is the capital of France?
+    criteria: Names Paris
+"""
+
+
+def _project(repo: Path, suite: str = SUITE) -> None:
+    write(repo / ".agentv/targets.yaml", TARGETS)
+    write(repo / "evals/geo.eval.yaml", suite)
+
+
+def test_validate_needs_no_secret_and_run_names_every_unset_variable_at_once(repo: Path) -> None:
+    _project(repo)
+    checked = run_cli("validate", "evals", cwd=repo, drop=OWN)
+    assert checked.returncode == EXIT_OK, checked.stdout + checked.stderr
+    assert "MISSING_ENV_T_KEY, MISSING_ENV_T_PORT" in checked.stderr
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, drop=OWN)
+    assert ran.returncode == EXIT_USAGE
+    # Both, repo-relative, each at its own key's line (base_url embeds the variable)
+    assert (".agentv/targets.yaml:8: target 'judge': environment variable 'MISSING_ENV_T_PORT' (base_url: "
+            in ran.stderr)
+    assert ".agentv/targets.yaml:9: target 'judge': environment variable 'MISSING_ENV_T_KEY'" in ran.stderr
+    assert str(repo) not in ran.stderr
+
+
+def test_skip_missing_env_runs_what_can_run_and_exits_5(repo: Path, tmp_path: Path) -> None:
+    _project(repo)
+    output = tmp_path / "github-output"
+    ran = run_cli("run", "evals", "--no-cache", "--skip-missing-env", cwd=repo, drop=OWN,
+                  env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output),
+                       "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
+    assert ran.returncode == EXIT_NOT_RUN, ran.stdout + ran.stderr
+    assert "agentv-gate INCOMPLETE: 2 cases: 1 passed, 0 failed, 0 errors, 1 not run (environment variables unset)" \
+        in ran.stdout
+    rows = {row["eval_id"]: row for row in map(json.loads, (repo / ".agentv-gate/results.jsonl").read_text().splitlines())}
+    assert rows["deterministic"]["verdict"] == "pass"
+    assert rows["judged"]["failure_reason_code"] == "missing_env"
+    assert "MISSING_ENV_T_KEY" in rows["judged"]["error"] and "MISSING_ENV_T_PORT" in rows["judged"]["error"]
+    warnings = [line for line in ran.stdout.splitlines() if line.startswith("::warning ")]
+    assert any("judged not run" in line and "MISSING_ENV_T_KEY" in line for line in warnings), ran.stdout
+    assert not any(line.startswith("::error") for line in ran.stdout.splitlines())
+    suite = ET.parse(repo / ".agentv-gate/junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("skipped") == "1" and suite.get("errors") == "0"
+
+
+def test_skip_missing_env_with_a_failing_case_still_fails(repo: Path) -> None:
+    _project(repo, SUITE.replace("value: Paris", "value: Lyon"))
+    ran = run_cli("run", "evals", "--no-cache", "--skip-missing-env", cwd=repo, drop=OWN)
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    assert "1 failed" in ran.stdout and "1 not run (environment variables unset)" in ran.stdout
+
+
+def test_skip_missing_env_with_every_variable_set_runs_everything(repo: Path, fake_llm: FakeLLMServer) -> None:
+    _project(repo)
+    fake_llm.enqueue(CHAT, FakeReply.openai('{"score": 1.0, "hits": ["names Paris"], "misses": [], "reasoning": "ok"}'))
+    port = fake_llm.url.rsplit(":", 1)[1].split("/")[0]
+    ran = run_cli("run", "evals", "--no-cache", "--skip-missing-env", cwd=repo, drop=OWN,
+                  env={"MISSING_ENV_T_PORT": port, "MISSING_ENV_T_KEY": "sk-test-0123456789"})
+    assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
+    assert "2 passed" in ran.stdout
