@@ -23,7 +23,7 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report import Summary
 from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
-from ..report.jsonl import missing_shards
+from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.rows import ReportedCase
 from ._previous import read_previous
 
@@ -94,6 +94,10 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     rows = [row for row in every_row if row.failure_reason_code != NOT_RUN_INTERRUPTED]
     if not rows:
         raise UsageError(empty)
+    # A base run killed outright: the cases it never wrote would read as "new", which never regresses.
+    unfinished = unfinished_runs(every_row)
+    if unfinished:
+        raise UsageError(f"--baseline {path} is incomplete: {unfinished}")
     # One shard's results as the base of more than that shard: the other shards' cases have no row
     # there, so each would be "new" (a warning under --fail-on regression) though it passed on the
     # base branch. An interrupted base's not-run rows still count as present here: those cases are
