@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
+from ..redaction import redact
 from ..report import Summary
 from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
 from ..report.jsonl import missing_shards, unfinished_runs
@@ -137,7 +138,7 @@ class BaselineReport:
     def print_console(self, quiet: bool) -> None:
         shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
                                                                   "removed")
-        print("\n".join(console_lines(self.comparison, shown) + [f"agentv-gate: {self.gate_line}"]))
+        print(redact("\n".join(console_lines(self.comparison, shown) + [f"agentv-gate: {self.gate_line}"])))
 
 
 def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
