@@ -46,6 +46,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_exponential_jitter
 
+from ..defaults import MAX_DURATION_MS
 from ..errors import ProviderError
 from ..redaction import redact
 from .limiter import RateLimiter, RateLimitWait, Ticket, parse_retry_after, used_tokens
@@ -102,7 +103,7 @@ class RetryPolicy:
                     raw = settings[key]
                     try:
                         value = float(raw)
-                    except (TypeError, ValueError):
+                    except (TypeError, ValueError, OverflowError):
                         raise ValueError(f"{key} must be a number, got {raw!r}") from None
                     if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
                         raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
@@ -126,6 +127,8 @@ class RetryPolicy:
             ),
         ):
             value = number(*keys)
+            if value is not None and attr != "backoff_factor" and value * (1000 * scale) > MAX_DURATION_MS:
+                raise ValueError(f"{keys[0]} {value:g} is longer than any run waits (at most {MAX_DURATION_MS} ms)")
             if value is not None:
                 changes[attr] = value * scale
         cap = settings.get("max_response_bytes", settings.get("maxResponseBytes"))
