@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -72,6 +73,8 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
     # digest only runs a case again).
     dumped = case.model_dump(exclude=set(WHERE_KEYS))
+    if _holds_long_text(case):
+        dumped = _long_texts_hashed(dumped)
     judges = [_file_digest(path) for path in _judge_files(case.evaluators)]
     try:
         text = json.dumps([dumped, judges], sort_keys=True, default=str)
@@ -80,6 +83,41 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     if root is not None:
         text = text.replace(root, "<root>")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+LONG_TEXT = 64 * 1024
+"""A string longer than this enters a digest as the hash of its text, hashed a slice at a time."""
+
+
+def _holds_long_text(case: EvalCase) -> bool:
+    """Whether a text of the case (its question, expected outcome, reference answer or a message's
+    content, where long texts are written) is longer than `LONG_TEXT`: only such a case is walked
+    by `_long_texts_hashed`, which would cost every ordinary case more than its whole digest."""
+    texts = [case.question, case.expected_outcome, case.reference_answer]
+    texts += [m.content for m in (*case.input_messages, *case.expected_messages)]
+    return any(len(text) > LONG_TEXT if isinstance(text, str) else _long_texts_hashed(text) != text
+               for text in texts)
+
+
+def _long_texts_hashed(value: Any) -> Any:
+    """`value` with each string longer than `LONG_TEXT` replaced by `sha256:<hash of its UTF-8>`.
+
+    A case whose input is one 50 MB string was escaped into a 50 MB JSON text, copied by the root
+    replacement and encoded again: four copies of it alive at once (validate's peak memory nearly
+    doubled) and seconds of escaping. Hashing it in 1 MB slices keeps one slice extra at a time;
+    the digest still changes with any character of the text."""
+    if isinstance(value, str):
+        if len(value) <= LONG_TEXT:
+            return value
+        digest = hashlib.sha256()
+        for start in range(0, len(value), 1 << 20):
+            digest.update(value[start:start + (1 << 20)].encode("utf-8", "surrogatepass"))
+        return f"sha256:{digest.hexdigest()}"
+    if isinstance(value, dict):
+        return {key: _long_texts_hashed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_long_texts_hashed(item) for item in value]
+    return value
 
 
 def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
