@@ -44,7 +44,7 @@ def _tell_github(problems: list[Problem], failed: bool, files: int, cases: int) 
 
 def execute(args: argparse.Namespace) -> int:
     paths = eval_paths(args)
-    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
+    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys, digests=False)
     unchecked = ""
     if plan.refs:
         target_problems = check_targets(args.targets, plan.refs, args.allow_unknown_keys)

@@ -215,11 +215,13 @@ class SuitePlan(FoundProblems):
 
 
 def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False,
-               allow_unknown_keys: bool = False) -> SuitePlan:
+               allow_unknown_keys: bool = False, digests: bool = True) -> SuitePlan:
     """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case.
 
     `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run).
-    A case file a suite loads runs with that suite only (`includes.suites_only`)."""
+    A case file a suite loads runs with that suite only (`includes.suites_only`). `digests=False`
+    leaves each ref's `digest` empty, for a caller that runs nothing (`validate`): dumping and
+    hashing every case was a quarter of validating a long suite."""
     files, problems = discover_eval_files(paths)
     named = {path for path in paths if path.is_file()}
     files = suites_only(files, named | {path.with_suffix(".jsonl") for path in named}, repo_root, allow_outside_root)
@@ -239,7 +241,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
-                                     tuple(case.cost_limits), case_digest(case, root), case.threshold))
+                                     tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold))
     configs = (nearest_config(file, root) for file, root in zip(plan.files, roots, strict=True))
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
