@@ -34,7 +34,8 @@ if pid == 0:
     os.execv(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as out:
-    json.dump({"wall": time.perf_counter() - started, "status": status, "maxrss_kb": usage.ru_maxrss}, out)
+    json.dump({"wall": time.perf_counter() - started, "status": status, "maxrss_kb": usage.ru_maxrss,
+               "cpu": usage.ru_utime + usage.ru_stime}, out)
 """
 """A child's ru_maxrss counts the image it was forked from, so the gate is forked from this small one."""
 
@@ -65,14 +66,17 @@ def write_many_cases(folder: Path, cases: int) -> Path:
     return path
 
 
-def validate(folder: Path, path: Path) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MB, exit code) of one `agentv-gate validate PATH`."""
+def validate(folder: Path, path: Path) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS MB, exit code) of one `agentv-gate validate PATH`.
+
+    CPU (user + system) hardly moves when other processes share the machine; wall time does."""
     report = folder / "validate.rusage.json"
     with open(folder / "validate.log", "w") as log:
         subprocess.run([sys.executable, "-c", LAUNCHER, str(report), GATE, "validate", str(path)], cwd=folder,
                        stdout=log, stderr=subprocess.STDOUT, check=True)
     measured = json.loads(report.read_text())
-    return measured["wall"], measured["maxrss_kb"] / 1024, os.waitstatus_to_exitcode(measured["status"])
+    return (measured["wall"], measured["cpu"], measured["maxrss_kb"] / 1024,
+            os.waitstatus_to_exitcode(measured["status"]))
 
 
 def main() -> None:
@@ -95,15 +99,15 @@ def main() -> None:
                 continue
             path = make()
             runs = [validate(folder, path) for _ in range(args.repeat)]
-            wall, rss, code = min(runs)
+            wall, cpu, rss, code = min(runs)
             if code != 0:
                 raise SystemExit(f"validate {name} exited {code}:\n{(folder / 'validate.log').read_text()[-2000:]}")
             size = path.stat().st_size / 1024 / 1024
             was_s, was_mb = BEFORE[name]
-            figures[name] = {"file_mb": round(size, 1), "wall_s": round(wall, 2), "peak_rss_mb": round(rss),
-                             "before_s": was_s, "before_mb": was_mb}
-            print(f"{name:11} {size:7.1f} MB file   validate {wall:7.2f} s   peak RSS {rss:5.0f} MB   "
-                  f"(before: {was_s:g} s, {was_mb} MB)", flush=True)
+            figures[name] = {"file_mb": round(size, 1), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                             "peak_rss_mb": round(rss), "before_s": was_s, "before_mb": was_mb}
+            print(f"{name:11} {size:7.1f} MB file   validate {wall:7.2f} s wall, {cpu:7.2f} s CPU   peak RSS "
+                  f"{rss:5.0f} MB   (before: {was_s:g} s, {was_mb} MB)", flush=True)
             path.unlink()
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
