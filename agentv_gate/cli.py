@@ -288,6 +288,9 @@ def entry() -> None:
     walks them again, and the interpreter's shutdown walked them all once more: about 80 ms at the end
     of a 200-case LLM-judged run, in a tool whose users wait for its exit. Only for the process
     entry: a program calling `main` in-process keeps its own collector as it was."""
+    from .transport.reaper import claim_every_child  # every child of this process is the run's
+
+    claim_every_child()
     sys.exit(main(freeze_imports=True))
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
+from ..redaction import redact
 from ..report import Summary
 from ..report.baseline import (
     CaseChange,
@@ -31,7 +32,7 @@ from ..report.baseline import (
     comparison_markdown,
     console_lines,
 )
-from ..report.jsonl import missing_shards
+from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.rows import NOT_RUN, ReportedCase, outcome
 from ._previous import read_previous
 
@@ -112,6 +113,10 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     rows = [row for row in every_row if row.failure_reason_code != NOT_RUN_INTERRUPTED]
     if not rows:
         raise UsageError(empty)
+    # A base run killed outright: the cases it never wrote would read as "new", which never regresses.
+    unfinished = unfinished_runs(every_row)
+    if unfinished:
+        raise UsageError(f"--baseline {path} is incomplete: {unfinished}")
     # One shard's results as the base of more than that shard: the other shards' cases have no row
     # there, so each would be "new" (a warning under --fail-on regression) though it passed on the
     # base branch. An interrupted base's not-run rows still count as present here: those cases are
@@ -151,7 +156,7 @@ class BaselineReport:
     def print_console(self, quiet: bool) -> None:
         shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
                                                                   "removed")
-        print("\n".join(console_lines(self.comparison, shown) + [f"agentv-gate: {self.gate_line}"]))
+        print(redact("\n".join(console_lines(self.comparison, shown) + [f"agentv-gate: {self.gate_line}"])))
 
 
 def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,

@@ -20,7 +20,7 @@ def eval_paths(args: argparse.Namespace) -> list[Path]:
         raise UsageError(f"--repo-root {args.repo_root} is not a folder (the repository root; "
                          "default: the nearest folder above the eval files with .git)")
     paths = default_eval_paths(args.paths)
-    note = load_run_dotenv(paths, args.repo_root)
+    note = load_run_dotenv(paths, args.repo_root, getattr(args, "allow_outside_root", False))
     if note and not args.quiet:
         print(inert_lines(f"agentv-gate: {one_line(note)}"), file=sys.stderr)  # it names a path of the repository
     return paths

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import NoCasesError, UsageError
 from ..loader import CaseRef, filter_refs
 from ..models import DEFAULT_THRESHOLD, CaseResult
+from ..redaction import redact
 from ..report.paths import display_path
 from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
@@ -78,8 +79,9 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     present = {(ref.suite, ref.id) for ref in refs}
     for suite, eval_id in sorted(rerun.again - present):
         # The id and suite come from PREV, written from a pull request's eval files: one line, inert.
-        print(inert_log_text(f"agentv-gate: warning: case '{one_line(eval_id)}' of {one_line(suite)} is in "
-                             f"{rerun.previous} but no longer in the eval files; its old row is kept"), file=sys.stderr)
+        print(inert_log_text(redact(f"agentv-gate: warning: case '{one_line(eval_id)}' of {one_line(suite)} is in "
+                                    f"{rerun.previous} but no longer in the eval files; its old row is kept")),
+              file=sys.stderr)
     # A case PREV has no row for never ran (PREV is of an interrupted run, or older than the case):
     # it runs now, or the rerun's reports would leave it out and could pass without it.
     had = {(row.suite, row.eval_id) for row in rerun.rows}
@@ -125,6 +127,8 @@ def rerun_partial_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun
 def list_cases(refs: Sequence[CaseRef]) -> None:
     """`--list`: one line per case the run would execute (file:line, then the test id); runs nothing."""
     for ref in refs:
-        # The file name and id are the repository's text: one line per case, inert in a CI log.
-        print(inert_log_text(f"{one_line(display_path(str(ref.source_file)))}:{ref.source_line}\t{one_line(ref.id)}"))
+        # The file name and id are the repository's text: one line per case, inert in a CI log; an
+        # id may read a secret-named `${{ VAR }}`, hidden here as in every report.
+        line = f"{one_line(display_path(str(ref.source_file)))}:{ref.source_line}\t{one_line(ref.id)}"
+        print(inert_log_text(redact(line)))
     print(f"agentv-gate: {len(refs)} case(s) would run", file=sys.stderr)

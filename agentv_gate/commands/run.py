@@ -17,6 +17,7 @@ import uuid
 from types import FrameType
 from typing import Any
 
+from ..defaults import MAX_DURATION_MS
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
@@ -76,8 +77,9 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--threshold {args.threshold} is not in 0..1")
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
         raise UsageError(f"--workers {args.workers} is not in 1..{MAX_WORKERS}")
-    if args.judge_timeout is not None and not 0 < args.judge_timeout < float("inf"):
-        raise UsageError(f"--judge-timeout {args.judge_timeout} is not a finite number of seconds > 0")
+    if args.judge_timeout is not None and not 0 < args.judge_timeout <= MAX_DURATION_MS / 1000:
+        raise UsageError(f"--judge-timeout {args.judge_timeout} is not a number of seconds > 0 and at most "
+                         f"{MAX_DURATION_MS / 1000:.3f}")
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
     forkserver = forkserver_env_problem(os.environ)

@@ -6,7 +6,7 @@ bill, so it gets neither the provider nor its key: for each run of the judge scr
 started on 127.0.0.1 (a random free port) with a fresh random bearer token, and the script finds
 both in `AGENTV_TARGET_PROXY_URL` / `AGENTV_TARGET_PROXY_TOKEN`. Each call goes through the judge
 provider as an `llm_judge` call does: the same retry policy, the same response cache (the provider
-handed in is the cache-wrapped one), secrets scrubbed from any error it quotes. At most
+handed in is the cache-wrapped one), secrets scrubbed from every reply, answers and errors alike. At most
 `max_calls` model calls per judge run (so per case); the next gets 429. The server stops when
 the script is done, so a token is worthless afterwards.
 
@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
+from ..redaction import redact_tree
 from ..targets.base import Provider, ProviderRequest
 from ..targets.cache import cache_bypassed
 
@@ -171,7 +172,9 @@ class TargetProxy:
             status, reply = 200, self._route(handler)
         except _Refusal as refusal:
             status, reply = refusal.status, {"error": refusal.message}
-        data = json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8")
+        # Every reply, a model's answer as much as an error quoting one: the judge script is the
+        # code under review, and a model may echo the key it was sent.
+        data = json.dumps(redact_tree(reply), ensure_ascii=False, default=str).encode("utf-8")
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")

@@ -91,9 +91,14 @@ def parse_dotenv(text: str) -> dict[str, str]:
     return values
 
 
-def find_dotenv(first_eval_file: Path, repo_root: Path) -> Path | None:
+def find_dotenv(first_eval_file: Path, repo_root: Path, allow_outside_root: bool = False) -> Path | None:
     """The `.env` AgentV loads: the nearest one from the first eval file's folder up to the
-    repository root, then the root, then the working folder."""
+    repository root, then the root, then the working folder.
+
+    One found inside the repository that resolves outside it (a committed symlink) is refused, as
+    every other reference of an eval file is, unless `allow_outside_root`: its values would reach
+    prompts and results. A working folder outside the repository was chosen on the command line,
+    so its `.env` is read as AgentV reads it."""
     start = first_eval_file.resolve().parent
     root = repo_root.resolve()
     folders = [start]
@@ -103,6 +108,11 @@ def find_dotenv(first_eval_file: Path, repo_root: Path) -> Path | None:
     for folder in dict.fromkeys(folders):
         candidate = folder / ".env"
         if candidate.is_file():
+            real = candidate.resolve()
+            inside = folder == root or root in folder.parents
+            if inside and not allow_outside_root and real != root and root not in real.parents:
+                raise ConfigError(f"{candidate}: this .env resolves outside the repository root ({real}); "
+                                  "expected a file inside it (or run with --allow-outside-root)")
             return candidate
     return None
 
@@ -127,13 +137,13 @@ def load_dotenv(path: Path, environ: dict[str, str] | os._Environ[str] | None = 
     return added
 
 
-def load_run_dotenv(paths: list[Path], repo_root: Path | None) -> str | None:
+def load_run_dotenv(paths: list[Path], repo_root: Path | None, allow_outside_root: bool = False) -> str | None:
     """Before a run (or `validate`) reads its suites, the `.env` found for its first eval file is
     loaded; what it set, as a line for the user, or None when it set nothing."""
     files, _ = discover_eval_files(paths)
     if not files:
         return None
-    found = find_dotenv(files[0], repo_root or find_repo_root(files[0].parent))
+    found = find_dotenv(files[0], repo_root or find_repo_root(files[0].parent), allow_outside_root)
     names = load_dotenv(found) if found is not None else []
     return f"{len(names)} variable(s) set from {found}" if names else None
 

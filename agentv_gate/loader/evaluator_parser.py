@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import models
+from ..defaults import MAX_DURATION_MS
 from ..errors import EvalFileError
 from ..javascript import compile_js_regex, is_finite_number
 from ..keys import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
@@ -280,6 +281,9 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
                                     or not math.isfinite(seconds) or seconds <= 0):
             raise EvalFileError(line, f"{label}: {key} {seconds!r} is not a finite number > 0",
                                 "a number of seconds such as 30")
+        if seconds is not None and seconds > MAX_DURATION_MS / 1000:
+            raise EvalFileError(line, f"{label}: {key} {seconds!r} is longer than any run waits",
+                                f"at most {MAX_DURATION_MS / 1000:.3f} seconds")
     if isinstance(config, RegexConfig):
         try:
             compile_js_regex(config.value, config.flags)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..defaults import MAX_DURATION_MS
 from ..errors import EvalFileError
 from ..models import (
     HOOK_NAMES,
@@ -186,6 +187,9 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
         raise EvalFileError(key_line(raw, "timeout_ms", line), f"hook '{name}': timeout_ms {timeout!r} is not a "
                             "whole number of milliseconds > 0", "timeout_ms: 60000")
+    if timeout > MAX_DURATION_MS:
+        raise EvalFileError(key_line(raw, "timeout_ms", line), f"hook '{name}': timeout_ms {timeout} is longer "
+                            "than any run waits", f"at most {MAX_DURATION_MS}")
     return HookConfig(name=name, argv=argv, timeout_ms=timeout, cwd=cwd, source_file=file, source_line=line)
 
 

@@ -76,11 +76,15 @@ def _may_name_a_tests_file(text: str) -> bool:
         rest = ""
     if rest:
         return not rest.startswith("[")
-    for line in text[match.end():].splitlines():
-        stripped = line.strip()
+    for line in _NEXT_LINES.finditer(text, match.end()):  # line by line: never a copy of the rest of the file
+        stripped = line.group().strip()
         if stripped and not stripped.startswith("#"):
             return not stripped.startswith("- ") and stripped != "-"
     return True
+
+
+_NEXT_LINES = re.compile("[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*")
+"""A line as `str.splitlines` ends it."""
 
 
 def suites_only(files: list[Path], named: set[Path], repo_root: Path | None = None,

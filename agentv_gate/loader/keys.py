@@ -168,6 +168,9 @@ def one_of_problems(raw: Any, where: str, file: Path, *, test: bool) -> list[Pro
     read by agentv-gate and not by AgentV), so each is refused where it is written."""
     if not isinstance(raw, dict):
         return []
+    present = _ONE_OF_KEYS.intersection(raw)  # iterating the keys: no declared-key lookup per name
+    if not any(len(present.intersection(group)) > 1 for group in (_ONE_OF_GROUPS if test else _ONE_OF_GROUPS[-1:])):
+        return []  # no field written twice, at most one list of evaluators: the common case, decided at once
     problems: list[Problem] = []
     for names in ONE_SPELLING if test else ():
         written = [name for name in names if name in raw]
@@ -190,6 +193,13 @@ def one_of_problems(raw: Any, where: str, file: Path, *, test: bool) -> list[Pro
                                     f"'{single}' in {where} is never read: a single evaluator is read only without a "
                                     f"list, and '{first}' (line {at}) is one", f"'{first}' alone"))
     return problems
+
+
+_ONE_OF_GROUPS = (*(frozenset(names) for names in ONE_SPELLING),
+                  frozenset({*(path.split(".")[0] for path in EVALUATOR_LISTS), "evaluator", "grader"}))
+"""The top-level keys of which two written together may make a problem of `one_of_problems`: each
+spelling group, and the evaluator lists with the single evaluator (the last group)."""
+_ONE_OF_KEYS = frozenset().union(*_ONE_OF_GROUPS)
 
 
 def _passes_as_config(known: Collection[str]) -> Callable[[str], bool]:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -72,6 +73,8 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
     # digest only runs a case again).
     dumped = case.model_dump(exclude=set(WHERE_KEYS))
+    if _holds_long_text(case):
+        dumped = _long_texts_hashed(dumped)
     judges = [_file_digest(path) for path in _judge_files(case.evaluators)]
     try:
         text = json.dumps([dumped, judges], sort_keys=True, default=str)
@@ -80,6 +83,41 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     if root is not None:
         text = text.replace(root, "<root>")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+LONG_TEXT = 64 * 1024
+"""A string longer than this enters a digest as the hash of its text, hashed a slice at a time."""
+
+
+def _holds_long_text(case: EvalCase) -> bool:
+    """Whether a text of the case (its question, expected outcome, reference answer or a message's
+    content, where long texts are written) is longer than `LONG_TEXT`: only such a case is walked
+    by `_long_texts_hashed`, which would cost every ordinary case more than its whole digest."""
+    texts = [case.question, case.expected_outcome, case.reference_answer]
+    texts += [m.content for m in (*case.input_messages, *case.expected_messages)]
+    return any(len(text) > LONG_TEXT if isinstance(text, str) else _long_texts_hashed(text) != text
+               for text in texts)
+
+
+def _long_texts_hashed(value: Any) -> Any:
+    """`value` with each string longer than `LONG_TEXT` replaced by `sha256:<hash of its UTF-8>`.
+
+    A case whose input is one 50 MB string was escaped into a 50 MB JSON text, copied by the root
+    replacement and encoded again: four copies of it alive at once (validate's peak memory nearly
+    doubled) and seconds of escaping. Hashing it in 1 MB slices keeps one slice extra at a time;
+    the digest still changes with any character of the text."""
+    if isinstance(value, str):
+        if len(value) <= LONG_TEXT:
+            return value
+        digest = hashlib.sha256()
+        for start in range(0, len(value), 1 << 20):
+            digest.update(value[start:start + (1 << 20)].encode("utf-8", "surrogatepass"))
+        return f"sha256:{digest.hexdigest()}"
+    if isinstance(value, dict):
+        return {key: _long_texts_hashed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_long_texts_hashed(item) for item in value]
+    return value
 
 
 def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
@@ -177,11 +215,13 @@ class SuitePlan(FoundProblems):
 
 
 def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False,
-               allow_unknown_keys: bool = False) -> SuitePlan:
+               allow_unknown_keys: bool = False, digests: bool = True) -> SuitePlan:
     """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case.
 
     `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run).
-    A case file a suite loads runs with that suite only (`includes.suites_only`)."""
+    A case file a suite loads runs with that suite only (`includes.suites_only`). `digests=False`
+    leaves each ref's `digest` empty, for a caller that runs nothing (`validate`): dumping and
+    hashing every case was a quarter of validating a long suite."""
     files, problems = discover_eval_files(paths)
     named = {path for path in paths if path.is_file()}
     files = suites_only(files, named | {path.with_suffix(".jsonl") for path in named}, repo_root, allow_outside_root)
@@ -201,7 +241,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
-                                     tuple(case.cost_limits), case_digest(case, root), case.threshold))
+                                     tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold))
     configs = (nearest_config(file, root) for file, root in zip(plan.files, roots, strict=True))
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)

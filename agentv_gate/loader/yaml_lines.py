@@ -158,6 +158,25 @@ def _with_lines(value: Any, line: int) -> Any:
     return value
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when a key is written twice: JSON keeps the last, which would drop
+    the first quietly (a case's `assertions` gone), where YAML refuses the same mapping."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
+
+
 def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
     """(line, value) for each non-blank line, one at a time; a malformed line is yielded as the
     `EvalFileError` saying so, in place of its value, so the rows after it still load.
@@ -174,7 +193,10 @@ def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
                                                 "refuses the file", "one JSON object per line, no comment lines")
             continue
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:
+            yield number, EvalFileError(number, f"duplicate key {exc.key!r}", "each key once per object")
+            continue
         except json.JSONDecodeError as exc:
             yield number, EvalFileError(number, f"malformed JSON: {exc.msg} at column {exc.colno}", "one JSON object per line")
             continue

@@ -9,6 +9,7 @@ mid-write, and says so instead of failing.
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import math
 import os
@@ -24,6 +25,11 @@ from ..errors import ReportWriteError, ResultsReadError
 from ..files import refuse_escaping_symlink
 from ..models import CaseResult
 from ..problems import Problem
+
+MAX_ROW_BYTES = 256 * 1024 * 1024
+"""The longest results row read back. A row holds an answer (8 MiB by default, `max_response_bytes`)
+and the judges' requests quoting it; a line past this is no row we wrote (`/dev/zero`, a binary
+file), and reading it whole would exhaust memory before any check could say so."""
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -116,11 +122,12 @@ class ReadResults(NamedTuple):
 def read_results(paths: Iterable[Path | str]) -> ReadResults:
     """Every row of every file, in order. Unpacks as `results, problems = read_results(paths)`.
 
-    A last line that is not valid JSON is what an interrupted writer leaves behind, so it is skipped
-    and reported in `problems`. A bad line anywhere else means the file is corrupt, and silently
-    dropping a (possibly failing) case would let a merged gate pass wrongly, so that raises
+    A last line with no newline that is not valid JSON is what an interrupted writer leaves behind,
+    so it is skipped and reported in `problems`. Any other bad line means the file is damaged, and
+    silently dropping a (possibly failing) case would let a gate pass wrongly, so that raises
     `ResultsReadError` with the file and line. So do a score or threshold that is not a finite
-    number and a case that appears twice (counting it twice would skew the verdict).
+    number, a score outside 0..1, a case that appears twice (counting it twice would skew the
+    verdict), and a line longer than `MAX_ROW_BYTES`.
 
     No row's `verdict` is trusted: a row with an error is an error, else it passes exactly when its
     score meets its threshold, as the run that wrote it decided. Files are read line by line.
@@ -136,6 +143,8 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
                 value = getattr(result, name)
                 if not math.isfinite(value):
                     raise _bad_row(path, line_no, f"{name} {value} is not a finite number")
+            if not 0 <= result.score <= 1:  # no evaluator scores outside 0..1, so no run wrote it
+                raise _bad_row(path, line_no, f"score {result.score} is not in 0..1")
             key = (result.suite, result.eval_id, result.target)
             if key in seen:
                 raise _bad_row(path, line_no, f"duplicate result for case '{result.eval_id}' of {result.suite} "
@@ -172,13 +181,32 @@ def missing_shards(results: list[CaseResult]) -> str | None:
     """
     expected = max((r.shard_total for r in results if r.shard_total), default=0)
     present = {(r.suite, r.eval_id, r.target) for r in results}
-    if len(present) >= expected:
-        return None
     labels = {r.shard for r in results if r.shard}
-    count = next((int(label.split("/")[1]) for label in labels if label.split("/")[-1].isdigit()), 0)
+    count = max((int(label.split("/")[1]) for label in labels if _well_formed(label)), default=0)
+    # Recomputed from the rows, so a `shard_total` lowered by hand cannot hide a shard that sent
+    # nothing: `--shard` deals cases out round-robin, so shard K holds a case whenever the run has
+    # at least K cases, and a shard holding M cases shows the run has (M - 1) * N + K at least.
+    # (A shard beyond the case count has none and writes no row; it is not missing.)
+    cases_of: dict[str, set[tuple[str, str]]] = {}
+    for r in results:
+        if r.shard:
+            cases_of.setdefault(r.shard, set()).add((r.suite, r.eval_id))
+    least = max([len({(r.suite, r.eval_id) for r in results})]
+                + [(len(cases) - 1) * count + int(label.split("/")[0]) for label, cases in cases_of.items()
+                   if _well_formed(label) and label.endswith(f"/{count}")])
     absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
+    if len(present) >= expected and not any(int(label.split("/")[0]) <= least for label in absent):
+        return None
     where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""
+    if len(present) >= expected:
+        return f"no results at all from shard(s) {', '.join(absent)}, though the rows show it holds cases"
     return f"{expected - len(present)} of {expected} case(s) have no result{where}"
+
+
+def _well_formed(label: str) -> bool:
+    """`K/N` with 1 <= K <= N: a label `--shard` writes."""
+    parts = label.split("/")
+    return len(parts) == 2 and all(p.isdigit() for p in parts) and 1 <= int(parts[0]) <= int(parts[1])
 
 
 def _bad_row(path: Path, line_no: int, message: str) -> ResultsReadError:
@@ -186,37 +214,47 @@ def _bad_row(path: Path, line_no: int, message: str) -> ResultsReadError:
     return ResultsReadError(f"{path}:{line_no}: {message}", problems=[Problem(path, line_no, message)])
 
 
+def _lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, ended by a newline) of each line, none read past `MAX_ROW_BYTES`."""
+    for line_no in itertools.count(1):
+        raw = handle.readline(MAX_ROW_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_ROW_BYTES:
+            raise _bad_row(path, line_no, f"not a results file (line over {MAX_ROW_BYTES} bytes)")
+        yield line_no, raw.decode("utf-8", errors="replace"), raw.endswith(b"\n")
+
+
 def _iter_file(path: Path, problems: list[str]) -> Iterator[tuple[int, CaseResult]]:
     """(line number, result) for each row of one file, read a line at a time.
 
-    A line that is not JSON is held back until the next non-blank line shows it was not the last.
+    Only a last line with no newline is what a writer cut off mid-row leaves (every row is written
+    with its newline in one write), so it is skipped and said; an unreadable line that has its
+    newline is damage, located.
     """
     try:
-        handle = open(path, encoding="utf-8", errors="replace", newline="\n")
+        handle = open(path, "rb")
     except OSError as exc:
         raise ResultsReadError(f"cannot read results from {path}: {describe_os_error(exc)}") from exc
-    broken: tuple[int, str, str] | None = None  # line number, length, reason of an unparsable line
     with handle:
         try:
-            for line_no, line in enumerate(handle, start=1):
+            for line_no, line, ended in _lines(handle, path):
                 if not line.strip():
                     continue
-                if broken is not None:
-                    raise _bad_row(path, broken[0], f"not a JSON results row ({broken[2]})")
                 try:
                     row = json.loads(line)
                 except RecursionError:
                     raise _bad_row(path, line_no, "not a JSON results row (nested too deeply)") from None
                 except ValueError as exc:  # JSONDecodeError, or an integer past 4300 digits
                     reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
-                    broken = (line_no, str(len(line.rstrip("\n"))), reason)
-                    continue
+                    if ended:
+                        raise _bad_row(path, line_no, f"not a JSON results row ({reason})") from None
+                    problems.append(f"{path}:{line_no}: skipped a truncated last line "
+                                    f"({len(line)} characters, {reason.lower()}); the rest was read")
+                    return
                 yield line_no, _case_result(path, line_no, row)
         except OSError as exc:
             raise ResultsReadError(f"cannot read results from {path}: {describe_os_error(exc)}") from exc
-    if broken is not None:
-        problems.append(f"{path}:{broken[0]}: skipped a truncated last line "
-                        f"({broken[1]} characters, {broken[2].lower()}); the rest was read")
 
 
 def _case_result(path: Path, line_no: int, row: Any) -> CaseResult:

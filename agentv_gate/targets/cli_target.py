@@ -43,6 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..defaults import MAX_DURATION_MS
 from ..errors import ProviderError, TargetsConfigError
 from ..javascript import js_trim
 from ..models import Message, TargetResponse
@@ -91,9 +92,10 @@ def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path) -> 
 
 
 def _seconds(target: TargetConfig, value: Any, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_DURATION_MS / 1000:
         raise TargetsConfigError(
-            f"{target.describe()}: {key} must be a positive number of seconds, got {value!r}"
+            f"{target.describe()}: {key} must be a positive number of seconds, at most "
+            f"{MAX_DURATION_MS / 1000:.3f}, got {value!r}"
         )
     return float(value)
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..defaults import DEFAULT_MAX_RESPONSE_BYTES, MAX_DURATION_MS
 from ..errors import TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
 from ..problems import Problem
@@ -574,7 +574,42 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
     if kind == "mock" or kind == "anthropic":
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _replaced_settings(item, name, kind))
+    problems.extend(Problem(file, line, message) for line, message in _overlong_durations(item, name))
     return problems
+
+
+DURATION_SCALES = {
+    **dict.fromkeys(("timeout_seconds", "timeoutSeconds", "request_timeout_seconds", "retry_max_total_seconds",
+                     "retryMaxTotalSeconds", "retry_after_max_seconds", "retryAfterMaxSeconds"), 1000.0),
+    **dict.fromkeys(("delay_ms", "delayMs", "delay_min_ms", "delayMinMs", "delay_max_ms", "delayMaxMs",
+                     "retry_initial_delay_ms", "retryInitialDelayMs", "retry_max_delay_ms", "retryMaxDelayMs",
+                     "retry_jitter_ms", "retryJitterMs"), 1.0),
+}
+"""Every duration key a target (or its healthcheck) may hold, and how many ms one unit of it is."""
+
+
+def _overlong_durations(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
+    """(line, message) for each duration longer than `MAX_DURATION_MS`, in the target and its
+    healthcheck: refused here, where it is written, rather than overflowing a clock mid-run. A
+    `${{ VAR }}` is read when the target is resolved, where the same bound holds."""
+    found: list[tuple[int, str]] = []
+    check = item.get("healthcheck")
+    for mapping, where in ((item, f"target '{name}'"), (check, f"the healthcheck of target '{name}'")):
+        if not isinstance(mapping, dict):
+            continue
+        lines: dict[str, int] = mapping.get("__keylines__", {})
+        at: int = mapping.get("__line__", item.get("__line__", 1))
+        for key, scale in DURATION_SCALES.items():
+            value = mapping.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_DURATION_MS / scale:
+                found.append((lines.get(key, at), f"'{key}' in {where}: {value!r} is longer than any run waits; "
+                              f"expected at most {duration_limit(scale)}"))
+    return found
+
+
+def duration_limit(scale: float) -> str:
+    """The bound in the unit of a key whose one unit is `scale` ms: `2147483.647 seconds`, `2147483647 ms`."""
+    return f"{MAX_DURATION_MS} ms" if scale == 1.0 else f"{MAX_DURATION_MS / scale:.3f} seconds"
 
 
 def _second_spellings(keys: dict[str, Any], lines: dict[str, int], at: int, where: str,

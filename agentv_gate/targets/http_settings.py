@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..defaults import MAX_DURATION_MS
 from ..errors import TargetsConfigError
 from ..transport.limiter import Limits, RateLimiter
 from ..transport.policy import RetryPolicy
@@ -36,7 +37,7 @@ def _number(settings: Mapping[str, Any], *keys: str) -> float | None:
             raw = settings[key]
             try:
                 value = float(raw)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise ValueError(f"{key} must be a number, got {raw!r}") from None
             if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
@@ -59,6 +60,8 @@ def retry_policy_from_settings(settings: Mapping[str, Any], base: RetryPolicy | 
         changes["max_attempts"] = int(retries) + 1
     for attr, keys, scale in _SECONDS:
         value = _number(settings, *keys)
+        if value is not None and attr != "backoff_factor" and value * (1000 * scale) > MAX_DURATION_MS:
+            raise ValueError(f"{keys[0]} {value:g} is longer than any run waits (at most {MAX_DURATION_MS} ms)")
         if value is not None:
             changes[attr] = value * scale
     if changes.get("request_timeout_seconds") == 0:

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..defaults import MAX_DURATION_MS
 from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
 from .base import ProviderRequest
@@ -81,9 +82,9 @@ class MockProvider:
 
     def _ms(self, *keys: str) -> float:
         value = self.target.get(*keys, default=0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DURATION_MS:
             raise TargetsConfigError(
-                f"{self.target.describe()}: {keys[0]} must be a non-negative number of ms"
+                f"{self.target.describe()}: {keys[0]} must be a non-negative number of ms, at most {MAX_DURATION_MS}"
             )
         return float(value)
 

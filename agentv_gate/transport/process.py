@@ -215,7 +215,55 @@ def end_orphans() -> int:
     with _starting:
         with _live_lock:
             live = set(_live_groups)
+            _script_groups.intersection_update(live)  # the others' orphans end now: their pids may be reused
         return reaper.end_orphans(live | warm_pids())
+
+
+_SWEEP_PAUSE_SECONDS = 0.02
+"""The longest pause between two sweeps while some child of ours has exited but is not ours to reap
+(a script whose runner has yet to read its status): the sweep wakes on every exit, and backs off
+from 1 ms up to this while it finds nothing to reap."""
+_IDLE_SWEEP_SECONDS = 0.5
+"""How often to look again when this process has no child at all (a script starting wakes it sooner)."""
+_sweeper_started = False
+_script_groups: set[int] = set()
+"""The process group of every script started (each leads its own): where its orphans are found."""
+_spawned = threading.Event()
+"""Set as each script starts: a sweep with no child to wait for waits for this."""
+
+
+def _sweep_exited_orphans() -> None:
+    """Reap exited orphans as they exit, for as long as the process lives (one daemon thread).
+
+    `waitid(..., WNOWAIT)` sleeps until some child has exited and reaps nothing, so a status the
+    runner (or `subprocess`) waits for stays there; the sweep then reaps only adopted orphans
+    (`reaper.reap_exited`), never a live script or a warm interpreter. A shell double-forking a
+    helper a millisecond hands us one a millisecond, and each is reaped within a sweep or two.
+    """
+    pause = 0.0
+    while True:
+        try:
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:  # no child at all: until a script starts (an orphan is the child of one)
+            _spawned.wait(_IDLE_SWEEP_SECONDS)
+            _spawned.clear()
+            continue
+        with _starting:  # a script just started is registered live before a sweep can see it exit
+            with _live_lock:
+                live, groups = set(_live_groups), set(_script_groups)
+            reaped = reaper.reap_exited(live | warm_pids(), groups)
+        pause = 0.0 if reaped else min(max(pause * 2, 0.001), _SWEEP_PAUSE_SECONDS)
+        if pause:
+            time.sleep(pause)  # the exited child is someone else's to reap: let them, do not spin
+
+
+def _start_sweeper() -> None:
+    global _sweeper_started
+    with _live_lock:
+        if _sweeper_started:
+            return
+        _sweeper_started = True
+    threading.Thread(target=_sweep_exited_orphans, name="orphan-sweep", daemon=True).start()
 
 
 # Last line of defence: however the interpreter exits (an unexpected error included), the scripts
@@ -231,6 +279,7 @@ def allow_new_scripts() -> None:
     global _refuse_new
     with _live_lock:
         _refuse_new = False
+        _script_groups.clear()  # an earlier run's groups: their pids may be reused by now
     reaper.mark_run_start()
 
 
@@ -314,7 +363,8 @@ def run_script(
     full_env = {**os.environ, **(env or {})}
     if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
-    reaper.become_subreaper()  # before any start: orphans (a dead warm interpreter's judges too) come to us
+    if reaper.become_subreaper():  # before any start: orphans (a dead warm interpreter's judges too) come to us
+        _start_sweeper()
     with _starting:  # started and registered as live before an orphan sweep can see it
         proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
             argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env, call_env) if warm else None
@@ -334,7 +384,9 @@ def run_script(
             return failed_start(_spawn_error(argv, exc, cwd))
         with _live_lock:
             _live_groups.add(proc.pid)
+            _script_groups.add(proc.pid)
             refused = _refuse_new
+        _spawned.set()
     if refused and not teardown:  # interrupted between the check above and the spawn
         _kill_group(proc.pid)
     try:

@@ -11,6 +11,8 @@ Which children are orphans to end: children of this process that it did not star
 caller names those it did: live scripts, warm interpreters) and that started after this run
 began (`mark_run_start`), so an embedding program's own earlier children are never touched. Only
 specific pids are ever waited for, never "any child": `subprocess` keeps the statuses it waits for.
+Orphans that exit during the run are reaped as they do (`reap_exited`, from a sweep the caller
+runs while scripts do), so their zombies never pile up; live ones are ended with the run.
 """
 
 from __future__ import annotations
@@ -87,6 +89,81 @@ def _children() -> list[tuple[int, int]]:
     return found
 
 
+def _child_pids() -> list[int] | None:
+    """This process's children from `/proc/self/task/*/children` (a few small reads, where a scan
+    of /proc opens every process's stat); None where the kernel does not offer that file."""
+    pids: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                pids.extend(int(pid) for pid in handle.read().split())
+        except FileNotFoundError:
+            if task == tasks[0]:
+                return None  # no such file on this kernel (CONFIG_PROC_CHILDREN off)
+        except OSError:
+            continue  # the thread ended meanwhile
+    return pids
+
+
+def _state(pid: int) -> tuple[str, int, int] | None:
+    """(state letter, process group, start time in ticks) of `pid`, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[2]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+_every_child = False
+
+
+def claim_every_child() -> None:
+    """Say that every child of this process is the run's: the `agentv-gate` process itself, where
+    nothing but the run starts processes. An embedding program's own children are not, so there only
+    orphans of the scripts' process groups are reaped during the run (see `reap_exited`)."""
+    global _every_child
+    _every_child = True
+
+
+def reap_exited(keep: Iterable[int] = (), groups: Iterable[int] = ()) -> int:
+    """Reap the adopted orphans that have already exited (zombies), now; returns how many.
+
+    A process that double-forks helpers (`( cmd & )`) hands each one to us when the shell between
+    exits, and each stays a zombie, holding a pid, until reaped: hundreds per case would exhaust a
+    container's `pids.max` long before the run ends. Reaped: a zombie child that started in this
+    run, is not in `keep` (what the caller started and still waits for), and is in one of `groups`
+    (the process groups of the run's scripts, which a helper forked in the background stays in) or,
+    in the `agentv-gate` process (`claim_every_child`), in any group. One pid at a time, never "any
+    child"; a live orphan is left running until `end_orphans` at the end of the run.
+    """
+    with _lock:
+        since = _since
+        if not _subreaper or since is None:
+            return 0
+    spared = set(keep)
+    owned = None if _every_child else set(groups)
+    pids = _child_pids()
+    candidates = pids if pids is not None else [pid for pid, _ in _children()]
+    reaped = 0
+    for pid in candidates:
+        if pid in spared:
+            continue
+        state = _state(pid)
+        if state is None or state[0] != "Z" or state[2] < since or (owned is not None and state[1] not in owned):
+            continue
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                reaped += 1
+        except ChildProcessError:
+            pass  # reaped elsewhere meanwhile
+    return reaped
+
+
 def end_orphans(keep: Iterable[int] = ()) -> int:
     """Kill and reap the orphans this run's scripts left behind (see the module doc); returns how many.
 
@@ -128,4 +205,4 @@ def _kill(pid: int) -> bool:
     return True
 
 
-__all__ = ["become_subreaper", "end_orphans", "mark_run_start"]
+__all__ = ["become_subreaper", "claim_every_child", "end_orphans", "mark_run_start", "reap_exited"]

@@ -133,6 +133,8 @@ def _become(request: "dict[str, typing.Any]", fds: "list[int]") -> str:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = request["argv"][1:]
+    if hasattr(sys, "orig_argv"):  # Python 3.10+: what the interpreter was started with, `python3 SCRIPT ARGS`
+        sys.orig_argv = list(request["argv"])
     script = os.path.abspath(sys.argv[0])  # __file__ and tracebacks name it absolute, argv[0] as given
     if not getattr(sys.flags, "safe_path", False):  # PYTHONSAFEPATH: the interpreter prepends nothing
         sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
@@ -221,15 +223,31 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _shut_down(status: int, interrupted: bool, namespace: "dict[str, object]") -> "typing.NoReturn":
+def _shut_down(outcome: "list[typing.Any]") -> "typing.NoReturn":
     """The interpreter's shutdown, in its order, minus tearing down every module: a forked child
-    would copy most of the warm interpreter's memory page by page just to free it (27 ms here)."""
+    would copy most of the warm interpreter's memory page by page just to free it (27 ms here).
+
+    `outcome` is `_run`'s (status, interrupted, namespace), emptied here so that nothing but
+    `__main__` holds the script's namespace when it goes."""
+    status, interrupted, namespace = outcome
+    outcome.clear()
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()  # non-daemon threads are waited for
     atexit._run_exitfuncs()
     status = _flush(status)
-    namespace.clear()  # the script's objects are freed, so their finalizers (unclosed files) run
+    # As a fresh interpreter's shutdown goes (probes in tests/transport/test_forkserver.py): the
+    # cycles the script already dropped are collected first, as they are (a writer among them may
+    # lose what it held, as it does fresh); the text the script's live writers hold is written;
+    # then `__main__` leaves sys.modules with its namespace whole, so the script's objects are
+    # freed, and those in reference cycles (the namespace itself, when a function of the script
+    # refers to it) are collected at once, each finalizer still seeing the script's globals.
+    gc.collect()
+    _flush_files()
+    if sys.modules.get("__main__") is not None and getattr(sys.modules["__main__"], "__dict__", None) is namespace:
+        del sys.modules["__main__"]
+    del namespace
+    gc.collect()
     status = _flush(status)
     _close_files()
     if interrupted:
@@ -247,6 +265,18 @@ def _flush(status: int) -> int:
             if stream is sys.stdout and status == 0:
                 status = 120
     return status
+
+
+def _flush_files() -> None:
+    """Flush the text layers of the file objects the script made and still holds (see `_close_files`)."""
+    standard = (sys.stdin, sys.stdout, sys.stderr)
+    for obj in gc.get_objects():
+        if isinstance(obj, io.TextIOBase) and obj not in standard:
+            try:
+                if not obj.closed:
+                    obj.flush()
+            except Exception:  # noqa: BLE001,S112 - at exit the interpreter ignores these too
+                continue
 
 
 def _close_files() -> None:
@@ -270,7 +300,7 @@ def main() -> None:
     channel = socket.socket(fileno=int(sys.argv[1]))
     _send(channel, {"ready": True})
     request, fds = _serve(channel)
-    _shut_down(*_run(_become(request, fds)))
+    _shut_down(list(_run(_become(request, fds))))
 
 
 if __name__ == "__main__":

@@ -91,12 +91,12 @@ def test_a_failing_before_all_makes_every_case_of_its_suite_an_error(repo: Path)
     assert all("before_all hook failed" in r["error"] and "no database" in r["error"] for r in rows)
 
 
-@pytest.mark.parametrize("hook", [r'{command: ["sh", "-c", "exit 1\0"]}',
-                                  "{command: [sh, -c, 'exit 0'], timeout_ms: 999999999999999999}"])
+@pytest.mark.parametrize("hook", [r'{command: ["sh", "-c", "exit 1\0"]}'])
 def test_a_before_all_that_cannot_even_be_started_fails_every_case_of_its_suite(repo: Path, hook: str) -> None:
-    """A hook that raised instead of running (a NUL byte in an argument, a timeout past the clock's
-    range) failed only the first case, as an internal error: the suite's other cases then ran, and
-    passed, without their before_all."""
+    """A hook that raised instead of running (a NUL byte in an argument) failed only the first case,
+    as an internal error: the suite's other cases then ran, and passed, without their before_all.
+    (A timeout past the clock's range is refused at its line before anything runs:
+    tests/hardening/test_hardening_durations.py.)"""
     write(repo / "evals/s.eval.yaml", f"""
         workspace:
           hooks:

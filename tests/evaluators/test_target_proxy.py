@@ -144,6 +144,20 @@ def test_a_failing_model_is_a_502_quoting_it_with_the_key_scrubbed(server: FakeL
     assert proxy.usage.as_raw()["failed_calls"] == 1
 
 
+def test_a_successful_reply_echoing_the_key_reaches_the_judge_scrubbed(server: FakeLLMServer) -> None:
+    """The judge script is the code under review: a model that echoes the key it was sent (a
+    debugging endpoint, a prompt that asks for the headers) must not hand it the key in `rawText`."""
+    server.set_default(CHAT, lambda _: FakeReply.openai(f"YES, and your key is {SECRET}"))
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invoke", {"question": "Paris?"})
+        batch_status, batch = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "Paris?", "attempt": 2}]})
+    assert (status, batch_status) == (200, 200)
+    assert SECRET not in json.dumps(reply) + json.dumps(batch)
+    assert reply["rawText"] == "YES, and your key is ***"
+    assert reply["output"] == [{"role": "assistant", "content": "YES, and your key is ***"}]
+    assert batch["responses"][0]["rawText"] == "YES, and your key is ***"
+
+
 def test_retries_of_the_model_call_are_counted(server: FakeLLMServer) -> None:
     server.enqueue(CHAT, FakeReply.error(503, "busy"), FakeReply.openai("YES"))
     with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:

@@ -256,6 +256,24 @@ def test_memory_to_load_a_suite_does_not_grow_with_its_cases(repo: Path, monkeyp
     assert per_case < 1200, f"{per_case:.0f} bytes a case"
 
 
+def test_memory_to_plan_a_case_with_one_long_string_stays_a_few_copies_of_it(repo: Path) -> None:
+    """One 4 MB string: the text, the parser's copy and the built case hold it (3.5 copies at the
+    peak); the case's digest once escaped it into JSON, copied that and encoded it (7 copies:
+    a 50 MB input made validate peak at 437 MB instead of 250, see bench/validate_bench.py)."""
+    size = 4 * 1024 * 1024
+    f = write(repo / "evals/big.eval.yaml", 'tests:\n  - id: big\n    input: "' + "x" * size
+              + '"\n    assertions:\n      - {type: contains, value: x}\n')
+    tracemalloc.start()
+    try:
+        plan = plan_paths([f], repo)
+        for _ in plan.read_cases(plan.refs):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4.5 * size, f"peak {peak / size:.1f} times the string"
+
+
 def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """However the run breaks off, the cases that finished are in the JUnit and the summary says
@@ -286,3 +304,22 @@ def test_an_internal_error_mid_run_still_writes_the_reports(repo: Path, monkeypa
     assert 1 <= len(finished) < 4 and junit.count("<testcase") == 4  # the cases not finished are errors there
     assert all(f'name="{r.eval_id}"' in junit for r in finished)
     assert junit.count("not run: the run stopped on an internal error") == 2 * (4 - len(finished))  # message and body
+
+
+def test_a_long_text_counts_in_the_case_digest_by_its_hash(tmp_path: Path) -> None:
+    """A case's digest (what a rerun compares) changes with any character of a long input, which
+    enters it hashed a slice at a time rather than escaped into one JSON text (see bench/validate_bench.py)."""
+    from agentv_gate.loader.plan import LONG_TEXT, case_digest
+    from agentv_gate.loader.suite import iter_eval_file
+
+    def digest(text: str) -> str:
+        (tmp_path / ".git").mkdir(exist_ok=True)
+        path = tmp_path / "a.eval.yaml"
+        path.write_text(f'tests:\n  - id: big\n    input: "{text}"\n    assertions:\n      - {{type: contains, value: x}}\n')
+        [(_, case)] = list(iter_eval_file(path, [], tmp_path, False))
+        return case_digest(case)
+
+    long = "a" * (3 * LONG_TEXT)
+    assert digest(long) == digest(long)
+    assert digest(long) != digest(long[:LONG_TEXT] + "b" + long[LONG_TEXT + 1:])
+    assert digest("short") != digest("shorts")

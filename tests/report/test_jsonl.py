@@ -84,16 +84,21 @@ def test_shards_read_back_in_order_and_unchanged(tmp_path: Path) -> None:
 
 
 def test_truncated_last_line_is_reported_and_the_rest_kept(tmp_path: Path) -> None:
-    """Blank lines are skipped, before and after the cut line: it is still the last one."""
+    """Blank lines before the cut line are skipped; the cut line is the last, with no newline (a
+    writer writes each row with its newline at once). Ended by a newline, it is damage: refused."""
     path = tmp_path / "results.jsonl"
     with JsonlWriter(path) as writer:
         writer.write(case("a"))
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write("\n" + json.dumps(case("b").to_json_row()) + '\n{"eval_id": "c\n\n')
+        fh.write("\n" + json.dumps(case("b").to_json_row()) + '\n{"eval_id": "c')
     results, problems = read_results([path])
     assert [r.eval_id for r in results] == ["a", "b"]
     assert problems == [f"{path}:4: skipped a truncated last line "
-                        "(14 characters, invalid control character at); the rest was read"]
+                        "(14 characters, unterminated string starting at); the rest was read"]
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n\n")
+    with pytest.raises(ResultsReadError, match=r"results\.jsonl:4: not a JSON results row \(Invalid control"):
+        read_results([path])
 
 
 @pytest.mark.parametrize(("bad", "reason"), [

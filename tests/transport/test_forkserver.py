@@ -44,7 +44,7 @@ seen = {
                 for name in ("SIGINT", "SIGPIPE", "SIGCHLD", "SIGTERM", "SIGHUP")},
     "flags": repr(sys.flags), "executable": sys.executable, "prefix": [sys.prefix, sys.base_prefix],
     "open_fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2)[:-1],
-    "modules": sorted(sys.modules),
+    "modules": sorted(sys.modules), "orig_argv": getattr(sys, "orig_argv", None),
 }
 print(json.dumps(seen, sort_keys=True, default=str))
 '''
@@ -112,6 +112,47 @@ PROBES = {
         sys.path.insert(0, "lib")
         import json, selectors, token
         print([getattr(module, "VALUE", "stdlib") for module in (selectors, token, json)])
+        """),
+    # Objects in reference cycles at exit: a writer the script dropped (its text is lost, fresh), one
+    # the script still holds (its text is written), and finalizers that print, seeing the globals.
+    "cycle_writer_dropped": textwrap.dedent("""
+        import sys
+        class Log:
+            def __init__(self):
+                self.out = open(sys.stdout.fileno(), "w", closefd=False)
+                self.me = self
+        def judge():
+            Log().out.write('{"score": 1.0}')
+        judge()
+        """),
+    "cycle_writer_held": textwrap.dedent("""
+        import sys
+        class Log:
+            def __init__(self):
+                self.out = open(sys.stdout.fileno(), "w", closefd=False)
+                self.me = self
+        log = Log()
+        log.out.write('{"score": 1.0}')
+        """),
+    "cycle_finalizer_held": textwrap.dedent("""
+        import sys
+        class Judge:
+            def __init__(self):
+                self.me = self
+            def __del__(self):
+                sys.stdout.write('{"score": 1.0}')
+        judge = Judge()
+        """),
+    "cycle_finalizer_dropped": textwrap.dedent("""
+        import sys
+        class Judge:
+            def __init__(self):
+                self.me = self
+            def __del__(self):
+                sys.stdout.write('{"score": 1.0}')
+        def main():
+            Judge()
+        main()
         """),
 }
 

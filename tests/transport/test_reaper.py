@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,31 @@ def test_only_the_runs_adopted_orphans_are_ended(tmp_path: Path) -> None:
         kill_quietly([daemon, unrelated.pid, live.pid])
         unrelated.wait()
         live.wait()
+
+
+def test_exited_orphans_are_reaped_now_and_a_kept_child_keeps_its_status(tmp_path: Path) -> None:
+    """`reap_exited` takes only exited orphans of the scripts' groups: a child the caller still waits
+    for keeps its exit status (3 here, never lost to a sweep), an exited orphan in a group of its own
+    waits for the run's end (in an embedding program it could be the program's own), and a live
+    orphan runs on until `end_orphans`."""
+    reaper.mark_run_start()
+    assert reaper.become_subreaper()
+    time.sleep(0.05)  # past the tick the run started in (a process started within it is not counted)
+    kept = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    script = subprocess.Popen(["sh", "-c", "( true & echo $! ); sleep 0.2"], stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)  # a script, leading its own group, double-forks a helper
+    helper = int(script.stdout.readline()) if script.stdout else 0
+    script.wait()
+    detached = int(subprocess.run([sys.executable, "-c", DETACH.replace("time.sleep(120)", "pass")],
+                                  capture_output=True, text=True, check=True).stdout)
+    daemon = int(subprocess.run([sys.executable, "-c", DETACH], capture_output=True, text=True, check=True).stdout)
+    try:
+        assert wait_for(lambda: not any(pid_alive(p) for p in (helper, detached, kept.pid)), 10)
+        assert all(Path(f"/proc/{p}").exists() for p in (helper, detached))  # zombies of ours, until reaped
+        assert reaper.reap_exited(keep={kept.pid}, groups={script.pid}) == 1
+        assert not Path(f"/proc/{helper}").exists() and Path(f"/proc/{detached}").exists()
+        assert kept.wait(5) == 3
+        assert pid_alive(daemon)
+        assert reaper.end_orphans(keep={kept.pid}) == 2 and not pid_alive(daemon)  # the daemon, the detached one
+    finally:
+        kill_quietly([daemon])
