@@ -241,7 +241,7 @@ def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str
     if isinstance(test, paired.SuiteTest):
         # the suite test decides under `regression`: a case label only informs
         quiet += ("unchanged", "improvement", "unchanged (flaky)", "improvement (flaky)")
-        if fail_on != "inconclusive":
+        if fail_on != "inconclusive" and not test.dropped:  # a drop's cases are its errors
             quiet += ("inconclusive", "inconclusive (flaky)")
         if fail_on == "regression" and not test.dropped:
             quiet += ("regression", "regression (flaky)")

@@ -120,7 +120,7 @@ class SuiteTest:
 
     def drivers(self) -> list[CaseTest]:
         """The cases whose pass rate fell most: what a suite-level drop is made of."""
-        fell = sorted((c for c in self.cases if c.rate_delta < 0), key=lambda c: (c.rate_delta, c.p))
+        fell = sorted((c for c in self.cases if c.rate_delta < 0), key=lambda c: (c.rate_delta, c.p))  # stable
         return fell[:DRIVERS]
 
     def trials(self) -> str:
@@ -160,23 +160,29 @@ def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
     return sum(1 for t in side if t.strategy == "pass_at_k" and len(t.passed) < most and t.passed[-1])
 
 
+def suite_drop_p(rate_deltas: Sequence[float]) -> float:
+    """The suite test: one-sided p of the sign-flip test on the cubed per-case pass-rate differences."""
+    return sign_flip_p([drop_weighted(d) for d in rate_deltas])
+
+
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
                 flaky: Collection[CaseKey] = ()) -> SuiteTest | NoTest:
     """The statistical reading of `comparison`, or why there is none. `flaky`: (suite, test id) of
     cases that flipped in the history file; a case whose base trials disagree is flaky too."""
-    paired = comparison.paired
+    # in eval-file order: head rows come in the order cases finished
+    paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
     if not paired:
         return NoTest("no case has results on both sides")
     sides = [(trial_outcomes(c.base), trial_outcomes(c.head)) for c in paired if c.base and c.head]
-    single = sum(1 for b, h in sides if len(b.passed) < 2 or len(h.passed) < 2)
-    if single:
-        return NoTest(f"{single} of {len(sides)} paired case(s) ran a single trial on a side; run both "
-                      "the base and the head with --trials N (N >= 2) for a paired test")
     for name, side in (("base", [b for b, _ in sides]), ("head", [h for _, h in sides])):
         early = _stopped_early(side)
         if early:
             return NoTest(f"{early} {name} row(s) stopped at their first passing trial (AgentV's pass_at_k from "
                           "execution.trials), which over-states their pass rate; `--trials N` runs every trial")
+    single = sum(1 for b, h in sides if len(b.passed) < 2 or len(h.passed) < 2)
+    if single:
+        return NoTest(f"{single} of {len(sides)} paired case(s) ran a single trial on a side; run both "
+                      "the base and the head with --trials N (N >= 2) for a paired test")
     pvalues = [fisher_two_sided(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     qvalues = benjamini_hochberg(pvalues)
     cases = []
@@ -191,7 +197,7 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
         cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
-    return SuiteTest(cases, alpha, sign_flip_p([drop_weighted(d) for d in rates]), sign_flip_p(scores),
+    return SuiteTest(cases, alpha, suite_drop_p(rates), sign_flip_p(scores),
                      paired_interval(rates, alpha), paired_interval(scores, alpha))
 
 
@@ -299,4 +305,4 @@ def as_json(test: SuiteTest | NoTest) -> dict[str, object]:
 
 
 __all__ = ["DEFAULT_ALPHA", "CaseTest", "NoTest", "SuiteTest", "as_json", "console_lines", "flaky_cases",
-           "html_section", "markdown", "paired_test"]
+           "html_section", "markdown", "paired_test", "suite_drop_p"]
