@@ -65,9 +65,9 @@ def power(base: Sequence[float], head: Sequence[float], trials: int, alpha: floa
     """Share of simulated pull requests whose suite test fails at alpha."""
     caught = 0
     for _ in range(simulations):
-        deltas = [(sum(rng.random() < h for _ in range(trials)) - sum(rng.random() < b for _ in range(trials)))
-                  / trials for b, h in zip(base, head, strict=True)]
-        caught += suite_drop_p(deltas) <= alpha
+        counts = [(sum(rng.random() < b for _ in range(trials)), trials,
+                   sum(rng.random() < h for _ in range(trials)), trials) for b, h in zip(base, head, strict=True)]
+        caught += suite_drop_p(counts) <= alpha
     return caught / simulations
 
 

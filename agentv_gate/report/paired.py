@@ -39,7 +39,7 @@ from .baseline import CaseChange, Comparison
 from .github import md_cell
 from .paths import source_path
 from .rows import TrialOutcomes, trial_outcomes
-from .stats import Interval, benjamini_hochberg, drop_weighted, fisher_two_sided, paired_interval, sign_flip_p
+from .stats import Interval, benjamini_hochberg, drop_weights, fisher_two_sided, paired_interval, sign_flip_p
 from .text import inert_log_text, one_line
 
 DEFAULT_ALPHA = 0.05
@@ -160,9 +160,10 @@ def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
     return sum(1 for t in side if t.strategy == "pass_at_k" and len(t.passed) < most and t.passed[-1])
 
 
-def suite_drop_p(rate_deltas: Sequence[float]) -> float:
-    """The suite test: one-sided p of the sign-flip test on the cubed per-case pass-rate differences."""
-    return sign_flip_p([drop_weighted(d) for d in rate_deltas])
+def suite_drop_p(counts: Sequence[tuple[int, int, int, int]]) -> float:
+    """The suite test: one-sided p of the sign-flip test on the cubed per-case pass-rate differences,
+    from each case's (base passed, base trials, head passed, head trials)."""
+    return sign_flip_p(drop_weights(counts))
 
 
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
@@ -197,7 +198,8 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
         cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
-    return SuiteTest(cases, alpha, suite_drop_p(rates), sign_flip_p(scores),
+    counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
+    return SuiteTest(cases, alpha, suite_drop_p(counts), sign_flip_p(scores),
                      paired_interval(rates, alpha), paired_interval(scores, alpha))
 
 

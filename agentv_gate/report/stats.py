@@ -84,17 +84,19 @@ def drop_weighted(difference: float) -> float:
 def sign_flip_p(values: Sequence[float], seed: int = SEED) -> float:
     """One-sided p that the sum of `values` is this low by chance: P(sum of s_i * v_i <= observed),
     s_i independent fair signs. Exact when the distinct |values| allow, else `DRAWS` seeded draws
-    (the observed assignment counted as one of them, so p is never 0)."""
-    nonzero = [v for v in values if abs(v) > 1e-12]
+    (the observed assignment counted as one of them, so p is never 0). Integer values are summed
+    exactly (no rounding), which is also faster."""
+    exact = all(isinstance(v, int) for v in values)
+    nonzero = [v for v in values if v != 0] if exact else [v for v in values if abs(v) > 1e-12]
     if not nonzero:
         return 1.0
-    observed = math.fsum(nonzero)
-    counts = Counter(round(abs(v), 9) for v in nonzero)
+    observed = sum(nonzero) if exact else math.fsum(nonzero)
+    counts = Counter(abs(v) if exact else round(abs(v), 9) for v in nonzero)
     size = 1
     for c in counts.values():
         size *= c + 1
     if size <= EXACT_LIMIT:
-        return _exact_sign_flip(counts, observed)
+        return _exact_sign_flip(counts, observed, exact)
     rng = random.Random(seed)
     hits = 1
     magnitudes = [abs(v) for v in nonzero]
@@ -105,19 +107,32 @@ def sign_flip_p(values: Sequence[float], seed: int = SEED) -> float:
     return hits / (DRAWS + 1)
 
 
-def _exact_sign_flip(counts: Counter[float], observed: float) -> float:
+def _exact_sign_flip(counts: Counter[float], observed: float, integers: bool) -> float:
     """The whole null distribution: for a value v seen c times, j of them negative contribute
-    v * (c - 2j) with probability C(c, j) / 2^c."""
-    dist: dict[float, float] = {0.0: 1.0}
+    v * (c - 2j) with probability C(c, j) / 2^c. Float sums are keyed to 9 decimals."""
+    dist: dict[float, float] = {0: 1.0}
     for value, c in counts.items():
         weights = [math.comb(c, j) / 2**c for j in range(c + 1)]
+        moves = [value * (c - 2 * j) for j in range(c + 1)]
         step: dict[float, float] = {}
+        get = step.get
         for total, p in dist.items():
-            for j, w in enumerate(weights):
-                key = round(total + value * (c - 2 * j), 9)
-                step[key] = step.get(key, 0.0) + p * w
+            for move, w in zip(moves, weights, strict=True):
+                key = total + move if integers else round(total + move, 9)
+                step[key] = get(key, 0.0) + p * w
         dist = step
-    return min(1.0, math.fsum(p for total, p in dist.items() if total <= observed + 1e-9))
+    slack = 0 if integers else 1e-9
+    return min(1.0, math.fsum(p for total, p in dist.items() if total <= observed + slack))
+
+
+def drop_weights(counts: Sequence[tuple[int, int, int, int]]) -> list[int]:
+    """`drop_weighted` of each case's head-minus-base pass rate, as exact integers: each case's
+    (base passed, base trials, head passed, head trials) over the common denominator of all cases
+    (the least common multiple of every trial count, cubed), so the sign-flip sums are exact."""
+    unit = 1
+    for _, base_n, _, head_n in counts:
+        unit = math.lcm(unit, base_n, head_n)
+    return [(head * (unit // head_n) - base * (unit // base_n)) ** 3 for base, base_n, head, head_n in counts]
 
 
 def normal_quantile(p: float) -> float:
@@ -172,5 +187,6 @@ def paired_interval(differences: Sequence[float], alpha: float) -> Interval | No
     return Interval(mean, mean - margin, mean + margin, 1 - alpha, se)
 
 
-__all__ = ["DRAWS", "EXACT_LIMIT", "SEED", "Interval", "benjamini_hochberg", "drop_weighted", "fisher_two_sided",
+__all__ = ["DRAWS", "EXACT_LIMIT", "SEED", "Interval", "benjamini_hochberg", "drop_weighted", "drop_weights",
+           "fisher_two_sided",
            "normal_quantile", "paired_interval", "sign_flip_p", "t_quantile"]

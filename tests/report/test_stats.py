@@ -84,3 +84,11 @@ def test_paired_interval_is_the_mean_difference_with_its_clustered_standard_erro
     assert interval.high == pytest.approx(3 + 2.776 * interval.se, abs=0.03)
     assert interval.describe(100, " points").startswith("+300.0 points (95% CI")
     assert paired_interval([0.5], 0.05) is None
+
+
+def test_drop_weights_are_exact_integers_over_the_common_denominator() -> None:
+    from agentv_gate.report.stats import drop_weights
+
+    assert drop_weights([(3, 3, 0, 3), (3, 3, 2, 3)]) == [-27, -1]  # -1 and -1/3, cubed, times 3^3
+    assert drop_weights([(2, 4, 1, 2), (0, 4, 2, 2)]) == [0, 4**3]  # 1/2 -> 1/2; 0 -> 1, over lcm(4, 2)
+    assert sign_flip_p(drop_weights([(3, 3, 0, 3)] * 3)) == 1 / 8
