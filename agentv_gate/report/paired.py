@@ -132,7 +132,7 @@ class SuiteTest:
     def headline(self) -> str:
         """One line: the pass-rate difference, its interval and the test's p; the score's."""
         rate = self.pass_rate.describe(100, " points") if self.pass_rate else "n/a"
-        score = self.score.describe(1, "") if self.score else "n/a"
+        score = self.score.describe(1, "", digits=3) if self.score else "n/a"
         return (f"paired test over {len(self.cases)} case(s), {self.trials()}: pass rate {rate}, "
                 f"p={self.p_drop:.3g} (one-sided, drop); mean score {score}, p={self.p_score_drop:.3g}")
 
@@ -236,11 +236,11 @@ def console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
     for case in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta, c.p)):
         lines.append(inert_log_text(f"{case.label.upper()}: {one_line(case.change.row.eval_id)} "
                                     f"({one_line(_where(case.change))}) — {case.describe()}"))
-    listed = {id(c) for c in shown}
-    for case in test.flaky:
-        if id(case) not in listed:
-            lines.append(inert_log_text(f"FLAKY: {one_line(case.change.row.eval_id)} "
-                                        f"({one_line(_where(case.change))}) — {case.describe()}"))
+    flaky = [c.change.row.eval_id for c in test.flaky]
+    if flaky:
+        more = f" and {len(flaky) - DRIVERS * 2} more" if len(flaky) > DRIVERS * 2 else ""
+        lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
+                                    + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
     lines.append(test.counts_line())
     return lines
 

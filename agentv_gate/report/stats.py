@@ -167,10 +167,10 @@ class Interval:
     level: float
     se: float
 
-    def describe(self, scale: float = 1.0, unit: str = "") -> str:
+    def describe(self, scale: float = 1.0, unit: str = "", digits: int = 1) -> str:
         """E.g. `-12.0 points (95% CI -20.1 to -3.9)`."""
-        return (f"{self.mean * scale:+.1f}{unit} ({self.level:.0%} CI {self.low * scale:+.1f} to "
-                f"{self.high * scale:+.1f})")
+        return (f"{self.mean * scale:+.{digits}f}{unit} ({self.level:.0%} CI {self.low * scale:+.{digits}f} to "
+                f"{self.high * scale:+.{digits}f})")
 
 
 def paired_interval(differences: Sequence[float], alpha: float) -> Interval | None:

@@ -72,7 +72,7 @@ def test_noise_passes_the_paired_gate_and_lists_inconclusive_cases(tmp_path: Pat
     # c11 fell from 2/3 to 1/3: not significant, so inconclusive, listed by name, never passed in silence
     assert "INCONCLUSIVE: c11 (evals/s.eval.yaml:" in ran.stdout and "2/3 -> 1/3 passing trials" in ran.stdout
     assert "1 inconclusive case(s) listed" in ran.stdout
-    assert "FLAKY: c8" in ran.stdout  # its base trials disagree
+    assert "FLAKY (trials disagree on the base, or flipped in the history): c8, c9, c10, c11" in ran.stdout
     # every trial ran (AgentV's pass_at_k would have stopped at the first pass), and the run said so
     assert all(len(row["trials"]) == 3 for row in read_rows(repo / ".agentv-gate/results.jsonl"))
     assert "--trials 3: every trial runs, also under pass_at_k" in ran.stderr
