@@ -173,6 +173,7 @@ def test_pass_hat_k_needs_every_trial_to_pass(tmp_path: Path) -> None:
     assert ran.returncode == 1, ran.stdout + ran.stderr
     rows = {r["eval_id"]: r for r in read_rows(repo / ".agentv-gate/results.jsonl")}
     assert rows["c0"]["verdict"] == "fail" and rows["c1"]["verdict"] == "pass"
+    assert rows["c0"]["answer"] == "no"  # the row shows its worst trial, which made its score
     assert rows["c0"]["aggregation"] == {"strategy": "pass_hat_k", "min": 0.0, "total_attempts": 3,
                                          "passed_attempts": 2}
 
