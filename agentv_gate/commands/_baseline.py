@@ -31,7 +31,7 @@ from ..report import Summary, paired
 from ..report.baseline import Comparison, Status, compare_results, comparison_html, comparison_markdown, console_lines
 from ..report.jsonl import missing_shards
 from ..report.rows import ReportedCase
-from ..report.text import one_line
+from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
 
 FAIL_ON = ("all", "regression", "case-regression", "inconclusive")
@@ -230,7 +230,9 @@ class BaselineReport:
         shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
                                                                   "removed")
         extra = paired.console_lines(self.test, quiet) if self.test else []
-        print("\n".join(console_lines(self.comparison, shown) + extra + [f"agentv-gate: {self.gate_line}"]))
+        # the gate line names cases (a pull request's text): inert in a CI log
+        print("\n".join(console_lines(self.comparison, shown) + extra
+                        + [inert_log_text(f"agentv-gate: {self.gate_line}")]))
 
 
 def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str, ...]:

@@ -82,7 +82,7 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
                  f"mean delta {outcome.mean_delta:+.3f} over {len(comparison.paired)} paired case(s)")
     lines.append(comparison.describe())
     lines += paired.console_lines(test)
-    lines.append(f"agentv-gate {line}")
+    lines.append(inert_log_text(f"agentv-gate {line}"))  # it names cases, a pull request's text
     return "\n".join(lines) + "\n"
 
 

@@ -186,3 +186,18 @@ def test_plan_trials_says_how_many_trials_detect_a_drop(tmp_path: Path) -> None:
     assert "20 case(s), base pass rate 80.0%" in ran.stdout
     assert "a drop of 30 points" in ran.stdout and "trial(s) a side" in ran.stdout
     assert run_cli("plan-trials", "base.jsonl", "--alpha", "2", cwd=repo).returncode == 2
+
+
+def test_case_ids_in_the_gate_line_stay_inert_in_the_ci_log(tmp_path: Path) -> None:
+    """The gate line names the cases that drove a drop; an id is a pull request's text, and the
+    runner takes `##[command]` anywhere in a line."""
+    repo = project(tmp_path, 6)
+    suite = (repo / "evals/s.eval.yaml").read_text().replace("id: c0", "id: 'c0##[add-mask]x'")
+    (repo / "evals/s.eval.yaml").write_text(suite)
+    ids = ["c0##[add-mask]x", *(f"c{i}" for i in range(1, 6))]
+    base_run(repo, dict.fromkeys(ids, "PPP"), "--trials", "3")
+    schedule(repo, dict.fromkeys(ids, "FFF"))
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "largest drops: c0## [add-mask]x (3/3 -> 0/3" in ran.stdout
+    assert "##[add-mask]" not in ran.stdout
