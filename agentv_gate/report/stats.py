@@ -41,9 +41,8 @@ def fisher_two_sided(passed_a: int, n_a: int, passed_b: int, n_b: int) -> float:
     p is the total probability of every table at most as likely as the observed one."""
     if not (0 <= passed_a <= n_a and 0 <= passed_b <= n_b):
         raise ValueError(f"pass counts {passed_a}/{n_a}, {passed_b}/{n_b} are not counts")
+    # A side with no trials leaves one possible table (p = 1): no guard needed.
     passes, total = passed_a + passed_b, n_a + n_b
-    if total == 0 or n_a == 0 or n_b == 0:
-        return 1.0
     low, high = max(0, passes - n_b), min(passes, n_a)
     denominator = _log_comb(total, passes)
 

@@ -25,7 +25,10 @@ from agentv_gate.report.stats import (
     (1, 10, 11, 14, 0.002759),  # Wikipedia's worked example (R: fisher.test(matrix(c(1,9,11,3),2)))
     (8, 8, 0, 8, 2 / 12870),  # 2 / C(16, 8)
     (2, 3, 2, 3, 1.0),
+    (3, 5, 1, 5, 110 / 210),  # R: fisher.test(matrix(c(3,2,1,4),2)); the 100/210 table is more likely, left out
     (0, 0, 2, 3, 1.0),  # one side ran nothing: no evidence either way
+    (2, 3, 0, 0, 1.0),
+    (0, 0, 0, 0, 1.0),
 ])
 def test_fisher_two_sided_matches_textbook_values(a: int, n_a: int, b: int, n_b: int, expected: float) -> None:
     assert fisher_two_sided(a, n_a, b, n_b) == pytest.approx(expected, rel=1e-3)
@@ -50,6 +53,16 @@ def test_sign_flip_is_exact_on_small_sets() -> None:
     assert sign_flip_p([-2, 1]) == pytest.approx(2 / 4)  # -3 and -1 are <= -1
     assert sign_flip_p([0, 0]) == 1.0  # nothing moved
     assert sign_flip_p([1, 1, 1]) == 1.0  # one-sided: a rise is no drop
+    assert sign_flip_p([-0.5, -0.25, 0.0]) == pytest.approx(1 / 4)  # floats: the same, to 9 decimals
+
+
+def test_sign_flip_enumerates_exactly_up_to_the_limit() -> None:
+    """Five values seen 4 times and one seen 63 times: (4+1)^5 * (63+1) = 200,000 partial sums,
+    exactly the limit: still enumerated, so "all negative" gets its exact 2^-83, far below what
+    20,000 draws could show."""
+    assert 5**5 * 64 == stats.EXACT_LIMIT
+    values = [-v for v in (1, 2, 3, 4, 5) for _ in range(4)] + [-6] * 63
+    assert sign_flip_p(values) == pytest.approx(2.0**-83)
 
 
 def test_sign_flip_falls_back_to_a_seeded_monte_carlo_past_the_exact_limit() -> None:
@@ -65,6 +78,12 @@ def test_drop_weighting_makes_a_full_drop_outweigh_a_one_trial_wobble() -> None:
     assert drop_weighted(-1.0) == -1.0
     assert drop_weighted(-1 / 3) == pytest.approx(-1 / 27)
     assert drop_weighted(0.5) == 0.125
+
+
+def test_quantiles_refuse_what_is_not_a_probability() -> None:
+    for p in (0.0, 1.0):
+        with pytest.raises(ValueError, match="not a probability"):
+            normal_quantile(p)
 
 
 def test_quantiles_match_the_tables() -> None:
