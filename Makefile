@@ -39,6 +39,7 @@ test: $(BIN)/agentv-gate $(VENV)/.linters
 
 lint: $(BIN)/agentv-gate
 	$(BIN)/ruff check agentv_gate tests
+	$(BIN)/vulture
 	$(BIN)/mypy agentv_gate
 
 bench: $(BIN)/agentv-gate

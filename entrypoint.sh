@@ -17,6 +17,9 @@
 #   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
 #   INPUT_BASELINE, INPUT_FAIL_ON (run and merge: the base branch's results JSONL, all | regression)
 #   (merge refuses INPUT_THRESHOLD: the shards' runs applied theirs)
+#   INPUT_COMMENT      true | false (default): run and merge post the sticky pull-request comment
+#                      (--comment); the token arrives as AGENTV_GATE_GITHUB_TOKEN, which the CLI
+#                      takes out of its environment before anything else runs
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
 # GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_WORKSPACE (as the runner sets them; the CLI writes
@@ -97,6 +100,18 @@ value_of() {
 
 args=("$command")
 
+# The comment switch: true or false, nothing else (a typo must not silently mean "no comment").
+comment=$(trim "${INPUT_COMMENT:-false}")
+case $comment in
+  true | false | '') ;;
+  *) fail_usage "input comment is '$comment': expected true or false" ;;
+esac
+add_comment() {
+  if [[ $comment == true ]]; then
+    args+=(--comment)
+  fi
+}
+
 # Single-valued options: input name -> CLI flag, per command. An input that means nothing for the
 # command is reported rather than silently dropped, so a typo in a workflow shows up.
 add_option() {
@@ -130,11 +145,15 @@ case $command in
     add_option RESULTS --results
     add_option BASELINE --baseline
     add_option FAIL_ON --fail-on
+    add_comment
     ;;
   validate)
     # validate checks the target names the cases use against the targets file: it needs it too
     add_option TARGETS --targets
     warn_unused THRESHOLD TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
+    if [[ $comment == true ]]; then
+      printf '::warning title=agentv-gate action::input comment is ignored by the validate command\n'
+    fi
     ;;
   merge)
     # Each shard's run judged its cases at its own threshold: one set here would look like the
@@ -149,6 +168,7 @@ case $command in
     # The shards' regression gate, again for the whole (merge --baseline/--fail-on)
     add_option BASELINE --baseline
     add_option FAIL_ON --fail-on
+    add_comment
     ;;
 esac
 

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; impo
     "init": "agentv_gate.commands.init",
     "compare": "agentv_gate.commands.compare",
     "plan-trials": "agentv_gate.commands.plan_trials",
+    "comment": "agentv_gate.commands.comment",
 }
 
 
@@ -86,6 +87,14 @@ def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-failures", type=int, action=_Once, default=None, metavar="N",
                      help="start no new case after N cases failed or errored; the rest are reported as not run")
     _add_baseline_options(run)
+    _add_comment_option(run)
+
+
+def _add_comment_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--comment", action="store_true",
+                        help="create or update one pull-request comment with the per-case changes against the "
+                             "base and the run's cost (GitHub API; token from AGENTV_GATE_GITHUB_TOKEN or "
+                             "GITHUB_TOKEN; a failure to post is a warning, never the exit code)")
 
 
 def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
@@ -170,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--junit", type=Path, action=_Once, default=None)
     merge.add_argument("--results-out", type=Path, action=_Once, default=None, dest="results_out")
     _add_baseline_options(merge)  # the shards' own, again: the merged verdict means what theirs did
+    _add_comment_option(merge)
     _add_verbosity_options(merge)
 
     compare = sub.add_parser("compare", help="what a change did to each case: base results against head results")
@@ -203,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--simulations", type=int, action=_Once, default=400, metavar="N",
                       help="simulated pull requests per trial count (default 400)")
     plan.add_argument("--seed", type=int, action=_Once, default=1, help="the simulation's seed (default 1)")
+    comment = sub.add_parser("comment", help="post or update the pull-request comment from a results file "
+                                             "(for CI systems that run the gate in another step)")
+    comment.add_argument("results", type=Path, help="results JSONL of this change (run or merge)")
+    comment.add_argument("paths", nargs="*", type=Path, default=None,
+                         help="the eval paths the run was given, if any: they pick the same comment as `run --comment`")
+    _add_baseline_options(comment)
+    comment.set_defaults(comment=True)
 
     init = sub.add_parser("init", help="write a starter eval suite, judge and targets file")
     init.add_argument("folder", nargs="?", type=Path, default=Path("."))

@@ -9,3 +9,7 @@ DEFAULT_JUDGE_TIMEOUT_SECONDS = 120.0
 
 DEFAULT_WORKERS = 8
 """Cases are I/O-bound (HTTP calls, judge subprocesses), so more workers than cores pays."""
+
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""Cap on one answer, 8 MiB: an HTTP reply body (decompressed), a `cli` target's stdout or
+`{OUTPUT_FILE}`, a code judge's output. An answer over it is an error, never cut and read as whole."""

@@ -298,8 +298,6 @@ def value_at_path(value: Any, path: str) -> Any:
 ArgsMatch = Literal["exact", "superset", "subset", "ignore"] | list[str]
 """How a tool call's arguments are compared (AgentV's `args_match`); a list compares only those dot paths."""
 
-TRAJECTORY_MODES = ("any_order", "in_order", "exact", "subset", "superset")
-
 
 class TrajectoryItem(BaseModel):
     """One expected tool call of a `tool_trajectory`; a key not listed here is an error, never ignored."""
@@ -548,7 +546,6 @@ class EvaluationScore(BaseModel):
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
     reasoning: str | None = None
-    raw_aspects: list[str] | None = None
     evaluator_raw_request: dict[str, Any] | None = None
     retries: int = 0
     error: str | None = None
@@ -682,6 +679,12 @@ class CaseResult(BaseModel):
     """One entry per evaluator (`EvaluatorResult.score_row`): name, type, score, weight, verdict, ..."""
     token_usage: dict[str, Any] | None = None
     cost_usd: float | None = None
+    judge_usage: dict[str, dict[str, Any]] | None = None
+    """Per judge target, what this case's LLM judges used: {input, output, cost_usd}, each null when the
+    judge's provider reported nothing (never 0); absent when no LLM judge was called."""
+    commit: str | None = None
+    """The commit the run judged (`GITHUB_SHA`, else the checkout's HEAD), so a comparison can say
+    which commit its base results are of."""
     trace: dict[str, Any] | None = None
     """The trace summary of the answer's messages: event_count, tool_names, tool_calls_by_name, ..."""
     trials: list[dict[str, Any]] | None = None

@@ -45,6 +45,7 @@ from .models import (
 from .redaction import has_secrets, redact_tree
 from .targets.base import Provider, ProviderRequest
 from .targets.cache import bypass_cache_on_this_thread, thread_cache_hits
+from .targets.usage import judge_usage, summed_judge_usage
 
 
 class ProviderResolver(Protocol):
@@ -241,6 +242,7 @@ class Orchestrator:
         result.score = score
         result.cost_usd = cost if any(r.cost_usd is not None for r in runs) else None
         result.token_usage = _summed_usage([r.token_usage for r in runs])
+        result.judge_usage = summed_judge_usage([r.judge_usage for r in runs])
         result.retries = sum(r.retries for r in runs)
         result.duration_ms = _ms_since(started)
         passed_any = any(r.verdict == "pass" for r in runs)
@@ -291,6 +293,7 @@ class Orchestrator:
         result.scores = [r.score_row() for r in evaluations]
         result.token_usage = response.token_usage
         result.cost_usd = response.cost_usd
+        result.judge_usage = judge_usage(evaluations)
         result.trace = _trace(response)
         if len(evaluations) == 1:
             # Seed 004: a single evaluator keeps its request at the top (and the deprecated name).

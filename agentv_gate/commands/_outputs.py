@@ -18,8 +18,10 @@ from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
 from ..report.text import inert_log_text, one_line
+from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
 from ._baseline import Baseline, baseline_report
+from ._comment import CommentSetup, plain_gate_line, post_comment
 
 
 def output_paths(output_dir: Path, junit: Path | None, results: Path | None) -> tuple[Path, Path, Path]:
@@ -52,7 +54,8 @@ def check_output_paths(output_dir: Path, junit: Path | None, results: Path | Non
 def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Path, console: ConsoleReporter,
                   planned: int | None = None, html: Path | None = None, baseline: Baseline | None = None,
                   stopped: str | None = None, traffic: Sequence[TargetTraffic] = (),
-                  not_run: Sequence[ReportedCase] = ()) -> int:
+                  not_run: Sequence[ReportedCase] = (), usage: UsageTotals | None = None,
+                  comment: CommentSetup | None = None) -> int:
     """Write the end-of-run reports; the exit code says whether the gate passed.
 
     `planned` is how many cases the run set out to run, so an interrupted run's reports say it
@@ -71,7 +74,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
     if html is not None:
         try:
-            write_html(results, html, planned, extra=against.html if against else "")
+            write_html(results, html, planned,
+                       extra=(against.html if against else "") + (usage_html(usage) if usage else ""))
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
             html = None  # not there: no output or summary line may point at it
@@ -83,16 +87,23 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
                                  labels=against.labels() if against else None,
                                  warn_only=against.warn_only if against else (),
                                  extra_markdown=against.markdown if against else "",
-                                 traffic=traffic)
+                                 traffic=traffic, usage_markdown=usage_markdown(usage) if usage else "")
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     console.finish(results, planned)
+    for line in console_lines(usage) if usage else []:
+        print(line)
     if stopped:
         print(f"agentv-gate: {stopped}", file=sys.stderr)
     if against is not None:
         against.print_console(console.quiet)
-        return EXIT_OK if against.ok else EXIT_FAILED
-    return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
+    ok = against.ok if against is not None else summary.ok and stopped is None
+    if comment is not None:
+        gate_line = against.gate_line if against is not None else plain_gate_line(ok, stopped)
+        post_comment(comment, results, ok=ok, gate_line=gate_line, planned=planned,
+                     comparison=against.comparison if against is not None else None,
+                     base_rows=baseline.rows if baseline is not None else None, usage=usage)
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def report_cache(cache: ResponseCache | None, quiet: bool) -> None:

@@ -14,7 +14,9 @@ from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
+from ..report.usage import UsageTotals
 from ._baseline import check_baseline_options, load_baseline
+from ._comment import comment_setup
 from ._outputs import check_output_paths, output_paths, write_reports
 
 
@@ -31,6 +33,7 @@ def stopped_shards(results: list[CaseResult]) -> str | None:
 def execute(args: argparse.Namespace) -> int:
     check_baseline_options(args)
     check_output_paths(args.output_dir, args.junit, args.results_out, "--results-out")
+    comment = comment_setup([], enabled=args.comment)  # the suite set: the workflow's whole run
     results, problems = read_results(args.results)
     for problem in problems:
         print(f"agentv-gate: warning: {problem}", file=sys.stderr)
@@ -59,4 +62,4 @@ def execute(args: argparse.Namespace) -> int:
     not_run = [r for r in results if r.failure_reason_code == NOT_RUN_INTERRUPTED]
     return write_reports(finished, junit, results_path, ConsoleReporter(quiet=args.quiet, verbose=args.verbose),
                          planned=len(results), html=html, baseline=baseline, stopped=stopped_shards(results),
-                         not_run=not_run)
+                         not_run=not_run, usage=UsageTotals.of(finished), comment=comment)

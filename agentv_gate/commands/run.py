@@ -31,11 +31,14 @@ from ..report.junit import write_junit
 from ..report.live import heartbeat_seconds
 from ..report.rows import ReportRow
 from ..report.text import inert_lines, one_line
+from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline import check_baseline_options, load_baseline
+from ._comment import comment_setup, scope_of
+from ._commit import judged_commit
 from ._eval_paths import eval_paths
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
 from ._select import list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
@@ -58,6 +61,9 @@ def check_options(args: argparse.Namespace) -> None:
     which runs nothing, included, so a value `run` would refuse is not first found in CI."""
     check_baseline_options(args)
     check_output_paths(args.output_dir, args.junit, args.results)
+    if args.comment and args.shard is not None:
+        raise UsageError(f"--comment with --shard {args.shard}: each shard would replace the comment with its "
+                         "part of the run; comment from the job that merges the shards (`merge --comment`)")
     if args.no_cache and args.cache_dir is not None:
         raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
                          "neither read nor write that folder; drop one")
@@ -78,6 +84,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     check_options(args)
+    comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
     paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
     for problem in plan.problems:
@@ -144,6 +151,7 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     run_id = uuid.uuid4().hex[:12]
+    commit = judged_commit()
     digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in selected}
 
     def stamp(result: CaseResult) -> CaseResult:
@@ -152,19 +160,23 @@ def execute(args: argparse.Namespace) -> int:
         carried row keeps the digest it was carried for)."""
         result.run_id, result.run_rows = run_id, planned
         result.case_digest = digests.get((result.suite, result.eval_id), result.case_digest)
+        result.commit = result.commit or commit
         if args.shard:
             result.shard, result.shard_total = args.shard, chosen
         return result
 
     rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
+    usage = UsageTotals()  # tokens and dollars, added up as rows come: the compact rows do not keep them
     for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
         writer.write(stamp(old))
         rows.append(ReportRow.of(old))
+        usage.add(old)
     failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
 
     def on_result(result: CaseResult) -> None:  # on the main thread, as `write_partial_reports`
         writer.write(stamp(result))
         rows.append(ReportRow.of(result, evaluators=args.verbose))
+        usage.add(result)
         console.case_done(result)
 
     def traffic() -> list[TargetTraffic]:
@@ -190,7 +202,7 @@ def execute(args: argparse.Namespace) -> int:
         try:
             write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
                           stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
-                          not_run=not_run)
+                          not_run=not_run, usage=usage, comment=comment)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
@@ -252,7 +264,8 @@ def execute(args: argparse.Namespace) -> int:
     writer.close()
     report_traffic(traffic(), args.quiet)
     return write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                         stopped=failure_limit.message if failure_limit else None, traffic=traffic())
+                         stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
+                         usage=usage, comment=comment)
 
 
 

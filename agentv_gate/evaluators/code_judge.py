@@ -21,6 +21,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
 from ..javascript import is_finite_number, js_number, js_trim
 from ..judging.payload import build_judge_payload
 from ..models import (
@@ -208,7 +209,8 @@ def judge_cwd(config: CodeJudgeConfig, context: EvaluationContext) -> Path:
 
 
 def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, what: str, raw: dict[str, Any],
-                     max_output_bytes: int = 8 * 1024 * 1024, call_env: dict[str, str] | None = None) -> EvaluationScore:
+                     max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                     call_env: dict[str, str] | None = None) -> EvaluationScore:
     """Run a script that speaks the judge protocol and turn whatever happens into a score.
 
     Shared by code judges and the composite's code aggregator: a crash, timeout or unusable
@@ -243,7 +245,7 @@ def _no_model(message: str, raw: dict[str, Any]) -> EvaluationScore:
 
 class CodeJudgeEvaluator:
     def __init__(self, default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
-                 max_output_bytes: int = 8 * 1024 * 1024,
+                 max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  resolve_judge_provider: ResolveJudgeProvider | None = None) -> None:
         self.default_timeout_seconds = default_timeout_seconds
         self.max_output_bytes = max_output_bytes

@@ -44,6 +44,7 @@ from ..models import (
     TargetResponse,
 )
 from ..targets.base import Provider, ProviderRequest
+from ..targets.usage import JUDGE_USAGE_KEY, Usage
 from .base import ResolveJudgeProvider
 
 DEFAULT_MAX_REPLY_ATTEMPTS = 3
@@ -228,9 +229,11 @@ class LlmJudgeEvaluator:
 
         `reply_schema` is what the provider is asked to hold the reply to (structured output,
         where the target supports it and has not turned it off); the reply is validated by
-        `parse` either way.
+        `parse` either way. What every call used (tokens, cost) is added up in `raw` under
+        `JUDGE_USAGE_KEY`, re-asks included: each was paid for.
         """
         retries = 0
+        used = Usage()
         problem: JudgeReplyError | None = None
         for attempt in range(1, self.max_reply_attempts + 1):
             request = ProviderRequest(
@@ -256,6 +259,8 @@ class LlmJudgeEvaluator:
                 message = f"judge target '{provider.name}' failed: {type(exc).__name__}: {exc}"
                 return _Asked(None, retries, _failed(message, raw, retries))
             retries += response.retries
+            used = used + Usage.reported(response.token_usage, response.cost_usd)
+            raw[JUDGE_USAGE_KEY] = used.as_json()
             try:
                 reply = parse(_reply_text(response))
             except JudgeReplyError as exc:

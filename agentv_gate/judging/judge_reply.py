@@ -124,11 +124,6 @@ def candidate_tiers(text: str) -> list[list[dict[str, Any]]]:
     return [tier for tier in tiers if tier]
 
 
-def candidate_objects(text: str) -> list[dict[str, Any]]:
-    """Every candidate of `candidate_tiers`, most likely first."""
-    return [obj for tier in candidate_tiers(text) for obj in tier]
-
-
 _Read = TypeVar("_Read")
 
 

@@ -198,9 +198,10 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
                      junit_path: Path | str | None = None, report_path: Path | str | None = None,
                      root: Path | None = None,
                      budget_bytes: int = SUMMARY_BUDGET_BYTES, planned: int | None = None,
-                     extra: str = "", traffic: Sequence[TargetTraffic] = ()) -> str:
+                     extra: str = "", traffic: Sequence[TargetTraffic] = (), usage_markdown: str = "") -> str:
     """The job summary: totals, then cases that did not pass (with misses), then passed ones folded away,
-    then the calls each HTTP target made (`traffic`: calls, 429s, time waiting for its limits).
+    then the calls each HTTP target made (`traffic`: calls, 429s, time waiting for its limits), then
+    tokens and dollars per target and judge (`usage_markdown`).
 
     Rows stop when the next one would exceed `budget_bytes`; a closing note says how many were left
     out and names the results file that has them all.
@@ -258,6 +259,7 @@ def summary_markdown(results: Iterable[ReportedCase], *, results_path: Path | st
         parts.append("| Target | Calls | Answered 429 | Waiting for its limits |\n| --- | ---: | ---: | ---: |\n"
                      + "".join(f"| {md_cell(t.target, 200)} | {t.calls} | {t.rate_limited} | {t.waited_seconds:.1f} s |\n"
                                for t in traffic) + "\n")
+    parts.append(usage_markdown)
     files = [f"JUnit: {md_cell(junit_path, 200)}" if junit_path else "",
              f"results: {md_cell(results_path, 200)}" if results_path else "",
              f"report: {md_cell(report_path, 200)}" if report_path else ""]
@@ -448,7 +450,8 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
                          env: Mapping[str, str] | None = None, stream: TextIO | None = None,
                          planned: int | None = None,
                          labels: Mapping[CaseId, str] | None = None, warn_only: Container[str] = (),
-                         extra_markdown: str = "", traffic: Sequence[TargetTraffic] = ()) -> bool:
+                         extra_markdown: str = "", traffic: Sequence[TargetTraffic] = (),
+                         usage_markdown: str = "") -> bool:
     """Annotations to `stream` (stdout), summary to `$GITHUB_STEP_SUMMARY`, outputs to `$GITHUB_OUTPUT`.
 
     Does nothing unless `GITHUB_ACTIONS=true`; returns whether it ran. Paths are made relative to
@@ -470,7 +473,8 @@ def write_github_reports(results: Iterable[ReportedCase], *, junit_path: Path | 
             append_step_summary(summary_markdown(results, results_path=workspace_path(results_path, root) or None,
                                                  junit_path=workspace_path(junit_path, root) or None,
                                                  report_path=workspace_path(report_path, root) or None,
-                                                 root=root, planned=planned, extra=extra_markdown, traffic=traffic),
+                                                 root=root, planned=planned, extra=extra_markdown, traffic=traffic,
+                                                 usage_markdown=usage_markdown),
                                 env["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
             failures.append(exc)

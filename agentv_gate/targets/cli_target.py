@@ -307,7 +307,7 @@ class CliProvider:
         if check["type"] == "http":
             # Imported here: an HTTP stack costs a run of `cli` targets ~0.15 s of start-up otherwise.
             from ..transport.http import http_call
-            from .openai_compat import retry_policy_for
+            from .http_settings import retry_policy_for
 
             policy = replace(retry_policy_for(self.target), request_timeout_seconds=check["timeout"])
             try:

@@ -41,6 +41,7 @@ from typing import Any
 
 import yaml
 
+from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
 from ..problems import Problem
@@ -142,8 +143,6 @@ class TargetConfig:
         return f"{self.provider} target '{self.name}'"
 
 
-DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-"""Cap on one answer (an HTTP reply body, a `cli` target's stdout or `{OUTPUT_FILE}`): 8 MiB."""
 
 
 def response_byte_cap(target: TargetConfig) -> int:

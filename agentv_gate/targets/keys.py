@@ -9,7 +9,9 @@ provider reads is always declared, and a declared key is never reported.
 from __future__ import annotations
 
 COMMON_KEYS = ("name", "provider", "judge_target", "grader_target", "judgeTarget", "workers", "provider_batching",
-               "providerBatching")
+               "providerBatching", "price_per_1k_input", "price_per_1k_output")
+"""`price_per_1k_*` (usage.py) are agentv-gate's own: USD per 1,000 tokens, for a target whose provider reports
+tokens but no cost."""
 
 BATCHING_KEYS = ("provider_batching", "providerBatching")
 """AgentV's batch mode: `true` runs the agent once for every case, which agentv-gate does not do yet (refused as
@@ -24,13 +26,13 @@ RETRY_KEYS = (
     "retry_max_total_seconds", "retryMaxTotalSeconds", "retry_after_max_seconds", "retryAfterMaxSeconds",
     "request_timeout_seconds", "timeout_seconds", "timeoutSeconds", "retry_status_codes", "retryStatusCodes",
 )
-"""`RetryPolicy.from_settings` (transport/http.py), for every HTTP provider."""
+"""`retry_policy_from_settings` (targets/http_settings.py), for every HTTP provider."""
 
 CAP_KEYS = ("max_response_bytes", "maxResponseBytes")
 """`response_byte_cap` (config.py): the cap on one answer, HTTP body or cli output."""
 
 LIMIT_KEYS = ("max_rpm", "max_tpm")
-"""`Limits.from_settings` (transport/limiter.py): a target's requests and tokens per minute (`workers` is common)."""
+"""`limits_from_settings` (targets/http_settings.py): a target's requests and tokens per minute (`workers` is common)."""
 
 HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, *LIMIT_KEYS, "temperature", "max_output_tokens", "maxTokens",
                   "system_prompt", "systemPrompt",

@@ -4,7 +4,7 @@ Keys (AgentV's `openai` provider): `endpoint` / `base_url` (default https://api.
 `/v1` is appended when missing, as AgentV does), `api_key` (optional here, since local servers
 need none), `model`, `temperature`, `max_output_tokens`, `system_prompt`, `headers`, the
 reasoning-model and structured-output keys of `ChatOptions` (`reasoning_model`,
-`reasoning_effort`, `structured_output`), and the retry keys of `RetryPolicy.from_settings`.
+`reasoning_effort`, `structured_output`), and the retry keys of `retry_policy_from_settings` (http_settings.py).
 
 `HttpChatProvider` (settings, retry policy, rate limiter, the POST with its learned parameter
 adjustments) and
@@ -20,12 +20,13 @@ from typing import Any
 
 from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
-from ..transport.http import HttpCallError, HttpResult, RetryPolicy, post_json
-from ..transport.limiter import Limits, RateLimiter, estimate_tokens
+from ..transport.http import HttpCallError, HttpResult, post_json
+from ..transport.limiter import estimate_tokens
 from .adjustments import ParameterMemory, send_adapting
 from .base import ProviderRequest
 from .chat_params import ChatOptions
 from .config import TargetConfig
+from .http_settings import limiter_for, retry_policy_for
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 _CHAT_ROLES = {"system", "user", "assistant"}
@@ -37,24 +38,6 @@ def normalise_base_url(value: str | None) -> str:
         return DEFAULT_OPENAI_BASE_URL
     trimmed = value.strip().rstrip("/")
     return trimmed if trimmed.endswith("/v1") else f"{trimmed}/v1"
-
-
-def retry_policy_for(target: TargetConfig) -> RetryPolicy:
-    try:
-        return RetryPolicy.from_settings(target.settings)
-    except ValueError as exc:
-        raise TargetsConfigError(f"{target.describe()}: {exc}") from None
-
-
-def limiter_for(target: TargetConfig, policy: RetryPolicy) -> RateLimiter:
-    """The target's one limiter: `workers`, `max_rpm`, `max_tpm`, and what its replies teach it."""
-    try:
-        limits = Limits.from_settings(target.settings, workers=target.workers)
-    except ValueError as exc:
-        where = f"{target.source_file}:{target.source_line}: " if target.source_file else ""
-        raise TargetsConfigError(f"{where}{target.describe()}: {exc}") from None
-    return RateLimiter(limits, max_pause_seconds=policy.max_retry_after_seconds,
-                       backoff=(policy.initial_delay_seconds, policy.backoff_factor, policy.max_delay_seconds))
 
 
 def chat_messages(request: ProviderRequest, default_system: str | None = None) -> list[dict[str, str]]:

@@ -19,14 +19,12 @@ from ..keys import did_you_mean
 from .base import Provider
 from .config import TargetConfig, TargetsConfig, load_targets_file
 from .kinds import PROVIDERS
+from .usage import PRICE_KEYS, Prices
 
 if TYPE_CHECKING:
     from ..models import EvaluationContext, TargetResponse
     from ..transport.limiter import LimiterStats
     from .base import ProviderRequest
-
-TARGETS_FILE = Path(".agentv") / "targets.yaml"
-
 
 def load_targets(path: Path | str) -> TargetsConfig:
     """Parse a targets.yaml. Raises TargetsConfigError naming the file and line on bad input."""
@@ -70,12 +68,43 @@ class ConcurrencyCapped:
             return self.inner.invoke(request)
 
 
+class Priced:
+    """A provider whose answers without a `cost_usd` get one from the target's configured prices and
+    the tokens the answer reports; a cost the provider reports is kept as it is."""
+
+    def __init__(self, inner: Provider, prices: Prices) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.kind = inner.kind
+        self.prices = prices
+
+    def __repr__(self) -> str:
+        return f"Priced({self.inner!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse:
+        response = self.inner.invoke(request)
+        if response.cost_usd is None:
+            cost = self.prices.cost(response.token_usage)
+            if cost is not None:
+                response = response.model_copy(update={"cost_usd": cost})
+        return response
+
+
 def build_capped(target: TargetConfig) -> Provider:
-    """`build_provider`, with `workers` honoured for providers that have no limiter to honour it."""
+    """`build_provider`, with `workers` honoured for providers that have no limiter to honour it, and
+    the target's prices applied to answers that report tokens but no cost."""
     provider = build_provider(target)
     if target.workers is not None and getattr(provider, "limiter", None) is None:
-        return ConcurrencyCapped(provider, target.workers)
-    return provider
+        provider = ConcurrencyCapped(provider, target.workers)
+    where = f"{target.source_file}:{target.source_line}: {target.describe()}" if target.source_file \
+        else target.describe()
+    prices = Prices.of({key: target.get(key) for key in PRICE_KEYS}, where)
+    return provider if prices is None else Priced(provider, prices)
 
 
 def no_judge_message(target_name: str) -> str:

@@ -80,7 +80,7 @@ class _Zygote:
 
     def __init__(self, python: str, env: dict[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._sock = ours
+        self._link = ours
         self._ids = itertools.count(1)
         self._jobs: dict[int, _Job] = {}
         self._lock = threading.Lock()
@@ -100,7 +100,7 @@ class _Zygote:
     def _read(self) -> None:
         while True:
             try:
-                data = self._sock.recv(1 << 16)
+                data = self._link.recv(1 << 16)
             except OSError:
                 data = b""
             if not data:
@@ -158,7 +158,7 @@ class _Zygote:
                 job_id = next(self._ids)
                 self._jobs[job_id] = job
                 request = json.dumps({"id": job_id, "argv": argv, "cwd": cwd, "env": env}).encode()
-                self._sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
+                self._link.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))])
         except OSError:
             with self._lock:
                 self._jobs.pop(job_id, None)
@@ -177,7 +177,7 @@ class _Zygote:
     def close(self) -> None:
         self.alive = False
         try:
-            self._sock.close()  # the zygote reads end-of-file and exits
+            self._link.close()  # the zygote reads end-of-file and exits
         except OSError:
             pass
         try:

@@ -6,7 +6,9 @@ call, target or judge, follows the same rules, and they are easy to state:
 
 * retried: connection failures, timeouts, HTTP 408, 429 and 5xx (or the target's own
   `retry_status_codes`);
-* not retried: any other 4xx (a bad key or a bad request will not get better by waiting);
+* not retried: any other 4xx (a bad key or a bad request will not get better by waiting), a TLS
+  failure, and a redirect: a model API never needs one, so a 3xx is an error naming the host it
+  points to, and no key or prompt is ever sent there;
 * the wait is the server's `Retry-After` (or `retry-after-ms`) when it sends one, capped,
   otherwise exponential backoff with jitter;
 * a 429 is the target's business, not the request's: every attempt takes a slot from the
@@ -17,10 +19,13 @@ call, target or judge, follows the same rules, and they are easy to state:
   attempt's timeout shrinks so the total bound holds.
 
 An attempt's timeout is a deadline for the whole exchange (connect, send, headers and the full
-body), not a bound on each socket read: a server that drips its reply a byte at a time is cut
-off at the deadline like one that never answers. The body is read in pieces and refused once it
-passes `max_response_bytes` (decompressed), so a huge reply costs neither memory nor a huge
-results row: it is an error for its case.
+body), kept by a watchdog that cuts the connection (deadline.py), not a bound on each socket read:
+a server that drips its reply a byte at a time is cut off at the deadline like one that never
+answers. A complete reply is read the same way however the server frames it (keep-alive,
+`Connection: close`, HTTP/1.0 with or without a length, chunked, compressed). The body is refused
+once it passes `max_response_bytes` (decompressed), so a huge reply costs neither memory nor a huge
+results row: it is an error for its case. What a failed exchange means is read from the
+exception's type (failures.py).
 
 How many retries a call needed travels back with its result (`HttpResult.retries`) or its
 error (`HttpCallError.retries`), so it can show up in `TargetResponse.retries` and
@@ -30,119 +35,35 @@ error (`HttpCallError.retries`), so it can show up in `TargetResponse.retries` a
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from contextlib import closing
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import tenacity
+from requests.utils import get_encoding_from_headers
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_exponential_jitter
 
 from ..errors import ProviderError
 from ..redaction import redact
+from .deadline import attempt_deadline
+from .failures import classify, timeout_message
 from .limiter import RateLimiter, RateLimitWait, Ticket, parse_retry_after, used_tokens
+from .policy import RetryPolicy
+from .session import environment, missing_ca_bundle, session
+
+__all__ = [
+    "HttpCallError", "HttpResult", "ProviderErrorDetail", "RetryPolicy", "http_call", "missing_ca_bundle",
+    "parse_retry_after", "post_json", "provider_error_detail",
+]
 
 _BODY_SNIPPET_CHARS = 300
-
-
-def _default_retryable(status: int) -> bool:
-    return status in (408, 429) or 500 <= status <= 599
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Limits for one logical call. Defaults suit a real provider; tests shrink them to milliseconds."""
-
-    max_attempts: int = 4
-    """Total attempts, the first one included (so 3 retries)."""
-    max_total_seconds: float = 300.0
-    """Bound on the whole call: requests plus waits. No retry starts past it."""
-    request_timeout_seconds: float = 120.0
-    """Bound on one attempt (connect and each read)."""
-    initial_delay_seconds: float = 1.0
-    backoff_factor: float = 2.0
-    max_delay_seconds: float = 30.0
-    jitter_seconds: float = 1.0
-    max_retry_after_seconds: float = 60.0
-    """A server asking for a longer wait than this gets this much."""
-    retry_status_codes: frozenset[int] | None = None
-    """None means 408, 429 and every 5xx."""
-    max_response_bytes: int = 8 * 1024 * 1024
-    """A reply body (decompressed) larger than this is an error, never read whole."""
-
-    def is_retryable_status(self, status: int) -> bool:
-        if self.retry_status_codes is not None:
-            return status in self.retry_status_codes
-        return _default_retryable(status)
-
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any], base: RetryPolicy | None = None) -> RetryPolicy:
-        """Read a target's retry keys: AgentV's names plus our bounds on time.
-
-        AgentV: `max_retries`, `retry_initial_delay_ms`, `retry_max_delay_ms`,
-        `retry_backoff_factor`, `retry_status_codes` (camelCase accepted too). Ours:
-        `retry_max_total_seconds`, `retry_jitter_ms`, `retry_after_max_seconds`, and
-        `timeout_seconds` (or `request_timeout_seconds`) for one attempt. Bad values raise
-        ValueError naming the key.
-        """
-        policy = base or cls()
-        changes: dict[str, Any] = {}
-
-        def number(*keys: str) -> float | None:
-            for key in keys:
-                if key in settings and settings[key] is not None and settings[key] != "":
-                    raw = settings[key]
-                    try:
-                        value = float(raw)
-                    except (TypeError, ValueError):
-                        raise ValueError(f"{key} must be a number, got {raw!r}") from None
-                    if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
-                        raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
-                    return value
-            return None
-
-        retries = number("max_retries", "maxRetries")
-        if retries is not None:
-            changes["max_attempts"] = int(retries) + 1
-        for attr, keys, scale in (
-            ("initial_delay_seconds", ("retry_initial_delay_ms", "retryInitialDelayMs"), 0.001),
-            ("max_delay_seconds", ("retry_max_delay_ms", "retryMaxDelayMs"), 0.001),
-            ("backoff_factor", ("retry_backoff_factor", "retryBackoffFactor"), 1.0),
-            ("jitter_seconds", ("retry_jitter_ms", "retryJitterMs"), 0.001),
-            ("max_total_seconds", ("retry_max_total_seconds", "retryMaxTotalSeconds"), 1.0),
-            ("max_retry_after_seconds", ("retry_after_max_seconds", "retryAfterMaxSeconds"), 1.0),
-            (
-                "request_timeout_seconds",
-                ("request_timeout_seconds", "timeout_seconds", "timeoutSeconds"),
-                1.0,
-            ),
-        ):
-            value = number(*keys)
-            if value is not None:
-                changes[attr] = value * scale
-        cap = settings.get("max_response_bytes", settings.get("maxResponseBytes"))
-        if cap is not None:
-            if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-                raise ValueError(f"max_response_bytes must be a whole number of bytes >= 1, got {cap!r}")
-            changes["max_response_bytes"] = cap
-        if changes.get("request_timeout_seconds") == 0:
-            raise ValueError("timeout_seconds must be greater than zero")
-        codes = settings.get("retry_status_codes", settings.get("retryStatusCodes"))
-        if codes is not None:
-            if not isinstance(codes, list) or not all(
-                isinstance(c, int) and not isinstance(c, bool) for c in codes
-            ):
-                raise ValueError(f"retry_status_codes must be a list of HTTP status codes, got {codes!r}")
-            changes["retry_status_codes"] = frozenset(codes)
-        return replace(policy, **changes)
+_CHUNK = 64 * 1024
 
 
 @dataclass
@@ -333,127 +254,85 @@ class _Stop(stop_base):
         return self._counted() >= max(1, self._policy.max_attempts) or bool(self._by_time(retry_state))
 
 
-def _error_reply(response: requests.Response, secrets: list[str]) -> tuple[str, ProviderErrorDetail | None]:
+@dataclass(frozen=True)
+class _Reply:
+    """A reply read whole (within the deadline and the byte cap): what the rest of the call looks at."""
+
+    status: int
+    headers: dict[str, str]
+    """As the server sent them."""
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        wanted = name.lower()
+        return next((value for key, value in self.headers.items() if key.lower() == wanted), None)
+
+    @property
+    def charset(self) -> str | None:
+        """The charset the Content-Type names (or requests' default for its type), if any."""
+        return get_encoding_from_headers({"content-type": self.header("content-type") or ""})
+
+    def text(self) -> str:
+        try:
+            return self.body.decode(self.charset or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON: decoded by its stated charset, else as JSON's own UTF-8/16/32."""
+        if "charset=" in (self.header("content-type") or "").lower():
+            return json.loads(self.text())
+        return json.loads(self.body)
+
+
+def _error_reply(reply: _Reply, secrets: list[str]) -> tuple[str, ProviderErrorDetail | None]:
     """What an error reply says, fit to quote (scrubbed), and the provider's fields if it had them."""
     try:
-        body = response.json()
+        body = reply.json()
     except (ValueError, RecursionError):
         body = None
     detail = provider_error_detail(body, secrets)
     if detail is not None:
         return detail.describe(), detail
-    text = (response.text or "").strip().replace("\n", " ")
+    text = reply.text().strip().replace("\n", " ")
     return _snippet(text, secrets), None
 
 
-_CHUNK = 64 * 1024
-
-
 class _BodyTooLarge(Exception):
-    """The reply body passed the policy's byte cap (internal to `_read_body`)."""
+    """The reply body passed the policy's byte cap (internal to `_read`)."""
 
 
-def _socket_of(response: requests.Response) -> socket.socket | None:
-    """The connection's socket, so each read can wait no longer than the deadline; None if hidden.
+def _read(response: requests.Response, cap: int) -> _Reply:
+    """The whole reply, its body decoded (gzip, deflate) and refused past `cap` bytes.
 
-    A reply the server will close after (`Connection: close`, or a body read to the end of the
-    stream) has already been let go by its connection: its socket is reached through the file the
-    body is read from instead, or a read could wait a whole timeout past the deadline.
+    A stated length over the cap is refused before any of the body is read; otherwise the decoded
+    bytes are counted as they come, so a small compressed body that inflates past the cap (a gzip
+    bomb) is refused after at most `cap` bytes plus one piece.
     """
-    connection = getattr(response.raw, "connection", None) or getattr(response.raw, "_connection", None)
-    sock = getattr(connection, "sock", None)
-    if not isinstance(sock, socket.socket):
-        body_file = getattr(getattr(response.raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(body_file, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
-
-
-def _read_body(response: requests.Response, deadline: float, cap: int) -> None:
-    """Read the (streamed) body into `response` piece by piece, within `deadline` and `cap` bytes.
-
-    Raises `requests.Timeout` at the deadline and `_BodyTooLarge` past the cap. Each read waits at
-    most until the deadline, however slowly the server sends.
-    """
-    sock = _socket_of(response)
-    read = getattr(response.raw, "read1", None) or response.raw.read
-    chunks: list[bytes] = []
+    stated = response.headers.get("Content-Length", "")
+    encoded = response.headers.get("Content-Encoding", "identity").strip().lower() != "identity"
+    if stated.isdigit() and not encoded and int(stated) > cap:
+        raise _BodyTooLarge()
+    pieces: list[bytes] = []
     size = 0
+    for piece in response.iter_content(_CHUNK):
+        size += len(piece)
+        if size > cap:
+            raise _BodyTooLarge()
+        pieces.append(piece)
+    return _Reply(response.status_code, dict(response.headers), b"".join(pieces))
+
+
+def _redirect_host(url: str, location: str) -> str:
+    """Where a 3xx points, as host[:port] (never its path or query, which may carry anything)."""
+    parts = urlsplit(urljoin(url, location))
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
     try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise requests.Timeout("deadline passed while reading the reply")
-            if sock is not None:
-                sock.settimeout(remaining)
-            chunk = read(_CHUNK, decode_content=True)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > cap:
-                raise _BodyTooLarge()
-            chunks.append(chunk)
-    except BaseException as exc:
-        response.close()  # a half-read connection must not go back to the keep-alive pool
-        if isinstance(exc, (socket.timeout, TimeoutError)) or (
-                isinstance(exc, Exception) and not isinstance(exc, (_BodyTooLarge, requests.Timeout))
-                and "timed out" in str(exc).lower()):
-            raise requests.Timeout("deadline passed while reading the reply") from None
-        if type(exc).__module__.startswith("urllib3"):  # the server hung up mid-body (IncompleteRead, reset)
-            raise requests.exceptions.ChunkedEncodingError(str(exc)) from None
-        raise
-    response._content = b"".join(chunks)  # noqa: SLF001 - what `response.content` would have read
-    response._content_consumed = True  # type: ignore[attr-defined]  # noqa: SLF001
-
-
-_local = threading.local()
-
-
-def _session() -> requests.Session:
-    """One keep-alive session per thread: requests.Session is not safe to share across threads.
-
-    It does not read the environment itself (`trust_env`): requests would then also read ~/.netrc
-    and send its Basic credentials in place of the Authorization header the target set, and redo
-    the proxy lookup on every call. `_environment` gives it what the environment does say.
-    """
-    session = getattr(_local, "session", None)
-    if session is None:
-        session = requests.Session()
-        session.trust_env = False
-        _local.session = session
-    return session
-
-
-_ENVIRONMENT_VARIABLES = tuple(
-    spelling for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy") for spelling in (name, name.upper())
-) + ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-"""What requests reads from the environment for an http(s) URL."""
-_environments: dict[tuple[str, tuple[str | None, ...]], tuple[dict[str, str], bool | str]] = {}
-
-
-def missing_ca_bundle() -> tuple[str, str] | None:
-    """(variable, path) when the CA bundle the environment gives HTTPS calls (REQUESTS_CA_BUNDLE, else
-    CURL_CA_BUNDLE, as requests reads them) does not exist: every HTTPS call would fail, so the
-    preflight says so once instead of every case erroring."""
-    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
-        path = os.environ.get(name)
-        if path:
-            return None if os.path.exists(path) else (name, path)
-    return None
-
-
-def _environment(url: str) -> tuple[dict[str, str], bool | str]:
-    """The proxies (HTTP(S)_PROXY, NO_PROXY, ...) and CA bundle (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
-    requests takes from the environment for `url`, worked out once per origin and environment."""
-    origin = url.split("/", 3)[:3]
-    key = ("/".join(origin), tuple(map(os.environ.get, _ENVIRONMENT_VARIABLES)))
-    settings = _environments.get(key)
-    if settings is None:
-        reader = requests.Session()  # trust_env: what requests itself would read, netrc aside
-        merged = reader.merge_environment_settings(url, {}, None, None, None)
-        reader.close()
-        verify = merged["verify"]
-        settings = _environments[key] = (dict(merged["proxies"]), True if verify is None else verify)
-    return settings
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
 
 
 def post_json(
@@ -551,75 +430,75 @@ def http_call(
     def exchange() -> HttpResult:
         remaining = policy.max_total_seconds - elapsed()
         timeout = max(0.05, min(policy.request_timeout_seconds, remaining))
-        attempt_started = time.monotonic()
-        deadline = attempt_started + timeout
-        proxies, verify = _environment(url)
-        try:
-            response = _session().request(
-                method,
-                url,
-                json=None if body is None else dict(body),
-                headers=dict(headers or {}),
-                timeout=timeout,
-                stream=True,
-                proxies=proxies,
-                verify=verify,
-            )
-            _read_body(response, deadline, policy.max_response_bytes)
-        except _BodyTooLarge:
-            raise HttpCallError(
-                redact(f"{describe}: the reply from {url} was more than {policy.max_response_bytes} bytes "
-                       "(max_response_bytes); raise it if such replies are expected", secret_list)
-            ) from None
-        except requests.Timeout:
-            raise _Retryable(f"no response within {timeout:.2f}s (a deadline for the whole reply, "
-                             "body included)") from None
-        except requests.ConnectionError as exc:
-            raise _Retryable(f"connection failed ({type(exc).__name__})") from None
-        except requests.exceptions.ChunkedEncodingError as exc:
-            # The server hung up mid-body: a network failure like any other, worth another try.
-            cut = re.search(r"IncompleteRead\(([^)]*)\)", str(exc))
-            raise _Retryable("the connection closed before the reply was complete"
-                             + (f" ({cut.group(1)})" if cut else "")) from None
-        except (requests.RequestException, OSError) as exc:
-            # OSError: requests' own refusals that are not RequestExceptions (a CA bundle that is not there).
-            raise HttpCallError(
-                redact(f"{describe}: cannot send request to {url}: {exc}", secret_list)
-            ) from None
-        status = response.status_code
+        proxies, verify = environment(url)
+        failed: BaseException | None = None
+        with attempt_deadline(timeout) as deadline:
+            try:
+                response = session().request(
+                    method, url, json=None if body is None else dict(body), headers=dict(headers or {}),
+                    timeout=(timeout, timeout), stream=True, proxies=proxies, verify=verify, allow_redirects=False,
+                )
+                with closing(response):  # a half-read connection is closed, never put back in the pool
+                    if 300 <= response.status_code < 400:
+                        reply = _Reply(response.status_code, dict(response.headers), b"")
+                    else:
+                        reply = _read(response, policy.max_response_bytes)
+            except _BodyTooLarge:
+                raise HttpCallError(
+                    redact(f"{describe}: the reply from {url} was more than {policy.max_response_bytes} bytes "
+                           "(max_response_bytes); raise it if such replies are expected", secret_list)
+                ) from None
+            except Exception as exc:  # noqa: BLE001 - classified below, once the deadline's verdict is final
+                failed = exc
+        if deadline.fired:  # cut by the watchdog: whatever came back (even what looks like a whole reply)
+            raise _Retryable(timeout_message(timeout))
+        if failed is not None:
+            failure = classify(failed, timeout, url)
+            if failure is None:
+                raise failed
+            if failure.retry:
+                raise _Retryable(failure.message)
+            raise HttpCallError(redact(f"{describe}: {failure.message}", secret_list))
+        return answer(reply)
+
+    def answer(reply: _Reply) -> HttpResult:
+        status = reply.status
+        if 300 <= status < 400:
+            location = reply.header("location")
+            said = (f"a redirect to {_redirect_host(url, location)}, not followed (a model API never needs one, and "
+                    "no key or prompt goes anywhere but the configured endpoint); set the target's endpoint to the "
+                    "final address if the API has moved" if location else
+                    "with no Location header: not an answer, and a model API never redirects")
+            raise HttpCallError(redact(f"{describe}: HTTP {status} from {method} {url}"
+                                       f"{' ' if not location else ': '}{said}", secret_list), status=status)
         if status >= 400:
-            said, detail = _error_reply(response, secret_list)
+            said, detail = _error_reply(reply, secret_list)
             quota = status == 429 and detail is not None and "insufficient_quota" in (detail.code, detail.type)
             if policy.is_retryable_status(status) and not quota:
                 retryable = _Retryable(
-                    f"HTTP {status}: {said}", retry_after=parse_retry_after(response.headers), status=status,
+                    f"HTTP {status}: {said}", retry_after=parse_retry_after(reply.headers), status=status,
                     detail=detail,
                 )
-                retryable.headers = dict(response.headers)
+                retryable.headers = reply.headers
                 raise retryable
             hint = "; the account's quota is used up, which waiting will not change" if quota else ""
             failed = HttpCallError(
                 redact(f"{describe}: HTTP {status} from {method} {url}: {said}{hint}", secret_list), status=status,
                 detail=detail,
             )
-            failed.headers = dict(response.headers)
+            failed.headers = reply.headers
             raise failed
-        data: Any = response.text
+        data: Any = reply.text()
         if expect_json:
             try:
-                data = response.json()
+                data = reply.json()
             except (ValueError, RecursionError):
-                text = redact(response.text, secret_list)[:_BODY_SNIPPET_CHARS]  # scrubbed whole, then cut
+                text = redact(reply.text(), secret_list)[:_BODY_SNIPPET_CHARS]  # scrubbed whole, then cut
                 raise HttpCallError(
                     f"{describe}: expected a JSON reply from {url}, got {text!r} (HTTP {status})",
                     status=status,
                 ) from None
-        return HttpResult(
-            status=status,
-            data=data,
-            duration_ms=int((time.monotonic() - attempt_started) * 1000),
-            headers=dict(response.headers),
-        )
+        return HttpResult(status=status, data=data, headers=reply.headers)
 
     retrying = Retrying(
         stop=_Stop(policy, limiter, lambda: attempts - refused, elapsed),

@@ -72,24 +72,6 @@ class Limits:
     max_rpm: float | None = None
     max_tpm: float | None = None
 
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any], workers: int | None = None) -> Limits:
-        """`max_rpm` and `max_tpm` (numbers > 0); bad values raise ValueError naming the key."""
-        values: dict[str, float | None] = {}
-        for key in ("max_rpm", "max_tpm"):
-            raw = settings.get(key)
-            if raw is None or raw == "":
-                values[key] = None
-                continue
-            try:
-                value = float(raw)
-            except (TypeError, ValueError):
-                raise ValueError(f"{key} must be a number > 0, got {raw!r}") from None
-            if isinstance(raw, bool) or not math.isfinite(value) or value <= 0:
-                raise ValueError(f"{key} must be a number > 0, got {raw!r}")
-            values[key] = value
-        return cls(workers=workers, max_rpm=values["max_rpm"], max_tpm=values["max_tpm"])
-
 
 @dataclass
 class LimiterStats:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
 from . import reaper
 from .forkserver import ForkedProcess, spawn_warm, warm_pids
 
@@ -266,7 +267,7 @@ def judge_environment() -> dict[str, str]:
 
 
 def run_judge(argv: list[str], stdin_text: str, timeout_seconds: float, cwd: Path | None = None,
-              max_output_bytes: int = 8 * 1024 * 1024, call_env: dict[str, str] | None = None) -> ScriptResult:
+              max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, call_env: dict[str, str] | None = None) -> ScriptResult:
     """`run_script` for a judge: with `judge_environment()`, and forked warm when it is `python3 SCRIPT`."""
     return run_script(argv, stdin_text, timeout_seconds, cwd=cwd, env=judge_environment(),
                       max_output_bytes=max_output_bytes, warm=True, call_env=call_env)
@@ -278,7 +279,7 @@ def run_script(
     timeout_seconds: float,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
-    max_output_bytes: int = 8 * 1024 * 1024,
+    max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     warm: bool = False,
     call_env: dict[str, str] | None = None,
     teardown: bool = False,

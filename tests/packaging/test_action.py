@@ -400,6 +400,9 @@ def test_action_passes_inputs_only_through_env() -> None:
     gate = next(s for s in steps if s.get("id") == "gate")
     mapped = {k: v for k, v in gate["env"].items() if k.startswith("INPUT_")}
     handled = {"python-version", "working-directory"}  # used by the steps themselves
+    # The token goes to the CLI under the name it takes it out of its environment by, and only when commenting.
+    handled.add("github-token")
+    assert gate["env"]["AGENTV_GATE_GITHUB_TOKEN"] == "${{ inputs.comment == 'true' && inputs.github-token || '' }}"
     for name in action["inputs"]:
         if name in handled:
             continue

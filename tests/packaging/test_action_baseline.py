@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.helpers.files import make_repo, write
@@ -41,6 +42,24 @@ def test_validate_warns_that_it_ignores_baseline(tmp_path: Path, recorder: Recor
     run = run_entrypoint(tmp_path, {"command": "validate", "baseline": "base.jsonl"}, cli=cli)
     assert json.loads(log.read_text()) == ["validate"]
     assert "input baseline is ignored by the validate command" in run.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "merge"])
+def test_the_comment_input_adds_comment_to_run_and_merge(tmp_path: Path, recorder: Recorder,  # noqa: F811
+                                                        command: str) -> None:
+    cli, log = recorder
+    inputs = {"command": command, "comment": "true", **({"paths": "shard.jsonl"} if command == "merge" else {})}
+    run = run_entrypoint(tmp_path, inputs, cli=cli)
+    assert run.code == 0, run.stderr
+    assert "--comment" in json.loads(log.read_text())
+    assert "--comment" not in json.loads((run_entrypoint(tmp_path, {"comment": "false"}, cli=cli), log.read_text())[1])
+
+
+def test_a_comment_input_that_is_not_true_or_false_is_refused(tmp_path: Path, recorder: Recorder) -> None:  # noqa: F811
+    cli, log = recorder
+    run = run_entrypoint(tmp_path, {"comment": "yes please"}, cli=cli)
+    assert run.code == 2 and "input comment is 'yes please': expected true or false" in run.stderr
+    assert not log.exists()
 
 
 # ---------------------------------------------------------------- the example workflow, played
@@ -88,7 +107,9 @@ def _play(workspace: Path, event: str, cache: Path) -> Any:
             shutil.copytree(cache, workspace / restore["with"]["path"])
         outputs["base"] = _run_script(_step("id", "base"), workspace, {})
     gate = _step("id", "gate")
-    inputs = {name: _fill(str(value), outputs) for name, value in gate["with"].items()}
+    # The runner passes a YAML boolean as `true` / `false`, as expressions print them
+    inputs = {name: _fill(str(value).lower() if isinstance(value, bool) else str(value), outputs)
+              for name, value in gate["with"].items()}
     run = run_entrypoint(workspace, inputs)
     outputs["gate"] = run.outputs
     if event == "push":

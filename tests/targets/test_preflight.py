@@ -204,6 +204,12 @@ def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> 
           - name: agent
             provider: cli
             command_template: "AGENT"
+          - name: priced
+            provider: openai
+            base_url: http://127.0.0.1:9/v1
+            model: m
+            price_per_1k_input: 0.5
+            price_per_1k_output: 1.5
     """, """
         execution:
           total_budget_usd: 5
@@ -222,12 +228,20 @@ def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> 
             execution:
               trials: {count: 2, cost_limit_usd: 0.5}
             assert: [{type: contains, value: Paris}]
+          - id: own-limit-on-priced-model
+            input: q
+            target: priced
+            execution:
+              trials: {count: 2, cost_limit_usd: 0.5}
+            assert: [{type: contains, value: Paris}]
     """)
     err = stopped_before_the_agent(repo)
-    never = "can never be reached: target 'default' (mock) reports no cost_usd; only a cli agent that prints one does"
+    never = ("can never be reached: target 'default' (mock) reports no cost_usd; only a cli agent that prints one, "
+             "or a target with price_per_1k_input/output, does")
     assert f"evals/x.eval.yaml:3: 'cost_limit_usd' {never}" in err
     assert f"evals/x.eval.yaml:16: 'cost_limit_usd' {never}" in err
     assert "total_budget_usd" not in err and ":12:" not in err  # a suite case runs on the cli agent; its own limit too
+    assert err.count("can never be reached") == 2, err  # a model target with prices reports a cost
 
 
 def test_a_ca_bundle_that_does_not_exist_is_found_before_the_agent_is_called(repo: Path) -> None:

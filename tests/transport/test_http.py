@@ -10,6 +10,7 @@ import pytest
 
 from agentv_gate.errors import ProviderError
 from agentv_gate.targets.base import ProviderRequest
+from agentv_gate.targets.http_settings import retry_policy_from_settings
 from agentv_gate.targets.registry import build_provider
 from agentv_gate.transport.http import HttpCallError, RetryPolicy, http_call, parse_retry_after, post_json
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
@@ -109,7 +110,7 @@ def test_parse_retry_after_forms() -> None:
 
 
 def test_policy_from_agentv_keys() -> None:
-    policy = RetryPolicy.from_settings(
+    policy = retry_policy_from_settings(
         {
             "max_retries": 5,
             "retry_initial_delay_ms": 200,
@@ -122,7 +123,7 @@ def test_policy_from_agentv_keys() -> None:
     assert policy.backoff_factor == 3 and policy.is_retryable_status(429) and not policy.is_retryable_status(500)
     assert RetryPolicy().is_retryable_status(503) and not RetryPolicy().is_retryable_status(404)
     with pytest.raises(ValueError, match="max_retries"):
-        RetryPolicy.from_settings({"max_retries": "lots"})
+        retry_policy_from_settings({"max_retries": "lots"})
 
 
 def test_http_call_get_without_json(fake_llm: FakeLLMServer) -> None:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import socket
 import time
+import tracemalloc
 from dataclasses import replace
 from typing import Any
 
 import pytest
-import requests
 
-from agentv_gate.transport.http import HttpCallError, HttpResult, RetryPolicy, _read_body, http_call, post_json
+from agentv_gate.transport.deadline import attempt_deadline, watch
+from agentv_gate.transport.http import HttpCallError, HttpResult, RetryPolicy, http_call, post_json
 from agentv_gate.transport.limiter import Limits, RateLimiter
 from tests.helpers.clock import FakeClock
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
@@ -187,6 +190,22 @@ def test_a_compressed_reply_is_decoded_and_capped_by_its_decoded_size(fake_llm: 
         call(fake_llm, fast(max_response_bytes=4999))
 
 
+def test_a_gzip_bomb_is_refused_without_being_inflated(fake_llm: FakeLLMServer) -> None:
+    # 64 MiB of zeros in a 64 KB gzip body: refused once its decoded bytes pass the cap, and memory
+    # never holds more than the cap and a piece or two of it.
+    bomb = gzip.compress(bytes(64 * 1024 * 1024), 9)
+    fake_llm.set_default("/x", FakeReply(body=bomb, headers={"Content-Type": "application/json",
+                                                             "Content-Encoding": "gzip"}))
+    tracemalloc.start()
+    try:
+        error = failure(fake_llm, fast(max_response_bytes=1_000_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "was more than 1000000 bytes (max_response_bytes)" in str(error)
+    assert peak < 8 * 1024 * 1024, f"{peak} bytes allocated reading a capped reply"
+
+
 @pytest.mark.parametrize("reply", [
     pytest.param(FakeReply.json(OK).in_pieces(6, 5.0), id="stalls-halfway"),
     pytest.param(FakeReply.json({"answer": "x" * 60}).in_pieces(4, 0.1), id="trickles"),
@@ -203,12 +222,26 @@ def test_a_body_still_coming_at_the_deadline_is_cut_there(fake_llm: FakeLLMServe
                         str(error)), str(error)
 
 
-def test_a_body_read_after_its_deadline_times_out_at_once(fake_llm: FakeLLMServer) -> None:
-    # The deadline is checked before every read, however little it was missed by.
-    fake_llm.set_default("/x", FakeReply.json(OK))
-    response = requests.post(f"{fake_llm.url}/x", json={}, stream=True, timeout=5)
-    with pytest.raises(requests.Timeout, match="deadline passed"):
-        _read_body(response, time.monotonic() - 0.5, 1000)
+def test_a_socket_joining_an_attempt_past_its_deadline_is_cut_at_once() -> None:
+    # A reused keep-alive connection joins the attempt when its request starts: past the deadline,
+    # however little, its socket is shut down then, not left to a read that could wait.
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        with attempt_deadline(0.0) as deadline:
+            time.sleep(0.05)
+            watch(mine)
+            assert mine.recv(1) == b""  # shut down: end of stream at once, not a read that waits
+        assert deadline.fired
+
+
+def test_a_socket_whose_attempt_ended_in_time_is_left_alone() -> None:
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        with attempt_deadline(0.1) as deadline:
+            watch(mine)
+        time.sleep(0.2)  # past the deadline the attempt no longer has
+        theirs.sendall(b"x")
+        assert mine.recv(1) == b"x" and not deadline.fired
 
 
 def test_a_closing_connection_that_stalls_just_before_the_deadline_is_cut_at_it(fake_llm: FakeLLMServer) -> None:
@@ -228,7 +261,7 @@ def test_a_connection_closed_mid_body_is_retried(fake_llm: FakeLLMServer) -> Non
     assert call(fake_llm, FAST).retries == 1
     fake_llm.enqueue("/x", cut)
     error = failure(fake_llm, fast(max_attempts=1))
-    assert str(error).endswith(": the connection closed before the reply was complete (0 bytes read)"), str(error)
+    assert str(error).endswith(": the connection closed before the reply was complete"), str(error)
 
 
 # ---------------------------------------------------------------- what an error says
@@ -267,11 +300,21 @@ def test_an_answer_that_is_not_json_is_an_error(fake_llm: FakeLLMServer, text: s
     assert str(error) == f"probe: expected a JSON reply from {fake_llm.url}/x, got {shown} (HTTP 200)"
 
 
-@pytest.mark.parametrize("status", [200, 399])
-def test_a_status_below_400_is_an_answer(fake_llm: FakeLLMServer, status: int) -> None:
+@pytest.mark.parametrize("status", [200, 299])
+def test_a_2xx_status_is_an_answer(fake_llm: FakeLLMServer, status: int) -> None:
     fake_llm.set_default("/x", FakeReply.json(OK, status=status))
     result = call(fake_llm, FAST)
     assert (result.status, result.data, result.retries) == (status, OK, 0)
+
+
+@pytest.mark.parametrize("status", [300, 304, 399])
+def test_a_3xx_without_a_location_is_no_answer_either(fake_llm: FakeLLMServer, status: int) -> None:
+    # A model API never answers 3xx: its body is not the answer, whatever it holds, and it is not retried.
+    fake_llm.set_default("/x", FakeReply.json(OK, status=status))
+    error = failure(fake_llm, FAST)
+    assert str(error) == (f"probe: HTTP {status} from POST {fake_llm.url}/x with no Location header: not an "
+                          "answer, and a model API never redirects")
+    assert (error.status, error.retries, len(fake_llm.requests)) == (status, 0, 1)
 
 
 def test_a_refusal_after_a_retry_reports_the_retry(fake_llm: FakeLLMServer) -> None:
@@ -389,3 +432,23 @@ def test_a_refused_call_gives_its_tokens_back(
     assert failure(fake_llm, policy, limiter=limiter, tokens=10).status == status
     call(fake_llm, policy, limiter=limiter, tokens=10)
     assert limiter.stats.waited_seconds == 0
+
+
+def test_a_forked_child_keeps_deadlines_of_its_own() -> None:
+    # The watchdog's thread does not survive a fork: a child that calls out must start its own, or
+    # its deadlines would never fire.
+    with attempt_deadline(0.01):
+        pass  # the parent's watchdog thread is running now
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through its exit status
+        mine, theirs = socket.socketpair()
+        mine.settimeout(5)  # without a watchdog, fail rather than hang
+        try:
+            with attempt_deadline(0.05):
+                watch(mine)
+                cut = mine.recv(1) == b""  # waits until the watchdog shuts it down
+        except OSError:
+            cut = False
+        os._exit(0 if cut else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -1,7 +1,7 @@
 """The rules a user sets in targets.yaml for a misbehaving provider, and what the error then says.
 
-`RetryPolicy`: the documented defaults, which statuses are retried, how `from_settings` reads the
-retry keys (units, camelCase) and refuses bad values by name. `provider_error_detail` /
+`RetryPolicy`: the documented defaults, which statuses are retried, how a target's retry keys and
+byte cap are read into it (`retry_policy_for`: units, camelCase) and bad values refused by name. `provider_error_detail` /
 `ProviderErrorDetail.describe`: which fields of an OpenAI, Azure, Anthropic, Gemini or vLLM error
 body are quoted, cleaned and cut, and how. Pure functions are called directly; the default number
 of attempts is checked against a real loopback server.
@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.errors import TargetsConfigError
 from agentv_gate.targets.base import ProviderRequest
+from agentv_gate.targets.http_settings import retry_policy_for
 from agentv_gate.transport.http import HttpCallError, ProviderErrorDetail, RetryPolicy, provider_error_detail
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
-from tests.helpers.targets import CHAT, SECRET, openai
+from tests.helpers.targets import CHAT, SECRET, openai, target
 
 # ---------------------------------------------------------------- defaults and retried statuses
 
@@ -39,10 +41,16 @@ DOCUMENTED_DEFAULTS: dict[str, Any] = {
 }
 
 
+def policy_of(settings: dict[str, Any]) -> RetryPolicy:
+    """The policy of an openai target written with `settings`."""
+    return retry_policy_for(target(provider="openai", model="m", **settings))
+
+
 def test_a_target_without_retry_keys_gets_the_documented_defaults() -> None:
-    assert dataclasses.asdict(RetryPolicy.from_settings({})) == DOCUMENTED_DEFAULTS
+    assert dataclasses.asdict(policy_of({})) == DOCUMENTED_DEFAULTS
+    assert dataclasses.asdict(RetryPolicy()) == DOCUMENTED_DEFAULTS
     # An unset environment variable (`${{ VAR }}` resolved to "") or a YAML null leaves the default.
-    assert RetryPolicy.from_settings({"max_retries": "", "timeout_seconds": None}) == RetryPolicy()
+    assert policy_of({"max_retries": "", "timeout_seconds": None}) == RetryPolicy()
 
 
 def test_without_max_retries_a_failing_call_is_tried_four_times(fake_llm: FakeLLMServer) -> None:
@@ -98,7 +106,7 @@ def test_by_default_408_429_and_every_5xx_are_retried(status: int, retried: bool
     ],
 )
 def test_retry_keys_are_read_in_their_units(settings: dict[str, Any], attr: str, expected: object) -> None:
-    policy = RetryPolicy.from_settings(settings)
+    policy = policy_of(settings)
     got = getattr(policy, attr)
     assert got == (pytest.approx(expected) if isinstance(expected, float) else expected)
     assert dataclasses.asdict(policy) == {**DOCUMENTED_DEFAULTS, attr: got}, "only that key changed"
@@ -125,9 +133,9 @@ def test_retry_keys_are_read_in_their_units(settings: dict[str, Any], attr: str,
     ],
 )
 def test_bad_retry_values_are_refused_naming_the_key(settings: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError) as caught:
-        RetryPolicy.from_settings(settings)
-    assert str(caught.value) == message
+    with pytest.raises(TargetsConfigError) as caught:
+        policy_of(settings)
+    assert str(caught.value) == f"openai target 't': {message}"
 
 
 # ---------------------------------------------------------------- the provider's own error fields

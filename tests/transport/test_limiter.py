@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from agentv_gate.targets.http_settings import limits_from_settings
 from agentv_gate.transport.limiter import (
     Limits,
     RateLimiter,
@@ -258,10 +259,10 @@ def test_token_estimate_and_usage() -> None:
 
 
 def test_limits_from_settings() -> None:
-    assert Limits.from_settings({"max_rpm": 600, "max_tpm": "90000"}, workers=4) == Limits(4, 600, 90000)
+    assert limits_from_settings({"max_rpm": 600, "max_tpm": "90000"}, workers=4) == Limits(4, 600, 90000)
     for bad in (0, -1, "lots", True, float("inf")):
         with pytest.raises(ValueError, match="max_rpm must be a number > 0"):
-            Limits.from_settings({"max_rpm": bad})
+            limits_from_settings({"max_rpm": bad})
 
 
 def test_ticket_is_plain_data() -> None:
