@@ -1,4 +1,4 @@
-"""The single entry point: `run` (default), `validate`, `merge`, `compare`, `init`.
+"""The single entry point: `run` (default), `validate`, `merge`, `compare`, `plan-trials`, `init`.
 
 This module parses the command line, hands the Namespace to the command's `execute`, and is the
 only place that turns errors into exit codes (the table is `errors.EXIT_CODES`): 0 everything
@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; impo
     "merge": "agentv_gate.commands.merge",
     "init": "agentv_gate.commands.init",
     "compare": "agentv_gate.commands.compare",
+    "plan-trials": "agentv_gate.commands.plan_trials",
     "comment": "agentv_gate.commands.comment",
 }
 
@@ -102,9 +103,17 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", type=Path, action=_Once, default=None, metavar="BASE.jsonl",
                         help="results JSONL of the base branch: reports say per case regressed, still failing, "
                              "fixed or new")
-    parser.add_argument("--fail-on", choices=("all", "regression"), action=_Once, default="all", dest="fail_on",
+    parser.add_argument("--fail-on", choices=("all", "regression", "case-regression", "inconclusive"), action=_Once,
+                        default="all", dest="fail_on",
                         help="all: every case must pass (default); regression: fail only for cases that passed "
-                             "on the base and do not now (needs --baseline)")
+                             "on the base and do not now, or, with --trials N on both sides, when the paired test "
+                             "finds the pass rate fell; case-regression: also when one case fell significantly; "
+                             "inconclusive: also when a case fell without significance (needs --baseline)")
+    parser.add_argument("--alpha", type=float, action=_Once, default=None, metavar="A",
+                        help="with --baseline and trials: the paired tests' significance level (default 0.05)")
+    parser.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
+                        help="with --baseline: results rows of earlier runs of the base branch; a case whose "
+                             "outcome flipped there (same case digest) is flaky")
     parser.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
                         help="with --baseline: a passing case whose score fell by more than DELTA also regressed "
                              "(and fails the gate, with --fail-on all too)")
@@ -162,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target", action="append", default=None, metavar="NAME",
                      help="target for every case; repeat it to run each case once per target (a matrix)")
     run.add_argument("--trials", type=int, action=_Once, default=None, metavar="N",
-                     help="run every case N times (its execution.trials strategy, default pass_at_k)")
+                     help="run every case N times, every trial (its execution.trials strategy, default pass_at_k; "
+                          "unlike AgentV's, pass_at_k does not stop at the first pass, so --baseline can compare)")
+    run.add_argument("--trials-strategy", choices=("pass_at_k", "mean", "confidence_interval", "pass_hat_k"),
+                     action=_Once, default=None, dest="trials_strategy",
+                     help="the trials strategy of every case; pass_hat_k (pass^k: every trial must pass) is "
+                          "agentv-gate's, AgentV has no such strategy")
 
     validate = sub.add_parser("validate", help="check eval files without running anything", **_with_exit_codes())
     _add_load_options(validate)
@@ -195,8 +209,29 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
                          help="a case passing on both whose score fell by more than DELTA also regressed")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    compare.add_argument("--fail-on", choices=("regression", "case-regression", "inconclusive"), action=_Once,
+                         default="regression", dest="fail_on",
+                         help="with trials on both sides: regression (default) exits 1 when the paired test finds "
+                              "the pass rate fell; case-regression also for one case's significant drop; "
+                              "inconclusive also for a case that fell without significance")
+    compare.add_argument("--alpha", type=float, action=_Once, default=None, metavar="A",
+                         help="the paired tests' significance level (default 0.05)")
+    compare.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
+                         help="results rows of earlier base runs: a case whose outcome flipped there is flaky")
     compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"), help="where report.html goes")
 
+    plan = sub.add_parser("plan-trials", help="how many trials a side detect a drop in pass rate, from a baseline")
+    plan.add_argument("baseline", type=Path, help="results JSONL of the base, run with --trials N (N >= 2)")
+    plan.add_argument("--drop", type=float, action="append", default=None, metavar="POINTS",
+                      help="the drop in suite pass rate to detect, in points (repeatable; default 5, 10, 20)")
+    plan.add_argument("--alpha", type=float, action=_Once, default=None, metavar="A",
+                      help="significance level of the paired test (default 0.05)")
+    plan.add_argument("--power", type=float, action=_Once, default=0.8, help="power to reach (default 0.8)")
+    plan.add_argument("--max-trials", type=int, action=_Once, default=10, dest="max_trials", metavar="N",
+                      help="the most trials a side to consider (default 10)")
+    plan.add_argument("--simulations", type=int, action=_Once, default=400, metavar="N",
+                      help="simulated pull requests per trial count (default 400)")
+    plan.add_argument("--seed", type=int, action=_Once, default=1, help="the simulation's seed (default 1)")
     comment = sub.add_parser("comment", help="post or update the pull-request comment from a results file "
                                              "(for CI systems that run the gate in another step)")
     comment.add_argument("results", type=Path, help="results JSONL of this change (run or merge)")

@@ -66,7 +66,11 @@ class RunSettings:
     keep_results: bool = True
     """`run` returns every result; off when `on_result` keeps what it needs (a long run then holds none)."""
     trials: int | None = None
-    """`--trials N`: every case runs N trials (its own `execution.trials` strategy and cost limit kept)."""
+    """`--trials N`: every case runs N trials (its own `execution.trials` strategy and cost limit kept),
+    every one of them: pass_at_k does not stop at the first pass (AgentV's early exit), so a paired
+    comparison has N outcomes per case; the verdict and score are AgentV's all the same."""
+    trials_strategy: str | None = None
+    """`--trials-strategy`: every case's trials strategy, `pass_hat_k` (pass^k, agentv-gate's) included."""
 
 
 def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
@@ -203,7 +207,9 @@ class Orchestrator:
                     started: float) -> CaseResult:
         """AgentV's trials: each a full target + evaluators run, neither answered from the cache after
         the first (a replay is not an independent sample); pass_at_k stops at the first
-        trial that passes; summed cost reaching `cost_limit_usd` starts no further trial."""
+        trial that passes, unless `--trials N` asked for every trial; summed cost reaching
+        `cost_limit_usd` starts no further trial."""
+        strategy = self.settings.trials_strategy or trials.strategy
         runs: list[CaseResult] = []
         cost = 0.0
         cost_limited = False
@@ -218,16 +224,16 @@ class Orchestrator:
                 bypass_cache_on_this_thread(not case.suite_execution.cache)
             runs.append(run)
             cost += run.cost_usd or 0.0
-            if trials.strategy == "pass_at_k" and _agentv_pass(run):
+            if strategy == "pass_at_k" and _agentv_pass(run) and self.settings.trials is None:
                 break
             if trials.cost_limit_usd is not None and cost >= trials.cost_limit_usd and attempt + 1 < trials.count:
                 cost_limited = True
                 break
         scored = [r for r in runs if r.verdict != "error"]
         errored = [r for r in runs if r.verdict == "error"]
-        score, aggregation = aggregate(trials.strategy, [r.score for r in scored],
+        score, aggregation = aggregate(strategy, [r.score for r in scored],
                                        sum(1 for r in runs if _agentv_pass(r)))
-        if trials.strategy == "pass_at_k":
+        if strategy == "pass_at_k":
             shown = max(scored, key=lambda r: r.score) if scored else errored[0]
         else:
             shown = errored[0] if errored else min(scored, key=lambda r: r.score)
@@ -242,8 +248,13 @@ class Orchestrator:
         result.retries = sum(r.retries for r in runs)
         result.duration_ms = _ms_since(started)
         passed_any = any(r.verdict == "pass" for r in runs)
-        if trials.strategy == "pass_at_k" and passed_any:
+        if strategy == "pass_at_k" and passed_any:
             result.verdict, result.error = "pass", None
+        elif strategy == "pass_hat_k" and not errored:
+            # pass^k: every trial must pass its threshold (cut short by a cost limit, the trials not run never passed)
+            passed = sum(1 for r in runs if r.verdict == "pass")
+            result.aggregation = {**aggregation, "passed_attempts": passed}
+            result.verdict, result.error = ("pass" if passed == trials.count else "fail"), None
         elif errored:
             # Never a pass on part of the evidence: a trial that could not be scored may have failed.
             result.verdict = "error"

@@ -103,6 +103,8 @@ MODULES: dict[str, list[str]] = {
         "tests/report/test_github_problems.py"],
     "agentv_gate/report/jsonl.py": [
         "tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py", "tests/commands/test_merge.py"],
+    "agentv_gate/report/stats.py": ["tests/report/test_stats.py", "tests/report/test_paired.py"],
+    "agentv_gate/report/paired.py": ["tests/report/test_paired.py"],
     "agentv_gate/commands/merge.py": [
         "tests/hardening/test_hardening_merge.py", "tests/commands/test_execute.py", "tests/commands/test_merge.py"],
     "agentv_gate/judging/judge_reply.py": [

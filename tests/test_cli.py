@@ -156,6 +156,11 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
     (["run", "evals", "--list", "--max-failures", "0"], "--max-failures 0 is not a whole number >= 1"),
     (["run", "evals", "--list", "--fail-on", "regression"], "--fail-on regression needs --baseline"),
     (["run", "evals", "--list", "--trials", "0"], "--trials 0 is not in 1..100"),
+    (["run", "evals", "--list", "--alpha", "0.05"], "--alpha needs --baseline"),
+    (["run", "evals", "--list", "--history", "h.jsonl"], "--history needs --baseline"),
+    (["run", "evals", "--list", "--baseline", "b.jsonl", "--alpha", "1"],
+     "--alpha 1.0 is not a probability strictly between 0 and 1"),
+    (["compare", "a.jsonl", "b.jsonl", "--alpha", "0"], "--alpha 0.0 is not a probability strictly between 0 and 1"),
     # two reports written to one file: the last one written replaces the other
     (["run", "evals", "--junit", "out/x", "--results", "out/x"],
      "--junit out/x and --results out/x name the same file"),

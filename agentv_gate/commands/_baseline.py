@@ -1,9 +1,15 @@
 """`run --baseline BASE.jsonl`: judge this change, not the history of main.
 
 With `--fail-on all` (the default) the verdict is today's: every case must pass; the base only
-adds what the change did to each case to the reports. With `--fail-on regression` the gate fails
-only for a case that passed on the base and does not pass now (or dropped more than `--max-drop`),
-so a case already failing on main does not block an unrelated pull request.
+adds what the change did to each case to the reports. With `--fail-on regression` and a single
+trial a side, the gate fails only for a case that passed on the base and does not pass now (or
+dropped more than `--max-drop`), so a case already failing on main does not block an unrelated
+pull request. With several trials a side (`--trials N` on both runs), the paired test decides
+instead (`report.paired`): the suite's pass rate fell beyond chance at `--alpha`; with
+`--fail-on case-regression` a case whose own drop is significant fails it too, and with
+`--fail-on inconclusive` a case whose pass rate fell without significance as well. A case the
+`--history` file shows flipping on an unchanged digest is flaky: one trial's drop does not fail
+the gate for it, only the test.
 
 Never a wrong pass: a run cut short, a case not run (`--max-failures`) or a run with no case at
 all still fails; a base file that shares no case with the run is refused before anything runs
@@ -22,7 +28,7 @@ from ..errors import UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..redaction import redact
-from ..report import Summary
+from ..report import Summary, paired
 from ..report.baseline import (
     CaseChange,
     Comparison,
@@ -34,11 +40,17 @@ from ..report.baseline import (
 )
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.rows import NOT_RUN, ReportedCase, outcome
+from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
 
-FAIL_ON = ("all", "regression")
+FAIL_ON = ("all", "regression", "case-regression", "inconclusive")
+"""Each stricter than the one before: `regression` fails on a significant suite-level drop (one trial
+a side: on any case that regressed), `case-regression` on a significant case too, `inconclusive` on a
+case whose pass rate fell without significance as well."""
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
+FLAKY = "regressed (flaky)"
+"""A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 
 
 @dataclass
@@ -47,12 +59,24 @@ class Baseline:
     rows: list[CaseResult]
     fail_on: str
     max_drop: float | None
+    alpha: float = paired.DEFAULT_ALPHA
+    flaky: frozenset[tuple[str, str]] = frozenset()
+    """(suite, test id) of cases that flipped in the `--history` file on the base's digest."""
 
     def compare(self, results: Sequence[ReportedCase]) -> Comparison:
         return compare_results(self.rows, results, self.max_drop)
 
-    def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None) -> tuple[bool, str]:
+    def test(self, comparison: Comparison) -> paired.SuiteTest | paired.NoTest:
+        return paired.paired_test(comparison, self.alpha, self.flaky)
+
+    def flaky_regressions(self, comparison: Comparison) -> list[str]:
+        """Ids of cases that regressed on one trial and are flaky in the history."""
+        return [c.row.eval_id for c in blocking_regressions(comparison) if (c.row.suite, c.row.eval_id) in self.flaky]
+
+    def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None,
+                test: paired.SuiteTest | paired.NoTest | None = None) -> tuple[bool, str]:
         """(gate passed, one line saying why) for `--fail-on` as given."""
+        flaky = self.flaky_regressions(comparison)
         regressed = len(blocking_regressions(comparison))
         if self.fail_on == "all":
             # A case regressed while every case passes: it only dropped more than --max-drop, which
@@ -61,18 +85,58 @@ class Baseline:
                 return False, (f"gate (--fail-on all): failed, {regressed} case(s) dropped more than "
                                f"--max-drop {self.max_drop:g}")
             return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
+        gate = f"gate (--fail-on {self.fail_on})"
         if summary.total == 0:
-            return False, "gate (--fail-on regression): failed, no case ran"
+            return False, f"{gate}: failed, no case ran"
         if summary.not_run:
-            return False, f"gate (--fail-on regression): failed, {summary.not_run} case(s) not run (interrupted)"
+            return False, f"{gate}: failed, {summary.not_run} case(s) not run (interrupted)"
         if stopped:
-            return False, f"gate (--fail-on regression): failed, the run stopped early ({stopped})"
-        if regressed:
-            return False, f"gate (--fail-on regression): failed, {regressed} case(s) regressed against {self.path}"
-        if summary.missing_env:
-            return False, (f"gate (--fail-on regression): incomplete, {summary.missing_env} case(s) not run "
-                           "(environment variables unset)")
-        return True, f"gate (--fail-on regression): passed, no case regressed against {self.path}"
+            return False, f"{gate}: failed, the run stopped early ({stopped})"
+        incomplete = (f"{gate}: incomplete, {summary.missing_env} case(s) not run (environment variables unset)"
+                      if summary.missing_env else None)
+        if isinstance(test, paired.SuiteTest):
+            passed, why = paired_verdict(gate, self.fail_on, test, self.path)
+            return (False, incomplete) if passed and incomplete else (passed, why)
+        if regressed - len(flaky):
+            return False, f"{gate}: failed, {regressed - len(flaky)} case(s) regressed against {self.path}"
+        if incomplete:
+            return False, incomplete
+        if flaky:
+            return True, (f"{gate}: passed, no case regressed against {self.path} but {len(flaky)} flaky one(s) on "
+                          f"a single trial ({', '.join(one_line(i) for i in flaky[:5])}): only a paired test "
+                          "(--trials N on both sides) may fail the gate for a flaky case")
+        return True, f"{gate}: passed, no case regressed against {self.path}"
+
+
+def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Path) -> tuple[bool, str]:
+    """(passed, why) when a paired test was possible: the suite test decides `regression`; the case
+    labels add to it under `case-regression` and `inconclusive`."""
+    rate = test.pass_rate.describe(100, " points") if test.pass_rate else "n/a"
+    if test.dropped:
+        drivers = ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, p={c.p:.2g})"
+                            for c in test.drivers()[:5])
+        return False, (f"{gate}: failed, the pass rate fell against {against}: {rate}, p={test.p_drop:.3g} "
+                       f"<= alpha {test.alpha:g}; largest drops: {drivers}")
+    cases = test.with_label("regression")
+    if cases and fail_on in ("case-regression", "inconclusive"):
+        return False, (f"{gate}: failed, {len(cases)} case(s) regressed significantly (Fisher, BH q <= "
+                       f"{test.alpha:g}): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})"
+                                                        for c in cases[:5]))
+    unsure = test.with_label("inconclusive")
+    if unsure and fail_on == "inconclusive":
+        return False, (f"{gate}: failed, {len(unsure)} case(s) inconclusive (pass rate fell, not "
+                       "significantly): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})"
+                                                      for c in unsure[:5]))
+    listed = f"; {len(unsure)} inconclusive case(s) listed" if unsure else ""
+    return True, (f"{gate}: passed, no significant drop against {against} (pass rate {rate}, "
+                  f"p={test.p_drop:.3g} > alpha {test.alpha:g}){listed}")
+
+
+
+
+def check_alpha(alpha: float | None) -> None:
+    if alpha is not None and not (math.isfinite(alpha) and 0 < alpha < 1):
+        raise UsageError(f"--alpha {alpha} is not a probability strictly between 0 and 1")
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
@@ -83,17 +147,30 @@ def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
 
 
 def check_baseline_options(args: argparse.Namespace) -> None:
-    """`--fail-on regression` or `--max-drop` without a base is a usage error: there is nothing to
-    regress against, and falling back to `all` silently would change what the gate means."""
+    """`--fail-on regression`, `--max-drop`, `--alpha` or `--history` without a base is a usage error:
+    there is nothing to regress against, and falling back to `all` silently would change what the
+    gate means."""
     fail_on = getattr(args, "fail_on", None) or "all"
     max_drop = getattr(args, "max_drop", None)
+    check_alpha(getattr(args, "alpha", None))
     if getattr(args, "baseline", None) is None:
         if fail_on != "all":
             raise UsageError(f"--fail-on {fail_on} needs --baseline BASE.jsonl (the results of the base branch)")
-        if max_drop is not None:
-            raise UsageError("--max-drop needs --baseline BASE.jsonl (the results of the base branch)")
+        for flag, value in (("--max-drop", max_drop), ("--alpha", getattr(args, "alpha", None)),
+                            ("--history", getattr(args, "history", None))):
+            if value is not None:
+                raise UsageError(f"{flag} needs --baseline BASE.jsonl (the results of the base branch)")
     elif max_drop is not None and not (math.isfinite(max_drop) and 0 <= max_drop <= 1):
         raise UsageError(f"--max-drop {max_drop} is not in 0..1")
+
+
+def read_history(path: Path | None, base: Sequence[CaseResult]) -> frozenset[tuple[str, str]]:
+    """The flaky cases of `--history` (results rows of earlier runs, e.g. main's, one file after the
+    other): none without it."""
+    if path is None:
+        return frozenset()
+    history = read_previous(path, f"--history {path} holds no results rows")
+    return frozenset(paired.flaky_cases(history, base))
 
 
 def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
@@ -133,7 +210,10 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
         raise UsageError(f"--baseline {path} shares no case with this run (its rows are cases like "
                          f"'{example.eval_id}' of {example.suite}); is it the results file of these eval files?")
     kept = [row for row in rows if (row.suite, row.eval_id) not in left_out]
-    return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None))
+    alpha = getattr(args, "alpha", None)
+    return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None),
+                    paired.DEFAULT_ALPHA if alpha is None else alpha,
+                    read_history(getattr(args, "history", None), kept))
 
 
 @dataclass
@@ -144,23 +224,60 @@ class BaselineReport:
     ok: bool
     gate_line: str
     warn_only: tuple[str, ...]
+    test: paired.SuiteTest | paired.NoTest | None = None
+    flaky: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def markdown(self) -> str:
-        return comparison_markdown(self.comparison, self.gate_line)
+        return comparison_markdown(self.comparison, self.gate_line) + (
+            paired.markdown(self.test) if self.test else "")
 
     @property
     def html(self) -> str:
-        return comparison_html(self.comparison, self.gate_line)
+        return comparison_html(self.comparison, self.gate_line) + (paired.html_section(self.test) if self.test else "")
+
+    def labels(self) -> dict[tuple[str, str, str], str]:
+        """Each head row's label for its annotation: the paired label when there is a paired test,
+        `regressed (flaky)` for a flaky case's single-trial regression, else the case-by-case status."""
+        labels = self.comparison.labels()
+        if isinstance(self.test, paired.SuiteTest):
+            for case in self.test.cases:
+                head = case.change.head
+                if head is not None:
+                    labels[(head.suite, head.eval_id, head.target)] = case.label + (" (flaky)" if case.flaky else "")
+        for change in self.comparison.regressed:
+            head = change.head
+            if head is not None and (head.suite, head.eval_id) in self.flaky:
+                labels[(head.suite, head.eval_id, head.target)] = FLAKY
+        return labels
 
     def print_console(self, quiet: bool) -> None:
         shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
                                                                   "removed")
-        print(redact("\n".join(console_lines(self.comparison, shown) + [f"agentv-gate: {self.gate_line}"])))
+        extra = paired.console_lines(self.test, quiet) if self.test else []
+        # the gate line names cases (a pull request's text): inert in a CI log
+        print(redact("\n".join(console_lines(self.comparison, shown) + extra
+                               + [inert_log_text(f"agentv-gate: {self.gate_line}")])))
+
+
+def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str, ...]:
+    """The labels annotated as warnings under `fail_on`: what cannot fail the gate by itself."""
+    if fail_on == "all":
+        return ()
+    quiet: tuple[str, ...] = (*WARN_ONLY, FLAKY)
+    if isinstance(test, paired.SuiteTest):
+        # the suite test decides under `regression`: a case label only informs
+        quiet += ("unchanged", "improvement", "unchanged (flaky)", "improvement (flaky)")
+        if fail_on != "inconclusive" and not test.dropped:  # a drop's cases are its errors
+            quiet += ("inconclusive", "inconclusive (flaky)")
+        if fail_on == "regression" and not test.dropped:
+            quiet += ("regression", "regression (flaky)")
+    return quiet
 
 
 def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
                     stopped: str | None) -> BaselineReport:
     comparison = baseline.compare(results)
-    ok, line = baseline.verdict(summary, comparison, stopped)
-    return BaselineReport(comparison, ok, line, WARN_ONLY if baseline.fail_on == "regression" else ())
+    test = baseline.test(comparison)
+    ok, line = baseline.verdict(summary, comparison, stopped, test)
+    return BaselineReport(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky)

@@ -85,7 +85,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         try:
             write_github_reports(results, junit_path=junit, results_path=results_path, report_path=html,
                                  planned=planned,
-                                 labels=against.comparison.labels() if against else None,
+                                 labels=against.labels() if against else None,
                                  warn_only=against.warn_only if against else (),
                                  extra_markdown=against.markdown if against else "",
                                  traffic=traffic, usage_markdown=usage_markdown(usage) if usage else "")

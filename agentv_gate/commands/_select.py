@@ -42,6 +42,8 @@ def run_digest(args: argparse.Namespace, ref: CaseRef) -> str:
     into a run gating at 0.9, nor a pass of assertions the case no longer has."""
     threshold = ref.threshold if ref.threshold is not None else getattr(args, "threshold", None)
     settings = f"{DEFAULT_THRESHOLD if threshold is None else threshold!r}|{getattr(args, 'trials', None)!r}"
+    if getattr(args, "trials_strategy", None):
+        settings += f"|{args.trials_strategy}"
     return hashlib.sha256(f"{ref.digest}|{settings}".encode()).hexdigest()[:16]
 
 

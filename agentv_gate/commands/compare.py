@@ -1,5 +1,8 @@
 """`agentv-gate compare BASE.jsonl HEAD.jsonl`: what a change did to each case, and exit 1 if any regressed.
 
+With several trials a case on both sides, the paired test decides instead (see `report.paired`
+and `--fail-on`): exit 1 when the suite's pass rate fell beyond chance at `--alpha`.
+
 AgentV's `compare` (rows paired by test id; wins, losses and ties beyond `--threshold`), plus the
 gate's question: did a case that passed on the base stop passing? Two files that share no case are
 refused (exit 2): every case would be "new" or "removed", nothing could regress, and a green exit
@@ -19,6 +22,7 @@ from pathlib import Path
 from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
+from ..report import paired
 from ..report.baseline import (
     LABELS,
     Comparison,
@@ -32,6 +36,7 @@ from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.text import inert_json, inert_log_text, one_line
+from ._baseline import check_alpha, paired_verdict, read_history
 from ._outputs import output_paths
 from ._previous import read_previous
 
@@ -46,7 +51,22 @@ def gate_line(comparison: Comparison) -> str:
     return (f"compare: {regressed} case(s) regressed" if regressed else "compare: no case regressed")
 
 
-def render_text(comparison: Comparison, min_delta: float) -> str:
+def decide(comparison: Comparison, test: paired.SuiteTest | paired.NoTest, fail_on: str, base: Path,
+           flaky: frozenset[tuple[str, str]]) -> tuple[bool, str]:
+    """(failed, the gate's line): the paired test when there is one, else any case that regressed
+    (a flaky one's single-trial regression only said)."""
+    if isinstance(test, paired.SuiteTest):
+        ok, line = paired_verdict("compare", fail_on, test, base)
+        return not ok, line
+    firm = [c for c in comparison.regressed if (c.row.suite, c.row.eval_id) not in flaky]
+    line = gate_line(comparison) if len(firm) == len(comparison.regressed) else (
+        f"compare: {len(firm)} case(s) regressed, and {len(comparison.regressed) - len(firm)} flaky one(s) on a "
+        "single trial (only a paired test may fail for a flaky case)")
+    return bool(firm), line
+
+
+def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest | paired.NoTest,
+                line: str) -> str:
     """A line per case that did not stay green, then AgentV's totals and the counts."""
     lines = []
     for change in sorted(comparison.changes, key=lambda c: (c.status != "regressed", c.row.suite, c.row.eval_id)):
@@ -61,11 +81,13 @@ def render_text(comparison: Comparison, min_delta: float) -> str:
     lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "
                  f"mean delta {outcome.mean_delta:+.3f} over {len(comparison.paired)} paired case(s)")
     lines.append(comparison.describe())
-    lines.append(f"agentv-gate {gate_line(comparison)}")
+    lines += paired.console_lines(test)
+    lines.append(inert_log_text(f"agentv-gate {line}"))  # it names cases, a pull request's text
     return "\n".join(lines) + "\n"
 
 
-def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, json_out: bool = False) -> None:
+def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, test: paired.SuiteTest | paired.NoTest,
+            line: str, json_out: bool = False) -> None:
     """Job summary and one annotation per regressed case; failing to write them is said, not fatal.
 
     With `--json` the annotations go to stderr (the runner reads both streams), so stdout stays one
@@ -75,8 +97,8 @@ def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, js
     for line in annotation_lines(regressed, root, labels=comparison.labels()):
         print(line, file=sys.stderr if json_out else sys.stdout)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        markdown = "## agentv-gate compare\n\n" + comparison_markdown(comparison, gate_line(comparison), root,
-                                                                       min_delta)
+        markdown = ("## agentv-gate compare\n\n" + comparison_markdown(comparison, line, root, min_delta)
+                    + paired.markdown(test))
         try:
             append_step_summary(markdown, os.environ["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
@@ -104,6 +126,7 @@ def _check_shards(comparison: Comparison, base_path: Path, base: list[CaseResult
 def execute(args: argparse.Namespace) -> int:
     _check_delta("--min-delta", args.min_delta)
     _check_delta("--max-drop", args.max_drop)
+    check_alpha(args.alpha)
     every_base = read_previous(args.base, f"the base results {args.base} hold no rows", keep_not_run=True)
     base = [row for row in every_base if row.failure_reason_code != NOT_RUN_INTERRUPTED]
     if not base:
@@ -117,17 +140,21 @@ def execute(args: argparse.Namespace) -> int:
     if not comparison.paired:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
+    flaky = read_history(args.history, base)
+    test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky)
+    failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
     if args.json:
         # Printed to the CI log, whose runner takes `##[command]` anywhere in a line (ids are a PR's text).
-        sys.stdout.write(inert_json(json.dumps(comparison_json(comparison, args.min_delta), indent=2,
-                                               ensure_ascii=False)) + "\n")
+        document = {**comparison_json(comparison, args.min_delta), "paired": paired.as_json(test),
+                    "gate": {"failed": failed, "line": line}}
+        sys.stdout.write(inert_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
     else:
-        sys.stdout.write(render_text(comparison, args.min_delta))
+        sys.stdout.write(render_text(comparison, args.min_delta, test, line))
     _, _, html = output_paths(args.output_dir, None, None)
     try:
-        write_html(head, html, extra=comparison_html(comparison, gate_line(comparison), args.min_delta))
+        write_html(head, html, extra=comparison_html(comparison, line, args.min_delta) + paired.html_section(test))
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _github(comparison, head, args.min_delta, json_out=args.json)
-    return EXIT_FAILED if comparison.regressed else EXIT_OK
+        _github(comparison, head, args.min_delta, test, line, json_out=args.json)
+    return EXIT_FAILED if failed else EXIT_OK

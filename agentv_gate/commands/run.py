@@ -234,7 +234,12 @@ def execute(args: argparse.Namespace) -> int:
                                         judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
     # Without --workers, enough threads for the most `workers:` any target declares.
     workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
-    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials)
+    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,
+                           trials_strategy=args.trials_strategy)
+    if args.trials is not None and args.trials > 1 and not args.quiet:
+        print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at the "
+              "first passing trial; the verdict is the same), so each case has its pass count for a paired "
+              "comparison", file=sys.stderr)
     hooks = WorkspaceHooks()
     stop = execution_block_policies(*([failure_limit] if failure_limit else []))
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=stop,

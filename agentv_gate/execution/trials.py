@@ -5,7 +5,11 @@
 * `confidence_interval`: the lower bound of the two-sided 95% Student-t interval of the mean,
   `mean - t(0.975, n-1) * s / sqrt(n)` with `s` the sample standard deviation, clamped to 0..1;
   with one trial, the mean. So a case passes only when, on this evidence, its true mean is very
-  likely above the threshold, not when a lucky run lifted the average.
+  likely above the threshold, not when a lucky run lifted the average;
+* `pass_hat_k` (pass^k, agentv-gate's addition: AgentV has no such strategy, so it is read only
+  from `--trials-strategy`, never from an eval file AgentV also runs): every trial must pass; the
+  case scores its worst trial. An agent passing 61% of single tries passes all of 8 far less often
+  (tau-bench), which is what a user meeting the agent 8 times sees.
 
 `t` comes from the exact table for 1..30 degrees of freedom and, above, from the Cornish-Fisher
 expansion around the normal quantile (within 0.001 of the exact value there). No scipy.
@@ -50,6 +54,8 @@ def aggregate(strategy: str, scores: Sequence[float], passed: int) -> tuple[floa
     mean = js_sum(scores) / n  # AgentV's reduce, left to right (see js_sum)
     if strategy == "pass_at_k":
         return max(scores), {"strategy": strategy, "passed_attempts": passed, "total_attempts": n}
+    if strategy == "pass_hat_k":
+        return min(scores), {"strategy": strategy, "min": min(scores), "total_attempts": n}
     if strategy == "mean":
         return mean, {"strategy": strategy, "mean": mean, "min": min(scores), "max": max(scores)}
     if n < 2:

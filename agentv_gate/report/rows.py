@@ -8,6 +8,7 @@ are written at the end, so a run keeps one `ReportRow` per case for them: about 
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -213,6 +214,8 @@ class ReportRow:
     quarantined: str | None = None
     review: CaseReview | None = None
     """What a reviewer reads in report.html of every case, passed ones too (`ReportRow.of(review=True)`)."""
+    trials: TrialOutcomes | None = None
+    """Each trial's pass and score, for the paired comparison with a baseline; None for a single run."""
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
@@ -223,8 +226,49 @@ class ReportRow:
                    "" if passed else result.candidate_answer,
                    sys.intern(result.dataset) if result.dataset else None, result.case_file,
                    () if passed else tuple(result.checks), evaluator_details(result) if evaluators else (),
-                   result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None)
+                   result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None,
+                   TrialOutcomes.of_row(result.trials, result.aggregation))
 
 
-__all__ = ["NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase", "details_of",
-           "evaluator_details", "outcome", "review_of"]
+@dataclass(frozen=True, slots=True)
+class TrialOutcomes:
+    """What the paired comparison reads of a case's trials: whether each passed, and its score.
+
+    A trial passes when its own verdict is `pass` (its score against the case's threshold); a
+    trial that errored is a failure, never left out (a wrong pass would follow)."""
+
+    passed: tuple[bool, ...]
+    scores: tuple[float, ...]
+    strategy: str | None = None
+    """The row's trials strategy (`aggregation.strategy`): AgentV's `pass_at_k` may stop at the first
+    pass, which leaves a biased sample the comparison must not test."""
+
+    @classmethod
+    def of_row(cls, trials: Sequence[Any] | None, aggregation: dict[str, Any] | None) -> TrialOutcomes | None:
+        """From a results row's `trials[]`; None when it has none, or an entry is not a trial (a row
+        from elsewhere is then read as a single run, never a crash)."""
+        if not trials:
+            return None
+        passed, scores = [], []
+        for trial in trials:
+            score = trial.get("score") if isinstance(trial, dict) else None
+            if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+                return None
+            passed.append(trial.get("verdict") == "pass")
+            scores.append(float(score))
+        strategy = aggregation.get("strategy") if isinstance(aggregation, dict) else None
+        return cls(tuple(passed), tuple(scores), strategy if isinstance(strategy, str) else None)
+
+
+def trial_outcomes(result: ReportedCase) -> TrialOutcomes:
+    """A reported case's trials, a single run being one trial (its verdict and score)."""
+    found: TrialOutcomes | None = None
+    if isinstance(result, ReportRow):
+        found = result.trials
+    elif isinstance(result, CaseResult):
+        found = TrialOutcomes.of_row(result.trials, result.aggregation)
+    return found or TrialOutcomes((result.verdict == "pass",), (result.score,))
+
+
+__all__ = ["NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase", "TrialOutcomes",
+           "details_of", "evaluator_details", "outcome", "review_of", "trial_outcomes"]

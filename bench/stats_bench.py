@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""False alarms and power of the `--fail-on regression` gate with trials, by simulation.
+
+A fake agent and judge with a known pass probability per case: a suite of `--cases` cases (50)
+whose probabilities are drawn uniformly from 0.5..0.99, run on the base and on the head with the
+same probabilities (a pull request whose only change is noise), or with `k` cases falling from
+0.95 to 0.2 on the head (a real regression; those k cases pass with 0.95 on the base). Each
+simulated run becomes real results rows (`CaseResult` with every trial in `trials[]`, as
+`run --trials N` writes them, pass_at_k verdicts), and the gate's own code decides: the
+comparison (`report.baseline.compare_results`), the paired test (`report.paired`) and
+`--fail-on regression`'s verdict (`commands._baseline.baseline_report`), nothing re-implemented.
+
+Beside it, on the very same rows, today's case-by-case rule: fail when any case that passed on
+the base does not pass on the head (with N trials the row's pass_at_k verdict: any trial passed).
+With 1 trial a side the gate *is* that rule (no statistical decision is possible).
+
+Printed: the seed and every setting, then per trial count the share of simulated pull requests
+failed (false alarms in the "no change" column, power in the others), for the gate and for the
+case-by-case rule. `--markdown` prints the table for the README. Not a timed test: a few minutes.
+
+    .venv/bin/python bench/stats_bench.py                        # 500 PRs a cell, seed 2026
+    .venv/bin/python bench/stats_bench.py --prs 200 --trials 1,3,8 --drops 0,5,10
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agentv_gate.commands._baseline import Baseline, baseline_report  # noqa: E402
+from agentv_gate.models import CaseResult  # noqa: E402
+from agentv_gate.report import summarise  # noqa: E402
+
+SUITE = "evals/sim.eval.yaml"
+
+
+def rows(probabilities: list[float], trials: int, rng: random.Random) -> list[CaseResult]:
+    """One simulated run: each case's trials pass with its probability (score 1) or fail (score 0),
+    written as `run --trials N` writes them (every trial kept, the pass_at_k verdict)."""
+    out = []
+    for i, p in enumerate(probabilities):
+        outcomes = [rng.random() < p for _ in range(trials)]
+        verdict = "pass" if any(outcomes) else "fail"
+        row = CaseResult(eval_id=f"case-{i:02}", suite=SUITE, file=SUITE, line=2 + 3 * i, verdict=verdict,
+                         score=1.0 if any(outcomes) else 0.0, threshold=0.5)
+        if trials > 1:
+            row.trials = [{"attempt": n + 1, "score": 1.0 if ok else 0.0, "verdict": "pass" if ok else "fail"}
+                          for n, ok in enumerate(outcomes)]
+            row.aggregation = {"strategy": "pass_at_k", "passed_attempts": sum(outcomes), "total_attempts": trials}
+        out.append(row)
+    return out
+
+
+def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Random) -> tuple[bool, bool]:
+    """(the gate failed, the case-by-case rule failed) for one simulated pull request."""
+    base_p = [rng.uniform(0.5, 0.99) for _ in range(cases)]
+    head_p = list(base_p)
+    for i in range(dropped):
+        base_p[i], head_p[i] = 0.95, 0.2
+    base, head = rows(base_p, trials, rng), rows(head_p, trials, rng)
+    baseline = Baseline(Path("base.jsonl"), base, "regression", None, alpha)
+    report = baseline_report(baseline, head, summarise(head), None)
+    return not report.ok, bool(report.comparison.regressed)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--prs", type=int, default=500, help="simulated pull requests per cell (default 500)")
+    parser.add_argument("--cases", type=int, default=50)
+    parser.add_argument("--trials", default="1,2,3,4,5,6,7,8", help="trial counts a side (default 1..8)")
+    parser.add_argument("--drops", default="0,3,5,10", help="cases falling from 0.95 to 0.2 (0: noise only)")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--markdown", action="store_true", help="print the README's table too")
+    args = parser.parse_args()
+    trial_counts = [int(t) for t in args.trials.split(",")]
+    drops = [int(d) for d in args.drops.split(",")]
+    print(f"seed {args.seed}; {args.prs} simulated PRs per cell; {args.cases} cases, p ~ U(0.5, 0.99) on both "
+          f"sides; a drop: k cases at p=0.95 on the base fall to p=0.2; alpha {args.alpha}; "
+          "gate = run --baseline --fail-on regression (paired sign-flip test from 2 trials a side); "
+          "case-by-case = any case passing on the base and not on the head (pass_at_k verdict)")
+    table: dict[tuple[int, int], tuple[float, float]] = {}
+    started = time.monotonic()
+    for trials in trial_counts:
+        for dropped in drops:
+            rng = random.Random(f"{args.seed}-{trials}-{dropped}")
+            gate = rule = 0
+            for _ in range(args.prs):
+                g, r = one_pr(args.cases, dropped, trials, args.alpha, rng)
+                gate += g
+                rule += r
+            table[(trials, dropped)] = (gate / args.prs, rule / args.prs)
+        cells = "  ".join(f"{'no change' if d == 0 else f'{d} of {args.cases} drop'}: gate {table[(trials, d)][0]:6.1%}"
+                          f" case-by-case {table[(trials, d)][1]:6.1%}" for d in drops)
+        print(f"trials {trials}: {cells}  [{time.monotonic() - started:.0f}s]", flush=True)
+    if args.markdown:
+        head = " | ".join(f"{'false alarms (no change)' if d == 0 else f'{d} of {args.cases} drop'} gate / "
+                          "case-by-case" for d in drops)
+        print(f"\n| trials a side | {head} |\n| ---: |" + " ---: |" * len(drops))
+        for trials in trial_counts:
+            cells = " | ".join(f"{table[(trials, d)][0]:.1%} / {table[(trials, d)][1]:.1%}" for d in drops)
+            print(f"| {trials} | {cells} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The paired reading of a comparison on real result rows: suite test, case labels, flaky cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentv_gate.models import CaseResult
+from agentv_gate.report.baseline import compare_results
+from agentv_gate.report.paired import NoTest, SuiteTest, flaky_cases, paired_test
+
+
+def row(case: str, passes: int, trials: int, digest: str | None = None,
+        strategy: str = "mean") -> CaseResult:
+    """A results row of `trials` trials, the first `passes` passing (score 1) and the rest failing (0)."""
+    outcomes = [1.0] * passes + [0.0] * (trials - passes)
+    return CaseResult(eval_id=case, suite="evals/s.eval.yaml", file="evals/s.eval.yaml", line=3,
+                      verdict="pass" if passes else "fail", score=max(outcomes), case_digest=digest,
+                      trials=[{"attempt": i + 1, "score": s, "verdict": "pass" if s else "fail"}
+                              for i, s in enumerate(outcomes)] if trials > 1 else None,
+                      aggregation={"strategy": strategy} if trials > 1 else None)
+
+
+def test_three_cases_falling_all_the_way_are_case_regressions_but_not_a_suite_drop() -> None:
+    """20 cases, 8 trials a side; 3 fall from 8/8 to 0/8. Each is a case-level regression (Fisher
+    p = 2/C(16,8), BH over 20), but three sign flips can only reach p = 1/8: the suite test alone
+    does not decide from three cases, whatever their size."""
+    base = [row(f"c{i}", 8, 8) for i in range(20)]
+    head = [row(f"c{i}", 0 if i < 3 else 8, 8) for i in range(20)]
+    test = paired_test(compare_results(base, head), alpha=0.05)
+    assert isinstance(test, SuiteTest)
+    assert [c.change.row.eval_id for c in test.with_label("regression")] == ["c0", "c1", "c2"]
+    assert test.cases[0].p == pytest.approx(2 / 12870)
+    assert test.cases[0].q == pytest.approx(2 / 12870 * 20 / 3)
+    assert test.p_drop == pytest.approx(1 / 8)
+    assert not test.dropped
+    assert test.pass_rate is not None and test.pass_rate.mean == pytest.approx(-0.15)
+    assert test.cases[0].counts() == "8/8 -> 0/8"
+    assert len(test.with_label("unchanged")) == 17
+
+
+def test_many_cases_falling_is_a_suite_drop_and_small_moves_are_inconclusive() -> None:
+    base = [row(f"c{i}", 3, 3) for i in range(12)]
+    head = [row(f"c{i}", 0 if i < 6 else (2 if i == 6 else 3), 3) for i in range(12)]
+    test = paired_test(compare_results(base, head), alpha=0.05)
+    assert isinstance(test, SuiteTest)
+    assert test.p_drop == pytest.approx(1 / 128)  # 7 cases fell, all must be negative
+    assert test.dropped
+    assert [c.change.row.eval_id for c in test.drivers()][:6] == ["c0", "c1", "c2", "c3", "c4", "c5"]
+    # 3/3 -> 0/3 is p = 0.1: with 3 trials a side no case is significant on its own
+    assert test.with_label("regression") == []
+    assert len(test.with_label("inconclusive")) == 7
+    assert "pass rate -52.8 points (95% CI" in test.headline()
+
+
+def test_noise_is_no_drop() -> None:
+    base = [row(f"c{i}", 2, 3) for i in range(10)]
+    head = [row(f"c{i}", 3 if i % 2 else 1, 3) for i in range(10)]  # half up one, half down one
+    test = paired_test(compare_results(base, head), alpha=0.05)
+    assert isinstance(test, SuiteTest)
+    assert not test.dropped and test.p_drop > 0.5
+    assert len(test.with_label("inconclusive")) == 5 and len(test.with_label("unchanged")) == 5
+    assert all(c.flaky for c in test.cases)  # 2/3 on the base: its own trials disagree
+
+
+def test_a_single_trial_a_side_is_no_statistical_decision() -> None:
+    test = paired_test(compare_results([row("a", 1, 1)], [row("a", 0, 1)]))
+    assert isinstance(test, NoTest)
+    assert "ran a single trial" in test.line() and test.line().startswith("no statistical decision was possible")
+
+
+def test_a_base_cut_short_by_pass_at_k_is_not_tested() -> None:
+    """AgentV's pass_at_k stops at the first pass: a 1/1 beside 3-trial rows over-states the pass rate."""
+    base = [CaseResult(eval_id="a", suite="evals/s.eval.yaml", file="s", line=3, verdict="pass", score=1.0,
+                       trials=[{"attempt": 1, "score": 0.0, "verdict": "fail"},
+                               {"attempt": 2, "score": 1.0, "verdict": "pass"}],
+                       aggregation={"strategy": "pass_at_k"}), row("b", 0, 3, strategy="pass_at_k")]
+    head = [row("a", 3, 3), row("b", 3, 3)]
+    test = paired_test(compare_results(base, head))
+    assert isinstance(test, NoTest) and "stopped at their first passing trial" in test.reason
+
+
+def test_an_errored_trial_counts_as_a_failure() -> None:
+    base = [row(f"c{i}", 3, 3) for i in range(6)]
+    head = [row(f"c{i}", 3, 3) for i in range(6)]
+    for r in head:
+        assert r.trials is not None
+        r.trials[0] = {"attempt": 1, "score": 1.0, "verdict": "error"}
+    test = paired_test(compare_results(base, head))
+    assert isinstance(test, SuiteTest) and [c.counts() for c in test.cases][0] == "3/3 -> 2/3"
+    assert test.p_drop == pytest.approx(1 / 64)
+
+
+def test_flaky_cases_come_from_history_of_the_same_digest() -> None:
+    base = [row("steady", 1, 1, digest="d1"), row("wobbly", 1, 1, digest="d1"), row("rewritten", 1, 1, digest="d2")]
+    history = [row("steady", 1, 1, digest="d1"), row("wobbly", 0, 1, digest="d1"),
+               row("rewritten", 0, 1, digest="old")]  # another version of the case: its flips do not count
+    assert flaky_cases(history, base) == {("evals/s.eval.yaml", "wobbly")}
+    assert flaky_cases([], [row("mixed", 2, 3, digest="d1")]) == {("evals/s.eval.yaml", "mixed")}
