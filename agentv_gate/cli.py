@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="target for every case; repeat it to run each case once per target (a matrix)")
     run.add_argument("--trials", type=int, action=_Once, default=None, metavar="N",
                      help="run every case N times (its execution.trials strategy, default pass_at_k)")
+    run.add_argument("--strict", action="store_true",
+                     help="refuse to run a suite with a setting that has no effect (AgentV accepts and ignores it; "
+                          "a warning otherwise)")
 
     validate = sub.add_parser("validate", help="check eval files without running anything")
     _add_load_options(validate)

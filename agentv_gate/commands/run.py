@@ -79,7 +79,7 @@ def check_options(args: argparse.Namespace) -> None:
 def execute(args: argparse.Namespace) -> int:
     check_options(args)
     paths = eval_paths(args)
-    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
+    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys, getattr(args, "strict", False))
     for problem in plan.problems:
         # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
         print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
@@ -116,7 +116,7 @@ def execute(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
                                            wrap=caching_wrapper(cache) if cache else None,
-                                           allow_unknown_keys=args.allow_unknown_keys)
+                                           allow_unknown_keys=args.allow_unknown_keys, strict=getattr(args, "strict", False))
     for warning in resolver.warnings:
         print(inert_lines(one_line(warning)), file=sys.stderr)
     if rerun is not None:

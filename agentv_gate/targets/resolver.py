@@ -15,7 +15,7 @@ from typing import Protocol
 from ..errors import ConfigError, TargetsConfigError
 from ..keys import did_you_mean
 from ..models import EvalCase
-from ..problems import Problem, allowing_unknown_keys
+from ..problems import Problem, allowing_unknown_keys, strict_problems
 from .base import Provider
 from .config import TargetsConfig
 from .preflight import preflight, problem_of
@@ -82,7 +82,8 @@ class TargetResolver(ProviderRegistry):
     @classmethod
     def from_options(cls, targets_file: Path | None, forced_target: str | Sequence[str] | None,
                      cases: Sequence[NamesTarget],
-                     wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False) -> TargetResolver:
+                     wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False,
+                     strict: bool = False) -> TargetResolver:
         """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
 
         Plain values, not the CLI's arguments, so an embedder builds one without argparse.
@@ -97,7 +98,7 @@ class TargetResolver(ProviderRegistry):
             raise TargetsConfigError(str(exc), problems=exc.problems or [problem_of(exc, path, None)]) from exc
         resolver = cls(targets, forced_target, wrap)
         # TargetsConfigError (a ConfigError) stops the run before any target or judge is called.
-        resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys)
+        resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys, strict=strict)
         return resolver
 
     def target_name(self, case: NamesTarget) -> str:
@@ -117,18 +118,21 @@ class TargetResolver(ProviderRegistry):
             return list(listed)
         return [self.target_name(case)]
 
-    def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
+    def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
+                 strict: bool = False) -> list[Problem]:
         """Preflight: every target and judge the cases will call, found and built; targets.yaml's keys."""
         for forced in self.forced_targets:
             if forced not in self.targets:
                 known = self.targets.names()
                 raise TargetsConfigError(f"--target: no target named '{forced}'"
                                          f"{did_you_mean(forced, known)} (targets defined: {', '.join(known)})")
-        return allowing_unknown_keys(preflight(self, cases, self.target_names), allow_unknown_keys)  # type: ignore[arg-type]
+        found = allowing_unknown_keys(preflight(self, cases, self.target_names), allow_unknown_keys)  # type: ignore[arg-type]
+        return strict_problems(found, strict)
 
-    def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False) -> list[Problem]:
+    def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
+              strict: bool = False) -> list[Problem]:
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
-        problems = self.problems(cases, allow_unknown_keys)
+        problems = self.problems(cases, allow_unknown_keys, strict)
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
             raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
