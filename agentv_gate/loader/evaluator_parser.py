@@ -348,6 +348,11 @@ def parse_evaluator(
                                                            f"{data['negate']!r} is not true or false",
                             "negate: true (the assertion must not hold), or no negate")
     _check_one_name(raw, data, kind, line)
+    if kind in ("code_judge", CUSTOM_KIND) and "config" in data:
+        # AgentV 2.19 hands on every key it does not read itself as the judge's config, `config:` among them:
+        # a written `config: {a: 1}` reaches the script as config.config.a (flattened here once, a verdict of
+        # AgentV's own trial-output-consistency example flipped).
+        data["config"] = {"config": data["config"]}
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
