@@ -383,7 +383,9 @@ def _read_body(response: requests.Response, deadline: float, cap: int) -> None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise requests.Timeout("deadline passed while reading the reply")
-            if sock is not None:
+            if sock is not None and sock.fileno() != -1:
+                # closed once the body's last byte is read from a server that ends the connection (HTTP/1.0,
+                # `Connection: close`): setting a timeout there raised EBADF, a good reply made an error
                 sock.settimeout(remaining)
             chunk = read(_CHUNK, decode_content=True)
             if not chunk:
