@@ -192,7 +192,7 @@ def run_agentv(cli: Path, suite: Path, tree: Path, out: Path, env: dict[str, str
         name = str(row.get("test_id") or row.get("eval_id"))
         key = name if name not in run.cases else f"{name}@{row.get('target')}"
         junit_name, verdict = junit.get(name, ("", ""))
-        failed = row.get("execution_status") not in (None, "ok") or bool(row.get("error"))
+        failed = row.get("execution_status") == "execution_error"  # quality_failure is a scored case
         run.cases[key] = Case(_rounded(row.get("score")), "error" if failed else verdict, list(row.get("hits") or []),
                               list(row.get("misses") or []), failed, junit_name)
     if not run.cases:
@@ -220,7 +220,7 @@ def run_gate(suite: Path, tree: Path, out: Path, env: dict[str, str]) -> SuiteRu
     for row in _rows(out / "results.jsonl"):
         name = str(row.get("eval_id"))
         key = name if name not in run.cases else f"{name}@{row.get('target')}"
-        junit_name = next((n for case, (n, _) in junit.items() if case.endswith(name)), "")
+        junit_name = next((n for case, (n, _) in junit.items() if case == name or case.startswith(f"{name} [")), "")
         run.cases[key] = Case(_rounded(row.get("score")), str(row.get("verdict")), list(row.get("hits") or []),
                               list(row.get("misses") or []), row.get("verdict") == "error", junit_name)
     return run
