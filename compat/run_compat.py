@@ -38,6 +38,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from compat.fake_llm import FakeModel  # noqa: E402
+from compat.known import DELIBERATE_JUNIT, DIFFERING, REFUSED  # noqa: E402
 
 CACHE = Path(os.environ.get("AGENTV_COMPAT_CACHE", Path.home() / ".cache" / "agentv-gate-compat"))
 SUITE_NAMES = ("*.eval.yaml", "EVAL.yaml")
@@ -265,6 +266,9 @@ def compare(av: SuiteRun, gate: SuiteRun) -> tuple[dict[str, str], list[str]]:
             states[name] = "agentv-only"
             diff.append(f"  {name}: only AgentV ran it")
             continue
+        if theirs.junit != ours.junit and theirs.junit.split(" [")[0] == ours.junit:
+            diff.append(f"  {name}: junit {theirs.junit!r} (deliberate: {DELIBERATE_JUNIT})")
+            theirs.junit = ours.junit
         lines = [f"    {key}: AgentV {getattr(ours, key)!r} | gate {getattr(theirs, key)!r}"
                  for key in ("score", "verdict", "hits", "misses", "error", "junit")
                  if getattr(ours, key) != getattr(theirs, key)]
@@ -327,7 +331,7 @@ def main() -> int:
             states, lines = compare(av, gate)
             counts = [sum(1 for s in states.values() if s == kind)
                       for kind in ("identical", "differing", "refused", "agentv-only")]
-            rows.append((rel, len(states), *counts, gate.refused))
+            rows.append((rel, len(states), *counts, REFUSED.get(rel) or DIFFERING.get(rel) or gate.refused))
             if lines or gate.refused:
                 diff.append(f"{rel}:" + (f" refused by the gate: {gate.refused}" if gate.refused else ""))
                 diff.extend(lines)
