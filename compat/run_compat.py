@@ -324,6 +324,7 @@ def main() -> int:
                 if av.refused:
                     skip = f"AgentV: {av.refused}"
             if skip is not None:
+                skip = skip.replace(f"{tree}/", "")  # the temporary folder says nothing
                 rows.append((rel, 0, 0, 0, 0, 0, skip))
                 record["suites"][rel] = {"skipped": skip}
                 continue
