@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test lint bench mutate
+.PHONY: example test lint bench mutate compat
 
 $(BIN)/agentv-gate: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,15 @@ lint: $(BIN)/agentv-gate
 	$(BIN)/ruff check agentv_gate tests
 	$(BIN)/vulture
 	$(BIN)/mypy agentv_gate
+
+# AgentV's own examples run by the real AgentV (installed once from ../shared/agentv into
+# ~/.cache/agentv-gate-compat; needs node and npm) and by the gate, compared case by case
+# (compat/run_compat.py). RECORD=1 also rewrites tests/compat/agentv-2.19/expected.json, which
+# `make test` replays without node. AGENTV=4.42.4 names another version under ../shared/agentv.
+AGENTV ?= 2.19.0
+RECORD ?=
+compat: $(BIN)/agentv-gate
+	$(BIN)/python compat/run_compat.py --agentv $(AGENTV) --out compat/out $(if $(RECORD),--record tests/compat/agentv-$(basename $(AGENTV)))
 
 bench: $(BIN)/agentv-gate
 	$(BIN)/python bench/run_bench.py

@@ -177,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
                      action=_Once, default=None, dest="trials_strategy",
                      help="the trials strategy of every case; pass_hat_k (pass^k: every trial must pass) is "
                           "agentv-gate's, AgentV has no such strategy")
+    run.add_argument("--strict", action="store_true",
+                     help="refuse to run a suite with a setting that has no effect (AgentV accepts and ignores it; "
+                          "a warning otherwise)")
 
     validate = sub.add_parser("validate", help="check eval files without running anything", **_with_exit_codes())
     _add_load_options(validate)

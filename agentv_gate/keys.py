@@ -53,14 +53,23 @@ NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
 
 NOT_YET_PROVIDERS: dict[str, str] = {
     "codex": "the Codex agent provider",
+    "codex-cli": "the Codex agent provider",
+    "claude": "the Claude Code agent provider",
     "claude-code": "the Claude Code agent provider",
+    "claude-sdk": "the Claude Code agent provider",
+    "copilot": "the Copilot CLI agent provider",
     "copilot-cli": "the Copilot CLI agent provider",
+    "copilot-sdk": "the Copilot SDK agent provider",
+    "copilot_sdk": "the Copilot SDK agent provider",
+    "pi": "the Pi coding agent provider",
     "vscode": "the VS Code agent provider",
     "vscode-insiders": "the VS Code Insiders agent provider",
     "pi-coding-agent": "the Pi coding agent provider",
     "pi-agent-sdk": "the Pi agent SDK provider",
 }
-"""targets.yaml `provider`s (lower case) AgentV 2.19 runs and agentv-gate does not yet."""
+"""targets.yaml `provider`s (lower case) AgentV 2.19 runs and agentv-gate does not yet, with the aliases
+AgentV's `resolveTargetDefinition` reads for them (`claude`, `copilot`, `pi`, ...): refused when a run uses
+such a target, while an unused one beside it in a shared targets.yaml is no error."""
 
 
 @dataclass(frozen=True)

@@ -289,8 +289,9 @@ class Orchestrator:
         if not math.isfinite(result.score):
             result.score = 0.0  # NaN compares false both ways: it must never meet a threshold
         result.hits = [h for r in evaluations for h in r.hits]
-        result.misses = gate + [m for r in evaluations for m in r.misses]
-        result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning) or None
+        # AgentV's misses are its evaluators' only; why a required gate zeroed the case leads the reasoning
+        result.misses = [m for r in evaluations for m in r.misses]
+        result.reasoning = " | ".join([*gate, *(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning)]) or None
         result.candidate_answer = response.text
         result.scores = [r.score_row() for r in evaluations]
         result.token_usage = response.token_usage

@@ -20,6 +20,8 @@ class Problem:
     severity: str = "error"  # or "warning"
     unknown_key: bool = False
     """A key nobody reads: `--allow-unknown-keys` turns exactly these (and nothing else) into warnings."""
+    no_effect: bool = False
+    """A setting AgentV 2.19 accepts and ignores: a warning, which `--strict` makes an error."""
 
     def __str__(self) -> str:
         tail = f" (expected {self.expected})" if self.expected else ""
@@ -32,6 +34,19 @@ def allowing_unknown_keys(problems: Iterable[Problem], allow: bool) -> list[Prob
     if not allow:
         return list(problems)
     return [replace(p, severity="warning") if p.unknown_key else p for p in problems]
+
+
+def no_effect(file: Path, line: int, key: str, why: str, expected: str | None = None) -> Problem:
+    """`file:line: warning: 'key' has no effect here: why`: a setting AgentV 2.19 reads and then ignores
+    (or never reads), accepted as it accepts it, and said, so that the author learns it checks nothing."""
+    return Problem(file, line, f"'{key}' has no effect here: {why}", expected, severity="warning", no_effect=True)
+
+
+def strict_problems(problems: Iterable[Problem], strict: bool) -> list[Problem]:
+    """The problems with every no-effect warning made an error when the run is `--strict`."""
+    if not strict:
+        return list(problems)
+    return [replace(p, severity="error") if p.no_effect else p for p in problems]
 
 
 class FoundProblems:

@@ -92,7 +92,8 @@ def execute(args: argparse.Namespace) -> int:
     check_options(args)
     comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
     paths = eval_paths(args)
-    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys)
+    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys,
+                      strict=args.strict)
     for problem in plan.problems:
         # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
         print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
@@ -137,7 +138,7 @@ def execute(args: argparse.Namespace) -> int:
     resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
                                            wrap=caching_wrapper(cache) if cache else None,
                                            allow_unknown_keys=args.allow_unknown_keys,
-                                           skip_missing_env=args.skip_missing_env)
+                                           skip_missing_env=args.skip_missing_env, strict=args.strict)
     for warning in resolver.warnings:
         print(inert_lines(one_line(warning)), file=sys.stderr)
     if rerun is not None:

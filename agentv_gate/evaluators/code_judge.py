@@ -150,10 +150,13 @@ def string_list(value: Any) -> list[str]:
 
 
 def score_from_output(data: dict[str, Any], raw: dict[str, Any]) -> EvaluationScore:
-    """A valid result as a score: AgentV's `assertions` join hits (passed) or misses (failed, with
-    their evidence), and an object `details` is kept for reports, as AgentV keeps it."""
+    """A valid result as a score: AgentV 2.19's `hits` and `misses`; a judge written for AgentV 4 that
+    prints only `assertions` has those as hits (passed) or misses (failed, with their evidence). A judge
+    printing both (an SDK that writes both shapes) has its `hits`/`misses` only, as AgentV 2.19 reads them:
+    joining both listed every hit twice. An object `details` is kept for reports, as AgentV keeps it."""
     hits, misses = string_list(data.get("hits")), string_list(data.get("misses"))
-    for item in data.get("assertions") or []:
+    written_2x = "hits" in data or "misses" in data
+    for item in [] if written_2x else data.get("assertions") or []:
         evidence = item.get("evidence")
         text = f"{item['text']}: {evidence}" if isinstance(evidence, str) and evidence.strip() else item["text"]
         if text.strip():

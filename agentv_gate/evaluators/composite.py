@@ -9,7 +9,8 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
   label of its score, unless the member forced its own: a rubric judge with an unmet required item
   is `fail` whatever its score, a nested threshold composite is what its threshold said); the score
   is the passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
-  (not the fraction's own label), and a first hit or miss says `k/n evaluators passed (threshold: t)`.
+  (not the fraction's own label); the reasoning says `k/n evaluators passed (threshold: t)`, the hits and
+  misses are the members' (AgentV's words).
 * `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
   `{"results": {member: {score, hits, misses, reasoning, verdict, ...}}}` on stdin and prints
   `{score, hits, misses, reasoning}`, with the same failure rules as a code judge.
@@ -182,8 +183,7 @@ class CompositeEvaluator:
         score = passing / len(members)
         passed = score >= threshold
         summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
-        hits, misses = self._prefixed(members)
-        (hits if passed else misses).insert(0, summary)
+        hits, misses = self._prefixed(members)  # AgentV's: the members' lines only; the count is the reasoning
         return EvaluationScore(score=score, verdict="pass" if passed else "fail", hits=hits, misses=misses,
                                reasoning=summary,
                                evaluator_raw_request={"aggregator": "threshold", "threshold": threshold})

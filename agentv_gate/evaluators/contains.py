@@ -26,8 +26,9 @@ class ContainsEvaluator:
                           f'Output does not contain "{value}"{suffix}')
         if config.any:
             listed = ", ".join(f'"{v}"' for v in values)
-            return binary(len(missing) < len(values), f"Output contains at least one of {listed}{suffix}",
-                          f"Output contains none of {listed}{suffix}")
+            found = next((v for v in values if v not in missing), "")  # AgentV names the first value found
+            return binary(len(missing) < len(values), f'Output contains "{found}"{suffix}',
+                          f"Output does not contain any of: {listed}{suffix}")
         listed = ", ".join(f'"{v}"' for v in missing)
         return binary(not missing, f"Output contains all {len(values)} expected strings{suffix}",
                       f"Output missing{suffix}: {listed}")

@@ -13,7 +13,7 @@ from ..javascript import reported_number
 from ..judging.payload import message_dict
 from ..judging.trace import trace_summary
 from ..models import EvaluationContext, EvaluationScore, ExecutionMetricsConfig
-from .metrics import LimitChecks, fmt, not_reported, token_total
+from .metrics import LimitChecks, fmt, token_total
 
 EXPLORATION_TOOLS = frozenset({"read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch",
                                "WebFetch"})
@@ -25,21 +25,29 @@ class ExecutionMetricsEvaluator:
         messages = [message_dict(m) for m in context.output_messages]
         summary: dict[str, Any] | None = trace_summary(messages) if messages else None
         limits = LimitChecks()
-        if config.max_tool_calls is not None:
-            limits.at_most("Tool calls", summary["event_count"] if summary else None, config.max_tool_calls,
-                           not_reported("the trace", "tool calls"))
-        if config.max_llm_calls is not None:
-            limits.at_most("LLM calls", summary["llm_call_count"] if summary else None, config.max_llm_calls,
-                           not_reported("the trace", "llm calls"))
+        needs_trace = (config.max_tool_calls is not None or config.max_llm_calls is not None
+                       or config.target_exploration_ratio is not None)
+        if needs_trace and summary is None:  # AgentV's guard, word for word: one miss, score 0
+            return EvaluationScore(score=0.0, misses=["No trace summary available"], unchecked=["No trace summary available"],
+                                   reasoning="Execution metrics not available - no trace summary provided",
+                                   evaluator_raw_request={"type": "execution_metrics", "trace": None})
+        # AgentV 2.19's hits and misses, word for word (`execution-metrics.ts`)
+        if config.max_tool_calls is not None and summary is not None:
+            limits.at_most("Tool calls", summary["event_count"], config.max_tool_calls, "")
+        if config.max_llm_calls is not None and summary is not None:
+            limits.at_most("LLM calls", summary["llm_call_count"], config.max_llm_calls,
+                           "LLM call count data not available")
         if config.max_tokens is not None:
-            limits.at_most("Tokens", token_total(context.token_usage, cached=False), config.max_tokens,
-                           not_reported("token_usage", "tokens"))
+            limits.at_most("Total tokens", token_total(context.token_usage, cached=False), config.max_tokens,
+                           "Token usage data not available")
         if config.max_cost_usd is not None:
-            limits.at_most("Cost USD", reported_number(context.cost_usd), config.max_cost_usd,
-                           not_reported("cost_usd", "cost usd"))
+            cost = reported_number(context.cost_usd)
+            limits.at_most("Cost", cost, config.max_cost_usd, "Cost data not available",
+                           shown_actual=None if cost is None else f"${cost:.4f}",
+                           shown_limit=f"${config.max_cost_usd:.4f}")
         if config.max_duration_ms is not None:
             limits.at_most("Duration", reported_number(context.duration_ms), config.max_duration_ms,
-                           not_reported("duration_ms", "duration"), unit="ms")
+                           "Duration data not available", unit="ms")
         hits, misses = limits.hits, limits.misses
         if config.target_exploration_ratio is not None:
             self._exploration(config, summary, hits, misses)
@@ -66,8 +74,7 @@ class ExecutionMetricsEvaluator:
         # exactly AgentV's `diff <= tolerance`, float error and all: slack here passed |0.8 - 0.6| =
         # 0.20000000000000007 against 0.2, which AgentV misses
         if diff <= config.exploration_tolerance:
-            hits.append(f"Exploration ratio {ratio:.2f} within {fmt(config.exploration_tolerance)} of target "
-                        f"{fmt(target)}")
+            hits.append(f"Exploration ratio {ratio:.2f} within tolerance of target {fmt(target)}")
         else:
             misses.append(f"Exploration ratio {ratio:.2f} outside tolerance of target {fmt(target)} "
-                          f"(diff {diff:.2f}, tolerance {fmt(config.exploration_tolerance)})")
+                          f"(diff: {diff:.2f}, tolerance: {fmt(config.exploration_tolerance)})")

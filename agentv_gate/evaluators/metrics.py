@@ -40,13 +40,18 @@ def not_reported(metric: str, check: str) -> str:
     return f"{metric} not reported by the target: {check} cannot be checked"
 
 
+NO_DATA = {"duration_ms": "No duration data available in trace", "cost_usd": "No cost data available in trace",
+           "token_usage": "No token usage data available in trace"}
+"""AgentV 2.19's miss, word for word, when the target reported no such metric (latency, cost, token-usage)."""
+
+
 def within_budget(value: Any, limit: float, metric: str, check: str,
                   line: Callable[[float, str], str]) -> EvaluationScore:
     """1 when the reported `value` is at most `limit`, else 0. `line(value, "<=" or ">")` is the hit or
-    miss saying so; a value not reported is the miss `not_reported(metric, check)`."""
+    miss saying so; a value not reported is AgentV's miss for it (`NO_DATA`), else `not_reported(metric, check)`."""
     actual = reported_number(value)
     if actual is None:
-        missing = not_reported(metric, check)
+        missing = NO_DATA.get(metric) or not_reported(metric, check)
         return binary(False, "", missing).model_copy(update={"unchecked": [missing]})
     passed = actual <= limit
     text = line(actual, "<=" if passed else ">")
@@ -63,14 +68,16 @@ class LimitChecks:
     """The misses of limits whose metric was not reported (see `EvaluationScore.unchecked`)."""
 
     def at_most(self, label: str, actual: float | None, limit: float, missing: str, *, unit: str = "",
-                shown_limit: str | None = None) -> None:
+                shown_limit: str | None = None, shown_actual: str | None = None, suffix: str = " max") -> None:
         """A hit when `actual <= limit`, else a miss; `missing` is the miss when `actual` was not reported.
-        The limit is shown as `fmt` writes it unless `shown_limit` says otherwise."""
+        The numbers are shown as `fmt` writes them unless `shown_limit`/`shown_actual` say otherwise."""
         shown = fmt(limit) if shown_limit is None else shown_limit
         if actual is None:
             self.misses.append(missing)
             self.unchecked.append(missing)
-        elif actual <= limit:
-            self.hits.append(f"{label} {fmt(actual)}{unit} <= {shown}{unit} max")
+            return
+        value = fmt(actual) if shown_actual is None else shown_actual
+        if actual <= limit:
+            self.hits.append(f"{label} {value}{unit} <= {shown}{unit}{suffix}")
         else:
-            self.misses.append(f"{label} {fmt(actual)}{unit} > {shown}{unit} max")
+            self.misses.append(f"{label} {value}{unit} > {shown}{unit}{suffix}")

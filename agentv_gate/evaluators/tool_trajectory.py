@@ -66,18 +66,14 @@ class _Tally:
             self.latency_unknown += 1  # dropped from the count: the agent did not say
         elif call.duration_ms <= item.max_duration_ms:
             self.latency_hits += 1
-            self.hits.append(f"{item.tool} took {call.duration_ms:g}ms (max {limit})")
+            self.hits.append(f"{item.tool} completed in {call.duration_ms:g}ms (max: {limit})")  # AgentV's words
         else:
-            self.misses.append(f"{item.tool} took {call.duration_ms:g}ms (max {limit})")
+            self.misses.append(f"{item.tool} took {call.duration_ms:g}ms (max: {limit})")
 
     def score(self, expected: list[TrajectoryItem]) -> tuple[float, int]:
         checks = sum(1 for item in expected if item.max_duration_ms is not None) - self.latency_unknown
         total = len(expected) + checks
         return ((self.sequence_hits + self.latency_hits) / total if total else 1.0), total
-
-
-def _describe_args(call: ToolCall) -> str:
-    return f" with {call.input!r}" if call.input not in (None, {}) else ""
 
 
 class ToolTrajectoryEvaluator:
@@ -138,7 +134,7 @@ class ToolTrajectoryEvaluator:
                 if call.name != item.tool:
                     tally.misses.append(f"Position {i}: expected {item.tool}, got {call.name}")
                 elif not args_match(item.args, call.input, self._mode(config, item)):
-                    tally.misses.append(f"Position {i}: {item.tool} args mismatch{_describe_args(call)}")
+                    tally.misses.append(f"Position {i}: {item.tool} args mismatch")
                 else:
                     tally.sequence_hits += 1
                     tally.hits.append(f"Position {i}: {item.tool}")
@@ -158,7 +154,7 @@ class ToolTrajectoryEvaluator:
                     tally.latency(item, call)
                 else:
                     tally.misses.append(f"Expected {item.tool} at position {i}: tool found at {cursor} but args "
-                                        f"mismatch{_describe_args(call)}")
+                                        "mismatch")
                 cursor += 1
         score, total = tally.score(expected)
         if length_miss:
@@ -195,7 +191,7 @@ class ToolTrajectoryEvaluator:
         for i, call in enumerate(calls):
             allowed = any(call.name == item.tool and args_match(item.args, call.input, self._mode(config, item))
                           for item in expected)
-            line = f"Position {i}: {call.name}{_describe_args(call)}"
-            (hits if allowed else misses).append(f"{line} is {'in' if allowed else 'not in'} allowed set")
+            (hits if allowed else misses).append(f"Position {i}: {call.name} is {'in' if allowed else 'not in'} "
+                                                 "allowed set")  # AgentV's words
         return EvaluationScore(score=len(hits) / len(calls), hits=hits, misses=misses,
                                reasoning=f"{len(hits)}/{len(calls)} calls allowed")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import PASS_SCORE, RubricItem, question_text
+from ..models import RubricItem, question_text
 from .judge_reply import CHECKLIST_SCHEMA, SCORE_RANGE_SCHEMA, Check, ChecksReply
 
 CHECKLIST_SYSTEM_PROMPT = "\n".join([
@@ -132,6 +132,10 @@ class RubricOutcome:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+SCORE_RANGE_HIT = 7
+"""A score-range item scored at least this (of 10), its minimum met, is a hit in AgentV 2.19."""
+
+
 def _line(item: RubricItem, reasoning: str, judged: str = "") -> str:
     label = item.outcome or item.id
     text = f"[{item.id}] {label}{judged}"
@@ -176,8 +180,10 @@ def score_checks(items: list[RubricItem], reply: ChecksReply) -> RubricOutcome:
                 met = item.min_score is None or raw >= item.min_score
                 failed_required = failed_required or not met
                 row.update({"score": raw, "band": band, "required_min_score": item.min_score, "met": met})
-                judged = f" ({raw}/10{', ' + band if band else ''})"
-                (hits if met and raw / 10 >= PASS_SCORE else misses).append(_line(item, check.reasoning, judged))
+                # AgentV 2.19's line, word for word: "[id] label - Score: 7/10 (band): reasoning", a hit when
+                # the item's minimum is met and the score is 7 or more
+                judged = f" - Score: {raw}/10 ({band})"
+                (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, check.reasoning, judged))
             else:
                 row["satisfied"] = bool(check.satisfied)
                 if check.satisfied:

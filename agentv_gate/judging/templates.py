@@ -85,6 +85,29 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def input_segments(messages: list[Any]) -> list[dict[str, Any]]:
+    """AgentV 2.19's `input_segments`, which its `{{input}}` shows: each message's content as segments, text
+    as `{type: text, value}`, a mapping as its pretty JSON text, an attached file as `{type: file, path,
+    text, resolvedPath}` (guideline files are not among them), any other segment as written."""
+    segments: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+        if isinstance(content, str):
+            segments.append({"type": "text", "value": content})
+        elif isinstance(content, dict):
+            segments.append({"type": "text", "value": json.dumps(content, indent=2, ensure_ascii=False)})
+        elif isinstance(content, list):
+            for seg in content:
+                if not isinstance(seg, dict):
+                    continue
+                if seg.get("type") == "file":
+                    segments.append({"type": "file", "path": seg.get("path"), "text": seg.get("text"),
+                                     "resolvedPath": seg.get("resolved_path")})
+                else:
+                    segments.append(dict(seg))
+    return segments
+
+
 def template_variables(context: EvaluationContext, config: dict[str, Any] | None = None) -> dict[str, str]:
     """Every `{{variable}}` a prompt may use, under both generations' names.
 
@@ -104,7 +127,9 @@ def template_variables(context: EvaluationContext, config: dict[str, Any] | None
         "answer": answer,
         "reference_answer": case.reference_answer.strip(),
         "input_messages": inputs_json,
-        "input": inputs_json,
+        # AgentV 2.19's `{{input}}` is its input segments' JSON, not the messages (a prompt quoting it
+        # showed the judge another text than AgentV's)
+        "input": _json(input_segments(list(case.input_messages))),
         "output_messages": outputs_json,
         "output": outputs_json,
         "expected_messages": expected_json,

@@ -7,8 +7,8 @@ Generations: `question`/`input_messages`/`input`, `expected_outcome`/`criteria`/
 
 from __future__ import annotations
 
-import fnmatch
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +34,19 @@ from .execution import (
     suite_only_problems,
     written_twice_problems,
 )
+from .globs import matches_any
 from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
 from .yaml_lines import LineDict, item_line, key_line, line_of, yaml_kind
 
-# AgentV's default guideline patterns: such files are listed for the judge, not pasted into the question.
-GUIDELINE_PATTERNS = ("*.instructions.md", "*/instructions/*", "*.prompt.md", "*/prompts/*")
 
-
-def is_guideline(ref: str) -> bool:
-    norm = "/" + ref.replace("\\", "/").lstrip("./")
-    return any(fnmatch.fnmatch(norm, "*" + pat.lstrip("*")) or fnmatch.fnmatch(norm, pat) for pat in GUIDELINE_PATTERNS)
+def is_guideline(ref: str, patterns: Sequence[str]) -> bool:
+    """Whether a file attached at `ref` (relative to the repository root) is a guideline file: AgentV 2.19
+    matches it against the project config's `guideline_patterns` and, with none configured, calls no file
+    a guideline (its suite-level input's files are guidelines regardless: see `_content`)."""
+    return matches_any(ref.replace("\\", "/"), patterns)
 
 
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
@@ -91,7 +91,8 @@ class CaseBuilder:
 
     # ---------------------------------------------------------------- messages
 
-    def _messages(self, raw: Any, line: int, field: str, files: dict[str, list[str]] | None) -> list[Message]:
+    def _messages(self, raw: Any, line: int, field: str, files: dict[str, list[str]] | None,
+                  all_guidelines: bool = False) -> list[Message]:
         if raw is None:
             return []
         is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
@@ -130,7 +131,7 @@ class CaseBuilder:
                                     "role: user, assistant, system or tool")
             if written:
                 _check_kept(data, item_at, field)
-            data["content"] = self._content(data.get("content", ""), item_at, files, is_input)
+            data["content"] = self._content(data.get("content", ""), item_at, files, is_input, all_guidelines)
             try:
                 messages.append(Message.model_validate(data))
             except ValidationError as exc:
@@ -140,10 +141,12 @@ class CaseBuilder:
                                     "{role: user, content: ...}") from None
         return messages
 
-    def _content(self, content: Any, line: int, files: dict[str, list[str]] | None, is_input: bool = True) -> Any:
+    def _content(self, content: Any, line: int, files: dict[str, list[str]] | None, is_input: bool = True,
+                 all_guidelines: bool = False) -> Any:
         """File segments are read and get `path`, `text` and `resolved_path` beside what was written
         (`value` stays as written: judges read it); guideline files leave the message for `guideline_files`.
-        `is_input`: the segments of an input message (else of an expected one, whose text segments may hold `text`)."""
+        `is_input`: the segments of an input message (else of an expected one, whose text segments may hold `text`).
+        `all_guidelines`: the suite-level input's segments, whose files AgentV 2.19 takes as guidelines, all of them."""
         known = SEGMENT_KEYS if is_input else EXPECTED_SEGMENT_KEYS
         if isinstance(content, dict) and "type" in content:
             content = [content]
@@ -166,7 +169,7 @@ class CaseBuilder:
                     raise EvalFileError(seg_line, "file segment has no 'value'", "type: file, value: path/to/file")
                 path = self.roots.resolve(ref, seg_line, "referenced file")
                 rel = self._display(path)
-                if files is not None and is_guideline(rel):
+                if files is not None and (all_guidelines or is_guideline(rel, self.roots.guideline_patterns)):
                     files["guideline"].append(str(path))
                     continue
                 if files is not None:
@@ -274,12 +277,12 @@ class CaseBuilder:
                 segment.line = item_line(input_files, number, line)
                 segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
-        messages = self._messages(value, line_of(value, key_line(raw, key, line)), key if key != "question" else "input",
-                                  files)
+        # The suite's input first, as AgentV processes it: its files lead the guideline list.
         suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
-        if suite_input is not None:
-            messages = self._messages(suite_input, line_of(suite_input, line), "input", files) + messages
-        return messages
+        suite_messages = ([] if suite_input is None else
+                          self._messages(suite_input, line_of(suite_input, line), "input", files, all_guidelines=True))
+        return suite_messages + self._messages(value, line_of(value, key_line(raw, key, line)),
+                                               key if key != "question" else "input", files)
 
     def _check_keys(self, raw: dict[str, Any], index: int) -> None:
         """Every key of the test and of its `execution` is read, or reported where it is written."""

@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..keys import closest
+from .globs import matches_any
 from .problems import Problem
+from .project_config import nearest_config, read_project_config
+from .refs import find_repo_root
 
 SKIPPED_NAMES = {"targets.yaml", "targets.yml", "config.yaml", "config.yml", ".pre-commit-config.yaml",
                  ".pre-commit-hooks.yaml", "action.yml", "action.yaml"}
@@ -21,6 +24,8 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     Inside a folder, `*.eval.yaml` files and anything under an `evals/` folder count; plain
     `*.yaml` elsewhere is skipped so a repo's CI and config files are never taken for suites.
     A JSONL file's same-named YAML sidecar is its metadata, not a suite of its own.
+    A folder under a `.agentv/config.yaml` with `eval_patterns` is searched with those patterns instead,
+    as AgentV discovers suites (`eval_patterns_files`).
     """
     found: list[Path] = []
     problems: list[Problem] = []
@@ -33,6 +38,10 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
         if not path.is_dir():
             problems.append(Problem(path, 0, f"no such file or folder{_similar_file(path)}",
                                     "an eval file or a folder of them"))
+            continue
+        patterned = eval_patterns_files(path)
+        if patterned is not None:
+            found.extend(patterned)
             continue
         for candidate in sorted(path.rglob("*")):
             if not candidate.is_file() or candidate.name in SKIPPED_NAMES:
@@ -54,6 +63,25 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     for f in found:
         unique.setdefault(f.resolve(), f)
     return list(unique.values()), problems
+
+
+def eval_patterns_files(folder: Path) -> list[Path] | None:
+    """The files under `folder` that the nearest config's `eval_patterns` name, as AgentV's fast-glob
+    finds them (relative to the folder, case-insensitive, no hidden folders, nor node_modules or dist);
+    None when no config between the folder and the repository root sets any."""
+    config = nearest_config(folder / "_", find_repo_root(folder))
+    patterns = read_project_config(config).eval_patterns if config is not None else None
+    if not patterns:
+        return None
+    found: list[Path] = []
+    for candidate in sorted(folder.rglob("*")):
+        relative = candidate.relative_to(folder).parts
+        if not candidate.is_file() or any(part.startswith(".") or part in {"node_modules", "dist"}
+                                          for part in relative):
+            continue
+        if matches_any("/".join(relative), patterns, ignore_case=True):
+            found.append(candidate)
+    return found
 
 
 def nothing_found(what: str, paths: list[Path]) -> str:

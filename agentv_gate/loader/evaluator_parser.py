@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from ..models import (
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
 from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
-from .problems import Problem
+from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
 from .yaml_lines import item_line, key_line, line_of, yaml_kind
@@ -353,6 +354,11 @@ def parse_evaluator(
                                                            f"{data['negate']!r} is not true or false",
                             "negate: true (the assertion must not hold), or no negate")
     _check_one_name(raw, data, kind, line)
+    if kind in ("code_judge", CUSTOM_KIND) and "config" in data:
+        # AgentV 2.19 hands on every key it does not read itself as the judge's config, `config:` among them:
+        # a written `config: {a: 1}` reaches the script as config.config.a (flattened here once, a verdict of
+        # AgentV's own trial-output-consistency example flipped).
+        data["config"] = {"config": data["config"]}
     if kind == "code_judge" and not data.get("script") and data.get("command"):
         data["script"] = data.pop("command")  # gen3 name
     if kind == "code_judge" and not data.get("script"):
@@ -368,6 +374,8 @@ def parse_evaluator(
         data["prompt"] = {**{k: v for k, v in prompt.items() if k != "command"}, "script": prompt["command"]}
     if "timeout" in data and "timeout_seconds" not in data:
         data["timeout_seconds"] = data.pop("timeout")
+    if kind == "tool_trajectory" and isinstance(data.get("expected"), list):
+        data["expected"] = _unread_item_keys(data["expected"], line, data["name"], file, problems)
     if kind == "composite":
         children = data.get("evaluators", data.get("assert"))
         data.pop("assert", None)
@@ -382,7 +390,8 @@ def parse_evaluator(
     config.source_file = file
     config.source_line = line
     _check_numbers(config, kind, line)
-    _check_settings(config, raw, line)
+    _check_settings(config, raw, line,
+                    lambda at, key, why, instead: problems.append(no_effect(file, at, key, why, instead)))
     if isinstance(config, CodeJudgeConfig):
         cwd = _resolve_cwd(config.cwd, roots, key_line(raw, "cwd", line))
         config.resolved_cwd = cwd
@@ -439,6 +448,8 @@ def parse_evaluator(
             raise EvalFileError(key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line)),
                                 f"composite '{config.name}': unknown aggregator type {aggregator.get('type')!r}",
                                 "weighted_average, threshold, code_judge or llm_judge")
+        if aggregating == "llm_judge":
+            aggregator = config.aggregator = _aggregator_prompt_file(aggregator, roots, raw, line)
         _check_aggregator_settings(config.name, aggregating, aggregator, raw, line)
         script = aggregator.get("path", aggregator.get("script"))
         if aggregating == "code_judge" and isinstance(script, (str, list)) and script:
@@ -453,6 +464,28 @@ def parse_evaluator(
 
 AGGREGATOR_RESULTS_VARIABLE = "{{EVALUATOR_RESULTS_JSON}}"
 """Where an LLM aggregator's prompt gets the members' results (replaced as written, as AgentV does)."""
+
+
+def _aggregator_prompt_file(aggregator: dict[str, Any], roots: SearchRoots, raw: Any, line: int) -> dict[str, Any]:
+    """An LLM aggregator whose `prompt` names a file gets that file's text. AgentV 2.19 resolves the file
+    (`promptPath`) and then sends the path itself as the prompt, so its judge never sees the members'
+    results; the author evidently meant the file, which is read here (a deliberate difference, in the
+    README). Text that names no file stays the prompt."""
+    prompt = aggregator.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip() or "\n" in prompt.strip() or AGGREGATOR_RESULTS_VARIABLE in prompt:
+        return aggregator
+    at = key_line(raw.get("aggregator"), "prompt", line)
+    try:
+        path = roots.resolve(prompt.strip(), at, "aggregator prompt file")
+    except EvalFileError as exc:
+        if "outside the repository root" in exc.message:
+            raise
+        return aggregator
+    try:
+        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalFileError(at, f"aggregator prompt file {prompt!r} cannot be read: {exc}", "a UTF-8 file") from None
+    return {**aggregator, "prompt": text}
 
 
 def _check_aggregator_settings(name: str, aggregating: str, aggregator: dict[str, Any], raw: Any, line: int) -> None:
@@ -667,10 +700,38 @@ def _check_variant_settings(raw: Any, data: dict[str, Any], kind: str, line: int
                                 f"type: {other}, or no '{key}'")
 
 
-def _check_args_match(config: ToolTrajectoryConfig, raw: Any, line: int, name: str) -> None:
-    """An `args_match` that compares nothing makes its items match any call of the tool: one beside no `args`
-    (or `args: any`), `ignore` beside args, an empty path list, or paths the item's args lack (skipped, as
-    AgentV skips them). Each is refused where it is written, never run as a check that always holds."""
+TRAJECTORY_UNREAD = ("input", "output")
+"""Keys of an expected tool call that AgentV 2.19 parses past (it keeps tool, args, args_match and
+max_duration_ms): a call's input and output are compared by no mode."""
+
+
+def _unread_item_keys(items: list[Any], line: int, name: str, file: Path, problems: list[Problem]) -> list[Any]:
+    """The expected items without `input`/`output`, each said where it is written (AgentV ignores them)."""
+    kept: list[Any] = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and any(key in item for key in TRAJECTORY_UNREAD):
+            at = item_line(items, index, line)
+            for key in TRAJECTORY_UNREAD:
+                if key in item:
+                    problems.append(no_effect(file, key_line(item, key, at), key,
+                                              f"tool_trajectory '{name}': expected[{index}] is compared by its tool, "
+                                              "args and max_duration_ms only (AgentV 2.19 reads no call's "
+                                              f"{key})", f"args: {{...}}, or no '{key}'"))
+            item = {key: value for key, value in item.items() if key not in TRAJECTORY_UNREAD}
+        kept.append(item)
+    return kept
+
+
+Warn = Callable[[int, str, str, str], None]
+"""(line, key, why it has no effect, what to write instead): a setting AgentV accepts and ignores."""
+
+
+def _check_args_match(config: ToolTrajectoryConfig, raw: Any, line: int, name: str, warn: Warn) -> None:
+    """An `args_match` that compares nothing makes its items match any call of the tool. One that AgentV reads
+    nowhere (beside no `args` or `args: any`, or on the evaluator with no item reading it) is a warning: the
+    author wrote no args to compare, and AgentV runs such a suite. One that disables a comparison the author
+    wrote (`ignore` beside args, an empty path list, paths the item's args lack) is refused where it is
+    written, never run as a check that always holds (a deliberate difference, in the README)."""
     raw_items = raw.get("expected") if isinstance(raw, dict) else None
     items: list[Any] = raw_items if isinstance(raw_items, list) else []
     own_line = key_line(raw, "args_match", line)
@@ -687,18 +748,17 @@ def _check_args_match(config: ToolTrajectoryConfig, raw: Any, line: int, name: s
                     _check_compared(config.args_match, item.args, own_line, f"{name}: args_match", where)
             continue
         if not isinstance(item.args, dict):
-            raise EvalFileError(key_line(written, "args_match", at),
-                                f"{where}: 'args_match' is read only beside 'args' (with "
-                                f"{'args: any' if item.args == 'any' else 'no args'} any call of {item.tool} matches)",
-                                "args: {...} beside it, or no 'args_match'")
+            warn(key_line(written, "args_match", at), "args_match",
+                 f"{where} has {'args: any' if item.args == 'any' else 'no args'}, so any call of {item.tool} "
+                 "matches", "args: {...} beside it, or no 'args_match'")
+            continue
         if item.args_match == "ignore":
             raise EvalFileError(key_line(written, "args", at), f"{where}: 'args' is never compared with args_match: "
                                                                "ignore", "no 'args' (any call matches), or another args_match")
         _check_compared(item.args_match, item.args, key_line(written, "args_match", at), where, None)
     if config.args_match is not None and not readers:
-        raise EvalFileError(own_line, f"{name}: 'args_match' is read by no item: each has no 'args' or its own "
-                                      "'args_match'", "args: {...} on an item without its own args_match, or no "
-                                                      "'args_match' here")
+        warn(own_line, "args_match", f"{name}: no item reads it (each has no 'args' or its own 'args_match')",
+             "args: {...} on an item without its own args_match, or no 'args_match' here")
 
 
 def _check_compared(mode: models.ArgsMatch, args: dict[str, Any], line: int, where: str, item: str | None) -> None:
@@ -733,7 +793,7 @@ FIELD_SETTINGS_READ_BY = {"tolerance": "numeric_tolerance", "relative": "numeric
 """A `field_accuracy` field's settings that only one `match` reads."""
 
 
-def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
+def _check_settings(config: EvaluatorConfig, raw: Any, line: int, warn: Warn) -> None:
     """Settings that are each valid alone but mean nothing together: refused, never silently dropped."""
     name = f"{config.type} evaluator '{config.name}'"
     if isinstance(config, ToolTrajectoryConfig):
@@ -766,7 +826,7 @@ def _check_settings(config: EvaluatorConfig, raw: Any, line: int) -> None:
             raise EvalFileError(key_line(raw, "negate", line), f"{name}: negate: true on mode exact, which agentv-gate "
                                 "scores stricter than AgentV (an extra call counts): negated it would pass more",
                                 "no negate, or mode in_order/superset for a trajectory that must not happen")
-        _check_args_match(config, raw, line, name)
+        _check_args_match(config, raw, line, name, warn)
     elif isinstance(config, FieldAccuracyConfig):
         raw_fields = raw.get("fields") if isinstance(raw, dict) else None
         if not config.fields:  # scored 1 (nothing to get wrong): a pass whatever the answer

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
 from .includes import suites_only
-from .problems import FoundProblems, Problem, allowing_unknown_keys
+from .problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
 from .project_config import nearest_config, project_config_problems
 from .refs import find_repo_root
 from .suite import iter_eval_file
@@ -215,10 +215,11 @@ class SuitePlan(FoundProblems):
 
 
 def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_root: bool = False,
-               allow_unknown_keys: bool = False, digests: bool = True) -> SuitePlan:
+               allow_unknown_keys: bool = False, digests: bool = True, strict: bool = False) -> SuitePlan:
     """Read every eval file under `paths` once, keeping problems and a `CaseRef` per case.
 
-    `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run).
+    `allow_unknown_keys` makes unknown keys warnings (never a key AgentV has and we do not run);
+    `strict` makes a setting that has no effect (a warning otherwise) an error.
     A case file a suite loads runs with that suite only (`includes.suites_only`). `digests=False`
     leaves each ref's `digest` empty, for a caller that runs nothing (`validate`): dumping and
     hashing every case was a quarter of validating a long suite."""
@@ -244,7 +245,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
                                      tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold))
     configs = (nearest_config(file, root) for file, root in zip(plan.files, roots, strict=True))
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
-    plan.problems = allowing_unknown_keys(plan.problems, allow_unknown_keys)
+    plan.problems = strict_problems(allowing_unknown_keys(plan.problems, allow_unknown_keys), strict)
     return plan
 
 

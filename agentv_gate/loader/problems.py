@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..problems import FoundProblems, Problem, allowing_unknown_keys
+from ..problems import FoundProblems, Problem, allowing_unknown_keys, no_effect, strict_problems
 
-__all__ = ["FoundProblems", "Problem", "allowing_unknown_keys"]
+__all__ = ["FoundProblems", "Problem", "allowing_unknown_keys", "no_effect", "strict_problems"]

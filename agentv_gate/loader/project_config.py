@@ -1,28 +1,44 @@
 """AgentV's project config, `.agentv/config.yaml`: the nearest one between an eval file and the
-repository root, as AgentV looks for it.
+repository root, read as AgentV 2.19's `loadConfig` reads it.
 
-Two of its settings change what AgentV scores: `guideline_patterns` (which attached files are
-guidelines, listed for the judge instead of pasted into the prompt) and `eval_patterns` (which files
-are suites). agentv-gate runs neither, so a config that sets one is refused at its line rather than
-scored differently in silence. The rest (`execution.workers`, `verbose`, ...) are AgentV's run-time
-preferences, which change no verdict and are left to AgentV.
+Two of its settings change what a run does, and are read: `guideline_patterns` (which attached files
+are guideline files: listed for the judge and the agent, left out of the question's text) and
+`eval_patterns` (which files are suites when a folder is given). The rest (`execution.verbose`,
+`trace_file`, ...) are AgentV's run-time preferences, which change no verdict; they are accepted.
+AgentV skips a config whose pattern lists are not lists of text (with a warning); such a list is
+refused here at its line, as AgentV's own `validate` refuses it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EvalFileError
 from ..files import nearest_agentv_file
+from ..keys import did_you_mean
 from .problems import Problem
 from .yaml_lines import key_line, load_yaml_text, read_text
 
-NOT_RUN = {
-    "guideline_patterns": "it decides which attached files AgentV treats as guidelines, which changes the prompts",
-    "eval_patterns": "it decides which files AgentV runs as suites",
-}
 CONFIG_NAMES = ("config.yaml", "config.yml")
+PATTERN_KEYS = ("guideline_patterns", "eval_patterns")
+CONFIG_KEYS = frozenset({"$schema", "required_version", *PATTERN_KEYS, "execution"})
+"""The top-level keys of AgentV 2.19's config schema (`AgentVConfig`)."""
+EXECUTION_KEYS = frozenset({"verbose", "trace_file", "keep_workspaces", "otel_file", "pool_workspaces",
+                            "pool_slots"})
+"""AgentV 2.19's `execution` defaults in config.yaml: preferences for its own console and files."""
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """What one config file says: its pattern lists (None when unset) and the problems found reading it."""
+
+    path: Path
+    guideline_patterns: tuple[str, ...] | None = None
+    eval_patterns: tuple[str, ...] | None = None
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
 
 
 def nearest_config(eval_file: Path, repo_root: Path) -> Path | None:
@@ -31,18 +47,58 @@ def nearest_config(eval_file: Path, repo_root: Path) -> Path | None:
     return nearest_agentv_file(eval_file.parent, CONFIG_NAMES, repo_root)
 
 
-def project_config_problems(configs: Iterable[Path]) -> list[Problem]:
-    """A problem for each setting of these config files that agentv-gate does not run, at its line."""
+@functools.lru_cache(maxsize=64)
+def _read_cached(path: Path, mtime_ns: int) -> ProjectConfig:
+    del mtime_ns  # part of the cache key only: an edited config is read again
     problems: list[Problem] = []
-    for config in dict.fromkeys(configs):
-        try:
-            data = load_yaml_text(read_text(config))
-        except EvalFileError as exc:
-            problems.append(Problem(config, exc.line, exc.message, exc.expected))
-            continue
-        if not isinstance(data, dict):
-            continue
-        problems.extend(Problem(config, key_line(data, key), f"'{key}' is not run by agentv-gate: {why}",
-                                f"no '{key}' (agentv-gate's own rules are in its README)")
-                        for key, why in NOT_RUN.items() if key in data)
-    return problems
+    try:
+        data = load_yaml_text(read_text(path))
+    except EvalFileError as exc:
+        return ProjectConfig(path, problems=(Problem(path, exc.line, exc.message, exc.expected),))
+    if not isinstance(data, dict):
+        return ProjectConfig(path)
+    lists: dict[str, tuple[str, ...] | None] = {}
+    for key in PATTERN_KEYS:
+        value = data.get(key)
+        if value is None:
+            lists[key] = None
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            lists[key] = tuple(value)
+        else:
+            lists[key] = None
+            problems.append(Problem(path, key_line(data, key), f"'{key}' must be a list of glob patterns (text)",
+                                    f'{key}: ["**/*.instructions.md"]'))
+    for key in data:
+        if str(key) not in CONFIG_KEYS:
+            problems.append(Problem(path, key_line(data, str(key)),
+                                    f"unknown key '{key}' in .agentv/config.yaml{did_you_mean(str(key), CONFIG_KEYS)}",
+                                    unknown_key=True))
+    execution = data.get("execution")
+    if isinstance(execution, dict):
+        problems.extend(Problem(path, key_line(execution, str(key)),
+                                f"unknown key '{key}' in .agentv/config.yaml's execution"
+                                f"{did_you_mean(str(key), EXECUTION_KEYS)}", unknown_key=True)
+                        for key in execution if str(key) not in EXECUTION_KEYS)
+    return ProjectConfig(path, lists["guideline_patterns"], lists["eval_patterns"], tuple(problems))
+
+
+def read_project_config(path: Path) -> ProjectConfig:
+    """The config file at `path`, read once per version of the file."""
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        mtime = 0
+    return _read_cached(path, mtime)
+
+
+def guideline_patterns_for(eval_file: Path, repo_root: Path) -> tuple[str, ...]:
+    """The `guideline_patterns` AgentV applies to `eval_file`'s attachments: none without a config."""
+    config = nearest_config(eval_file, repo_root)
+    if config is None:
+        return ()
+    return read_project_config(config).guideline_patterns or ()
+
+
+def project_config_problems(configs: Iterable[Path]) -> list[Problem]:
+    """The problems of each config file, once per file."""
+    return [problem for config in dict.fromkeys(configs) for problem in read_project_config(config).problems]

@@ -19,6 +19,8 @@ class SearchRoots:
     eval_dir: Path
     repo_root: Path
     allow_outside_root: bool = False
+    guideline_patterns: tuple[str, ...] = ()
+    """The project config's `guideline_patterns` (`project_config`): which attached files are guidelines."""
 
     def candidates(self, ref: str, base: Path | None = None) -> list[Path]:
         ref_path = Path(ref).expanduser()

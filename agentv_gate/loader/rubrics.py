@@ -33,10 +33,35 @@ def _text(value: Any, line: int, what: str) -> str:
     return str(value).strip()
 
 
+def _shorthand(raw: dict[Any, Any], line: int, where: str) -> list[ScoreRange] | None:
+    """AgentV 2.19's shorthand map `{0: Wrong, 5: Partly right, 10: Fully right}`: each key (an integer
+    0-10, the first 0) is a band's lower bound, the next key less one (10 for the last) its upper;
+    None when the mapping is not such a map (every key an integer 0-10 and every value non-empty text)."""
+    bounds: list[tuple[int, str]] = []
+    for key, value in raw.items():
+        try:
+            number = float(str(key))
+        except ValueError:
+            return None
+        if not number.is_integer() or not 0 <= number <= 10 or not isinstance(value, str) or not value:
+            return None
+        bounds.append((int(number), value))
+    bounds.sort(key=lambda pair: pair[0])
+    if bounds[0][0] != 0:
+        raise EvalFileError(line, f"{where}: a score_ranges map must start at 0 (got {bounds[0][0]})",
+                            "{0: Wrong, 5: Partly right, 10: Fully right}")
+    return [ScoreRange(score_range=(low, bounds[index + 1][0] - 1 if index + 1 < len(bounds) else 10), outcome=text)
+            for index, (low, text) in enumerate(bounds)]
+
+
 def _ranges(raw: Any, line: int, where: str) -> list[ScoreRange]:
+    if isinstance(raw, dict) and raw:
+        shorthand = _shorthand(raw, line, where)
+        if shorthand is not None:
+            return shorthand
     if not isinstance(raw, list) or not raw:
-        raise EvalFileError(line, f"{where}: 'score_ranges' must be a non-empty list",
-                            "[{score_range: [0, 4], outcome: ...}, ...]")
+        raise EvalFileError(line, f"{where}: 'score_ranges' must be a non-empty list or a map of lower bounds",
+                            "[{score_range: [0, 4], outcome: ...}, ...] or {0: Wrong, 5: Partly right, 10: Right}")
     bands: list[ScoreRange] = []
     for index, band in enumerate(raw):
         band_line = item_line(raw, index, line)

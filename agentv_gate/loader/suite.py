@@ -28,7 +28,8 @@ from .execution import (
     written_twice_problems,
 )
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
-from .problems import FoundProblems, Problem
+from .problems import FoundProblems, Problem, no_effect
+from .project_config import guideline_patterns_for
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
 from .yaml_stream import SkippedList, iter_entries, read_header
@@ -211,7 +212,8 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     in the suite's settings and in each case as it is read (`env.interpolate`).
     """
     root = repo_root or find_repo_root(file.parent)
-    roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
+    roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root,
+                        guideline_patterns=guideline_patterns_for(file, root))
     suite = _suite_name(file, root)
     try:
         header, entries = _open_suite(file, roots)
@@ -311,11 +313,20 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
     return result
 
 
+SUITE_NO_EFFECT = {
+    "evaluatorTemplate": "AgentV 2.19 reads an LLM judge's template from the judge's own 'prompt' and never "
+                         "this suite-level key (named in older AgentV documents)",
+}
+"""Suite keys AgentV 2.19 accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
+
+
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
     """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
     case; gen2 (`evalcases`) uses suite evaluators only for cases without their own. Keys nobody
     reads are reported, never dropped."""
-    problems.extend(key_problems(header, SUITE_KEYS, "suite", "the suite", file))
+    problems.extend(no_effect(file, key_line(header, key), key, why) for key, why in SUITE_NO_EFFECT.items()
+                    if key in header)
+    problems.extend(key_problems(header, (*SUITE_KEYS, *SUITE_NO_EFFECT), "suite", "the suite", file))
     problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
                                  file))
     problems.extend(written_twice_problems(header, header.get("execution"), "the suite", file))

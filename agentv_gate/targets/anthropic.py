@@ -12,7 +12,6 @@ starting with a user turn, so the case's messages are folded to fit. A request's
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ..errors import TargetsConfigError
@@ -97,7 +96,6 @@ class AnthropicProvider(HttpChatProvider):
         return {"Content-Type": "application/json", "x-api-key": self._api_key, "anthropic-version": self.version}
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        started = time.monotonic()
         describe = self.target.describe()
         result = self.post(request)
         data = result.data
@@ -115,5 +113,5 @@ class AnthropicProvider(HttpChatProvider):
         raw = {"model": data.get("model"), "id": data.get("id"), "stop_reason": data.get("stop_reason")}
         tool_calls = [{"tool": str(b.get("name") or "unknown"), "input": b.get("input"), "id": b.get("id")}
                       for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw,
+        return text_response(text, retries=result.retries, usage=usage, raw=raw,
                              tool_calls=tool_calls)

@@ -21,7 +21,6 @@ Which API is used follows from the endpoint and version given:
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 from urllib.parse import quote
 
@@ -113,9 +112,8 @@ class AzureOpenAIProvider(HttpChatProvider):
                 **self.options.params(request, self.deployment, self.model_name)}
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        started = time.monotonic()
         result = self.post(request)
         text, usage, raw = chat_completion_text(result.data, self.target.describe(), result.retries)
         raw["deployment"] = self.deployment
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw,
+        return text_response(text, retries=result.retries, usage=usage, raw=raw,
                              tool_calls=chat_tool_calls(result.data))

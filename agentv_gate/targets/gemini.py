@@ -18,7 +18,6 @@ a candidate that stops for SAFETY and friends with no text) is an error, not an 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 from urllib.parse import quote
 
@@ -143,10 +142,9 @@ class GeminiProvider(HttpChatProvider):
         return body
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        started = time.monotonic()
         result = self.post(request)
         text, usage, raw = self._read(result.data, result.retries)
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw)
+        return text_response(text, retries=result.retries, usage=usage, raw=raw)
 
     def _read(self, data: Any, retries: int) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
         describe = self.target.describe()

@@ -144,7 +144,6 @@ class MockProvider:
         return self.response
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        started = time.monotonic()
         delay = self._delay_seconds()
         if delay > 0:
             time.sleep(delay)
@@ -152,6 +151,5 @@ class MockProvider:
         return TargetResponse(
             text=text,
             output_messages=[Message(role="assistant", content=text)],
-            duration_ms=int((time.monotonic() - started) * 1000),
             raw={"question": request.question, "provider": "mock"},
         )

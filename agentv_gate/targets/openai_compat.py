@@ -15,7 +15,6 @@ and Anthropic providers, which speak close cousins of this wire format.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from ..errors import TargetsConfigError
@@ -60,17 +59,18 @@ def chat_messages(request: ProviderRequest, default_system: str | None = None) -
 
 
 def text_response(
-    text: str, *, started: float, retries: int, usage: dict[str, Any] | None, raw: dict[str, Any],
+    text: str, *, retries: int, usage: dict[str, Any] | None, raw: dict[str, Any],
     tool_calls: list[dict[str, Any]] | None = None,
 ) -> TargetResponse:
-    """The reply as one assistant message; tool calls the model asked for ride on it in AgentV's shape."""
+    """The reply as one assistant message; tool calls the model asked for ride on it in AgentV's shape.
+    No `duration_ms`: AgentV 2.19's model providers report none, so its `latency` scores such a target 0
+    ("No duration data available in trace"); timing the call here passed what AgentV fails."""
     message = Message.model_validate({"role": "assistant", "content": text, **({"tool_calls": tool_calls}
                                                                               if tool_calls else {})})
     return TargetResponse(
         text=text,
         output_messages=[message],
         token_usage=usage,
-        duration_ms=int((time.monotonic() - started) * 1000),
         retries=retries,
         raw=raw,
     )
@@ -223,8 +223,7 @@ class OpenAICompatProvider(HttpChatProvider):
         }
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        started = time.monotonic()
         result = self.post(request)
         text, usage, raw = chat_completion_text(result.data, self.target.describe(), result.retries)
-        return text_response(text, started=started, retries=result.retries, usage=usage, raw=raw,
+        return text_response(text, retries=result.retries, usage=usage, raw=raw,
                              tool_calls=chat_tool_calls(result.data))

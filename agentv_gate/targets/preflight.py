@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ..errors import TargetsConfigError
 from ..keys import did_you_mean
-from ..problems import Problem
+from ..problems import Problem, no_effect
 from .config import TargetsConfig, normalise_provider
 from .registry import ProviderRegistry, no_judge_message
 from .usage import PRICE_KEYS
@@ -179,19 +179,19 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
 def _unreachable_cost_limits(costed: dict[tuple[str, Path, int], set[str]], targets: TargetsConfig) -> list[Problem]:
     """A `total_budget_usd` or `cost_limit_usd` adds up the `cost_usd` the targets report, and only a
     cli agent reports one (when it prints it), or a target with prices (`price_per_1k_*`, applied to
-    its reported tokens): a limit whose cases run on other targets only can never be reached, so it
-    would stop nothing while seeming to cap the spend."""
+    its reported tokens): a limit whose cases run on other targets only can never be reached. AgentV
+    2.19 runs such a suite (its model providers report no cost either), so it is a warning that the
+    limit stops nothing, which `--strict` makes an error."""
     problems = []
     for (key, file, line), names in costed.items():
         kinds = {name: _kind(targets, name) for name in sorted(names)}
         if any(kind in (None, "cli") or (kind != "mock" and _priced(targets, name)) for name, kind in kinds.items()):
             continue  # a cli agent may report a cost (or the target is unknown: reported above)
         described = ", ".join(f"'{name}' ({kind})" for name, kind in kinds.items())
-        problems.append(Problem(file, line, f"'{key}' can never be reached: target{'s' if len(kinds) > 1 else ''} "
-                                f"{described} report{'' if len(kinds) > 1 else 's'} no cost_usd; only a cli agent "
-                                "that prints one, or a target with price_per_1k_input/output, does",
-                                f"no '{key}', or a cli target that reports cost_usd, or prices on the target",
-                                unknown_key=True))
+        problems.append(no_effect(file, line, key, f"it can never be reached: target{'s' if len(kinds) > 1 else ''} "
+                                  f"{described} report{'' if len(kinds) > 1 else 's'} no cost_usd; only a cli agent "
+                                  "that prints one, or a target with price_per_1k_input/output, does",
+                                  f"no '{key}', or a cli target that reports cost_usd, or prices on the target"))
     return problems
 
 

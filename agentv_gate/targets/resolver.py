@@ -16,7 +16,7 @@ from typing import Protocol
 from ..errors import ConfigError, TargetsConfigError
 from ..keys import did_you_mean
 from ..models import EvalCase
-from ..problems import Problem, allowing_unknown_keys
+from ..problems import Problem, allowing_unknown_keys, strict_problems
 from .base import Provider
 from .config import TargetsConfig
 from .preflight import preflight, problem_of
@@ -103,7 +103,7 @@ class TargetResolver(ProviderRegistry):
     def from_options(cls, targets_file: Path | None, forced_target: str | Sequence[str] | None,
                      cases: Sequence[NamesTarget],
                      wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False,
-                     skip_missing_env: bool = False) -> TargetResolver:
+                     skip_missing_env: bool = False, strict: bool = False) -> TargetResolver:
         """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
 
         Plain values, not the CLI's arguments, so an embedder builds one without argparse. With
@@ -121,7 +121,7 @@ class TargetResolver(ProviderRegistry):
         resolver = cls(targets, forced_target, wrap)
         # TargetsConfigError (a ConfigError) stops the run before any target or judge is called.
         resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys,
-                                           skip_missing_env=skip_missing_env)
+                                           skip_missing_env=skip_missing_env, strict=strict)
         return resolver
 
     def target_name(self, case: NamesTarget) -> str:
@@ -142,7 +142,7 @@ class TargetResolver(ProviderRegistry):
         return [self.target_name(case)]
 
     def problems(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
-                 missing_env: dict[str, list[Problem]] | None = None) -> list[Problem]:
+                 missing_env: dict[str, list[Problem]] | None = None, strict: bool = False) -> list[Problem]:
         """Preflight: every target and judge the cases will call, found and built; targets.yaml's keys.
         With `missing_env`, targets reading unset variables are recorded there instead (see `preflight`)."""
         for forced in self.forced_targets:
@@ -151,12 +151,12 @@ class TargetResolver(ProviderRegistry):
                 raise TargetsConfigError(f"--target: no target named '{forced}'"
                                          f"{did_you_mean(forced, known)} (targets defined: {', '.join(known)})")
         found = preflight(self, cases, self.target_names, missing_env)  # type: ignore[arg-type]
-        return allowing_unknown_keys(found, allow_unknown_keys)
+        return strict_problems(allowing_unknown_keys(found, allow_unknown_keys), strict)
 
     def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
-              skip_missing_env: bool = False) -> list[Problem]:
+              skip_missing_env: bool = False, strict: bool = False) -> list[Problem]:
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
-        problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None)
+        problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None, strict)
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
             raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors),

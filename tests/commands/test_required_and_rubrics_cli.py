@@ -81,7 +81,8 @@ def test_a_required_evaluator_below_its_mark_zeroes_the_case_but_every_hit_and_m
     failed = found["gate-fails"]
     # Without the gate this would be (0 + 1 + 1) / 3 = 0.667, a pass at the default 0.5.
     assert (failed["score"], failed["verdict"]) == (0.0, "fail")
-    assert failed["misses"][0] == "required evaluator 'contains-APPROVED' scored 0.000, below its mark 0.8"
+    # AgentV's misses are the evaluators' own; why the case is 0 leads the reasoning
+    assert failed["reasoning"].startswith("required evaluator 'contains-APPROVED' scored 0.000, below its mark 0.8")
     assert 'Output does not contain "APPROVED"' in failed["misses"]
     assert failed["hits"] == ['Output contains "Acme"', 'Output contains "entry 42"']
     gate = scores(failed)["contains-APPROVED"]  # AgentV's auto-name of an unnamed `contains`
@@ -163,7 +164,7 @@ def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_the
     entry = scores(row)["checklist"]
     # 3 / 4 = 0.75 stays the evaluator's score; the unmet required item makes its verdict fail.
     assert (entry["score"], entry["verdict"]) == (0.75, "fail")
-    assert row["score"] == 0.0 and row["misses"][0] == (
+    assert row["score"] == 0.0 and row["reasoning"].startswith(
         "required evaluator 'checklist' failed: a required rubric item was not met")
 
     # Not required itself: the case keeps the weighted mean.
@@ -206,8 +207,8 @@ def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: P
     assert entry["score"] == pytest.approx((0.5 * 1 + 0.9 * 2) / 3)
     assert entry["verdict"] == "fail"  # 5 < required_min_score 6, whatever the mean
     assert entry["details"]["raw_scores"] == {"structure": 5, "tone": 9}
-    assert "[structure] structure (5/10, Clear sections): two sections" in row["misses"]
-    assert "[tone] Neutral tone (9/10, Any): neutral" in row["hits"]
+    assert "[structure] structure - Score: 5/10 (Clear sections): two sections" in row["misses"]
+    assert "[tone] Neutral tone - Score: 9/10 (Any): neutral" in row["hits"]
 
 
 def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_an_error(

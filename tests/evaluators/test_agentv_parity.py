@@ -188,7 +188,7 @@ def test_an_exploration_ratio_past_the_tolerance_by_float_error_is_a_miss(tmp_pa
     row = rows_by_id(project / RESULTS)["c"]
     assert row["score"] == 0.0
     assert row["scores"][0]["misses"] == [
-        "Exploration ratio 0.80 outside tolerance of target 0.6 (diff 0.20, tolerance 0.2)"]
+        "Exploration ratio 0.80 outside tolerance of target 0.6 (diff: 0.20, tolerance: 0.2)"]
 
 
 def test_negate_on_an_exact_trajectory_is_refused(tmp_path: Path) -> None:

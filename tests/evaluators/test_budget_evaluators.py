@@ -80,24 +80,24 @@ def budget(config: Any, **reported: Any) -> EvaluationScore:
     # 0 is a reported number, a negative one is not
     (CostConfig(name="c", budget=0.05), {"cost_usd": 0}, 1.0, ["Cost $0.0000 <= $0.0500 budget"]),
     (CostConfig(name="c", budget=0.05), {"cost_usd": -0.5}, 0.0,
-     ["cost_usd not reported by the target: cost cannot be checked"]),
+     ["No cost data available in trace"]),
     # one limit missed is the whole evaluator's 0, whatever else held
     (TokenUsageConfig(name="t", max_total=1600, max_output=100), {"token_usage": {"input": 1000, "output": 200}}, 0.0,
-     ["Total tokens 1200 <= 1600 max", "Output tokens 200 > 100 max"]),
+     ["Total tokens 1200 <= 1600", "Output tokens 200 > 100"]),
     # input without output is no total
     (TokenUsageConfig(name="t", max_total=1600), {"token_usage": {"input": 100}}, 0.0,
      ["token_usage not reported by the target: max_total cannot be checked"]),
     # |0.5 - 0.4| is 0.09999999999999998 in floats: on the tolerance, so within it
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.4, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
-     1.0, ["Exploration ratio 0.50 within 0.1 of target 0.4"]),
+     1.0, ["Exploration ratio 0.50 within tolerance of target 0.4"]),
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.6, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:] + CALLS[2:]})]},
-     0.0, ["Exploration ratio 0.33 outside tolerance of target 0.6 (diff 0.27, tolerance 0.1)"]),
+     0.0, ["Exploration ratio 0.33 outside tolerance of target 0.6 (diff: 0.27, tolerance: 0.1)"]),
     # no slack for float error, as in AgentV: 0.5 - 0.399999999 is past 0.1, so outside it
     (ExecutionMetricsConfig(name="e", target_exploration_ratio=0.399999999, exploration_tolerance=0.1),
      {"output_messages": [Message.model_validate({"role": "assistant", "content": "", "tool_calls": CALLS[1:]})]},
-     0.0, ["Exploration ratio 0.50 outside tolerance of target 0.4 (diff 0.10, tolerance 0.1)"]),
+     0.0, ["Exploration ratio 0.50 outside tolerance of target 0.4 (diff: 0.10, tolerance: 0.1)"]),
 ])
 def test_budget_limits_in_process(config: Any, reported: dict[str, Any], score: float, lines: list[str]) -> None:
     result = budget(config, **reported)
@@ -110,7 +110,7 @@ def test_execution_metrics_scores_the_share_of_checks_that_hold() -> None:
                                     target_exploration_ratio=0.6, exploration_tolerance=0.1)
     score = budget(config, token_usage={"input": 9000, "output": 900}, cost_usd=0.4, duration_ms=9000)
     assert score.hits == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
-    assert score.misses == ["Tokens 9900 > 1300 max", "Cost USD 0.4 > 0.05 max",
+    assert score.misses == ["Total tokens 9900 > 1300 max", "Cost $0.4000 > $0.0500 max",
                             "Exploration ratio not available (no tool calls)"]
     assert (score.score, score.reasoning) == (2 / 5, "2/5 execution checks hold")
 
@@ -142,24 +142,24 @@ def test_budgets_pass_fail_and_refuse_missing_metrics(project: Path) -> None:
     found = run_suite(project, "lean", "heavy", "silent")
     lean = found["lean"]
     assert {name: r["score"] for name, r in lean.items()} == {"fast": 1.0, "cheap": 1.0, "small": 1.0, "lean": 1.0}
-    assert lean["small"]["hits"] == ["Total tokens 1500 <= 1600 max", "Output tokens 200 <= 800 max"]
-    assert "Exploration ratio 0.67 within 0.1 of target 0.6" in lean["lean"]["hits"]
+    assert lean["small"]["hits"] == ["Output tokens 200 <= 800", "Total tokens 1500 <= 1600"]  # AgentV's order
+    assert "Exploration ratio 0.67 within tolerance of target 0.6" in lean["lean"]["hits"]
 
     heavy = found["heavy"]
     assert {name: r["score"] for name, r in heavy.items()} == {"fast": 0.0, "cheap": 0.0, "small": 0.0, "lean": 0.4}
     assert heavy["fast"]["misses"] == ["Duration 9000ms > 5000ms threshold"]
     assert heavy["cheap"]["misses"] == ["Cost $0.4000 > $0.0500 budget"]
-    assert heavy["small"]["misses"] == ["Total tokens 9900 > 1600 max", "Output tokens 900 > 800 max"]
+    assert heavy["small"]["misses"] == ["Output tokens 900 > 800", "Total tokens 9900 > 1600"]
     # one plain answer message: 0 tool calls and 1 LLM call hold; no tool calls means no exploration ratio
     assert heavy["lean"]["hits"] == ["Tool calls 0 <= 3 max", "LLM calls 1 <= 2 max"]
 
-    silent = found["silent"]  # no cost, no tokens: those checks are misses naming the metric
+    silent = found["silent"]  # no cost, no tokens: those checks are misses in AgentV 2.19's words
     assert silent["cheap"]["score"] == 0.0
-    assert silent["cheap"]["misses"] == ["cost_usd not reported by the target: cost cannot be checked"]
+    assert silent["cheap"]["misses"] == ["No cost data available in trace"]
     assert silent["small"]["score"] == 0.0
-    assert "token_usage not reported by the target: max_total cannot be checked" in silent["small"]["misses"]
-    assert "cost_usd not reported by the target: cost usd cannot be checked" in silent["lean"]["misses"]
-    assert "token_usage not reported by the target: tokens cannot be checked" in silent["lean"]["misses"]
+    assert silent["small"]["misses"] == ["No token usage data available in trace"]
+    assert "Cost data not available" in silent["lean"]["misses"]
+    assert "Token usage data not available" in silent["lean"]["misses"]
 
 
 @pytest.mark.parametrize(("assertion", "message"), [

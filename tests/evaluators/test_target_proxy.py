@@ -289,7 +289,7 @@ CASES = """\
             type: code_judge
             script: [python3, recall.py]
             target: {max_calls: 2}
-            config: {calls: 3}
+            calls: 3
     """
 
 

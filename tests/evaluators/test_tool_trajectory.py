@@ -56,7 +56,7 @@ def test_in_order_allows_gaps_and_an_args_mismatch_uses_up_the_call() -> None:
     trace = calls(("load", {}), ("search", {"query": "other"}), ("search", {"query": "refunds"}), ("save", {}))
     score, _, misses = grade({"mode": "in_order", "expected": expected}, trace)
     assert score == pytest.approx(2 / 3)
-    assert misses == ["Expected search at position 1: tool found at 1 but args mismatch with {'query': 'other'}"]
+    assert misses == ["Expected search at position 1: tool found at 1 but args mismatch"]
     score, hits, misses = grade({"mode": "in_order", "expected": expected}, calls(("save", {}), ("load", {})))
     assert score == pytest.approx(1 / 3) and hits == ["Found load at position 1"] and len(misses) == 2
     # a matched call is used up too: one search cannot stand for two
@@ -95,7 +95,7 @@ def test_subset_scores_the_share_of_allowed_calls() -> None:
     assert grade({"mode": "subset", "expected": expected}, calls(("read", {}), ("read", {})))[0] == 1.0
     score, _, misses = grade({"mode": "subset", "expected": expected},
                              calls(("read", {}), ("search", {"q": "b"}), ("delete", {}), ("read", {})))
-    assert score == 0.5 and misses == ["Position 1: search with {'q': 'b'} is not in allowed set",
+    assert score == 0.5 and misses == ["Position 1: search is not in allowed set",
                                        "Position 2: delete is not in allowed set"]
     assert grade({"mode": "subset", "expected": expected}, calls(("read", {})))[1] == ["Position 0: read is in allowed set"]
     assert grade({"mode": "subset", "expected": expected}, [Message(role="assistant", content="hi")])[0] == 1.0
@@ -106,7 +106,7 @@ def test_max_duration_counts_only_matched_calls_that_reported_a_duration() -> No
     expected = [{"tool": "load", "max_duration_ms": 100}, {"tool": "save", "max_duration_ms": 100}]
     assert grade({"mode": "in_order", "expected": expected}, calls(("load", {}, 50), ("save", {}, 100)))[0] == 1.0
     score, hits, misses = grade({"mode": "in_order", "expected": expected}, calls(("load", {}, 50), ("save", {}, 250)))
-    assert score == 0.75 and misses == ["save took 250ms (max 100ms)"]
+    assert score == 0.75 and misses == ["save took 250ms (max: 100ms)"]
     # save reported no duration: its latency check leaves the count (2 + 1 aspects)
     assert grade({"mode": "exact", "expected": expected}, calls(("load", {}, 50), ("save", {})))[0] == 1.0
     # an unmatched item's latency check still counts, as a miss
@@ -224,7 +224,7 @@ def test_trajectory_from_a_cli_agent_passes_and_fails_through_the_cli(project: P
     refund = found["refund"]
     # 2 calls matched, load within 100 ms, search over 500 ms: 3 of 4 aspects
     assert refund["score"] == 0.75 and refund["verdict"] == "pass"
-    assert refund["misses"] == ["search took 900ms (max 500ms)"]
+    assert refund["misses"] == ["search took 900ms (max: 500ms)"]
     assert refund["evaluator_raw_request"]["tool_calls"][1] == {"tool": "search", "input": {"query": "refunds", "limit": 3},
                                                                 "duration_ms": 900.0}
     chat = found["chat"]  # a plain answer: no tool was called, never a pass

@@ -83,9 +83,9 @@ def test_score_ranges_divide_by_ten_and_a_score_under_the_minimum_fails() -> Non
     outcome = score_checks(BANDS, parse_checks_reply(reply({"id": "s", "score": 5, "reasoning": "ok"}), True))
     assert outcome.score == 0.5 and outcome.failed_required
     assert outcome.details["raw_scores"] == {"s": 5} and outcome.details["mode"] == "score_range"
-    assert outcome.misses == ["[s] Structure (5/10, Good): ok"]
+    assert outcome.misses == ["[s] Structure - Score: 5/10 (Good): ok"]
     good = score_checks(BANDS, parse_checks_reply(reply({"id": "s", "score": 9, "reasoning": "fine"}), True))
-    assert good.score == 0.9 and not good.failed_required and good.hits == ["[s] Structure (9/10, Good): fine"]
+    assert good.score == 0.9 and not good.failed_required and good.hits == ["[s] Structure - Score: 9/10 (Good): fine"]
 
 
 def test_the_prompt_lists_items_as_id_and_outcome_and_bands_with_their_ranges() -> None:

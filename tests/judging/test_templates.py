@@ -52,11 +52,9 @@ def test_variables_cover_both_generations(tmp_path: Path) -> None:
     assert v["expected_outcome"] == v["criteria"] == "Names Paris as the capital."
     assert v["candidate_answer"] == v["answer"] == "Paris."
     assert v["reference_answer"] == "Paris"
-    assert (
-        json.loads(v["input_messages"])
-        == json.loads(v["input"])
-        == [{"role": "user", "content": "What is the capital of France?"}]
-    )
+    assert json.loads(v["input_messages"]) == [{"role": "user", "content": "What is the capital of France?"}]
+    # AgentV 2.19's {{input}}: the input segments, as its llm-judge builds them
+    assert json.loads(v["input"]) == [{"type": "text", "value": "What is the capital of France?"}]
     assert json.loads(v["output_messages"]) == json.loads(v["output"]) == [{"role": "assistant", "content": "  Paris.  "}]
     assert json.loads(v["expected_messages"]) == json.loads(v["expected_output"]) == [{"role": "assistant", "content": "Paris"}]
     assert json.loads(v["input_files"]) == ["docs/france.md"]
@@ -197,3 +195,18 @@ def test_trace_summary_lists_each_tools_reported_durations() -> None:
     assert summary["tool_durations"] == {"search": [120.0, 80.0]}
     assert summary["tool_calls_by_name"] == {"search": 2, "fetch": 2} and summary["llm_call_count"] == 1
     assert "tool_durations" not in trace_summary([{"role": "assistant", "content": "hi"}])
+
+
+def test_input_is_agentv_s_input_segments_with_files_as_it_shows_them() -> None:
+    """AgentV 2.19's `{{input}}` is JSON of its input segments: a file as {type, path, text, resolvedPath}."""
+    from agentv_gate.judging.templates import input_segments
+
+    messages = [Message(role="system", content="Be brief."),
+                Message(role="user", content=[{"type": "file", "value": "a.md", "path": "evals/a.md", "text": "A",
+                                               "resolved_path": "/r/evals/a.md"},
+                                              {"type": "text", "value": "Summarise."}])]
+    assert input_segments(messages) == [
+        {"type": "text", "value": "Be brief."},
+        {"type": "file", "path": "evals/a.md", "text": "A", "resolvedPath": "/r/evals/a.md"},
+        {"type": "text", "value": "Summarise."},
+    ]

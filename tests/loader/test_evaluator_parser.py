@@ -39,6 +39,34 @@ HUGE = "1" + "0" * 400  # an int float() cannot take
 TRAJECTORY = "name: t, type: tool_trajectory"
 
 
+
+@pytest.mark.parametrize(("entries", "line", "fragment"), [
+    # args_match AgentV 2.19 reads nowhere: no args beside it, args: any, or on the evaluator with no item reading it
+    (f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, args_match: [q]}}]}}", 6,
+     "'args_match' has no effect here: tool_trajectory evaluator 't': expected[0] (a) has no args, so any call of a "
+     "matches"),
+    (f"- {{{TRAJECTORY}, mode: exact, expected: [{{tool: a, args: any, args_match: exact}}]}}", 6,
+     "'args_match' has no effect here: tool_trajectory evaluator 't': expected[0] (a) has args: any"),
+    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  args_match: superset\n  expected:\n    - {tool: a}\n"
+     "    - {tool: b, args: {q: x}, args_match: exact}", 9,
+     "'args_match' has no effect here: tool_trajectory evaluator 't': no item reads it"),
+    # a call's input and output, which no mode compares (AgentV 2.19's expected items keep tool, args,
+    # args_match and max_duration_ms)
+    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  expected:\n    - tool: a\n      input: {q: x}", 11,
+     "'input' has no effect here: tool_trajectory 't': expected[0] is compared by its tool, args and "
+     "max_duration_ms only"),
+    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  expected:\n    - tool: a\n      output: done", 11,
+     "'output' has no effect here"),
+])
+def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str, line: int, fragment: str) -> None:
+    """AgentV 2.19 accepts these and ignores them (its own tool-trajectory examples hold each): the suite
+    loads, and the warning says where and why the setting checks nothing."""
+    result = load(repo, entries)
+    assert result.errors == []
+    [warning] = [p for p in result.warnings if "has no effect" in p.message]
+    assert warning.line == line and warning.no_effect
+    assert fragment in warning.message
+
 @pytest.mark.parametrize(("entries", "line", "fragment"), [
     ("- 3", 6, "evaluator must be a mapping, got a number"),
     ("- {name: n, type: ''}", 6, "evaluator is missing 'type'"),
@@ -257,10 +285,6 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     (f"- {{{TRAJECTORY}, mode: superset, expected: [{{tool: a, max_duration_ms: 5}}]}}", 6,
      "max_duration_ms (a) is checked only"),
     # args_match that compares nothing: no args beside it, a path the args lack, an empty list, or args it ignores
-    (f"- {{{TRAJECTORY}, mode: in_order, expected: [{{tool: a, args_match: [q]}}]}}", 6,
-     "tool_trajectory evaluator 't': expected[0] (a): 'args_match' is read only beside 'args'"),
-    (f"- {{{TRAJECTORY}, mode: exact, expected: [{{tool: a, args: any, args_match: exact}}]}}", 6,
-     "expected[0] (a): 'args_match' is read only beside 'args'"),
     ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  expected:\n    - tool: a\n      args: {query: x}\n"
      "      args_match: [querry]", 12,
      "expected[0] (a): args_match path 'querry' is not in this item's args, so it compares nothing"),
@@ -275,9 +299,6 @@ TRAJECTORY = "name: t, type: tool_trajectory"
     ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  args_match: [limit]\n  expected:\n"
      "    - {tool: a, args: {q: x}}", 9,
      "args_match [limit] compares none of the args of expected[0] (a)"),
-    ("- name: t\n  type: tool_trajectory\n  mode: in_order\n  args_match: superset\n  expected:\n    - {tool: a}\n"
-     "    - {tool: b, args: {q: x}, args_match: exact}", 9,
-     "'args_match' is read by no item: each has no 'args' or its own 'args_match'"),
     # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),

@@ -175,21 +175,6 @@ def test_a_suites_single_evaluator_is_its_default_evaluator(repo: Path) -> None:
         in proc.stdout
 
 
-def test_a_project_config_setting_that_changes_what_is_scored_is_refused(repo: Path) -> None:
-    # AgentV reads `.agentv/config.yaml` (the nearest between an eval file and the repository root):
-    # `guideline_patterns` decides which attached files are pasted into the prompt, `eval_patterns` which
-    # files are suites. agentv-gate runs neither, so it says so rather than score differently in silence.
-    write(repo / "evals/s.yaml", "tests:\n  - {id: a, input: q, criteria: c}\n")
-    write(repo / ".agentv/config.yaml", "$schema: agentv-config-v2\nexecution:\n  workers: 4\n")
-    assert run_cli("validate", "evals", cwd=repo).returncode == 0  # runtime preferences change no score
-    write(repo / "evals/.agentv/config.yaml", "guideline_patterns: ['**/*.md']\neval_patterns: ['**/*.y*ml']\n")
-    proc = run_cli("validate", "evals", cwd=repo)
-    assert proc.returncode == 1
-    assert ("evals/.agentv/config.yaml:1: 'guideline_patterns' is not run by agentv-gate: it decides which attached "
-            "files AgentV treats as guidelines, which changes the prompts") in proc.stdout
-    assert "evals/.agentv/config.yaml:2: 'eval_patterns' is not run by agentv-gate" in proc.stdout
-
-
 def test_a_second_case_list_is_refused_and_tests_is_the_one_read(tmp_path: Path) -> None:
     """AgentV reads `tests`, else `eval_cases`, else `evalcases`, and never a second list. agentv-gate read
     `evalcases` first: here case b (contains World) passed where AgentV runs case a (contains Nope) and fails."""

@@ -140,6 +140,7 @@ def test_file_segments_resolved_from_eval_folder_then_repo_root(repo: Path) -> N
     write(repo / "evals/local.txt", "local text\r\n")
     write(repo / "shared/doc.md", "from the root")
     write(repo / "shared/style.instructions.md", "be nice")
+    write(repo / ".agentv/config.yaml", "guideline_patterns: ['**/*.instructions.md']\n")
     f = write(repo / "evals/files.yaml", """
         tests:
           - id: f

@@ -201,9 +201,11 @@ def test_forced_target_typo(repo: Path) -> None:
     assert not (repo / "agent-ran").exists()
 
 
-def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> None:
+def test_a_cost_limit_no_target_can_reach_warns_and_strict_refuses_it(repo: Path) -> None:
     """`total_budget_usd` and `cost_limit_usd` add up the `cost_usd` the target reports, which only a
-    cli agent that prints one does: on a model or mock target they can never stop anything."""
+    cli agent that prints one does: on a model or mock target they can never stop anything. AgentV 2.19
+    runs such a suite (its trials example does), so the gate runs it too and says the limit has no effect;
+    `--strict` refuses it before the agent is called."""
     write_project(repo, """
         targets:
           - name: default
@@ -243,13 +245,18 @@ def test_a_cost_limit_no_target_can_reach_is_refused_at_its_line(repo: Path) -> 
               trials: {count: 2, cost_limit_usd: 0.5}
             assert: [{type: contains, value: Paris}]
     """)
-    err = stopped_before_the_agent(repo)
-    never = ("can never be reached: target 'default' (mock) reports no cost_usd; only a cli agent that prints one, "
-             "or a target with price_per_1k_input/output, does")
-    assert f"evals/x.eval.yaml:3: 'cost_limit_usd' {never}" in err
-    assert f"evals/x.eval.yaml:16: 'cost_limit_usd' {never}" in err
-    assert "total_budget_usd" not in err and ":12:" not in err  # a suite case runs on the cli agent; its own limit too
-    assert err.count("can never be reached") == 2, err  # a model target with prices reports a cost
+    never = ("has no effect here: it can never be reached: target 'default' (mock) reports no cost_usd; only a "
+             "cli agent that prints one, or a target with price_per_1k_input/output, does")
+    ran = run_cli("run", "evals", "--no-cache", "--test-id", "on-mock", cwd=repo, drop=OWN_VARIABLES)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert f"evals/x.eval.yaml:3: warning: 'cost_limit_usd' {never}" in ran.stderr
+    assert f"evals/x.eval.yaml:16: warning: 'cost_limit_usd' {never}" in ran.stderr
+    assert "total_budget_usd" not in ran.stderr and ":12:" not in ran.stderr  # a suite case runs on the cli agent
+    assert ran.stderr.count("can never be reached") == 2, ran.stderr  # a model target with prices reports a cost
+    strict = run_cli("run", "evals", "--no-cache", "--strict", cwd=repo, drop=OWN_VARIABLES)
+    assert strict.returncode == 2, strict.stdout + strict.stderr
+    assert not (repo / "agent-ran").exists(), "the agent was called before the configuration error was found"
+    assert f"evals/x.eval.yaml:3: 'cost_limit_usd' {never}" in strict.stderr
 
 
 def test_a_ca_bundle_that_does_not_exist_is_found_before_the_agent_is_called(repo: Path) -> None:

@@ -452,3 +452,37 @@ def test_a_forked_child_keeps_deadlines_of_its_own() -> None:
         os._exit(0 if cut else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_server_that_closes_the_connection_after_its_reply_is_read_normally() -> None:
+    """An HTTP/1.0 server (or `Connection: close`) ends the connection with the body's last byte; setting the
+    read deadline on that closed socket raised EBADF, and every good reply became 'cannot send request'."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Closing(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            data = json.dumps(OK).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = HTTPServer(("127.0.0.1", 0), Closing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for _ in range(2):  # the second call must not reuse the closed connection either
+            result = post_json(f"http://127.0.0.1:{server.server_address[1]}/x", {"q": 1}, policy=FAST,
+                               describe="probe")
+            assert result.data == OK and result.status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
