@@ -38,3 +38,43 @@ def test_confidence_interval_of_one_trial_is_its_score_and_never_below_zero() ->
                                            (99, 1.984)])
 def test_t_quantile_matches_the_tables(df: int, exact: float) -> None:
     assert t_critical(df) == pytest.approx(exact, abs=0.001)
+
+
+def test_pass_at_k_takes_the_best_trial_wherever_it_came() -> None:
+    """The best, not the last nor the first: each position of the best trial is tried."""
+    for scores in ([0.9, 0.2, 0.4], [0.2, 0.9, 0.4], [0.2, 0.4, 0.9]):
+        assert aggregate("pass_at_k", scores, passed=1)[0] == 0.9, scores
+
+
+def test_mean_records_its_min_and_max_wherever_they_came() -> None:
+    score, aggregation = aggregate("mean", [0.5, 1.0, 0.0], passed=1)
+    assert score == 0.5 and (aggregation["min"], aggregation["max"]) == (0.0, 1.0)
+
+
+def test_no_scored_trial_scores_zero() -> None:
+    assert aggregate("mean", [], passed=0) == (0.0, {"strategy": "mean"})
+
+
+@pytest.mark.parametrize(("scores", "lower"), [([1.0, 1.0], 1.0), ([0.0, 0.0], 0.0), ([0.2, 1.4], 0.0),
+                                               ([-0.4, 0.4, 1.6, 2.4], 0.0)])
+def test_confidence_interval_bounds_are_clamped_into_zero_to_one(scores: list[float], lower: float) -> None:
+    score, aggregation = aggregate("confidence_interval", scores, passed=0)
+    assert score == lower == aggregation["ci95_lower"]
+    assert 0.0 <= aggregation["ci95_upper"] <= 1.0
+
+
+def test_one_trial_s_interval_is_its_score_clamped() -> None:
+    assert aggregate("confidence_interval", [1.5], passed=1)[1]["ci95_upper"] == 1.0
+    assert aggregate("confidence_interval", [-0.5], passed=0)[1]["ci95_lower"] == 0.0
+
+
+@pytest.mark.parametrize("df", [0, -1])
+def test_a_t_interval_needs_two_trials(df: int) -> None:
+    with pytest.raises(ValueError, match="at least 2 trials"):
+        t_critical(df)
+
+
+def test_the_table_ends_at_30_and_the_series_takes_over_at_31() -> None:
+    assert t_critical(30) == 2.042
+    assert t_critical(31) == pytest.approx(2.0395, abs=2e-4)
+    assert t_critical(1000) == pytest.approx(1.9623, abs=2e-4)
