@@ -1,0 +1,89 @@
+"""The base comparison at its limits: `--max-drop` exactly met, AgentV's win/loss/tie line, and the
+base file's name (in the gate line) kept as text in report.html."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentv_gate.models import CaseResult
+from agentv_gate.report.baseline import compare_results, comparison_html, comparison_markdown
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import case_result
+
+
+@pytest.mark.parametrize(("base", "head", "max_drop", "status"), [
+    (1.0, 0.75, 0.25, "passing"),      # dropped exactly the limit
+    (1.0, 0.7499, 0.25, "regressed"),  # a hair more
+    (1.0, 0.7501, 0.25, "passing"),    # a hair less
+    (1.0, 0.7, 0.3, "passing"),        # 1.0 - 0.7 is 0.30000000000000004 in binary: still exactly 0.3 to a user
+    (0.9, 0.7, 0.2, "passing"),
+    (0.9, 0.69, 0.2, "regressed"),
+    (0.9, 0.9, 0.0, "passing"),        # --max-drop 0: any fall regresses, none does not
+    (0.9, 0.89, 0.0, "regressed"),
+])
+def test_max_drop_regresses_only_a_fall_beyond_the_limit(base: float, head: float, max_drop: float,
+                                                        status: str) -> None:
+    comparison = compare_results([case_result("c", score=base)], [case_result("c", score=head)], max_drop)
+    assert [c.status for c in comparison.changes] == [status]
+    if status == "regressed":
+        assert f"dropped more than --max-drop {max_drop:g}" in comparison.changes[0].reason
+
+
+def test_max_drop_leaves_a_case_that_rose_or_failed_on_both_alone() -> None:
+    comparison = compare_results([case_result("up", score=0.8), case_result("low", "fail", score=0.5)],
+                                 [case_result("up", score=1.0), case_result("low", "fail", score=0.0)], 0.1)
+    assert [c.status for c in comparison.changes] == ["passing", "still failing"]
+
+
+@pytest.mark.parametrize(("head", "outcome"), [(0.75, (0, 0, 1)), (0.76, (1, 0, 0)), (0.24, (0, 1, 0)),
+                                               (0.25, (0, 0, 1))])
+def test_a_delta_exactly_at_min_delta_is_a_tie(head: float, outcome: tuple[int, int, int]) -> None:
+    """AgentV's compare: a win is a delta above the threshold, a loss one below minus it, else a tie."""
+    comparison = compare_results([case_result("c", score=0.5)], [case_result("c", score=head)])
+    got = comparison.outcome(0.25)
+    assert (got.wins, got.losses, got.ties) == outcome
+    assert got.mean_delta == pytest.approx(head - 0.5)
+
+
+HOSTILE_BASE = "<img src=x onerror=alert(1)>&amp;.jsonl"
+
+
+def test_the_gate_line_with_the_base_file_s_name_is_text_in_the_page() -> None:
+    comparison = compare_results([case_result("c")], [case_result("c")])
+    page = comparison_html(comparison, f"gate (--fail-on regression): passed, no case regressed against {HOSTILE_BASE}")
+    assert "<img" not in page
+    assert "against &lt;img src=x onerror=alert(1)&gt;&amp;amp;.jsonl</p>" in page
+    markdown = comparison_markdown(comparison, f"against {HOSTILE_BASE}")
+    assert "<img" not in markdown
+
+
+def write_results(path: Path, rows: list[CaseResult]) -> Path:
+    path.write_text("".join(json.dumps(r.to_json_row()) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_run_with_a_hostilely_named_base_writes_its_name_as_text_in_report_html(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo / "evals/s.eval.yaml", "tests:\n  - {id: c, input: Hi, assert: [{type: contains, value: ok}]}\n")
+    base = write_results(repo / HOSTILE_BASE, [case_result("c", suite="evals/s.eval.yaml", file="evals/s.eval.yaml")])
+    ran = run_cli("run", "evals", "--baseline", base.name, "--fail-on", "regression", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    page = (repo / ".agentv-gate/report.html").read_text(encoding="utf-8")
+    assert "no case regressed against &lt;img src=x onerror=alert(1)&gt;&amp;amp;.jsonl" in page
+    assert "<img" not in page
+
+
+def test_compare_of_a_drop_exactly_at_max_drop_exits_0(tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", [case_result("c", score=1.0, threshold=0.5),
+                                                    case_result("d", score=0.9, threshold=0.5)])
+    head = write_results(tmp_path / "head.jsonl", [case_result("c", score=0.7, threshold=0.5),
+                                                    case_result("d", score=0.9, threshold=0.5)])
+    proc = run_cli("compare", str(base), str(head), "--json", "--max-drop", "0.3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["regressed"] == 0
+    proc = run_cli("compare", str(base), str(head), "--json", "--max-drop", "0.29", cwd=tmp_path)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["regressed"] == 1
