@@ -1,0 +1,108 @@
+"""report.html's verdict line: what a reader sees first must never say PASSED for a run that did not pass,
+and the case table keeps each row's own verdict, order and caps at their limits."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentv_gate.report.html import ANSWER_LIMIT, MISS_LIMIT, MISSES_SHOWN, STYLE, TEXT_LIMIT, build_html
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import case_result
+
+
+def headline(page: str) -> tuple[str, str]:
+    """(the verdict word of the title, the class and text of the totals line)."""
+    title = re.search(r"<title>agentv-gate (\w+):", page)
+    totals = re.search(r'<p class="totals (\w+)">([^<]*)</p>', page)
+    assert title and totals, page[:2000]
+    return title.group(1), f"{totals.group(1)} {totals.group(2)}"
+
+
+def words(page: str) -> str:
+    """The page without its style sheet (which names every verdict's colour)."""
+    return page.replace(STYLE, "")
+
+
+def data_rows(page: str) -> list[list[object]]:
+    match = re.search(r'<script type="application/json" id="agentv-gate-data">(.*?)</script>', page, re.DOTALL)
+    assert match
+    return json.loads(match.group(1))["rows"]
+
+
+@pytest.mark.parametrize(("rows", "word"), [
+    ([case_result("a"), case_result("b")], "PASSED"),
+    ([case_result("a"), case_result("b", "error", error="judge exited 1")], "FAILED"),
+    ([case_result("a"), case_result("b", "fail")], "FAILED"),
+    ([case_result("b", "error", error="timeout")], "FAILED"),
+    ([], "FAILED"),
+])
+def test_the_verdict_line_says_passed_only_when_every_case_passed(rows: list, word: str) -> None:
+    title, totals = headline(build_html(rows))
+    assert title == word and totals.startswith(f"{word} agentv-gate {word}: ")
+    assert ("PASSED" in words(build_html(rows))) is (word == "PASSED")
+
+
+def test_a_run_cut_short_says_interrupted_even_when_every_finished_case_passed() -> None:
+    title, totals = headline(build_html([case_result("a")], planned=2))
+    assert title == "INTERRUPTED" and "1 not run (interrupted)" in totals
+
+
+def test_the_cases_that_did_not_pass_come_first_errors_before_failures() -> None:
+    rows = [case_result("p"), case_result("f", "fail"), case_result("e", "error", error="x")]
+    assert [r[1] for r in data_rows(build_html(rows))] == ["e", "f", "p"]
+
+
+def test_a_passed_case_shows_no_reasoning_or_misses_and_a_failed_one_does() -> None:
+    rows = [case_result("p", reasoning="fine", misses=["m"]), case_result("f", "fail", reasoning="why", misses=["m"])]
+    by_id = {r[1]: r for r in data_rows(build_html(rows))}
+    assert (by_id["p"][9], by_id["p"][10]) == ("", [])
+    assert (by_id["f"][9], by_id["f"][10]) == ("why", ["m"])
+
+
+@pytest.mark.parametrize(("count", "shown", "note"), [(MISSES_SHOWN, MISSES_SHOWN, False),
+                                                       (MISSES_SHOWN + 1, MISSES_SHOWN + 1, True)])
+def test_misses_are_listed_up_to_the_cap_then_counted(count: int, shown: int, note: bool) -> None:
+    misses = [f"miss {n}" for n in range(count)]
+    listed = data_rows(build_html([case_result("f", "fail", misses=misses)]))[0][10]
+    assert len(listed) == shown
+    assert listed[-1].startswith("… and 1 more misses") is note
+
+
+@pytest.mark.parametrize(("field", "limit", "index"), [("candidate_answer", ANSWER_LIMIT, 11),
+                                                       ("reasoning", TEXT_LIMIT, 9), ("error", TEXT_LIMIT, 8)])
+def test_long_texts_are_kept_whole_at_their_cap_and_cut_past_it(field: str, limit: int, index: int) -> None:
+    whole = data_rows(build_html([case_result("f", "error", **{field: "x" * limit})]))[0][index]
+    cut = data_rows(build_html([case_result("f", "error", **{field: "x" * (limit + 1)})]))[0][index]
+    assert whole == "x" * limit
+    assert cut != "x" * (limit + 1) and len(cut) <= limit + 40
+
+
+def test_a_miss_is_cut_at_its_own_cap() -> None:
+    listed = data_rows(build_html([case_result("f", "fail", misses=["y" * MISS_LIMIT, "z" * (MISS_LIMIT + 1)])]))
+    assert listed[0][10][0] == "y" * MISS_LIMIT and listed[0][10][1] != "z" * (MISS_LIMIT + 1)
+
+
+def test_a_score_that_is_not_a_number_is_written_as_zero_and_the_row_keeps_its_verdict() -> None:
+    rows = data_rows(build_html([case_result("n", "error", score=float("nan"), error="bad score")]))
+    assert rows[0][0] == "error" and rows[0][4] == 0.0
+
+
+def test_a_run_with_an_errored_case_writes_a_page_that_says_failed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "targets:\n  - name: default\n    provider: mock\n    response: ok\n"
+                               "  - name: broken\n    provider: cli\n    command_template: 'sh -c \"exit 3\"'\n"
+                               "    timeout_seconds: 10\n")
+    write(repo / "evals/s.eval.yaml", """
+        tests:
+          - {id: fine, input: Hi, assert: [{type: contains, value: ok}]}
+          - {id: broken, input: Hi, target: broken, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    page = (repo / ".agentv-gate/report.html").read_text(encoding="utf-8")
+    assert headline(page)[0] == "FAILED" and "PASSED" not in words(page)
+    assert "<li>errors: <strong>1</strong></li>" in page

@@ -1,0 +1,81 @@
+"""The live log's edges: a hostile suite name as a group title, the unit changes of a duration, a case
+line exactly at its threshold, and what a heartbeat counts, all with a clock the test moves."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from agentv_gate.report.live import LiveLog, case_line, duration_text
+from tests.helpers.github_runner import runner_commands
+from tests.helpers.reports import case_result as case
+
+
+def runner_data(escaped: str) -> str:
+    """A command's data part as the runner reads it (actions/runner ActionCommand.UnescapeData)."""
+    return escaped.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("suite", ["evals/%0A::warning::forged.yaml", "evals/100%.yaml", "evals/%25%0D.yaml"])
+def test_a_group_title_is_escaped_command_data_so_the_runner_shows_the_file_name(suite: str) -> None:
+    log = io.StringIO()
+    live = LiveLog(log, quiet=False, github=True, heartbeat=3600)
+    live.case_done(case("ok", suite=suite))
+    live.end()
+    opened = log.getvalue().splitlines()[0]
+    assert opened.startswith("::group::") and opened.endswith(" (passed cases)")
+    assert runner_data(opened.removeprefix("::group::").removesuffix(" (passed cases)")) == suite
+    assert [c.split("::")[1] for c in runner_commands(log.getvalue())] == ["group", "endgroup"]
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(9.994, "9.99s"), (10, "10.0s"), (59.94, "59.9s"), (60, "1m00s"),
+                                               (3599.9, "59m59s"), (3600, "1h00m"), (3661, "1h01m")])
+def test_a_duration_changes_unit_exactly_at_ten_sixty_and_3600_seconds(seconds: float, text: str) -> None:
+    assert duration_text(seconds) == text
+
+
+@pytest.mark.parametrize(("score", "mark"), [(0.79, "<"), (0.8, ">="), (0.81, ">=")])
+def test_a_case_line_marks_a_score_exactly_at_its_threshold_as_reaching_it(score: float, mark: str) -> None:
+    line = case_line(case("c", "pass" if score >= 0.8 else "fail", score=score), "")
+    assert f" {score:.3f} {mark} 0.800  " in line + "  "
+
+
+def test_a_heartbeat_names_the_three_longest_running_and_counts_the_rest() -> None:
+    clock = Clock()
+    live = LiveLog(io.StringIO(), quiet=True, github=False, heartbeat=3600, clock=clock)
+    live.total = 12
+    live._started = clock.now  # noqa: SLF001 - no thread: the text alone
+    for n, started in enumerate((5.0, 1.0, 3.0)):
+        live.running[("evals/a.yaml", f"c{n}", n)] = clock.now + started
+    clock.now += 20
+    assert live.heartbeat_text() == ("[ 0/12] still running: 3 cases (evals/a.yaml c1 19.0s, evals/a.yaml c2 17.0s, "
+                                     "evals/a.yaml c0 15.0s) · 0 failed, 0 errors · 20.0s elapsed, "
+                                     "time left unknown until a case finishes")
+    live.running[("evals/a.yaml", "c3", 3)] = clock.now
+    live.case_done(case("e", "error", error="x"))
+    live.case_done(case("f", "fail"))
+    live.case_done(case("p"))
+    text = live.heartbeat_text()
+    assert "4 cases (" in text and ", 1 more) · 1 failed, 1 error · " in text
+    assert text.endswith("20.0s elapsed, about 1m00s left")  # 20 s for 3 cases, 9 to go
+
+
+def test_a_heartbeat_with_one_case_running_says_case() -> None:
+    clock = Clock()
+    live = LiveLog(io.StringIO(), quiet=True, github=False, heartbeat=3600, clock=clock)
+    live.total = 2
+    live._started = clock.now  # noqa: SLF001
+    live.case_started(("evals/a.yaml", "slow", 1))
+    assert "still running: 1 case (evals/a.yaml slow 0.00s)" in live.heartbeat_text()
+    for n in range(2):
+        live.case_done(case(f"e{n}", "error", error="x"))
+    assert " · 0 failed, 2 errors · " in live.heartbeat_text()
