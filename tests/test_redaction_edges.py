@@ -1,0 +1,94 @@
+"""Redaction at its edges: secrets that contain one another, the length below which a value is not a
+secret, and the variables the environment's secrets are read from."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+
+import pytest
+
+from agentv_gate.redaction import (
+    ENVIRONMENT_SECRET_MIN_CHARS,
+    MIN_SECRET_CHARS,
+    environment_secrets,
+    forget_secrets,
+    has_secrets,
+    redact,
+    redact_tree,
+    register_secrets,
+    secret_forms,
+)
+
+SHORT = "sk-proj-7Qx2"
+LONG = SHORT + "-tail9Zk4Lm"
+"""A key that contains another registered key: replacing the short one first would leave `***-tail9Zk4Lm`."""
+
+
+@pytest.fixture()
+def registry() -> Iterator[None]:
+    forget_secrets()
+    yield
+    forget_secrets()
+
+
+@pytest.mark.parametrize("order", [(SHORT, LONG), (LONG, SHORT)])
+def test_a_registered_secret_that_contains_another_is_hidden_whole(registry: None, order: tuple[str, str]) -> None:
+    for secret in order:
+        register_secrets([secret])
+    assert redact(f"key={LONG} other={SHORT}") == "key=*** other=***"
+    encoded = base64.b64encode(LONG.encode()).decode()
+    assert redact(f"auth {encoded}") == "auth ***"
+
+
+def test_secrets_given_with_the_call_that_contain_a_registered_one_are_hidden_whole(registry: None) -> None:
+    register_secrets([SHORT])
+    assert redact(f"key={LONG}", [LONG]) == "key=***"
+    forget_secrets()
+    register_secrets([LONG])
+    assert redact(f"key={LONG} and {SHORT}", [SHORT]) == "key=*** and ***"
+
+
+@pytest.mark.parametrize(("secret", "hidden"), [("a" * (MIN_SECRET_CHARS - 1), False), ("b" * MIN_SECRET_CHARS, True),
+                                                ("c" * (MIN_SECRET_CHARS + 1), True)])
+def test_a_value_is_a_secret_from_four_characters(registry: None, secret: str, hidden: bool) -> None:
+    assert (redact(f"[{secret}]", [secret]) == "[***]") is hidden  # given with the call
+    register_secrets([secret])
+    assert has_secrets() is hidden
+    assert (redact(f"[{secret}]") == "[***]") is hidden
+
+
+def test_encoded_forms_start_at_six_characters_and_are_never_shorter_than_eight() -> None:
+    assert secret_forms("abcde") == {"abcde"}  # five: the value, no base64 forms
+    six = secret_forms("abcdef")
+    assert "abcdef" in six and base64.b64encode(b"abcdef").decode() in six
+    assert all(form == "abcdef" or len(form) >= 8 for form in six)
+    assert "a%2Fb%2F" in secret_forms("a/b/") and "a%2fb%2f" in secret_forms("a/b/")
+    assert "a%2F" not in secret_forms("a/cd")  # an encoded form of 6 characters is too likely by chance
+
+
+def test_redact_tree_hides_keys_and_values_at_every_depth_and_leaves_the_rest(registry: None) -> None:
+    tree = {"k": [LONG, {LONG: 3}], "n": 1.5, "t": (LONG,), "none": None}
+    assert redact_tree(tree) == tree  # nothing registered: untouched
+    register_secrets([LONG])
+    assert redact_tree(tree) == {"k": ["***", {"***": 3}], "n": 1.5, "t": ["***"], "none": None}
+
+
+@pytest.mark.parametrize(("value", "kept"), [("x" * (ENVIRONMENT_SECRET_MIN_CHARS - 1), False),
+                                             ("y" * ENVIRONMENT_SECRET_MIN_CHARS, True),
+                                             ("  " + "z" * (ENVIRONMENT_SECRET_MIN_CHARS - 1) + "  ", False)])
+def test_an_environment_secret_counts_from_twelve_characters(value: str, kept: bool) -> None:
+    assert (environment_secrets({"OPENAI_API_KEY": value}) == [value]) is kept
+
+
+def test_only_variables_named_like_secrets_are_read() -> None:
+    value = "v" * 20
+    env = {"GITHUB_TOKEN": value, "DB_PASSWORD": value, "client_secret": value, "MAX_TOKENS": value,
+           "KEY_PATH": value, "Api_Key": value}
+    assert environment_secrets(env) == [value] * 4
+
+
+def test_a_secret_split_by_colour_codes_is_hidden_and_clean_text_keeps_its_escapes(registry: None) -> None:
+    register_secrets([LONG])
+    assert redact(f"\x1b[31m{LONG[:5]}\x1b[0m{LONG[5:]}!") == "***!"
+    assert redact("\x1b[31mred\x1b[0m") == "\x1b[31mred\x1b[0m"
