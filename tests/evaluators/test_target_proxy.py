@@ -24,7 +24,7 @@ from agentv_gate.targets.registry import build_provider
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
-from tests.helpers.reports import RESULTS, rows_by_id
+from tests.helpers.reports import RESULTS, read_rows, rows_by_id
 from tests.test_sdk import capital_case
 
 SECRET = "sk-proxy-SECRET-0123456789"
@@ -357,3 +357,32 @@ def test_validate_points_at_a_target_it_cannot_use(tmp_path: Path, server: FakeL
     else:
         assert code == 1, output
         assert f"recall.eval.yaml:8: code_judge 'recall': {said}" in output.out
+
+
+def test_cli_execution_cache_false_sends_every_judge_model_call_again(tmp_path: Path, server: FakeLLMServer) -> None:
+    """A suite's `execution.cache: false` reaches the proxy's own threads: no judge-model call of the
+    second run is answered from the first run's cache (a cached suite beside it still is)."""
+    project = make_project(tmp_path, server, """\
+        execution: {cache: false}
+        tests:
+          - id: paris
+            input: Capital of France?
+            assert:
+              - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
+    """)
+    write(project / "evals/cached.eval.yaml", """\
+        tests:
+          - id: paris
+            input: Capital of France?
+            assert:
+              - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
+    """)
+    for run in (1, 2):
+        code, output = gate(project, "run", "evals")
+        assert code == 0, output
+        rows = {row["suite"]: row for row in read_rows(project / RESULTS)}
+        uncached, cached = rows["evals/recall.eval.yaml"], rows["evals/cached.eval.yaml"]
+        assert uncached["verdict"] == "pass" and not uncached.get("cache_hits"), uncached
+        assert "cache_hits" not in uncached["evaluator_raw_request"]["target_proxy"]
+        assert (cached.get("cache_hits") == 1) is (run == 2)
+    assert len(server.requests) == 3  # the uncached suite's call, twice; the cached suite's, once
