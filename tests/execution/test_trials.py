@@ -78,3 +78,52 @@ def test_the_table_ends_at_30_and_the_series_takes_over_at_31() -> None:
     assert t_critical(30) == 2.042
     assert t_critical(31) == pytest.approx(2.0395, abs=2e-4)
     assert t_critical(1000) == pytest.approx(1.9623, abs=2e-4)
+
+
+# ---------------------------------------------------------------- t against an independent computation
+
+
+def _continued_fraction(a: float, b: float, x: float) -> float:
+    """The incomplete beta function's continued fraction (modified Lentz), to double precision."""
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        for numerator in (m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m))):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-16:
+            break
+    return h
+
+
+def _upper_tail(t: float, df: int) -> float:
+    """P(T > t) for Student's t with `df` degrees of freedom: half the regularized I_x(df/2, 1/2)."""
+    a, b, x = df / 2, 0.5, df / (df + t * t)
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x)
+    if x < (a + 1) / (a + b + 2):
+        return 0.5 * math.exp(log_front) * _continued_fraction(a, b, x) / a
+    return 0.5 * (1 - math.exp(log_front) * _continued_fraction(b, a, 1 - x) / b)
+
+
+def exact_t_975(df: int) -> float:
+    low, high = 0.0, 100.0
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _upper_tail(middle, df) > 0.025 else (low, middle)
+    return low
+
+
+@pytest.mark.parametrize("df", range(1, 31))
+def test_every_table_entry_is_the_exact_quantile_to_three_decimals(df: int) -> None:
+    assert abs(t_critical(df) - exact_t_975(df)) <= 0.0005
+
+
+@pytest.mark.parametrize("df", [31, 32, 35, 45, 60, 100, 1000])
+def test_past_the_table_the_series_is_within_two_millionths_of_the_exact_quantile(df: int) -> None:
+    assert abs(t_critical(df) - exact_t_975(df)) <= 2e-6
