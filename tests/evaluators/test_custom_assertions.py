@@ -163,3 +163,14 @@ def test_an_assertion_s_own_timeout_seconds_is_honoured_both_ways(project: Path)
     assert rows["cut"]["verdict"] == "error" and "1s" in rows["cut"]["error"], rows["cut"]["error"]
     assert rows["allowed"]["verdict"] == "pass", rows["allowed"].get("error")
     assert proc.returncode == 1
+
+
+def test_an_assertion_linked_outside_the_repository_is_refused_unless_allowed(project: Path) -> None:
+    outside = write(project.parent / "elsewhere/away.py", GRADES.format(score=1, where="outside"))
+    (project / ".agentv/assertions/away.py").symlink_to(outside)
+    write(project / "evals/s.eval.yaml", "tests:\n  - {id: c, input: Hi, assert: [{type: away}]}\n")
+    proc = run_cli("run", "evals/s.eval.yaml", cwd=project)
+    assert proc.returncode == 2 and "custom assertion 'away' resolves outside the repository root" in proc.stderr
+    proc = run_cli("run", "evals/s.eval.yaml", "--allow-outside-root", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rows_by_id(project / RESULTS)["c"]["hits"] == ["outside"]
