@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.report.html import ANSWER_LIMIT, MISS_LIMIT, MISSES_SHOWN, STYLE, TEXT_LIMIT, build_html
+from agentv_gate.report.html import STYLE, build_html
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import case_result
@@ -64,17 +64,29 @@ def test_a_passed_case_shows_no_reasoning_or_misses_and_a_failed_one_does() -> N
     assert (by_id["f"][9], by_id["f"][10]) == ("why", ["m"])
 
 
-@pytest.mark.parametrize(("count", "shown", "note"), [(MISSES_SHOWN, MISSES_SHOWN, False),
-                                                       (MISSES_SHOWN + 1, MISSES_SHOWN + 1, True)])
-def test_misses_are_listed_up_to_the_cap_then_counted(count: int, shown: int, note: bool) -> None:
+@pytest.mark.parametrize(("count", "shown", "note"), [(29, 29, False), (30, 30, False), (31, 31, True)])
+def test_the_first_30_misses_are_listed_then_the_rest_counted(count: int, shown: int, note: bool) -> None:
     misses = [f"miss {n}" for n in range(count)]
     listed = data_rows(build_html([case_result("f", "fail", misses=misses)]))[0][10]
     assert len(listed) == shown
+    assert listed[0] == "miss 0" and listed[min(count, 30) - 1] == f"miss {min(count, 30) - 1}"  # the first ones
     assert listed[-1].startswith("… and 1 more misses") is note
 
 
-@pytest.mark.parametrize(("field", "limit", "index"), [("candidate_answer", ANSWER_LIMIT, 11),
-                                                       ("reasoning", TEXT_LIMIT, 9), ("error", TEXT_LIMIT, 8)])
+def test_the_verdict_filter_counts_the_cases_that_did_not_pass() -> None:
+    page = build_html([case_result("p"), case_result("f", "fail"), case_result("g", "fail"),
+                       case_result("e", "error", error="x")])
+    assert '<option value="not-passed">not passed (3)</option>' in page
+    assert '<option value="all">all (4)</option>' in page and '<option value="error">error (1)</option>' in page
+
+
+@pytest.mark.parametrize(("line", "where"), [(0, "evals/a.yaml"), (1, "evals/a.yaml:1"), (12, "evals/a.yaml:12")])
+def test_the_eval_file_column_has_the_line_when_there_is_one(line: int, where: str) -> None:
+    assert data_rows(build_html([case_result("c", line=line)]))[0][2] == where
+
+
+@pytest.mark.parametrize(("field", "limit", "index"), [("candidate_answer", 4000, 11), ("reasoning", 4000, 9),
+                                                       ("error", 4000, 8)])
 def test_long_texts_are_kept_whole_at_their_cap_and_cut_past_it(field: str, limit: int, index: int) -> None:
     whole = data_rows(build_html([case_result("f", "error", **{field: "x" * limit})]))[0][index]
     cut = data_rows(build_html([case_result("f", "error", **{field: "x" * (limit + 1)})]))[0][index]
@@ -83,8 +95,8 @@ def test_long_texts_are_kept_whole_at_their_cap_and_cut_past_it(field: str, limi
 
 
 def test_a_miss_is_cut_at_its_own_cap() -> None:
-    listed = data_rows(build_html([case_result("f", "fail", misses=["y" * MISS_LIMIT, "z" * (MISS_LIMIT + 1)])]))
-    assert listed[0][10][0] == "y" * MISS_LIMIT and listed[0][10][1] != "z" * (MISS_LIMIT + 1)
+    listed = data_rows(build_html([case_result("f", "fail", misses=["y" * 500, "z" * 501])]))
+    assert listed[0][10][0] == "y" * 500 and listed[0][10][1] != "z" * 501
 
 
 def test_a_score_that_is_not_a_number_is_written_as_zero_and_the_row_keeps_its_verdict() -> None:
