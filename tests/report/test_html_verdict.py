@@ -118,3 +118,16 @@ def test_a_run_with_an_errored_case_writes_a_page_that_says_failed(tmp_path: Pat
     page = (repo / ".agentv-gate/report.html").read_text(encoding="utf-8")
     assert headline(page)[0] == "FAILED" and "PASSED" not in words(page)
     assert "<li>errors: <strong>1</strong></li>" in page
+
+
+@pytest.mark.parametrize(("count", "title"), [(0, "0 cases"), (1, "1 case"), (2, "2 cases")])
+def test_the_title_counts_cases_in_words(count: int, title: str) -> None:
+    page = build_html([case_result(f"c{n}") for n in range(count)])
+    assert f": {title}</title>" in page
+
+
+def test_the_time_column_is_seconds_to_two_decimals_and_the_first_200_rows_are_drawn_at_once() -> None:
+    page = build_html([case_result("c", duration_ms=1234)])
+    assert data_rows(page)[0][6] == 1.23
+    match = re.search(r'<script type="application/json" id="agentv-gate-data">(.*?)</script>', page, re.DOTALL)
+    assert match and json.loads(match.group(1))["page"] == 200
