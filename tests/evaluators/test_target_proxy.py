@@ -133,6 +133,7 @@ def test_batch_answers_each_item_and_refuses_a_batch_over_the_limit_whole(server
         status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "a"}, {"question": "b"}]})
         assert status == 429 and "batch: 2" in reply["error"]
     assert len(server.requests) == 2
+    assert proxy.usage.as_raw()["refused_calls"] == 2  # every call of the refused batch, not one per batch
 
 
 def test_a_failing_model_is_a_502_quoting_it_with_the_key_scrubbed(server: FakeLLMServer) -> None:
