@@ -94,11 +94,14 @@ def test_a_secret_split_by_colour_codes_is_hidden_and_clean_text_keeps_its_escap
     assert redact("\x1b[31mred\x1b[0m") == "\x1b[31mred\x1b[0m"
 
 
+@pytest.mark.parametrize("suffix", ["", "@h", "@ho", "@host"])
 @pytest.mark.parametrize("prefix", ["", "u:", "us:", "use:", "user:"])
-def test_a_secret_inside_a_longer_base64_value_is_found_at_every_alignment(registry: None, prefix: str) -> None:
-    """HTTP Basic `user:password`: the secret's bytes start 0, 1 or 2 bytes into a base64 group."""
+def test_a_secret_inside_a_longer_base64_value_is_found_at_every_alignment(registry: None, prefix: str,
+                                                                          suffix: str) -> None:
+    """HTTP Basic `user:password`, or the key inside an encoded JSON: the secret's bytes start and end
+    0, 1 or 2 bytes into a base64 group."""
     register_secrets([LONG])
-    encoded = base64.b64encode(f"{prefix}{LONG}".encode()).decode()
+    encoded = base64.b64encode(f"{prefix}{LONG}{suffix}".encode()).decode()
     redacted = redact(f"Authorization: Basic {encoded}")
     assert "***" in redacted
     assert len(redacted) < len(f"Authorization: Basic {encoded}") - 8
