@@ -64,6 +64,8 @@ def test_confidence_interval_bounds_are_clamped_into_zero_to_one(scores: list[fl
 
 
 def test_one_trial_s_interval_is_its_score_clamped() -> None:
+    assert aggregate("confidence_interval", [0.7], passed=1)[1] == {
+        "strategy": "confidence_interval", "mean": 0.7, "ci95_lower": 0.7, "ci95_upper": 0.7, "stddev": 0.0}
     assert aggregate("confidence_interval", [1.5], passed=1)[1]["ci95_upper"] == 1.0
     assert aggregate("confidence_interval", [-0.5], passed=0)[1]["ci95_lower"] == 0.0
 

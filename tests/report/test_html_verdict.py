@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.report.html import STYLE, build_html
+from agentv_gate.errors import ReportWriteError
+from agentv_gate.report.html import STYLE, build_html, write_html
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import case_result
@@ -53,8 +54,16 @@ def test_a_run_cut_short_says_interrupted_even_when_every_finished_case_passed()
 
 
 def test_the_cases_that_did_not_pass_come_first_errors_before_failures() -> None:
-    rows = [case_result("p"), case_result("f", "fail"), case_result("e", "error", error="x")]
-    assert [r[1] for r in data_rows(build_html(rows))] == ["e", "f", "p"]
+    """By verdict first, whatever the ids, files and lines say (each would sort the other way)."""
+    rows = [case_result("a-pass", line=1), case_result("b-fail", "fail", line=2),
+            case_result("c-error", "error", error="x", line=3)]
+    assert [r[1] for r in data_rows(build_html(rows))] == ["c-error", "b-fail", "a-pass"]
+
+
+def test_a_page_that_cannot_be_written_is_a_report_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file, not a folder")
+    with pytest.raises(ReportWriteError, match="cannot write HTML report to .*taken/report.html"):
+        write_html([case_result("c")], tmp_path / "taken" / "report.html")
 
 
 def test_a_passed_case_shows_no_reasoning_or_misses_and_a_failed_one_does() -> None:
