@@ -38,7 +38,8 @@ def test_a_group_title_is_escaped_command_data_so_the_runner_shows_the_file_name
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(9.994, "9.99s"), (10, "10.0s"), (59.94, "59.9s"), (60, "1m00s"),
-                                               (3599.9, "59m59s"), (3600, "1h00m"), (3661, "1h01m")])
+                                               (3599.9, "59m59s"), (3600, "1h00m"), (3661, "1h01m"),
+                                               (7140, "1h59m"), (7200, "2h00m")])
 def test_a_duration_changes_unit_exactly_at_ten_sixty_and_3600_seconds(seconds: float, text: str) -> None:
     assert duration_text(seconds) == text
 
@@ -79,3 +80,31 @@ def test_a_heartbeat_with_one_case_running_says_case() -> None:
     for n in range(2):
         live.case_done(case(f"e{n}", "error", error="x"))
     assert " · 0 failed, 2 errors · " in live.heartbeat_text()
+
+
+@pytest.mark.parametrize(("chars", "cut"), [(199, False), (200, False), (201, True)])
+def test_a_case_line_shows_200_characters_of_its_problem(chars: int, cut: bool) -> None:
+    line = case_line(case("c", "fail"), "p" * chars)
+    shown = line.split("  ")[-1]
+    assert shown.startswith("p" * min(chars, 200)) and ("p" * 201 not in shown)
+    assert shown.endswith("[truncated: 1 more characters]") is cut
+
+
+@pytest.mark.parametrize(("chars", "cut"), [(80, False), (81, True)])
+def test_a_heartbeat_shows_80_characters_of_a_running_case_s_name(chars: int, cut: bool) -> None:
+    clock = Clock()
+    live = LiveLog(io.StringIO(), quiet=True, github=False, heartbeat=3600, clock=clock)
+    live.case_started(("s" * chars, "i" * chars, 1))
+    text = live.heartbeat_text()
+    assert (("s" * chars + " ") in text) is (not cut)
+    assert ("s" * 80) in text and ("s" * 81) not in text and ("i" * 80) in text and ("i" * 81) not in text
+
+
+def test_a_closed_log_does_not_stop_the_run() -> None:
+    log = io.StringIO()
+    live = LiveLog(log, quiet=False, github=True, heartbeat=3600)
+    log.close()
+    live.case_done(case("ok"))
+    live.case_done(case("bad", "fail"))
+    live.end()
+    assert (live.done, live.failed) == (2, 1)
