@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentv_gate.models import CaseResult
-from agentv_gate.report.baseline import compare_results, comparison_html, comparison_markdown
+from agentv_gate.report.baseline import compare_results, comparison_html, comparison_markdown, console_lines
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import case_result
@@ -87,3 +87,50 @@ def test_compare_of_a_drop_exactly_at_max_drop_exits_0(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["regressed"] == 0
     proc = run_cli("compare", str(base), str(head), "--json", "--max-drop", "0.29", cwd=tmp_path)
     assert proc.returncode == 1 and json.loads(proc.stdout)["regressed"] == 1
+
+
+def test_a_case_run_once_on_each_side_pairs_even_when_its_target_was_renamed() -> None:
+    comparison = compare_results([case_result("c", target="old")], [case_result("c", "fail", target="new")])
+    assert [c.status for c in comparison.changes] == ["regressed"]
+    assert comparison.labels() == {("evals/a.yaml", "c", "new"): "regressed"}
+
+
+def test_nothing_in_common_is_said_and_scores_nothing() -> None:
+    comparison = compare_results([case_result("gone")], [case_result("new")])
+    assert [c.status for c in comparison.changes] == ["new", "removed"]
+    assert comparison.describe() == "against the base: 1 new, 1 removed"
+    assert compare_results([], []).describe() == "against the base: no case in common"
+    outcome = comparison.outcome()
+    assert (outcome.wins, outcome.losses, outcome.ties, outcome.mean_delta) == (0, 0, 0, 0.0)
+
+
+@pytest.mark.parametrize(("line", "where"), [(0, "(evals/a.yaml)"), (1, "(evals/a.yaml:1)")])
+def test_the_console_names_the_line_when_the_row_has_one(line: int, where: str) -> None:
+    comparison = compare_results([case_result("c", line=line)], [case_result("c", "fail", line=line)])
+    assert console_lines(comparison)[0].startswith(f"REGRESSED: c {where} — passed on base (1.000), fails now")
+
+
+@pytest.mark.parametrize(("count", "note"), [(200, False), (201, True)])
+def test_the_comparison_tables_list_200_changed_cases_then_count_the_rest(count: int, note: bool) -> None:
+    base = [case_result(f"c{n:03}") for n in range(count)] + [case_result("steady")]
+    head = [case_result(f"c{n:03}", "fail") for n in range(count)] + [case_result("steady")]
+    comparison = compare_results(base, head)
+    markdown, page = comparison_markdown(comparison, "gate"), comparison_html(comparison, "gate")
+    assert markdown.count("| regressed |") == page.count("<tr><td>regressed</td>") == 200
+    assert ("1 more changed case(s) not listed" in markdown) is note
+    assert ("<p>1 more changed case(s) not listed.</p>" in page) is note
+    assert "steady" not in markdown and "steady" not in page  # still passing: never listed
+
+
+def test_the_tables_list_regressions_first_and_say_wins_and_losses_when_asked() -> None:
+    base = [case_result("a-fixed", "fail", score=0.2), case_result("b-new-base-only"), case_result("z-regressed")]
+    head = [case_result("a-fixed", score=0.9), case_result("z-regressed", "fail", score=0.4), case_result("m-new")]
+    comparison = compare_results(base, head)
+    page = comparison_html(comparison, "gate", min_delta=0.1)
+    order = [page.index(f"<td>{case_id}</td>") for case_id in ("z-regressed", "a-fixed", "m-new", "b-new-base-only")]
+    assert order == sorted(order)
+    assert "<p>1 wins, 1 losses, 0 ties (a score change beyond 0.1); mean delta +0.050</p>" in page
+    assert "<td>+0.700</td>" in page and "<td>0.200 fail</td><td>0.900 pass</td>" in page
+    markdown = comparison_markdown(comparison, "gate", min_delta=0.1)
+    assert "1 wins, 1 losses, 0 ties (a score change beyond 0.1); mean delta +0.050" in markdown
+    assert "wins" not in comparison_markdown(comparison, "gate") and "wins" not in comparison_html(comparison, "gate")
