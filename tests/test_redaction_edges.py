@@ -105,3 +105,8 @@ def test_a_secret_inside_a_longer_base64_value_is_found_at_every_alignment(regis
     redacted = redact(f"Authorization: Basic {encoded}")
     assert "***" in redacted
     assert len(redacted) < len(f"Authorization: Basic {encoded}") - 8
+
+
+def test_a_secret_split_by_an_8_bit_control_sequence_is_hidden_too(registry: None) -> None:
+    register_secrets([LONG])
+    assert redact(f"\x9b31m{LONG[:5]}\x9b0m{LONG[5:]}") == "***"

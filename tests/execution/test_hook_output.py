@@ -96,3 +96,42 @@ def test_a_case_without_hooks_is_prepared_by_nothing(tmp_path: Path) -> None:
     assert run.before(make_case(tmp_path, "a", {})) == ({}, None)
     assert run.after(make_case(tmp_path, "a", {})) == {}
     assert len(run.eval_run_id) == 32
+
+
+def test_a_hook_past_its_timeout_fails_and_one_within_it_does_not(tmp_path: Path) -> None:
+    slow = "import time\ntime.sleep(1.5)\n"  # past 300 ms, well within 3 s: milliseconds, not tenths
+    timed_out = run_hook(hook(tmp_path, slow, timeout_ms=300), None, "run", tmp_path)
+    assert timed_out.failure is not None and "timed out" in timed_out.failure
+    assert run_hook(hook(tmp_path, "import time\ntime.sleep(0.2)\n", timeout_ms=20_000), None, "run",
+                    tmp_path).failure is None
+
+
+def test_a_hook_runs_in_its_own_folder_else_the_workspace_and_is_given_the_case(tmp_path: Path) -> None:
+    code = ("import json, os, sys\np = json.load(sys.stdin)\n"
+            "print(os.getcwd(), p['test_id'], p['eval_run_id'], p['case_metadata'], p['workspace_path'])\n")
+    own = hook(tmp_path, code)
+    (tmp_path / "ws").mkdir()
+    case = make_case(tmp_path, "c1", {}).model_copy(update={"metadata": {"team": "geo"}})
+    ran = run_hook(own, case, "run-9", tmp_path / "ws")
+    assert ran.output == f"{tmp_path} c1 run-9 {{'team': 'geo'}} {tmp_path / 'ws'}"
+    elsewhere = run_hook(own.model_copy(update={"cwd": None}), None, "run-9", tmp_path / "ws")
+    assert elsewhere.output == f"{tmp_path / 'ws'} None run-9 None {tmp_path / 'ws'}"
+
+
+def test_a_failing_after_each_is_a_warning_naming_the_case_and_its_output_is_the_row_s(tmp_path: Path) -> None:
+    hooks = {"after_each": hook(tmp_path, "import sys\nprint('left a mess')\nsys.exit(5)\n", "after_each")}
+    run = WorkspaceHooks()
+    assert run.after(make_case(tmp_path, "c", hooks)) == {"after_each_output": "left a mess"}
+    [warning] = run.warnings
+    assert warning.startswith(f"{tmp_path / 's.eval.yaml'}:1: case 'c': after_each hook failed (")
+    assert warning.endswith(": left a mess")
+
+
+def test_before_each_runs_for_every_case_and_its_failure_is_the_case_s(tmp_path: Path) -> None:
+    code = "import json, sys\nc = json.load(sys.stdin)['test_id']\nprint('prepared', c)\nsys.exit(c == 'bad')\n"
+    hooks = {"before_each": hook(tmp_path, code)}
+    run = WorkspaceHooks()
+    assert run.before(make_case(tmp_path, "good", hooks)) == ({"before_each_output": "prepared good"}, None)
+    outputs, why = run.before(make_case(tmp_path, "bad", hooks))
+    assert outputs == {"before_each_output": "prepared bad"}
+    assert why is not None and why.startswith("before_each hook failed (") and why.endswith(": prepared bad")
