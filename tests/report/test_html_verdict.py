@@ -138,5 +138,6 @@ def test_the_title_counts_cases_in_words(count: int, title: str) -> None:
 def test_the_time_column_is_seconds_to_two_decimals_and_the_first_200_rows_are_drawn_at_once() -> None:
     page = build_html([case_result("c", duration_ms=1234)])
     assert data_rows(page)[0][6] == 1.23
+    assert data_rows(build_html([case_result("c", duration_ms=100_000)]))[0][6] == 100.0
     match = re.search(r'<script type="application/json" id="agentv-gate-data">(.*?)</script>', page, re.DOTALL)
     assert match and json.loads(match.group(1))["page"] == 200
