@@ -92,3 +92,20 @@ def test_weights_count_and_a_score_outside_every_band_has_none() -> None:
     assert outcome.score == pytest.approx((3 * 1.0 + 1 * 0.2) / 4)
     assert outcome.details["checks"][0]["band"] == "" and outcome.hits == ["[s] S (10/10)"]
     assert outcome.details["aggregation"] == "weighted_average"
+
+
+def test_details_keep_the_judge_s_overall_reasoning_and_each_checklist_row() -> None:
+    reply = parse_checks_reply(json.dumps({"checks": [{"id": "a", "satisfied": False, "reasoning": "no"}],
+                                           "overall_reasoning": "weak"}), scored=False)
+    outcome = score_checks(CHECKLIST, reply)
+    assert outcome.details["overall_reasoning"] == "weak" and outcome.details["mode"] == "checklist"
+    assert outcome.details["checks"][0] == {"id": "a", "outcome": "Names it", "weight": 1.0, "required": False,
+                                            "reasoning": "no", "satisfied": False}
+    assert "raw_scores" not in outcome.details
+    assert "overall_reasoning" not in score_checks(CHECKLIST, judged(CHECKLIST)).details
+
+
+def test_an_item_without_an_outcome_is_named_by_its_id_and_a_reason_is_optional() -> None:
+    items = [RubricItem(id="tone", outcome="")]
+    outcome = score_checks(items, judged(items, {"id": "tone", "satisfied": True, "reasoning": ""}))
+    assert outcome.hits == ["[tone] tone"]
