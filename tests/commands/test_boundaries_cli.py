@@ -20,7 +20,7 @@ targets:
   - name: default
     provider: cli
     command_template: "echo attempt-{ATTEMPT}"
-    timeout_seconds: 10
+    timeout_seconds: 120
 """
 """Answers `attempt-0`, `attempt-1`, ...: each trial's answer differs, so a judge can score each trial."""
 
@@ -148,7 +148,7 @@ def costly_repo(tmp_path: Path) -> Path:
           - name: default
             provider: cli
             command_template: "python3 {tmp_path}/agent.py {{EVAL_ID}}"
-            timeout_seconds: 10
+            timeout_seconds: 120
     """)
 
 
