@@ -194,3 +194,19 @@ def test_max_failures_counts_errored_cases_and_stops_exactly_at_the_limit(tmp_pa
     assert ran_cases(repo) == ran
     not_run = [c for c, row in rows(repo).items() if row.get("failure_reason_code") == "max_failures"]
     assert sorted(not_run) == sorted({"broken1", "a", "bad1", "b"} - set(ran))
+
+
+@pytest.mark.parametrize(("limit", "trials"), [("1.19", 2), ("1.2", 2), ("1.21", 3)])
+def test_trials_stop_once_their_cost_reaches_cost_limit_usd_exactly(tmp_path: Path, limit: str, trials: int) -> None:
+    """AgentV 2.19: `cumulativeCost >= costLimitUsd` starts no further trial. Each trial costs $0.60."""
+    repo = costly_repo(tmp_path)
+    write(repo / "evals/s.eval.yaml", f"""
+        execution:
+          trials: {{count: 3, strategy: mean, cost_limit_usd: {limit}}}
+        tests:
+          - {{id: c, input: Hi, assert: [{{type: contains, value: ok}}]}}
+    """)
+    run_cli("run", "evals", cwd=repo)
+    row = rows(repo)["c"]
+    assert len(row["trials"]) == trials
+    assert row.get("cost_limited") is (True if trials == 2 else None)

@@ -174,3 +174,12 @@ def test_an_assertion_linked_outside_the_repository_is_refused_unless_allowed(pr
     proc = run_cli("run", "evals/s.eval.yaml", "--allow-outside-root", cwd=project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert rows_by_id(project / RESULTS)["c"]["hits"] == ["outside"]
+
+
+def test_a_python_script_wins_over_an_executable_of_the_same_name_in_one_folder(project: Path) -> None:
+    write(project / "evals/.agentv/assertions/both.py", GRADES.format(score=1, where="python"))
+    write(project / "evals/.agentv/assertions/both", "#!/bin/sh\ncat >/dev/null\necho '{\"score\": 0}'\n",
+          executable=True)
+    write(project / "evals/b.eval.yaml", "tests:\n  - {id: b, input: Hi, assert: [{type: both}]}\n")
+    run_cli("run", "evals/b.eval.yaml", cwd=project)
+    assert rows_by_id(project / RESULTS)["b"]["hits"] == ["python"]

@@ -141,3 +141,9 @@ def test_the_time_column_is_seconds_to_two_decimals_and_the_first_200_rows_are_d
     assert data_rows(build_html([case_result("c", duration_ms=100_000)]))[0][6] == 100.0
     match = re.search(r'<script type="application/json" id="agentv-gate-data">(.*?)</script>', page, re.DOTALL)
     assert match and json.loads(match.group(1))["page"] == 200
+
+
+@pytest.mark.parametrize("score", [float("inf"), float("-inf"), float("nan")])
+def test_a_score_that_is_not_finite_still_writes_a_page(score: float) -> None:
+    rows = data_rows(build_html([case_result("n", "error", score=score, threshold=score, error="bad score")]))
+    assert rows[0][4] == 0.0 and rows[0][5] == 0.0
