@@ -109,3 +109,20 @@ def test_an_item_without_an_outcome_is_named_by_its_id_and_a_reason_is_optional(
     items = [RubricItem(id="tone", outcome="")]
     outcome = score_checks(items, judged(items, {"id": "tone", "satisfied": True, "reasoning": ""}))
     assert outcome.hits == ["[tone] tone"]
+
+
+def test_the_case_prompt_asks_the_case_s_question_else_its_input_messages() -> None:
+    from pathlib import Path
+
+    from agentv_gate.judging.rubrics import case_user_prompt
+    from agentv_gate.models import EvalCase, Message
+
+    messages = [Message(role="user", content="  What is the capital?  "), Message(role="user", content="Of France.")]
+    asked = EvalCase(id="c", source_file=Path("x.yaml"), suite="x", question=" Capital of France? ",
+                     input_messages=messages, expected_outcome=" Names Paris ", reference_answer=" Paris ")
+    prompt = case_user_prompt(CHECKLIST, asked, "  It is Paris.  ")
+    assert "[[ ## question ## ]]\nCapital of France?\n" in prompt
+    assert "[[ ## criteria ## ]]\nNames Paris\n" in prompt and "[[ ## reference_answer ## ]]\nParis\n" in prompt
+    assert "[[ ## answer ## ]]\nIt is Paris.\n" in prompt
+    unasked = asked.model_copy(update={"question": ""})
+    assert "[[ ## question ## ]]\nWhat is the capital? Of France.\n" in case_user_prompt(CHECKLIST, unasked, "a")

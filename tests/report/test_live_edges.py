@@ -39,9 +39,13 @@ def test_a_group_title_is_escaped_command_data_so_the_runner_shows_the_file_name
 
 @pytest.mark.parametrize(("seconds", "text"), [(9.994, "9.99s"), (10, "10.0s"), (59.94, "59.9s"), (60, "1m00s"),
                                                (3599.9, "59m59s"), (3600, "1h00m"), (3661, "1h01m"),
-                                               (7140, "1h59m"), (7200, "2h00m")])
+                                               (7140, "1h59m"), (7200, "2h00m"), (10799, "2h59m")])
 def test_a_duration_changes_unit_exactly_at_ten_sixty_and_3600_seconds(seconds: float, text: str) -> None:
     assert duration_text(seconds) == text
+
+
+def test_a_case_line_shows_its_duration_in_seconds() -> None:
+    assert case_line(case("c", duration_ms=59_990), "").endswith("  60.0s")  # 59.99 s, not a minute
 
 
 @pytest.mark.parametrize(("score", "mark"), [(0.79, "<"), (0.8, ">="), (0.81, ">=")])
@@ -66,7 +70,8 @@ def test_a_heartbeat_names_the_three_longest_running_and_counts_the_rest() -> No
     live.case_done(case("f", "fail"))
     live.case_done(case("p"))
     text = live.heartbeat_text()
-    assert "4 cases (" in text and ", 1 more) · 1 failed, 1 error · " in text
+    assert "4 cases (evals/a.yaml c1 19.0s, evals/a.yaml c2 17.0s, evals/a.yaml c0 15.0s, 1 more)" in text
+    assert ", 1 more) · 1 failed, 1 error · " in text
     assert text.endswith("20.0s elapsed, about 1m00s left")  # 20 s for 3 cases, 9 to go
 
 
