@@ -155,3 +155,14 @@ def test_the_first_policy_that_refuses_wins_and_every_policy_sees_every_result()
     assert StopPolicies([ErrorStop(), limit]).refusal(suite) is not None
     only_limit = StopPolicies([ErrorStop(), limit]).refusal(case())
     assert only_limit is not None and only_limit.code == STOPPED_BY_MAX_FAILURES
+
+
+def test_max_failures_keeps_refusing_when_cases_running_at_the_limit_fail_past_it() -> None:
+    """With several workers, cases already running when the limit is reached finish and may fail too:
+    the count passes the limit, and the run must still start nothing more."""
+    limit = FailureLimit(1)
+    for name in ("first", "running-1", "running-2"):
+        limit.record(case(), case_result(name, "fail"))
+    assert limit.failures == 3
+    refusal = limit.refusal(case())
+    assert refusal is not None and "after 3 failed or errored case(s) (--max-failures 1)" in refusal.message
