@@ -39,7 +39,8 @@ def test_a_group_title_is_escaped_command_data_so_the_runner_shows_the_file_name
 
 @pytest.mark.parametrize(("seconds", "text"), [(9.994, "9.99s"), (10, "10.0s"), (59.94, "59.9s"), (60, "1m00s"),
                                                (3599.9, "59m59s"), (3600, "1h00m"), (3661, "1h01m"),
-                                               (7140, "1h59m"), (7200, "2h00m"), (10799, "2h59m")])
+                                               (7140, "1h59m"), (7199, "1h59m"), (7200, "2h00m"),
+                                               (10799, "2h59m")])
 def test_a_duration_changes_unit_exactly_at_ten_sixty_and_3600_seconds(seconds: float, text: str) -> None:
     assert duration_text(seconds) == text
 
@@ -113,3 +114,33 @@ def test_a_closed_log_does_not_stop_the_run() -> None:
     live.case_done(case("bad", "fail"))
     live.end()
     assert (live.done, live.failed) == (2, 1)
+
+
+class Lines(io.StringIO):
+    """A log that tells a waiting test when a heartbeat line arrives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self.beat = threading.Event()
+
+    def write(self, text: str) -> int:
+        if "still running" in text:
+            self.beat.set()
+        return super().write(text)
+
+
+def test_a_heartbeat_comes_when_the_clock_says_it_is_due_and_not_before() -> None:
+    """The heartbeat thread wakes on real time but decides on the log's clock: a clock that stands
+    still is never due, one moved past the interval is due at once."""
+    clock = Clock()
+    log = Lines()
+    live = LiveLog(log, quiet=True, github=False, heartbeat=0.05, clock=clock)
+    live.start(1)
+    try:
+        assert not log.beat.wait(0.5), "a heartbeat before its interval passed on the log's clock"
+        clock.now += 0.05
+        assert log.beat.wait(10), "no heartbeat once it was due"
+    finally:
+        live.end()
