@@ -126,3 +126,11 @@ def test_the_case_prompt_asks_the_case_s_question_else_its_input_messages() -> N
     assert "[[ ## answer ## ]]\nIt is Paris.\n" in prompt
     unasked = asked.model_copy(update={"question": ""})
     assert "[[ ## question ## ]]\nWhat is the capital? Of France.\n" in case_user_prompt(CHECKLIST, unasked, "a")
+
+
+@pytest.mark.parametrize(("weight", "label"), [(0.5, " (weight: 0.5)"), (1.0, ""), (2.0, " (weight: 2)")])
+def test_the_prompt_labels_every_weight_but_the_default(weight: float, label: str) -> None:
+    from agentv_gate.judging.rubrics import user_prompt
+
+    items = [RubricItem(id="a", outcome="Names it", weight=weight)]
+    assert f"- [a]{label}: Names it" in user_prompt(items, "Q?", "C", "", "A")
