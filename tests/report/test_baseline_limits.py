@@ -134,3 +134,16 @@ def test_the_tables_list_regressions_first_and_say_wins_and_losses_when_asked() 
     markdown = comparison_markdown(comparison, "gate", min_delta=0.1)
     assert "1 wins, 1 losses, 0 ties (a score change beyond 0.1); mean delta +0.050" in markdown
     assert "wins" not in comparison_markdown(comparison, "gate") and "wins" not in comparison_html(comparison, "gate")
+
+
+def test_the_tables_keep_the_first_200_changed_cases_in_order() -> None:
+    base = [case_result(f"c{n:03}") for n in range(201)]
+    comparison = compare_results(base, [case_result(f"c{n:03}", "fail") for n in range(201)])
+    for text in (comparison_markdown(comparison, "gate"), comparison_html(comparison, "gate")):
+        assert "c000" in text and "c199" in text and "c200" not in text
+
+
+@pytest.mark.parametrize(("chars", "whole"), [(1000, True), (1001, False)])
+def test_the_job_summary_keeps_a_gate_line_of_1000_characters_whole(chars: int, whole: bool) -> None:
+    comparison = compare_results([case_result("c")], [case_result("c")])
+    assert ("g" * chars in comparison_markdown(comparison, "g" * chars)) is whole
