@@ -147,3 +147,12 @@ def test_the_tables_keep_the_first_200_changed_cases_in_order() -> None:
 def test_the_job_summary_keeps_a_gate_line_of_1000_characters_whole(chars: int, whole: bool) -> None:
     comparison = compare_results([case_result("c")], [case_result("c")])
     assert ("g" * chars in comparison_markdown(comparison, "g" * chars)) is whole
+
+
+def test_the_tables_name_a_row_s_line_only_when_it_has_one_and_json_deltas_keep_six_decimals() -> None:
+    from agentv_gate.report.baseline import comparison_json
+
+    comparison = compare_results([case_result("c", line=0, score=0.9)], [case_result("c", "fail", line=0, score=0.9 - 1 / 3)])
+    assert "| evals/a.yaml |" in comparison_markdown(comparison, "gate")
+    assert "<td>evals/a.yaml</td>" in comparison_html(comparison, "gate")
+    assert comparison_json(comparison, 0.1)["cases"][0]["delta"] == -0.333333
