@@ -387,3 +387,11 @@ def test_cli_execution_cache_false_sends_every_judge_model_call_again(tmp_path: 
         assert "cache_hits" not in uncached["evaluator_raw_request"]["target_proxy"]
         assert (cached.get("cache_hits") == 1) is (run == 2)
     assert len(server.requests) == 3  # the uncached suite's call, twice; the cached suite's, once
+
+
+def test_a_batch_without_requests_is_a_400_and_an_unknown_post_a_404(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invokeBatch", {"items": []})
+        assert (status, reply["error"]) == (400, "Missing required field: requests (array)")
+        assert call(proxy, "POST", "/zzz", {"question": "q"})[0] == 404
+    assert server.requests == []
