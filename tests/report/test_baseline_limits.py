@@ -119,6 +119,7 @@ def test_the_comparison_tables_list_200_changed_cases_then_count_the_rest(count:
     assert markdown.count("| regressed |") == page.count("<tr><td>regressed</td>") == 200
     assert ("1 more changed case(s) not listed" in markdown) is note
     assert ("<p>1 more changed case(s) not listed.</p>" in page) is note
+    assert ("more changed case(s)" in markdown) is note and ("more changed case(s)" in page) is note
     assert "steady" not in markdown and "steady" not in page  # still passing: never listed
 
 
@@ -156,3 +157,10 @@ def test_the_tables_name_a_row_s_line_only_when_it_has_one_and_json_deltas_keep_
     assert "| evals/a.yaml |" in comparison_markdown(comparison, "gate")
     assert "<td>evals/a.yaml</td>" in comparison_html(comparison, "gate")
     assert comparison_json(comparison, 0.1)["cases"][0]["delta"] == -0.333333
+
+
+def test_by_default_a_change_within_a_tenth_is_a_tie() -> None:
+    """AgentV's `compare --threshold` default, 0.1."""
+    small = compare_results([case_result("c", score=0.5)], [case_result("c", score=0.55)]).outcome()
+    large = compare_results([case_result("c", score=0.5)], [case_result("c", score=0.75)]).outcome()
+    assert (small.wins, small.ties) == (0, 1) and (large.wins, large.ties) == (1, 0)
