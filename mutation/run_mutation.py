@@ -7,8 +7,11 @@ cosmic-ray writes each mutant into the source file itself and runs the test comm
 tests' real `agentv-gate` subprocesses run the mutant too. It does so in a copy of the project
 (`.mutation/<module>/src`, with PYTHONPATH pointing there), never in the working tree.
 
-Which mutants: cosmic-ray's core operators (comparisons, boolean operators, numbers, `not`,
-`break`/`continue`, exception types, loops run zero times, removed decorators, + - * /), minus
+Which mutants: cosmic-ray's core operators (comparisons, among them the boundary slips `>` <-> `>=`
+and `<` <-> `<=`; boolean operators, numbers, `not`, `break`/`continue`, exception types, loops run
+zero times, removed decorators, + - * /), our own `slips/` operators (mutation/slip_operators.py:
+`min` <-> `max`, `x[0]` <-> `x[-1]`, `x[-N:]` <-> `x[:N]`, the best-of, first-of and tail slips
+cosmic-ray does not make), minus
 * arithmetic swaps into `**`, `<<`, `>>`, `&`, `|`, `^`, `//`, `%` and comparisons into `is`:
   a dozen replacements per operator that model no slip a person makes, and would multiply the
   run time by five;
@@ -50,6 +53,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
 EQUIVALENTS = Path(__file__).with_name("equivalent_mutants.txt")
+SLIP_OPERATORS = Path(__file__).with_name("slip_operators.py")
 GOAL = 0.95
 
 # Each core module and the tests that pin its behaviour. A test that reaches the module only
@@ -113,13 +117,29 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/transport/http.py": [
         "tests/transport/test_http.py", "tests/transport/test_http_policy.py", "tests/transport/test_http_call.py",
         "tests/transport/test_http_rate_limits.py"],
+    # Added since the list above was made (issue 38): in-process edge tests first, the CLI files after.
+    "agentv_gate/execution/stop.py": ["tests/execution/test_stop_policies.py", "tests/commands/test_boundaries_cli.py"],
+    "agentv_gate/execution/trials.py": ["tests/execution/test_trials.py"],
+    "agentv_gate/execution/hooks.py": [
+        "tests/execution/test_hook_output.py", "tests/commands/test_workspace_hooks_cli.py"],
+    "agentv_gate/judging/rubrics.py": [
+        "tests/judging/test_rubric_edges.py", "tests/judging/test_rubrics.py",
+        "tests/commands/test_required_and_rubrics_cli.py"],
+    "agentv_gate/report/html.py": ["tests/report/test_html_verdict.py", "tests/report/test_html.py"],
+    "agentv_gate/report/live.py": ["tests/report/test_live_edges.py", "tests/report/test_live.py"],
+    "agentv_gate/report/baseline.py": [
+        "tests/report/test_baseline_limits.py", "tests/report/test_baseline.py", "tests/commands/test_compare_cli.py"],
+    "agentv_gate/evaluators/target_proxy.py": ["tests/evaluators/test_target_proxy.py"],
+    "agentv_gate/redaction.py": ["tests/test_redaction_edges.py", "tests/test_redaction.py"],
+    "agentv_gate/loader/assertions.py": ["tests/evaluators/test_custom_assertions.py"],
 }
 
 EXCLUDED_OPERATORS = [
     r"core/ReplaceBinaryOperator_\w+_(Pow|LShift|RShift|BitOr|BitAnd|BitXor|FloorDiv|Mod)$",
     r"core/ReplaceComparisonOperator_(Eq|NotEq|Lt|LtE|Gt|GtE)_(Is|IsNot)$",
 ]
-OPERATORS_KEPT_NOTE = "comparisons, and/or, not, numbers, True/False, break/continue, exceptions, loops, decorators, + - * /"
+OPERATORS_KEPT_NOTE = ("comparisons (> <-> >=, < <-> <=, ...), and/or, not, numbers, True/False, break/continue, "
+                       "exceptions, loops, decorators, + - * /; slips: min <-> max, [0] <-> [-1], [-N:] <-> [:N]")
 
 
 @dataclass
@@ -214,6 +234,22 @@ def copy_project(dest: Path) -> None:
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 
+def install_slip_operators(dest: Path) -> Path:
+    """Make mutation/slip_operators.py a cosmic-ray operator provider named `slips`, for the processes
+    that get `dest` on their PYTHONPATH: cosmic-ray finds providers by entry point, and an entry point
+    is read from a `.dist-info` folder on the path (nothing is installed into the virtualenv)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    info = dest / "agentv_gate_slip_operators-1.0.dist-info"
+    info.mkdir(parents=True)
+    shutil.copy2(SLIP_OPERATORS, dest / SLIP_OPERATORS.name)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: agentv-gate-slip-operators\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text("[cosmic_ray.operator_providers]\nslips = slip_operators:OperatorProvider\n",
+                                           encoding="utf-8")
+    return dest
+
+
 def write_config(path: Path, module: str, test_command: str, timeout: float) -> None:
     excluded = ", ".join(f"'{pattern}'" for pattern in EXCLUDED_OPERATORS)
     path.write_text(f"""[cosmic-ray]
@@ -294,7 +330,8 @@ def run_module(module: str, tests: list[str], python: str, equivalents: list[Equ
     copy_project(src)
     if not recheck:
         session.unlink(missing_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+    plugin = install_slip_operators(home / "plugin")  # per module: two modules may run at once
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(plugin)]), "PYTHONDONTWRITEBYTECODE": "1"}
     env = {k: v for k, v in env.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
     pytest = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
 

@@ -23,8 +23,8 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 def find_custom_assertion(type_name: object, roots: SearchRoots, line: int) -> list[str] | None:
     """The argv that runs assertion `type_name`, or None when no folder has it."""
     name = str(type_name)
-    if not _NAME.fullmatch(name) or ".." in name:
-        return None  # not a file name: it cannot name a script, so it stays an unknown type
+    if not _NAME.fullmatch(name):
+        return None  # not a file name (no `/`, no leading `.`): it cannot name a script, so it stays an unknown type
     agentv_only: Path | None = None
     for folder in roots.search_dirs:
         base = folder / ASSERTIONS_DIR

@@ -35,6 +35,9 @@ Status = Literal["regressed", "still failing", "fixed", "passing", "new", "remov
 STATUSES: tuple[Status, ...] = ("regressed", "still failing", "fixed", "new", "removed", "passing")
 DEFAULT_MIN_DELTA = 0.1
 """AgentV's `compare --threshold` default: a score change within it is a tie."""
+DROP_DIGITS = 9
+"""Decimals a score's fall is read to against `--max-drop`: far below any score a judge reports, far above
+the error of subtracting two binary fractions."""
 
 LABELS: dict[Status, str] = {
     "regressed": "regressed",
@@ -144,7 +147,9 @@ def _status(base: ReportedCase, head: ReportedCase, max_drop: float | None) -> t
     if was and not now:
         how = "errors" if head.verdict == "error" else "fails"
         return "regressed", f"passed on base ({base.score:.3f}), {how} now ({head.score:.3f})"
-    if was and now and max_drop is not None and base.score - head.score > max_drop:
+    # The fall as a user reads it: 1.0 -> 0.7 fell by 0.3, not by binary subtraction's 0.30000000000000004,
+    # which is more than `--max-drop 0.3` and regressed a case that fell exactly the limit.
+    if was and now and max_drop is not None and round(base.score - head.score, DROP_DIGITS) > max_drop:
         return "regressed", (f"score {base.score:.3f} -> {head.score:.3f}, "
                              f"dropped more than --max-drop {max_drop:g}")
     if not was and now:

@@ -126,3 +126,60 @@ def test_unknown_or_unrunnable_types_are_located_errors(project: Path, files: di
     assert proc.stdout.startswith("evals/deep/suite.eval.yaml:6: ") and message in proc.stdout, proc.stdout
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 2 and message in proc.stderr
+
+
+GRADES = "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({{'score': {score}, 'hits': ['{where}']}}))\n"
+
+
+def test_the_nearest_assertion_folder_wins_over_the_root_s(project: Path) -> None:
+    """AgentV searches from the eval file's folder up to the root, nearest first: a suite's own
+    `grade` shadows the repository's."""
+    write(project / ".agentv/assertions/grade.py", GRADES.format(score=0, where="root"))
+    write(project / "evals/.agentv/assertions/grade.py", GRADES.format(score=0.5, where="evals"))
+    write(project / "evals/deep/.agentv/assertions/grade.py", GRADES.format(score=1, where="deep"))
+    write(project / "evals/deep/suite.eval.yaml", "tests:\n  - {id: c, input: Hi, assert: [{type: grade}]}\n")
+    write(project / "evals/mid.eval.yaml", "tests:\n  - {id: m, input: Hi, assert: [{type: grade}]}\n")
+    write(project / "top.eval.yaml", "tests:\n  - {id: t, input: Hi, assert: [{type: grade}]}\n")
+    run_cli("run", "evals", "top.eval.yaml", cwd=project)
+    rows = rows_by_id(project / RESULTS)
+    assert {case_id: rows[case_id]["hits"] for case_id in "cmt"} == {"c": ["deep"], "m": ["evals"], "t": ["root"]}
+
+
+SLEEPS = "import json, sys, time\njson.load(sys.stdin)\ntime.sleep({seconds})\nprint(json.dumps({{'score': 1}}))\n"
+
+
+def test_an_assertion_s_own_timeout_seconds_is_honoured_both_ways(project: Path) -> None:
+    """Its own `timeout_seconds` kills a slow script sooner than the run's --judge-timeout, and lets one
+    run longer than it."""
+    write(project / ".agentv/assertions/slow.py", SLEEPS.format(seconds=3))
+    write(project / ".agentv/assertions/brief.py", SLEEPS.format(seconds=1.5))
+    write(project / "evals/s.eval.yaml", """
+        tests:
+          - {id: cut, input: Hi, assert: [{type: slow, timeout_seconds: 1}]}
+          - {id: allowed, input: Hi, assert: [{type: brief, timeout_seconds: 30}]}
+    """)
+    proc = run_cli("run", "evals/s.eval.yaml", "--judge-timeout", "0.5", cwd=project)
+    rows = rows_by_id(project / RESULTS)
+    assert rows["cut"]["verdict"] == "error" and "1s" in rows["cut"]["error"], rows["cut"]["error"]
+    assert rows["allowed"]["verdict"] == "pass", rows["allowed"].get("error")
+    assert proc.returncode == 1
+
+
+def test_an_assertion_linked_outside_the_repository_is_refused_unless_allowed(project: Path) -> None:
+    outside = write(project.parent / "elsewhere/away.py", GRADES.format(score=1, where="outside"))
+    (project / ".agentv/assertions/away.py").symlink_to(outside)
+    write(project / "evals/s.eval.yaml", "tests:\n  - {id: c, input: Hi, assert: [{type: away}]}\n")
+    proc = run_cli("run", "evals/s.eval.yaml", cwd=project)
+    assert proc.returncode == 2 and "custom assertion 'away' resolves outside the repository root" in proc.stderr
+    proc = run_cli("run", "evals/s.eval.yaml", "--allow-outside-root", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rows_by_id(project / RESULTS)["c"]["hits"] == ["outside"]
+
+
+def test_a_python_script_wins_over_an_executable_of_the_same_name_in_one_folder(project: Path) -> None:
+    write(project / "evals/.agentv/assertions/both.py", GRADES.format(score=1, where="python"))
+    write(project / "evals/.agentv/assertions/both", "#!/bin/sh\ncat >/dev/null\necho '{\"score\": 0}'\n",
+          executable=True)
+    write(project / "evals/b.eval.yaml", "tests:\n  - {id: b, input: Hi, assert: [{type: both}]}\n")
+    run_cli("run", "evals/b.eval.yaml", cwd=project)
+    assert rows_by_id(project / RESULTS)["b"]["hits"] == ["python"]

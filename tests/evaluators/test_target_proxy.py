@@ -24,7 +24,7 @@ from agentv_gate.targets.registry import build_provider
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
-from tests.helpers.reports import RESULTS, rows_by_id
+from tests.helpers.reports import RESULTS, read_rows, rows_by_id
 from tests.test_sdk import capital_case
 
 SECRET = "sk-proxy-SECRET-0123456789"
@@ -133,6 +133,7 @@ def test_batch_answers_each_item_and_refuses_a_batch_over_the_limit_whole(server
         status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "a"}, {"question": "b"}]})
         assert status == 429 and "batch: 2" in reply["error"]
     assert len(server.requests) == 2
+    assert proxy.usage.as_raw()["refused_calls"] == 2  # every call of the refused batch, not one per batch
 
 
 def test_a_failing_model_is_a_502_quoting_it_with_the_key_scrubbed(server: FakeLLMServer) -> None:
@@ -371,3 +372,40 @@ def test_validate_points_at_a_target_it_cannot_use(tmp_path: Path, server: FakeL
     else:
         assert code == 1, output
         assert f"recall.eval.yaml:8: code_judge 'recall': {said}" in output.out
+
+
+def test_cli_execution_cache_false_sends_every_judge_model_call_again(tmp_path: Path, server: FakeLLMServer) -> None:
+    """A suite's `execution.cache: false` reaches the proxy's own threads: no judge-model call of the
+    second run is answered from the first run's cache (a cached suite beside it still is)."""
+    project = make_project(tmp_path, server, """\
+        execution: {cache: false}
+        tests:
+          - id: paris
+            input: Capital of France?
+            assert:
+              - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
+    """)
+    write(project / "evals/cached.eval.yaml", """\
+        tests:
+          - id: paris
+            input: Capital of France?
+            assert:
+              - {name: recall, type: code_judge, script: [python3, recall.py], target: true}
+    """)
+    for run in (1, 2):
+        code, output = gate(project, "run", "evals")
+        assert code == 0, output
+        rows = {row["suite"]: row for row in read_rows(project / RESULTS)}
+        uncached, cached = rows["evals/recall.eval.yaml"], rows["evals/cached.eval.yaml"]
+        assert uncached["verdict"] == "pass" and not uncached.get("cache_hits"), uncached
+        assert "cache_hits" not in uncached["evaluator_raw_request"]["target_proxy"]
+        assert (cached.get("cache_hits") == 1) is (run == 2)
+    assert len(server.requests) == 3  # the uncached suite's call, twice; the cached suite's, once
+
+
+def test_a_batch_without_requests_is_a_400_and_an_unknown_post_a_404(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invokeBatch", {"items": []})
+        assert (status, reply["error"]) == (400, "Missing required field: requests (array)")
+        assert call(proxy, "POST", "/zzz", {"question": "q"})[0] == 404
+    assert server.requests == []

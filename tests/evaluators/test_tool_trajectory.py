@@ -162,6 +162,17 @@ def test_item_args_match_wins_over_the_evaluators() -> None:
     assert score == 0.5 and len(misses) == 1
 
 
+@pytest.mark.parametrize("mode", ["in_order", "exact", "superset", "subset"])
+def test_args_match_defaults_to_exact_so_an_extra_argument_fails(mode: str) -> None:
+    """AgentV 2.19 (tool-trajectory.ts): `item.argsMatch ?? config.argsMatch ?? 'exact'`. A call with an
+    argument the expectation does not name is not the expected call unless `superset` is asked for."""
+    expected = [{"tool": "search", "args": {"q": "a"}}]
+    extra = calls(("search", {"q": "a", "limit": 5}))
+    assert grade({"mode": mode, "expected": expected}, extra)[0] == 0.0
+    assert grade({"mode": mode, "expected": expected}, calls(("search", {"q": "a"})))[0] == 1.0
+    assert grade({"mode": mode, "args_match": "superset", "expected": expected}, extra)[0] == 1.0
+
+
 def test_json_equality_is_not_pythons() -> None:
     assert not json_equal(True, 1) and not json_equal([1, 2], [2, 1]) and json_equal({"a": [1.0]}, {"a": [1]})
 

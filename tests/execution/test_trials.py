@@ -38,3 +38,94 @@ def test_confidence_interval_of_one_trial_is_its_score_and_never_below_zero() ->
                                            (99, 1.984)])
 def test_t_quantile_matches_the_tables(df: int, exact: float) -> None:
     assert t_critical(df) == pytest.approx(exact, abs=0.001)
+
+
+def test_pass_at_k_takes_the_best_trial_wherever_it_came() -> None:
+    """The best, not the last nor the first: each position of the best trial is tried."""
+    for scores in ([0.9, 0.2, 0.4], [0.2, 0.9, 0.4], [0.2, 0.4, 0.9]):
+        assert aggregate("pass_at_k", scores, passed=1)[0] == 0.9, scores
+
+
+def test_mean_records_its_min_and_max_wherever_they_came() -> None:
+    score, aggregation = aggregate("mean", [0.5, 1.0, 0.0], passed=1)
+    assert score == 0.5 and (aggregation["min"], aggregation["max"]) == (0.0, 1.0)
+
+
+def test_no_scored_trial_scores_zero() -> None:
+    assert aggregate("mean", [], passed=0) == (0.0, {"strategy": "mean"})
+
+
+@pytest.mark.parametrize(("scores", "lower"), [([1.0, 1.0], 1.0), ([0.0, 0.0], 0.0), ([0.2, 1.4], 0.0),
+                                               ([-0.4, 0.4, 1.6, 2.4], 0.0)])
+def test_confidence_interval_bounds_are_clamped_into_zero_to_one(scores: list[float], lower: float) -> None:
+    score, aggregation = aggregate("confidence_interval", scores, passed=0)
+    assert score == lower == aggregation["ci95_lower"]
+    assert 0.0 <= aggregation["ci95_upper"] <= 1.0
+
+
+def test_one_trial_s_interval_is_its_score_clamped() -> None:
+    assert aggregate("confidence_interval", [0.7], passed=1)[1] == {
+        "strategy": "confidence_interval", "mean": 0.7, "ci95_lower": 0.7, "ci95_upper": 0.7, "stddev": 0.0}
+    assert aggregate("confidence_interval", [1.5], passed=1)[1]["ci95_upper"] == 1.0
+    assert aggregate("confidence_interval", [-0.5], passed=0)[1]["ci95_lower"] == 0.0
+
+
+@pytest.mark.parametrize("df", [0, -1])
+def test_a_t_interval_needs_two_trials(df: int) -> None:
+    with pytest.raises(ValueError, match="at least 2 trials"):
+        t_critical(df)
+
+
+def test_the_table_ends_at_30_and_the_series_takes_over_at_31() -> None:
+    assert t_critical(30) == 2.042
+    assert t_critical(31) == pytest.approx(2.0395, abs=2e-4)
+    assert t_critical(1000) == pytest.approx(1.9623, abs=2e-4)
+
+
+# ---------------------------------------------------------------- t against an independent computation
+
+
+def _continued_fraction(a: float, b: float, x: float) -> float:
+    """The incomplete beta function's continued fraction (modified Lentz), to double precision."""
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        for numerator in (m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m))):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-16:
+            break
+    return h
+
+
+def _upper_tail(t: float, df: int) -> float:
+    """P(T > t) for Student's t with `df` degrees of freedom: half the regularized I_x(df/2, 1/2)."""
+    a, b, x = df / 2, 0.5, df / (df + t * t)
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x)
+    if x < (a + 1) / (a + b + 2):
+        return 0.5 * math.exp(log_front) * _continued_fraction(a, b, x) / a
+    return 0.5 * (1 - math.exp(log_front) * _continued_fraction(b, a, 1 - x) / b)
+
+
+def exact_t_975(df: int) -> float:
+    low, high = 0.0, 100.0
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _upper_tail(middle, df) > 0.025 else (low, middle)
+    return low
+
+
+@pytest.mark.parametrize("df", range(1, 31))
+def test_every_table_entry_is_the_exact_quantile_to_three_decimals(df: int) -> None:
+    assert abs(t_critical(df) - exact_t_975(df)) <= 0.0005
+
+
+@pytest.mark.parametrize("df", [31, 32, 35, 45, 60, 100, 1000])
+def test_past_the_table_the_series_is_within_two_millionths_of_the_exact_quantile(df: int) -> None:
+    assert abs(t_critical(df) - exact_t_975(df)) <= 2e-6

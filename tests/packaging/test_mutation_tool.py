@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -93,3 +95,67 @@ def test_a_mutant_is_sampled_by_what_it_changes_not_by_its_random_job_id() -> No
     first = SimpleNamespace(job_id="eebbaa27668645128ee1e5fb4385b50c", operator_name="core/AddNot", occurrence=7)
     again = SimpleNamespace(job_id="9fd614aff7b34e8e952e769d0bc69d47", operator_name="core/AddNot", occurrence=7)
     assert key(first) == key(again) != key(SimpleNamespace(job_id="x", operator_name="core/AddNot", occurrence=8))
+
+
+def test_every_module_issue_38_names_is_mutated() -> None:
+    """The modules added since the list was first made, each with tests of its own."""
+    mapping = tool().MODULES
+    for module in ("execution/stop.py", "execution/trials.py", "judging/rubrics.py", "report/html.py",
+                   "report/live.py", "report/baseline.py", "execution/hooks.py", "evaluators/custom_assertion.py",
+                   "evaluators/target_proxy.py", "redaction.py", "loader/assertions.py"):
+        assert f"agentv_gate/{module}" in mapping, module
+
+
+def slip_operators() -> ModuleType:
+    pytest.importorskip("cosmic_ray", reason="cosmic-ray is the `mutate` extra: make mutate installs it")
+    spec = importlib.util.spec_from_file_location("slip_operators", REPO / "mutation" / "slip_operators.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["SwapMinMax", "FirstLast", "HeadTail"])
+def test_each_slip_operator_makes_the_mutants_its_examples_show(name: str) -> None:
+    from cosmic_ray.mutating import mutate_code
+
+    operator = getattr(slip_operators(), name)
+    for example in operator.examples():
+        assert mutate_code(example.pre_mutation_code, operator(), example.occurrence) == example.post_mutation_code
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("SwapMinMax", "x = obj.max(a)\n"),      # a method, not the builtin
+    ("SwapMinMax", "def max(a):\n    return a\n"),
+    ("FirstLast", "y = x[1]\n"),
+    ("FirstLast", "y = x[0:2]\n"),
+    ("HeadTail", "y = x[1:2]\n"),
+    ("HeadTail", "y = x[::2]\n"),
+    ("HeadTail", "y = x[0]\n"),
+])
+def test_slip_operators_leave_code_that_is_not_their_slip_alone(name: str, code: str) -> None:
+    from cosmic_ray.mutating import mutate_code
+
+    assert mutate_code(code, getattr(slip_operators(), name)(), 0) is None
+
+
+def test_a_long_output_s_tail_is_a_mutant_and_comments_survive_it() -> None:
+    from cosmic_ray.mutating import mutate_code
+
+    code = "out = '…' + out[-LIMIT:]  # the end\nbest = max(scores)  # the best\n"
+    operators = slip_operators()
+    assert mutate_code(code, operators.HeadTail(), 0) == "out = '…' + out[:LIMIT]  # the end\nbest = max(scores)  # the best\n"
+    assert mutate_code(code, operators.SwapMinMax(), 0) == "out = '…' + out[-LIMIT:]  # the end\nbest = min(scores)  # the best\n"
+
+
+def test_the_slip_operators_are_found_by_cosmic_ray_from_the_plugin_folder(tmp_path: Path) -> None:
+    import subprocess
+
+    slip_operators()
+    plugin = tool().install_slip_operators(tmp_path / "plugin")
+    listed = subprocess.run([sys.executable, "-c", "import cosmic_ray.plugins as p; print(p.operator_names())"],
+                            env={"PYTHONPATH": str(plugin), "HOME": str(tmp_path)}, capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("slips/SwapMinMax", "slips/FirstLast", "slips/HeadTail", "core/ReplaceComparisonOperator_Gt_GtE",
+                 "core/ReplaceComparisonOperator_Lt_LtE"):
+        assert name in listed.stdout

@@ -56,3 +56,22 @@ def test_insufficient_quota_is_not_waited_for(fake_llm: FakeLLMServer) -> None:
         provider.invoke(ProviderRequest(question="q"))
     assert caught.value.status == 429 and caught.value.retries == 0 and len(fake_llm.requests) == 1
     assert provider.limiter.pause_remaining() == 0
+
+
+@pytest.mark.parametrize("error", [
+    {"message": "quota", "type": "insufficient_quota", "code": None},  # the form OpenAI-compatible servers send
+    {"message": "quota", "type": "requests", "code": "insufficient_quota"},
+])
+def test_insufficient_quota_in_either_the_type_or_the_code_is_not_waited_for(fake_llm: FakeLLMServer,
+                                                                            error: dict[str, object]) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.json({"error": error}, status=429), FakeReply.openai("never sent"))
+    with pytest.raises(HttpCallError, match="quota is used up, which waiting will not change") as caught:
+        openai(fake_llm).invoke(ProviderRequest(question="q"))
+    assert caught.value.retries == 0 and len(fake_llm.requests) == 1
+
+
+def test_a_429_of_another_type_is_waited_out(fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(CHAT, FakeReply.json({"error": {"message": "slow down", "type": "requests", "code": "rate_limit"}},
+                                          status=429, headers={"Retry-After": "0"}), FakeReply.openai("waited"))
+    response = openai(fake_llm).invoke(ProviderRequest(question="q"))
+    assert (response.text, response.retries) == ("waited", 1)
