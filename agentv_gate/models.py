@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
 from .defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from .defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
+from .generations import Generation
 from .javascript import js_trim
 from .wire import content_to_text
 
@@ -122,6 +123,8 @@ class TargetAccessConfig(BaseModel):
 
 class CodeJudgeConfig(_EvaluatorBase):
     type: Literal["code_judge"] = "code_judge"
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its `type:` names (`code_judge` 2.x, `code-grader` 4.x): its payload and reply."""
     script: str | list[str]
     cwd: str | None = None
     timeout_seconds: float | None = None
@@ -175,6 +178,8 @@ class RubricItem(BaseModel):
 
 class LlmJudgeConfig(_EvaluatorBase):
     type: Literal["llm_judge"] = "llm_judge"
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its `type:` names (`llm_judge` 2.x, `llm-grader` 4.x): its prompt variables."""
     prompt: str | PromptScriptConfig | None = None
     model: str | None = None
     target: str | None = None

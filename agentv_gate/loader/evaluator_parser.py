@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import models
 from ..errors import EvalFileError
+from ..generations import generation_of_type
 from ..javascript import compile_js_regex, is_finite_number
 from ..keys import NOT_YET_EVALUATOR_TYPES, not_yet_message
 from ..models import (
@@ -301,6 +302,7 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
+    generation = generation_of_type(data["type"])
     default_name = "rubrics" if kind in RUBRIC_TYPES else None
     if kind in RUBRIC_TYPES:
         data = _rubrics_as_llm_judge(raw, data, line)
@@ -368,6 +370,8 @@ def parse_evaluator(
         if not isinstance(children, list) or not children:
             raise EvalFileError(line, f"composite '{data['name']}' has no 'evaluators'", "a list of child evaluators")
         data["evaluators"] = []
+    if kind in ("code_judge", "llm_judge"):
+        data["generation"] = generation  # its payload, reply and prompt variables (generations.py)
     try:
         config = _ADAPTER.validate_python(data)
     except ValidationError as exc:
