@@ -208,3 +208,49 @@ print(json.dumps({"score": 1 if ok else 0}))
     proc = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert rows_by_id(repo / RESULTS)["long"]["score"] == 1.0
+
+
+SDK_GRADER = """\
+from agentv_gate.sdk import CodeGraderInput, define_code_grader
+
+
+@define_code_grader
+def grade(payload: CodeGraderInput) -> dict:
+    names = payload.config["cities"]
+    return {"assertions": [{"text": f"mentions {name}", "passed": name in payload.output_text} for name in names]}
+"""
+
+
+def test_a_python_grader_on_the_4x_sdk_flavour_scores_the_share_of_its_assertions(tmp_path: Path) -> None:
+    repo = _project(tmp_path, f"""\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - name: sdk
+        type: code-grader
+        command: [{PY}, sdk_grader.py]
+        cities: [Paris, Lyon, France, Nice]
+""", {"sdk_grader.py": SDK_GRADER})
+    run_cli("run", "evals", "--no-cache", cwd=repo)
+    score = rows_by_id(repo / RESULTS)["capital"]["scores"][0]
+    assert score["score"] == 0.5
+    assert score["hits"] == ["mentions Paris", "mentions France"]
+    assert score["misses"] == ["mentions Lyon", "mentions Nice"]
+
+
+def test_the_4x_sdk_flavour_refuses_a_2x_payload_rather_than_grading_no_answer(tmp_path: Path) -> None:
+    repo = _project(tmp_path, f"""\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - name: sdk
+        type: code_judge
+        script: [{PY}, sdk_grader.py]
+        cities: [Paris]
+""", {"sdk_grader.py": SDK_GRADER})
+    run_cli("run", "evals", "--no-cache", cwd=repo)
+    row = rows_by_id(repo / RESULTS)["capital"]
+    assert row["verdict"] == "error"
+    assert "define_code_judge" in " ".join(row["scores"][0]["misses"])
