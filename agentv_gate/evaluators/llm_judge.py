@@ -237,7 +237,7 @@ class LlmJudgeEvaluator:
                 question=prompt,
                 system_prompt=system_prompt,
                 model=model,
-                temperature=self.temperature,
+                temperature=self.temperature if config.temperature is None else config.temperature,
                 max_output_tokens=self.max_output_tokens,
                 eval_case_id=context.eval_case.id,
                 reply_schema=reply_schema,

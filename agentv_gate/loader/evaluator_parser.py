@@ -41,11 +41,12 @@ from ..models import (
     value_at_path,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
+from .forms4 import group_criteria, is_type_name
 from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
 from .problems import Problem
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
-from .yaml_lines import item_line, key_line, line_of, yaml_kind
+from .yaml_lines import LineList, item_line, key_line, line_of, yaml_kind
 
 _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
@@ -173,16 +174,28 @@ def _script_kind(script: Any) -> str:
 
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
-    line: int,
+    line: int, criteria_strings: bool = False,
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
     `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
-    scalar carries no line of its own."""
+    scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
+    loader/forms4.py) in a 4.x file (`criteria_strings`) or when one of them is a sentence; otherwise a
+    string names an evaluator type (`- is-json`)."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
         raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
+    if criteria_strings or any(isinstance(entry, str) and not is_type_name(entry) for entry in raw_list):
+        grouped = group_criteria(list(raw_list))
+        relined = LineList(grouped)
+        relined.line = line_of(raw_list, line)
+        strings = [i for i, entry in enumerate(raw_list) if isinstance(entry, str)]
+        # each entry keeps its line; the criteria evaluator takes its first string's
+        relined.item_lines = [item_line(raw_list, i, relined.line) for i in range(len(raw_list))
+                              if not isinstance(raw_list[i], str) or (i == strings[0] and len(grouped) > len(raw_list)
+                                                                      - len(strings))]
+        raw_list = relined
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
@@ -340,6 +353,8 @@ def parse_evaluator(
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
         base = default_name or kind
         data["name"] = auto_name(raw["type"], raw.get("value")) or (base if index == 0 else f"{base}_{index + 1}")
+    if "min_score" in data:
+        _min_score(raw, data, kind, line, problems, file)
     if "required" in data:
         _check_required(data["required"], key_line(raw, "required", line), f"{kind} evaluator '{data['name']}'")
     if "negate" in data and not isinstance(data["negate"], bool):
@@ -365,8 +380,9 @@ def parse_evaluator(
     if "timeout" in data and "timeout_seconds" not in data:
         data["timeout_seconds"] = data.pop("timeout")
     if kind == "composite":
-        children = data.get("evaluators", data.get("assert"))
+        children = data.get("assertions", data.get("evaluators", data.get("assert")))  # `assertions`: 4.x
         data.pop("assert", None)
+        data.pop("assertions", None)
         if not isinstance(children, list) or not children:
             raise EvalFileError(line, f"composite '{data['name']}' has no 'evaluators'", "a list of child evaluators")
         data["evaluators"] = []
@@ -713,6 +729,24 @@ def _check_compared(mode: models.ArgsMatch, args: dict[str, Any], line: int, whe
     elif not any(value_at_path(args, path) is not ABSENT for path in mode):
         raise EvalFileError(line, f"{where} [{', '.join(mode)}] compares none of the args of {item.split(': ', 1)[1]}",
                             "paths the items' args hold, or args_match on the item")
+
+
+def _min_score(raw: Any, data: dict[str, Any], kind: str, line: int, problems: list[Problem], file: Path) -> None:
+    """AgentV 4.x's `min_score` (0, 1]: the mark a `required` evaluator must reach, before a numeric `required`.
+    4.42 reads it only beside `required` (its gate) and drops a value out of range unsaid; agentv-gate refuses
+    that value and says when nothing reads it."""
+    at = key_line(raw, "min_score", line)
+    mark = data.pop("min_score")
+    where = f"{kind} evaluator '{data['name']}'"
+    if isinstance(mark, bool) or not isinstance(mark, (int, float)) or not 0 < mark <= 1:
+        raise EvalFileError(at, f"{where}: min_score {mark!r} is not a number in (0, 1]",
+                            "min_score: 0.7 beside required: true")
+    if data.get("required") in (None, False):
+        problems.append(Problem(file, at, f"{where}: 'min_score' is read only beside 'required: true' (AgentV's "
+                                "required gate); here it changes nothing", "required: true beside it, or no "
+                                "'min_score'", severity="warning"))
+        return
+    data["required"] = float(mark)
 
 
 def _check_required(value: Any, line: int, where: str) -> None:
