@@ -24,6 +24,7 @@ from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
+from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
 from .javascript import js_sum
 from .judging.payload import message_dict, trace_summary
@@ -173,6 +174,8 @@ class Orchestrator:
         self.hooks = hooks
         """Workspace hooks around each case (see execution/hooks.py); None when no suite has any."""
         self.cancelled = threading.Event()
+        self.suite_slots = SuiteSlots()
+        """Each suite's `execution.workers` cap (AgentV 4.x), below the run's workers."""
 
     # ---------------------------------------------------------------- one case
 
@@ -359,6 +362,10 @@ class Orchestrator:
             results.append(result)
 
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
+        with self.suite_slots.slot(case):
+            return self._run_in_slot(case)
+
+    def _run_in_slot(self, case: EvalCase) -> CaseResult:
         refusal = self.stop.refusal(case) if self.stop is not None else None
         if refusal is not None:  # a stop policy tripped: written as not run, never run
             result = scrubbed(refusal.apply(self._base_result(case)))

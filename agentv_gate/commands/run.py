@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import NOT_RUN_INTERRUPTED, FailureLimit, execution_block_policies
+from ..execution.stop import NOT_RUN_INTERRUPTED, FailureLimit, RunBudget, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
@@ -63,6 +63,8 @@ def check_options(args: argparse.Namespace) -> None:
                          "neither read nor write that folder; drop one")
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
+    if args.budget_usd is not None and not 0 < args.budget_usd < float("inf"):
+        raise UsageError(f"--budget-usd {args.budget_usd} is not a number of dollars above 0")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold {args.threshold} is not in 0..1")
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
@@ -200,7 +202,8 @@ def execute(args: argparse.Namespace) -> int:
     workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
     settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials)
     hooks = WorkspaceHooks()
-    stop = execution_block_policies(*([failure_limit] if failure_limit else []))
+    run_budget = [RunBudget(args.budget_usd)] if args.budget_usd is not None else []
+    stop = execution_block_policies(*([failure_limit] if failure_limit else []), *run_budget)
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=stop,
                                 hooks=hooks,
                                 on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
