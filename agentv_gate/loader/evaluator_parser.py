@@ -200,7 +200,8 @@ def parse_evaluators(
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
         try:
-            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line))
+            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
+                                           four_x=criteria_strings))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
@@ -303,9 +304,11 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
 
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
-    line: int,
+    line: int, four_x: bool = False,
 ) -> EvaluatorConfig:
-    """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own)."""
+    """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own). `four_x`: the
+    file is read with AgentV 4.x's meaning, so a `type: rubrics` is a 4.x grader (its prompt, and its items
+    required unless they say otherwise, as 4.42 reads them)."""
     line = line_of(raw, line)
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
@@ -315,13 +318,13 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
-    generation = generation_of_type(data["type"])
+    generation = "4.x" if four_x and kind in RUBRIC_TYPES else generation_of_type(data["type"])
     default_name = "rubrics" if kind in RUBRIC_TYPES else None
     if kind in RUBRIC_TYPES:
-        data = _rubrics_as_llm_judge(raw, data, line)
+        data = _rubrics_as_llm_judge(raw, data, line, required=generation == "4.x")
         kind = "llm_judge"
     elif kind == "llm_judge" and "rubrics" in data:
-        data["rubrics"] = _judge_rubrics(raw, data, line)
+        data["rubrics"] = _judge_rubrics(raw, data, line, required=generation == "4.x")
     if kind in NOT_YET_EVALUATOR_TYPES:
         raise EvalFileError(line, not_yet_message(f"type: {data['type']}", NOT_YET_EVALUATOR_TYPES[kind]))
     if kind == CUSTOM_KIND or (kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS):
@@ -539,12 +542,39 @@ def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:
     return folder
 
 
+PROMPT_FILE_PREFIX = "file://"
+"""AgentV 4.x's mark for a prompt read from a file: without it, any string is the prompt's text."""
+
+
+def _resolve_grader_prompt(config: LlmJudgeConfig, prompt: str, roots: SearchRoots, line: int,
+                           problems: list[Problem], file: Path) -> None:
+    """A 4.x llm-grader's text prompt as 4.42 reads it: `file://path` is a template file; any other string is
+    the text itself, however much it looks like a path (4.42 then grades with it as the criteria: said)."""
+    if prompt.startswith(PROMPT_FILE_PREFIX):
+        path = roots.resolve(prompt[len(PROMPT_FILE_PREFIX):].strip(), line, "prompt file")
+        try:
+            config.resolved_prompt_text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvalFileError(line, f"prompt file {prompt!r} cannot be read: {exc}", "a UTF-8 text file") from None
+        config.resolved_prompt_path = path
+        return
+    candidate = prompt.strip()
+    if "\n" not in candidate and Path(candidate).suffix.lower() in PROMPT_FILE_SUFFIXES | set(EXECUTABLE_PROMPT_RUNTIMES):
+        problems.append(Problem(file, line, f"llm-grader '{config.name}': prompt {candidate!r} is read as the prompt's "
+                                "text, not as a file: AgentV 4.x reads a file only after file:// (so it grades with "
+                                "this text as the criteria)", f"prompt: file://{candidate}", severity="warning"))
+    config.resolved_prompt_text = prompt
+
+
 def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, problems: list[Problem], file: Path) -> None:
     prompt = config.prompt
     if prompt is None:
         return
     if not isinstance(prompt, str):
         config.resolved_prompt_script = resolve_script(prompt.script, line, roots, None, problems, file)
+        return
+    if config.generation == "4.x":
+        _resolve_grader_prompt(config, prompt, roots, line, problems, file)
         return
     candidate = prompt.strip()
     suffix = Path(candidate).suffix.lower() if "\n" not in candidate and len(candidate) < 1024 else ""
@@ -592,16 +622,17 @@ def _check_judge_config(config: LlmJudgeConfig, raw: Any, line: int) -> None:
                         "{{config}} in the prompt, a prompt script (it gets config in its payload), or no 'config'")
 
 
-def _judge_rubrics(raw: Any, data: dict[str, Any], line: int) -> list[Any]:
+def _judge_rubrics(raw: Any, data: dict[str, Any], line: int, required: bool) -> list[Any]:
     """An llm_judge's `rubrics:` list; a `prompt` beside it is refused, since the rubric prompt replaces it."""
     if data.get("prompt") is not None:
         raise EvalFileError(key_line(raw, "prompt", line), f"llm_judge '{data.get('name', '')}' has both 'prompt' and "
                                                            "'rubrics'; a rubric judge uses AgentV's rubric prompt",
                             "either 'prompt' or 'rubrics'")
-    return list(parse_rubric_items(data["rubrics"], key_line(raw, "rubrics", line), "'rubrics'"))
+    return list(parse_rubric_items(data["rubrics"], key_line(raw, "rubrics", line), "'rubrics'",
+                                   objects_required=required))
 
 
-def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str, Any]:
+def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int, required: bool) -> dict[str, Any]:
     """`type: rubrics` + `criteria:` -> an llm_judge with `rubrics`, as AgentV makes it."""
     for key in ("rubrics", "prompt"):
         if key in data:
@@ -611,7 +642,8 @@ def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str
     if "criteria" not in data:
         raise EvalFileError(line, f"`type: {data['type']}` evaluator has no 'criteria'", "criteria: [rubric items]")
     out = dict(data)
-    out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'")
+    out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'",
+                                        objects_required=required)
     out["type"] = "llm_judge"
     return out
 
