@@ -29,6 +29,8 @@ class GenerationRow:
     payload: str
     reply: str
     prompt: str
+    default_threshold: float
+    """A case's pass mark when neither its file nor `--threshold` sets one (2.19: 0.5; 4.42: 0.8)."""
 
 
 GENERATIONS: dict[Generation, GenerationRow] = {
@@ -40,6 +42,7 @@ GENERATIONS: dict[Generation, GenerationRow] = {
                 "`guideline_files`, `input_files`, `trace_summary`, `config`, and the older names beside them",
         reply="one JSON object: `score` (0..1) with `hits`, `misses`, `reasoning`, `details`",
         prompt="`{{question}}`, `{{answer}}`, `{{reference_answer}}`, `{{criteria}}`, ... (2.19's variables)",
+        default_threshold=0.5,
     ),
     "4.x": GenerationRow(
         agentv="4.42.4",
@@ -52,6 +55,7 @@ GENERATIONS: dict[Generation, GenerationRow] = {
               "plain text: exit code 0 passes, another fails",
         prompt="`{{input}}`, `{{output}}`, `{{expected_output}}` as plain text, `{{criteria}}`, `{{metadata}}`, "
                "`{{rubrics}}`, `{{tool_calls}}`, `{{file_changes}}`",
+        default_threshold=0.8,
     ),
 }
 

@@ -524,6 +524,8 @@ class EvalCase(BaseModel):
     cost_limits: list[tuple[str, Path, int]] = Field(default_factory=list)
     """Each cost limit the case runs under (`total_budget_usd`, `cost_limit_usd`) as (key, file, line):
     the preflight refuses one that no target of its cases reports a cost to."""
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
     suite_tags: list[str] = Field(default_factory=list, exclude=True)
     """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""
 

@@ -26,10 +26,10 @@ from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
 from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
+from .generations import GENERATIONS
 from .javascript import js_sum
 from .judging.payload import message_dict, trace_summary
 from .models import (
-    DEFAULT_THRESHOLD,
     DEFAULT_WORKERS,
     CaseResult,
     EvalCase,
@@ -79,9 +79,10 @@ def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
 
 
 def case_threshold(case: EvalCase, settings: RunSettings) -> float:
+    """The case's own (its file's) threshold, else `--threshold`, else its generation's default pass mark."""
     if case.threshold is not None:
         return case.threshold
-    return settings.threshold if settings.threshold is not None else DEFAULT_THRESHOLD
+    return settings.threshold if settings.threshold is not None else GENERATIONS[case.generation].default_threshold
 
 
 def weighted_mean(results: list[EvaluatorResult]) -> float:

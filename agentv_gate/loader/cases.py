@@ -421,6 +421,7 @@ class CaseBuilder:
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),
+            generation="4.x" if self._four_x(raw) else "2.x",
         )
 
 

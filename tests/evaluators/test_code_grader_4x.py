@@ -143,7 +143,7 @@ tests:
 @pytest.mark.parametrize(("script", "score", "verdict", "evaluator_error"), [
     # no score: passed / total, as 4.42 derives it
     ('print(\'{"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}, 7]}\')', 0.5,
-     "pass", False),  # 0.5 reaches the default threshold, 0.5
+     "fail", False),  # 0.5 is below a 4.x case's pass mark, 0.8 (AgentV 4.42's default)
     ('print(\'{"assertions": [{"text": "a", "passed": true}]}\')', 1.0, "pass", False),
     ('print("{}")', 0.0, "fail", False),  # neither: 0
     ('print("looks right to me")', 1.0, "pass", False),  # exit 0, plain text: a pass
