@@ -53,8 +53,24 @@ def reply_for(messages: list[dict[str, Any]]) -> str:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
     def log_message(self, *args: Any) -> None:  # quiet
         pass
+
+    def _stream(self, content: str, model: str) -> None:
+        """AgentV 4.42's OpenAI provider asks for a stream: the reply as server-sent events."""
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": content}, "finish_reason": None}]},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}]
+        head = {"id": "fake-1", "object": "chat.completion.chunk", "created": 0, "model": model}
+        body = "".join(f"data: {json.dumps({**head, **chunk})}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length") or 0)
@@ -63,6 +79,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         content = reply_for(body.get("messages") or [])
+        if body.get("stream"):
+            self._stream(content, str(body.get("model", "fake")))
+            return
         reply = {"id": "fake-1", "object": "chat.completion", "created": 0, "model": body.get("model", "fake"),
                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                               "finish_reason": "stop"}],
