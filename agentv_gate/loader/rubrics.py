@@ -37,7 +37,25 @@ def _text(value: Any, line: int, what: str) -> str:
     return str(value).strip()
 
 
+def _shorthand_ranges(raw: Any, line: int, where: str) -> Any:
+    """AgentV 4.x's shorthand `{0: Bad, 3: OK, 7: Good, 10: Perfect}`: each key (0..10, text values) is a band's
+    low end, up to the next key - 1 (the last to 10), as 4.42's normalizeScoreRangesShorthand reads it;
+    anything else is returned as written."""
+    if not isinstance(raw, dict) or not raw:
+        return raw
+    if not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= 10 and isinstance(v, str) and v
+               for k, v in raw.items()):
+        return raw
+    lows = sorted(raw)
+    if lows[0] != 0:
+        raise EvalFileError(line, f"{where}: the score_ranges shorthand must start at 0 (got {lows[0]})",
+                            "{0: ..., 5: ..., 8: ...}")
+    return [{"score_range": [low, (lows[i + 1] - 1) if i + 1 < len(lows) else 10], "outcome": raw[low]}
+            for i, low in enumerate(lows)]
+
+
 def _ranges(raw: Any, line: int, where: str) -> list[ScoreRange]:
+    raw = _shorthand_ranges(raw, line, where)
     if not isinstance(raw, list) or not raw:
         raise EvalFileError(line, f"{where}: 'score_ranges' must be a non-empty list",
                             "[{score_range: [0, 4], outcome: ...}, ...]")

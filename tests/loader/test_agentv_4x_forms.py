@@ -233,3 +233,51 @@ tests:
                      "evals/conv.eval.yaml:8: 'type: skill-trigger' is an AgentV feature agentv-gate does not run yet",
                      "evals/conv.eval.yaml:9: 'max_steps' is an AgentV feature agentv-gate does not run yet"):
         assert expected in out, out
+
+
+MERGING = """\
+{governance}defaults: &checks
+  type: contains
+  value: Paris
+tests:
+  - id: t
+    input: hi
+    assertions:
+      - <<: *checks
+        name: merged
+"""
+
+
+def test_merge_keys_are_merged_in_a_4x_file_and_refused_in_a_2x_one(tmp_path: Path) -> None:
+    """AgentV 4.23+ merges `<<` keys; 2.19 reads `<<` as an ordinary key, so a 2.x file's are refused."""
+    four = tmp_path / "four.eval.yaml"
+    four.write_text(MERGING.format(governance="governance: {owner: geo}\n").replace("defaults:", "metadata:"))
+    result = load_eval_file(four, repo_root=tmp_path)
+    assert not result.errors, result.errors
+    merged = result.cases[0].evaluators[0]
+    assert (merged.name, merged.type, getattr(merged, "value", None)) == ("merged", "contains", "Paris")
+    two = tmp_path / "two.eval.yaml"
+    two.write_text(MERGING.format(governance="").replace("defaults:", "metadata:"))
+    refused = load_eval_file(two, repo_root=tmp_path)
+    assert [p.line for p in refused.errors] == [8]
+    assert "'<<' merge keys are not read" in refused.errors[0].message
+
+
+def test_a_score_ranges_shorthand_map_is_read_as_4_42_reads_it(tmp_path: Path) -> None:
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text("""\
+tests:
+  - id: t
+    input: Summarise.
+    assertions:
+      - type: rubrics
+        criteria:
+          - id: accuracy
+            score_ranges: {0: Wrong, 3: Partly, 8: Right}
+""")
+    result = load_eval_file(suite, repo_root=tmp_path)
+    assert not result.errors, result.errors
+    judge = result.cases[0].evaluators[0]
+    assert isinstance(judge, LlmJudgeConfig) and judge.rubrics is not None
+    assert [(b.score_range, b.outcome) for b in judge.rubrics[0].score_ranges or []] == [
+        ((0, 2), "Wrong"), ((3, 7), "Partly"), ((8, 10), "Right")]
