@@ -164,7 +164,7 @@ def _rounded(value: Any) -> float | None:
 
 
 def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
-    """AgentV 4.42's `index.jsonl` (completion order) as test id -> {score, passed}."""
+    """AgentV 4.42's `index.jsonl` (completion order) as test id -> {score (6 places), passed, error}."""
     rows: dict[str, dict[str, Any]] = {}
     for path in out.rglob("index.jsonl"):
         for line in path.read_text().splitlines():
@@ -174,12 +174,10 @@ def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
             case = row.get("test_id") or row.get("eval_id") or row.get("id")
             if not isinstance(case, str):
                 continue
-            verdict = row.get("verdict") or row.get("result")
-            threshold = row.get("threshold") if isinstance(row.get("threshold"), (int, float)) else 0.8
-            score = _rounded(row.get("score"))
-            errored = bool(row.get("error")) or row.get("execution_status") == "execution_error"
-            passed = (verdict == "pass") if isinstance(verdict, str) else (score is not None and score >= threshold)
-            rows[case] = {"score": score, "passed": passed and not errored, "error": errored}
+            # 4.42's verdict is its execution_status: ok (passed its threshold), quality_failure, execution_error
+            status = row.get("execution_status")
+            rows[case] = {"score": _rounded(row.get("score")), "passed": status == "ok",
+                          "error": status == "execution_error"}
     return rows
 
 
