@@ -182,14 +182,15 @@ def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def gate_rows(results: Path) -> dict[str, dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
-    if results.is_file():
-        for line in results.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[row["eval_id"]] = {"score": _rounded(row.get("score")), "passed": row.get("verdict") == "pass",
-                                        "error": row.get("verdict") == "error"}
-    return rows
+    """agentv-gate's results.jsonl as test id -> {score (6 places), passed, error}."""
+    if not results.is_file():
+        return {}
+    return gate_rows_of([json.loads(line) for line in results.read_text().splitlines() if line.strip()])
+
+
+def gate_rows_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {row["eval_id"]: {"score": _rounded(row.get("score")), "passed": row.get("verdict") == "pass",
+                             "error": row.get("verdict") == "error"} for row in rows}
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> int:
