@@ -79,6 +79,12 @@ def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
                      help="run only cases whose id matches GLOB (repeatable; e.g. 'refund-*')")
     run.add_argument("--suite", action="append", default=None, metavar="GLOB",
                      help="run only suites whose path or file name matches GLOB (repeatable)")
+    run.add_argument("--budget-usd", type=float, action=_Once, default=None, dest="budget_usd", metavar="USD",
+                     help="stop starting cases once the run's reported cost reaches USD (AgentV 4.x)")
+    run.add_argument("--tag", action="append", default=None, metavar="TAG",
+                     help="run only suites whose tags include TAG (repeatable: all of them; AgentV 4.x)")
+    run.add_argument("--exclude-tag", action="append", default=None, dest="exclude_tag", metavar="TAG",
+                     help="leave out suites whose tags include TAG (repeatable)")
     run.add_argument("--list", action="store_true", help="print the cases the run would execute (file:line) and stop")
     rerun = run.add_mutually_exclusive_group()
     rerun.add_argument("--retry-errors", type=Path, action=_Once, default=None, metavar="PREV.jsonl",

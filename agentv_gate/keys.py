@@ -6,7 +6,7 @@ Each level (suite, test, `execution`, evaluator, targets.yaml entry) declares th
 reads (`loader/keys.py`, `targets/keys.py`); `unknown_key_problems` reports every other one at its
 line, with a suggestion.
 
-`NOT_YET` is the one list of what AgentV 2.19 knows and agentv-gate does not run yet. Such a key
+`NOT_YET` is the one list of what AgentV (2.19 or 4.42) knows and agentv-gate does not run yet. Such a key
 always stops the run (`--allow-unknown-keys` never covers it): running the suite without it would
 score it as AgentV would not. Whoever implements one deletes its entry here and declares the key
 in its level's table.
@@ -20,8 +20,19 @@ from dataclasses import dataclass
 from typing import Any
 
 NOT_YET: dict[str, dict[str, str]] = {
-    "suite": {},
-    "test": {},
+    "suite": {
+        "preprocessors": "answer preprocessors",
+    },
+    "test": {
+        "turns": "multi-turn conversations (turns)",
+        "mode": "multi-turn conversations (mode: conversation)",
+        "aggregation": "multi-turn conversations (a conversation's score aggregation)",
+        "on_turn_failure": "multi-turn conversations (on_turn_failure)",
+        "window_size": "multi-turn conversations (window_size)",
+        "depends_on": "tests that depend on other tests (depends_on)",
+        "on_dependency_failure": "tests that depend on other tests (on_dependency_failure)",
+        "vars": "test variables templated into the test (vars)",
+    },
     "execution": {
         "workspace": "workspaces and lifecycle hooks",
     },
@@ -31,13 +42,15 @@ NOT_YET: dict[str, dict[str, str]] = {
         "repos": "git repositories cloned into the workspace",
         "mode": "pooled, temporary or static workspaces",
         "path": "reusable workspaces at a fixed path",
+        "docker": "graders run in a Docker workspace",
     },
     "hook": {
         "reset": "workspace resets between tests",
     },
     "evaluator": {
-        "min_score": "minimum-score gates on an evaluator",
         "preprocessors": "answer preprocessors",
+        "max_steps": "agentic llm-graders that explore the workspace with tools (max_steps)",
+        "maxSteps": "agentic llm-graders that explore the workspace with tools (max_steps)",
     },
     "target": {
         "use_target": "targets that delegate to another target",
@@ -48,6 +61,7 @@ NOT_YET: dict[str, dict[str, str]] = {
 on top of `evaluator`."""
 
 NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
+    "skill_trigger": "skill-trigger graders (whether the agent invoked a skill)",
 }
 """Evaluator `type`s (lower case, `-` as `_`) AgentV 2.19 runs and agentv-gate does not yet."""
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
 from .defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from .defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
+from .generations import Generation
 from .javascript import js_trim
 from .wire import content_to_text
 
@@ -122,6 +123,8 @@ class TargetAccessConfig(BaseModel):
 
 class CodeJudgeConfig(_EvaluatorBase):
     type: Literal["code_judge"] = "code_judge"
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its `type:` names (`code_judge` 2.x, `code-grader` 4.x): its payload and reply."""
     script: str | list[str]
     cwd: str | None = None
     timeout_seconds: float | None = None
@@ -164,6 +167,8 @@ class RubricItem(BaseModel):
     required_min_score: int | None = None
     """Score-range mode: a judge score (0..10) under this forces the evaluator's verdict to fail."""
     score_ranges: list[ScoreRange] | None = None
+    operator: Literal["correctness", "contradiction"] | None = None
+    """AgentV 4.x: how the judge reads the outcome (a claim the answer must support, or must not contradict)."""
 
     @property
     def min_score(self) -> int | None:
@@ -175,12 +180,16 @@ class RubricItem(BaseModel):
 
 class LlmJudgeConfig(_EvaluatorBase):
     type: Literal["llm_judge"] = "llm_judge"
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its `type:` names (`llm_judge` 2.x, `llm-grader` 4.x): its prompt variables."""
     prompt: str | PromptScriptConfig | None = None
     model: str | None = None
     target: str | None = None
     config: dict[str, Any] | None = None
     rubrics: list[RubricItem] | None = None
     """A rubric judge (`type: rubrics`, `rubrics:`, or a case's `rubrics:`): checklist or score-range mode."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """AgentV 4.x's per-grader sampling temperature (0..2), sent with the judge's request; None: the run's."""
     # Filled by the loader: prompt text read from a file, or the executable template's argv.
     resolved_prompt_text: str | None = Field(default=None, exclude=True)
     resolved_prompt_script: list[str] | None = Field(default=None, exclude=True)
@@ -468,6 +477,8 @@ class SuiteExecution(BaseModel):
     total_budget_usd: float | None = None
     fail_on_error: bool = False
     cache: bool = True
+    workers: int | None = None
+    """AgentV 4.x's `execution.workers`: at most this many of the suite's cases run at once (None: no cap)."""
 
 
 # ---------------------------------------------------------------- eval cases
@@ -511,6 +522,10 @@ class EvalCase(BaseModel):
     cost_limits: list[tuple[str, Path, int]] = Field(default_factory=list)
     """Each cost limit the case runs under (`total_budget_usd`, `cost_limit_usd`) as (key, file, line):
     the preflight refuses one that no target of its cases reports a cost to."""
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
+    suite_tags: list[str] = Field(default_factory=list, exclude=True)
+    """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""
 
 
 # ---------------------------------------------------------------- what a target answers

@@ -24,11 +24,12 @@ from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
+from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
+from .generations import GENERATIONS
 from .javascript import js_sum
 from .judging.payload import message_dict, trace_summary
 from .models import (
-    DEFAULT_THRESHOLD,
     DEFAULT_WORKERS,
     CaseResult,
     EvalCase,
@@ -83,9 +84,10 @@ def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
 
 
 def case_threshold(case: EvalCase, settings: RunSettings) -> float:
+    """The case's own (its file's) threshold, else `--threshold`, else its generation's default pass mark."""
     if case.threshold is not None:
         return case.threshold
-    return settings.threshold if settings.threshold is not None else DEFAULT_THRESHOLD
+    return settings.threshold if settings.threshold is not None else GENERATIONS[case.generation].default_threshold
 
 
 def weighted_mean(results: list[EvaluatorResult]) -> float:
@@ -178,6 +180,8 @@ class Orchestrator:
         self.hooks = hooks
         """Workspace hooks around each case (see execution/hooks.py); None when no suite has any."""
         self.cancelled = threading.Event()
+        self.suite_slots = SuiteSlots()
+        """Each suite's `execution.workers` cap (AgentV 4.x), below the run's workers."""
 
     # ---------------------------------------------------------------- one case
 
@@ -376,6 +380,10 @@ class Orchestrator:
             results.append(result)
 
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
+        with self.suite_slots.slot(case):
+            return self._run_in_slot(case)
+
+    def _run_in_slot(self, case: EvalCase) -> CaseResult:
         refusal = self.stop.refusal(case) if self.stop is not None else None
         if refusal is not None:  # a stop policy tripped: written as not run, never run
             result = scrubbed(refusal.apply(self._base_result(case)))

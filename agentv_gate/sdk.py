@@ -1,4 +1,4 @@
-"""What judge authors import: `define_code_judge` and `define_prompt_template`.
+"""What judge authors import: `define_code_judge` (AgentV 2.x), `define_code_grader` (4.x), `define_prompt_template`.
 
 The Python twin of AgentV's `defineCodeJudge` / `definePromptTemplate` (`@agentv/eval`): a
 judge is one function from a typed input to a result, and the SDK does the plumbing - read
@@ -12,6 +12,16 @@ broken rather than trusting half a result.
     def judge(payload: CodeJudgeInput) -> dict:
         ok = "Paris" in payload.answer
         return {"score": 1.0 if ok else 0.0, "hits": ["names Paris"] if ok else []}
+
+A 4.x `code-grader` (AgentV 3.0+'s name) gets 4.x's payload, where `output` is the answer's text, and
+answers with assertions (no score: AgentV scores the share passed):
+
+    from agentv_gate.sdk import CodeGraderInput, define_code_grader
+
+    @define_code_grader
+    def grade(payload: CodeGraderInput) -> dict:
+        ok = "Paris" in payload.output_text
+        return {"assertions": [{"text": "names Paris", "passed": ok}]}
 
 A judge with `target:` in its config may ask the case's judge model questions:
 
@@ -55,6 +65,9 @@ from typing import Any, TypeVar
 from .wire import content_to_text, to_snake_case_deep
 
 __all__ = [
+    "Assertion",
+    "CodeGraderInput",
+    "CodeGraderResult",
     "CodeJudgeInput",
     "CodeJudgeResult",
     "JudgeMessage",
@@ -63,9 +76,12 @@ __all__ = [
     "TargetClient",
     "TargetReply",
     "TraceSummary",
+    "define_code_grader",
     "define_code_judge",
     "define_prompt_template",
+    "parse_grader_input",
     "parse_judge_input",
+    "run_code_grader",
     "run_code_judge",
     "run_prompt_template",
 ]
@@ -391,6 +407,157 @@ def define_prompt_template(fn: F) -> F:
     """Make `fn` the program's prompt template: its returned string is printed as the prompt."""
     if _runs_as_program(fn):
         sys.exit(run_prompt_template(fn))
+    return fn
+
+
+# ---------------------------------------------------------------- AgentV 4.x: `code-grader`
+
+
+@dataclass
+class CodeGraderInput:
+    """A 4.x `code-grader`'s payload as attributes (AgentV 4.42's names): `output` is the answer as text (None
+    when it was too long to inline: `output_text` reads it from `output_path` then). Unknown keys are kept
+    in `model_extra`."""
+
+    output: str | None = None
+    output_path: str | None = None
+    messages: list[JudgeMessage] = field(default_factory=list)
+    """The transcript: the input messages, then the answer's (AgentV 4.42's `trace.messages`)."""
+    input: list[JudgeMessage] = field(default_factory=list)
+    expected_output: list[JudgeMessage] = field(default_factory=list)
+    criteria: str = ""
+    input_files: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    trace: dict[str, Any] | None = None
+    """`event_count`, `tool_calls` (name -> count), `error_count`, `llm_call_count`, `messages`, `events`, ..."""
+    trace_summary: dict[str, Any] | None = None
+    token_usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    duration_ms: float | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    file_changes: str | None = None
+    workspace_path: str | None = None
+    config: dict[str, Any] | None = None
+    model_extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        _reset_nulls(self)
+        for name in ("messages", "input", "expected_output"):
+            setattr(self, name, _messages(getattr(self, name), name))
+        if self.output is not None and not isinstance(self.output, str):
+            raise TypeError(f"output must be the answer's text (a 4.x payload), got {type(self.output).__name__}: "
+                            "a 2.x code_judge payload is read with define_code_judge")
+
+    @classmethod
+    def model_validate(cls, data: dict[str, Any]) -> CodeGraderInput:
+        return _from_mapping(cls, data)
+
+    @property
+    def output_text(self) -> str:
+        """The answer, from `output` or, for a long one, the JSON file `output_path` names."""
+        if self.output is not None:
+            return self.output
+        if self.output_path:
+            with open(self.output_path, encoding="utf-8") as handle:
+                text = json.load(handle)
+            return text if isinstance(text, str) else ""
+        return ""
+
+    @property
+    def expected_output_text(self) -> str:
+        """The reference answer: the last expected message's text."""
+        return self.expected_output[-1].text if self.expected_output else ""
+
+
+@dataclass
+class Assertion:
+    """One checked claim of a 4.x grader's reply."""
+
+    text: str
+    passed: bool
+    evidence: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not isinstance(self.passed, bool):
+            raise TypeError(f"an assertion is {{text: str, passed: bool}}, got {self.text!r}, {self.passed!r}")
+
+
+@dataclass
+class CodeGraderResult:
+    """What a 4.x grader prints: `score` in 0..1 and/or `assertions` (no score: AgentV scores passed / total)."""
+
+    score: float | None = None
+    assertions: list[Assertion] = field(default_factory=list)
+    details: dict[str, Any] | None = None
+    model_extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.assertions = [item if isinstance(item, Assertion) else _assertion(item) for item in self.assertions]
+        if self.score is not None and (isinstance(self.score, bool) or not isinstance(self.score, (int, float))):
+            raise TypeError(f"score must be a number from 0 to 1, got {self.score!r}")
+
+    def model_dump(self) -> dict[str, Any]:
+        out: dict[str, Any] = {**self.model_extra}
+        if self.score is not None:
+            score = float(self.score)
+            out["score"] = 0.0 if not math.isfinite(score) else max(0.0, min(1.0, score))  # AgentV clamps
+        out["assertions"] = [{k: v for k, v in dataclasses.asdict(a).items() if v is not None} for a in self.assertions]
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+def _assertion(item: Any) -> Assertion:
+    if not isinstance(item, dict):
+        raise TypeError(f"an assertion must be an object {{text, passed, evidence?}}, got {item!r}")
+    return Assertion(text=item.get("text"), passed=item.get("passed"), evidence=item.get("evidence"))  # type: ignore[arg-type]
+
+
+GraderReturn = CodeGraderResult | dict[str, Any] | float
+CodeGraderHandler = Callable[[CodeGraderInput], GraderReturn | Awaitable[GraderReturn]]
+
+
+def parse_grader_input(raw: str | dict[str, Any]) -> CodeGraderInput:
+    """A 4.x payload (JSON text or already parsed; keys may be camelCase) as a `CodeGraderInput`."""
+    data = json.loads(raw) if isinstance(raw, str) else raw
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object on stdin, got {type(data).__name__}")
+    return CodeGraderInput.model_validate(to_snake_case_deep(data))
+
+
+def _grader_result(value: Any) -> CodeGraderResult:
+    if isinstance(value, bool):
+        raise TypeError("a grader must return a result with a score or assertions, got a bool")
+    if isinstance(value, (int, float)):
+        return CodeGraderResult(score=value)
+    if isinstance(value, CodeGraderResult):
+        return value
+    if isinstance(value, dict):
+        return _from_mapping(CodeGraderResult, value)
+    raise TypeError(f"a grader must return a dict, a CodeGraderResult or a number, got {type(value).__name__}")
+
+
+def run_code_grader(fn: CodeGraderHandler, stdin_text: str | None = None) -> int:
+    """Read, grade, print; returns the exit code (0, or 1 after saying why on stderr)."""
+    try:
+        payload = parse_grader_input(_read_stdin(stdin_text))
+        result = _grader_result(_call(fn, payload))  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - a failure is said, never a traceback
+        message = str(exc) or type(exc).__name__
+        print(f"code grader failed: {type(exc).__name__}: {message}", file=sys.stderr)
+        print(json.dumps({"score": 0, "assertions": [{"text": f"Grader failed: {message}", "passed": False}]}))
+        return 1
+    print(json.dumps(result.model_dump(), indent=2, ensure_ascii=False))
+    return 0
+
+
+def define_code_grader(fn: F) -> F:
+    """Make `fn` the program's 4.x code-grader (`type: code-grader`): it gets a `CodeGraderInput` and returns
+    `{score?, assertions}`; imported from elsewhere (a unit test) it is returned untouched."""
+    if _runs_as_program(fn):
+        sys.stdout.flush()
+        sys.exit(run_code_grader(fn))
     return fn
 
 

@@ -72,9 +72,11 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     says to run again that is no longer in the eval files (or that the globs leave out) keeps its
     old row, so it still counts."""
     test_ids, suites = getattr(args, "test_id", None) or [], getattr(args, "suite", None) or []
-    selected = filter_refs(refs, test_ids, suites)
-    if not selected and refs and (test_ids or suites):
-        given = " ".join([*(f"--test-id {g!r}" for g in test_ids), *(f"--suite {g!r}" for g in suites)])
+    tags, exclude_tags = getattr(args, "tag", None) or [], getattr(args, "exclude_tag", None) or []
+    selected = filter_refs(refs, test_ids, suites, tags, exclude_tags)
+    if not selected and refs and (test_ids or suites or tags or exclude_tags):
+        given = " ".join([*(f"--test-id {g!r}" for g in test_ids), *(f"--suite {g!r}" for g in suites),
+                          *(f"--tag {t!r}" for t in tags), *(f"--exclude-tag {t!r}" for t in exclude_tags)])
         raise NoCasesError(f"{given} matched none of the {len(refs)} case(s) found")
     if rerun is None:
         return selected
@@ -115,7 +117,8 @@ def rerun_partial_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun
     for row in rerun.kept:
         targets_had.setdefault((row.suite, row.eval_id), set()).add(row.target)
     running = {(ref.suite, ref.id) for ref in selected}
-    wanted = filter_refs(refs, getattr(args, "test_id", None) or [], getattr(args, "suite", None) or [])
+    wanted = filter_refs(refs, getattr(args, "test_id", None) or [], getattr(args, "suite", None) or [],
+                         getattr(args, "tag", None) or [], getattr(args, "exclude_tag", None) or [])
     partial = [ref for ref in wanted if (ref.suite, ref.id) in targets_had and (ref.suite, ref.id) not in running
                and not set(targets_of(ref)) <= targets_had[(ref.suite, ref.id)]]
     if partial:

@@ -21,7 +21,7 @@ from ..defaults import MAX_DURATION_MS
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, execution_block_policies
+from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, RunBudget, execution_block_policies
 from ..loader import CaseRef, nothing_found, plan_paths
 from ..loader.quarantine import find_gate_config, load_quarantine
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
@@ -73,6 +73,8 @@ def check_options(args: argparse.Namespace) -> None:
                          "neither read nor write that folder; drop one")
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
+    if args.budget_usd is not None and not 0 < args.budget_usd < float("inf"):
+        raise UsageError(f"--budget-usd {args.budget_usd} is not a number of dollars above 0")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise UsageError(f"--threshold {args.threshold} is not in 0..1")
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
@@ -242,7 +244,8 @@ def execute(args: argparse.Namespace) -> int:
               "first passing trial; the verdict is the same), so each case has its pass count for a paired "
               "comparison", file=sys.stderr)
     hooks = WorkspaceHooks()
-    stop = execution_block_policies(*([failure_limit] if failure_limit else []))
+    run_budget = [RunBudget(args.budget_usd)] if args.budget_usd is not None else []
+    stop = execution_block_policies(*([failure_limit] if failure_limit else []), *run_budget)
     orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=stop,
                                 hooks=hooks,
                                 on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))

@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..generations import GENERATIONS, Generation
 from ..javascript import is_finite_number, js_number, js_trim
+from ..judging.grader_payload import build_grader_payload
 from ..judging.payload import build_judge_payload
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
@@ -36,6 +41,7 @@ from ..redaction import redact
 from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
 from .base import ResolveJudgeProvider
+from .grader_reply import read_grader_reply
 from .json_extract import loads_strict
 from .target_proxy import TargetProxy
 
@@ -211,14 +217,19 @@ def judge_cwd(config: CodeJudgeConfig, context: EvaluationContext) -> Path:
     return (base / config.cwd).resolve() if config.cwd else base
 
 
+ReplyReader = Callable[[ScriptResult, int], "tuple[dict[str, Any] | None, str | None]"]
+"""How a judge's finished run is read: (result, stdout cap) -> (reply with a score, None) or (None, why the judge
+failed). One per AgentV generation of the protocol (`CODE_WIRES`)."""
+
+
 def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, what: str, raw: dict[str, Any],
-                     max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-                     call_env: dict[str, str] | None = None) -> EvaluationScore:
+                     max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, call_env: dict[str, str] | None = None,
+                     read_reply: ReplyReader | None = None) -> EvaluationScore:
     """Run a script that speaks the judge protocol and turn whatever happens into a score.
 
     Shared by code judges and the composite's code aggregator: a crash, timeout or unusable
     output becomes score 0 with the reason, never an exception. `call_env` is for this run only
-    (the target proxy's URL and token).
+    (the target proxy's URL and token). `read_reply` reads the finished run (default: the 2.x reply).
     """
     result = run_judge(argv, stdin, timeout, cwd=cwd, max_output_bytes=max_output_bytes, call_env=call_env)
     raw["duration_ms"] = result.duration_ms
@@ -226,17 +237,39 @@ def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, wha
     stderr = trimmed_stderr(result.stderr)
     if stderr:  # what a judge logs is how its author finds out why it scored as it did (`--verbose` shows it)
         raw["stderr"] = stderr
-    failure = result.failure()
-    if failure is not None:
-        return failed_score(what, failure, result, raw)
-    if result.stdout_truncated:
-        # Judged on its first megabytes, a flood could pass: the end of it is what was meant.
-        return failed_score(what, f"printed more than {max_output_bytes} bytes on stdout (the cap; it printed "
-                            f"{result.stdout_bytes}), so its result cannot be read whole", result, raw)
-    data, problem = parse_judge_output(result.stdout)
+    data, problem = (read_reply or read_judge_reply)(result, max_output_bytes)
     if data is None:
         return failed_score(what, problem or "printed an unusable result", result, raw)
     return score_from_output(data, raw)
+
+
+def read_judge_reply(result: ScriptResult, max_output_bytes: int) -> tuple[dict[str, Any] | None, str | None]:
+    """AgentV 2.x's reply: exit 0 and one JSON object with a score in 0..1 (hits, misses, reasoning, details,
+    assertions beside it); anything else is the judge's failure, said."""
+    failure = result.failure()
+    if failure is not None:
+        return None, failure
+    if result.stdout_truncated:
+        # Judged on its first megabytes, a flood could pass: the end of it is what was meant.
+        return None, (f"printed more than {max_output_bytes} bytes on stdout (the cap; it printed "
+                      f"{result.stdout_bytes}), so its result cannot be read whole")
+    return parse_judge_output(result.stdout)
+
+
+@dataclass(frozen=True)
+class CodeWire:
+    """What a code judge of one AgentV generation is sent, and how its reply is read."""
+
+    payload: Callable[[EvaluationContext, dict[str, Any] | None], dict[str, Any]]
+    read_reply: ReplyReader
+
+
+CODE_WIRES: dict[Generation, CodeWire] = {
+    "2.x": CodeWire(payload=build_judge_payload, read_reply=read_judge_reply),
+    "4.x": CodeWire(payload=build_grader_payload, read_reply=read_grader_reply),
+}
+"""The code-grader half of generations.py's table: the only place a generation picks a code judge's behaviour."""
+assert set(CODE_WIRES) == set(GENERATIONS), "every generation in generations.py has a code-grader wire"
 
 
 def _no_model(message: str, raw: dict[str, Any]) -> EvaluationScore:
@@ -265,15 +298,22 @@ class CodeJudgeEvaluator:
                                    reasoning=message, error=message)
         timeout = config.timeout_seconds if config.timeout_seconds else self.default_timeout_seconds
         raw: dict[str, Any] = {"script": argv, "cwd": str(cwd), "timeout_seconds": timeout}
-        payload = build_judge_payload(context, judge_config(config))
+        wire = CODE_WIRES[config.generation]
+        payload = wire.payload(context, judge_config(config))
         stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)  # YAML dates become text
         what = f"judge '{config.name}' ({Path(argv[0]).name if argv else '?'})"
-        if config.target is None:
-            return run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes)
-        return self._with_model_access(config, context, argv, stdin, timeout, cwd, what, raw)
+        try:
+            if config.target is None:
+                return run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
+                                        read_reply=wire.read_reply)
+            return self._with_model_access(config, context, argv, stdin, timeout, cwd, what, raw, wire.read_reply)
+        finally:
+            if payload.get("output_path"):  # a 4.x answer too long to inline: its temporary folder goes
+                shutil.rmtree(Path(payload["output_path"]).parent, ignore_errors=True)
 
     def _with_model_access(self, config: CodeJudgeConfig, context: EvaluationContext, argv: list[str], stdin: str,
-                           timeout: float, cwd: Path, what: str, raw: dict[str, Any]) -> EvaluationScore:
+                           timeout: float, cwd: Path, what: str, raw: dict[str, Any],
+                           read_reply: ReplyReader) -> EvaluationScore:
         """Run the script with a target proxy to the case's judge model beside it (see target_proxy.py)."""
         assert config.target is not None
         try:
@@ -287,7 +327,7 @@ class CodeJudgeEvaluator:
         with TargetProxy(provider, config.target.max_calls, case_id=context.eval_case.id, evaluator=config.name,
                          model=context.judge_model) as proxy:
             score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
-                                     call_env=proxy.env())
+                                     call_env=proxy.env(), read_reply=read_reply)
         count_thread_cache_hits(proxy.usage.cache_hits)
         recorded = {**(score.evaluator_raw_request or raw), "target_proxy": proxy.usage.as_raw()}
         return score.model_copy(update={"retries": score.retries + proxy.usage.retries,

@@ -33,14 +33,16 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..errors import JudgeReplyError, PromptTemplateError, ProviderError
-from ..judging import rubrics
-from ..judging.judge_reply import VERDICT_SCHEMA, parse_checks_reply, parse_judge_reply
-from ..judging.templates import JUDGE_SYSTEM_PROMPT, resolve_prompt
+from ..generations import GENERATIONS, Generation
+from ..judging import grader_prompts, rubrics
+from ..judging.judge_reply import VERDICT_SCHEMA, JudgeReply, parse_checks_reply, parse_judge_reply
+from ..judging.templates import JUDGE_SYSTEM_PROMPT, ResolvedPrompt, resolve_prompt
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
     EvaluationContext,
     EvaluationScore,
     LlmJudgeConfig,
+    RubricItem,
     TargetResponse,
 )
 from ..targets.base import Provider, ProviderRequest
@@ -49,6 +51,30 @@ from .base import ResolveJudgeProvider
 
 DEFAULT_MAX_REPLY_ATTEMPTS = 3
 """AgentV asks the judge up to 3 times before giving up on its reply."""
+
+
+@dataclass(frozen=True)
+class LlmWire:
+    """What an LLM judge of one AgentV generation sends and how its reply is read."""
+
+    resolve_prompt: Callable[[EvaluationContext, LlmJudgeConfig, float], ResolvedPrompt]
+    system_prompt: str
+    reply_schema: dict[str, Any]
+    parse_reply: Callable[[str], JudgeReply]
+    rubric_prompt: Callable[[list[RubricItem], EvaluationContext], str]
+    rubric_system_prompt: Callable[[list[RubricItem]], str]
+
+
+LLM_WIRES: dict[Generation, LlmWire] = {
+    "2.x": LlmWire(resolve_prompt, JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA, parse_judge_reply,
+                   lambda items, context: rubrics.case_user_prompt(items, context.eval_case, context.candidate),
+                   rubrics.system_prompt),
+    "4.x": LlmWire(grader_prompts.resolve_grader_prompt, grader_prompts.GRADER_SYSTEM_PROMPT,
+                   grader_prompts.GRADER_VERDICT_SCHEMA, grader_prompts.parse_grader_reply,
+                   grader_prompts.rubric_user_prompt, grader_prompts.rubric_system_prompt),
+}
+"""The LLM-judge half of generations.py's table: the only place a generation picks a judge's prompts and reply."""
+assert set(LLM_WIRES) == set(GENERATIONS), "every generation in generations.py has an LLM-judge wire"
 
 
 def _failed(message: str, raw: dict[str, Any] | None, retries: int = 0) -> EvaluationScore:
@@ -132,28 +158,30 @@ class LlmJudgeEvaluator:
     def evaluate(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         if config.rubrics:
             return self._rubric_judge(config, context)
+        wire = LLM_WIRES[config.generation]
         raw: dict[str, Any] = {}
         try:
-            prompt = resolve_prompt(context, config, self.default_timeout_seconds)
+            prompt = wire.resolve_prompt(context, config, self.default_timeout_seconds)
         except PromptTemplateError as exc:
             raw.update({"prompt_source": "script", **exc.raw, "error": str(exc)})
             return _failed(str(exc), raw)
         raw.update(
-            {"user_prompt": prompt.text, "system_prompt": JUDGE_SYSTEM_PROMPT, "prompt_source": prompt.source}
+            {"user_prompt": prompt.text, "system_prompt": wire.system_prompt, "prompt_source": prompt.source}
         )
         raw.update({f"prompt_{k}": v for k, v in prompt.details.items() if v is not None})
         judge = self._judge_for(config, context, raw)
         if isinstance(judge, EvaluationScore):
             return judge
         provider, model = judge
-        return self._judge(context, config, provider, prompt.text, model, raw)
+        return self._judge(context, config, provider, prompt.text, model, raw, wire)
 
     def _rubric_judge(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         """A rubric judge: AgentV's rubric prompt, a `checks` reply, the score from `judging/rubrics.py`."""
         items = list(config.rubrics or [])
         scored = rubrics.is_score_range(items)
-        prompt = rubrics.case_user_prompt(items, context.eval_case, context.candidate)
-        system = rubrics.system_prompt(items)
+        wire = LLM_WIRES[config.generation]
+        prompt = wire.rubric_prompt(items, context)
+        system = wire.rubric_system_prompt(items)
         raw: dict[str, Any] = {"user_prompt": prompt, "system_prompt": system, "prompt_source": "rubrics"}
         judge = self._judge_for(config, context, raw)
         if isinstance(judge, EvaluationScore):
@@ -185,11 +213,11 @@ class LlmJudgeEvaluator:
         prompt: str,
         model: str | None,
         raw: dict[str, Any],
-        reply_schema: dict[str, Any] | None = VERDICT_SCHEMA,
+        wire: LlmWire,
     ) -> EvaluationScore:
-        """Ask `provider` for a `{score, hits, misses, reasoning}` verdict."""
-        asked = self._ask(context, config, provider, prompt, JUDGE_SYSTEM_PROMPT, model, raw, reply_schema,
-                          parse_judge_reply)
+        """Ask `provider` for a verdict: 2.x's `{score, hits, misses, reasoning}`, 4.x's `{score, assertions}`."""
+        asked = self._ask(context, config, provider, prompt, wire.system_prompt, model, raw, wire.reply_schema,
+                          wire.parse_reply)
         if asked.failed is not None:
             return asked.failed
         reply = asked.reply
@@ -240,7 +268,7 @@ class LlmJudgeEvaluator:
                 question=prompt,
                 system_prompt=system_prompt,
                 model=model,
-                temperature=self.temperature,
+                temperature=self.temperature if config.temperature is None else config.temperature,
                 max_output_tokens=self.max_output_tokens,
                 eval_case_id=context.eval_case.id,
                 reply_schema=reply_schema,

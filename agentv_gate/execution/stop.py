@@ -7,7 +7,8 @@ running when a policy trips finish normally. One mechanism for every such rule:
 
 * `BudgetStop`: a suite's `execution.total_budget_usd` (summed `cost_usd` reached it);
 * `ErrorStop`: a suite's `execution.fail_on_error: true` (one execution error happened);
-* `FailureLimit`: `--max-failures N`, counting failed and errored rows over the whole run.
+* `FailureLimit`: `--max-failures N`, counting failed and errored rows over the whole run;
+* `RunBudget`: `--budget-usd X` (AgentV 4.x), the summed `cost_usd` of the whole run.
 """
 
 from __future__ import annotations
@@ -145,6 +146,29 @@ class FailureLimit:
             return None
         return (f"stopped after {self.failures} failed or errored case(s) (--max-failures {self.limit}); "
                 f"{self.refused} case(s) not run, reported as errors")
+
+
+@dataclass
+class RunBudget:
+    """`--budget-usd X`: once the summed `cost_usd` of the run's rows reaches X, no other case starts
+    (AgentV 4.x's run-level budget, beside each suite's `budget_usd`)."""
+
+    budget: float
+    spent: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refusal(self, case: EvalCase) -> Refusal | None:
+        with self._lock:
+            spent = self.spent
+        if spent < self.budget:
+            return None
+        return Refusal("budget_exceeded", f"the run's --budget-usd ({self.budget:g}) was spent (${spent:.4f} "
+                       "reported so far)", budget_exceeded=True)
+
+    def record(self, case: EvalCase, result: CaseResult) -> None:
+        if result.cost_usd:
+            with self._lock:
+                self.spent += float(result.cost_usd)
 
 
 @dataclass

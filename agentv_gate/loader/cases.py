@@ -34,6 +34,7 @@ from .execution import (
     suite_only_problems,
     written_twice_problems,
 )
+from .forms4 import case_is_4x, merge_metadata
 from .globs import matches_any
 from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
 from .problems import Problem
@@ -209,7 +210,7 @@ class CaseBuilder:
             if value is not None:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
-                                                line=key_line(holder, key, line)))
+                                                line=key_line(holder, key, line), criteria_strings=self._four_x(raw)))
         if not found:
             single, single_key = raw.get("evaluator"), "evaluator"
             if single is None and "grader" in raw:
@@ -226,6 +227,11 @@ class CaseBuilder:
         configs = [rubric, *configs] if rubric is not None else configs
         check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
         return configs
+
+    def _four_x(self, raw: dict[str, Any]) -> bool:
+        """Whether the test is read with AgentV 4.x's meaning: its file's settings or its own evaluators use a
+        form only 3.0+ reads (loader/forms4.py)."""
+        return bool(self.defaults.get("four_x")) or case_is_4x(raw)
 
     @staticmethod
     def _skips_defaults(raw: dict[str, Any]) -> bool:
@@ -358,6 +364,8 @@ class CaseBuilder:
             raise EvalFileError(key_line(metadata, odd_key, line),
                                 f"'metadata' key {odd_key!r} is {yaml_kind(odd_key)}, not text",
                                 f"metadata: {{'{odd_key}': ...}} (quoted)")
+        if self._four_x(raw):  # 4.x hands the suite's metadata (and governance) to every case
+            metadata = merge_metadata(metadata, self.defaults.get("metadata_payload"))
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         # A `threshold:` left blank is not written (AgentV: `evalCase.threshold ?? suite's`): the
         # suite's holds, rather than --threshold's default that a lower score meets.
@@ -415,6 +423,8 @@ class CaseBuilder:
             suite_execution=self.defaults.get("suite_execution") or SuiteExecution(),
             workspace=workspace,
             cost_limits=cost_limits,
+            suite_tags=list(self.defaults.get("tags") or []),
+            generation="4.x" if self._four_x(raw) else "2.x",
         )
 
 

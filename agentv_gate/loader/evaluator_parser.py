@@ -21,6 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .. import models
 from ..defaults import MAX_DURATION_MS
 from ..errors import EvalFileError
+from ..generations import generation_of_type
 from ..javascript import compile_js_regex, is_finite_number
 from ..keys import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..models import (
@@ -42,11 +43,12 @@ from ..models import (
     value_at_path,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
+from .forms4 import group_criteria, is_type_name
 from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
 from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
-from .yaml_lines import item_line, key_line, line_of, yaml_kind
+from .yaml_lines import LineList, item_line, key_line, line_of, yaml_kind
 
 _ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
 
@@ -174,21 +176,34 @@ def _script_kind(script: Any) -> str:
 
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
-    line: int,
+    line: int, criteria_strings: bool = False,
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
     `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
-    scalar carries no line of its own."""
+    scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
+    loader/forms4.py) in a 4.x file (`criteria_strings`) or when one of them is a sentence; otherwise a
+    string names an evaluator type (`- is-json`)."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
         raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
+    if criteria_strings or any(isinstance(entry, str) and not is_type_name(entry) for entry in raw_list):
+        grouped = group_criteria(list(raw_list))
+        relined = LineList(grouped)
+        relined.line = line_of(raw_list, line)
+        strings = [i for i, entry in enumerate(raw_list) if isinstance(entry, str)]
+        # each entry keeps its line; the criteria evaluator takes its first string's
+        relined.item_lines = [item_line(raw_list, i, relined.line) for i in range(len(raw_list))
+                              if not isinstance(raw_list[i], str) or (i == strings[0] and len(grouped) > len(raw_list)
+                                                                      - len(strings))]
+        raw_list = relined
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
         try:
-            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line))
+            configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
+                                           four_x=criteria_strings))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
@@ -294,9 +309,11 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
 
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
-    line: int,
+    line: int, four_x: bool = False,
 ) -> EvaluatorConfig:
-    """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own)."""
+    """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own). `four_x`: the
+    file is read with AgentV 4.x's meaning, so a `type: rubrics` is a 4.x grader (its prompt, and its items
+    required unless they say otherwise, as 4.42 reads them)."""
     line = line_of(raw, line)
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
@@ -306,12 +323,13 @@ def parse_evaluator(
     if "type" not in data or data["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(data["type"])
+    generation = "4.x" if four_x and kind in RUBRIC_TYPES else generation_of_type(data["type"])
     default_name = "rubrics" if kind in RUBRIC_TYPES else None
     if kind in RUBRIC_TYPES:
-        data = _rubrics_as_llm_judge(raw, data, line)
+        data = _rubrics_as_llm_judge(raw, data, line, required=generation == "4.x")
         kind = "llm_judge"
     elif kind == "llm_judge" and "rubrics" in data:
-        data["rubrics"] = _judge_rubrics(raw, data, line)
+        data["rubrics"] = _judge_rubrics(raw, data, line, required=generation == "4.x")
     if kind in NOT_YET_EVALUATOR_TYPES:
         raise EvalFileError(line, not_yet_message(f"type: {data['type']}", NOT_YET_EVALUATOR_TYPES[kind]))
     if kind == CUSTOM_KIND or (kind not in EVALUATOR_KINDS and kind not in CONTAINS_VARIANTS):
@@ -345,6 +363,8 @@ def parse_evaluator(
             raise EvalFileError(line, f"{kind} evaluator is missing 'name'", "a name for the evaluator")
         base = default_name or kind
         data["name"] = auto_name(raw["type"], raw.get("value")) or (base if index == 0 else f"{base}_{index + 1}")
+    if "min_score" in data:
+        _min_score(raw, data, kind, line, problems, file)
     if "required" in data:
         _check_required(data["required"], key_line(raw, "required", line), f"{kind} evaluator '{data['name']}'")
     if "negate" in data and not isinstance(data["negate"], bool):
@@ -377,11 +397,14 @@ def parse_evaluator(
     if kind == "tool_trajectory" and isinstance(data.get("expected"), list):
         data["expected"] = _unread_item_keys(data["expected"], line, data["name"], file, problems)
     if kind == "composite":
-        children = data.get("evaluators", data.get("assert"))
+        children = data.get("assertions", data.get("evaluators", data.get("assert")))  # `assertions`: 4.x
         data.pop("assert", None)
+        data.pop("assertions", None)
         if not isinstance(children, list) or not children:
             raise EvalFileError(line, f"composite '{data['name']}' has no 'evaluators'", "a list of child evaluators")
         data["evaluators"] = []
+    if kind in ("code_judge", "llm_judge"):
+        data["generation"] = generation  # its payload, reply and prompt variables (generations.py)
     try:
         config = _ADAPTER.validate_python(data)
     except ValidationError as exc:
@@ -562,12 +585,39 @@ def _resolve_cwd(cwd: str | None, roots: SearchRoots, line: int) -> Path | None:
     return folder
 
 
+PROMPT_FILE_PREFIX = "file://"
+"""AgentV 4.x's mark for a prompt read from a file: without it, any string is the prompt's text."""
+
+
+def _resolve_grader_prompt(config: LlmJudgeConfig, prompt: str, roots: SearchRoots, line: int,
+                           problems: list[Problem], file: Path) -> None:
+    """A 4.x llm-grader's text prompt as 4.42 reads it: `file://path` is a template file; any other string is
+    the text itself, however much it looks like a path (4.42 then grades with it as the criteria: said)."""
+    if prompt.startswith(PROMPT_FILE_PREFIX):
+        path = roots.resolve(prompt[len(PROMPT_FILE_PREFIX):].strip(), line, "prompt file")
+        try:
+            config.resolved_prompt_text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvalFileError(line, f"prompt file {prompt!r} cannot be read: {exc}", "a UTF-8 text file") from None
+        config.resolved_prompt_path = path
+        return
+    candidate = prompt.strip()
+    if "\n" not in candidate and Path(candidate).suffix.lower() in PROMPT_FILE_SUFFIXES | set(EXECUTABLE_PROMPT_RUNTIMES):
+        problems.append(Problem(file, line, f"llm-grader '{config.name}': prompt {candidate!r} is read as the prompt's "
+                                "text, not as a file: AgentV 4.x reads a file only after file:// (so it grades with "
+                                "this text as the criteria)", f"prompt: file://{candidate}", severity="warning"))
+    config.resolved_prompt_text = prompt
+
+
 def _resolve_prompt(config: LlmJudgeConfig, roots: SearchRoots, line: int, problems: list[Problem], file: Path) -> None:
     prompt = config.prompt
     if prompt is None:
         return
     if not isinstance(prompt, str):
         config.resolved_prompt_script = resolve_script(prompt.script, line, roots, None, problems, file)
+        return
+    if config.generation == "4.x":
+        _resolve_grader_prompt(config, prompt, roots, line, problems, file)
         return
     candidate = prompt.strip()
     suffix = Path(candidate).suffix.lower() if "\n" not in candidate and len(candidate) < 1024 else ""
@@ -615,16 +665,17 @@ def _check_judge_config(config: LlmJudgeConfig, raw: Any, line: int) -> None:
                         "{{config}} in the prompt, a prompt script (it gets config in its payload), or no 'config'")
 
 
-def _judge_rubrics(raw: Any, data: dict[str, Any], line: int) -> list[Any]:
+def _judge_rubrics(raw: Any, data: dict[str, Any], line: int, required: bool) -> list[Any]:
     """An llm_judge's `rubrics:` list; a `prompt` beside it is refused, since the rubric prompt replaces it."""
     if data.get("prompt") is not None:
         raise EvalFileError(key_line(raw, "prompt", line), f"llm_judge '{data.get('name', '')}' has both 'prompt' and "
                                                            "'rubrics'; a rubric judge uses AgentV's rubric prompt",
                             "either 'prompt' or 'rubrics'")
-    return list(parse_rubric_items(data["rubrics"], key_line(raw, "rubrics", line), "'rubrics'"))
+    return list(parse_rubric_items(data["rubrics"], key_line(raw, "rubrics", line), "'rubrics'",
+                                   objects_required=required))
 
 
-def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str, Any]:
+def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int, required: bool) -> dict[str, Any]:
     """`type: rubrics` + `criteria:` -> an llm_judge with `rubrics`, as AgentV makes it."""
     for key in ("rubrics", "prompt"):
         if key in data:
@@ -634,7 +685,8 @@ def _rubrics_as_llm_judge(raw: Any, data: dict[str, Any], line: int) -> dict[str
     if "criteria" not in data:
         raise EvalFileError(line, f"`type: {data['type']}` evaluator has no 'criteria'", "criteria: [rubric items]")
     out = dict(data)
-    out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'")
+    out["rubrics"] = parse_rubric_items(out.pop("criteria"), key_line(raw, "criteria", line), "'criteria'",
+                                        objects_required=required)
     out["type"] = "llm_judge"
     return out
 
@@ -779,6 +831,24 @@ def _check_compared(mode: models.ArgsMatch, args: dict[str, Any], line: int, whe
     elif not any(value_at_path(args, path) is not ABSENT for path in mode):
         raise EvalFileError(line, f"{where} [{', '.join(mode)}] compares none of the args of {item.split(': ', 1)[1]}",
                             "paths the items' args hold, or args_match on the item")
+
+
+def _min_score(raw: Any, data: dict[str, Any], kind: str, line: int, problems: list[Problem], file: Path) -> None:
+    """AgentV 4.x's `min_score` (0, 1]: the mark a `required` evaluator must reach, before a numeric `required`.
+    4.42 reads it only beside `required` (its gate) and drops a value out of range unsaid; agentv-gate refuses
+    that value and says when nothing reads it."""
+    at = key_line(raw, "min_score", line)
+    mark = data.pop("min_score")
+    where = f"{kind} evaluator '{data['name']}'"
+    if isinstance(mark, bool) or not isinstance(mark, (int, float)) or not 0 < mark <= 1:
+        raise EvalFileError(at, f"{where}: min_score {mark!r} is not a number in (0, 1]",
+                            "min_score: 0.7 beside required: true")
+    if data.get("required") in (None, False):
+        problems.append(Problem(file, at, f"{where}: 'min_score' is read only beside 'required: true' (AgentV's "
+                                "required gate); here it changes nothing", "required: true beside it, or no "
+                                "'min_score'", severity="warning"))
+        return
+    data["required"] = float(mark)
 
 
 def _check_required(value: Any, line: int, where: str) -> None:

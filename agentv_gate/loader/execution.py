@@ -66,11 +66,22 @@ def parse_targets(raw: Any, line: int) -> list[str] | None:
 
 
 def suite_execution(execution: Any) -> SuiteExecution:
-    """`total_budget_usd`, `fail_on_error` and `cache` of a suite's `execution:` (defaults when absent)."""
-    budget = execution.get("total_budget_usd")
+    """`total_budget_usd` (4.x: `budget_usd`), `fail_on_error`, `cache` and 4.x's `workers` of a suite's
+    `execution:` (defaults when absent)."""
+    budget_key = budget_name(execution)
+    if "total_budget_usd" in execution and "budget_usd" in execution:
+        raise EvalFileError(key_line(execution, "budget_usd"), "'budget_usd' and 'total_budget_usd' are one setting "
+                            "(AgentV 4.x's name and 2.x's), written twice: only one would be read",
+                            "either 'budget_usd' (AgentV 4.x) or 'total_budget_usd' (2.x)")
+    budget = execution.get(budget_key)
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0):
-        raise EvalFileError(key_line(execution, "total_budget_usd"), f"total_budget_usd {budget!r} is not a "
-                            "number >= 0", "total_budget_usd: 5.0")
+        raise EvalFileError(key_line(execution, budget_key), f"{budget_key} {budget!r} is not a "
+                            "number >= 0", f"{budget_key}: 5.0")
+    workers = execution.get("workers")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 50):
+        # AgentV 4.42 ignores such a value (no cap): said here, since a cap the author wrote is not applied
+        raise EvalFileError(key_line(execution, "workers"), f"'workers' must be a whole number from 1 to 50, got "
+                            f"{workers!r}", "workers: 4 (at most 4 of the suite's cases at once)")
     flags: dict[str, bool] = {}
     for key, default in (("fail_on_error", False), ("cache", True)):
         value = execution.get(key, default)
@@ -78,7 +89,12 @@ def suite_execution(execution: Any) -> SuiteExecution:
             raise EvalFileError(key_line(execution, key), f"'{key}' must be true or false, got {value!r}",
                                 f"{key}: {str(not default).lower()}")
         flags[key] = value
-    return SuiteExecution(total_budget_usd=None if budget is None else float(budget), **flags)
+    return SuiteExecution(total_budget_usd=None if budget is None else float(budget), workers=workers, **flags)
+
+
+def budget_name(execution: Any) -> str:
+    """The name a suite's budget is written under: `budget_usd` (AgentV 4.x) or `total_budget_usd` (2.x)."""
+    return "budget_usd" if isinstance(execution, dict) and "budget_usd" in execution else "total_budget_usd"
 
 
 def suite_only_problems(execution: Any, file: Path, where: str) -> list[Problem]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..keys import NOT_YET, DeclaredOnly, unknown_key_problems
 from ..models import EvaluatorConfig, aggregator_kind
+from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
 from .problems import Problem
 from .yaml_lines import LineDict, key_line, line_of
 
@@ -25,7 +26,7 @@ CASE_LIST_KEYS = ("tests", "eval_cases", "evalcases")
 DESCRIPTIVE_KEYS = ("description", "metadata")
 """Read by no scorer on purpose: they describe, they never change a verdict."""
 
-SUITE_ONLY_EXECUTION_KEYS = ("total_budget_usd", "fail_on_error", "cache")
+SUITE_ONLY_EXECUTION_KEYS = ("total_budget_usd", "fail_on_error", "cache", *SUITE_EXECUTION_KEYS_4X)
 """They steer the whole suite (stop starting cases, the response cache): a test writing them is an error."""
 SUITE_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", *SUITE_ONLY_EXECUTION_KEYS)
 TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", "skip_defaults",
@@ -48,7 +49,7 @@ scorer there or here; its shapes are AgentV's metadata schema's (loader/suite.py
 
 SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, *SUITE_METADATA_KEYS, "name", "dataset", "threshold", "target",
               "input", "input_files", "assertions", "assert", "evaluators", "evaluator", "execution", "workspace",
-              "$schema")
+              "$schema", *SUITE_KEYS_4X)
 """`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""
 
 TEST_KEYS = (
@@ -62,9 +63,9 @@ TEST_KEYS = (
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
     "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`
-    "composite": ("assert",),              # the parser reads it as `evaluators`
+    "composite": ("assert", "assertions"),  # the parser reads them as `evaluators`
 }
-EVERY_EVALUATOR = ("negate",)
+EVERY_EVALUATOR = ("negate", "min_score")
 """Read by the orchestrator for every evaluator (AgentV's `negate: true`)."""
 
 AGGREGATOR_KEYS_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -102,7 +103,7 @@ def _evaluator_keys() -> dict[str, frozenset[str]]:
 
 EVALUATOR_KEYS = _evaluator_keys()
 
-RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate", "model", "target")
+RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate", "model", "target", "min_score")
 """`type: rubrics` (AgentV's shorthand, read as an llm_judge with a rubric list): its own keys, since
 `criteria` is its list here and `prompt`/`rubrics` are refused on it."""
 

@@ -53,6 +53,8 @@ class CaseRef:
     only when it judged this same case."""
     threshold: float | None = None
     """The case's own `threshold` (its suite's, or its own), which wins over `--threshold`."""
+    tags: tuple[str, ...] = ()
+    """Its suite's `tags`, for `--tag` / `--exclude-tag` (AgentV 4.x selects whole eval files by them)."""
 
 
 WHERE_KEYS = frozenset({"source_file", "source_line", "suite_file", "target_line", "cost_limits"})
@@ -242,7 +244,8 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
             judges = interned.setdefault(uses, uses)
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
-                                     tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold))
+                                     tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold,
+                                     tuple(case.suite_tags)))
     configs = (nearest_config(file, root) for file, root in zip(plan.files, roots, strict=True))
     plan.problems.extend(project_config_problems(config for config in configs if config is not None))
     plan.problems = strict_problems(allowing_unknown_keys(plan.problems, allow_unknown_keys), strict)
@@ -255,9 +258,13 @@ def matches_suite(suite: str, pattern: str) -> bool:
     return fnmatchcase(path, pattern) or fnmatchcase(PurePosixPath(path).name, pattern)
 
 
-def filter_refs(refs: Sequence[CaseRef], test_ids: Sequence[str] = (), suites: Sequence[str] = ()) -> list[CaseRef]:
+def filter_refs(refs: Sequence[CaseRef], test_ids: Sequence[str] = (), suites: Sequence[str] = (),
+                tags: Sequence[str] = (), exclude_tags: Sequence[str] = ()) -> list[CaseRef]:
     """The cases `--test-id GLOB` and `--suite GLOB` select: an id matching any test-id glob (case-sensitive,
-    as AgentV's) in a suite matching any suite glob; no glob of a kind keeps every case for it."""
+    as AgentV's) in a suite matching any suite glob; no glob of a kind keeps every case for it. `--tag`
+    and `--exclude-tag` select suites as AgentV 4.42 does (`matchesTagFilters`): every `--tag` among the
+    suite's tags (a suite without tags has none), no `--exclude-tag` among them."""
     return [ref for ref in refs
             if (not test_ids or any(fnmatchcase(ref.id, glob) for glob in test_ids))
-            and (not suites or any(matches_suite(ref.suite, glob) for glob in suites))]
+            and (not suites or any(matches_suite(ref.suite, glob) for glob in suites))
+            and all(tag in ref.tags for tag in tags) and not any(tag in ref.tags for tag in exclude_tags)]

@@ -19,16 +19,22 @@ from pathlib import Path
 from ..errors import EvalFileError
 from ..files import nearest_agentv_file
 from ..keys import did_you_mean
-from .problems import Problem
+from .problems import Problem, no_effect
 from .yaml_lines import key_line, load_yaml_text, read_text
 
 CONFIG_NAMES = ("config.yaml", "config.yml")
 PATTERN_KEYS = ("guideline_patterns", "eval_patterns")
-CONFIG_KEYS = frozenset({"$schema", "required_version", *PATTERN_KEYS, "execution"})
-"""The top-level keys of AgentV 2.19's config schema (`AgentVConfig`)."""
+IGNORED_CONFIG_KEYS = {
+    "results": "AgentV 4.x keeps its results in a git repository it names here; agentv-gate writes its own files",
+    "hooks": "AgentV 4.x runs hooks.before_session before its own interactive sessions; agentv-gate does not",
+}
+"""AgentV 4.x config.yaml keys that act only on AgentV's own CLI: accepted with a located warning."""
+CONFIG_KEYS = frozenset({"$schema", "required_version", *PATTERN_KEYS, "execution", *IGNORED_CONFIG_KEYS})
+"""The top-level keys of AgentV's config schema (`AgentVConfig`, 2.19 and 4.42)."""
 EXECUTION_KEYS = frozenset({"verbose", "trace_file", "keep_workspaces", "otel_file", "pool_workspaces",
-                            "pool_slots"})
-"""AgentV 2.19's `execution` defaults in config.yaml: preferences for its own console and files."""
+                            "pool_slots", "export_otel", "otel_backend", "otel_capture_content", "otel_group_turns"})
+"""AgentV's `execution` defaults in config.yaml (2.19's, and the OpenTelemetry export 4.42 adds):
+preferences for its own console, files and telemetry, nothing that changes a score."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,8 @@ def _read_cached(path: Path, mtime_ns: int) -> ProjectConfig:
             problems.append(Problem(path, key_line(data, str(key)),
                                     f"unknown key '{key}' in .agentv/config.yaml{did_you_mean(str(key), CONFIG_KEYS)}",
                                     unknown_key=True))
+    problems.extend(no_effect(path, key_line(data, key), key, why)
+                    for key, why in IGNORED_CONFIG_KEYS.items() if key in data)
     execution = data.get("execution")
     if isinstance(execution, dict):
         problems.extend(Problem(path, key_line(execution, str(key)),

@@ -17,8 +17,12 @@ from ..errors import EvalFileError
 from ..models import RubricItem, ScoreRange
 from .yaml_lines import item_line, key_line, line_of, yaml_kind
 
-ITEM_KEYS = ("id", "outcome", "expected_outcome", "weight", "required", "required_min_score", "score_ranges")
-"""`expected_outcome` is AgentV 2.x's older name for `outcome`."""
+ITEM_KEYS = ("id", "outcome", "expected_outcome", "criteria", "weight", "required", "required_min_score", "min_score",
+             "score_ranges", "operator")
+"""`expected_outcome` is AgentV 2.x's older name for `outcome`, `criteria` 4.x's; `min_score` (0..1) is 4.x's
+`required_min_score` (0..10); `operator` (4.x) tells the judge how to read the outcome."""
+OPERATORS = ("correctness", "contradiction")
+"""AgentV 4.42's rubric operators (`RUBRIC_OPERATOR_VALUES`)."""
 RANGE_KEYS = ("score_range", "outcome")
 ITEM_SHAPE = "a string, or {id, outcome, weight, required, required_min_score, score_ranges}"
 
@@ -102,7 +106,7 @@ def _item(raw: Any, index: int, line: int, where: str, objects_required: bool) -
                                                              f"{index + 1}", ", ".join(ITEM_KEYS))
     item_id = _text(raw["id"], key_line(raw, "id", line), f"{where}: 'id'") if "id" in raw else default_id
     label = f"{where}: rubric '{item_id}'"
-    outcome_key = "outcome" if "outcome" in raw else "expected_outcome"
+    outcome_key = next((key for key in ("outcome", "criteria") if key in raw), "expected_outcome")
     outcome = (_text(raw[outcome_key], key_line(raw, outcome_key, line), f"{label}: '{outcome_key}'")
                if outcome_key in raw else "")
     ranges = _ranges(raw["score_ranges"], key_line(raw, "score_ranges", line), label) if "score_ranges" in raw else None
@@ -120,8 +124,18 @@ def _item(raw: Any, index: int, line: int, where: str, objects_required: bool) -
     if minimum is not None and not (_is_int(minimum) and 0 <= minimum <= 10):
         raise EvalFileError(key_line(raw, "required_min_score", line),
                             f"{label}: required_min_score {minimum!r} is not an integer from 0 to 10", "0..10")
+    if "min_score" in raw:  # 4.x's 0..1 mark, which 4.42 turns into required_min_score (rounded tenths)
+        mark = raw["min_score"]
+        if isinstance(mark, bool) or not isinstance(mark, (int, float)) or not 0 < mark <= 1:
+            raise EvalFileError(key_line(raw, "min_score", line), f"{label}: min_score {mark!r} is not a number in "
+                                                                  "(0, 1]", "min_score: 0.7")
+        minimum = round(mark * 10)
+    operator = raw.get("operator")
+    if operator is not None and operator not in OPERATORS:
+        raise EvalFileError(key_line(raw, "operator", line), f"{label}: operator {operator!r} is not one of "
+                                                             f"{', '.join(OPERATORS)}", " or ".join(OPERATORS))
     return RubricItem(id=item_id, outcome=outcome, weight=float(weight), required=required,
-                      required_min_score=minimum, score_ranges=ranges)
+                      required_min_score=minimum, score_ranges=ranges, operator=operator)
 
 
 def parse_rubric_items(raw: Any, line: int, where: str, *, objects_required: bool = False) -> list[RubricItem]:

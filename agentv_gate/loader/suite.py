@@ -20,6 +20,7 @@ from .evaluator_parser import parse_evaluators
 from .execution import (
     BLANK_TARGET,
     blank_target_line,
+    budget_name,
     parse_input_files,
     parse_targets,
     parse_trials,
@@ -27,6 +28,7 @@ from .execution import (
     suite_execution,
     written_twice_problems,
 )
+from .forms4 import header_is_4x, suite_metadata_payload
 from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
 from .problems import FoundProblems, Problem, no_effect
 from .project_config import guideline_patterns_for
@@ -72,9 +74,10 @@ def _yaml_entries(text: str, doc: Any) -> tuple[dict[str, Any], Callable[[], Ent
         return {"tests": doc}, lambda: iter_entries(text, None)
     if not isinstance(doc, dict):
         return None
+    merges = header_is_4x(doc)  # AgentV 4.23+ merges `<<` keys; a 2.x file's are refused (yaml12.py says why)
     for key in CASE_LIST_KEYS:
         if isinstance(doc.get(key), SkippedList):
-            return doc, lambda key=key: iter_entries(text, key)  # type: ignore[misc]
+            return doc, lambda key=key: iter_entries(text, key, merge_keys=merges)  # type: ignore[misc]
     return None
 
 
@@ -347,8 +350,14 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         problems.append(Problem(file, key_line(header, "dataset"), f"'dataset' must be a name, got {dataset!r}",
                                 "dataset: my-suite"))
         dataset = None
+    four_x = header_is_4x(header)
+    problems.extend(_forms4_problems(header, file))
+    tags = header.get("tags")
     defaults: dict[str, Any] = {
         "generation": generation,
+        "four_x": four_x,
+        "metadata_payload": suite_metadata_payload(header),
+        "tags": [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else [],
         "dataset": dataset.strip() if dataset else default_dataset(file),
         "threshold": _suite_threshold(header, execution, file, problems),
         "target": header.get("target", execution.get("target")),
@@ -375,7 +384,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         name_required = False
     try:
         defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=name_required,
-                                                  line=evaluators_line)
+                                                  line=evaluators_line, criteria_strings=four_x)
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []
@@ -415,6 +424,20 @@ def _metadata_problems(header: dict[str, Any], file: Path) -> list[Problem]:
     return found
 
 
+def _forms4_problems(header: dict[str, Any], file: Path) -> list[Problem]:
+    """AgentV 4.x's descriptive suite keys in the shapes 4.42 reads: `category` text, `governance` a mapping
+    (4.42 leaves any other value out of the cases' metadata, so it is said, not dropped unsaid)."""
+    found: list[Problem] = []
+    if "category" in header and not isinstance(header.get("category"), str):
+        found.append(Problem(file, key_line(header, "category"), f"'category' must be text, got "
+                             f"{yaml_kind(header.get('category'))}", "category: some-area"))
+    if "governance" in header and not isinstance(header.get("governance"), dict):
+        found.append(Problem(file, key_line(header, "governance"), "'governance' is not a mapping: AgentV 4.42 leaves "
+                             "it out of the cases' metadata", "governance: {owner: ..., risk_tier: ...}",
+                             severity="warning"))
+    return found
+
+
 def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: Path,
                         problems: list[Problem]) -> dict[str, Any]:
     """The suite's trials, matrix, budget/stop/cache settings and workspace hooks; each broken one
@@ -434,7 +457,7 @@ def _execution_defaults(header: Any, execution: Any, roots: SearchRoots, file: P
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     if out.get("targets"):
         out["targets_line"] = key_line(execution, "targets")
-    out["cost_limits"] = [("total_budget_usd", file, key_line(execution, "total_budget_usd"))
+    out["cost_limits"] = [(budget_name(execution), file, key_line(execution, budget_name(execution)))
                           ] if out.get("suite_execution") and out["suite_execution"].total_budget_usd is not None else []
     if out.get("trials") is not None and out["trials"].cost_limit_usd is not None:
         out["trials_cost_limit"] = ("cost_limit_usd", file, key_line(execution.get("trials"), "cost_limit_usd"))

@@ -38,7 +38,11 @@ def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.Mapp
     data.line = node.start_mark.line + 1
     data.key_lines = {}
     seen: dict[Any, int] = {}
+    merged: dict[Any, Any] = {}
     for key_node, value_node in node.value:
+        if key_node.tag == MERGE_TAG and getattr(loader, "merge_keys", False):
+            merged.update(_merge_source(loader, value_node))
+            continue
         refuse_merge_key(key_node)
         key = loader.construct_object(key_node, deep=True)
         try:
@@ -54,7 +58,24 @@ def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.Mapp
         seen[key] = key_node.start_mark.line + 1
         data.key_lines[key] = seen[key]
         data[key] = loader.construct_object(value_node, deep=True)
+    for key, value in merged.items():  # the mapping's own keys win over merged ones (YAML's merge rule)
+        if key not in data:
+            data[key] = value
+            data.key_lines[key] = data.line
     return data
+
+
+def _merge_source(loader: yaml.constructor.SafeConstructor, node: yaml.Node) -> dict[Any, Any]:
+    """What `<<:` brings: one mapping (an alias), or a list of them, earlier ones winning (YAML's merge)."""
+    sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    out: dict[Any, Any] = {}
+    for source in reversed(sources):
+        value = loader.construct_object(source, deep=True)
+        if not isinstance(value, dict):
+            raise EvalFileError(source.start_mark.line + 1, "'<<' merges mappings only",
+                                "<<: *anchor, where the anchor is a mapping")
+        out.update(value)
+    return out
 
 
 def refuse_merge_key(key_node: yaml.Node) -> None:

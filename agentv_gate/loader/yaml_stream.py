@@ -148,13 +148,15 @@ def read_header(text: str, list_keys: tuple[str, ...]) -> Any:
             loader.dispose()
 
 
-def iter_entries(text: str, list_key: str | None) -> Iterator[tuple[int, Any]]:
+def iter_entries(text: str, list_key: str | None, merge_keys: bool = False) -> Iterator[tuple[int, Any]]:
     """(line, built value) for each entry of the top-level list under `list_key` (None: the root list).
 
     An entry whose mapping repeats a key is yielded as the `EvalFileError` saying so, in place
-    of its value, so the entries after it still load.
+    of its value, so the entries after it still load. `merge_keys`: the file is read as AgentV 4.x reads
+    it, which merges `<<: *anchor` keys (yaml_lines.construct_line_map); otherwise they are refused.
     """
     loader: Any = _EntryLoader(text)  # a mix of libyaml and PyYAML classes its stubs do not describe
+    loader.merge_keys = merge_keys
     try:
         with located_yaml_errors():
             if _open(loader) is None:

@@ -1,0 +1,75 @@
+"""Which AgentV generation an evaluator speaks, decided by the type name its eval file writes.
+
+AgentV 3.0 renamed `code_judge` / `llm_judge` to `code-grader` / `llm-grader` and changed what their
+scripts and prompts see: a 4.x code-grader reads the answer as a string in `output` (2.x put the
+answer's messages there) and replies with `assertions`; a 4.x llm-grader's `{{output}}` is plain text.
+A suite may mix both names (a team migrating one judge at a time), so the generation belongs to
+each evaluator, never to the run: the name written says which AgentV the author wrote it for.
+
+`GENERATIONS` is the one table of that: per generation, the type names that mean it and what such an
+evaluator gets (its payload, the reply it may give, its prompt variables), for the README and for the
+layers above, which key their behaviour by the same `Generation` (evaluators/generations.py holds the
+payload builders and reply readers for code graders; judging/grader_prompts.py the 4.x prompts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Generation = Literal["2.x", "4.x"]
+
+
+@dataclass(frozen=True)
+class GenerationRow:
+    agentv: str
+    """The AgentV release its behaviour is checked against."""
+    code_types: tuple[str, ...]
+    llm_types: tuple[str, ...]
+    payload: str
+    reply: str
+    prompt: str
+    default_threshold: float
+    """A case's pass mark when neither its file nor `--threshold` sets one (2.19: 0.5; 4.42: 0.8)."""
+
+
+GENERATIONS: dict[Generation, GenerationRow] = {
+    "2.x": GenerationRow(
+        agentv="2.19.0",
+        code_types=("code_judge", "code-judge", "code", "script", "code_evaluator", "code-evaluator"),
+        llm_types=("llm_judge", "llm-judge", "llm", "judge", "llm_evaluator", "llm-evaluator"),
+        payload="`question`, `criteria`, `answer` (text), `output` (the answer's messages), `reference_answer`, "
+                "`guideline_files`, `input_files`, `trace_summary`, `config`, and the older names beside them",
+        reply="one JSON object: `score` (0..1) with `hits`, `misses`, `reasoning`, `details`",
+        prompt="`{{question}}`, `{{answer}}`, `{{reference_answer}}`, `{{criteria}}`, ... (2.19's variables)",
+        default_threshold=0.5,
+    ),
+    "4.x": GenerationRow(
+        agentv="4.42.4",
+        code_types=("code-grader", "code_grader"),
+        llm_types=("llm-grader", "llm_grader"),
+        payload="`output` (the answer, text), `messages`, `trace` (events and summary), `trace_summary`, "
+                "`criteria`, `expected_output`, `input`, `input_files`, `metadata`, `output_path`, "
+                "`workspace_path`, `config`, ...",
+        reply="`score` and/or `assertions: [{text, passed, evidence?}]` (no score: passed / total); "
+              "plain text: exit code 0 passes, another fails",
+        prompt="`{{input}}`, `{{output}}`, `{{expected_output}}` as plain text, `{{criteria}}`, `{{metadata}}`, "
+               "`{{rubrics}}`, `{{tool_calls}}`, `{{file_changes}}`",
+        default_threshold=0.8,
+    ),
+}
+
+_BY_TYPE: dict[str, Generation] = {
+    name: generation for generation, row in GENERATIONS.items() for name in (*row.code_types, *row.llm_types)
+}
+
+
+def generation_of_type(raw_type: object) -> Generation:
+    """The generation an evaluator `type:` as written belongs to; types both generations share (contains,
+    composite, ...) and custom ones read as 2.x, whose behaviour they keep."""
+    return _BY_TYPE.get(str(raw_type), "2.x")
+
+
+def is_4x_type(raw_type: object) -> bool:
+    """Whether the name exists only in AgentV 3.0 and later (a form that marks its file as 4.x)."""
+    return _BY_TYPE.get(str(raw_type)) == "4.x"
