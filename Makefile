@@ -60,5 +60,4 @@ bench: $(BIN)/agentv-gate
 MODULES ?=
 ARGS ?=
 mutate: $(BIN)/agentv-gate
-	$(BIN)/pip install -q -e '.[dev,mutate]'
 	nice -n 10 $(BIN)/python mutation/run_mutation.py $(ARGS) $(MODULES)

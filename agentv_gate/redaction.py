@@ -111,6 +111,14 @@ def environment_secrets(env: Mapping[str, str]) -> list[str]:
             if is_secret_field(name) and len(value.strip()) >= ENVIRONMENT_SECRET_MIN_CHARS]
 
 
+def forget_secrets() -> None:
+    """Clear the registry (tests, or an embedder starting an unrelated run in the same process)."""
+    global _forms
+    with _lock:
+        _registered.clear()
+        _forms = ()
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with every secret (given here or registered) and its encoded forms replaced by `***`.
 

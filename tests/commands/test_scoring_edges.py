@@ -142,5 +142,6 @@ def test_negate_never_turns_a_check_that_could_not_be_made_into_a_pass(tmp_path:
         "cost": "fail", "tokens": "fail", "metrics": "fail", "fields": "fail",
         "composite": "fail", "reported": "pass"}, err
     assert all(r["score"] == 0.0 for k, r in rows.items() if k != "reported"), rows
-    assert any("cannot be checked" in m for m in rows["cost"]["misses"]), rows["cost"]["misses"]
+    assert any("No cost data available in trace" in m and "not inverted" in m for m in rows["cost"]["misses"]), \
+        rows["cost"]["misses"]
     assert code == 1
