@@ -25,11 +25,10 @@ $(VENV)/.linters: $(BIN)/agentv-gate
 example: $(BIN)/agentv-gate
 	$(BIN)/agentv-gate run examples/evals --targets examples/.agentv/targets.yaml --output-dir .agentv-gate
 
-# mypy first: a type error fails CI in seconds, before the suite's minutes.
+# lint first (ruff, vulture, mypy): a type error fails CI in seconds, before the suite's minutes.
 # chromium on PATH lets tests/report/test_html.py load report.html in a real browser; without it
 # those tests skip and say why. CI's entry (.ci/run) installs Debian's package first, so they run there.
-test: $(BIN)/agentv-gate $(VENV)/.linters
-	$(BIN)/mypy agentv_gate
+test: $(BIN)/agentv-gate $(VENV)/.linters lint
 	@# Hundreds of tests start the CLI; compiled once here, no child compiles agentv_gate from source again
 	@# (with PYTHONDONTWRITEBYTECODE set, as in some CI images, every one of them would).
 	$(BIN)/python -m compileall -q agentv_gate

@@ -1,4 +1,4 @@
-"""What CI runs: `.ci/run` is `make test`, and `make test` type-checks the package before the suite."""
+"""What CI runs: `.ci/run` is `make test`, and `make test` lints the package before the suite."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ def _recipe(target: str) -> list[str]:
     return recipe
 
 
-def test_ci_runs_mypy_on_the_package_before_the_test_suite() -> None:
+def test_ci_lints_the_package_before_the_test_suite() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    recipe = _recipe("test")
+    prerequisites = next(line for line in (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+                         if line.startswith("test:")).split(":", 1)[1].split()
+    assert prerequisites[-1] == "lint"  # make builds prerequisites in order: lint before the recipe
+    assert _recipe("lint") == ["$(BIN)/ruff check agentv_gate tests", "$(BIN)/vulture", "$(BIN)/mypy agentv_gate"]
     # compiled once before the suite: the CLI the tests start then never compiles agentv_gate itself
-    assert recipe == ["$(BIN)/mypy agentv_gate", "$(BIN)/python -m compileall -q agentv_gate",
-                      "$(BIN)/python -m pytest -n 2 --dist loadfile"]
+    assert _recipe("test") == ["$(BIN)/python -m compileall -q agentv_gate",
+                               "$(BIN)/python -m pytest -n 2 --dist loadfile"]

@@ -66,11 +66,12 @@ def test_a_page_that_cannot_be_written_is_a_report_error_naming_the_file(tmp_pat
         write_html([case_result("c")], tmp_path / "taken" / "report.html")
 
 
-def test_a_passed_case_shows_no_reasoning_or_misses_and_a_failed_one_does() -> None:
-    rows = [case_result("p", reasoning="fine", misses=["m"]), case_result("f", "fail", reasoning="why", misses=["m"])]
+def test_a_passed_case_shows_its_reasoning_and_misses_as_a_failed_one_does() -> None:
+    """A reviewer reads why a case passed too (a 0.967 is explained by its misses), not only failures."""
+    rows = [case_result("p", reasoning="fine", misses=["m"]), case_result("f", "fail", reasoning="why", misses=["n"])]
     by_id = {r[1]: r for r in data_rows(build_html(rows))}
-    assert (by_id["p"][9], by_id["p"][10]) == ("", [])
-    assert (by_id["f"][9], by_id["f"][10]) == ("why", ["m"])
+    assert (by_id["p"][9], by_id["p"][10]) == ("fine", ["m"])
+    assert (by_id["f"][9], by_id["f"][10]) == ("why", ["n"])
 
 
 @pytest.mark.parametrize(("count", "shown", "note"), [(29, 29, False), (30, 30, False), (31, 31, True)])
