@@ -26,7 +26,7 @@
 # the junit-path, results-path and report-path outputs relative to GITHUB_WORKSPACE), RUNNER_OS (Linux
 # or macOS; Windows or anything else stops with exit 2 before the CLI runs).
 # Exit status: the CLI's own (0 pass, 1 cases failed, 2 configuration/usage error, 3 no eval cases
-# found, 4 internal error, 130/143 interrupted; README.md "Exit codes"); 2 for a bad input.
+# found, 4 internal error, 130/143 interrupted; docs/commands.md "Exit codes"); 2 for a bad input.
 set -euo pipefail
 
 bin=${AGENTV_GATE_BIN:-agentv-gate}

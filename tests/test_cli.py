@@ -25,6 +25,7 @@ from agentv_gate.errors import (
 )
 from agentv_gate.models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
 from tests.helpers.cli import run_cli
+from tests.helpers.docs import DOCS
 from tests.helpers.files import make_repo
 from tests.helpers.suites import PARIS_TARGETS
 
@@ -56,7 +57,7 @@ def test_run_help_states_the_defaults_the_code_uses(capsys: pytest.CaptureFixtur
 def test_the_action_and_the_readme_state_the_same_defaults() -> None:
     root = Path(__file__).resolve().parents[1]
     action = (root / "action.yml").read_text(encoding="utf-8")
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = DOCS
     assert f"(CLI default {DEFAULT_THRESHOLD})" in action
     assert f"(CLI default {DEFAULT_WORKERS})" in action
     assert f"`--threshold X` (default {DEFAULT_THRESHOLD}" in readme
@@ -76,7 +77,7 @@ def _readme_table(readme: str, header: str) -> dict[str, str]:
 def test_the_action_and_the_readme_name_the_same_inputs_defaults_and_outputs() -> None:
     root = Path(__file__).resolve().parents[1]
     action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = DOCS
     outputs = _readme_table(readme, "output")
     assert set(outputs) == set(action["outputs"])
     inputs = _readme_table(readme, "input")
@@ -253,7 +254,7 @@ def test_verbose_lists_every_case(repo: Path) -> None:
 def test_the_exit_codes_are_documented_in_one_table() -> None:
     """README's "Exit codes" table and action.yml's `exit-code` output name every code the CLI returns."""
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = DOCS
     table = readme.split("### Exit codes", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| (\d+)(?: / (\d+))? \|", table, re.MULTILINE)
     documented = {int(code) for pair in rows for code in pair if code}

@@ -50,7 +50,7 @@ def import_hint(results: Iterable[ReportedCase], environ: Mapping[str, str] = os
                 f"virtualenv ({prefix}), which has agentv-gate and its additional_dependencies only. "
                 "For an agent with its own packages use the hooks that run in your environment, "
                 "`agentv-gate-system` or `agentv-gate-all-system` (language: system; install agentv-gate "
-                "in that environment), or a `repo: local` hook (README: \"Use it as a pre-commit hook\")")
+                "in that environment), or a `repo: local` hook (docs/pre-commit.md)")
     python = shutil.which("python3", path=environ.get("PATH")) or "no python3 on PATH"
     return (f"the agent or its judges could not import {named}; they run with the python3 first on PATH "
             f"({python}): activate the environment that has your packages, or install them there")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from tests.helpers.cli import run_cli
+from tests.helpers.docs import DOCS
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RateLimited
 from tests.helpers.files import make_repo, write
 
@@ -125,7 +126,7 @@ def test_a_misspelled_limit_key_is_reported_with_a_suggestion(tmp_path: Path) ->
 def test_the_readme_example_for_openai_azure_and_anthropic_is_read_as_documented(tmp_path: Path) -> None:
     from agentv_gate.targets.registry import ProviderRegistry, load_targets
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = DOCS
     section = readme.split("### Rate limits (`workers`, `max_rpm`, `max_tpm`)", 1)[1]
     example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     path = write(tmp_path / "targets.yaml", example)

@@ -50,7 +50,8 @@ def test_the_changelog_has_a_section_for_the_version() -> None:
 def test_install_instructions_pin_the_released_version() -> None:
     """Every `your-org/agentv-gate@REF`, `git+...@REF` and pre-commit `rev:` names this version's tag (or a sha)."""
     texts = {path: path.read_text(encoding="utf-8")
-             for path in [ROOT / "README.md", *sorted((ROOT / "examples" / "workflows").glob("*.yml"))]}
+             for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+                          *sorted((ROOT / "examples" / "workflows").glob("*.yml"))]}
     pins = [(path.name, ref) for path, text in texts.items()
             for ref in re.findall(r"agentv-gate(?:\.git)?@([^\s\"'`]+)|^\s*rev:\s*(\S+)", text, re.MULTILINE)]
     refs = [(name, a or b) for name, (a, b) in pins]

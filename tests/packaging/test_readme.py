@@ -8,10 +8,11 @@ from pathlib import Path
 import yaml
 
 from tests.helpers.cli import run_cli
+from tests.helpers.docs import DOCS
 from tests.helpers.files import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = DOCS  # the landing page and every page under docs/
 
 AGENT = """\
 import argparse, sys
@@ -46,10 +47,12 @@ def yaml_blocks() -> list[object]:
 
 
 def readme_cli_target() -> dict:
-    for parsed in yaml_blocks():
+    for parsed in yaml_blocks():  # the Targets page's example, named as the suites it shows name it
         if isinstance(parsed, dict) and "targets" in parsed:
-            return next(t for t in parsed["targets"] if t.get("provider") == "cli")
-    raise AssertionError("README.md has no targets example with a cli target")
+            for target in parsed["targets"]:
+                if target.get("provider") == "cli" and target.get("name") == "my-agent":
+                    return target
+    raise AssertionError("the docs have no targets example with a cli target named my-agent")
 
 
 def test_the_cli_target_example_states_its_working_folder() -> None:
