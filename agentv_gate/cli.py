@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS
+from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
 from .errors import EXIT_CODES, EXIT_INTERNAL, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines
@@ -109,7 +109,7 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", type=Path, action=_Once, default=None, metavar="BASE.jsonl",
                         help="results JSONL of the base branch: reports say per case regressed, still failing, "
                              "fixed or new")
-    parser.add_argument("--fail-on", choices=("all", "regression", "case-regression", "inconclusive"), action=_Once,
+    parser.add_argument("--fail-on", choices=FAIL_ON, action=_Once,
                         default="all", dest="fail_on",
                         help="all: every case must pass (default); regression: fail only for cases that passed "
                              "on the base and do not now, or, with --trials N on both sides, when the paired test "
@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
                          help="a case passing on both whose score fell by more than DELTA also regressed")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    compare.add_argument("--fail-on", choices=("regression", "case-regression", "inconclusive"), action=_Once,
+    compare.add_argument("--fail-on", choices=FAIL_ON[1:], action=_Once,
                          default="regression", dest="fail_on",
                          help="with trials on both sides: regression (default) exits 1 when the paired test finds "
                               "the pass rate fell; case-regression also for one case's significant drop; "

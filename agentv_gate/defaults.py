@@ -18,3 +18,8 @@ DEFAULT_WORKERS = 8
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 """Cap on one answer, 8 MiB: an HTTP reply body (decompressed), a `cli` target's stdout or
 `{OUTPUT_FILE}`, a code judge's output. An answer over it is an error, never cut and read as whole."""
+
+FAIL_ON = ("all", "regression", "case-regression", "inconclusive")
+"""Each stricter than the one before: `regression` fails on a significant suite-level drop (one trial
+a side: on any case that regressed), `case-regression` on a significant case too, `inconclusive` on a
+case whose pass rate fell without significance as well."""

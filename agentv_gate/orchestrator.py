@@ -28,7 +28,8 @@ from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
 from .generations import GENERATIONS
 from .javascript import js_sum
-from .judging.payload import message_dict, trace_summary
+from .judging.payload import message_dict
+from .judging.trace import trace_summary
 from .models import (
     DEFAULT_WORKERS,
     CaseResult,

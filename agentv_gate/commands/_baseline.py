@@ -43,10 +43,6 @@ from ..report.rows import NOT_RUN, ReportedCase, outcome
 from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
 
-FAIL_ON = ("all", "regression", "case-regression", "inconclusive")
-"""Each stricter than the one before: `regression` fails on a significant suite-level drop (one trial
-a side: on any case that regressed), `case-regression` on a significant case too, `inconclusive` on a
-case whose pass rate fell without significance as well."""
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
 FLAKY = "regressed (flaky)"

@@ -39,8 +39,8 @@ from ..models import (
     FieldAccuracyConfig,
     FieldSpec,
     Message,
-    content_to_text,
 )
+from ..wire import content_to_text
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 
 MAX_LISTED = 4

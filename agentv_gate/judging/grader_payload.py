@@ -164,4 +164,5 @@ def build_grader_payload(context: EvaluationContext, config: dict[str, Any] | No
         "workspace_path": reported("workspace_path"),
         "config": config,
     }
-    return to_snake_case_deep(payload, keep_data_keys=False)
+    snake: dict[str, Any] = to_snake_case_deep(payload, keep_data_keys=False)
+    return snake

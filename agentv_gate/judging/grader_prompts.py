@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeReplyError
@@ -208,7 +209,8 @@ def grader_variables(context: EvaluationContext, items: list[RubricItem] | None)
     }
 
 
-def default_grader_prompt(context: EvaluationContext, render: Any, criteria: str | None = None) -> str:
+def default_grader_prompt(context: EvaluationContext, render: Callable[[str, dict[str, str]], str],
+                          criteria: str | None = None) -> str:
     """The default template, then the file changes and tool calls when there are any (4.42 adds them to
     its own template only); `criteria` in place of the case's (an inline prompt with no variables)."""
     variables = grader_variables(context, None)

@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..models import Message, content_to_text, question_text
-from ..wire import to_snake_case_deep
+from ..models import Message, question_text
+from ..wire import content_to_text, to_snake_case_deep
 from .trace import raw_tool_calls, tool_name, trace_summary
 
 if TYPE_CHECKING:
@@ -161,4 +161,5 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
         "eval_id": case.id,
         "target": context.target,
     }
-    return to_snake_case_deep(payload, keep_data_keys=False)
+    snake: dict[str, Any] = to_snake_case_deep(payload, keep_data_keys=False)
+    return snake

@@ -77,7 +77,7 @@ def _yaml_entries(text: str, doc: Any) -> tuple[dict[str, Any], Callable[[], Ent
     merges = header_is_4x(doc)  # AgentV 4.23+ merges `<<` keys; a 2.x file's are refused (yaml12.py says why)
     for key in CASE_LIST_KEYS:
         if isinstance(doc.get(key), SkippedList):
-            return doc, lambda key=key: iter_entries(text, key, merge_keys=merges)  # type: ignore[misc]
+            return doc, lambda key=key: iter_entries(text, key, merge_keys=merges)
     return None
 
 

@@ -34,9 +34,9 @@ from .yaml_lines import (
 )
 
 try:  # libyaml's event parser when PyYAML was built with it; its pure-Python parser otherwise
-    from yaml._yaml import CParser as _EventSource  # type: ignore[import-not-found]
+    from yaml._yaml import CParser as _EventSource
 
-    class _EntryLoader(_EventSource, Composer, SafeConstructor, Resolver):  # type: ignore[misc]
+    class _EntryLoader(_EventSource, Composer, SafeConstructor, Resolver):
         def __init__(self, text: str) -> None:
             _EventSource.__init__(self, text)
             Composer.__init__(self)

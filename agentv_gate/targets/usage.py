@@ -81,7 +81,8 @@ class Usage:
 
     @property
     def tokens(self) -> int | None:
-        return _plus(self.input, self.output)
+        total: int | None = _plus(self.input, self.output)
+        return total
 
     def as_json(self) -> dict[str, Any]:
         """The results row's form: nulls kept (a reader must tell "not reported" from 0)."""
