@@ -32,6 +32,7 @@ from ..redaction import register_secrets
 from ..report.baseline import Comparison
 from ..report.comment import Base, Links, Verdict, marker, render_comment
 from ..report.github import append_step_summary, escape_data
+from ..report.paired import NoTest, SuiteTest
 from ..report.rows import ReportedCase
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals
@@ -141,7 +142,8 @@ def _warn(message: str, env: Mapping[str, str]) -> None:
 
 def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bool, gate_line: str,
                  planned: int | None = None, comparison: Comparison | None = None,
-                 base_rows: Sequence[CaseResult] | None = None, usage: UsageTotals | None = None) -> bool:
+                 base_rows: Sequence[CaseResult] | None = None, usage: UsageTotals | None = None,
+                 paired: SuiteTest | NoTest | None = None) -> bool:
     """Create or update the comment; whatever goes wrong is one warning. Returns whether it was posted."""
     env = setup.env
     pr = pull_request(env)
@@ -160,7 +162,7 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
     body = render_comment(results, Verdict(ok, gate_line), key=setup.key, comparison=comparison,
                           base_rows=base_rows, base=base, usage=usage,
                           base_usage=UsageTotals.of(base_rows) if base_rows is not None else None,
-                          links=_links(env, pr.head_sha), planned=planned)
+                          links=_links(env, pr.head_sha), planned=planned, paired=paired)
     try:
         # The marker starts the body: a reply quoting our comment ("> <!-- ...") is someone else's.
         found = next((c for c in api.comments(pr.number) if c.body.startswith(marker(setup.key))), None)

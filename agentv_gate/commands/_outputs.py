@@ -113,7 +113,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         gate_line = against.gate_line if against is not None else plain_gate_line(ok, stopped)
         post_comment(comment, results, ok=ok, gate_line=gate_line, planned=planned,
                      comparison=against.comparison if against is not None else None,
-                     base_rows=baseline.rows if baseline is not None else None, usage=usage)
+                     base_rows=baseline.rows if baseline is not None else None, usage=usage,
+                     paired=against.test if against is not None else None)
     return code
 
 

@@ -39,7 +39,8 @@ def execute(args: argparse.Namespace) -> int:
     if baseline is not None:
         report = baseline_report(baseline, finished, summary, stopped)
         post_comment(setup, finished, ok=report.ok, gate_line=report.gate_line, planned=len(rows),
-                     comparison=report.comparison, base_rows=baseline.rows, usage=UsageTotals.of(finished))
+                     comparison=report.comparison, base_rows=baseline.rows, usage=UsageTotals.of(finished),
+                     paired=report.test)
     else:
         ok = summary.ok and stopped is None
         post_comment(setup, finished, ok=ok, gate_line=plain_gate_line(ok, stopped), planned=len(rows),

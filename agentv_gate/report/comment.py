@@ -25,6 +25,7 @@ from . import Summary, summarise
 from .baseline import CaseChange, Comparison
 from .console import first_problem
 from .github import md_cell
+from .paired import LABEL_ORDER, NoTest, SuiteTest
 from .paths import source_path
 from .rows import ReportedCase
 from .usage import UsageTotals, usage_markdown
@@ -148,6 +149,28 @@ def _unchanged(comparison: Comparison, links: Links) -> _Section | None:
                     f"{f'[report.html]({links.report})' if links.report else 'report.html'}._\n</details>\n\n")
 
 
+def _paired(test: SuiteTest | NoTest | None, links: Links) -> _Section | None:
+    """The paired test over trials: its line, then every case it labelled regression, inconclusive or
+    improvement, or found flaky, with its trial counts on both sides (never silently passed)."""
+    if test is None:
+        return None
+    if isinstance(test, NoTest):
+        line = f"**Paired test:** {comment_text(test.line(), 500)}\n\n"
+        return _Section(line, line)
+    top = f"**Paired test:** {comment_text(test.headline(), 500)} · {comment_text(test.counts_line(), 300)}\n\n"
+    shown = sorted((c for c in test.cases if c.label != "unchanged" or c.flaky),
+                   key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))
+    if not shown:
+        return _Section(top, top)
+    rows = [f"| {c.label}{' (flaky)' if c.flaky else ''} | {comment_text(c.change.row.eval_id, 200)} | "
+            f"{_where(c.change.row, links)} | {sum(c.base.passed)}/{len(c.base.passed)} → "
+            f"{sum(c.head.passed)}/{len(c.head.passed)} | {c.p:.3g} | {c.q:.3g} |\n" for c in shown]
+    where = f"[report.html]({links.report})" if links.report else "report.html"
+    return _Section(top + "| Label | Case | Eval file | Trials passed, base → head | Fisher p | q |\n"
+                    "| --- | --- | --- | --- | ---: | ---: |\n" + "".join(rows) + "\n",
+                    top + f"_{len(shown):,} labelled case(s), listed in {where} (too many for one comment)._\n\n")
+
+
 def _mean(rows: Sequence[ReportedCase]) -> float | None:
     return sum(r.score for r in rows) / len(rows) if rows else None
 
@@ -188,7 +211,8 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
                    comparison: Comparison | None = None, base_rows: Sequence[ReportedCase] | None = None,
                    base: Base | None = None, usage: UsageTotals | None = None,
                    base_usage: UsageTotals | None = None, links: Links | None = None,
-                   planned: int | None = None, limit: int = COMMENT_LIMIT) -> str:
+                   planned: int | None = None, paired: SuiteTest | NoTest | None = None,
+                   limit: int = COMMENT_LIMIT) -> str:
     """The comment's Markdown body, at most `limit` characters, starting with the hidden marker of `key`."""
     links = links or Links()
     summary = summarise(head, planned)
@@ -199,7 +223,8 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
            f"{comment_text(verdict.gate_line, 500)} · {comment_text(summary.describe(), 300)}{counts}\n\n")
     sections: list[_Section | None]
     if comparison is not None:
-        sections = [_case_table("Regressions", comparison.with_status("regressed"), links, with_miss=True),
+        sections = [_paired(paired, links),
+                    _case_table("Regressions", comparison.with_status("regressed"), links, with_miss=True),
                     _case_table("Fixes", comparison.with_status("fixed"), links, with_miss=False),
                     _case_table("New", comparison.with_status("new"), links, with_miss=True),
                     _case_table("Removed", comparison.with_status("removed"), links, with_miss=False),

@@ -201,3 +201,21 @@ def test_case_ids_in_the_gate_line_stay_inert_in_the_ci_log(tmp_path: Path) -> N
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "largest drops: c0## [add-mask]x (3/3 -> 0/3" in ran.stdout
     assert "##[add-mask]" not in ran.stdout
+
+
+def test_the_pull_request_comment_lists_the_paired_tests_cases_with_their_trials(tmp_path: Path) -> None:
+    """The comment shows what the console shows: the paired test's line, and each case it labelled
+    (the inconclusive c11 too, never passed in silence), with its trials on both sides."""
+    from tests.commands.test_comment_cli import TOKEN, actions_env
+    from tests.helpers.fake_github import FakeGitHub
+
+    repo = project(tmp_path, 12)
+    base_run(repo, BASE, "--trials", "3")
+    schedule(repo, NOISE)
+    with FakeGitHub(token=TOKEN) as github:
+        ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--comment",
+                  env=actions_env(tmp_path, github))
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        (body,) = [c["body"] for comments in github.comments.values() for c in comments]
+    assert "**Paired test:** paired test over 12 case(s), 3 trials a side" in body
+    assert "| inconclusive (flaky) | c11 | " in body and " | 2/3 → 1/3 | " in body
