@@ -259,6 +259,7 @@ class WireServer:
     def _serve(self, raw: socket.socket, index: int) -> None:
         sock = raw
         wire: Wire | None = None
+        reader = None
         try:
             if self.tls is not None:
                 try:
@@ -280,6 +281,13 @@ class WireServer:
         except OSError:
             pass
         finally:
+            if reader is not None:
+                # the file holds a reference to the socket: until it is closed, sock.close() sends no FIN,
+                # and a test told "closed" would race the client still seeing the connection open
+                try:
+                    reader.close()
+                except OSError:
+                    pass
             if wire is None or not wire.was_reset:
                 try:
                     sock.close()
