@@ -24,6 +24,7 @@ from ..errors import JudgeReplyError
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, RubricItem, question_text
 from .judge_reply import JudgeReply, _read_one, _score, _strict_object, _text
 from .payload import case_messages
+from .rubrics import score_range_lines
 from .templates import ResolvedPrompt, _script_argv, render_template, resolve_prompt
 
 if TYPE_CHECKING:
@@ -275,11 +276,7 @@ def rubric_user_prompt(items: list[RubricItem], context: EvaluationContext) -> s
             parts.append(f"Operator: {item.operator}")
         if item.outcome:
             parts.append(f"Description: {item.outcome}")
-        if item.score_ranges:
-            parts.append("Score ranges:")
-            for band in item.score_ranges:
-                low, high = band.score_range
-                parts.append(f"  - Score {low if low == high else f'{low}-{high}'}: {band.outcome}")
+        parts += score_range_lines(item)
     if guidance:
         parts += ["", *guidance]
     parts += ["", "For each criterion, provide an integer score 0-10 that matches one of its defined score ranges."]

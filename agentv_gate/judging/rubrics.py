@@ -78,6 +78,17 @@ def _weight_label(item: RubricItem) -> str:
     return "" if item.weight == 1.0 else f" (weight: {item.weight:g})"
 
 
+def score_range_lines(item: RubricItem) -> list[str]:
+    """An item's bands as both generations' scored rubric prompts list them (none without bands)."""
+    if not item.score_ranges:
+        return []
+    lines = ["Score ranges:"]
+    for band in item.score_ranges:
+        low, high = band.score_range
+        lines.append(f"  - Score {low if low == high else f'{low}-{high}'}: {band.outcome}")
+    return lines
+
+
 def user_prompt(items: list[RubricItem], question: str, criteria: str, reference: str, answer: str) -> str:
     """The judge's user prompt: the case, then the items as `[id] outcome` (AgentV's layout)."""
     scored = is_score_range(items)
@@ -106,11 +117,7 @@ def user_prompt(items: list[RubricItem], question: str, criteria: str, reference
         parts += ["", f"### Criterion: {item.id}{_weight_label(item)}{minimum}"]
         if item.outcome:
             parts.append(f"Description: {item.outcome}")
-        if item.score_ranges:
-            parts.append("Score ranges:")
-            for band in item.score_ranges:
-                low, high = band.score_range
-                parts.append(f"  - Score {low if low == high else f'{low}-{high}'}: {band.outcome}")
+        parts += score_range_lines(item)
     parts += ["", "For each criterion, provide an integer score 0-10 that matches one of its defined score ranges."]
     return "\n".join(parts)
 
