@@ -20,26 +20,13 @@ from agentv_gate.models import CaseResult
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_github import FakeGitHub
 from tests.helpers.files import make_repo, write
-from tests.helpers.suites import PARIS_TARGETS
+from tests.helpers.suites import PARIS_TARGETS, geo_suite
 
 TOKEN = "ghs_faketoken1234567890"
 PR = 7
 HEAD_SHA = "0123456789abcdef0123456789abcdef01234567"
 BASE_SHA = "fedcba9876543210fedcba9876543210fedcba98"
 
-SUITE = """\
-tests:
-  - id: capital
-    input: What is the capital of France?
-    assertions:
-      - type: contains
-        value: Paris
-  - id: river
-    input: Which river flows through Paris?
-    assertions:
-      - type: contains
-        value: {river}
-"""
 
 
 @pytest.fixture()
@@ -65,7 +52,7 @@ def actions_env(tmp_path: Path, github: FakeGitHub | None, event: dict[str, Any]
 
 def base_results(repo: Path, tmp_path: Path) -> Path:
     """main's results, as a run on main wrote them: both cases pass, stamped with main's commit."""
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Paris"))
     path = tmp_path / "base.jsonl"
     path.write_text("".join(json.dumps(CaseResult(eval_id=case, suite="evals/geo.yaml", file="evals/geo.yaml",
                                                   line=line, target="default", verdict="pass", score=1.0,
@@ -91,7 +78,7 @@ def test_the_first_push_creates_the_comment_and_the_second_updates_it_in_place(
     quote = "> " + created.replace("\n", "\n> ") + "\n\nWhy did river not run?"
     github.add_comments(PR, [quote])  # a reviewer's reply quoting it, marker included: not ours to edit
     # The second push breaks `river`: the same comment now says so, at the eval file's line.
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Seine"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Seine"))
     second = run_cli("run", "evals", "--baseline", str(base), "--comment", cwd=repo, env=env)
     assert second.returncode == 1, second.stdout + second.stderr
     updated, reply = bodies(github)
@@ -142,7 +129,7 @@ def test_a_forks_read_only_token_is_one_warning_and_the_exit_code_stays_the_gate
         tmp_path: Path, github: FakeGitHub, river: str) -> None:
     repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
     base = base_results(repo, tmp_path)
-    write(repo / "evals" / "geo.yaml", SUITE.format(river=river))
+    write(repo / "evals" / "geo.yaml", geo_suite(river))
     github.fail("POST", 403, "Resource not accessible by integration")
     proc = run_cli("run", "evals", "--baseline", str(base), "--comment", cwd=repo, env=actions_env(tmp_path, github))
     assert proc.returncode == (0 if river == "Paris" else 1), proc.stdout + proc.stderr
@@ -216,7 +203,7 @@ def test_an_unreachable_api_warns_and_the_gate_still_decides(tmp_path: Path) -> 
         port = closed.getsockname()[1]
     repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
     base = base_results(repo, tmp_path)
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Seine"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Seine"))
     env = actions_env(tmp_path, None, GITHUB_API_URL=f"http://127.0.0.1:{port}")
     proc = run_cli("run", "evals", "--baseline", str(base), "--comment", cwd=repo, env=env)
     assert proc.returncode == 1
@@ -250,7 +237,7 @@ targets:
 """)
     write(repo / "evals" / "agent.py",
           "import os\nprint('env: [' + os.environ.get('AGENTV_GATE_GITHUB_TOKEN', '') + '] Paris')\n")
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Paris"))
     proc = run_cli("run", "evals", *flags, cwd=repo, env=actions_env(tmp_path, github))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = (repo / ".agentv-gate" / "results.jsonl").read_text()
@@ -306,7 +293,7 @@ def test_without_a_base_the_comment_lists_what_does_not_pass(tmp_path: Path, git
 
 def test_a_shard_does_not_comment_its_part_of_the_run(tmp_path: Path, github: FakeGitHub) -> None:
     repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Paris"))
     proc = run_cli("run", "evals", "--shard", "1/2", "--comment", cwd=repo, env=actions_env(tmp_path, github))
     assert proc.returncode == 2
     assert "comment from the job that merges the shards (`merge --comment`)" in proc.stderr
@@ -316,7 +303,7 @@ def test_a_shard_does_not_comment_its_part_of_the_run(tmp_path: Path, github: Fa
 def test_the_merge_of_the_shards_posts_the_whole_runs_comment(tmp_path: Path, github: FakeGitHub) -> None:
     repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
     base = base_results(repo, tmp_path)
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Seine"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Seine"))
     for k in (1, 2):
         run_cli("run", "evals", "--shard", f"{k}/2", "--output-dir", f"s{k}", cwd=repo)
     merged = run_cli("merge", "s1/results.jsonl", "s2/results.jsonl", "--baseline", str(base), "--comment",

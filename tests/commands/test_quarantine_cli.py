@@ -15,6 +15,7 @@ from pathlib import Path
 from agentv_gate.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
+from tests.helpers.suites import CAPITAL_SUITE, RIVER_CASE
 
 TARGETS = """\
 targets:
@@ -23,19 +24,7 @@ targets:
     response: Paris is the capital of France.
 """
 
-SUITE = """\
-tests:
-  - id: capital
-    input: What is the capital of France?
-    assertions:
-      - type: contains
-        value: Paris
-  - id: river
-    input: Which river flows through Paris?
-    assertions:
-      - type: contains
-        value: Seine
-"""
+SUITE = CAPITAL_SUITE + RIVER_CASE
 
 
 def _project(repo: Path, gate: str | None) -> None:

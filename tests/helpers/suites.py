@@ -30,3 +30,8 @@ RIVER_CASE = """\
         value: Seine
 """
 """A case of CAPITAL_SUITE's list that the mock agent fails (it never names the Seine)."""
+
+
+def geo_suite(river_value: str) -> str:
+    """CAPITAL_SUITE with RIVER_CASE, its river case expecting `river_value` (`Paris` makes it pass)."""
+    return CAPITAL_SUITE + RIVER_CASE.replace("value: Seine", f"value: {river_value}")

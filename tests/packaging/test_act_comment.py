@@ -22,6 +22,7 @@ import yaml
 from agentv_gate.models import CaseResult
 from tests.helpers.fake_github import FakeGitHub
 from tests.helpers.files import write
+from tests.helpers.suites import geo_suite
 from tests.packaging.test_act import (  # noqa: F401 - pytestmark: skipped where act is not installed
     ACT,
     SEED,
@@ -46,19 +47,6 @@ targets:
   - name: default
     provider: cli
     command: python3 agent.py
-"""
-SUITE = """\
-tests:
-  - id: capital
-    input: What is the capital of France?
-    assertions:
-      - type: contains
-        value: Paris
-  - id: river
-    input: Which river flows through Paris?
-    assertions:
-      - type: contains
-        value: {river}
 """
 
 
@@ -108,7 +96,7 @@ def test_two_pushes_leave_one_comment_showing_the_regression_and_a_forks_403_onl
     _copy_repository(repo)
     write(repo / ".agentv" / "targets.yaml", TARGETS)
     write(repo / "evals" / "agent.py", AGENT)
-    write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
+    write(repo / "evals" / "geo.yaml", geo_suite("Paris"))
     write(repo / "base.jsonl", _base_rows())
     write(repo / ".github" / "workflows" / "gate.yml", yaml.safe_dump(_workflow(shared), sort_keys=False))
     _git_commit(repo)
@@ -118,7 +106,7 @@ def test_two_pushes_leave_one_comment_showing_the_regression_and_a_forks_403_onl
         assert first.returncode == 0 and code == "0", log
         assert len(github.comments[PR]) == 1, log
 
-        write(repo / "evals" / "geo.yaml", SUITE.format(river="Seine"))
+        write(repo / "evals" / "geo.yaml", geo_suite("Seine"))
         _git_commit(repo)
         second, code = _act(repo, github)
         log = second.stdout + second.stderr
@@ -131,7 +119,7 @@ def test_two_pushes_leave_one_comment_showing_the_regression_and_a_forks_403_onl
         assert "| target default | 200 in / 40 out | 240 in / 60 out | $0.0030 | $0.0042 |" in body, body
         assert [method for method, *_ in github.requests] == ["GET", "POST", "GET", "PATCH"]
 
-        write(repo / "evals" / "geo.yaml", SUITE.format(river="Paris"))
+        write(repo / "evals" / "geo.yaml", geo_suite("Paris"))
         _git_commit(repo)
         github.fail("PATCH", 403, "Resource not accessible by integration")
         third, code = _act(repo, github)
