@@ -234,7 +234,8 @@ def execute(args: argparse.Namespace) -> int:
             print(f"agentv-gate: {exc}", file=sys.stderr)
 
     registry = build_evaluator_registry(None, resolver.judge_resolver(),
-                                        judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
+                                        judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS,
+                                        targets=resolver)
     # Without --workers, enough threads for the most `workers:` any target declares.
     workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
     settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,

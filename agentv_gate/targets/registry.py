@@ -138,6 +138,20 @@ class ProviderRegistry:
                 self._providers[name] = build_capped(self.config(name))
             return self._providers[name]
 
+    def declared_targets(self) -> list[str]:
+        """Every target of the file, in its order (a code judge's proxy lists them and may call any)."""
+        return self.targets.names()
+
+    def named_provider(self, name: str) -> Provider:
+        """The provider of a target a code judge names through its proxy (any target of the file):
+        refused, as AgentV refuses to resolve it, when a `${{ VAR }}` it reads is unset, since such a
+        target was never checked before the run (only the targets the cases use are)."""
+        config = self.config(name)
+        unset = [f"{var} ({key})" for key, names in config.unset_env.items() for var in names]
+        if unset:
+            raise TargetsConfigError(f"target '{name}': environment variable {', '.join(unset)} is not set or empty")
+        return self.provider(name)
+
     def most_workers(self) -> int | None:
         """The largest `workers` among the targets resolved so far (the run's pool must allow it)."""
         with self._lock:
