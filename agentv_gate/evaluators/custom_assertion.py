@@ -1,7 +1,7 @@
-"""A suite's own assertion type: `.agentv/assertions/<type>.py` (or an executable `<type>`), run as a code judge.
+"""A suite's own assertion type: `.agentv/assertions/<type>.ts` (or `.js`, `.py`, an executable), run as a code judge.
 
-AgentV loads `<type>.ts`/`.js` modules in-process; agentv-gate runs the script with the code-judge
-wire protocol instead (the payload on stdin, `{score, hits, misses, reasoning}` on stdout), so an
+As AgentV 2.19 runs a `<type>.ts`/`.js` module (`bun run <module>`), agentv-gate runs the script with
+the code-judge wire protocol (the payload on stdin, `{score, hits, misses, reasoning}` on stdout), so an
 assertion is written exactly like a code judge and breaks exactly like one: a crash, a hang or an
 unusable reply scores 0 and marks the case an error. The loader found the script (see
 `loader/evaluator_parser.py`); any other key of the assertion reaches it as `config`.
