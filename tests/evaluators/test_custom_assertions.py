@@ -189,10 +189,11 @@ WORD_COUNT_MODULE = """\
 // what AgentV's word-count example does, without the SDK: the code-judge payload in, its reply out
 import { readFileSync } from "node:fs";
 const payload = JSON.parse(readFileSync(0, "utf8"));
-const words = payload.answer.trim().split(/\\s+/).length;
+const answer = typeof payload.output === "string" ? payload.output : payload.answer;  // 4.x : 2.x
+const words = answer.trim().split(/\\s+/).length;
 const pass = words >= 3;
 console.log(JSON.stringify({score: pass ? 1 : Math.min(words / 3, 0.9), hits: [], misses: [],
-                            reasoning: `${words} words`}));
+                            reasoning: `${words} words, output is ${typeof payload.output}`}));
 """
 
 BUN_SHIM = """#!/bin/sh
@@ -206,17 +207,25 @@ exec node "$@"
 def test_an_agentv_assertion_module_runs_with_bun_as_agentv_runs_it(project: Path, tmp_path: Path) -> None:
     """AgentV 2.19 registers `.agentv/assertions/<type>.ts` (`.js`, `.mts`, `.mjs`) as a code judge run
     with `bun run <module>` (its sdk-custom-assertion example): the gate runs it the same way, and such
-    a module wins over the gate's own `<type>.py`, even a nearer one, since AgentV runs the module."""
+    a module wins over the gate's own `<type>.py`, even a nearer one, since AgentV runs the module.
+    In a 4.x file it gets 4.42's code-grader payload (`output` is the answer's text), as 4.42 sends it."""
     write(project / ".agentv/assertions/word-count.mjs", WORD_COUNT_MODULE)
     write(project / "evals/deep/.agentv/assertions/word-count.py", GRADES.format(score=0, where="python"))
     write(project / "evals/deep/suite.eval.yaml", """
         tests:
           - {id: capital, input: Capital of France?, assert: [{type: word-count}]}
     """)
+    write(project / "evals/deep/four.eval.yaml", """
+        execution: {workers: 1}   # a 4.x form: AgentV 4.42 runs the module as a code grader (4.x payload)
+        tests:
+          - {id: four, input: Capital of France?, assert: [{type: word-count}]}
+    """)
     shims = write(tmp_path / "shims/bun", BUN_SHIM, executable=True).parent
     proc = run_cli("run", "evals", cwd=project, env={"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = rows_by_id(project / RESULTS)["capital"]
     module = (project / ".agentv/assertions/word-count.mjs").resolve()
-    assert row["score"] == 1.0 and row["reasoning"] == "word-count: 6 words", row
+    assert row["score"] == 1.0 and row["reasoning"] == "word-count: 6 words, output is object", row
+    four = rows_by_id(project / RESULTS)["four"]
+    assert four["score"] == 1.0 and four["reasoning"] == "word-count: 6 words, output is string", four
     assert row["evaluator_raw_request"]["script"] == ["bun", "run", str(module)]
