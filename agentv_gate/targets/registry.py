@@ -149,7 +149,7 @@ class ProviderRegistry:
         config = self.config(name)
         unset = [f"{var} ({key})" for key, names in config.unset_env.items() for var in names]
         if unset:
-            raise TargetsConfigError(f"target '{name}': environment variable {', '.join(unset)} is not set or empty")
+            raise TargetsConfigError(f"environment variable {', '.join(unset)} is not set or empty")
         return self.provider(name)
 
     def most_workers(self) -> int | None:
