@@ -44,12 +44,36 @@ CACHE = Path(os.environ.get("AGENTV_COMPAT_CACHE", Path.home() / ".cache" / "age
 SUITE_NAMES = ("*.eval.yaml", "EVAL.yaml")
 SUITE_TIMEOUT = 300
 NEEDS_A_REAL_AGENT = ("codex", "claude", "copilot", "vscode", "pi-coding-agent", "pi-agent-sdk")
+GEMINI_HOST = "https://generativelanguage.googleapis.com"
 PATCHES: dict[str, list[tuple[str, str, str, str]]] = {
-    # (file, line to drop (its start), why): AgentV 2.19 refuses its own shared targets file otherwise
-    "2.19.0": [(f"{tree}/.agentv/targets.yaml", "    workspace_template:", "",
-                f"AgentV 2.19 refuses its own {tree}/.agentv/targets.yaml: 'target-level workspace_template has "
-                "been removed' (on vscode targets no suite run here uses)") for tree in ("features", "showcase")],
+    # (file, a line's start, what replaces the line ("": dropped), why)
+    "2.19.0": [
+        *((f"{tree}/.agentv/targets.yaml", "    workspace_template:", "",
+           f"AgentV 2.19 refuses its own {tree}/.agentv/targets.yaml: 'target-level workspace_template has "
+           "been removed' (on vscode targets no suite run here uses)") for tree in ("features", "showcase")),
+        *((f"{tree}/.agentv/targets.yaml", "    provider: gemini",
+           "    provider: gemini\n    base_url: ${{ AGENTV_COMPAT_GEMINI_URL }}\n",
+           "the gemini targets answer from the loopback model: agentv-gate reads base_url; AgentV 2.19 has no "
+           f"such setting (its schema passes it through unread), so its calls to {GEMINI_HOST} are sent to "
+           "the same model by a fetch wrapper node loads first (NODE_OPTIONS)") for tree in ("features", "showcase")),
+    ],
 }
+
+GEMINI_REDIRECT = """// `make compat`: AgentV's gemini provider calls Google's host, which it cannot be told to change;
+// this sends those calls to the loopback model (AGENTV_COMPAT_GEMINI_URL), as agentv-gate's base_url does.
+const host = "HOST";
+const moved = process.env.AGENTV_COMPAT_GEMINI_URL;
+const original = globalThis.fetch;
+if (moved && original) {
+  globalThis.fetch = (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(host)) return original(input, init);
+    const target = moved + url.slice(host.length);
+    return typeof input === "string" || input instanceof URL ? original(target, init)
+                                                             : original(new Request(target, input), init);
+  };
+}
+""".replace('"HOST"', json.dumps(GEMINI_HOST))
 
 
 # ----------------------------------------------------------------------------- environment
@@ -98,12 +122,14 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
     shutil.copytree(examples, tree, ignore=shutil.ignore_patterns("node_modules"))
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     notes = []
-    for rel, prefix, _, why in PATCHES.get(version, []):
+    for rel, prefix, replacement, why in PATCHES.get(version, []):
         target = tree / rel
         if target.exists():
-            kept = [line for line in target.read_text().splitlines(keepends=True) if not line.startswith(prefix)]
+            kept = [replacement if line.startswith(prefix) else line
+                    for line in target.read_text().splitlines(keepends=True)]
             target.write_text("".join(kept))
-            notes.append(f"{rel}: lines starting {prefix.strip()!r} dropped in the copy: {why}")
+            done = f"replaced by {replacement.strip()!r}" if replacement else "dropped"
+            notes.append(f"{rel}: lines starting {prefix.strip()!r} {done} in the copy: {why}")
     sdk = shared_root() / f"src-{version}" / "packages" / "eval" / "src"
     modules = tree / "node_modules"
     if sdk.is_dir():
@@ -119,6 +145,7 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
     shims.mkdir()
     (shims / "uv").write_text(UV_SHIM)
     (shims / "uv").chmod(0o755)
+    (shims / "gemini-redirect.mjs").write_text(GEMINI_REDIRECT)
     return tree, notes
 
 
@@ -129,8 +156,16 @@ def environment(work: Path, model_url: str, bun: Path | None) -> dict[str, str]:
     env.update({"PATH": os.pathsep.join(path), "AGENTV_NO_UPDATE_CHECK": "1",
                 "AZURE_OPENAI_ENDPOINT": model_url, "AZURE_OPENAI_API_KEY": "fake-key",
                 "AZURE_DEPLOYMENT_NAME": "fake-model", "AZURE_OPENAI_API_VERSION": "2024-12-01-preview",
-                "NO_COLOR": "1"})
+                "GOOGLE_GENERATIVE_AI_API_KEY": "fake-key", "GEMINI_MODEL_NAME": "fake-gemini",
+                "AGENTV_COMPAT_GEMINI_URL": model_url, "NO_COLOR": "1"})
     return env
+
+
+def agentv_environment(work: Path, env: dict[str, str]) -> dict[str, str]:
+    """`environment` for AgentV's node process: with the gemini redirect loaded first (bun, which runs
+    the judges, does not read NODE_OPTIONS; agentv-gate never sees it)."""
+    redirect = (work / "shims" / "gemini-redirect.mjs").as_uri()
+    return {**env, "NODE_OPTIONS": f"{env.get('NODE_OPTIONS', '')} --import={redirect}".strip()}
 
 
 # ----------------------------------------------------------------------------- running
@@ -320,7 +355,7 @@ def main() -> int:
             slug = rel.replace("/", "__")
             skip = needs_a_real_agent(suite, tree)
             if skip is None:
-                av = run_agentv(cli, suite, tree, args.out / "agentv" / slug, env)
+                av = run_agentv(cli, suite, tree, args.out / "agentv" / slug, agentv_environment(work, env))
                 if av.refused:
                     skip = f"AgentV: {av.refused}"
             if skip is not None:
