@@ -44,7 +44,7 @@ import yaml
 from ..defaults import DEFAULT_MAX_RESPONSE_BYTES, MAX_DURATION_MS
 from ..errors import TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
-from ..problems import Problem
+from ..problems import Problem, no_effect
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
 from ..yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, use_core_schema
 from .keys import (
@@ -568,6 +568,7 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _second_spellings(keys, lines, at, where, spellings))
     problems.extend(Problem(file, line, message, unknown_key=False) for line, message in _switches(item, name, kind))
+    problems.extend(_batching_no_effect(item, name, kind, file))
     if kind == "cli":
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _cli_unread_keys(item, name))
@@ -664,10 +665,26 @@ def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[i
         if not isinstance(value, bool):
             found.append((lines.get(key, at), f"'{key}' in target '{name}' must be true or false, got {value!r} "
                           "(AgentV refuses any other value)"))
-        elif value and key in BATCHING_KEYS:
+        elif value and key in BATCHING_KEYS and kind not in UNBATCHED_KINDS:
             found.append((lines.get(key, at), not_yet_message(f"{key}: true",
                                                                "provider batching: one agent run answering every case")))
     return found
+
+
+UNBATCHED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini", "mock"})
+"""Providers AgentV 2.19 never batches (only its cli and vscode providers advertise `supportsBatch`):
+`provider_batching: true` on one of these sends the cases one by one there, as without it."""
+
+
+def _batching_no_effect(item: dict[str, Any], name: str, kind: str | None, file: Path) -> list[Problem]:
+    """`provider_batching: true` on a provider AgentV does not batch: accepted, as AgentV accepts it, and said."""
+    if kind not in UNBATCHED_KINDS:
+        return []
+    lines: dict[str, int] = item.get("__keylines__", {})
+    at: int = item.get("__line__", 1)
+    return [no_effect(file, lines.get(key, at), key, f"target '{name}' ({kind}): AgentV 2.19 batches only cli and "
+                      "vscode targets, and sends this one's cases one by one, as without it")
+            for key in BATCHING_KEYS if item.get(key) is True]
 
 
 def _healthcheck_kind(check: dict[str, Any]) -> str | None:
