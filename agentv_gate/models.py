@@ -531,6 +531,11 @@ class EvalCase(BaseModel):
 # ---------------------------------------------------------------- what a target answers
 
 
+PROVIDER_ERROR = "provider_error"
+"""A `TargetResponse.raw` key: the target answered (the text is scored) and yet failed, so the case is
+an error (AgentV's `extractProviderError`: a batch record missing for the case)."""
+
+
 class TargetResponse(BaseModel):
     text: str = ""
     output_messages: list[Message] = Field(default_factory=list)

@@ -32,6 +32,7 @@ from .judging.payload import message_dict
 from .judging.trace import trace_summary
 from .models import (
     DEFAULT_WORKERS,
+    PROVIDER_ERROR,
     CaseResult,
     EvalCase,
     EvaluationContext,
@@ -279,7 +280,10 @@ class Orchestrator:
                                 # only the judge's prompt text leaves guideline files out.
                                 input_files=[*case.guideline_files, *case.input_files],
                                 extra={"eval_dir": str((case.suite_file or case.source_file).resolve().parent),
-                                       "attempt": attempt, **({"no_cache": True} if attempt else {})})
+                                       "attempt": attempt, **({"no_cache": True} if attempt else {}),
+                                       # a batching cli target answers the suite's cases from one run
+                                       "suite": case.suite,
+                                       "trials": getattr(case_trials(case, self.settings), "count", 1)})
             )
         except Exception as exc:  # noqa: BLE001 - any target failure is this case's error, never the run's
             result.retries = int(getattr(exc, "retries", 0) or 0)
@@ -289,6 +293,9 @@ class Orchestrator:
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
         errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
                    for r in evaluations if not r.error and not math.isfinite(r.score)]
+        reported = (response.raw or {}).get(PROVIDER_ERROR)
+        if isinstance(reported, str) and reported:  # answered and failed: scored, and an error
+            errors.insert(0, f"target {provider.name}: {reported}")
         gate = failed_requirements(evaluations)
         result.score = case_score(evaluations)
         if not math.isfinite(result.score):

@@ -5,9 +5,10 @@ Generic over the AgentV version (`--agentv 2.19.0`; a 4.x run needs only its row
 1. installs AgentV from `../shared/agentv/<version>` into `~/.cache/agentv-gate-compat/agentv-<version>`
    (once; `npm install` from its lock file) and `bun` from npm beside it, for the TypeScript judges;
 2. copies `../shared/agentv/examples-<version>` to a temporary folder (a git repository, so both tools
-   find the same root), with `@agentv/eval` (the SDK's TypeScript source) and `zod` under its
+   find the same root), with `@agentv/eval` (the SDK's TypeScript source), `zod` and `yaml` under its
    node_modules, a `uv` shim (`uv run x.py` is `python3 x.py`) and bun on PATH;
-3. starts the deterministic loopback model (`fake_llm.py`) and points every LLM target at it;
+3. starts the deterministic loopback model (`fake_llm.py`) and points every LLM target at it (the
+   gemini ones too: see PATCHES and GEMINI_REDIRECT);
 4. runs each eval file with both tools and compares per case: score, verdict, hits, misses, error state
    and JUnit names. A suite AgentV cannot run here (a real agent CLI, the network) is listed as skipped
    with AgentV's own error as the reason, never dropped.
@@ -138,9 +139,12 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
         (package / "package.json").write_text(json.dumps({"name": "@agentv/eval", "type": "module",
                                                           "main": "src/index.ts", "exports": "./src/index.ts"}))
     if agentv_cli is not None:
-        zod = agentv_cli.parents[1] / "zod"
-        if zod.is_dir():
-            (modules / "zod").symlink_to(zod)
+        # What the examples import from AgentV's monorepo root without declaring it (zod: the SDK;
+        # yaml: batch-cli's runner), taken from AgentV's own install.
+        for package in ("zod", "yaml"):
+            installed = agentv_cli.parents[1] / package
+            if installed.is_dir():
+                (modules / package).symlink_to(installed)
     shims = work / "shims"
     shims.mkdir()
     (shims / "uv").write_text(UV_SHIM)

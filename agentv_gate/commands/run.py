@@ -37,6 +37,7 @@ from ..report.run_info import RunInfo, current_commit
 from ..report.text import inert_lines, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
+from ..targets.cli_batch import plan_batches
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
@@ -258,6 +259,7 @@ def execute(args: argparse.Namespace) -> int:
         for row in left_out:
             on_result(row)
         runnable = [ref for ref in selected if runnable_targets(ref)]
+        plan_batches(resolver, runnable)
         orchestrator.run(each_target(plan.read_cases(runnable), runnable_targets))
         for ref in plan.vanished:
             on_result(_vanished_result(ref))

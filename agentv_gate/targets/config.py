@@ -652,9 +652,9 @@ def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple
 
 
 def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[int, str]]:
-    """(line, message) for AgentV's on/off settings that change no score here: `provider_batching` (its `true`,
-    one agent run for every case, is a feature not run yet) and a cli target's `verbose` (AgentV logs the
-    command). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
+    """(line, message) for AgentV's on/off settings: `provider_batching` (its `true` is run on a cli target,
+    `cli_batch.py`, except with `{FILES}`, not run yet) and a cli target's `verbose` (AgentV logs the
+    command; no score changes). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
     lines: dict[str, int] = item.get("__keylines__", {})
     at: int = item.get("__line__", 1)
     found: list[tuple[int, str]] = []
@@ -665,9 +665,12 @@ def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[i
         if not isinstance(value, bool):
             found.append((lines.get(key, at), f"'{key}' in target '{name}' must be true or false, got {value!r} "
                           "(AgentV refuses any other value)"))
-        elif value and key in BATCHING_KEYS and kind not in UNBATCHED_KINDS:
-            found.append((lines.get(key, at), not_yet_message(f"{key}: true",
-                                                               "provider batching: one agent run answering every case")))
+        elif value and key in BATCHING_KEYS and kind not in UNBATCHED_KINDS and (
+                kind != "cli" or any("{FILES}" in str(item.get(k) or "") for k in ("command", "command_template",
+                                                                                   "commandTemplate"))):
+            found.append((lines.get(key, at), not_yet_message(
+                f"{key}: true", "provider batching with {FILES}: every case's files given to one run"
+                if kind == "cli" else "provider batching: one agent run answering every case")))
     return found
 
 

@@ -17,6 +17,8 @@ from ..errors import TargetsConfigError
 from ..files import nearest_agentv_file
 from ..keys import did_you_mean
 from .base import Provider
+from .cli_batch import BatchedCli
+from .cli_target import CliProvider
 from .config import TargetConfig, TargetsConfig, load_targets_file
 from .kinds import PROVIDERS
 from .usage import PRICE_KEYS, Prices
@@ -99,12 +101,20 @@ def build_capped(target: TargetConfig) -> Provider:
     """`build_provider`, with `workers` honoured for providers that have no limiter to honour it, and
     the target's prices applied to answers that report tokens but no cost."""
     provider = build_provider(target)
+    if batching(target) and isinstance(provider, CliProvider):
+        provider = BatchedCli(provider)
     if target.workers is not None and getattr(provider, "limiter", None) is None:
         provider = ConcurrencyCapped(provider, target.workers)
     where = f"{target.source_file}:{target.source_line}: {target.describe()}" if target.source_file \
         else target.describe()
     prices = Prices.of({key: target.get(key) for key in PRICE_KEYS}, where)
     return provider if prices is None else Priced(provider, prices)
+
+
+def batching(target: TargetConfig) -> bool:
+    """`provider_batching: true` on a cli target: one run answers every case of a suite (cli_batch.py).
+    (AgentV batches no other provider the gate runs: there the setting is a no-effect warning.)"""
+    return target.provider == "cli" and target.get("provider_batching", "providerBatching") is True
 
 
 def no_judge_message(target_name: str) -> str:
@@ -137,6 +147,13 @@ class ProviderRegistry:
             if name not in self._providers:
                 self._providers[name] = build_capped(self.config(name))
             return self._providers[name]
+
+    def batching(self, name: str) -> bool:
+        """Whether target `name` answers a suite's cases in one batch run (False when it cannot be resolved)."""
+        try:
+            return batching(self.config(name))
+        except TargetsConfigError:
+            return False
 
     def declared_targets(self) -> list[str]:
         """Every target of the file, in its order (a code judge's proxy lists them and may call any)."""

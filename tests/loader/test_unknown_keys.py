@@ -404,7 +404,7 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             provider: codex
           - name: batch
             provider: cli
-            command: "echo hi"
+            command: "echo hi {FILES}"
             provider_batching: true
           - name: pi
             provider: pi-coding-agent
@@ -417,7 +417,7 @@ def test_target_features_not_run_yet(repo: Path) -> None:
     assert ran.returncode == 2
     assert ".agentv/targets.yaml:4: 'fallback_targets' is an AgentV feature agentv-gate does not run yet" in ran.stderr
     assert (".agentv/targets.yaml:10: 'provider_batching: true' is an AgentV feature agentv-gate does not run yet "
-            "(provider batching: one agent run answering every case)") in ran.stderr
+            "(provider batching with {FILES}: every case's files given to one run)") in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
     assert "pi-coding-agent" not in ran.stderr  # (AgentV's own examples list one beside their LLM targets)
     assert "'agent'" not in ran.stderr  # a delegating target (no provider of its own) is such a target too
