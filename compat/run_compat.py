@@ -317,6 +317,11 @@ def compare(av: SuiteRun, gate: SuiteRun) -> tuple[dict[str, str], list[str]]:
     return states, diff
 
 
+def example_folder(suite: Path) -> Path:
+    """The example a suite belongs to: the folder above its `evals/`, else its own folder."""
+    return suite.parent.parent if suite.parent.name == "evals" else suite.parent
+
+
 def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
@@ -352,6 +357,8 @@ def main() -> int:
         env = environment(work, model.url, bun)
         record["notes"] = notes
         suites = sorted({p for pattern in SUITE_NAMES for p in tree.rglob(pattern) if "node_modules" not in p.parts})
+        # Hashed as shipped, never the copy: a run may write into its example (batch-cli's CSV).
+        pristine = shared_root() / f"examples-{args.agentv}"
         for suite in suites:
             rel = str(suite.relative_to(tree))
             if args.only and not any(part in rel for part in args.only):
@@ -375,8 +382,7 @@ def main() -> int:
             if lines or gate.refused:
                 diff.append(f"{rel}:" + (f" refused by the gate: {gate.refused}" if gate.refused else ""))
                 diff.extend(lines)
-            record["suites"][rel] = {"example_hash": folder_hash(suite.parent.parent if suite.parent.name == "evals"
-                                                                 else suite.parent),
+            record["suites"][rel] = {"example_hash": folder_hash(example_folder(pristine / rel)),
                                      "suite_hash": file_hash(suite),
                                      "needs_bun": "bun" in suite.read_text(errors="replace"),
                                      "cases": {name: case.as_dict() for name, case in av.cases.items()}}
