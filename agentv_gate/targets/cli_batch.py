@@ -58,7 +58,6 @@ class _Batch:
     ran: bool = False
     answers: dict[str, TargetResponse] | None = None
     """Per case id; None when the batch failed (the cases then run one by one)."""
-    failure: str | None = None
     fallback_ms: int = 0
     """The run's time over the number of cases: the duration of a record that reports none."""
 
@@ -98,8 +97,8 @@ class BatchedCli:
             if not batch.ran:
                 try:
                     batch.answers = self._run(batch, request.extra.get("eval_dir"))
-                except ProviderError as exc:  # AgentV: "falling back to per-case dispatch"
-                    batch.failure = str(exc)
+                except ProviderError:  # AgentV: "falling back to per-case dispatch" (said only with --verbose)
+                    batch.answers = None
                 batch.ran = True
         if batch.answers is None:
             return self.inner.invoke(request)
