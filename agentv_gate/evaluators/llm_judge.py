@@ -272,7 +272,9 @@ class LlmJudgeEvaluator:
                 max_output_tokens=self.max_output_tokens,
                 eval_case_id=context.eval_case.id,
                 reply_schema=reply_schema,
-                extra={"role": "judge", "attempt": attempt - 1, "evaluator": config.name},
+                role="judge",
+                attempt=attempt - 1,
+                run=context.run,
             )
             try:
                 response = provider.invoke(request)
