@@ -303,7 +303,7 @@ class Orchestrator:
         result.judge_usage = judge_usage(evaluations)
         result.trace = _trace(response)
         if len(evaluations) == 1:
-            # Seed 004: a single evaluator keeps its request at the top (and the deprecated name).
+            # A single evaluator's request is kept at the top too (and under its deprecated name).
             result.evaluator_raw_request = result.grader_raw_request = evaluations[0].evaluator_raw_request
         else:
             result.evaluator_results = evaluations
@@ -427,8 +427,8 @@ class _DaemonPool:
     """`workers` long-lived daemon threads taking cases from a queue (a ThreadPoolExecutor, minus one thing).
 
     ThreadPoolExecutor's threads are joined when the interpreter exits, so after Ctrl-C or SIGTERM
-    the reports were written but the process then waited, for minutes, on a case blocked in a
-    network read that only its request timeout would end. Daemon threads let it exit at once.
+    the process, its reports written, would wait, for minutes, on a case blocked in a network read
+    that only its request timeout ends. Daemon threads let it exit at once.
     Threads live for the whole run so each keeps its HTTP keep-alive session across cases.
     """
 
@@ -492,7 +492,7 @@ def _trace(response: TargetResponse) -> dict[str, Any]:
 
 def _agentv_pass(run: CaseResult) -> bool:
     """AgentV's verdict of a trial (scoreToVerdict: score >= 0.8), which stops pass_at_k and counts in its
-    `passed_attempts`, whatever the case's threshold: stopping at the threshold instead tried on past a
+    `passed_attempts`, whatever the case's threshold: stopping at the threshold instead would try on past a
     0.9 under a 0.95 threshold until a luckier trial passed, where AgentV keeps the 0.9 and fails. A trial
     that could not be scored never stops the trials."""
     return run.verdict != "error" and score_label(run.score) == "pass"

@@ -247,7 +247,7 @@ def _map_on_daemon_threads(fn: Callable[[T], R], items: list[T], workers: int) -
     """`[fn(item) for item in items]`, at most `workers` at a time, on daemon threads.
 
     Not a ThreadPoolExecutor: its threads are joined when the interpreter exits, so after Ctrl-C
-    or SIGTERM a member stuck in a network read held the process until its request timed out.
+    or SIGTERM a member stuck in a network read would hold the process until its request timed out.
     """
     results: list[R | None] = [None] * len(items)
     failures: list[BaseException] = []

@@ -1,4 +1,4 @@
-"""`llm_judge`: a model grades the answer from a prompt template (seed 004, REQ-EVAL-002).
+"""`llm_judge`: a model grades the answer from a prompt template.
 
 One judge call is: build the user prompt (default template, `{{variable}}` text, or an
 executable template), send it with the fixed JSON-reply system prompt to the judge provider,
