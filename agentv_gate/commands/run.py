@@ -285,11 +285,14 @@ class RunSession:
             for ref in self.plan.vanished:
                 self.on_result(_vanished_result(ref))
         except KeyboardInterrupt as exc:
-            return self.interrupted(exc)
+            return self.interrupted(first_signal(exc) or exc)
         except ReportError:
             kill_running_scripts()  # the run stops here: no judge may outlive it
             raise
-        except Exception:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
+        except Exception as exc:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
+            signalled = first_signal(exc)
+            if signalled is not None:
+                return self.interrupted(signalled)
             self.stopped()
             raise
         finally:
@@ -406,6 +409,24 @@ class RunSession:
                           info=self._info())
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
+
+
+def first_signal(exc: BaseException) -> KeyboardInterrupt | None:
+    """The first signal behind `exc`, if a signal started it.
+
+    A second signal (CI sends SIGINT, then SIGTERM) can land while the first one's KeyboardInterrupt
+    unwinds through a `threading.Condition.wait`, before the wait takes its lock back: leaving the
+    `with` then raises `RuntimeError: release unlocked lock`, with the interrupts only in its context.
+    That run was interrupted, not stopped by a bug, and the first signal says how (130 or 143)."""
+    first = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt):
+            first = current
+        current = current.__context__
+    return first
 
 
 def _shard_of(args: argparse.Namespace) -> ShardSpec | None:
