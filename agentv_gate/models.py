@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
+from .case_run import CaseRun
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
 from .defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from .defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
@@ -788,3 +789,5 @@ class EvaluationContext:
     cost_usd: float | None = None
     duration_ms: int | None = None
     judge_model: str | None = None
+    run: CaseRun = field(default_factory=CaseRun)
+    """The case run being graded: every call a judge makes for it passes it on (see case_run.py)."""

@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "agentv_gate"
 
 LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
-    {"wire", "defaults", "javascript", "generations"},  # stdlib only: what every other module may build on
+    {"wire", "defaults", "javascript", "generations", "case_run"},  # stdlib only: what every other module may build on
     {"", "errors", "redaction", "files", "models", "problems", "keys", "yaml12"},
     {"transport"},
     {"loader", "targets", "judging"},

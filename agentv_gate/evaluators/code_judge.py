@@ -38,7 +38,6 @@ from ..models import (
     score_label,
 )
 from ..redaction import redact
-from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
 from .base import ResolveJudgeProvider
 from .grader_reply import read_grader_reply
@@ -328,10 +327,10 @@ class CodeJudgeEvaluator:
                 f"{what} has target: but no judge target is configured: set judge_target on target "
                 f"'{context.target or '(unnamed)'}' in .agentv/targets.yaml", raw)
         with TargetProxy(provider, config.target.max_calls, case_id=context.eval_case.id, evaluator=config.name,
-                         model=context.judge_model, targets=self.targets, case_target=context.target) as proxy:
+                         model=context.judge_model, targets=self.targets, case_target=context.target,
+                         run=context.run) as proxy:
             score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
                                      call_env=proxy.env(), read_reply=read_reply)
-        count_thread_cache_hits(proxy.usage.cache_hits)
         recorded = {**(score.evaluator_raw_request or raw), "target_proxy": proxy.usage.as_raw()}
         return score.model_copy(update={"retries": score.retries + proxy.usage.retries,
                                         "evaluator_raw_request": recorded})

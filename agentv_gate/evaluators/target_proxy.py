@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..case_run import CaseRun
 from ..errors import GateError
 from ..redaction import redact_tree
 from ..targets.base import Provider, ProviderRequest
-from ..targets.cache import cache_bypassed
 
 if TYPE_CHECKING:  # http.server is imported when a proxy starts: most runs never start one
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -98,8 +98,7 @@ class ProxyUsage:
     failed_calls: int = 0
     retries: int = 0
     cache_hits: int = 0
-    """Calls answered from the response cache (the proxy's threads are not the case's, so the case
-    adds these to its own count)."""
+    """Calls answered from the response cache (also counted on the case run, as every call's are)."""
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
@@ -130,7 +129,8 @@ class TargetProxy:
     """The proxy for one judge run: `with TargetProxy(...) as proxy:` run the script with `proxy.env()`."""
 
     def __init__(self, provider: Provider, max_calls: int, *, case_id: str, evaluator: str,
-                 model: str | None = None, targets: NamedTargets | None = None, case_target: str = "") -> None:
+                 model: str | None = None, targets: NamedTargets | None = None, case_target: str = "",
+                 run: CaseRun | None = None) -> None:
         self.provider = provider
         self.targets = targets
         self.available = available_targets(provider.name, case_target, targets)
@@ -138,8 +138,8 @@ class TargetProxy:
         self.evaluator = evaluator
         self.model = model
         self.token = secrets.token_hex(32)
-        self.no_cache = cache_bypassed()
-        """Read on the case's thread: the proxy serves on its own, where the case's setting is not seen."""
+        self.run = run
+        """The case run the judge grades: the proxy's calls take its cache setting and count their hits on it."""
         self.usage = ProxyUsage(target=provider.name, max_calls=max_calls)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -300,8 +300,7 @@ class TargetProxy:
         request = ProviderRequest(
             question=item["question"], system_prompt=item["system_prompt"], model=item["model"],
             eval_case_id=self.case_id,
-            extra={"role": "target_proxy", "attempt": item["attempt"] - 1, "evaluator": self.evaluator,
-                   **({"no_cache": True} if self.no_cache else {})},
+            role="target_proxy", attempt=item["attempt"] - 1, run=self.run,
         )
         try:
             response = provider.invoke(request)

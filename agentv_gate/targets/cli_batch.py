@@ -89,14 +89,14 @@ class BatchedCli:
                 batch.case_ids.append(case_id)
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        batch = self._batches.get(str(request.extra.get("suite")))
+        batch = self._batches.get(str(request.suite))
         case_id = request.eval_case_id or ""
-        if batch is None or int(request.extra.get("trials") or 1) > 1 or case_id not in batch.case_ids:
+        if batch is None or request.trials > 1 or case_id not in batch.case_ids:
             return self.inner.invoke(request)
         with batch.lock:
             if not batch.ran:
                 try:
-                    batch.answers = self._run(batch, request.extra.get("eval_dir"))
+                    batch.answers = self._run(batch, request.run.eval_dir if request.run else None)
                 except ProviderError:  # AgentV: "falling back to per-case dispatch" (said only with --verbose)
                     batch.answers = None
                 batch.ran = True
