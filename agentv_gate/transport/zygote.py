@@ -27,6 +27,11 @@ Its annotations are strings (and one a type comment) for that reason: the type c
 them, no interpreter ever evaluates them, so an old `python3` runs this file as it is.
 """
 
+MAIN_KEYS = tuple(globals())
+"""The names a fresh `python3 SCRIPT` finds in `__main__` before the script's first line, in their
+order (`__annotations__` among them on the interpreters that put it there): this file was started
+that way, and nothing of its own is defined yet."""
+
 import sys
 
 STARTUP_MODULES = frozenset(sys.modules)
@@ -149,11 +154,7 @@ def _run(script: str) -> "tuple[int, bool, dict[str, object]]":
     Returns its exit status, whether it ended on an uncaught KeyboardInterrupt (the interpreter
     then dies of SIGINT) and its namespace.
     """
-    main = types.ModuleType("__main__")
-    main.__file__ = script
-    main.__dict__["__cached__"] = None  # (ModuleType does not declare it)
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
-    main.__dict__["__builtins__"] = builtins
+    main = _main_module(script)
     sys.modules["__main__"] = main
     try:
         with open(script, "rb") as source:
@@ -171,6 +172,20 @@ def _run(script: str) -> "tuple[int, bool, dict[str, object]]":
     except SystemExit as hook_exit:  # the hook ended the process: its status stands
         return _exit_status(hook_exit), False, main.__dict__
     return 1, isinstance(uncaught, KeyboardInterrupt), main.__dict__
+
+
+def _main_module(script: str) -> "types.ModuleType":
+    """`__main__` as a fresh interpreter builds it: the names of `MAIN_KEYS`, in that order."""
+    main = types.ModuleType("__main__")  # __name__, __doc__, __package__, __loader__, __spec__
+    fresh = {"__annotations__": {}, "__builtins__": builtins, "__file__": script, "__cached__": None,
+             "__loader__": importlib.machinery.SourceFileLoader("__main__", script)}
+    for name in MAIN_KEYS:
+        if name in fresh:
+            main.__dict__[name] = fresh.pop(name)
+    for name in ("__builtins__", "__file__", "__cached__", "__loader__"):
+        if name in fresh:  # an interpreter that set none of these before running a file
+            main.__dict__[name] = fresh.pop(name)
+    return main
 
 
 def _from_script(tb: "types.TracebackType | None") -> "types.TracebackType | None":
@@ -231,6 +246,8 @@ def _shut_down(outcome: "list[typing.Any]") -> "typing.NoReturn":
     `__main__` holds the script's namespace when it goes."""
     status, interrupted, namespace = outcome
     outcome.clear()
+    for name in ("__file__", "__cached__"):  # a fresh run deletes them once the script is done,
+        namespace.pop(name, None)           # before threads are joined and atexit handlers run
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()  # non-daemon threads are waited for

@@ -154,6 +154,14 @@ PROBES = {
             Judge()
         main()
         """),
+    # `__main__` as the interpreter builds it: its names in their order (`__annotations__` among
+    # them though the script annotates nothing), and `__file__` gone once the script is done.
+    "main_globals": "print([(name, type(value).__name__) for name, value in globals().items()])\n",
+    "globals_at_exit": textwrap.dedent("""
+        import atexit
+        atexit.register(lambda: print("at exit:", sorted(name for name in globals() if name.startswith("__"))))
+        print("running:", sorted(name for name in globals() if name.startswith("__")))
+        """),
 }
 
 SIDE_FILES = {
