@@ -32,7 +32,7 @@ MAIN_KEYS = tuple(globals())
 order (`__annotations__` among them on the interpreters that put it there): this file was started
 that way, and nothing of its own is defined yet."""
 
-import sys
+import sys  # noqa: E402 - after the snapshot above, on purpose
 
 STARTUP_MODULES = frozenset(sys.modules)
 """What the interpreter had loaded before this file's first import: what a fresh `python3 SCRIPT`

@@ -373,7 +373,7 @@ def test_an_interpreter_that_cannot_be_warmed_is_started_the_ordinary_way(tmp_pa
     allow_new_scripts()
     results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
     assert [(r.exit_code, r.stdout) for r in results] == [(1, "")] * 2
-    warm = [z for (python, _), z in forkserver._zygotes.items() if python == str(fake)]
+    warm = [z for (python, _, _), z in forkserver._zygotes.items() if python == str(fake)]
     assert warm and not warm[0].alive
 
 
@@ -392,21 +392,59 @@ def test_a_wrapper_script_python3_is_never_kept_warm(tmp_path: Path, monkeypatch
     allow_new_scripts()
     results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path / name) for name in ("a", "b")]
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "a\n"), (0, "b\n")]
-    assert not [python for python, _ in forkserver._zygotes if python == str(shim)]
+    assert not [python for python, _, _ in forkserver._zygotes if python == str(shim)]
 
 
-def test_per_run_variables_reach_each_judge_but_share_one_warm_interpreter(tmp_path: Path) -> None:
+def test_per_run_variables_reach_each_judge_but_share_the_warm_interpreters(tmp_path: Path) -> None:
     """A code judge's proxy token differs every case; it must not start a warm interpreter per case."""
     (tmp_path / "token.py").write_text("import os\nprint(os.environ['AGENTV_TARGET_PROXY_TOKEN'], os.getppid())\n")
     allow_new_scripts()
     before = set(forkserver._zygotes)
+    sent = [f"token-{n}" for n in range(2 * forkserver.HASH_SEEDS)]
     results = [run_judge(["python3", "token.py"], "", 20, cwd=tmp_path, call_env={"AGENTV_TARGET_PROXY_TOKEN": t})
-               for t in ("first", "second", "third")]
+               for t in sent]
     tokens = [r.stdout.split()[0] for r in results]
-    parents = {r.stdout.split()[1] for r in results[1:]}
-    assert tokens == ["first", "second", "third"]
-    assert len(set(forkserver._zygotes) - before) <= 1
-    assert len(parents) == 1 and parents != {str(os.getpid())}  # forked from one warm interpreter, not us
+    parents = {r.stdout.split()[1] for r in results}
+    assert tokens == sent
+    assert len(set(forkserver._zygotes) - before) <= forkserver.HASH_SEEDS
+    assert len(parents) <= forkserver.HASH_SEEDS and str(os.getpid()) not in parents  # forked, not started by us
+
+
+HASHES = "import os\nprint(hash('judge'), hash(b'judge'), os.getppid())\n"
+
+
+def hashes(folder: Path, runs: int) -> list[tuple[str, str]]:
+    """(the string and bytes hashes, the parent pid) each of `runs` judges printed, in turn."""
+    allow_new_scripts()
+    results = [run_judge(["python3", "hashes.py"], "", 20, cwd=folder) for _ in range(runs)]
+    assert all(result.exit_code == 0 for result in results), results
+    return [(" ".join(result.stdout.split()[:2]), result.stdout.split()[2]) for result in results]
+
+
+def test_each_forked_judge_draws_its_hash_seed_as_a_fresh_one_does(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh `python3` draws a string hash seed per start: judges that follow one another never
+    share one forked either (they come from warm interpreters with seeds of their own)."""
+    (tmp_path / "hashes.py").write_text(HASHES)
+    monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
+    fresh = hashes(tmp_path, 2)
+    monkeypatch.delenv("AGENTV_GATE_FORKSERVER")
+    forked = hashes(tmp_path, forkserver.HASH_SEEDS + 1)
+    assert fresh[0][0] != fresh[1][0]
+    assert all(parent != str(os.getpid()) for _, parent in forked)  # forked, not started by us
+    assert len({seen for seen, _ in forked[:-1]}) == forkserver.HASH_SEEDS
+    assert all(a != b for (a, _), (b, _) in zip(forked[:-1], forked[1:], strict=True))
+
+
+def test_a_hash_seed_the_environment_sets_is_every_judges_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "hashes.py").write_text(HASHES)
+    monkeypatch.setenv("PYTHONHASHSEED", "1234")
+    monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
+    fresh = hashes(tmp_path, 1)
+    monkeypatch.delenv("AGENTV_GATE_FORKSERVER")
+    forked = hashes(tmp_path, 3)
+    assert {seen for seen, _ in forked} == {fresh[0][0]}
+    assert len({parent for _, parent in forked}) == 1  # one warm interpreter: a second could not differ
 
 
 FORK_FAILS = '''
