@@ -162,6 +162,34 @@ PROBES = {
         atexit.register(lambda: print("at exit:", sorted(name for name in globals() if name.startswith("__"))))
         print("running:", sorted(name for name in globals() if name.startswith("__")))
         """),
+    # Errors the interpreter reports as unraisable while the script runs on: never its end.
+    "unraisable_in_script": textwrap.dedent("""
+        import sys, warnings
+        warnings.simplefilter("error", ResourceWarning)
+        sys.unraisablehook = lambda u: print("unraisable:", repr(u.exc_value), u.exc_traceback.tb_frame.f_code.co_name)
+        class Judge:
+            def __del__(self):
+                raise ValueError("in __del__")
+        Judge()
+        open(__file__).read()
+        print("went on")
+        """),
+    # The script's frame is the bottom one: nothing of the fork server under it.
+    "stack": textwrap.dedent("""
+        import sys
+        frame, frames = sys._getframe(), 0
+        while frame is not None:
+            frame, frames = frame.f_back, frames + 1
+        print(frames, sys._getframe().f_back, sys.getrecursionlimit())
+        """),
+    "recursion": textwrap.dedent("""
+        def depth(n):
+            try:
+                return depth(n + 1)
+            except RecursionError:
+                return n
+        print(depth(1))
+        """),
 }
 
 SIDE_FILES = {
@@ -195,7 +223,7 @@ def outcome(result: ScriptResult) -> tuple[object, ...]:
     return result.exit_code, result.stdout, result.stderr, result.timed_out, result.spawn_error
 
 
-@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file", "exit_number"}))
+@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file", "exit_number", "recursion"}))
 def test_a_forked_judge_behaves_as_a_fresh_one(probe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fresh, forked = both_ways(tmp_path, monkeypatch, probe)
     assert outcome(forked) == outcome(fresh)
@@ -218,6 +246,18 @@ def test_the_probes_that_differed_once_show_what_a_fresh_run_shows(tmp_path: Pat
     assert both_ways(tmp_path, monkeypatch, "shadows_stdlib")[1].stdout == (
         "['selectors beside the judge', 'token beside the judge', 'json from lib']\n")
     assert both_ways(tmp_path, monkeypatch, "exit_number", ("-1",))[1].exit_code == 255
+    assert both_ways(tmp_path, monkeypatch, "stack")[1].stdout.startswith("1 None ")
+    assert both_ways(tmp_path, monkeypatch, "unraisable_in_script")[1].stdout.endswith("went on\n")
+
+
+def test_a_forked_judge_recurses_as_deep_as_a_fresh_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exactly as deep on Python 3.12+. Before 3.12 the interpreter also counts the C calls that run
+    the script after the fork (four on 3.11, five on 3.10) against the limit: a recursion stops
+    that much sooner."""
+    fresh, forked = both_ways(tmp_path, monkeypatch, "recursion")
+    assert fresh.exit_code == forked.exit_code == 0, (fresh, forked)
+    shortfall = int(fresh.stdout) - int(forked.stdout)
+    assert shortfall == (0 if sys.version_info >= (3, 12) else 4 if sys.version_info >= (3, 11) else 5), shortfall
 
 
 def test_the_observe_probe_really_ran_forked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
