@@ -141,7 +141,35 @@ class TargetConfig:
     def describe(self) -> str:
         return f"{self.provider} target '{self.name}'"
 
+    def without(self, keys: set[str]) -> TargetConfig:
+        """This target with `keys` left out of its settings: to build its provider again past a setting
+        already found unusable, and find the next (`preflight`)."""
+        kept = {key: value for key, value in self.settings.items() if key not in keys}
+        return replace(self, settings=_declared_settings(kept, self.provider))
 
+
+
+
+class _Found:
+    """The problems of one target's values, found one after the other and raised together: the
+    error's message is the first, as it always read; its `problems` are all of them, each at the
+    line of its key (the target's `- name:` line for a problem of the whole target)."""
+
+    def __init__(self, raw: RawTarget, source_file: Path | None) -> None:
+        self.raw = raw
+        self.source_file = source_file
+        self.messages: list[str] = []
+        self.problems: list[Problem] = []
+
+    def add(self, key: str | None, problem: str) -> None:
+        line = self.raw.line if key is None else self.raw.key_lines.get(key, self.raw.line)
+        self.messages.append(f"{_where(self.source_file, self.raw.line)}target '{self.raw.name}': {problem}")
+        self.problems.append(Problem(self.source_file or Path("targets.yaml"), line or 1,
+                                     f"target '{self.raw.name}': {problem}"))
+
+    def raise_any(self) -> None:
+        if self.messages:
+            raise TargetsConfigError(self.messages[0], problems=self.problems)
 
 
 def response_byte_cap(target: TargetConfig) -> int:
@@ -305,8 +333,9 @@ class TargetsConfig:
 
 
 def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | None = None) -> TargetConfig:
-    where = _where(source_file, raw.line)
-    label = f"{where}target '{raw.name}'"
+    """The target with the environment applied. Every problem of its values is found, not only the
+    first: the TargetsConfigError says the first, and carries them all, each at its key's line."""
+    found = _Found(raw, source_file)
     settings: dict[str, Any] = {}
     secrets: set[str] = declared_secrets(raw, env)
     register_secrets(secrets)  # now: a problem found below may quote a value read from the environment
@@ -329,10 +358,9 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
         key = str(key)
         if is_secret_field(key) and isinstance(value, str) and value.strip():
             if _env_name(value) is None:
-                raise TargetsConfigError(
-                    f"{label}: {key} must use ${{{{ VARIABLE_NAME }}}} syntax to read it from the "
-                    f"environment; a literal secret in targets.yaml is refused"
-                )
+                found.add(key, f"{key} must use ${{{{ VARIABLE_NAME }}}} syntax to read it from the "
+                               f"environment; a literal secret in targets.yaml is refused")
+                continue
         resolved = resolve_value(key, value)
         if resolved is None:
             continue
@@ -353,29 +381,27 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
 
     provider_raw = settings.get("provider")
     if _delegates(raw.data):
-        raise TargetsConfigError(f"{label}: {not_yet_message('use_target', NOT_YET['target']['use_target'])}")
-    if not isinstance(provider_raw, str) or not provider_raw.strip():
+        found.add(None, not_yet_message("use_target", NOT_YET["target"]["use_target"]))
+    elif not isinstance(provider_raw, str) or not provider_raw.strip():
         env_var = _env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
-        raise TargetsConfigError(
-            f"{label}: 'provider' is required{hint}; one of {', '.join(PROVIDERS)}"
-        )
-    provider = normalise_provider(provider_raw)
-    if provider is None and provider_raw.strip().lower() in NOT_YET_PROVIDERS:
+        found.add(None, f"'provider' is required{hint}; one of {', '.join(PROVIDERS)}")
+    provider = normalise_provider(provider_raw) if isinstance(provider_raw, str) else None
+    if isinstance(provider_raw, str) and provider is None and provider_raw.strip().lower() in NOT_YET_PROVIDERS:
         feature = NOT_YET_PROVIDERS[provider_raw.strip().lower()]
-        raise TargetsConfigError(f"{label}: {not_yet_message(f'provider: {provider_raw}', feature)}")
-    if provider is None:
-        raise TargetsConfigError(
-            f"{label}: unsupported provider '{provider_raw}'; "
-            f"expected one of {', '.join(PROVIDERS)} "
-            f"(or an alias: {', '.join(k for k in ALIASES if k not in PROVIDERS)})"
-        )
+        found.add(None, not_yet_message(f"provider: {provider_raw}", feature))
+    elif isinstance(provider_raw, str) and provider_raw.strip() and provider is None:
+        found.add(None, f"unsupported provider '{provider_raw}'; expected one of {', '.join(PROVIDERS)} "
+                              f"(or an alias: {', '.join(k for k in ALIASES if k not in PROVIDERS)})")
     judge = settings.get("judge_target", settings.get("grader_target", settings.get("judgeTarget")))
     if judge is not None and not isinstance(judge, str):
-        raise TargetsConfigError(f"{label}: judge_target must be a target name, got {judge!r}")
+        found.add(next(k for k in ("judge_target", "grader_target", "judgeTarget") if k in settings),
+                  f"judge_target must be a target name, got {judge!r}")
     workers = settings.get("workers")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
-        raise TargetsConfigError(f"{label}: workers must be a whole number >= 1, got {workers!r}")
+        found.add("workers", f"workers must be a whole number >= 1, got {workers!r}")
+    found.raise_any()
+    assert provider is not None  # else found says why
     register_secrets(secrets)
     return TargetConfig(
         name=raw.name,
