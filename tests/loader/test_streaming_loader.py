@@ -18,9 +18,9 @@ import agentv_gate.loader.plan as loader_module
 from agentv_gate.cli import main
 from agentv_gate.errors import EXIT_INTERNAL, EvalFileError
 from agentv_gate.loader import load_eval_file, plan_paths
-from agentv_gate.yaml_reader import CaseList, load_yaml_text, read_suite
 from agentv_gate.report.jsonl import read_results
 from agentv_gate.transport.process import allow_new_scripts
+from agentv_gate.yaml_reader import CaseList, load_yaml_text, read_suite
 from tests.helpers.files import write
 
 LIST_KEYS = ("evalcases", "eval_cases", "tests", "cases")
