@@ -69,7 +69,7 @@ _TESTS_KEY = re.compile(r"""^["']?tests["']?[ \t]*:(.*)$""", re.MULTILINE)
 
 def _may_name_a_tests_file(text: str) -> bool:
     """False only when the top-level `tests:` is surely a list (`- ...` or `[...]`), so that most
-    suites are not parsed a second time; anything else is left to the YAML parser to tell."""
+    suites are not parsed here (the plan parses them, once); anything else is left to the YAML parser."""
     if "tests" not in text:
         return False
     match = _TESTS_KEY.search(text)
