@@ -214,25 +214,36 @@ class _Walker:
                                               "but found another document", event.start_mark)
 
 
-def unpack(packed: Any, merge_keys: bool = False) -> Any:
+def unpack(packed: Any, merge_keys: bool = False, built: dict[int, Any] | None = None) -> Any:
     """A packed value as `LineDict`s and `LineList`s; a problem packed inside it is raised here, in
-    document order. `merge_keys`: `<<` merges (AgentV 4.x cases); otherwise it is refused."""
+    document order. `merge_keys`: `<<` merges (AgentV 4.x cases); otherwise it is refused.
+
+    An alias packs as the very tuple of its anchor, and is built once (`built`: id of a packed
+    tuple -> what it became), so aliases share one value as PyYAML's loader shares it: building
+    each use afresh made a "billion laughs" file of a few lines billions of objects."""
     if type(packed) is not tuple:
         return packed
+    if built is None:
+        built = {}
+    done = built.get(id(packed))
+    if done is not None:
+        return done
     kind = packed[0]
     if kind == _MAP:
-        return _unpack_map(packed, merge_keys)
-    if kind == _SEQ:
-        seq = LineList(unpack(value, merge_keys) for value in packed[3])
-        seq.line = packed[1]
-        seq.item_lines = list(packed[2])
-        return seq
-    if kind == _ERR:
+        value: Any = _unpack_map(packed, merge_keys, built)
+    elif kind == _SEQ:
+        value = LineList(unpack(item, merge_keys, built) for item in packed[3])
+        value.line = packed[1]
+        value.item_lines = list(packed[2])
+    elif kind == _ERR:
         raise EvalFileError(packed[1], packed[2], packed[3])
-    return pickle.loads(packed[1])  # noqa: S301 - dumped by `_Walker.scalar` from a value SafeLoader built
+    else:
+        value = pickle.loads(packed[1])  # noqa: S301 - dumped by `_Walker.scalar` from a value SafeLoader built
+    built[id(packed)] = value
+    return value
 
 
-def _unpack_map(packed: tuple[Any, ...], merge_keys: bool) -> LineDict:
+def _unpack_map(packed: tuple[Any, ...], merge_keys: bool, built: dict[int, Any]) -> LineDict:
     data = LineDict()
     data.line = packed[1]
     lines: dict[Any, int] = {}
@@ -243,9 +254,9 @@ def _unpack_map(packed: tuple[Any, ...], merge_keys: bool) -> LineDict:
             if key[0] == _MERGE:
                 if not merge_keys:
                     raise EvalFileError(line, MERGE_KEY_REFUSED, MERGE_KEY_EXPECTED)
-                merged.update(_merge_source(value, line))
+                merged.update(_merge_source(value, line, built))
                 continue
-            key = unpack(key)
+            key = unpack(key, merge_keys, built)
             if isinstance(key, (dict, list)):
                 raise EvalFileError(line, "mapping key is not a scalar")
         try:
@@ -255,7 +266,7 @@ def _unpack_map(packed: tuple[Any, ...], merge_keys: bool) -> LineDict:
         if key in lines:
             raise EvalFileError(line, f"duplicate key {key!r} (first at line {lines[key]})", "each key once per mapping")
         lines[key] = line
-        data[key] = unpack(value, merge_keys)
+        data[key] = unpack(value, merge_keys, built)
     for key, value in merged.items():  # the mapping's own keys win over merged ones (YAML's merge rule)
         if key not in data:
             data[key] = value
@@ -263,13 +274,13 @@ def _unpack_map(packed: tuple[Any, ...], merge_keys: bool) -> LineDict:
     return data
 
 
-def _merge_source(packed: Any, line: int) -> dict[Any, Any]:
+def _merge_source(packed: Any, line: int, built: dict[int, Any]) -> dict[Any, Any]:
     """What `<<:` brings: one mapping (an alias), or a list of them, earlier ones winning (YAML's merge)."""
     is_list = type(packed) is tuple and packed[0] == _SEQ
     sources = list(zip(packed[2], packed[3], strict=True)) if is_list else [(line, packed)]
     out: dict[Any, Any] = {}
     for at, source in reversed(sources):
-        value = unpack(source, True)
+        value = unpack(source, True, built)
         if not isinstance(value, dict):
             raise EvalFileError(source[1] if type(source) is tuple else at, "'<<' merges mappings only",
                                 "<<: *anchor, where the anchor is a mapping")

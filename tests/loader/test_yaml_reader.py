@@ -57,3 +57,15 @@ def test_a_number_too_long_in_targets_yaml_is_located() -> None:
     text = "targets:\n  - name: a\n    provider: mock\n    workers: " + "9" * 5000 + "\n"
     with pytest.raises(TargetsConfigError, match=r"f\.yaml:4: not valid YAML: a number with 5000 digits is too long"):
         parse_targets(text, Path("f.yaml"))
+
+
+def test_aliases_share_one_value_so_a_billion_laughs_stays_small() -> None:
+    """Each alias is its anchor's value, built once (as PyYAML's loader shares it): built afresh at each
+    use, n lines of ten aliases each are 10**n lists (six here, so that a regression fails, not hangs)."""
+    from agentv_gate.yaml_reader import read_suite
+
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)]
+    text = "\n".join(lines) + "\ntests:\n  - id: one\n    input: *a5\n"
+    [(line, case)] = list(read_suite(text, ("tests",))["tests"].entries())
+    assert line == 8 and case["input"][0] is case["input"][9] and case["input"][0][0] is case["input"][9][9]
