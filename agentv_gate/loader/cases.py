@@ -89,6 +89,7 @@ class CaseBuilder:
         self.defaults = defaults
         self.problems = problems
         self.case_file = self._display(file.resolve()) if suite_file is not None else None
+        self._four_x_of: tuple[object, bool] | None = None
 
     # ---------------------------------------------------------------- messages
 
@@ -230,8 +231,14 @@ class CaseBuilder:
 
     def _four_x(self, raw: dict[str, Any]) -> bool:
         """Whether the test is read with AgentV 4.x's meaning: its file's settings or its own evaluators use a
-        form only 3.0+ reads (loader/forms4.py)."""
-        return bool(self.defaults.get("four_x")) or case_is_4x(raw)
+        form only 3.0+ reads (loader/forms4.py). Asked three times a case: worked out once (a tenth of
+        validating a long suite was walking each test's evaluator lists again)."""
+        known = self._four_x_of
+        if known is not None and known[0] is raw:
+            return known[1]
+        found = bool(self.defaults.get("four_x")) or case_is_4x(raw)
+        self._four_x_of = (raw, found)
+        return found
 
     @staticmethod
     def _skips_defaults(raw: dict[str, Any]) -> bool:

@@ -135,6 +135,11 @@ class ProviderRegistry:
         self._configs: dict[str, TargetConfig] = {}
         self._lock = threading.RLock()
 
+    @property
+    def env(self) -> Mapping[str, str] | None:
+        """The environment targets are resolved in (None: the process's)."""
+        return self._env
+
     def config(self, name: str) -> TargetConfig:
         with self._lock:
             if name not in self._configs:
