@@ -7,9 +7,9 @@ mapping into one of them (loader/evaluator_parser.py) and the evaluators receive
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..generations import Generation
 from ..javascript import js_trim
@@ -29,8 +29,40 @@ Flag = Annotated[bool, Field(strict=True)]
 """`true` or `false`, never text (`required: no` is text in YAML 1.2), in a model not strict as a whole."""
 
 
+Renamed = dict[str, tuple[str, str]]
+"""A setting's other name -> (the field it fills, why it has two names)."""
+Settings = dict[str, tuple[str, str]]
+"""A setting -> (why it is refused or has no effect, what to write instead)."""
+
+
+def apply_renames(data: Any, renamed: Renamed) -> Any:
+    """A mapping with each other name of a setting read as the setting itself, unless that is written too
+    (which the loader refuses where it is written: one of the two would be dropped)."""
+    if not isinstance(data, dict) or not any(old in data for old in renamed):
+        return data
+    out = dict(data)
+    for old, (new, _) in renamed.items():
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    return out
+
+
 class _EvaluatorBase(BaseModel):
+    """What every evaluator kind has, and the tables that make each kind's schema data: the other
+    spellings of its `type:`, the other names of its settings, and the settings AgentV's own type reads
+    no such way (refused) or reads and ignores (a warning), each with its reason."""
+
     model_config = ConfigDict(extra="allow", populate_by_name=True, **STRICT_VALUES)
+
+    TYPE_ALIASES: ClassVar[tuple[str, ...]] = ()
+    """Other spellings of the kind's `type:` (AgentV's generations and shorthands), `-` written as `_`."""
+    RENAMED: ClassVar[Renamed] = {"timeout": ("timeout_seconds", "timeout is AgentV's older name")}
+    """Settings with two names: the older one is read as the field (see `apply_renames`). Read so on
+    every kind; loader/keys.py says on which kinds each name is a setting at all."""
+    REFUSED: ClassVar[Settings] = {}
+    """Settings AgentV's own type of this name does not read: refused where written, never run as ours."""
+    IGNORED: ClassVar[Settings] = {}
+    """Settings AgentV reads and ignores for this kind: accepted, with a warning where written."""
 
     name: str
     weight: float = 1.0
@@ -39,6 +71,11 @@ class _EvaluatorBase(BaseModel):
     # Where the config was written, for located errors.
     source_file: Path | None = Field(default=None, exclude=True)
     source_line: int | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return apply_renames(data, cls.RENAMED)
 
     @field_validator("required", mode="before")
     @classmethod
@@ -74,6 +111,9 @@ class TargetAccessConfig(BaseModel):
 
 
 class CodeJudgeConfig(_EvaluatorBase):
+    TYPE_ALIASES = ("code", "code_grader", "code_evaluator", "script")
+    RENAMED = {"command": ("script", "command is AgentV 2.19's name"), **_EvaluatorBase.RENAMED}
+
     type: Literal["code_judge"] = "code_judge"
     generation: Generation = Field(default="2.x", exclude=True)
     """The AgentV generation its `type:` names (`code_judge` 2.x, `code-grader` 4.x): its payload and reply."""
@@ -93,9 +133,17 @@ class PromptScriptConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
+    RENAMED: ClassVar[Renamed] = {"command": ("script", "command is AgentV 2.19's name")}
+    """AgentV 2.19 names an executable prompt template's argv `command`; `script` is the older name."""
+
     script: str | list[str]
     config: dict[str, Any] | None = None
     timeout_seconds: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return apply_renames(data, cls.RENAMED)
 
 
 class ScoreRange(BaseModel):
@@ -131,6 +179,10 @@ class RubricItem(BaseModel):
 
 
 class LlmJudgeConfig(_EvaluatorBase):
+    TYPE_ALIASES = ("llm_grader", "llm", "llm_evaluator", "judge")
+    RUBRIC_TYPES: ClassVar[tuple[str, ...]] = ("rubrics", "rubric")
+    """AgentV's `type: rubrics` (with `criteria:`): an llm_judge with a rubric list."""
+
     type: Literal["llm_judge"] = "llm_judge"
     generation: Generation = Field(default="2.x", exclude=True)
     """The AgentV generation its `type:` names (`llm_judge` 2.x, `llm-grader` 4.x): its prompt variables."""
@@ -154,6 +206,19 @@ def _refuse_empty_string(value: str | list[str], why: str) -> None:
 
 
 class ContainsConfig(_EvaluatorBase):
+    VARIANTS: ClassVar[dict[str, dict[str, bool]]] = {
+        "contains_all": {"any": False},
+        "contains_any": {"any": True},
+        "icontains": {"case_sensitive": False},
+        "icontains_all": {"case_sensitive": False},
+        "icontains_any": {"case_sensitive": False, "any": True},
+    }
+    """AgentV 3+ assertion names that are `contains` with settings."""
+    REFUSED = {"case_sensitive": ("AgentV's contains reads no 'case_sensitive' (it stays case-sensitive there)",
+                                  "type: icontains, or no 'case_sensitive'"),
+               "any": ("AgentV's contains reads no 'any' (it stays one value there)", "type: contains-any, or no 'any'")}
+    """On `type: contains` itself: the variants' settings, which AgentV's contains ignores."""
+
     type: Literal["contains"] = "contains"
     value: str | list[str]
     case_sensitive: bool = True
@@ -187,6 +252,8 @@ class AffixConfig(_EvaluatorBase):
 
 
 class RegexConfig(_EvaluatorBase):
+    TYPE_ALIASES = ("match",)
+
     type: Literal["regex"] = "regex"
     value: str
     flags: str | None = None
@@ -200,6 +267,8 @@ class RegexConfig(_EvaluatorBase):
 
 
 class EqualsConfig(_EvaluatorBase):
+    TYPE_ALIASES = ("equal", "exact_match")
+
     type: Literal["equals"] = "equals"
     value: str
     trim: bool = True
@@ -220,6 +289,8 @@ class EqualsConfig(_EvaluatorBase):
 
 
 class IsJsonConfig(_EvaluatorBase):
+    TYPE_ALIASES = ("json", "is_valid_json")
+
     type: Literal["is_json"] = "is_json"
 
 
@@ -264,6 +335,10 @@ class TrajectoryItem(BaseModel):
     """One expected tool call of a `tool_trajectory`; a key not listed here is an error, never ignored."""
 
     model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
+
+    IGNORED: ClassVar[Settings] = {
+        key: (f"AgentV 2.19 reads no call's {key}", f"args: {{...}}, or no '{key}'") for key in ("input", "output")}
+    """Keys of an expected call AgentV 2.19 parses past (a call's input and output are compared by no mode)."""
 
     tool: str
     args: Literal["any"] | dict[str, Any] | None = None
@@ -350,6 +425,9 @@ def aggregator_kind(aggregator: dict[str, Any] | None) -> str | None:
 
 
 class CompositeConfig(_EvaluatorBase):
+    MEMBER_LISTS: ClassVar[tuple[str, ...]] = ("assertions", "evaluators", "assert")
+    """Where a composite lists its members, in the order they are read (`assertions`: AgentV 4.x)."""
+
     type: Literal["composite"] = "composite"
     evaluators: list[EvaluatorConfig]
     aggregator: dict[str, Any] | None = None
