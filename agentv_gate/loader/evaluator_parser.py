@@ -285,7 +285,7 @@ def _gates(w: Written) -> None:
 
 
 @functools.cache  # pragma: no mutate - per class, not per entry: only speed can change
-def _nested_renames(cls: type[BaseModel]) -> dict[str, dict[str, tuple[str, str]]]:
+def _nested_renames(cls: Any) -> dict[str, dict[str, tuple[str, str]]]:
     """field -> the `RENAMED` table of the model it may hold (an llm_judge's `prompt` mapping)."""
     tables = {name: getattr(arg, "RENAMED", None) for name, info in cls.model_fields.items()
               for arg in get_args(info.annotation) if isinstance(arg, type) and issubclass(arg, BaseModel)}
