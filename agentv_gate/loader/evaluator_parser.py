@@ -285,9 +285,9 @@ def _gates(w: Written) -> None:
 
 
 @functools.cache  # pragma: no mutate - per class, not per entry: only speed can change
-def _nested_renames(cls: Any) -> dict[str, dict[str, tuple[str, str]]]:
+def _nested_renames(kind: str) -> dict[str, dict[str, tuple[str, str]]]:
     """field -> the `RENAMED` table of the model it may hold (an llm_judge's `prompt` mapping)."""
-    tables = {name: getattr(arg, "RENAMED", None) for name, info in cls.model_fields.items()
+    tables = {name: getattr(arg, "RENAMED", None) for name, info in EVALUATOR_KINDS[kind].model_fields.items()
               for arg in get_args(info.annotation) if isinstance(arg, type) and issubclass(arg, BaseModel)}
     return {name: table for name, table in tables.items() if table}
 
@@ -296,7 +296,7 @@ def _one_name(w: Written) -> None:
     """A setting written under both its names (the class's `RENAMED`): one of them would be dropped unsaid."""
     raw = w.raw
     pairs = [(raw, old, new, "", note) for old, (new, note) in w.config_class.RENAMED.items()]
-    for key, renamed in _nested_renames(w.config_class).items():
+    for key, renamed in _nested_renames(w.kind).items():
         if isinstance(w.data.get(key), dict):
             pairs += [(w.data[key], old, new, f"{key}.", note) for old, (new, note) in renamed.items()]
     for mapping, first, second, prefix, note in pairs:
