@@ -192,7 +192,7 @@ def _rubric_forms(w: Written) -> None:
     if w.rubric_form:
         w.data = _rubrics_as_llm_judge(w.raw, w.data, w.line, required=w.generation == "4.x")
         w.kind = "llm_judge"
-    elif EVALUATOR_KINDS.get(w.kind) is LlmJudgeConfig and "rubrics" in w.data:
+    elif "rubrics" in w.data and "rubrics" in getattr(EVALUATOR_KINDS.get(w.kind), "model_fields", {}):
         w.data["rubrics"] = _judge_rubrics(w.raw, w.data, w.line, required=w.generation == "4.x")
 
 
@@ -264,10 +264,16 @@ def _key_problems(w: Written, where: str) -> None:
     known = RUBRICS_TYPE_KEYS if w.rubric_form else EVALUATOR_KEYS[w.kind]
     w.problems.extend(key_problems(w.raw, known, "evaluator", where, w.file, kind=w.kind,
                                    config_passthrough=w.config_class in PASSES_CONFIG))
-    if w.config_class is CompositeConfig:
-        aggregator = w.data.get("aggregator")
-        w.problems.extend(key_problems(aggregator, AGGREGATOR_KEYS, "aggregator", f"the aggregator of {where}", w.file))
-        w.problems.extend(aggregator_key_problems(aggregator, where, w.file))
+    for key, (known_keys, kind_problems) in NESTED_KEYS.get(w.config_class, {}).items():
+        w.problems.extend(key_problems(w.data.get(key), known_keys, key, f"the {key} of {where}", w.file))
+        w.problems.extend(kind_problems(w.data.get(key), where, w.file))
+
+
+NESTED_KEYS: dict[type[Any], dict[str, tuple[tuple[str, ...], Callable[[Any, str, Path], list[Problem]]]]] = {
+    CompositeConfig: {"aggregator": (AGGREGATOR_KEYS, aggregator_key_problems)},
+}
+"""Config class -> its settings that are mappings with keys of their own: (the keys any of them reads, the
+problems of keys another of their kinds reads)."""
 
 
 def _gates(w: Written) -> None:
