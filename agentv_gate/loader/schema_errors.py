@@ -14,8 +14,9 @@ from .. import models
 from ..errors import EvalFileError
 from ..models import EVALUATOR_KINDS
 
-_MODEL_NAMES = frozenset(name for name, value in vars(models).items()
+_MODEL_NAMES = frozenset(name for module in (models, models.config, models.cases) for name, value in vars(module).items()
                          if isinstance(value, type) and issubclass(value, BaseModel))
+"""Our model classes' names, which pydantic puts in an error's path for the union member it tried."""
 
 
 def _is_union_branch(part: object) -> bool:
