@@ -139,11 +139,10 @@ def parse_evaluator(
     required unless they say otherwise, as 4.42 reads them)."""
     w = _written(raw, roots, file, problems, line_of(raw, line), four_x)
     normalise(w, name_required=name_required, index=index)
-    try:
-        config = _ADAPTER.validate_python(w.data)
+    try:  # where it is written goes in with what is written (a key of that name is an unknown key, reported)
+        config = _ADAPTER.validate_python({**w.data, "source_file": file, "source_line": w.line})
     except ValidationError as exc:
         raise validation_error(exc, w.line, f"{w.kind} evaluator '{w.data.get('name')}'") from None
-    config = config.model_copy(update={"source_file": file, "source_line": w.line})
     check(config, w)
     resolved: EvaluatorConfig = RESOLVERS.get(type(config), _as_is)(config, w)
     return resolved
