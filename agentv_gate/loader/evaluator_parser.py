@@ -180,8 +180,9 @@ def normalise(w: Written, *, name_required: bool, index: int) -> None:
         w.data["name"] = auto_name(w.raw["type"], w.raw.get("value")) or (base if index == 0 else f"{base}_{index + 1}")
     _gates(w)
     _one_name(w)
-    PREPARE.get(w.config_class, _nothing)(w)
-    if "generation" in w.config_class.model_fields:
+    config_class = w.config_class
+    PREPARE.get(config_class, _nothing)(w)
+    if "generation" in config_class.model_fields:
         w.data["generation"] = w.generation  # its payload, reply and prompt variables (generations.py)
 
 
@@ -300,16 +301,17 @@ def _nested_renames(kind: str) -> dict[str, dict[str, tuple[str, str]]]:
 def _one_name(w: Written) -> None:
     """A setting written under both its names (the class's `RENAMED`): one of them would be dropped unsaid."""
     raw = w.raw
-    pairs = [(raw, old, new, "", note) for old, (new, note) in w.config_class.RENAMED.items()]
-    for key, renamed in _nested_renames(w.kind).items():
-        if isinstance(w.data.get(key), dict):
-            pairs += [(w.data[key], old, new, f"{key}.", note) for old, (new, note) in renamed.items()]
-    for mapping, first, second, prefix, note in pairs:
-        if first in mapping and second in mapping:
+    tables = [(raw, "", w.config_class.RENAMED)]
+    tables += [(w.data[key], f"{key}.", renamed) for key, renamed in _nested_renames(w.kind).items()
+               if isinstance(w.data.get(key), dict)]
+    for mapping, prefix, renamed in tables:
+        for first, (second, note) in renamed.items():
+            if first not in mapping or second not in mapping:
+                continue
             at = key_line(mapping, first, key_line(raw, prefix.rstrip(".") or first, w.line))
             raise EvalFileError(at, f"{w.where}: '{prefix}{first}' and '{prefix}{second}' are one setting ({note}), "
-                                    "written twice: only one would be read", f"either '{prefix}{first}' or "
-                                                                             f"'{prefix}{second}'")
+                                    "written twice: only one would be read",
+                                f"either '{prefix}{first}' or '{prefix}{second}'")
 
 
 def _script_config(w: Written) -> None:
