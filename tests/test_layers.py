@@ -66,3 +66,27 @@ def test_imports_point_down(path: Path) -> None:
         if there != here and RANK[there] >= RANK[here]
     ]
     assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
+
+
+MODEL_LAYERS: list[set[str]] = [  # inside agentv_gate/models, lowest first
+    {"results", "messages"},  # scores and result rows; chat messages and a target's answer
+    {"config"},  # the evaluator config schema (reads PASS_SCORE for `required`)
+    {"cases"},  # an eval case holds its evaluator configs
+    {"context"},  # what one evaluator sees: a case, a config, an answer
+    {"__init__"},  # re-exports every public name
+]
+MODEL_RANK = {name: rank for rank, names in enumerate(MODEL_LAYERS) for name in names}
+
+
+def test_models_modules_import_down() -> None:
+    """The schema, the cases and the results stay separate modules only while none reaches up into another."""
+    folder = PACKAGE / "models"
+    assert {p.stem for p in folder.glob("*.py")} == set(MODEL_RANK), "a models module with no place in MODEL_LAYERS"
+    wrong = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                there = node.module.split(".")[0]
+                if MODEL_RANK[there] >= MODEL_RANK[path.stem]:
+                    wrong.append(f"models/{path.name}:{node.lineno}: {path.stem} -> {there}")
+    assert not wrong, "imports against the models layers:\n" + "\n".join(wrong)

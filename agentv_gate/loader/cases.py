@@ -97,7 +97,7 @@ class CaseBuilder:
                   all_guidelines: bool = False) -> list[Message]:
         if raw is None:
             return []
-        is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
+        is_input = field in ("input", "input_messages")  # `input` (AgentV 3+) and `input_messages` (2.x) read alike
         role = "user" if is_input else "assistant"
         if isinstance(raw, str):
             return [Message(role=role, content=raw)]
@@ -108,7 +108,7 @@ class CaseBuilder:
                                                     "or a list of messages here", f"{field}: \"{raw}\", quoted as text")
         written = True  # the entries are messages as written, not content wrapped in one here
         if isinstance(raw, dict):
-            # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
+            # AgentV 3+'s shorthand: a mapping with a role is one message, any other mapping is content.
             written = "role" in raw
             raw = [raw] if written else [{"role": role, "content": self._content(raw, line, files, is_input)}]
         elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
@@ -194,15 +194,15 @@ class CaseBuilder:
     # ---------------------------------------------------------------- evaluators
 
     def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
-        """AgentV's precedence. gen2 (`evalcases`): the case's list, else the suite's. gen3
+        """AgentV's precedence. AgentV 2.x (`evalcases`): the case's list, else the suite's. AgentV 3+
         (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
-        gen3 = self.defaults.get("generation") == 3
+        appended = self.defaults.get("generation") == 3  # AgentV 3+ (`tests:`) appends the suite's
         listed: list[tuple[Any, str, bool]] = [  # (mapping, key, name required)
             (raw, "assertions", False),
             (raw, "assert", False),
-            (execution, "evaluators", not gen3),
-            (raw, "evaluators", not gen3),
+            (execution, "evaluators", not appended),
+            (raw, "evaluators", not appended),
         ]
         configs: list[EvaluatorConfig] = []
         found = False
@@ -223,7 +223,7 @@ class CaseBuilder:
                                                line=key_line(raw, single_key, line)))
                 found = True
         suite_configs = [] if self._skips_defaults(raw) else list(self.defaults.get("evaluators", []))
-        configs = configs + suite_configs if gen3 else configs if found else suite_configs
+        configs = configs + suite_configs if appended else configs if found else suite_configs
         rubric = self._case_rubrics(raw, line)
         configs = [rubric, *configs] if rubric is not None else configs
         check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
@@ -281,7 +281,7 @@ class CaseBuilder:
                                 f"'{key}' as {yaml_kind(value)}",
                                 "'input' as text, or `type: file` segments in a message's content")
         if input_files:
-            # gen3 shorthand: files first, then the text, as one user message.
+            # AgentV 3+'s shorthand: files first, then the text, as one user message.
             # Each entry keeps its own line (YAML and JSONL lists carry one per entry), so a missing
             # file is reported where it is listed.
             segments: list[Any] = []
@@ -338,7 +338,7 @@ class CaseBuilder:
         if not question.strip() and not input_messages:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
-        # The canonical gen2 name wins over the gen3 alias when both are present, as in AgentV.
+        # The AgentV 2.x name wins over the AgentV 3+ alias when both are present, as in AgentV.
         expected_key = "expected_messages" if "expected_messages" in raw else "expected_output"
         expected_raw = raw.get(expected_key)
         expected_messages = self._messages(expected_raw, key_line(raw, expected_key, line), "expected_output", None)

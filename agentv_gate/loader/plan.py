@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -134,9 +134,18 @@ def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, (str, Path)) and Path(item).is_absolute() and Path(item).is_file():
                     found.append(str(item))
-        if isinstance(config, CompositeConfig):
-            found.extend(_judge_files(config.evaluators))
+        found.extend(_judge_files(_members(config)))
     return found
+
+
+def _members(config: BaseModel) -> list[EvaluatorConfig]:
+    """The evaluators a config holds (a composite's members); a config of any other kind holds none."""
+    members: list[EvaluatorConfig] = MEMBERS.get(type(config), lambda _: [])(config)
+    return members
+
+
+MEMBERS: dict[type[BaseModel], Callable[[Any], list[EvaluatorConfig]]] = {CompositeConfig: lambda c: c.evaluators}
+"""Config class -> the evaluators it holds, whose files and judges are its own too."""
 
 
 _FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
@@ -165,13 +174,16 @@ def judge_uses(evaluators: Iterable[EvaluatorConfig]) -> tuple[JudgeUse, ...]:
     uses: list[JudgeUse] = []
     for config in evaluators:
         where = (config.source_file or Path(), config.source_line or 1)
-        if isinstance(config, LlmJudgeConfig):
-            uses.append((config.target or None, *where))
-        elif isinstance(config, CompositeConfig):
-            uses.extend(judge_uses(config.evaluators))
-            if aggregator_kind(config.aggregator) == "llm_judge":
-                uses.append((None, *where))
+        uses.extend(judge_uses(_members(config)))
+        uses.extend((target, *where) for target in JUDGES.get(type(config), lambda _: [])(config))
     return tuple(dict.fromkeys(uses))
+
+
+JUDGES: dict[type[BaseModel], Callable[[Any], list[str | None]]] = {
+    LlmJudgeConfig: lambda config: [config.target or None],
+    CompositeConfig: lambda config: [None] if aggregator_kind(config.aggregator) == "llm_judge" else [],
+}
+"""Config class -> the judge targets its own evaluation calls (None: the case target's judge)."""
 
 
 @dataclass

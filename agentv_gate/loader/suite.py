@@ -128,7 +128,7 @@ def _open_suite(file: Path, roots: SearchRoots, documents: Documents) -> tuple[d
             continue
         cases = doc[key]
         if isinstance(cases, str) and key == "tests":
-            # gen3: `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
+            # AgentV 3+ (`tests:`): `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
             at = key_line(doc, key)
             cases = interpolate(cases).removeprefix(FILE_PREFIX)  # AgentV replaces ${{ VAR }} before it reads the path
             external = roots.resolve(cases, at, "tests file")
@@ -326,8 +326,8 @@ SUITE_NO_EFFECT = {
 
 
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
-    """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
-    case; gen2 (`evalcases`) uses suite evaluators only for cases without their own. Keys nobody
+    """Settings every case inherits. AgentV 3+ (`tests`, and JSONL) appends suite assertions to each
+    case; AgentV 2.x (`evalcases`) uses suite evaluators only for cases without their own. Keys nobody
     reads are reported, never dropped."""
     problems.extend(no_effect(file, key_line(header, key), key, why) for key, why in SUITE_NO_EFFECT.items()
                     if key in header)
