@@ -47,6 +47,7 @@ from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_y
 from ..problems import Problem
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
 from ..yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, use_core_schema
+from .api_format import api_format_problem
 from .keys import (
     ANY_PROVIDER_KEYS,
     BATCHING_KEYS,
@@ -575,6 +576,9 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _replaced_settings(item, name, kind))
     problems.extend(Problem(file, line, message) for line, message in _overlong_durations(item, name))
+    refused = api_format_problem(item, name) if kind == "openai" else None
+    if refused is not None:
+        problems.append(Problem(file, item.get("__keylines__", {}).get(refused[0], item.get("__line__", 1)), refused[1]))
     return problems
 
 
