@@ -307,6 +307,21 @@ def _check_numbers(config: EvaluatorConfig, kind: str, line: int) -> None:
             raise EvalFileError(line, f"{label}: {exc}", "a pattern that compiles") from None
 
 
+EVALUATOR_ID_UNREAD = ("no AgentV reads an evaluator's 'id' (AgentV 4.42's own examples write it as a label); "
+                       "results name the evaluator by its 'name'")
+
+
+def _with_unread_id(raw: dict[str, Any], known: Any, kind: str, where: str, file: Path,
+                    problems: list[Problem]) -> Any:
+    """`known` plus an evaluator's `id`, said to have no effect: 2.19 and 4.42 both accept and never read it (a
+    code judge's is config, handed to its script, as in AgentV)."""
+    if "id" not in raw or "id" in known or kind in ("code_judge", CUSTOM_KIND):
+        return known
+    problems.append(no_effect(file, key_line(raw, "id", line_of(raw)), "id", f"{where}: {EVALUATOR_ID_UNREAD}",
+                              "'name' to label the evaluator"))
+    return (*known, "id")
+
+
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
     line: int, four_x: bool = False,
@@ -352,6 +367,7 @@ def parse_evaluator(
     data["type"] = kind
     where = f"{kind} evaluator '{data['name']}'" if data.get("name") else f"{kind} evaluator #{index + 1}"
     known = RUBRICS_TYPE_KEYS if default_name == "rubrics" else EVALUATOR_KEYS[kind]
+    known = _with_unread_id(raw, known, kind, where, file, problems)
     problems.extend(key_problems(raw, known, "evaluator", where, file, kind=kind,
                                  config_passthrough=kind in ("code_judge", CUSTOM_KIND)))
     if kind == "composite":

@@ -319,8 +319,10 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
 SUITE_NO_EFFECT = {
     "evaluatorTemplate": "AgentV 2.19 reads an LLM judge's template from the judge's own 'prompt' and never "
                          "this suite-level key (named in older AgentV documents)",
+    "defaults": "no AgentV reads a suite's 'defaults' (AgentV 4.42 ignores it with a warning); YAML anchors "
+                "written in it (&name) still reach the tests that use them (*name)",
 }
-"""Suite keys AgentV 2.19 accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
+"""Suite keys AgentV accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
 
 
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
