@@ -54,3 +54,36 @@ def test_an_unknown_suite_key_beside_defaults_is_still_refused(tmp_path: Path) -
     result = load_eval_file(suite, repo_root=tmp_path)
     assert [(e.line, e.message) for e in result.errors] == [(1, "unknown key 'defualts' in the suite (did you mean "
                                                                 "'defaults'?)")]
+
+
+def test_tests_naming_a_folder_reads_one_case_per_case_folder_in_name_order(tmp_path: Path) -> None:
+    (tmp_path / "s.eval.yaml").write_text("name: discovery\ntests: ./cases/\n")
+    cases = tmp_path / "cases"
+    for folder, text in {"b-fix": "criteria: Fixes it\ninput: Fix the bug.\n",
+                         "a-add": "id: own-id\ncriteria: Adds it\ninput: Add a greeting.\n",
+                         "c-broken": "criteria: x\ninput: y\nasserts: []\n",
+                         "d-workspace": "criteria: x\ninput: y\n"}.items():
+        (cases / folder).mkdir(parents=True)
+        (cases / folder / "case.yaml").write_text(text)
+    (cases / "d-workspace" / "workspace").mkdir()
+    (cases / "notes").mkdir()  # no case.yaml: skipped, as AgentV 4.42 skips it
+    (cases / "stray.yaml").write_text("id: not-a-folder\n")
+    result = load_eval_file(tmp_path / "s.eval.yaml", repo_root=tmp_path)
+    assert [c.id for c in result.cases] == ["own-id", "b-fix", "c-broken", "d-workspace"]
+    assert [c.expected_outcome for c in result.cases[:2]] == ["Adds it", "Fixes it"]
+    assert result.cases[1].source_file == cases / "b-fix" / "case.yaml"
+    assert [(e.file.relative_to(tmp_path).as_posix(), e.line, e.message.split(" (")[0]) for e in result.errors] == [
+        ("cases/c-broken/case.yaml", 3, "unknown key 'asserts' in test 'c-broken'"),
+        ("cases/d-workspace/case.yaml", 1, "'template' is an AgentV feature agentv-gate does not run yet")]
+
+
+def test_a_tests_folder_outside_the_repository_is_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (tmp_path / "cases" / "one").mkdir(parents=True)
+    (tmp_path / "cases" / "one" / "case.yaml").write_text("criteria: x\ninput: y\n")
+    (repo / "s.eval.yaml").write_text("tests: ../cases/\n")
+    result = load_eval_file(repo / "s.eval.yaml", repo_root=repo)
+    assert not result.cases
+    assert [(e.line, e.message.split(" (")[0]) for e in result.errors] == [
+        (1, "tests folder '../cases/' resolves outside the repository root")]
