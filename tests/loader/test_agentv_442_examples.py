@@ -87,3 +87,49 @@ def test_a_tests_folder_outside_the_repository_is_refused(tmp_path: Path) -> Non
     assert not result.cases
     assert [(e.line, e.message.split(" (")[0]) for e in result.errors] == [
         (1, "tests folder '../cases/' resolves outside the repository root")]
+
+
+VARS_SUITE = """\
+input:
+  - role: system
+    content: "You answer {{category}} questions."
+tests:
+  - id: capital
+    vars:
+      category: geography
+      question: What is the capital of France?
+      expected: {answer: Paris, score: 1.0}
+      nothing: null
+    criteria: "Answers {{question}} correctly; {{ unknown.name }} stays"
+    input: "Question: {{question}} ({{expected}}, {{expected.score}}, {{nothing}})"
+    expected_output: "{{expected.answer}}"
+    assertions:
+      - type: contains
+        value: "{{expected.answer}}"
+  - id: no-vars
+    criteria: "{{question}}"
+    input: "{{question}}"
+  - id: bad-vars
+    vars: [not, a, mapping]
+    criteria: c
+    input: "{{question}}"
+"""
+
+
+def test_vars_fill_the_tests_fields_and_the_suites_input_never_its_assertions(tmp_path: Path) -> None:
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(VARS_SUITE)
+    result = load_eval_file(suite, repo_root=tmp_path)
+    assert not result.errors, result.errors
+    capital, plain, bad = result.cases
+    assert [m.content for m in capital.input_messages] == [
+        "You answer geography questions.",
+        'Question: What is the capital of France? ({"answer":"Paris","score":1}, 1, null)']
+    assert capital.expected_outcome == "Answers What is the capital of France? correctly; {{ unknown.name }} stays"
+    assert capital.reference_answer == "Paris"
+    assert capital.evaluators[0].value == "{{expected.answer}}"  # as 4.42: assertions are not templated
+    assert [m.content for m in plain.input_messages] == ["You answer {{category}} questions.", "{{question}}"]
+    assert plain.expected_outcome == "{{question}}"
+    assert [(p.line, p.message.split(":")[0], p.no_effect) for p in result.problems] == [
+        (21, "'vars' has no effect here", True)]
+    assert bad.input_messages[-1].content == "{{question}}"
