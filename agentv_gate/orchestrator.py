@@ -326,6 +326,7 @@ class Orchestrator:
                 evaluator=config,
                 output_messages=output_messages,
                 target=provider.name,
+                target_provider=str(getattr(provider, "kind", "") or ""),
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
