@@ -54,6 +54,15 @@ PASS_MARK = "0.8"
 """AgentV 4.42's DEFAULT_THRESHOLD, given to the gate so a file without its own threshold is judged alike."""
 SUITE_TIMEOUT = 300
 
+KNOWN_DIFFERENCES = {
+    "contract/evals/code-grader-contract.eval.yaml":
+        "its grader reads readFileSync('/dev/stdin'); AgentV 4.42 run by node hands a grader its payload through a "
+        "socket pair (child_process 'pipe'), which /dev/stdin cannot open (ENXIO), so AgentV scores 0 here; the "
+        "gate's pipe opens, and the grader finds every 4.x payload key it checks (7 of 8 pass: the loopback "
+        "model's answer lacks the two tokens it asks for)",
+}
+"""Eval files whose cases differ for a reason outside the gate's reading of them: listed with it, never recorded."""
+
 
 def shared_root() -> Path:
     return REPO.parent / "shared" / "agentv"
@@ -277,6 +286,10 @@ def main() -> int:
                     lines.append(f"ONE-SIDE {rel} {case}: only {'AgentV' if g is None else 'agentv-gate'} ran it")
                     continue
                 same = a["score"] == g["score"] and a["passed"] == g["passed"]
+                if not same and rel in KNOWN_DIFFERENCES:
+                    lines.append(f"KNOWN    {rel} {case}: AgentV {a['score']}, agentv-gate {g['score']}: "
+                                 f"{KNOWN_DIFFERENCES[rel]}")
+                    continue
                 identical += same
                 differing += not same
                 if not same:
