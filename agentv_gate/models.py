@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
 from .defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from .defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
-from .generations import Generation
+from .generations import Generation, reported_type
 from .javascript import js_trim
 from .wire import content_to_text
 
@@ -591,11 +591,14 @@ class EvaluatorResult(BaseModel):
     duration_ms: int | None = None
     evaluator_results: list[EvaluatorResult] | None = None
     """Children, for a composite evaluator."""
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation of the evaluator's type name: how its `scores[]` entry spells the type."""
 
     def score_row(self) -> dict[str, Any]:
-        """This result as one entry of AgentV 2.19's `scores[]` (its type spelled as 2.19 spells it)."""
+        """This result as one entry of AgentV's `scores[]` (its type spelled as its generation spells it)."""
         row: dict[str, Any] = {
-            "name": self.name, "type": self.type.replace("_", "-"), "score": self.score, "weight": self.weight,
+            "name": self.name, "type": reported_type(self.type, self.generation), "score": self.score,
+            "weight": self.weight,
             "verdict": self.verdict or score_label(self.score), "hits": self.hits, "misses": self.misses,
             "reasoning": self.reasoning, "details": self.details, "duration_ms": self.duration_ms,
         }
@@ -617,7 +620,7 @@ def check_lines(scores: list[dict[str, Any]]) -> list[str]:
     LLM judge's details hold rubric checks: a code judge's are whatever its script printed."""
     lines: list[str] = []
     for entry in scores:
-        rubric = entry.get("type") in ("llm-judge", "llm_judge") and isinstance(entry.get("details"), dict)
+        rubric = entry.get("type") in ("llm-judge", "llm_judge", "llm-grader") and isinstance(entry.get("details"), dict)
         for row in (entry["details"].get("checks") or [] if rubric else []):
             if not isinstance(row, dict):
                 continue

@@ -156,6 +156,7 @@ def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int
         retries=score.retries,
         error=score.error,
         evaluator_results=children,
+        generation=getattr(config, "generation", "2.x"),
     )
 
 

@@ -109,6 +109,8 @@ tests:
     assert events[-1]["parent_event_id"] == "message-2"
     assert new["trace_summary"] == {"event_count": 0, "tool_calls": {}, "error_count": 0, "llm_call_count": 1}
     assert new["trace"]["metadata"] == {"provider": "mock", "target": "default", "eval_case_id": "capital"}
+    # each row names the type as its own AgentV does: 2.19 `code-judge`, 4.42 `code-grader`
+    assert [entry["type"] for entry in rows_by_id(repo / RESULTS)["capital"]["scores"]] == ["code-judge", "code-grader"]
 
 
 @pytest.mark.skipif(not SPEC_SAMPLE.is_file(), reason="../shared/spec (AgentV 4.42's payload sample) is not here")
@@ -299,3 +301,4 @@ tests:
     assert new["metadata"] == {"owner": "geo"} and new["config"] == {"strict_mode": True}
     assert new["file_changes"] is None and new["workspace_path"] is None
     assert new["trace"]["metadata"] == {"provider": "mock", "target": "default", "eval_case_id": "capital"}
+    assert [entry["type"] for entry in rows_by_id(repo / RESULTS)["capital"]["scores"]] == ["llm-judge", "llm-grader"]
