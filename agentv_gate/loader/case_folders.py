@@ -28,11 +28,20 @@ class FolderCase:
     raw: Any
 
 
+def _case_file(sub: Path) -> Path | None:
+    return next((sub / name for name in CASE_FILE_NAMES if (sub / name).is_file()), None)
+
+
+def has_case_folders(folder: Path) -> bool:
+    """Whether any sub-folder of `folder` holds a case file."""
+    return any(sub.is_dir() and _case_file(sub) is not None for sub in folder.iterdir())
+
+
 def folder_cases(folder: Path, line: int) -> Iterator[tuple[int, FolderCase | EvalFileError]]:
     """(line, case) for each case folder under `folder`; a case file that cannot be read stands in as its
     EvalFileError at `line` (the suite's `tests:`), naming the file and its own line."""
     for sub in sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.name):
-        case_file = next((sub / name for name in CASE_FILE_NAMES if (sub / name).is_file()), None)
+        case_file = _case_file(sub)
         if case_file is None:
             continue
         try:

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import EvalFileError
 from ..keys import closest
 from ..models import EvalCase
-from .case_folders import FolderCase, folder_cases
+from .case_folders import FolderCase, folder_cases, has_case_folders
 from .cases import CaseBuilder, mapping, parse_threshold
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
@@ -146,11 +146,17 @@ def _case_folder(ref: str, line: int, roots: SearchRoots) -> Path | None:
     """The folder `tests:` names (4.x: a folder of case folders), relative to the eval file as 4.42 resolves it;
     None when it names no folder (then it is a case file)."""
     folder = roots.eval_dir / ref
-    if not folder.is_dir():
+    try:
+        if not folder.is_dir():
+            return None
+        if not roots.allow_outside_root and not roots.inside_root(folder):
+            raise EvalFileError(line, f"tests folder {ref!r} resolves outside the repository root ({folder.resolve()})",
+                                f"a path inside {roots.repo_root} (or run with --allow-outside-root)")
+        if not has_case_folders(folder):
+            raise EvalFileError(line, f"tests folder {ref!r} holds no case folder, so no case would run",
+                                "sub-folders each holding a case.yaml")
+    except (OSError, ValueError, RuntimeError):  # a name too long, a symlink loop: left to the file lookup
         return None
-    if not roots.allow_outside_root and not roots.inside_root(folder):
-        raise EvalFileError(line, f"tests folder {ref!r} resolves outside the repository root ({folder.resolve()})",
-                            f"a path inside {roots.repo_root} (or run with --allow-outside-root)")
     return folder
 
 
