@@ -133,3 +133,31 @@ def test_vars_fill_the_tests_fields_and_the_suites_input_never_its_assertions(tm
     assert [(p.line, p.message.split(":")[0], p.no_effect) for p in result.problems] == [
         (21, "'vars' has no effect here", True)]
     assert bad.input_messages[-1].content == "{{question}}"
+
+
+def test_an_llm_aggregator_prompt_after_file_is_the_files_text_and_must_exist(tmp_path: Path) -> None:
+    """AgentV 4.42 reads a composite's aggregator prompt from a file after `file://` (a missing one is its load
+    error); the gate refused the prompt as text without the members' results."""
+    (tmp_path / "agg.md").write_text("Decide from {{EVALUATOR_RESULTS_JSON}}\n")
+    suite = tmp_path / "s.eval.yaml"
+    template = """\
+tests:
+  - id: t
+    input: q
+    criteria: c
+    assertions:
+      - name: both
+        type: composite
+        assertions:
+          - {{type: contains, value: a}}
+          - {{type: contains, value: b}}
+        aggregator: {{type: llm-grader, prompt: "file://{name}"}}
+"""
+    suite.write_text(template.format(name="agg.md"))
+    result = load_eval_file(suite, repo_root=tmp_path)
+    assert not result.errors, result.errors
+    [composite] = result.cases[0].evaluators
+    assert composite.aggregator == {"type": "llm-grader", "prompt": "Decide from {{EVALUATOR_RESULTS_JSON}}\n"}
+    suite.write_text(template.format(name="missing.md"))
+    [error] = load_eval_file(suite, repo_root=tmp_path).errors
+    assert (error.line, error.message.split(" (")[0]) == (11, "aggregator prompt file 'missing.md' not found")
