@@ -31,7 +31,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "window_size": "multi-turn conversations (window_size)",
         "depends_on": "tests that depend on other tests (depends_on)",
         "on_dependency_failure": "tests that depend on other tests (on_dependency_failure)",
-        "vars": "test variables templated into the test (vars)",
     },
     "execution": {
         "workspace": "workspaces and lifecycle hooks",

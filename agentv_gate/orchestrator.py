@@ -157,6 +157,7 @@ def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int
         retries=score.retries,
         error=score.error,
         evaluator_results=children,
+        generation=getattr(config, "generation", "2.x"),
     )
 
 
@@ -333,6 +334,7 @@ class Orchestrator:
                 evaluator=config,
                 output_messages=output_messages,
                 target=provider.name,
+                target_provider=str(getattr(provider, "kind", "") or ""),
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,

@@ -69,7 +69,8 @@ def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float
                            verdict=score.verdict or score_label(score.score), details=score.details,
                            hits=score.hits, misses=score.misses, reasoning=score.reasoning,
                            evaluator_raw_request=score.evaluator_raw_request, retries=score.retries,
-                           error=score.error, evaluator_results=score.children)
+                           error=score.error, evaluator_results=score.children,
+                           generation=getattr(config, "generation", "2.x"))
 
 
 def _finite_weight(weight: Any) -> bool:

@@ -23,6 +23,7 @@ from ..models import (
     SuiteExecution,
     question_text,
 )
+from .case_vars import case_variables, render, rendered_case
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
 from .execution import (
     BLANK_TARGET,
@@ -37,7 +38,7 @@ from .execution import (
 from .forms4 import case_is_4x, merge_metadata
 from .globs import matches_any
 from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
-from .problems import Problem
+from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
 from .yaml_lines import LineDict, item_line, key_line, line_of, yaml_kind
@@ -272,6 +273,9 @@ class CaseBuilder:
         # AgentV: the suite's files, like its input, are not a test's that skips the defaults.
         input_files = (parse_input_files(raw["input_files"], key_line(raw, "input_files", line)) if own_files
                        else None if self._skips_defaults(raw) else self.defaults.get("input_files"))
+        variables = case_variables(raw)
+        if variables is not None and not own_files and input_files:  # the suite's, as this test's vars fill them
+            input_files = render(input_files, variables)
         if input_files and not isinstance(value, str):
             # AgentV attaches them to a text input only, and skips any other test: never run without them.
             source = ("'input_files'" if own_files
@@ -292,6 +296,8 @@ class CaseBuilder:
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
         # The suite's input first, as AgentV processes it: its files lead the guideline list.
         suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
+        if variables is not None and suite_input is not None:
+            suite_input = render(suite_input, variables)
         suite_messages = ([] if suite_input is None else
                           self._messages(suite_input, line_of(suite_input, line), "input", files, all_guidelines=True))
         return suite_messages + self._messages(value, line_of(value, key_line(raw, key, line)),
@@ -307,6 +313,10 @@ class CaseBuilder:
         self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
         self.problems.extend(written_twice_problems(raw, raw.get("execution"), where, self.file))
         self.problems.extend(one_of_problems(raw, where, self.file, test=True))
+        if "vars" in raw and case_variables(raw) is None and raw["vars"] != {}:
+            self.problems.append(no_effect(self.file, key_line(raw, "vars", line_of(raw)), "vars",
+                                           f"{where}: AgentV 4.42 fills placeholders from a mapping only, got "
+                                           f"{yaml_kind(raw['vars'])}", "vars: {name: value}"))
 
     def build(self, raw: Any, index: int, line: int) -> EvalCase:
         """`line`: where the entry starts (every entry, YAML or JSONL, has one); a mapping's own line wins."""
@@ -314,7 +324,7 @@ class CaseBuilder:
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {yaml_kind(raw)}", "id: ..., input: ...")
         self._check_keys(raw, index)
-        raw = declared(raw, TEST_KEYS)
+        raw = declared(rendered_case(raw), TEST_KEYS)
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")

@@ -191,10 +191,11 @@ def aggregator_prompt_file(aggregator: dict[str, Any], roots: SearchRoots, raw: 
     if not isinstance(prompt, str) or not prompt.strip() or "\n" in prompt.strip() or AGGREGATOR_RESULTS_VARIABLE in prompt:
         return aggregator
     at = key_line(raw.get("aggregator"), "prompt", line)
+    named = prompt.strip().startswith(PROMPT_FILE_PREFIX)  # 4.x's explicit file: it must exist, as in 4.42
     try:
-        path = roots.resolve(prompt.strip(), at, "aggregator prompt file")
+        path = roots.resolve(prompt.strip().removeprefix(PROMPT_FILE_PREFIX), at, "aggregator prompt file")
     except EvalFileError as exc:
-        if "outside the repository root" in exc.message:
+        if named or "outside the repository root" in exc.message:
             raise
         return aggregator
     try:

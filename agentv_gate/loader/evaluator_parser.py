@@ -39,7 +39,7 @@ from .evaluator_files import code_judge_files, judge_files, resolve_script
 from .evaluator_written import Written
 from .forms4 import group_criteria, is_type_name
 from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
-from .problems import Problem
+from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
 from .schema_errors import validation_error, written_value
@@ -260,8 +260,17 @@ trimmed. agentv-gate once read those as its own switches, so "Paris" passed `con
 `case_sensitive: false` where AgentV fails it; each is refused at its line, naming the type that says it."""
 
 
+EVALUATOR_ID_UNREAD = ("no AgentV reads an evaluator's 'id' (AgentV 4.42's own examples write it as a label); "
+                       "results name the evaluator by its 'name'")
+
+
 def _key_problems(w: Written, where: str) -> None:
     known = RUBRICS_TYPE_KEYS if w.rubric_form else EVALUATOR_KEYS[w.kind]
+    if "id" in w.raw and "id" not in known and w.config_class not in PASSES_CONFIG:
+        # 2.19 and 4.42 both accept an evaluator's `id` and never read it (a code judge's is config for its script)
+        w.problems.append(no_effect(w.file, key_line(w.raw, "id", line_of(w.raw)), "id", f"{where}: {EVALUATOR_ID_UNREAD}",
+                                    "'name' to label the evaluator"))
+        known = (*known, "id")
     w.problems.extend(key_problems(w.raw, known, "evaluator", where, w.file, kind=w.kind,
                                    config_passthrough=w.config_class in PASSES_CONFIG))
     for key, (known_keys, kind_problems) in NESTED_KEYS.get(w.config_class, {}).items():

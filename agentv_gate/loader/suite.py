@@ -6,6 +6,7 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from ..errors import EvalFileError
 from ..keys import closest
 from ..models import EvalCase
 from ..yaml_reader import CaseList
+from .case_folders import FolderCase, folder_cases, has_case_folders
 from .cases import CaseBuilder, mapping, parse_threshold
 from .documents import Documents
 from .env import interpolate
@@ -131,10 +133,31 @@ def _open_suite(file: Path, roots: SearchRoots, documents: Documents) -> tuple[d
             # AgentV 3+ (`tests:`): `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
             at = key_line(doc, key)
             cases = interpolate(cases).removeprefix(FILE_PREFIX)  # AgentV replaces ${{ VAR }} before it reads the path
+            folder = _case_folder(cases, at, roots)
+            if folder is not None:
+                return doc, functools.partial(folder_cases, folder, at)
             external = roots.resolve(cases, at, "tests file")
             return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases", documents)
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
     raise _no_case_list(doc)
+
+
+def _case_folder(ref: str, line: int, roots: SearchRoots) -> Path | None:
+    """The folder `tests:` names (4.x: a folder of case folders), relative to the eval file as 4.42 resolves it;
+    None when it names no folder (then it is a case file)."""
+    folder = roots.eval_dir / ref
+    try:
+        if not folder.is_dir():
+            return None
+        if not roots.allow_outside_root and not roots.inside_root(folder):
+            raise EvalFileError(line, f"tests folder {ref!r} resolves outside the repository root ({folder.resolve()})",
+                                f"a path inside {roots.repo_root} (or run with --allow-outside-root)")
+        if not has_case_folders(folder):
+            raise EvalFileError(line, f"tests folder {ref!r} holds no case folder, so no case would run",
+                                "sub-folders each holding a case.yaml")
+    except (OSError, ValueError, RuntimeError):  # a name too long, a symlink loop: left to the file lookup
+        return None
+    return folder
 
 
 CASE_LIST_SPELLINGS = {"cases": "tests", "test": "tests", "testcases": "tests", "test_cases": "tests",
@@ -191,6 +214,9 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots, documents: Docum
     """(file the case is written in, line, raw case) for each entry, a `file://` entry replaced by
     the cases of the file it names, in place. A broken reference stands in as its EvalFileError."""
     for line, raw in entries:
+        if isinstance(raw, FolderCase):
+            yield raw.file, line, raw.raw
+            continue
         if isinstance(raw, str):
             raw = interpolate(raw)  # AgentV replaces ${{ VAR }} in the whole file before it follows `file://`
         if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)) or file.suffix == ".jsonl":
@@ -321,8 +347,10 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
 SUITE_NO_EFFECT = {
     "evaluatorTemplate": "AgentV 2.19 reads an LLM judge's template from the judge's own 'prompt' and never "
                          "this suite-level key (named in older AgentV documents)",
+    "defaults": "no AgentV reads a suite's 'defaults' (AgentV 4.42 ignores it with a warning); YAML anchors "
+                "written in it (&name) still reach the tests that use them (*name)",
 }
-"""Suite keys AgentV 2.19 accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
+"""Suite keys AgentV accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
 
 
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:

@@ -22,6 +22,8 @@ class EvaluationContext:
     evaluator: EvaluatorConfig
     output_messages: list[Message] = field(default_factory=list)
     target: str = ""
+    target_provider: str = ""
+    """The provider kind that answered (`openai`, `cli`, ...): a 4.x grader's `trace.metadata.provider`."""
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     trace: dict[str, Any] | None = None
     token_usage: dict[str, Any] | None = None

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from ..defaults import DEFAULT_THRESHOLD
+from ..generations import Generation, reported_type
 
 PASS_SCORE = 0.8
 BORDERLINE_SCORE = 0.6
@@ -72,11 +73,14 @@ class EvaluatorResult(BaseModel):
     duration_ms: int | None = None
     evaluator_results: list[EvaluatorResult] | None = None
     """Children, for a composite evaluator."""
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation of the evaluator's type name: how its `scores[]` entry spells the type."""
 
     def score_row(self) -> dict[str, Any]:
-        """This result as one entry of AgentV 2.19's `scores[]` (its type spelled as 2.19 spells it)."""
+        """This result as one entry of AgentV's `scores[]` (its type spelled as its generation spells it)."""
         row: dict[str, Any] = {
-            "name": self.name, "type": self.type.replace("_", "-"), "score": self.score, "weight": self.weight,
+            "name": self.name, "type": reported_type(self.type, self.generation), "score": self.score,
+            "weight": self.weight,
             "verdict": self.verdict or score_label(self.score), "hits": self.hits, "misses": self.misses,
             "reasoning": self.reasoning, "details": self.details, "duration_ms": self.duration_ms,
         }
@@ -98,7 +102,7 @@ def check_lines(scores: list[dict[str, Any]]) -> list[str]:
     LLM judge's details hold rubric checks: a code judge's are whatever its script printed."""
     lines: list[str] = []
     for entry in scores:
-        rubric = entry.get("type") in ("llm-judge", "llm_judge") and isinstance(entry.get("details"), dict)
+        rubric = entry.get("type") in ("llm-judge", "llm_judge", "llm-grader") and isinstance(entry.get("details"), dict)
         for row in (entry["details"].get("checks") or [] if rubric else []):
             if not isinstance(row, dict):
                 continue

@@ -46,6 +46,7 @@ from ..problems import Problem, no_effect
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
 from ..yaml12 import MERGE_KEY_REFUSED
 from ..yaml_reader import load_yaml_text
+from .api_format import api_format_problem
 from .keys import (
     ANY_PROVIDER_KEYS,
     BATCHING_KEYS,
@@ -571,6 +572,9 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _replaced_settings(item, name, kind))
     problems.extend(Problem(file, line, message) for line, message in _overlong_durations(item, name))
+    refused = api_format_problem(item, name) if kind == "openai" else None
+    if refused is not None:
+        problems.append(Problem(file, _key_lines(item).get(refused[0], _line(item)), refused[1]))
     return problems
 
 
