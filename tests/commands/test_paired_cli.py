@@ -4,6 +4,11 @@ The agent is a real `cli` target whose answer for each case and trial is scripte
 maps a test id to a string of P (answer right) and F (answer wrong), one letter per trial, so a
 case's pass rate is set exactly and every run is reproducible. A test rewrites the schedule
 between the base run and the head run.
+
+The agent starts as `python -S` (it needs only the standard library): the suite starts it hundreds
+of times, and the virtualenv's site setup would be most of each start. The base run of `BASE` with
+three trials is made once (`base_of_three_trials`); a results file names no path of its repository,
+so each test copies it beside its own fresh project.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import json
 import shutil
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
@@ -31,7 +38,7 @@ def project(tmp_path: Path, cases: int) -> Path:
         targets:
           - name: default
             provider: cli
-            command_template: "{sys.executable} {repo / 'agent.py'} {repo / 'schedule.json'} {{EVAL_ID}} {{ATTEMPT}}"
+            command_template: "{sys.executable} -S {repo / 'agent.py'} {repo / 'schedule.json'} {{EVAL_ID}} {{ATTEMPT}}"
     """)
     write(repo / "evals/s.eval.yaml", "tests:\n" + "".join(
         f"  - id: c{i}\n    input: Answer {i}\n    assertions: [{{type: contains, value: ok}}]\n" for i in range(cases)))
@@ -60,9 +67,23 @@ DROP = {**BASE, **{f"c{i}": "FFF" for i in range(8)}}
 """A real regression: 8 of 12 cases that always passed now never do."""
 
 
-def test_noise_passes_the_paired_gate_and_lists_inconclusive_cases(tmp_path: Path) -> None:
-    repo = project(tmp_path, 12)
+@pytest.fixture(scope="module")
+def base_of_three_trials(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """base.jsonl of the 12-case project run with `BASE`, three trials a case."""
+    repo = project(tmp_path_factory.mktemp("base-of-three"), 12)
     base_run(repo, BASE, "--trials", "3")
+    return repo / "base.jsonl"
+
+
+def project_with_base(tmp_path: Path, base: Path) -> Path:
+    """A fresh 12-case project whose base.jsonl is `base`."""
+    repo = project(tmp_path, 12)
+    shutil.copy(base, repo / "base.jsonl")
+    return repo
+
+
+def test_noise_passes_the_paired_gate_and_lists_inconclusive_cases(tmp_path: Path, base_of_three_trials: Path) -> None:
+    repo = project_with_base(tmp_path, base_of_three_trials)
     schedule(repo, NOISE)
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -82,9 +103,8 @@ def test_noise_passes_the_paired_gate_and_lists_inconclusive_cases(tmp_path: Pat
     assert "failed, 1 case(s) inconclusive (pass rate fell, not significantly): c11 (2/3 -> 1/3)" in strict.stdout
 
 
-def test_a_real_drop_fails_the_paired_gate_naming_the_cases_and_the_interval(tmp_path: Path) -> None:
-    repo = project(tmp_path, 12)
-    base_run(repo, BASE, "--trials", "3")
+def test_a_real_drop_fails_the_paired_gate_naming_the_cases_and_the_interval(tmp_path: Path, base_of_three_trials: Path) -> None:
+    repo = project_with_base(tmp_path, base_of_three_trials)
     schedule(repo, DROP)
     summary = repo / "summary.md"
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression",
@@ -203,14 +223,14 @@ def test_case_ids_in_the_gate_line_stay_inert_in_the_ci_log(tmp_path: Path) -> N
     assert "##[add-mask]" not in ran.stdout
 
 
-def test_the_pull_request_comment_lists_the_paired_tests_cases_with_their_trials(tmp_path: Path) -> None:
+def test_the_pull_request_comment_lists_the_paired_tests_cases_with_their_trials(
+        tmp_path: Path, base_of_three_trials: Path) -> None:
     """The comment shows what the console shows: the paired test's line, and each case it labelled
     (the inconclusive c11 too, never passed in silence), with its trials on both sides."""
     from tests.commands.test_comment_cli import TOKEN, actions_env
     from tests.helpers.fake_github import FakeGitHub
 
-    repo = project(tmp_path, 12)
-    base_run(repo, BASE, "--trials", "3")
+    repo = project_with_base(tmp_path, base_of_three_trials)
     schedule(repo, NOISE)
     with FakeGitHub(token=TOKEN) as github:
         ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--comment",

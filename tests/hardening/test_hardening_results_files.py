@@ -29,16 +29,23 @@ def answering(project: Path, response: str) -> None:
     make_repo(project, f"targets:\n  - name: default\n    provider: mock\n    response: {response}\n")
 
 
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    """Both cases pass on the base (base.jsonl); the change breaks beta, a regression."""
-    root = make_repo(tmp_path / "repo")
+@pytest.fixture(scope="module")
+def base_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both cases pass on the base (base.jsonl); the change breaks beta, a regression. Run once:
+    each test damages its own copy (`project`)."""
+    root = make_repo(tmp_path_factory.mktemp("base") / "repo")
     write(root / "evals/suite.eval.yaml", SUITE)
     answering(root, "alpha beta")
     assert run_cli("run", "evals", cwd=root).returncode == 0
     shutil.copy(root / ".agentv-gate/results.jsonl", root / "base.jsonl")
     answering(root, "alpha only")
     return root
+
+
+@pytest.fixture()
+def project(tmp_path: Path, base_project: Path) -> Path:
+    """A copy of `base_project` (a results file names no path of its repository)."""
+    return Path(shutil.copytree(base_project, tmp_path / "repo", symlinks=True))
 
 
 def gate(project: Path) -> Any:

@@ -3,6 +3,9 @@
 The scripted agent answers each prompt from a table: the reply of the first key found in the prompt,
 so one suite can hold cases whose agent reports metrics, tool calls, or nothing at all. The echo
 answers with its prompt, so a test can see what reached the agent.
+
+The scripted agent runs as `python -S`: it needs only the standard library, and it starts once per
+case, where the virtualenv's site setup (its editable-install finder) would be most of each start.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def scripted_agent(repo: Path, replies: dict[str, Any]) -> Path:
         targets:
           - name: default
             provider: cli
-            command_template: "{sys.executable} {repo / 'agent.py'} {repo / 'replies.json'}"
+            command_template: "{sys.executable} -S {repo / 'agent.py'} {repo / 'replies.json'}"
     """)
 
 
