@@ -37,7 +37,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "workspace": "workspaces and lifecycle hooks",
     },
     "workspace": {
-        "template": "workspace templates copied per run",
         "isolation": "workspace isolation",
         "repos": "git repositories cloned into the workspace",
         "mode": "pooled, temporary or static workspaces",

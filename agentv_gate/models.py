@@ -467,6 +467,9 @@ class WorkspaceConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hooks: dict[str, HookConfig] = Field(default_factory=dict)
+    template: Path | None = None
+    """`template:`, resolved: a folder copied into a fresh workspace the suite's cases, hooks and cli
+    targets run in (execution/workspace_copy.py)."""
 
 
 class SuiteExecution(BaseModel):
@@ -788,3 +791,5 @@ class EvaluationContext:
     cost_usd: float | None = None
     duration_ms: int | None = None
     judge_model: str | None = None
+    workspace_path: str | None = None
+    """The case's copy of its workspace template, when it has one (`workspace_path` to a code judge)."""

@@ -281,6 +281,7 @@ class Orchestrator:
                                 input_files=[*case.guideline_files, *case.input_files],
                                 extra={"eval_dir": str((case.suite_file or case.source_file).resolve().parent),
                                        "attempt": attempt, **({"no_cache": True} if attempt else {}),
+                                       "workspace_path": self._workspace_path(case),
                                        # a batching cli target answers the suite's cases from one run
                                        "suite": case.suite,
                                        "trials": getattr(case_trials(case, self.settings), "count", 1)})
@@ -321,6 +322,11 @@ class Orchestrator:
         result.duration_ms = _ms_since(started)
         return result
 
+    def _workspace_path(self, case: EvalCase) -> str | None:
+        """The copy of the case's workspace template it runs in (execution/workspace_copy.py), if any."""
+        workspace = self.hooks.workspace_of(case) if self.hooks is not None else None
+        return None if workspace is None else str(workspace)
+
     def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse) -> list[EvaluatorResult]:
         """Seed 004: each configured evaluator in order; none configured means the default llm_judge."""
         configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
@@ -336,6 +342,7 @@ class Orchestrator:
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
+                workspace_path=self._workspace_path(case),
             )
             started = time.monotonic()
             score = _negated(config, evaluate_safely(self.registry, context))

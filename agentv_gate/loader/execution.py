@@ -167,12 +167,17 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         raise EvalFileError(line_of(raw, line), f"'workspace' must be a mapping, got {raw!r}",
                             "workspace: {hooks: {before_all: {command: [python3, setup.py]}}}")
     where = "the suite's 'workspace'" if suite else "a test's 'workspace'"
-    problems.extend(key_problems(raw, WORKSPACE_KEYS, "workspace", where, file))
+    found = key_problems(raw, WORKSPACE_KEYS, "workspace", where, file)
+    named = repos_problems(raw, file)
+    problems.extend([*(p for p in found if not (named and p.message.startswith("'repos' "))), *named])
     raw = declared(raw, WORKSPACE_KEYS)
+    template = inherited.template if inherited is not None else None
+    if raw.get("template") is not None:
+        template = workspace_template(raw["template"], key_line(raw, "template", line), roots, cwd_base)
     hooks_raw = raw.get("hooks")
     hooks = dict(inherited.hooks) if inherited is not None else {}
     if hooks_raw is None:
-        return WorkspaceConfig(hooks=hooks)
+        return WorkspaceConfig(hooks=hooks, template=template)
     if not isinstance(hooks_raw, dict):
         raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
                             f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
@@ -186,7 +191,47 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
             raise EvalFileError(at, f"'{name}' runs once per suite: write it in the suite's 'workspace'",
                                 "before_each / after_each in a test's workspace")
         hooks[name] = _hook(name, hooks_raw[name], at, roots, file, problems, cwd_base)
-    return WorkspaceConfig(hooks=hooks)
+    return WorkspaceConfig(hooks=hooks, template=template)
+
+
+def repos_problems(workspace: dict[Any, Any], file: Path) -> list[Problem]:
+    """`repos:` refused at each repository's line, naming the source AgentV would `git clone` into the
+    workspace (a URL needs the network; a local path is cloned from the folder AgentV was started in).
+    agentv-gate clones none yet, and a case run without its repository would be scored on the wrong
+    workspace."""
+    repos = workspace.get("repos")
+    if not isinstance(repos, list):
+        return []
+    found = []
+    for index, repo in enumerate(repos):
+        source = repo.get("source") if isinstance(repo, dict) else None
+        where = source.get("url") or source.get("path") if isinstance(source, dict) else None
+        if not where:
+            continue
+        at = line_of(source, line_of(repo, key_line(workspace, "repos")))
+        found.append(Problem(file, at, f"workspace repository {where!r} (repos[{index}]) would be cloned into the "
+                             "workspace with git, as AgentV does: agentv-gate does not clone repositories yet",
+                             "a workspace 'template' folder holding the files, or a before_all hook that "
+                             "fetches them"))
+    return found
+
+
+def workspace_template(value: Any, line: int, roots: SearchRoots, base: Path | None = None) -> Path:
+    """`template:` as AgentV 2.19 resolves it: relative to the eval file's folder (a workspace file's, for
+    one written there); a `.code-workspace` file stands for the folder holding it. A missing template
+    stops AgentV's whole run ("Workspace template not found"), so it is said here, before any case."""
+    expected = "template: ./workspace-template (a folder, relative to the eval file)"
+    if not isinstance(value, str) or not value.strip():
+        raise EvalFileError(line, f"'template' must be a folder path, got {value!r}", expected)
+    path = ((base or roots.eval_dir) / Path(value).expanduser()).resolve()
+    if path.is_file():
+        path = path.parent
+    if not path.is_dir():
+        raise EvalFileError(line, f"Workspace template not found: {value} (resolved to {path})", expected)
+    if not roots.allow_outside_root and not roots.inside_root(path):
+        raise EvalFileError(line, f"workspace template {value!r} is outside the repository root",
+                            "a folder inside the repository (or --allow-outside-root)")
+    return path
 
 
 def _workspace_file(ref: str, line: int, roots: SearchRoots, problems: list[Problem], *, suite: bool,

@@ -33,7 +33,7 @@ TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets",
                        *SUITE_ONLY_EXECUTION_KEYS)
 """A test's suite-only keys are declared so the case builder can say where they belong (loader/execution.py)."""
 
-WORKSPACE_KEYS = ("hooks",)
+WORKSPACE_KEYS = ("hooks", "template")
 HOOK_KEYS = ("command", "timeout_ms", "cwd")
 
 SEGMENT_KEYS = {"text": ("type", "value"), "file": ("type", "value")}

@@ -368,7 +368,9 @@ class CliProvider:
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         eval_dir = request.extra.get("eval_dir")
-        cwd = resolve_folder(self.cwd, eval_dir, self.target.repo_root)
+        # AgentV: `request.cwd ?? config.cwd`: a case's workspace copy wins over the target's cwd
+        workspace = request.extra.get("workspace_path")
+        cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, self.target.repo_root)
         self._ensure_healthy(eval_dir)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
         try:
