@@ -39,12 +39,8 @@ NOT_YET: dict[str, dict[str, str]] = {
     "workspace": {
         "isolation": "workspace isolation",
         "repos": "git repositories cloned into the workspace",
-        "mode": "pooled, temporary or static workspaces",
         "path": "reusable workspaces at a fixed path",
         "docker": "graders run in a Docker workspace",
-    },
-    "hook": {
-        "reset": "workspace resets between tests",
     },
     "evaluator": {
         "preprocessors": "answer preprocessors",

@@ -167,9 +167,40 @@ def test_a_missing_template_and_a_repository_to_clone_are_refused_at_their_lines
         tests:
           - {id: a, input: Hi, criteria: Greets}
     """)
+    write(repo / "evals/m.eval.yaml", """
+        workspace: {mode: static}
+        tests:
+          - {id: a, input: Hi, criteria: Greets}
+    """)
     ran = run_cli("validate", "evals", cwd=repo)
     out = ran.stdout + ran.stderr
     assert ran.returncode == 1, out
     assert "evals/s.eval.yaml:2: Workspace template not found: ./nowhere" in out
+    assert "evals/m.eval.yaml:1: 'mode: static' is an AgentV feature agentv-gate does not run yet" in out
     assert ("evals/r.eval.yaml:4: workspace repository 'https://example.invalid/agentv.git' (repos[0]) would be "
             "cloned into the workspace with git") in out
+
+
+def test_a_pooled_mode_and_a_reset_without_repositories_warn_and_the_suite_runs(repo: Path) -> None:
+    """AgentV 2.19 pools and resets only `repos`; without them both change nothing (the workspace file
+    of AgentV's workspace-shared-config holds both)."""
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          mode: pooled
+          hooks:
+            after_each: {reset: fast}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    write(repo / "evals/t.eval.yaml", """
+        workspace: {mode: pool}
+        tests:
+          - {id: b, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals/s.eval.yaml", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "evals/s.eval.yaml:2: warning: 'mode' has no effect here" in ran.stderr
+    assert "evals/s.eval.yaml:4: warning: 'reset' has no effect here" in ran.stderr
+    typo = run_cli("run", "evals/t.eval.yaml", cwd=repo)
+    assert typo.returncode == 2
+    assert "evals/t.eval.yaml:1: workspace 'mode' must be pooled, temp or static, got 'pool'" in typo.stderr
