@@ -127,8 +127,8 @@ def test_the_copy_skips_git_keeps_file_modes_and_is_removed_while_the_template_i
     repo, _, log, _ = ran
     assert not Path(log[0]["workspace_path"]).exists()  # removed when the run ended
     template = repo / "evals/workspace-template"
+    # the agent's files went to the copy only
     assert sorted(p.name for p in template.iterdir()) == [".git", "README.md", "agent.py", "docs"]
-    assert not os.access(template / "README.md", os.W_OK) or os.geteuid() == 0
 
 
 def test_the_copy_has_the_template_s_files_without_git(tmp_path: Path) -> None:
