@@ -36,15 +36,10 @@ NOT_YET: dict[str, dict[str, str]] = {
         "workspace": "workspaces and lifecycle hooks",
     },
     "workspace": {
-        "template": "workspace templates copied per run",
         "isolation": "workspace isolation",
         "repos": "git repositories cloned into the workspace",
-        "mode": "pooled, temporary or static workspaces",
         "path": "reusable workspaces at a fixed path",
         "docker": "graders run in a Docker workspace",
-    },
-    "hook": {
-        "reset": "workspace resets between tests",
     },
     "evaluator": {
         "preprocessors": "answer preprocessors",

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from .case_run import CaseRun
@@ -320,6 +320,11 @@ class Orchestrator:
         result.duration_ms = _ms_since(started)
         return result
 
+    def _workspace_path(self, case: EvalCase) -> str | None:
+        """The copy of the case's workspace template it runs in (execution/workspace_copy.py), if any."""
+        workspace = self.hooks.workspace_of(case) if self.hooks is not None else None
+        return None if workspace is None else str(workspace)
+
     def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse,
                                 run: CaseRun | None = None) -> list[EvaluatorResult]:
         """Each configured evaluator in order; none configured means the default llm_judge."""
@@ -409,6 +414,7 @@ class Orchestrator:
             failure = None
             if self.hooks is not None:
                 outputs, failure = self.hooks.before(case)
+                run = replace(run, workspace_path=self._workspace_path(case))
             if failure is not None:
                 result = _errored(self._base_result(case), failure, time.monotonic())
                 result.target = self.providers.target_name(case)

@@ -7,18 +7,19 @@ deliberate. The replay test skips both, saying why; `make compat` lists them in 
 
 from __future__ import annotations
 
-WORKSPACE_FILE = ("its shared workspace file (workspace: ../../workspace.yaml, read as AgentV reads it) holds a "
-                  "workspace template, a pooled mode, git repositories and a hook's reset, which are not run yet "
-                  "(AgentV copies the template into a pool slot; its answer here comes from an LLM target that "
-                  "never sees the workspace)")
-
-REFUSED = {
-    "features/workspace-shared-config/evals/accuracy/dataset.eval.yaml": WORKSPACE_FILE,
-    "features/workspace-shared-config/evals/regression/dataset.eval.yaml": WORKSPACE_FILE,
-    "showcase/cross-repo-sync/evals/dataset.eval.yaml": "workspace templates (workspace.template) are not run yet",
-}
+REFUSED: dict[str, str] = {}
 
 DIFFERING: dict[str, str] = {}
 
 DELIBERATE_JUNIT = ("a file whose cases run on several targets names each JUnit testcase `case [target]`; AgentV "
                     "repeats the bare case name, which CI tools merge")
+
+ERROR_TEXT = ("an execution error's text: AgentV's miss is `Error: <message>` in its own words (`before_each script "
+              "failed: Script failed: <stderr>`), the gate's says which hook failed how and where (`before_each hook "
+              "failed (exited with code 1; file:line): <output>`); both quote the failing command's output, whose "
+              "paths are the run's temporary folder. Score, verdict, error state and hits are compared")
+
+
+def same_misses(agentv_error: bool, gate_error: bool, agentv: list[str], gate: list[str]) -> bool:
+    """Misses compare word for word, except when both tools report an execution error (ERROR_TEXT)."""
+    return (agentv_error and gate_error) or agentv == gate

@@ -39,7 +39,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from compat.fake_llm import FakeModel  # noqa: E402
-from compat.known import DELIBERATE_JUNIT, DIFFERING, REFUSED  # noqa: E402
+from compat.known import DELIBERATE_JUNIT, DIFFERING, ERROR_TEXT, REFUSED, same_misses  # noqa: E402
 
 CACHE = Path(os.environ.get("AGENTV_COMPAT_CACHE", Path.home() / ".cache" / "agentv-gate-compat"))
 SUITE_NAMES = ("*.eval.yaml", "EVAL.yaml")
@@ -167,9 +167,16 @@ def environment(work: Path, model_url: str, bun: Path | None) -> dict[str, str]:
 
 def agentv_environment(work: Path, env: dict[str, str]) -> dict[str, str]:
     """`environment` for AgentV's node process: with the gemini redirect loaded first (bun, which runs
-    the judges, does not read NODE_OPTIONS; agentv-gate never sees it)."""
+    the judges, does not read NODE_OPTIONS; agentv-gate never sees it), and a HOME of its own in the
+    temporary folder. AgentV keeps state under ~/.agentv between runs: a pooled workspace's slots
+    (~/.agentv/workspace-pool) outlive a failed `git clone`, so a later run reused a slot without the
+    repository and scored a suite that a clean AgentV cannot run offline. A fresh HOME each run makes
+    the recording what AgentV does on a fresh machine, and leaves the user's ~/.agentv alone."""
     redirect = (work / "shims" / "gemini-redirect.mjs").as_uri()
-    return {**env, "NODE_OPTIONS": f"{env.get('NODE_OPTIONS', '')} --import={redirect}".strip()}
+    home = work / "agentv-home"
+    home.mkdir(exist_ok=True)
+    return {**env, "HOME": str(home),
+            "NODE_OPTIONS": f"{env.get('NODE_OPTIONS', '')} --import={redirect}".strip()}
 
 
 # ----------------------------------------------------------------------------- running
@@ -308,6 +315,9 @@ def compare(av: SuiteRun, gate: SuiteRun) -> tuple[dict[str, str], list[str]]:
         if theirs.junit != ours.junit and theirs.junit.split(" [")[0] == ours.junit:
             diff.append(f"  {name}: junit {theirs.junit!r} (deliberate: {DELIBERATE_JUNIT})")
             theirs.junit = ours.junit
+        if ours.misses != theirs.misses and same_misses(ours.error, theirs.error, ours.misses, theirs.misses):
+            diff.append(f"  {name}: misses worded apart (deliberate: {ERROR_TEXT})")
+            theirs.misses = ours.misses
         lines = [f"    {key}: AgentV {getattr(ours, key)!r} | gate {getattr(theirs, key)!r}"
                  for key in ("score", "verdict", "hits", "misses", "error", "junit")
                  if getattr(ours, key) != getattr(theirs, key)]
@@ -341,6 +351,7 @@ def main() -> int:
     parser.add_argument("--record", type=Path, default=None, help="write AgentV's results here (expected.json)")
     parser.add_argument("--only", action="append", default=None, help="run suites whose path contains this")
     args = parser.parse_args()
+    args.out = args.out.resolve()  # AgentV runs in the examples' copy: a relative --out would be read there
     if not shared_root().is_dir():
         print(f"compat: {shared_root()} is missing: nothing to compare against", file=sys.stderr)
         return 2
@@ -370,7 +381,7 @@ def main() -> int:
                 if av.refused:
                     skip = f"AgentV: {av.refused}"
             if skip is not None:
-                skip = skip.replace(f"{tree}/", "")  # the temporary folder says nothing
+                skip = skip.replace(f"{tree}/", "").replace(f"{work}/", "")  # the temporary folder says nothing
                 rows.append((rel, 0, 0, 0, 0, 0, skip))
                 record["suites"][rel] = {"skipped": skip}
                 continue
@@ -399,7 +410,7 @@ def main() -> int:
         args.record.mkdir(parents=True, exist_ok=True)
         (args.record / "expected.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         print(f"recorded AgentV's results: {args.record / 'expected.json'}")
-    return 0 if totals[1] == 0 and totals[2] == 0 and totals[3] == 0 else 1
+    return 0 if not any(totals[2:]) else 1  # nothing differing, refused or AgentV-only
 
 
 if __name__ == "__main__":

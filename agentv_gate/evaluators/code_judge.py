@@ -221,6 +221,10 @@ ReplyReader = Callable[[ScriptResult, int], "tuple[dict[str, Any] | None, str | 
 failed). One per AgentV generation of the protocol (`CODE_WIRES`)."""
 
 
+def _workspace_env(context: EvaluationContext) -> dict[str, str] | None:
+    return {"AGENTV_WORKSPACE_PATH": context.run.workspace_path} if context.run.workspace_path else None
+
+
 def run_judge_script(argv: list[str], stdin: str, timeout: float, cwd: Path, what: str, raw: dict[str, Any],
                      max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, call_env: dict[str, str] | None = None,
                      read_reply: ReplyReader | None = None) -> EvaluationScore:
@@ -304,10 +308,12 @@ class CodeJudgeEvaluator:
         payload = wire.payload(context, judge_config(config))
         stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)  # YAML dates become text
         what = f"judge '{config.name}' ({Path(argv[0]).name if argv else '?'})"
+        # AgentV gives a judge the case's workspace copy in its environment too
+        workspace_env = _workspace_env(context)
         try:
             if config.target is None:
                 return run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
-                                        read_reply=wire.read_reply)
+                                        call_env=workspace_env, read_reply=wire.read_reply)
             return self._with_model_access(config, context, argv, stdin, timeout, cwd, what, raw, wire.read_reply)
         finally:
             if payload.get("output_path"):  # a 4.x answer too long to inline: its temporary folder goes
@@ -330,7 +336,8 @@ class CodeJudgeEvaluator:
                          model=context.judge_model, targets=self.targets, case_target=context.target,
                          run=context.run) as proxy:
             score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
-                                     call_env=proxy.env(), read_reply=read_reply)
+                                     call_env={**proxy.env(), **(_workspace_env(context) or {})},
+                                      read_reply=read_reply)
         recorded = {**(score.evaluator_raw_request or raw), "target_proxy": proxy.usage.as_raw()}
         return score.model_copy(update={"retries": score.retries + proxy.usage.retries,
                                         "evaluator_raw_request": recorded})

@@ -10,7 +10,10 @@ the run ends, however it ends (also on Ctrl-C and SIGTERM).
 `before_all` runs once per suite, when its first case starts; `after_all` runs for every suite
 whose cases started, at the end of the run (cases of several suites may run side by side, so
 the end of the run is the first moment a suite is known to be done). Without a workspace
-template, `workspace_path` is the eval file's folder.
+template, `workspace_path` is the eval file's folder. With one (`workspace_copy.py`), the suite's
+first case copies it; `workspace_path` is that copy, and the suite's cases run one at a time, each
+holding the copy from its `before` to its `after`. A hook without `cwd` runs in the eval file's
+folder either way, as AgentV runs it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from ..models import EvalCase, HookConfig
 from ..redaction import redact
 from ..transport.process import run_script
+from .workspace_copy import copy_template, remove_workspace
 
 OUTPUT_CHARS = 4000
 """What a row keeps of a hook's output: its end, where the error usually is."""
@@ -46,8 +50,10 @@ def _eval_dir(case: EvalCase) -> Path:
     return (case.suite_file or case.source_file).resolve().parent
 
 
-def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspace: Path) -> HookRun:
-    """Run one hook to completion; never raises for the hook (a failure is in `HookRun.failure`)."""
+def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspace: Path,
+             eval_dir: Path | None = None) -> HookRun:
+    """Run one hook to completion; never raises for the hook (a failure is in `HookRun.failure`).
+    It runs in its `cwd`, else `eval_dir` (the eval file's folder), else `workspace`."""
     payload: dict[str, Any] = {
         "workspace_path": str(workspace),
         "test_id": case.id if case is not None else None,
@@ -56,7 +62,7 @@ def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspac
         "case_metadata": case.metadata if case is not None else None,
     }
     try:
-        result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or workspace,
+        result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or eval_dir or workspace,
                             teardown=hook.name.startswith("after"))
     except Exception as exc:  # noqa: BLE001 - e.g. a NUL byte in an argument: a before_all that raised
         # left its suite started with no outcome, and the suite's other cases ran unprepared (and passed)
@@ -80,6 +86,11 @@ class _Suite:
     after_all: HookConfig | None = None
     case: EvalCase | None = None
     """A case of the suite, for the after_all payload's workspace."""
+    workspace: Path | None = None
+    """The copy of the suite's workspace template, once its first case made it."""
+    copy_failure: str | None = None
+    one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
+    """Held by the case using the copy, from its `before` to its `after`."""
 
 
 class WorkspaceHooks:
@@ -91,31 +102,55 @@ class WorkspaceHooks:
         """What failed without failing a case (after_* hooks), for the command to say."""
         self._suites: dict[str, _Suite] = {}
         self._lock = threading.Lock()
+        self._holding: dict[int, _Suite] = {}
+        """id(case) -> its suite, for each case holding its suite's workspace copy."""
 
     def _suite(self, name: str) -> _Suite:
         with self._lock:
             return self._suites.setdefault(name, _Suite())
 
+    def workspace_of(self, case: EvalCase) -> Path | None:
+        """The copy of `case`'s workspace template it runs in, or None (no template)."""
+        if case.workspace is None or case.workspace.template is None:
+            return None
+        return self._suite(case.suite).workspace
+
+    def _workspace(self, case: EvalCase, suite: _Suite) -> Path:
+        return suite.workspace or _eval_dir(case)
+
     def before(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
         hooks = case.workspace.hooks if case.workspace is not None else {}
-        if not hooks:
+        template = case.workspace.template if case.workspace is not None else None
+        if not hooks and template is None:
             return {}, None
         outputs: dict[str, str] = {}
         suite = self._suite(case.suite)
+        if template is not None:
+            suite.one_at_a_time.acquire()
+            with self._lock:
+                self._holding[id(case)] = suite
         with suite.lock:  # the first case of a suite runs before_all; the others wait for it
             if not suite.started:
                 suite.started = True
                 suite.after_all = hooks.get("after_all")
                 suite.case = case
-                if "before_all" in hooks:
-                    suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id, _eval_dir(case))
+                if template is not None:
+                    try:
+                        suite.workspace = copy_template(template)
+                    except OSError as exc:
+                        suite.copy_failure = f"Failed to create shared workspace from template {template}: {exc}"
+                if "before_all" in hooks and suite.copy_failure is None:
+                    suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id,
+                                                self._workspace(case, suite), _eval_dir(case))
+        if suite.copy_failure is not None:
+            return outputs, suite.copy_failure
         if suite.before_all is not None:
             outputs["before_all_output"] = suite.before_all.output
             if suite.before_all.failure:
                 return outputs, suite.before_all.describe()
         if "before_each" in hooks:
-            ran = run_hook(hooks["before_each"], case, self.eval_run_id, _eval_dir(case))
+            ran = run_hook(hooks["before_each"], case, self.eval_run_id, self._workspace(case, suite), _eval_dir(case))
             outputs["before_each_output"] = ran.output
             if ran.failure:
                 return outputs, ran.describe()
@@ -123,10 +158,20 @@ class WorkspaceHooks:
 
     def after(self, case: EvalCase) -> dict[str, str]:
         """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
+        with self._lock:
+            holding = self._holding.pop(id(case), None)
+        try:
+            return self._after_each(case)
+        finally:
+            if holding is not None:
+                holding.one_at_a_time.release()
+
+    def _after_each(self, case: EvalCase) -> dict[str, str]:
         hook = case.workspace.hooks.get("after_each") if case.workspace is not None else None
         if hook is None:
             return {}
-        ran = run_hook(hook, case, self.eval_run_id, _eval_dir(case))
+        suite = self._suite(case.suite)
+        ran = run_hook(hook, case, self.eval_run_id, self._workspace(case, suite), _eval_dir(case))
         if ran.failure:
             self._warn(f"{case.source_file}:{case.source_line}: case '{case.id}': {ran.describe()}")
         return {"after_each_output": ran.output}
@@ -138,11 +183,13 @@ class WorkspaceHooks:
         for name, suite in suites:
             with suite.lock:
                 hook, case, suite.after_all = suite.after_all, suite.case, None
-            if hook is None or case is None:
-                continue
-            ran = run_hook(hook, None, self.eval_run_id, _eval_dir(case))
-            if ran.failure:
-                self._warn(f"suite {name}: {ran.describe()}")
+                workspace, suite.workspace = suite.workspace, None
+            if hook is not None and case is not None:
+                ran = run_hook(hook, None, self.eval_run_id, workspace or _eval_dir(case), _eval_dir(case))
+                if ran.failure:
+                    self._warn(f"suite {name}: {ran.describe()}")
+            if workspace is not None:
+                remove_workspace(workspace)
 
     def _warn(self, message: str) -> None:
         with self._lock:

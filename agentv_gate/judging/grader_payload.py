@@ -162,7 +162,7 @@ def build_grader_payload(context: EvaluationContext, config: dict[str, Any] | No
         "start_time": reported("start_time") or trace.get("start_time"),
         "end_time": reported("end_time") or trace.get("end_time"),
         "file_changes": reported("file_changes"),
-        "workspace_path": reported("workspace_path"),
+        "workspace_path": context.run.workspace_path or reported("workspace_path"),
         "config": config,
     }
     snake: dict[str, Any] = to_snake_case_deep(payload, keep_data_keys=False)

@@ -145,7 +145,7 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
         "start_time": from_trace("start_time") or derived.get("start_time"),
         "end_time": from_trace("end_time") or derived.get("end_time"),
         "file_changes": from_trace("file_changes"),
-        "workspace_path": from_trace("workspace_path"),
+        "workspace_path": context.run.workspace_path or from_trace("workspace_path"),
         "config": config,
         # seed 003 / gen2 names
         "expected_outcome": case.expected_outcome,

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ..defaults import MAX_DURATION_MS
 from ..errors import EvalFileError
+from ..keys import not_yet_message
 from ..models import (
     HOOK_NAMES,
     SETUP_HOOK_TIMEOUT_MS,
@@ -27,7 +28,7 @@ from ..models import (
 )
 from .evaluator_parser import resolve_script, written_value
 from .keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
-from .problems import Problem
+from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .workspace_file import read_workspace_file
 from .yaml_lines import key_line, line_of
@@ -167,12 +168,18 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         raise EvalFileError(line_of(raw, line), f"'workspace' must be a mapping, got {raw!r}",
                             "workspace: {hooks: {before_all: {command: [python3, setup.py]}}}")
     where = "the suite's 'workspace'" if suite else "a test's 'workspace'"
-    problems.extend(key_problems(raw, WORKSPACE_KEYS, "workspace", where, file))
+    found = key_problems(raw, WORKSPACE_KEYS, "workspace", where, file)
+    named = repos_problems(raw, file)
+    problems.extend([*(p for p in found if not (named and p.message.startswith("'repos' "))), *named])
+    problems.extend(_mode_problems(raw, line, file))
     raw = declared(raw, WORKSPACE_KEYS)
+    template = inherited.template if inherited is not None else None
+    if raw.get("template") is not None:
+        template = workspace_template(raw["template"], key_line(raw, "template", line), roots, cwd_base)
     hooks_raw = raw.get("hooks")
     hooks = dict(inherited.hooks) if inherited is not None else {}
     if hooks_raw is None:
-        return WorkspaceConfig(hooks=hooks)
+        return WorkspaceConfig(hooks=hooks, template=template)
     if not isinstance(hooks_raw, dict):
         raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
                             f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
@@ -185,8 +192,68 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         if not suite and name in SUITE_ONLY_HOOKS:
             raise EvalFileError(at, f"'{name}' runs once per suite: write it in the suite's 'workspace'",
                                 "before_each / after_each in a test's workspace")
-        hooks[name] = _hook(name, hooks_raw[name], at, roots, file, problems, cwd_base)
-    return WorkspaceConfig(hooks=hooks)
+        hook = _hook(name, hooks_raw[name], at, roots, file, problems, cwd_base)
+        if hook is not None:
+            hooks[name] = hook
+    return WorkspaceConfig(hooks=hooks, template=template)
+
+
+WITHOUT_REPOS = ("AgentV 2.19 acts on it only for a workspace with 'repos' (which agentv-gate refuses); without "
+                 "them every mode copies the template once per suite")
+
+
+def _mode_problems(raw: Any, line: int, file: Path) -> list[Problem]:
+    """`mode: pooled | temp` without `repos` changes nothing in AgentV 2.19 (it pools only repositories):
+    a warning. `static` (a fixed folder, `path`) is not run yet; another value is a typo AgentV drops."""
+    if "mode" not in raw:
+        return []
+    at, mode = key_line(raw, "mode", line), raw["mode"]
+    if mode == "static":
+        return [Problem(file, at, not_yet_message("mode: static", "reusable workspaces at a fixed path"))]
+    if mode not in ("pooled", "temp"):
+        return [Problem(file, at, f"workspace 'mode' must be pooled, temp or static, got {mode!r}",
+                        "mode: pooled (the default) or temp")]
+    return [] if "repos" in raw else [no_effect(file, at, "mode", WITHOUT_REPOS)]
+
+
+def repos_problems(workspace: dict[Any, Any], file: Path) -> list[Problem]:
+    """`repos:` refused at each repository's line, naming the source AgentV would `git clone` into the
+    workspace (a URL needs the network; a local path is cloned from the folder AgentV was started in).
+    agentv-gate clones none yet, and a case run without its repository would be scored on the wrong
+    workspace."""
+    repos = workspace.get("repos")
+    if not isinstance(repos, list):
+        return []
+    found = []
+    for index, repo in enumerate(repos):
+        source = repo.get("source") if isinstance(repo, dict) else None
+        where = source.get("url") or source.get("path") if isinstance(source, dict) else None
+        if not where:
+            continue
+        at = line_of(source, line_of(repo, key_line(workspace, "repos")))
+        found.append(Problem(file, at, f"workspace repository {where!r} (repos[{index}]) would be cloned into the "
+                             "workspace with git, as AgentV does: agentv-gate does not clone repositories yet",
+                             "a workspace 'template' folder holding the files, or a before_all hook that "
+                             "fetches them"))
+    return found
+
+
+def workspace_template(value: Any, line: int, roots: SearchRoots, base: Path | None = None) -> Path:
+    """`template:` as AgentV 2.19 resolves it: relative to the eval file's folder (a workspace file's, for
+    one written there); a `.code-workspace` file stands for the folder holding it. A missing template
+    stops AgentV's whole run ("Workspace template not found"), so it is said here, before any case."""
+    expected = "template: ./workspace-template (a folder, relative to the eval file)"
+    if not isinstance(value, str) or not value.strip():
+        raise EvalFileError(line, f"'template' must be a folder path, got {value!r}", expected)
+    path = ((base or roots.eval_dir) / Path(value).expanduser()).resolve()
+    if path.is_file():
+        path = path.parent
+    if not path.is_dir():
+        raise EvalFileError(line, f"Workspace template not found: {value} (resolved to {path})", expected)
+    if not roots.allow_outside_root and not roots.inside_root(path):
+        raise EvalFileError(line, f"workspace template {value!r} is outside the repository root",
+                            "a folder inside the repository (or --allow-outside-root)")
+    return path
 
 
 def _workspace_file(ref: str, line: int, roots: SearchRoots, problems: list[Problem], *, suite: bool,
@@ -200,7 +267,8 @@ def _workspace_file(ref: str, line: int, roots: SearchRoots, problems: list[Prob
 
 
 def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem],
-          cwd_base: Path | None = None) -> HookConfig:
+          cwd_base: Path | None = None) -> HookConfig | None:
+    """The hook's command, resolved; None for a hook that only sets `reset` (nothing to run)."""
     expected = f"{name}: {{command: [python3, script.py], timeout_ms: 60000, cwd: ./scripts}}"
     if isinstance(raw, (str, list)):
         raw = {"command": raw}
@@ -208,6 +276,15 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
         raise EvalFileError(line_of(raw, line), f"hook '{name}' must be a mapping with 'command'", expected)
     problems.extend(key_problems(raw, HOOK_KEYS, "hook", f"hook '{name}'", file))
     raw = declared(raw, HOOK_KEYS)
+    if "reset" in raw:
+        reset_at = key_line(raw, "reset", line)
+        if raw["reset"] not in ("none", "fast", "strict"):
+            raise EvalFileError(reset_at, f"hook '{name}': reset must be none, fast or strict, got {raw['reset']!r}",
+                                "reset: fast")
+        problems.append(no_effect(file, reset_at, "reset", "AgentV 2.19 resets only the workspace's 'repos' "
+                                  "(git reset and clean), which agentv-gate refuses"))
+        if "command" not in raw:
+            return None
     if "command" not in raw:
         raise EvalFileError(line_of(raw, line), f"hook '{name}' has no 'command'", expected)
     cwd: Path | None = None

@@ -33,8 +33,8 @@ TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets",
                        *SUITE_ONLY_EXECUTION_KEYS)
 """A test's suite-only keys are declared so the case builder can say where they belong (loader/execution.py)."""
 
-WORKSPACE_KEYS = ("hooks",)
-HOOK_KEYS = ("command", "timeout_ms", "cwd")
+WORKSPACE_KEYS = ("hooks", "template", "mode")
+HOOK_KEYS = ("command", "timeout_ms", "cwd", "reset")
 
 SEGMENT_KEYS = {"text": ("type", "value"), "file": ("type", "value")}
 """A message's content segments, by type, as AgentV reads them: a file segment's `value` names its file (a

@@ -50,6 +50,9 @@ class WorkspaceConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hooks: dict[str, HookConfig] = Field(default_factory=dict)
+    template: Path | None = None
+    """`template:`, resolved: a folder copied into a fresh workspace the suite's cases, hooks and cli
+    targets run in (execution/workspace_copy.py)."""
 
 
 class SuiteExecution(BaseModel):

@@ -368,7 +368,9 @@ class CliProvider:
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         eval_dir = request.run.eval_dir if request.run is not None else None
-        cwd = resolve_folder(self.cwd, eval_dir, self.target.repo_root)
+        # AgentV: `request.cwd ?? config.cwd`: a case's workspace copy wins over the target's cwd
+        workspace = request.run.workspace_path if request.run is not None else None
+        cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, self.target.repo_root)
         self._ensure_healthy(eval_dir)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
         try:

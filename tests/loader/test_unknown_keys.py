@@ -370,7 +370,7 @@ def _not_yet_cases() -> list[tuple[str, str, str]]:
     out += [(f"execution {k}", f"execution:\n  {k}: 1\ntests:\n{case}", k) for k in NOT_YET["execution"]]
     out += [(f"workspace {k}", f"workspace:\n  {k}: x\ntests:\n{case}", k) for k in NOT_YET["workspace"]]
     out += [(f"hook {k}", f"workspace:\n  hooks:\n    after_each: {{command: [true], {k}: fast}}\ntests:\n{case}", k)
-            for k in NOT_YET["hook"]]
+            for k in NOT_YET.get("hook", {})]
     out += [(f"evaluator {k}", f"tests:\n{case}    assert:\n      - {{type: contains, value: Hi, {k}: true}}\n", k)
             for k in NOT_YET["evaluator"]]
     judge = "type: code_judge, script: [python3, j.py]"

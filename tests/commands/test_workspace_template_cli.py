@@ -1,0 +1,206 @@
+"""`workspace.template` through the real CLI: the copy the cli target, the hooks and a code judge work in.
+
+AgentV 2.19 copies the template (minus `.git`) once per suite into a fresh folder, runs the cli
+target there (over the target's own `cwd`), gives it to hooks and code judges as `workspace_path`
+(and `AGENTV_WORKSPACE_PATH`), runs the suite's cases one at a time since they share it, and a hook
+without `cwd` still runs in the eval file's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
+
+AGENT = """\
+import os, pathlib, sys, time
+# relative to the working directory: the workspace copy, never the target's cwd
+here = pathlib.Path.cwd()
+busy = here / "busy"
+if busy.exists():
+    sys.exit("two cases in the shared workspace at once")
+busy.write_text("x")
+time.sleep(0.3)
+seen = sorted(p.name for p in here.iterdir() if p.name.startswith("done-"))
+(here / f"done-{len(seen)}").write_text("x")
+busy.unlink()
+pathlib.Path(sys.argv[2]).write_text(pathlib.Path("README.md").read_text().strip() + f" seen={len(seen)}")
+"""
+
+HOOK = """\
+import json, os, pathlib, sys
+payload = json.load(sys.stdin)
+with open(pathlib.Path(__file__).parent / "hooks.log", "a") as out:
+    out.write(json.dumps({"hook": sys.argv[1], "cwd": os.getcwd(), **payload}) + "\\n")
+"""
+
+JUDGE = """\
+import json, os, pathlib, sys
+payload = json.load(sys.stdin)
+workspace = payload["workspace_path"]
+ok = workspace == os.environ.get("AGENTV_WORKSPACE_PATH") and (pathlib.Path(workspace) / "README.md").is_file()
+print(json.dumps({"score": 1 if ok else 0, "hits": [f"workspace {workspace}"] if ok else [],
+                  "misses": [] if ok else [f"workspace {workspace!r}"]}))
+"""
+
+TARGETS = """\
+targets:
+  - name: default
+    provider: cli
+    command: python3 agent.py {PROMPT} {OUTPUT_FILE}
+    cwd: ./elsewhere
+"""
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict], list[dict], str]:
+    """One run of a two-case suite with a template, on 4 workers: the repo, its rows, the hook log, stderr."""
+    repo = make_repo(tmp_path_factory.mktemp("template") / "repo", TARGETS)
+    write(repo / "evals/elsewhere/.keep", "")
+    template = repo / "evals/workspace-template"
+    write(template / "README.md", "Shared Workspace Template\n")
+    write(template / "agent.py", AGENT)
+    write(template / "docs/guide.md", "a guide\n")
+    write(template / ".git/HEAD", "ref: refs/heads/main\n")
+    (template / "README.md").chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)  # as AgentV's examples ship
+    write(repo / "evals/hook.py", HOOK)
+    write(repo / "evals/judge.py", JUDGE)
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./workspace-template
+          hooks:
+            before_all: {command: [python3, hook.py, before_all]}
+            before_each: {command: [python3, hook.py, before_each]}
+            after_all: {command: [python3, hook.py, after_all]}
+        tests:
+          - id: first
+            input: Read README.md
+            assert:
+              - {type: contains, value: Shared Workspace Template}
+              - {name: ws, type: code_judge, command: [python3, judge.py]}
+          - id: second
+            input: Read README.md
+            assert:
+              - {type: contains, value: Shared Workspace Template}
+              - {name: ws, type: code_judge, command: [python3, judge.py]}
+    """)
+    done = run_cli("run", "evals", "--workers", "4", "--no-cache", cwd=repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    log = [json.loads(line) for line in (repo / "evals/hooks.log").read_text().splitlines()]
+    return repo, rows, log, done.stderr
+
+
+def test_the_cli_target_runs_in_a_copy_of_the_template_that_the_suite_s_cases_share_one_at_a_time(
+        ran: tuple[Path, dict[str, dict], list[dict], str]) -> None:
+    _, rows, _, _ = ran
+    assert {row["verdict"] for row in rows.values()} == {"pass"}
+    answers = sorted(row["answer"] for row in rows.values())
+    # one copy for the suite: the second case sees what the first one left (AgentV's shared workspace),
+    # and never ran beside it (the agent exits non-zero when it finds the other one busy)
+    assert answers == ["Shared Workspace Template seen=0", "Shared Workspace Template seen=1"]
+
+
+def test_hooks_and_code_judges_are_given_the_copy_and_hooks_still_run_in_the_eval_file_s_folder(
+        ran: tuple[Path, dict[str, dict], list[dict], str]) -> None:
+    repo, rows, log, _ = ran
+    workspaces = {entry["workspace_path"] for entry in log}
+    assert len(workspaces) == 1
+    workspace = workspaces.pop()
+    assert Path(workspace).name.startswith("agentv-gate-workspace-") and repo.resolve() not in Path(workspace).parents
+    assert [entry["hook"] for entry in log].count("before_all") == 1 and log[-1]["hook"] == "after_all"
+    assert {entry["cwd"] for entry in log} == {str((repo / "evals").resolve())}
+    for row in rows.values():
+        judged = next(e for e in row["evaluator_results"] if e["name"] == "ws")
+        assert judged["hits"] == [f"workspace {workspace}"]
+
+
+def test_the_copy_skips_git_keeps_file_modes_and_is_removed_while_the_template_is_left_as_it_was(
+        ran: tuple[Path, dict[str, dict], list[dict], str]) -> None:
+    repo, _, log, _ = ran
+    assert not Path(log[0]["workspace_path"]).exists()  # removed when the run ended
+    template = repo / "evals/workspace-template"
+    # the agent's files went to the copy only
+    assert sorted(p.name for p in template.iterdir()) == [".git", "README.md", "agent.py", "docs"]
+
+
+def test_the_copy_has_the_template_s_files_without_git(tmp_path: Path) -> None:
+    from agentv_gate.execution.workspace_copy import copy_template, remove_workspace
+
+    template = tmp_path / "t"
+    write(template / "a.txt", "a")
+    write(template / "sub/b.txt", "b")
+    write(template / ".git/HEAD", "x")
+    write(template / "sub/.git/HEAD", "x")
+    (template / "a.txt").chmod(0o444)
+    (template / "sub").chmod(0o555)
+    try:
+        copy = copy_template(template)
+        assert sorted(str(p.relative_to(copy)) for p in copy.rglob("*")) == ["a.txt", "sub", "sub/b.txt"]
+        assert stat.S_IMODE((copy / "a.txt").stat().st_mode) == 0o444
+        assert os.access(copy / "sub", os.W_OK)  # the agent may write anywhere in its copy
+        remove_workspace(copy)
+        assert not copy.exists()
+    finally:
+        (template / "sub").chmod(0o755)
+
+
+def test_a_missing_template_and_a_repository_to_clone_are_refused_at_their_lines(repo: Path) -> None:
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./nowhere
+        tests:
+          - {id: a, input: Hi, criteria: Greets}
+    """)
+    write(repo / "evals/r.eval.yaml", """
+        workspace:
+          repos:
+            - path: ./agentv
+              source: {type: git, url: https://example.invalid/agentv.git}
+        tests:
+          - {id: a, input: Hi, criteria: Greets}
+    """)
+    write(repo / "evals/m.eval.yaml", """
+        workspace: {mode: static}
+        tests:
+          - {id: a, input: Hi, criteria: Greets}
+    """)
+    ran = run_cli("validate", "evals", cwd=repo)
+    out = ran.stdout + ran.stderr
+    assert ran.returncode == 1, out
+    assert "evals/s.eval.yaml:2: Workspace template not found: ./nowhere" in out
+    assert "evals/m.eval.yaml:1: 'mode: static' is an AgentV feature agentv-gate does not run yet" in out
+    assert ("evals/r.eval.yaml:4: workspace repository 'https://example.invalid/agentv.git' (repos[0]) would be "
+            "cloned into the workspace with git") in out
+
+
+def test_a_pooled_mode_and_a_reset_without_repositories_warn_and_the_suite_runs(repo: Path) -> None:
+    """AgentV 2.19 pools and resets only `repos`; without them both change nothing (the workspace file
+    of AgentV's workspace-shared-config holds both)."""
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          mode: pooled
+          hooks:
+            after_each: {reset: fast}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    write(repo / "evals/t.eval.yaml", """
+        workspace: {mode: pool}
+        tests:
+          - {id: b, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals/s.eval.yaml", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "evals/s.eval.yaml:2: warning: 'mode' has no effect here" in ran.stderr
+    assert "evals/s.eval.yaml:4: warning: 'reset' has no effect here" in ran.stderr
+    typo = run_cli("run", "evals/t.eval.yaml", cwd=repo)
+    assert typo.returncode == 2
+    assert "evals/t.eval.yaml:1: workspace 'mode' must be pooled, temp or static, got 'pool'" in typo.stderr
