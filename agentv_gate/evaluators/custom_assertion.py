@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..generations import Generation
 from ..loader.assertions import AGENTV_MODULE_SUFFIXES
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CustomAssertionConfig, EvaluationContext, EvaluationScore
 from .code_judge import CODE_WIRES, judge_config, run_judge_script
@@ -36,7 +37,8 @@ class CustomAssertionEvaluator:
         # An AgentV module is sent what its AgentV sends it: 2.19 runs it as a code judge, 4.42 as a
         # code grader (the file's generation). The gate's own scripts keep the 2.x payload.
         module = Path(argv[-1]).suffix in AGENTV_MODULE_SUFFIXES
-        wire = CODE_WIRES[context.eval_case.generation if module else "2.x"]
+        generation: Generation = "4.x" if "4.x" in (config.generation, context.eval_case.generation) else "2.x"
+        wire = CODE_WIRES[generation if module else "2.x"]
         payload = wire.payload(context, judge_config(config))
         stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
         what = f"assertion '{config.assertion}' ({Path(argv[-1]).name})"

@@ -212,7 +212,8 @@ class CaseBuilder:
             if value is not None:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
-                                                line=key_line(holder, key, line), criteria_strings=self._four_x(raw)))
+                                                line=key_line(holder, key, line), criteria_strings=self._four_x(raw),
+                                                assertions_key=key == "assertions"))
         if not found:
             single, single_key = raw.get("evaluator"), "evaluator"
             if single is None and "grader" in raw:

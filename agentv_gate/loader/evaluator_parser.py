@@ -97,10 +97,12 @@ def normalise_kind(raw: Any) -> str:
 
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
-    line: int, criteria_strings: bool = False,
+    line: int, criteria_strings: bool = False, assertions_key: bool = False,
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
+    `assertions_key`: the list is written under `assertions:`, a key only AgentV 3.0+ reads, so a suite's
+    own assertion type listed there is run with AgentV 4.x's payload, whatever the rest of the file says.
     `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
     scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
     loader/forms4.py) in a 4.x file (`criteria_strings`) or when one of them is a sentence; otherwise a
@@ -124,7 +126,7 @@ def parse_evaluators(
         line = item_line(raw_list, index, line_of(raw_list))
         try:
             configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
-                                           four_x=criteria_strings))
+                                           four_x=criteria_strings, assertions_key=assertions_key))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
@@ -132,12 +134,12 @@ def parse_evaluators(
 
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
-    line: int, four_x: bool = False,
+    line: int, four_x: bool = False, assertions_key: bool = False,
 ) -> EvaluatorConfig:
     """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own). `four_x`: the
     file is read with AgentV 4.x's meaning, so a `type: rubrics` is a 4.x grader (its prompt, and its items
     required unless they say otherwise, as 4.42 reads them)."""
-    w = _written(raw, roots, file, problems, line_of(raw, line), four_x)
+    w = _written(raw, roots, file, problems, line_of(raw, line), four_x, assertions_key)
     normalise(w, name_required=name_required, index=index)
     try:  # where it is written goes in with what is written (a key of that name is an unknown key, reported)
         config = _ADAPTER.validate_python({**w.data, "source_file": file, "source_line": w.line})
@@ -148,7 +150,8 @@ def parse_evaluator(
     return resolved
 
 
-def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], line: int, four_x: bool) -> Written:
+def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], line: int, four_x: bool,
+             assertions_key: bool = False) -> Written:
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
     if not isinstance(raw, dict):
@@ -157,9 +160,11 @@ def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], 
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(raw["type"])
     rubric_form = kind in RUBRIC_TYPES
+    # a suite's own type has no name of its own to tell its generation: the file's forms, or the list it is in
+    own_type = kind not in BUILT_IN_SPELLINGS and (four_x or assertions_key)
     return Written(raw, dict(raw), kind, line, file, roots, problems,
                    lambda members: parse_evaluators(members, roots, file, problems, name_required=False, line=line),
-                   "4.x" if four_x and rubric_form else generation_of_type(raw["type"]), rubric_form)
+                   "4.x" if (four_x and rubric_form) or own_type else generation_of_type(raw["type"]), rubric_form)
 
 
 def normalise(w: Written, *, name_required: bool, index: int) -> None:

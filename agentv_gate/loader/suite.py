@@ -404,9 +404,10 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     defaults.update(_execution_defaults(header, execution, roots, file, problems))
     raw_evaluators: Any = None
     evaluators_line = line_of(header)
+    listed_under = ""
     for holder, key in ((header, "assertions"), (header, "assert"), (execution, "evaluators"), (header, "evaluators")):
         if holder.get(key) is not None:
-            raw_evaluators, evaluators_line = holder[key], key_line(holder, key, evaluators_line)
+            raw_evaluators, evaluators_line, listed_under = holder[key], key_line(holder, key, evaluators_line), key
             break
     name_required = generation == 2
     if raw_evaluators is None and header.get("evaluator") is not None:  # a single one (AgentV's sidecar example)
@@ -414,7 +415,8 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         name_required = False
     try:
         defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=name_required,
-                                                  line=evaluators_line, criteria_strings=four_x)
+                                                  line=evaluators_line, criteria_strings=four_x,
+                                                  assertions_key=listed_under == "assertions")
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []

@@ -404,6 +404,9 @@ class CustomAssertionConfig(_EvaluatorBase):
     type: Literal["custom_assertion"] = "custom_assertion"
     assertion: str
     """The type name the suite wrote (`word-count`), which names the script."""
+    generation: Generation = Field(default="2.x", exclude=True)
+    """4.x in a file read with AgentV 4.x's meaning or in an `assertions:` list (only 3.0+ reads that key): an
+    AgentV module is then sent 4.42's code-grader payload."""
     timeout_seconds: float | None = None
     config: dict[str, Any] | None = None
     resolved_script: list[str] | None = Field(default=None, exclude=True)

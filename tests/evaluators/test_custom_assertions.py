@@ -220,9 +220,15 @@ def test_an_agentv_assertion_module_runs_with_bun_as_agentv_runs_it(project: Pat
         tests:
           - {id: four, input: Capital of France?, assert: [{type: word-count}]}
     """)
+    write(project / "evals/deep/listed.eval.yaml", """
+        tests:   # `assertions:` is read by AgentV 3.0+ only (its sdk-custom-assertion example in 4.42)
+          - {id: listed, input: Capital of France?, assertions: [{type: word-count}]}
+    """)
     shims = write(tmp_path / "shims/bun", BUN_SHIM, executable=True).parent
     proc = run_cli("run", "evals", cwd=project, env={"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = rows_by_id(project / RESULTS)["listed"]
+    assert listed["reasoning"] == "word-count: 6 words, output is string", listed
     row = rows_by_id(project / RESULTS)["capital"]
     module = (project / ".agentv/assertions/word-count.mjs").resolve()
     assert row["score"] == 1.0 and row["reasoning"] == "word-count: 6 words, output is object", row
