@@ -129,7 +129,8 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/report/live.py": ["tests/report/test_live_edges.py", "tests/report/test_live.py"],
     "agentv_gate/report/baseline.py": [
         "tests/report/test_baseline_limits.py", "tests/report/test_baseline.py", "tests/commands/test_compare_cli.py"],
-    "agentv_gate/evaluators/target_proxy.py": ["tests/evaluators/test_target_proxy.py"],
+    "agentv_gate/evaluators/target_proxy.py": [
+        "tests/evaluators/test_target_proxy_edges.py", "tests/evaluators/test_target_proxy.py"],
     "agentv_gate/redaction.py": ["tests/test_redaction_edges.py", "tests/test_redaction.py"],
     "agentv_gate/loader/assertions.py": ["tests/evaluators/test_custom_assertions.py"],
 }
