@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 import urllib.request
@@ -295,3 +296,36 @@ def test_a_proxy_never_started_closes_and_a_closed_one_closes_again() -> None:
     with TargetProxy(ScriptedJudge(), 1, case_id="c", evaluator="e") as proxy:
         assert call(proxy, "GET", "/info")[0] == 200
     proxy.close()
+
+
+class HeldJudge(ScriptedJudge):
+    """A judge target that answers only once the test lets it (after the judge script hung up)."""
+
+    def __init__(self) -> None:
+        super().__init__(TargetResponse(text="YES"))
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def invoke(self, request: ProviderRequest) -> TargetResponse:
+        self.asked.set()
+        self.release.wait(10)
+        return super().invoke(request)
+
+
+def test_a_judge_that_hung_up_before_its_answer_leaves_no_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """A judge script killed at its timeout resets the connection; the answer then has nowhere to go,
+    which is no error of the run's (socketserver would print a traceback into the CI log)."""
+    judge = HeldJudge()
+    with TargetProxy(judge, 5, case_id="c", evaluator="e") as proxy:
+        port = int(proxy.url.rsplit(":", 1)[1])
+        body = b'{"question": "q"}'
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(f"POST /invoke HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {proxy.token}\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            assert judge.asked.wait(10)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        judge.release.set()
+        deadline = time.monotonic() + 10
+        while any("process_request" in t.name for t in threading.enumerate()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert proxy.usage.call_count == 1
+    assert capsys.readouterr().err == ""
