@@ -183,3 +183,18 @@ def test_a_python_script_wins_over_an_executable_of_the_same_name_in_one_folder(
     write(project / "evals/b.eval.yaml", "tests:\n  - {id: b, input: Hi, assert: [{type: both}]}\n")
     run_cli("run", "evals/b.eval.yaml", cwd=project)
     assert rows_by_id(project / RESULTS)["b"]["hits"] == ["python"]
+
+
+def test_the_agentv_module_a_refusal_names_is_the_nearest_one(tmp_path: Path) -> None:
+    """Only AgentV `.ts` modules for the type, in the suite's folder and at the root: the error points
+    at the one AgentV itself would load, the nearest (in process, through the loader's finder)."""
+    from agentv_gate.errors import EvalFileError
+    from agentv_gate.loader.assertions import find_custom_assertion
+    from agentv_gate.loader.refs import SearchRoots
+
+    for folder in (tmp_path, tmp_path / "evals" / "deep"):
+        write(folder / ".agentv/assertions/tone.ts", "export default 1\n")
+    roots = SearchRoots(eval_dir=tmp_path / "evals" / "deep", repo_root=tmp_path)
+    with pytest.raises(EvalFileError) as refused:
+        find_custom_assertion("tone", roots, 6)
+    assert f"{tmp_path / 'evals/deep/.agentv/assertions/tone.ts'}, a module" in str(refused.value)
