@@ -190,3 +190,20 @@ def test_a_slip_header_without_its_tests_is_refused(tmp_path: Path) -> None:
     patch.write_text("Slip: s\nArea: a\nTests: tests/a.py tests/b.py\nEquivalent: why\n--- a/x\n", encoding="utf-8")
     read = slips_tool().read_slip(patch)
     assert (read.summary, read.area, read.tests, read.equivalent) == ("s", "a", ("tests/a.py", "tests/b.py"), "why")
+
+
+def test_recheck_leaves_a_listed_equivalent_survivor_alone(tmp_path: Path) -> None:
+    import sqlite3
+
+    run_mutation = tool()
+    session = tmp_path / "session.sqlite"
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    with sqlite3.connect(session) as db:
+        db.execute("CREATE TABLE work_results (worker_outcome VARCHAR(9), output TEXT, test_outcome VARCHAR(11), "
+                   "diff TEXT, job_id VARCHAR NOT NULL PRIMARY KEY)")
+        db.executemany("INSERT INTO work_results VALUES ('NORMAL', '', 'SURVIVED', ?, ?)",
+                       [(diff, "listed"), (diff.replace("x = 2", "x = 3"), "not-listed")])
+    listed = [run_mutation.Equivalent("m.py", "x = 1", "x = 2", "why")]
+    assert run_mutation.survivors_pending(session, listed, "m.py") == 1
+    with sqlite3.connect(session) as db:
+        assert sorted(row[0] for row in db.execute("SELECT job_id FROM work_results")) == ["listed"]
