@@ -20,7 +20,7 @@ import pytest
 
 from agentv_gate.errors import ProviderError
 from agentv_gate.evaluators.target_proxy import MAX_BODY_BYTES, TargetProxy
-from agentv_gate.models import TargetResponse
+from agentv_gate.models import Message, TargetResponse
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.cache import CachingProvider, ResponseCache
 from agentv_gate.targets.config import RawTarget, resolve_target
@@ -144,7 +144,8 @@ def test_each_endpoint_answers_only_its_own_method_and_path(server: FakeLLMServe
         assert call(proxy, "GET", "/info?probe=1")[0] == 200  # the query is not part of the path
         for method, path, body in [("GET", "/", None), ("GET", "/invoke", None), ("GET", "/invokeBatch", None),
                                    ("GET", "/infos", None), ("POST", "/info", {"question": "q"}),
-                                   ("POST", "/", {"requests": []}), ("POST", "/invoke/", {"question": "q"})]:
+                                   ("POST", "/", {"requests": []}), ("POST", "/invoke/", {"question": "q"}),
+                                   ("POST", "/zzz", {"requests": []})]:
             status, reply = call(proxy, method, path, body)
             assert (status, reply["error"].split(" (")[0]) == (404, f"Not found: {method} {path}"), (method, path)
         assert call(proxy, "POST", "/invoke?x=1", {"question": "q"})[0] == 200
@@ -179,6 +180,8 @@ def test_a_batch_fits_the_limit_exactly_and_one_call_more_is_refused_without_a_b
         assert status == 200 and [r["rawText"] for r in reply["responses"]] == ["YES", "YES"]
         assert call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "c"}]}) == (
             429, {"error": "Max calls exceeded (limit: 3, made: 3)"})
+        assert call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "c"}, {"question": "d"}]}) == (
+            429, {"error": "Max calls exceeded (limit: 3, made: 3, batch: 2)"})
         assert call(proxy, "GET", "/info")[1]["callCount"] == 3
     assert len(server.requests) == 3
 
@@ -186,9 +189,12 @@ def test_a_batch_fits_the_limit_exactly_and_one_call_more_is_refused_without_a_b
 def test_a_batch_item_the_model_fails_says_so_and_the_others_are_answered(server: FakeLLMServer) -> None:
     server.enqueue(CHAT, FakeReply.error(400, "context too long"), FakeReply.openai("YES"))
     with proxy_for(server) as proxy:
-        status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "a"}, {"question": "b"}]})
+        status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "a"}, {"attempt": 2},
+                                                                          {"question": "b"}]})
     assert status == 200
-    failed, answered = reply["responses"]
+    failed, refused, answered = reply["responses"]
+    assert refused == {"output": [], "rawText": "Error: requests[1]: Missing required field: question (a non-empty "
+                       "string)", "error": "requests[1]: Missing required field: question (a non-empty string)"}
     assert failed["output"] == [] and failed["rawText"] == f"Error: {failed['error']}"
     assert failed["error"].startswith("judge target 'judge' failed: ") and "context too long" in failed["error"]
     assert answered == {"output": [{"role": "assistant", "content": "YES"}], "rawText": "YES",
@@ -288,6 +294,23 @@ def test_close_does_not_wait_for_a_call_still_waiting_on_the_model(server: FakeL
     assert time.monotonic() - started < 2.5  # the model answers after 4 s
     with pytest.raises(RuntimeError, match="the target proxy is not running"):
         _ = proxy.url
+
+
+def test_two_judges_running_at_once_each_get_a_proxy_of_their_own() -> None:
+    with TargetProxy(ScriptedJudge(), 1, case_id="a", evaluator="e") as one, \
+            TargetProxy(ScriptedJudge(), 1, case_id="b", evaluator="e") as other:
+        assert one.url != other.url and one.token != other.token
+        assert call(one, "GET", "/info")[0] == call(other, "GET", "/info")[0] == 200
+
+
+def test_a_message_field_the_model_left_empty_is_left_out() -> None:
+    """A tool-call turn has no text: the judge gets `{role, tool_calls}`, not `content: null`."""
+    calls = [{"tool": "search", "input": {"q": "Paris"}}]
+    answer = TargetResponse(text="", output_messages=[Message(role="assistant", content=None, tool_calls=calls,
+                                                              name=None)])
+    with TargetProxy(ScriptedJudge(answer), 1, case_id="c", evaluator="e") as proxy:
+        status, reply = call(proxy, "POST", "/invoke", {"question": "q"})
+    assert status == 200 and reply["output"] == [{"role": "assistant", "tool_calls": calls}]
 
 
 def test_a_proxy_never_started_closes_and_a_closed_one_closes_again() -> None:
