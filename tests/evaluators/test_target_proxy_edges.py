@@ -352,3 +352,9 @@ def test_a_judge_that_hung_up_before_its_answer_leaves_no_traceback(capsys: pyte
             time.sleep(0.01)
     assert proxy.usage.call_count == 1
     assert capsys.readouterr().err == ""
+
+
+def test_the_case_and_the_evaluator_are_named_never_passed_by_position() -> None:
+    """Two strings side by side: passed by position they could be swapped unnoticed in the run's rows."""
+    with pytest.raises(TypeError):
+        TargetProxy(ScriptedJudge(), 1, "capital", "recall")  # type: ignore[call-arg]
