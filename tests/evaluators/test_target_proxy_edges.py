@@ -142,10 +142,11 @@ def test_a_batch_body_without_a_list_of_requests_is_a_400(body: Any) -> None:
 def test_each_endpoint_answers_only_its_own_method_and_path(server: FakeLLMServer) -> None:
     with proxy_for(server) as proxy:
         assert call(proxy, "GET", "/info?probe=1")[0] == 200  # the query is not part of the path
-        for method, path, body in [("GET", "/", None), ("GET", "/invoke", None), ("GET", "/invokeBatch", None),
-                                   ("GET", "/infos", None), ("POST", "/info", {"question": "q"}),
-                                   ("POST", "/", {"requests": []}), ("POST", "/invoke/", {"question": "q"}),
-                                   ("POST", "/zzz", {"requests": []})]:
+        routes: list[tuple[str, str, Any]] = [
+            ("GET", "/", None), ("GET", "/invoke", None), ("GET", "/invokeBatch", None), ("GET", "/infos", None),
+            ("POST", "/info", {"question": "q"}), ("POST", "/", {"requests": []}),
+            ("POST", "/invoke/", {"question": "q"}), ("POST", "/zzz", {"requests": []})]
+        for method, path, body in routes:
             status, reply = call(proxy, method, path, body)
             assert (status, reply["error"].split(" (")[0]) == (404, f"Not found: {method} {path}"), (method, path)
         assert call(proxy, "POST", "/invoke?x=1", {"question": "q"})[0] == 200
@@ -306,8 +307,8 @@ def test_two_judges_running_at_once_each_get_a_proxy_of_their_own() -> None:
 def test_a_message_field_the_model_left_empty_is_left_out() -> None:
     """A tool-call turn has no text: the judge gets `{role, tool_calls}`, not `content: null`."""
     calls = [{"tool": "search", "input": {"q": "Paris"}}]
-    answer = TargetResponse(text="", output_messages=[Message(role="assistant", content=None, tool_calls=calls,
-                                                              name=None)])
+    message = Message.model_validate({"role": "assistant", "content": None, "tool_calls": calls, "name": None})
+    answer = TargetResponse(text="", output_messages=[message])
     with TargetProxy(ScriptedJudge(answer), 1, case_id="c", evaluator="e") as proxy:
         status, reply = call(proxy, "POST", "/invoke", {"question": "q"})
     assert status == 200 and reply["output"] == [{"role": "assistant", "tool_calls": calls}]
