@@ -70,6 +70,18 @@ def generation_of_type(raw_type: object) -> Generation:
     return _BY_TYPE.get(str(raw_type), "2.x")
 
 
+REPORTED_TYPES: dict[Generation, dict[str, str]] = {
+    "2.x": {},
+    "4.x": {"code_judge": "code-grader", "llm_judge": "llm-grader"},
+}
+"""How a result row names a judge's type, per generation (others: the type with `-` for `_`, as 2.19 writes it)."""
+
+
+def reported_type(kind: str, generation: Generation) -> str:
+    """The `type` of a result row's `scores[]` entry as the evaluator's AgentV writes it (`code-grader` in 4.42)."""
+    return REPORTED_TYPES[generation].get(kind) or kind.replace("_", "-")
+
+
 def is_4x_type(raw_type: object) -> bool:
     """Whether the name exists only in AgentV 3.0 and later (a form that marks its file as 4.x)."""
     return _BY_TYPE.get(str(raw_type)) == "4.x"

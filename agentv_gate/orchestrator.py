@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .execution.hooks import WorkspaceHooks
@@ -32,6 +33,7 @@ from .judging.payload import message_dict
 from .judging.trace import trace_summary
 from .models import (
     DEFAULT_WORKERS,
+    PROVIDER_ERROR,
     CaseResult,
     EvalCase,
     EvaluationContext,
@@ -46,7 +48,6 @@ from .models import (
 )
 from .redaction import has_secrets, redact_tree
 from .targets.base import Provider, ProviderRequest
-from .targets.cache import bypass_cache_on_this_thread, thread_cache_hits
 from .targets.usage import judge_usage, summed_judge_usage
 
 
@@ -156,6 +157,7 @@ def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int
         retries=score.retries,
         error=score.error,
         evaluator_results=children,
+        generation=getattr(config, "generation", "2.x"),
     )
 
 
@@ -183,6 +185,9 @@ class Orchestrator:
         self.cancelled = threading.Event()
         self.suite_slots = SuiteSlots()
         """Each suite's `execution.workers` cap (AgentV 4.x), below the run's workers."""
+        self.finished: list[CaseResult] = []
+        """What the current or last `run` kept (see `keep_results`): after an interrupt, the cases that
+        finished before it, since `run` then raises instead of returning them."""
 
     # ---------------------------------------------------------------- one case
 
@@ -194,8 +199,9 @@ class Orchestrator:
                           criteria=case.expected_outcome or None,
                           expected_output=[message_dict(m) for m in case.expected_messages] or None)
 
-    def run_case(self, case: EvalCase) -> CaseResult:
+    def run_case(self, case: EvalCase, run: CaseRun | None = None) -> CaseResult:
         """One row: a single run, or every trial of `execution.trials` and their aggregate."""
+        run = run if run is not None else case_run_of(case)
         started = time.monotonic()
         result = self._base_result(case)
         try:
@@ -205,11 +211,11 @@ class Orchestrator:
         result.target = provider.name
         trials = case_trials(case, self.settings)
         if trials is None:
-            return self._attempt(case, provider, result, 0, started)
-        return self._run_trials(case, provider, result, trials, started)
+            return self._attempt(case, provider, result, run, started)
+        return self._run_trials(case, provider, result, trials, run, started)
 
     def _run_trials(self, case: EvalCase, provider: Provider, base: CaseResult, trials: TrialsConfig,
-                    started: float) -> CaseResult:
+                    case_run: CaseRun, started: float) -> CaseResult:
         """AgentV's trials: each a full target + evaluators run, neither answered from the cache after
         the first (a replay is not an independent sample); pass_at_k stops at the first
         trial that passes, unless `--trials N` asked for every trial; summed cost reaching
@@ -220,13 +226,9 @@ class Orchestrator:
         cost_limited = False
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
-            # both uncached): a judge verdict replayed from trial 1 or an earlier run would be counted
-            # again as if the judge had given it anew.
-            bypass_cache_on_this_thread(attempt > 0 or not case.suite_execution.cache)
-            try:
-                run = self._attempt(case, provider, base.model_copy(deep=True), attempt, time.monotonic())
-            finally:
-                bypass_cache_on_this_thread(not case.suite_execution.cache)
+            # both uncached): `for_trial` turns the cache off for both.
+            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(attempt),
+                                time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
             if strategy == "pass_at_k" and _agentv_pass(run) and self.settings.trials is None:
@@ -269,7 +271,7 @@ class Orchestrator:
             result.error = None
         return result
 
-    def _attempt(self, case: EvalCase, provider: Provider, result: CaseResult, attempt: int,
+    def _attempt(self, case: EvalCase, provider: Provider, result: CaseResult, run: CaseRun,
                  started: float) -> CaseResult:
         """One run of the target and the evaluators, filling `result`."""
         try:
@@ -278,17 +280,21 @@ class Orchestrator:
                                 # AgentV gives the agent every attached file, guideline files first;
                                 # only the judge's prompt text leaves guideline files out.
                                 input_files=[*case.guideline_files, *case.input_files],
-                                extra={"eval_dir": str((case.suite_file or case.source_file).resolve().parent),
-                                       "attempt": attempt, **({"no_cache": True} if attempt else {})})
+                                attempt=run.trial, run=run,
+                                # a batching cli target answers the suite's single-run cases from one run
+                                suite=case.suite, trials=getattr(case_trials(case, self.settings), "count", 1))
             )
         except Exception as exc:  # noqa: BLE001 - any target failure is this case's error, never the run's
             result.retries = int(getattr(exc, "retries", 0) or 0)
             return _errored(result, f"target {provider.name}: {str(exc) or type(exc).__name__}", started)
 
-        evaluations = self.run_evaluators_for_case(case, provider, response)
+        evaluations = self.run_evaluators_for_case(case, provider, response, run)
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
         errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
                    for r in evaluations if not r.error and not math.isfinite(r.score)]
+        reported = (response.raw or {}).get(PROVIDER_ERROR)
+        if isinstance(reported, str) and reported:  # answered and failed: scored, and an error
+            errors.insert(0, f"target {provider.name}: {reported}")
         gate = failed_requirements(evaluations)
         result.score = case_score(evaluations)
         if not math.isfinite(result.score):
@@ -304,7 +310,7 @@ class Orchestrator:
         result.judge_usage = judge_usage(evaluations)
         result.trace = _trace(response)
         if len(evaluations) == 1:
-            # Seed 004: a single evaluator keeps its request at the top (and the deprecated name).
+            # A single evaluator's request is kept at the top too (and under its deprecated name).
             result.evaluator_raw_request = result.grader_raw_request = evaluations[0].evaluator_raw_request
         else:
             result.evaluator_results = evaluations
@@ -314,8 +320,10 @@ class Orchestrator:
         result.duration_ms = _ms_since(started)
         return result
 
-    def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse) -> list[EvaluatorResult]:
-        """Seed 004: each configured evaluator in order; none configured means the default llm_judge."""
+    def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse,
+                                run: CaseRun | None = None) -> list[EvaluatorResult]:
+        """Each configured evaluator in order; none configured means the default llm_judge."""
+        run = run if run is not None else case_run_of(case)
         configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
         output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
         results: list[EvaluatorResult] = []
@@ -326,9 +334,11 @@ class Orchestrator:
                 evaluator=config,
                 output_messages=output_messages,
                 target=provider.name,
+                target_provider=str(getattr(provider, "kind", "") or ""),
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
+                run=run,
             )
             started = time.monotonic()
             score = _negated(config, evaluate_safely(self.registry, context))
@@ -342,9 +352,10 @@ class Orchestrator:
 
         Only a bounded window of futures is in flight, so memory stays flat however many cases
         there are. On KeyboardInterrupt (SIGINT, or SIGTERM turned into one by the CLI) no new
-        case starts and what finished is returned through the exception's `partial` attribute.
+        case starts, the exception is raised again, and what finished stays in `finished`.
         """
         results: list[CaseResult] = []
+        self.finished = results
         pending: set[Future[CaseResult]] = set()
         workers = max(1, self.settings.workers)
         iterator = iter(cases)
@@ -364,12 +375,11 @@ class Orchestrator:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._hand_over(future.result(), results)
-        except BaseException as exc:
+        except BaseException:
             self.cancelled.set()
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=False)
-            exc.partial = results  # type: ignore[attr-defined]
             raise
         pool.shutdown(wait=True)
         return results
@@ -390,10 +400,10 @@ class Orchestrator:
             result = scrubbed(refusal.apply(self._base_result(case)))
             result.target = self.providers.target_name(case)
             return result
-        hits_before = thread_cache_hits()  # a case runs on one worker thread, target and judges alike
-        bypass_cache_on_this_thread(not case.suite_execution.cache)
+        run: CaseRun | None = None
         outputs: dict[str, str] = {}
         try:
+            run = case_run_of(case)
             if self.on_start is not None:
                 self.on_start(case)
             failure = None
@@ -403,21 +413,19 @@ class Orchestrator:
                 result = _errored(self._base_result(case), failure, time.monotonic())
                 result.target = self.providers.target_name(case)
             else:
-                result = self.run_case(case)
+                result = self.run_case(case, run)
         except Exception as exc:  # noqa: BLE001 - last line of defence: a bug becomes this case's error
             result = CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file),
                                 line=case.source_line, dataset=case.dataset, case_file=case.case_file,
                                 threshold=case_threshold(case, self.settings),
                                 verdict="error", error=f"internal error: {type(exc).__name__}: {exc}")
         finally:
-            bypass_cache_on_this_thread(False)
             if self.hooks is not None:
                 outputs.update(self.hooks.after(case))
-        for name, text in outputs.items():
-            setattr(result, name, text)
-        replayed = thread_cache_hits() - hits_before
-        if replayed:
-            result.cache_hits = replayed
+        if outputs:  # the hooks' output fields (`before_all_output`, ...)
+            result = result.model_copy(update=outputs)
+        if run is not None and run.cache_hits.count:
+            result.cache_hits = run.cache_hits.count
         if self.stop is not None:
             self.stop.record(case, result)
         return scrubbed(result)
@@ -427,8 +435,8 @@ class _DaemonPool:
     """`workers` long-lived daemon threads taking cases from a queue (a ThreadPoolExecutor, minus one thing).
 
     ThreadPoolExecutor's threads are joined when the interpreter exits, so after Ctrl-C or SIGTERM
-    the reports were written but the process then waited, for minutes, on a case blocked in a
-    network read that only its request timeout would end. Daemon threads let it exit at once.
+    the process, its reports written, would wait, for minutes, on a case blocked in a network read
+    that only its request timeout ends. Daemon threads let it exit at once.
     Threads live for the whole run so each keeps its HTTP keep-alive session across cases.
     """
 
@@ -477,6 +485,12 @@ def scrubbed(result: CaseResult) -> CaseResult:
     return CaseResult.model_validate(redact_tree(result.model_dump()))
 
 
+def case_run_of(case: EvalCase) -> CaseRun:
+    """A new run of `case`: its eval file's folder, and the cache unless its suite turned it off."""
+    return CaseRun(eval_dir=str((case.suite_file or case.source_file).resolve().parent),
+                   use_cache=case.suite_execution.cache)
+
+
 def _trace(response: TargetResponse) -> dict[str, Any]:
     """The row's trace summary: counts from the answer's messages (AgentV's TraceSummary keys)."""
     summary = trace_summary([message_dict(m) for m in response.output_messages])
@@ -486,7 +500,7 @@ def _trace(response: TargetResponse) -> dict[str, Any]:
 
 def _agentv_pass(run: CaseResult) -> bool:
     """AgentV's verdict of a trial (scoreToVerdict: score >= 0.8), which stops pass_at_k and counts in its
-    `passed_attempts`, whatever the case's threshold: stopping at the threshold instead tried on past a
+    `passed_attempts`, whatever the case's threshold: stopping at the threshold instead would try on past a
     0.9 under a 0.95 threshold until a luckier trial passed, where AgentV keeps the 0.9 and fails. A trial
     that could not be scored never stops the trials."""
     return run.verdict != "error" and score_label(run.score) == "pass"

@@ -651,15 +651,19 @@ class TargetClient:
             raise TargetAccessError("the target proxy's /info is not a JSON object")
         return data
 
-    def invoke(self, question: str, system_prompt: str | None = None, *, attempt: int = 1) -> TargetReply:
-        """Ask the judge model one question. `attempt` > 1 asks afresh instead of replaying a cached answer."""
+    def invoke(self, question: str, system_prompt: str | None = None, *, attempt: int = 1,
+               target: str | None = None) -> TargetReply:
+        """Ask the judge model one question. `attempt` > 1 asks afresh instead of replaying a cached answer;
+        `target` asks another target of targets.yaml instead (`info()["availableTargets"]` lists them)."""
         body: dict[str, Any] = {"question": question, "attempt": attempt}
         if system_prompt is not None:
             body["systemPrompt"] = system_prompt
+        if target is not None:
+            body["target"] = target
         return _reply(self._request("POST", "/invoke", body))
 
     def invoke_batch(self, questions: list[str | dict[str, Any]]) -> list[TargetReply]:
-        """Several questions in one request: each a string, or `{question, systemPrompt?, attempt?}`.
+        """Several questions in one request: each a string, or `{question, systemPrompt?, attempt?, target?}`.
         A failed item has `error` set; over the call limit the whole batch raises."""
         requests = [{"question": q} if isinstance(q, str) else q for q in questions]
         data = self._request("POST", "/invokeBatch", {"requests": requests})

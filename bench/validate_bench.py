@@ -92,6 +92,8 @@ def main() -> None:
         folder = Path(tmp)
         (folder / ".git").mkdir()
         (folder / "evals").mkdir()
+        (folder / ".agentv").mkdir()  # validate checks the cases' target, as `run` would
+        (folder / ".agentv/targets.yaml").write_text("targets:\n  - name: default\n    provider: mock\n")
         files = {"big-string": lambda: write_big_string(folder, args.mb),
                  "many-cases": lambda: write_many_cases(folder, args.cases)}
         for name, make in files.items():

@@ -1,8 +1,8 @@
 """A deterministic loopback model that AgentV and agentv-gate share in `make compat`.
 
 It speaks OpenAI-style chat completions (Azure's deployment URLs included, which AgentV 2.19's azure
-provider calls), and answers from what the request asks, never from chance, so both tools get the same
-reply to the same kind of request:
+provider calls) and Google's `models/{model}:generateContent` (the gemini provider), and answers from
+what the request asks, never from chance, so both tools get the same reply to the same kind of request:
 
 * a rubric judge with score ranges (`### Criterion: ID` lines): every criterion scored 7;
 * a checklist rubric judge (`- [ID]` lines): every item satisfied;
@@ -50,6 +50,17 @@ def reply_for(messages: list[dict[str, Any]]) -> str:
     return ANSWER
 
 
+def gemini_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """A `generateContent` answer: the same reply `reply_for` gives, to the system instruction and turns."""
+    turns = [body.get("systemInstruction") or {}, *(body.get("contents") or [])]
+    messages = [{"content": [part for part in (turn.get("parts") or []) if isinstance(part, dict)]}
+                for turn in turns if isinstance(turn, dict)]
+    text = reply_for(messages)
+    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+
+
 class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         pass
@@ -60,11 +71,17 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
             body = {}
+        if ":generateContent" in self.path:
+            self._send(gemini_reply(body))
+            return
         content = reply_for(body.get("messages") or [])
         reply = {"id": "fake-1", "object": "chat.completion", "created": 0, "model": body.get("model", "fake"),
                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                               "finish_reason": "stop"}],
                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        self._send(reply)
+
+    def _send(self, reply: dict[str, Any]) -> None:
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -7,25 +7,18 @@ deliberate. The replay test skips both, saying why; `make compat` lists them in 
 
 from __future__ import annotations
 
+WORKSPACE_FILE = ("its shared workspace file (workspace: ../../workspace.yaml, read as AgentV reads it) holds a "
+                  "workspace template, a pooled mode, git repositories and a hook's reset, which are not run yet "
+                  "(AgentV copies the template into a pool slot; its answer here comes from an LLM target that "
+                  "never sees the workspace)")
+
 REFUSED = {
-    "features/batch-cli/evals/dataset.eval.yaml":
-        "provider_batching: true (one agent run answering every case) is not run yet",
-    "features/sdk-custom-assertion/evals/dataset.eval.yaml":
-        "custom assertion types written as TypeScript modules (.agentv/assertions/*.ts) are not loaded",
-    "features/workspace-shared-config/evals/accuracy/dataset.eval.yaml":
-        "a workspace given as a file path (workspace: ../../workspace.yaml) is not read yet",
-    "features/workspace-shared-config/evals/regression/dataset.eval.yaml":
-        "a workspace given as a file path (workspace: ../../workspace.yaml) is not read yet",
+    "features/workspace-shared-config/evals/accuracy/dataset.eval.yaml": WORKSPACE_FILE,
+    "features/workspace-shared-config/evals/regression/dataset.eval.yaml": WORKSPACE_FILE,
     "showcase/cross-repo-sync/evals/dataset.eval.yaml": "workspace templates (workspace.template) are not run yet",
 }
 
-DIFFERING = {
-    "features/code-judge-with-llm-calls/evals/contextual-precision.eval.yaml":
-        "the code-judge target proxy offers only the judge target, AgentV every target in targets.yaml",
-    "features/code-judge-with-llm-calls/evals/contextual-recall.eval.yaml":
-        "the code-judge target proxy offers only the judge target, AgentV every target in targets.yaml; and a "
-        "judge that exits non-zero is the case's error here, a 0 in AgentV (deliberate: see the README)",
-}
+DIFFERING: dict[str, str] = {}
 
 DELIBERATE_JUNIT = ("a file whose cases run on several targets names each JUnit testcase `case [target]`; AgentV "
                     "repeats the bare case name, which CI tools merge")

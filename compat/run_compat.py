@@ -5,9 +5,10 @@ Generic over the AgentV version (`--agentv 2.19.0`; a 4.x run needs only its row
 1. installs AgentV from `../shared/agentv/<version>` into `~/.cache/agentv-gate-compat/agentv-<version>`
    (once; `npm install` from its lock file) and `bun` from npm beside it, for the TypeScript judges;
 2. copies `../shared/agentv/examples-<version>` to a temporary folder (a git repository, so both tools
-   find the same root), with `@agentv/eval` (the SDK's TypeScript source) and `zod` under its
+   find the same root), with `@agentv/eval` (the SDK's TypeScript source), `zod` and `yaml` under its
    node_modules, a `uv` shim (`uv run x.py` is `python3 x.py`) and bun on PATH;
-3. starts the deterministic loopback model (`fake_llm.py`) and points every LLM target at it;
+3. starts the deterministic loopback model (`fake_llm.py`) and points every LLM target at it (the
+   gemini ones too: see PATCHES and GEMINI_REDIRECT);
 4. runs each eval file with both tools and compares per case: score, verdict, hits, misses, error state
    and JUnit names. A suite AgentV cannot run here (a real agent CLI, the network) is listed as skipped
    with AgentV's own error as the reason, never dropped.
@@ -44,12 +45,36 @@ CACHE = Path(os.environ.get("AGENTV_COMPAT_CACHE", Path.home() / ".cache" / "age
 SUITE_NAMES = ("*.eval.yaml", "EVAL.yaml")
 SUITE_TIMEOUT = 300
 NEEDS_A_REAL_AGENT = ("codex", "claude", "copilot", "vscode", "pi-coding-agent", "pi-agent-sdk")
+GEMINI_HOST = "https://generativelanguage.googleapis.com"
 PATCHES: dict[str, list[tuple[str, str, str, str]]] = {
-    # (file, line to drop (its start), why): AgentV 2.19 refuses its own shared targets file otherwise
-    "2.19.0": [(f"{tree}/.agentv/targets.yaml", "    workspace_template:", "",
-                f"AgentV 2.19 refuses its own {tree}/.agentv/targets.yaml: 'target-level workspace_template has "
-                "been removed' (on vscode targets no suite run here uses)") for tree in ("features", "showcase")],
+    # (file, a line's start, what replaces the line ("": dropped), why)
+    "2.19.0": [
+        *((f"{tree}/.agentv/targets.yaml", "    workspace_template:", "",
+           f"AgentV 2.19 refuses its own {tree}/.agentv/targets.yaml: 'target-level workspace_template has "
+           "been removed' (on vscode targets no suite run here uses)") for tree in ("features", "showcase")),
+        *((f"{tree}/.agentv/targets.yaml", "    provider: gemini",
+           "    provider: gemini\n    base_url: ${{ AGENTV_COMPAT_GEMINI_URL }}\n",
+           "the gemini targets answer from the loopback model: agentv-gate reads base_url; AgentV 2.19 has no "
+           f"such setting (its schema passes it through unread), so its calls to {GEMINI_HOST} are sent to "
+           "the same model by a fetch wrapper node loads first (NODE_OPTIONS)") for tree in ("features", "showcase")),
+    ],
 }
+
+GEMINI_REDIRECT = """// `make compat`: AgentV's gemini provider calls Google's host, which it cannot be told to change;
+// this sends those calls to the loopback model (AGENTV_COMPAT_GEMINI_URL), as agentv-gate's base_url does.
+const host = "HOST";
+const moved = process.env.AGENTV_COMPAT_GEMINI_URL;
+const original = globalThis.fetch;
+if (moved && original) {
+  globalThis.fetch = (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(host)) return original(input, init);
+    const target = moved + url.slice(host.length);
+    return typeof input === "string" || input instanceof URL ? original(target, init)
+                                                             : original(new Request(target, input), init);
+  };
+}
+""".replace('"HOST"', json.dumps(GEMINI_HOST))
 
 
 # ----------------------------------------------------------------------------- environment
@@ -98,12 +123,14 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
     shutil.copytree(examples, tree, ignore=shutil.ignore_patterns("node_modules"))
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     notes = []
-    for rel, prefix, _, why in PATCHES.get(version, []):
+    for rel, prefix, replacement, why in PATCHES.get(version, []):
         target = tree / rel
         if target.exists():
-            kept = [line for line in target.read_text().splitlines(keepends=True) if not line.startswith(prefix)]
+            kept = [replacement if line.startswith(prefix) else line
+                    for line in target.read_text().splitlines(keepends=True)]
             target.write_text("".join(kept))
-            notes.append(f"{rel}: lines starting {prefix.strip()!r} dropped in the copy: {why}")
+            done = f"replaced by {replacement.strip()!r}" if replacement else "dropped"
+            notes.append(f"{rel}: lines starting {prefix.strip()!r} {done} in the copy: {why}")
     sdk = shared_root() / f"src-{version}" / "packages" / "eval" / "src"
     modules = tree / "node_modules"
     if sdk.is_dir():
@@ -112,13 +139,17 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
         (package / "package.json").write_text(json.dumps({"name": "@agentv/eval", "type": "module",
                                                           "main": "src/index.ts", "exports": "./src/index.ts"}))
     if agentv_cli is not None:
-        zod = agentv_cli.parents[1] / "zod"
-        if zod.is_dir():
-            (modules / "zod").symlink_to(zod)
+        # What the examples import from AgentV's monorepo root without declaring it (zod: the SDK;
+        # yaml: batch-cli's runner), taken from AgentV's own install.
+        for package in ("zod", "yaml"):
+            installed = agentv_cli.parents[1] / package
+            if installed.is_dir():
+                (modules / package).symlink_to(installed)
     shims = work / "shims"
     shims.mkdir()
     (shims / "uv").write_text(UV_SHIM)
     (shims / "uv").chmod(0o755)
+    (shims / "gemini-redirect.mjs").write_text(GEMINI_REDIRECT)
     return tree, notes
 
 
@@ -129,8 +160,16 @@ def environment(work: Path, model_url: str, bun: Path | None) -> dict[str, str]:
     env.update({"PATH": os.pathsep.join(path), "AGENTV_NO_UPDATE_CHECK": "1",
                 "AZURE_OPENAI_ENDPOINT": model_url, "AZURE_OPENAI_API_KEY": "fake-key",
                 "AZURE_DEPLOYMENT_NAME": "fake-model", "AZURE_OPENAI_API_VERSION": "2024-12-01-preview",
-                "NO_COLOR": "1"})
+                "GOOGLE_GENERATIVE_AI_API_KEY": "fake-key", "GEMINI_MODEL_NAME": "fake-gemini",
+                "AGENTV_COMPAT_GEMINI_URL": model_url, "NO_COLOR": "1"})
     return env
+
+
+def agentv_environment(work: Path, env: dict[str, str]) -> dict[str, str]:
+    """`environment` for AgentV's node process: with the gemini redirect loaded first (bun, which runs
+    the judges, does not read NODE_OPTIONS; agentv-gate never sees it)."""
+    redirect = (work / "shims" / "gemini-redirect.mjs").as_uri()
+    return {**env, "NODE_OPTIONS": f"{env.get('NODE_OPTIONS', '')} --import={redirect}".strip()}
 
 
 # ----------------------------------------------------------------------------- running
@@ -278,6 +317,11 @@ def compare(av: SuiteRun, gate: SuiteRun) -> tuple[dict[str, str], list[str]]:
     return states, diff
 
 
+def example_folder(suite: Path) -> Path:
+    """The example a suite belongs to: the folder above its `evals/`, else its own folder."""
+    return suite.parent.parent if suite.parent.name == "evals" else suite.parent
+
+
 def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
@@ -313,6 +357,8 @@ def main() -> int:
         env = environment(work, model.url, bun)
         record["notes"] = notes
         suites = sorted({p for pattern in SUITE_NAMES for p in tree.rglob(pattern) if "node_modules" not in p.parts})
+        # Hashed as shipped, never the copy: a run may write into its example (batch-cli's CSV).
+        pristine = shared_root() / f"examples-{args.agentv}"
         for suite in suites:
             rel = str(suite.relative_to(tree))
             if args.only and not any(part in rel for part in args.only):
@@ -320,7 +366,7 @@ def main() -> int:
             slug = rel.replace("/", "__")
             skip = needs_a_real_agent(suite, tree)
             if skip is None:
-                av = run_agentv(cli, suite, tree, args.out / "agentv" / slug, env)
+                av = run_agentv(cli, suite, tree, args.out / "agentv" / slug, agentv_environment(work, env))
                 if av.refused:
                     skip = f"AgentV: {av.refused}"
             if skip is not None:
@@ -336,8 +382,7 @@ def main() -> int:
             if lines or gate.refused:
                 diff.append(f"{rel}:" + (f" refused by the gate: {gate.refused}" if gate.refused else ""))
                 diff.extend(lines)
-            record["suites"][rel] = {"example_hash": folder_hash(suite.parent.parent if suite.parent.name == "evals"
-                                                                 else suite.parent),
+            record["suites"][rel] = {"example_hash": folder_hash(example_folder(pristine / rel)),
                                      "suite_hash": file_hash(suite),
                                      "needs_bun": "bun" in suite.read_text(errors="replace"),
                                      "cases": {name: case.as_dict() for name, case in av.cases.items()}}

@@ -15,9 +15,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "agentv_gate"
 
 LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
-    {"wire", "defaults", "javascript", "generations"},  # stdlib only: what every other module may build on
+    {"wire", "defaults", "javascript", "generations", "case_run"},  # stdlib only: what every other module may build on
     {"", "errors", "redaction", "files", "models", "problems", "keys", "yaml12"},
-    {"transport"},
+    {"transport", "yaml_reader"},  # yaml_reader: the one YAML reader, for the loader and targets.yaml alike
     {"loader", "targets", "judging"},
     {"evaluators", "execution"},  # execution: trials, stop policies, workspace hooks (for the orchestrator)
     {"orchestrator", "report"},
@@ -66,3 +66,27 @@ def test_imports_point_down(path: Path) -> None:
         if there != here and RANK[there] >= RANK[here]
     ]
     assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
+
+
+MODEL_LAYERS: list[set[str]] = [  # inside agentv_gate/models, lowest first
+    {"results", "messages"},  # scores and result rows; chat messages and a target's answer
+    {"config"},  # the evaluator config schema (reads PASS_SCORE for `required`)
+    {"cases"},  # an eval case holds its evaluator configs
+    {"context"},  # what one evaluator sees: a case, a config, an answer
+    {"__init__"},  # re-exports every public name
+]
+MODEL_RANK = {name: rank for rank, names in enumerate(MODEL_LAYERS) for name in names}
+
+
+def test_models_modules_import_down() -> None:
+    """The schema, the cases and the results stay separate modules only while none reaches up into another."""
+    folder = PACKAGE / "models"
+    assert {p.stem for p in folder.glob("*.py")} == set(MODEL_RANK), "a models module with no place in MODEL_LAYERS"
+    wrong = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                there = node.module.split(".")[0]
+                if MODEL_RANK[there] >= MODEL_RANK[path.stem]:
+                    wrong.append(f"models/{path.name}:{node.lineno}: {path.stem} -> {there}")
+    assert not wrong, "imports against the models layers:\n" + "\n".join(wrong)

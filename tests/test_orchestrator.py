@@ -67,7 +67,7 @@ class Scripted:
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         self.requests.append(request)
-        reply = self.replies[min(int(request.extra.get("attempt", 0)), len(self.replies) - 1)]
+        reply = self.replies[min(request.attempt, len(self.replies) - 1)]
         if isinstance(reply, BaseException):
             raise reply
         return reply
@@ -227,7 +227,7 @@ def test_pass_at_k_stops_at_the_first_pass_and_shows_it() -> None:
     assert [(t["attempt"], t["verdict"]) for t in row.trials or []] == [(1, "fail"), (2, "pass")]
     assert row.aggregation == {"strategy": "pass_at_k", "passed_attempts": 1, "total_attempts": 2}
     # Later trials are never answered from the cache: a replay is not an independent sample.
-    assert [r.extra.get("no_cache") for r in agent.requests] == [None, True]
+    assert [r.run.use_cache if r.run else None for r in agent.requests] == [True, False]
 
 
 def test_pass_at_k_with_no_pass_fails_and_shows_its_best_trial() -> None:
@@ -374,12 +374,27 @@ def test_an_interrupt_returns_at_once_with_what_finished() -> None:
         raise KeyboardInterrupt
 
     runner = Orchestrator(Resolver(Hanging()), build_evaluator_registry(), RunSettings(workers=2), on_result=interrupt)
-    with pytest.raises(KeyboardInterrupt) as raised:
+    with pytest.raises(KeyboardInterrupt):
         runner.run([ok_case("hangs"), ok_case("quick")])
     still_hanging = not returned.is_set()
     release.set()
     assert still_hanging
-    assert raised.value.partial == []  # type: ignore[attr-defined]  # on_result raised before keeping it
+    assert runner.finished == []  # on_result raised before keeping it
+
+
+def test_after_an_interrupt_the_orchestrator_holds_what_finished_before_it() -> None:
+    seen: list[str] = []
+
+    def interrupt_on_the_second(result: CaseResult) -> None:
+        seen.append(result.eval_id)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    runner = Orchestrator(Resolver(Scripted(says("ok"))), build_evaluator_registry(), RunSettings(workers=1),
+                          on_result=interrupt_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run([ok_case("one"), ok_case("two"), ok_case("three")])
+    assert [r.eval_id for r in runner.finished] == seen[:1]
 
 
 def test_an_interrupt_inside_a_case_reaches_the_caller() -> None:

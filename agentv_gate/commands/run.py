@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 import uuid
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -22,8 +23,8 @@ from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesErr
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
 from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, RunBudget, execution_block_policies
-from ..loader import CaseRef, nothing_found, plan_paths
-from ..loader.quarantine import find_gate_config, load_quarantine
+from ..loader import CaseRef, SuitePlan, nothing_found, plan_paths
+from ..loader.quarantine import Quarantine, find_gate_config, load_quarantine
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
@@ -37,15 +38,16 @@ from ..report.run_info import RunInfo, current_commit
 from ..report.text import inert_lines, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
+from ..targets.cli_batch import plan_batches
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
-from ._baseline import check_baseline_options, load_baseline
-from ._comment import comment_setup, scope_of
+from ._baseline import Baseline, check_baseline_options, load_baseline
+from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
 from ._hints import import_hint
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
-from ._select import list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
+from ._select import Rerun, list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
 
 MAX_TRIALS = 100
 MAX_WORKERS = 256
@@ -90,199 +92,270 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    started, started_at = time.monotonic(), utc_now_iso()
-    check_options(args)
-    comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
-    paths = eval_paths(args)
-    plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys,
-                      strict=args.strict)
-    for problem in plan.problems:
-        # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
-        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
-    if plan.errors:
-        unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in plan.errors) else ""
-        raise ConfigError(f"{len(plan.errors)} problem(s) in eval files; nothing was run "
-                          f"(see `agentv-gate validate`{unknown})", problems=plan.problems)
-    quarantine = load_quarantine(find_gate_config(plan.files))
-    quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in plan.refs])
-    for problem in quarantine.problems:
-        print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
-    if any(p.severity == "error" for p in quarantine.problems):
-        raise ConfigError(f"the gate config {quarantine.path} has problems; nothing was run",
-                          problems=quarantine.problems)
-    shard = None
-    if args.shard is not None:
+    session = RunSession(args)
+    nothing_to_run = session.start()
+    return nothing_to_run if nothing_to_run is not None else session.run()
+
+
+class RunSession:
+    """One `run`, in named steps: `start` reads the eval files, chooses the cases and opens the targets and
+    the outputs; `run` hands the cases to the orchestrator, which gives each result to `on_result`; a
+    signal ends in `interrupted`, a bug of ours in `stopped`, both writing the reports of what finished;
+    `finish` writes the reports of a whole run and decides its exit code."""
+
+    # Set by `start`, in this order.
+    comment: CommentSetup | None
+    plan: SuitePlan
+    quarantine: Quarantine
+    rerun: Rerun | None
+    selected: list[CaseRef]
+    """The cases this job runs (this shard's, after the filters and a rerun's choice)."""
+    every_chosen: list[CaseRef]
+    """The whole filtered run, every shard's: what `shard_total` counts."""
+    baseline: Baseline | None
+    cache: ResponseCache | None
+    resolver: TargetResolver
+    left_out: list[CaseResult]
+    """Not-run rows of the cases --skip-missing-env leaves out."""
+    skipped: set[tuple[str, str, str]]
+    console: ConsoleReporter
+    junit: Path
+    results_path: Path
+    html: Path
+    writer: JsonlWriter
+    planned: int
+    """Rows this job writes: a matrix case has a row per target, a rerun's carried rows count."""
+    chosen: int
+    """Rows of the whole filtered run, every shard's: a shard cut short between a matrix case's targets
+    still has a row of every case, so `merge` counts rows, not cases."""
+    run_id: str
+    commit: str | None
+    digests: dict[tuple[str, str], str]
+    failure_limit: FailureLimit | None
+    hooks: WorkspaceHooks
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.started, self.started_at = time.monotonic(), utc_now_iso()
+        self.rows: list[ReportRow] = []
+        """What the end-of-run reports read; full rows are only in the JSONL."""
+        self.usage = UsageTotals()
+        """Tokens and dollars, added up as rows come: the compact rows do not keep them."""
+
+    @property
+    def carried(self) -> list[CaseResult]:
+        """A rerun's rows not run again, kept as they were: its results file is complete."""
+        return self.rerun.kept if self.rerun else []
+
+    # ---------------------------------------------------------------- start
+
+    def start(self) -> int | None:
+        """Everything before the first case. None to go on; an exit code when this job runs nothing
+        (`--list`, a shard with no cases)."""
+        args = self.args
+        check_options(args)
+        self.comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
+        paths = eval_paths(args)
+        self._read_plan(paths)
+        shard = _shard_of(args)
+        if not self.plan.refs:
+            raise NoCasesError(nothing_found("cases", paths))
+        self._choose(shard)
+        if args.list:
+            list_cases(self.selected)
+            return EXIT_OK
+        reported = {(ref.suite, ref.id) for ref in self.selected} | {(row.suite, row.eval_id) for row in self.carried}
+        every = {(ref.suite, ref.id) for ref in self.plan.refs}
+        self.baseline = load_baseline(args, every, every - reported)
+        heartbeat = heartbeat_seconds(os.environ)
+        self._open_targets()
+        self._open_outputs(heartbeat)
+        if not self.selected and self.rerun is None:
+            # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
+            print(f"agentv-gate: shard {args.shard} has no cases ({len(self.every_chosen)} case(s) in all); "
+                  "writing empty reports", file=sys.stderr)
+            self.writer.close()
+            self.resolver.close()
+            write_junit([], self.junit)
+            return EXIT_OK
+        self.run_id = uuid.uuid4().hex[:12]
+        self.commit = current_commit()
+        self.digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in self.selected}
+        for old in self.carried:
+            self.writer.write(self.stamp(old))
+            self.rows.append(ReportRow.of(old, review=True))
+            self.usage.add(old)
+        self.failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
+        return None
+
+    def _read_plan(self, paths: list[Path]) -> None:
+        """The eval files and the gate config, each problem said; refused (nothing run) on an error."""
+        args = self.args
+        self.plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys,
+                               strict=args.strict)
+        for problem in self.plan.problems:
+            # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
+            print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
+        if self.plan.errors:
+            unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in self.plan.errors) else ""
+            raise ConfigError(f"{len(self.plan.errors)} problem(s) in eval files; nothing was run "
+                              f"(see `agentv-gate validate`{unknown})", problems=self.plan.problems)
+        self.quarantine = quarantine = load_quarantine(find_gate_config(self.plan.files))
+        quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in self.plan.refs])
+        for problem in quarantine.problems:
+            print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
+        if any(p.severity == "error" for p in quarantine.problems):
+            raise ConfigError(f"the gate config {quarantine.path} has problems; nothing was run",
+                              problems=quarantine.problems)
+
+    def _choose(self, shard: ShardSpec | None) -> None:
+        """The pull-request loop's choice (filters, reruns; see _select), then this shard's part of it.
+
+        The filters choose the cases, the shards deal out those: every shard job of a filtered run
+        agrees on the whole (`shard_total`, which `merge` checks), and none is left with a glob that
+        matches only other shards' cases."""
+        self.rerun = load_rerun(self.args)
+        self.selected = self.every_chosen = select_cases(self.args, self.plan.refs, self.rerun)
+        if shard is not None:
+            self.selected = select_shard(self.selected, shard)
+
+    def _open_targets(self) -> None:
+        """The response cache and the targets of every case, not just this shard's: a bad target name fails
+        every shard alike. Then a rerun's cases on some targets only, and the cases left out for an unset
+        variable (--skip-missing-env)."""
+        args = self.args
+        self.cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
+        self.resolver = TargetResolver.from_options(args.targets, args.target, self.plan.refs,
+                                                    wrap=caching_wrapper(self.cache) if self.cache else None,
+                                                    allow_unknown_keys=args.allow_unknown_keys,
+                                                    skip_missing_env=args.skip_missing_env, strict=args.strict)
+        for warning in self.resolver.warnings:
+            print(inert_lines(one_line(warning)), file=sys.stderr)
+        if self.rerun is not None:
+            self.selected = rerun_partial_cases(args, self.plan.refs, self.rerun, self.selected,
+                                                self.resolver.target_names)
+        self.left_out = _missing_env_rows(self.resolver, self.selected)
+        if self.left_out:
+            print(f"agentv-gate: {len(self.left_out)} case(s) not run: environment variables unset "
+                  "(--skip-missing-env; each row names the variable)", file=sys.stderr)
+        self.skipped = {(row.suite, row.eval_id, row.target) for row in self.left_out}
+
+    def _open_outputs(self, heartbeat: float) -> None:
+        """The console and the results file, which every result is written to as it comes."""
+        args = self.args
+        self.junit, self.results_path, self.html = output_paths(args.output_dir, args.junit, args.results)
+        self.console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)
         try:
-            shard = ShardSpec.parse(args.shard)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    if not plan.refs:
-        raise NoCasesError(nothing_found("cases", paths))
-    # The pull-request loop: filters, reruns, --list, the base results (see _select and _baseline).
-    rerun = load_rerun(args)
-    selected = select_cases(args, plan.refs, rerun)
-    # The filters choose the cases, the shards deal out those: every shard job of a filtered run
-    # agrees on the whole (`shard_total`, which `merge` checks), and none is left with a glob that
-    # matches only other shards' cases.
-    every_chosen = selected
-    if shard is not None:
-        selected = select_shard(selected, shard)
-    if args.list:
-        list_cases(selected)
-        return EXIT_OK
-    carried = rerun.kept if rerun else []
-    reported = {(ref.suite, ref.id) for ref in selected} | {(row.suite, row.eval_id) for row in carried}
-    every = {(ref.suite, ref.id) for ref in plan.refs}
-    baseline = load_baseline(args, every, every - reported)
-    heartbeat = heartbeat_seconds(os.environ)
-    # Every case, not just this shard's: a bad target name fails every shard alike.
-    cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
-    resolver = TargetResolver.from_options(args.targets, args.target, plan.refs,
-                                           wrap=caching_wrapper(cache) if cache else None,
-                                           allow_unknown_keys=args.allow_unknown_keys,
-                                           skip_missing_env=args.skip_missing_env, strict=args.strict)
-    for warning in resolver.warnings:
-        print(inert_lines(one_line(warning)), file=sys.stderr)
-    if rerun is not None:
-        selected = rerun_partial_cases(args, plan.refs, rerun, selected, resolver.target_names)
-        carried = rerun.kept
-    left_out = _missing_env_rows(resolver, selected)
-    if left_out:
-        print(f"agentv-gate: {len(left_out)} case(s) not run: environment variables unset "
-              "(--skip-missing-env; each row names the variable)", file=sys.stderr)
-    skipped = {(row.suite, row.eval_id, row.target) for row in left_out}
+            self.writer = JsonlWriter(self.results_path)
+        except ReportError:
+            self.resolver.close()
+            raise
+        target_names = self.resolver.target_names
+        self.planned = sum(len(target_names(ref)) for ref in self.selected) + len(self.carried)
+        self.chosen = sum(len(target_names(ref)) for ref in self.every_chosen)
 
-    def runnable_targets(case: Any) -> list[str]:
-        return [t for t in resolver.target_names(case) if (case.suite, case.id, t) not in skipped]
+    def _runnable_targets(self, case: Any) -> list[str]:
+        return [t for t in self.resolver.target_names(case) if (case.suite, case.id, t) not in self.skipped]
 
-    junit, results_path, html = output_paths(args.output_dir, args.junit, args.results)
-    console = ConsoleReporter(quiet=args.quiet, verbose=args.verbose, heartbeat=heartbeat)
-    try:
-        writer = JsonlWriter(results_path)
-    except ReportError:
-        resolver.close()
-        raise
-    planned = sum(len(resolver.target_names(ref)) for ref in selected) + len(carried)  # a matrix case: a row per target
-    # Rows of the whole filtered run, every shard's: a shard cut short between a matrix case's
-    # targets still has a row of every case, so `merge` counts rows, not cases.
-    chosen = sum(len(resolver.target_names(ref)) for ref in every_chosen)
-    if not selected and rerun is None:
-        # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
-        print(f"agentv-gate: shard {args.shard} has no cases ({len(every_chosen)} case(s) in all); "
-              "writing empty reports", file=sys.stderr)
-        writer.close()
-        resolver.close()
-        write_junit([], junit)
-        return EXIT_OK
-
-    run_id = uuid.uuid4().hex[:12]
-    commit = current_commit()
-    digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in selected}
-
-    def stamp(result: CaseResult) -> CaseResult:
+    def stamp(self, result: CaseResult) -> CaseResult:
         """What a row says of the run that wrote it, so a reader can tell when rows are missing, and
         which version of its case it judged, so a later rerun can tell whether it still holds (a
         carried row keeps the digest it was carried for)."""
-        result.run_id, result.run_rows = run_id, planned
-        result.case_digest = digests.get((result.suite, result.eval_id), result.case_digest)
-        result.commit = result.commit or commit
-        result.quarantined = quarantine.reason_for(result.suite, result.eval_id)
-        if args.shard:
-            result.shard, result.shard_total = args.shard, chosen
+        result.run_id, result.run_rows = self.run_id, self.planned
+        result.case_digest = self.digests.get((result.suite, result.eval_id), result.case_digest)
+        result.commit = result.commit or self.commit
+        result.quarantined = self.quarantine.reason_for(result.suite, result.eval_id)
+        if self.args.shard:
+            result.shard, result.shard_total = self.args.shard, self.chosen
         return result
 
-    rows: list[ReportRow] = []  # what the end-of-run reports read; full rows are only in the JSONL
-    usage = UsageTotals()  # tokens and dollars, added up as rows come: the compact rows do not keep them
-    for old in carried:  # a rerun's results file is complete: the rows not run again, as they were
-        writer.write(stamp(old))
-        rows.append(ReportRow.of(old, review=True))
-        usage.add(old)
-    failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
+    # ---------------------------------------------------------------- run
 
-    def on_result(result: CaseResult) -> None:  # on the main thread, as `write_partial_reports`
-        writer.write(stamp(result))
-        rows.append(ReportRow.of(result, evaluators=args.verbose, review=True))  # report.html shows every case
-        usage.add(result)
-        console.case_done(result)
-
-    def traffic() -> list[TargetTraffic]:
-        return [TargetTraffic(name, s.calls, s.rate_limited, s.waited_seconds)
-                for name, s in sorted(resolver.limiter_stats().items())]
-
-    def write_partial_reports(why: str) -> None:
-        """The reports of a run cut short: its own exit code stands, so a report error is only said.
-        Each case not run becomes an error row saying so (`why`): in the results JSONL, so that a
-        `merge` of it fails, and as an `<error>` testcase in the JUnit file, so a dashboard reading
-        it never shows the cut-short run as green. Closes the writer: results reach `on_result` on
-        this thread only, so no case finishes after `finished` is taken."""
-        finished = {(row.suite, row.eval_id, row.target) for row in rows}
-        unfinished = [_not_run_result(ref, target, why) for ref in selected
-                      for target in resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
+    def run(self) -> int:
+        """The cases, each result reaching `on_result` as it ends; the reports however the run ends."""
+        orchestrator = self._orchestrator()
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        previous_int = signal.getsignal(signal.SIGINT)
+        self.console.start(self.planned - len(self.carried))  # carried rows of a rerun are not run again
+        allow_new_scripts()  # an earlier interrupted run in this process refused them
         try:
-            for result in unfinished:
-                writer.write(stamp(result))
-            writer.close()
-        except ReportError as exc:
-            print(f"agentv-gate: {exc}", file=sys.stderr)
-        not_run = [ReportRow.of(result) for result in unfinished]
-        try:
-            write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                          stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
-                          not_run=not_run, usage=usage, comment=comment,
-                          info=RunInfo.for_run(started_at, time.monotonic() - started, commit))
-        except ReportError as exc:
-            print(f"agentv-gate: {exc}", file=sys.stderr)
+            for row in self.left_out:
+                self.on_result(row)
+            runnable = [ref for ref in self.selected if self._runnable_targets(ref)]
+            plan_batches(self.resolver, runnable)
+            orchestrator.run(each_target(self.plan.read_cases(runnable), self._runnable_targets))
+            for ref in self.plan.vanished:
+                self.on_result(_vanished_result(ref))
+        except KeyboardInterrupt as exc:
+            return self.interrupted(first_signal(exc) or exc)
+        except ReportError:
+            kill_running_scripts()  # the run stops here: no judge may outlive it
+            raise
+        except Exception as exc:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
+            signalled = first_signal(exc)
+            if signalled is not None:
+                return self.interrupted(signalled)
+            self.stopped()
+            raise
+        finally:
+            self._close(previous, previous_int)
+        return self.finish()
 
-    registry = build_evaluator_registry(None, resolver.judge_resolver(),
-                                        judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS)
-    # Without --workers, enough threads for the most `workers:` any target declares.
-    workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
-    settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,
-                           trials_strategy=args.trials_strategy)
-    if args.trials is not None and args.trials > 1 and not args.quiet:
-        print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at the "
-              "first passing trial; the verdict is the same), so each case has its pass count for a paired "
-              "comparison", file=sys.stderr)
-    hooks = WorkspaceHooks()
-    run_budget = [RunBudget(args.budget_usd)] if args.budget_usd is not None else []
-    stop = execution_block_policies(*([failure_limit] if failure_limit else []), *run_budget)
-    orchestrator = Orchestrator(resolver, registry, settings, on_result=on_result, stop=stop,
-                                hooks=hooks,
-                                on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    previous_int = signal.getsignal(signal.SIGINT)
-    console.start(planned - len(carried))  # carried rows of a rerun are not run again
-    allow_new_scripts()  # an earlier interrupted run in this process refused them
-    try:
-        for row in left_out:
-            on_result(row)
-        runnable = [ref for ref in selected if runnable_targets(ref)]
-        orchestrator.run(each_target(plan.read_cases(runnable), runnable_targets))
-        for ref in plan.vanished:
-            on_result(_vanished_result(ref))
-    except KeyboardInterrupt as exc:
+    def _orchestrator(self) -> Orchestrator:
+        args, resolver = self.args, self.resolver
+        registry = build_evaluator_registry(None, resolver.judge_resolver(),
+                                            judge_timeout_seconds=args.judge_timeout or DEFAULT_JUDGE_TIMEOUT_SECONDS,
+                                            targets=resolver)
+        # Without --workers, enough threads for the most `workers:` any target declares.
+        workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
+        settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,
+                               trials_strategy=args.trials_strategy)
+        if args.trials is not None and args.trials > 1 and not args.quiet:
+            print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at "
+                  "the first passing trial; the verdict is the same), so each case has its pass count for a "
+                  "paired comparison", file=sys.stderr)
+        self.hooks = WorkspaceHooks()
+        run_budget = [RunBudget(args.budget_usd)] if args.budget_usd is not None else []
+        stop = execution_block_policies(*([self.failure_limit] if self.failure_limit else []), *run_budget)
+        console = self.console
+        return Orchestrator(resolver, registry, settings, on_result=self.on_result, stop=stop, hooks=self.hooks,
+                            on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
+
+    def on_result(self, result: CaseResult) -> None:
+        """One case ended: its row goes to the results file and the console at once (on the main thread,
+        as `write_partial_reports`)."""
+        self.writer.write(self.stamp(result))
+        self.rows.append(ReportRow.of(result, evaluators=self.args.verbose, review=True))  # report.html shows every case
+        self.usage.add(result)
+        self.console.case_done(result)
+
+    def interrupted(self, exc: KeyboardInterrupt) -> int:
+        """Ctrl-C or SIGTERM: the scripts still running end, the reports of what finished are written."""
         # A second signal (Ctrl-C twice; CI sends SIGINT, then SIGTERM) must not cut the reports short.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         # Hanging judges and cli targets (and their grandchildren) die now, so no process outlives
         # the run and the worker threads waiting on them let the interpreter exit.
         kill_running_scripts()
-        print(f"\nagentv-gate: interrupted; writing {len(rows)} finished case(s) of {planned}", file=sys.stderr)
-        write_partial_reports("the run was interrupted (SIGTERM)" if isinstance(exc, _Terminated)
-                              else "the run was interrupted (SIGINT)")
-        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
-    except ReportError:
-        kill_running_scripts()  # the run stops here: no judge may outlive it
-        raise
-    except Exception:  # a bug of ours: report what finished, then `cli.main` says what broke (exit 4)
-        kill_running_scripts()
-        print(f"agentv-gate: stopped by an internal error; writing {len(rows)} finished case(s) of {planned}",
+        print(f"\nagentv-gate: interrupted; writing {len(self.rows)} finished case(s) of {self.planned}",
               file=sys.stderr)
-        write_partial_reports("the run stopped on an internal error")
-        raise
-    finally:
-        console.end_live()  # a run stopped by a report error must not leave a heartbeat or a group open
-        finish_hooks(hooks)
+        terminated = isinstance(exc, _Terminated)
+        self.write_partial_reports("the run was interrupted (SIGTERM)" if terminated
+                                   else "the run was interrupted (SIGINT)")
+        return EXIT_SIGTERM if terminated else EXIT_SIGINT
+
+    def stopped(self) -> None:
+        """A bug of ours stopped the run: the reports of what finished, before `cli.main` says what broke."""
+        kill_running_scripts()
+        print(f"agentv-gate: stopped by an internal error; writing {len(self.rows)} finished case(s) of "
+              f"{self.planned}", file=sys.stderr)
+        self.write_partial_reports("the run stopped on an internal error")
+
+    def _close(self, previous: Any, previous_int: Any) -> None:
+        """However the run ended: the live console, the suites' after_all hooks, the signal handlers, the
+        processes left behind, the targets, the cache's line."""
+        self.console.end_live()  # a run stopped by a report error must not leave a heartbeat or a group open
+        finish_hooks(self.hooks)
         # After an interruption both stay ignored: the process is on its way out with its exit code,
         # and a late signal must not turn that into death by signal.
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
@@ -290,18 +363,82 @@ def execute(args: argparse.Namespace) -> int:
             if previous_int is not None:
                 signal.signal(signal.SIGINT, previous_int)
         end_orphans()  # what judges and targets left running in sessions of their own ends with the run
-        resolver.close()
-        report_cache(cache, args.quiet)
-    writer.close()
-    report_traffic(traffic(), args.quiet)
-    code = write_reports(rows, junit, results_path, console, planned=planned, html=html, baseline=baseline,
-                         stopped=failure_limit.message if failure_limit else None, traffic=traffic(),
-                         usage=usage, comment=comment, info=RunInfo.for_run(started_at, time.monotonic() - started, commit))
-    hint = import_hint(rows)
-    if hint:
-        print(inert_lines(redact(f"agentv-gate: {hint}")), file=sys.stderr)
-    return code
+        self.resolver.close()
+        report_cache(self.cache, self.args.quiet)
 
+    # ---------------------------------------------------------------- the reports
+
+    def traffic(self) -> list[TargetTraffic]:
+        return [TargetTraffic(name, s.calls, s.rate_limited, s.waited_seconds)
+                for name, s in sorted(self.resolver.limiter_stats().items())]
+
+    def _info(self) -> RunInfo:
+        return RunInfo.for_run(self.started_at, time.monotonic() - self.started, self.commit)
+
+    def finish(self) -> int:
+        """The run ended on its own: every report, and the exit code they decide."""
+        self.writer.close()
+        report_traffic(self.traffic(), self.args.quiet)
+        code = write_reports(self.rows, self.junit, self.results_path, self.console, planned=self.planned,
+                             html=self.html, baseline=self.baseline,
+                             stopped=self.failure_limit.message if self.failure_limit else None,
+                             traffic=self.traffic(), usage=self.usage, comment=self.comment, info=self._info())
+        hint = import_hint(self.rows)
+        if hint:
+            print(inert_lines(redact(f"agentv-gate: {hint}")), file=sys.stderr)
+        return code
+
+    def write_partial_reports(self, why: str) -> None:
+        """The reports of a run cut short: its own exit code stands, so a report error is only said.
+        Each case not run becomes an error row saying so (`why`): in the results JSONL, so that a
+        `merge` of it fails, and as an `<error>` testcase in the JUnit file, so a dashboard reading
+        it never shows the cut-short run as green. Closes the writer: results reach `on_result` on
+        this thread only, so no case finishes after `finished` is taken."""
+        finished = {(row.suite, row.eval_id, row.target) for row in self.rows}
+        unfinished = [_not_run_result(ref, target, why) for ref in self.selected
+                      for target in self.resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
+        try:
+            for result in unfinished:
+                self.writer.write(self.stamp(result))
+            self.writer.close()
+        except ReportError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+        not_run = [ReportRow.of(result) for result in unfinished]
+        try:
+            write_reports(self.rows, self.junit, self.results_path, self.console, planned=self.planned,
+                          html=self.html, baseline=self.baseline,
+                          stopped=self.failure_limit.message if self.failure_limit else None,
+                          traffic=self.traffic(), not_run=not_run, usage=self.usage, comment=self.comment,
+                          info=self._info())
+        except ReportError as exc:
+            print(f"agentv-gate: {exc}", file=sys.stderr)
+
+
+def first_signal(exc: BaseException) -> KeyboardInterrupt | None:
+    """The first signal behind `exc`, if a signal started it.
+
+    A second signal (CI sends SIGINT, then SIGTERM) can land while the first one's KeyboardInterrupt
+    unwinds through a `threading.Condition.wait`, before the wait takes its lock back: leaving the
+    `with` then raises `RuntimeError: release unlocked lock`, with the interrupts only in its context.
+    That run was interrupted, not stopped by a bug, and the first signal says how (130 or 143)."""
+    first = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt):
+            first = current
+        current = current.__context__
+    return first
+
+
+def _shard_of(args: argparse.Namespace) -> ShardSpec | None:
+    if args.shard is None:
+        return None
+    try:
+        return ShardSpec.parse(args.shard)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def finish_hooks(hooks: WorkspaceHooks) -> None:

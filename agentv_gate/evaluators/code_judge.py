@@ -38,12 +38,11 @@ from ..models import (
     score_label,
 )
 from ..redaction import redact
-from ..targets.cache import count_thread_cache_hits
 from ..transport.process import ScriptResult, run_judge
 from .base import ResolveJudgeProvider
 from .grader_reply import read_grader_reply
 from .json_extract import loads_strict
-from .target_proxy import TargetProxy
+from .target_proxy import NamedTargets, TargetProxy
 
 STDERR_TAIL_CHARS = 2000
 """AgentV keeps the last 2000 characters of a failed judge's stderr."""
@@ -282,11 +281,14 @@ def _no_model(message: str, raw: dict[str, Any]) -> EvaluationScore:
 class CodeJudgeEvaluator:
     def __init__(self, default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
                  max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-                 resolve_judge_provider: ResolveJudgeProvider | None = None) -> None:
+                 resolve_judge_provider: ResolveJudgeProvider | None = None,
+                 targets: NamedTargets | None = None) -> None:
         self.default_timeout_seconds = default_timeout_seconds
         self.max_output_bytes = max_output_bytes
         self.resolve_judge_provider = resolve_judge_provider
         """Who answers a judge's `target:` calls: the case's judge target, as for an llm_judge."""
+        self.targets = targets
+        """The run's other targets, which a judge may name in a call (`target: gemini_base`), as in AgentV."""
 
     def evaluate(self, config: CodeJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         cwd = judge_cwd(config, context)
@@ -325,10 +327,10 @@ class CodeJudgeEvaluator:
                 f"{what} has target: but no judge target is configured: set judge_target on target "
                 f"'{context.target or '(unnamed)'}' in .agentv/targets.yaml", raw)
         with TargetProxy(provider, config.target.max_calls, case_id=context.eval_case.id, evaluator=config.name,
-                         model=context.judge_model) as proxy:
+                         model=context.judge_model, targets=self.targets, case_target=context.target,
+                         run=context.run) as proxy:
             score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
                                      call_env=proxy.env(), read_reply=read_reply)
-        count_thread_cache_hits(proxy.usage.cache_hits)
         recorded = {**(score.evaluator_raw_request or raw), "target_proxy": proxy.usage.as_raw()}
         return score.model_copy(update={"retries": score.retries + proxy.usage.retries,
                                         "evaluator_raw_request": recorded})

@@ -46,7 +46,6 @@ from ..models import (
     aggregator_kind,
     score_label,
 )
-from ..targets.cache import bypass_cache_on_this_thread, cache_bypassed, count_thread_cache_hits, thread_cache_hits
 from .code_judge import judge_cwd, run_judge_script, script_argv
 from .json_extract import JsonExtractError, parse_json_object
 
@@ -70,7 +69,8 @@ def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float
                            verdict=score.verdict or score_label(score.score), details=score.details,
                            hits=score.hits, misses=score.misses, reasoning=score.reasoning,
                            evaluator_raw_request=score.evaluator_raw_request, retries=score.retries,
-                           error=score.error, evaluator_results=score.children)
+                           error=score.error, evaluator_results=score.children,
+                           generation=getattr(config, "generation", "2.x"))
 
 
 def _finite_weight(weight: Any) -> bool:
@@ -138,22 +138,9 @@ class CompositeEvaluator:
         contexts = [dataclasses.replace(context, evaluator=member) for member in members]
         if len(contexts) == 1:
             return [self.run_member(contexts[0])]
-        # The case's cache setting and its count of cache hits live on the thread that runs the case
-        # (targets.cache): the members' threads take the one and hand back the other.
-        bypass = cache_bypassed()
-        hits: list[int] = []
-
-        def run_on_member_thread(member_context: EvaluationContext) -> EvaluationScore:
-            bypass_cache_on_this_thread(bypass)
-            before = thread_cache_hits()
-            try:
-                return self.run_member(member_context)
-            finally:
-                hits.append(thread_cache_hits() - before)
-
-        scores = _map_on_daemon_threads(run_on_member_thread, contexts, MAX_PARALLEL_MEMBERS)
-        count_thread_cache_hits(sum(hits))
-        return scores
+        # Each member's context holds the case run, so its calls see the case's cache setting and count
+        # their cache hits on the case from the member's own thread.
+        return _map_on_daemon_threads(self.run_member, contexts, MAX_PARALLEL_MEMBERS)
 
     @staticmethod
     def _prefixed(members: list[EvaluatorResult]) -> tuple[list[str], list[str]]:
@@ -234,7 +221,7 @@ class CompositeEvaluator:
         raw["target"] = getattr(provider, "name", None)
         try:
             response = provider.invoke(ProviderRequest(question=prompt, system_prompt=JUDGE_SYSTEM_PROMPT,
-                                                       eval_case_id=context.eval_case.id))
+                                                       eval_case_id=context.eval_case.id, run=context.run))
             data = parse_json_object(response.text)
         except JsonExtractError as exc:
             return _error(f"llm_judge aggregator reply has no JSON object: {exc}", raw)
@@ -261,7 +248,7 @@ def _map_on_daemon_threads(fn: Callable[[T], R], items: list[T], workers: int) -
     """`[fn(item) for item in items]`, at most `workers` at a time, on daemon threads.
 
     Not a ThreadPoolExecutor: its threads are joined when the interpreter exits, so after Ctrl-C
-    or SIGTERM a member stuck in a network read held the process until its request timed out.
+    or SIGTERM a member stuck in a network read would hold the process until its request timed out.
     """
     results: list[R | None] = [None] * len(items)
     failures: list[BaseException] = []

@@ -1,7 +1,7 @@
-"""A suite's own assertion type: `.agentv/assertions/<type>.py` (or an executable `<type>`), run as a code judge.
+"""A suite's own assertion type: `.agentv/assertions/<type>.ts` (or `.js`, `.py`, an executable), run as a code judge.
 
-AgentV loads `<type>.ts`/`.js` modules in-process; agentv-gate runs the script with the code-judge
-wire protocol instead (the payload on stdin, `{score, hits, misses, reasoning}` on stdout), so an
+As AgentV 2.19 runs a `<type>.ts`/`.js` module (`bun run <module>`), agentv-gate runs the script with
+the code-judge wire protocol (the payload on stdin, `{score, hits, misses, reasoning}` on stdout), so an
 assertion is written exactly like a code judge and breaks exactly like one: a crash, a hang or an
 unusable reply scores 0 and marks the case an error. The loader found the script (see
 `loader/evaluator_parser.py`); any other key of the assertion reaches it as `config`.
@@ -10,12 +10,13 @@ unusable reply scores 0 and marks the case an error. The loader found the script
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
-from ..judging.payload import build_judge_payload
+from ..loader.assertions import AGENTV_MODULE_SUFFIXES
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CustomAssertionConfig, EvaluationContext, EvaluationScore
-from .code_judge import judge_config, run_judge_script
+from .code_judge import CODE_WIRES, judge_config, run_judge_script
 
 
 class CustomAssertionEvaluator:
@@ -32,7 +33,15 @@ class CustomAssertionEvaluator:
         timeout = config.timeout_seconds or self.default_timeout_seconds
         raw: dict[str, Any] = {"assertion": config.assertion, "script": argv, "cwd": str(cwd),
                                "timeout_seconds": timeout}
-        stdin = json.dumps(build_judge_payload(context, judge_config(config)), indent=2, ensure_ascii=False,
-                           default=str)
+        # An AgentV module is sent what its AgentV sends it: 2.19 runs it as a code judge, 4.42 as a
+        # code grader (the file's generation). The gate's own scripts keep the 2.x payload.
+        module = Path(argv[-1]).suffix in AGENTV_MODULE_SUFFIXES
+        wire = CODE_WIRES[context.eval_case.generation if module else "2.x"]
+        payload = wire.payload(context, judge_config(config))
+        stdin = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
         what = f"assertion '{config.assertion}' ({Path(argv[-1]).name})"
-        return run_judge_script(argv, stdin, timeout, cwd, what, raw)
+        try:
+            return run_judge_script(argv, stdin, timeout, cwd, what, raw, read_reply=wire.read_reply)
+        finally:
+            if payload.get("output_path"):  # a 4.x answer too long to inline: its temporary folder goes
+                shutil.rmtree(Path(payload["output_path"]).parent, ignore_errors=True)

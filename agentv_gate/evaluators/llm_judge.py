@@ -1,4 +1,4 @@
-"""`llm_judge`: a model grades the answer from a prompt template (seed 004, REQ-EVAL-002).
+"""`llm_judge`: a model grades the answer from a prompt template.
 
 One judge call is: build the user prompt (default template, `{{variable}}` text, or an
 executable template), send it with the fixed JSON-reply system prompt to the judge provider,
@@ -272,7 +272,9 @@ class LlmJudgeEvaluator:
                 max_output_tokens=self.max_output_tokens,
                 eval_case_id=context.eval_case.id,
                 reply_schema=reply_schema,
-                extra={"role": "judge", "attempt": attempt - 1, "evaluator": config.name},
+                role="judge",
+                attempt=attempt - 1,
+                run=context.run,
             )
             try:
                 response = provider.invoke(request)

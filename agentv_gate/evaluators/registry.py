@@ -48,6 +48,7 @@ from .field_accuracy import FieldAccuracyEvaluator
 from .is_json import IsJsonEvaluator
 from .latency import LatencyEvaluator
 from .regex import RegexEvaluator
+from .target_proxy import NamedTargets
 from .token_usage import TokenUsageEvaluator
 from .tool_trajectory import ToolTrajectoryEvaluator
 
@@ -89,11 +90,13 @@ def build_evaluator_registry(
     judge_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
     max_output_tokens: int | None = None,
     temperature: float | None = None,
+    targets: NamedTargets | None = None,
 ) -> dict[type[BaseModel], Evaluator[Any]]:
     """An evaluator for every config class, with `overrides` applied last (composite members use them too)."""
     registry: dict[type[BaseModel], Evaluator[Any]] = {}
     _register(registry, CodeJudgeConfig, CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds,
-                                                            resolve_judge_provider=resolve_judge_provider))
+                                                            resolve_judge_provider=resolve_judge_provider,
+                                                            targets=targets))
     _register(registry, ContainsConfig, ContainsEvaluator())
     _register(registry, RegexConfig, RegexEvaluator())
     _register(registry, EqualsConfig, EqualsEvaluator())

@@ -20,10 +20,18 @@ every request needs `Authorization: Bearer <token>`:
 
 A failed call answers `{"error": message}`: 400 (a body we do not understand, named), 401 (no or
 wrong token), 404, 413 (body over 16 MiB), 429 (over `max_calls`; a batch that would pass the
-limit is refused whole), 502 (the model gave no answer after its retries). In a batch, an item
+limit is refused whole), 500 (a named target that cannot be used), 502 (the model gave no answer
+after its retries). In a batch, an item
 that fails says so in its own reply (`error`, and `rawText` starting `Error:` as AgentV writes it)
 and the other items still run. `attempt` (default 1) picks a different cache entry, as an
-`llm_judge` re-ask does; `target` may only name the judge target itself.
+`llm_judge` re-ask does.
+
+`target` names the model that answers, as in AgentV 2.19: none (or the judge target's own name) is
+the judge target; any other target of the run's targets.yaml may be named too (the case's own target
+included), and `/info` lists them as AgentV does: the case's target, then every target of the file.
+Such a target is built only when a judge first names it; one that cannot be used (an unset
+`${{ VAR }}`) is a 500 naming why, for the whole batch it is in, as in AgentV. The limit, the token
+and the scrubbing are the same whichever target answers, and no target's key reaches the script.
 """
 
 from __future__ import annotations
@@ -34,12 +42,12 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..case_run import CaseRun
 from ..errors import GateError
 from ..redaction import redact_tree
 from ..targets.base import Provider, ProviderRequest
-from ..targets.cache import cache_bypassed
 
 if TYPE_CHECKING:  # http.server is imported when a proxy starts: most runs never start one
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +55,26 @@ if TYPE_CHECKING:  # http.server is imported when a proxy starts: most runs neve
 MAX_BODY_BYTES = 16 * 1024 * 1024
 INVOKE_FIELDS = frozenset({"question", "systemPrompt", "evalCaseId", "attempt", "target"})
 """What an invoke body may hold (AgentV's TargetProxyInvokeRequest); anything else is refused by name."""
+
+
+class NamedTargets(Protocol):
+    """The run's targets file, for a judge that names a target other than its judge's."""
+
+    def declared_targets(self) -> list[str]:
+        """Every target name of the targets file, in its order."""
+        ...
+
+    def named_provider(self, name: str) -> Provider:
+        """The built provider of target `name`; raises when it cannot be used (an unset variable)."""
+        ...
+
+
+def available_targets(judge: str, case_target: str, targets: NamedTargets | None) -> list[str]:
+    """What `/info` lists: AgentV's list, the case's target then every target of the file (so the
+    case's target appears twice, as there); without a targets file, the judge target alone."""
+    if targets is None:
+        return [judge]
+    return [*([case_target] if case_target else []), *targets.declared_targets()]
 
 
 class _Refusal(Exception):
@@ -70,11 +98,12 @@ class ProxyUsage:
     failed_calls: int = 0
     retries: int = 0
     cache_hits: int = 0
-    """Calls answered from the response cache (the proxy's threads are not the case's, so the case
-    adds these to its own count)."""
+    """Calls answered from the response cache (also counted on the case run, as every call's are)."""
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
+    other_targets: dict[str, int] = field(default_factory=dict)
+    """Answered calls per target the judge named instead of its judge target."""
 
     def as_raw(self) -> dict[str, Any]:
         raw: dict[str, Any] = {"target": self.target, "max_calls": self.max_calls, "call_count": self.call_count}
@@ -85,6 +114,8 @@ class ProxyUsage:
         if self.failed_calls:
             raw["failed_calls"] = self.failed_calls
             raw["errors"] = self.errors[:5]
+        if self.other_targets:
+            raw["other_targets"] = dict(self.other_targets)
         if self.input_tokens or self.output_tokens:
             raw["token_usage"] = {"input": self.input_tokens, "output": self.output_tokens}
         return raw
@@ -98,14 +129,17 @@ class TargetProxy:
     """The proxy for one judge run: `with TargetProxy(...) as proxy:` run the script with `proxy.env()`."""
 
     def __init__(self, provider: Provider, max_calls: int, *, case_id: str, evaluator: str,
-                 model: str | None = None) -> None:
+                 model: str | None = None, targets: NamedTargets | None = None, case_target: str = "",
+                 run: CaseRun | None = None) -> None:
         self.provider = provider
+        self.targets = targets
+        self.available = available_targets(provider.name, case_target, targets)
         self.case_id = case_id
         self.evaluator = evaluator
         self.model = model
         self.token = secrets.token_hex(32)
-        self.no_cache = cache_bypassed()
-        """Read on the case's thread: the proxy serves on its own, where the case's setting is not seen."""
+        self.run = run
+        """The case run the judge grades: the proxy's calls take its cache setting and count their hits on it."""
         self.usage = ProxyUsage(target=provider.name, max_calls=max_calls)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -194,7 +228,7 @@ class TargetProxy:
             with self._lock:
                 count = self.usage.call_count
             return {"targetName": self.provider.name, "maxCalls": self.usage.max_calls, "callCount": count,
-                    "availableTargets": [self.provider.name]}
+                    "availableTargets": self.available}
         if handler.command == "POST" and path == "/invoke":
             item = self._invoke_body(self._read_json(handler), "")
             self._reserve(1)
@@ -235,10 +269,22 @@ class TargetProxy:
         attempt = body.get("attempt", 1)
         if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
             raise _Refusal(400, f"{where}attempt must be a whole number >= 1, got {attempt!r}")
-        named = body.get("target")
-        if named is not None and named != self.provider.name:
-            raise _Refusal(400, f"{where}Unknown target {named!r}. Available: {self.provider.name}")
-        return {"question": question, "system_prompt": system, "attempt": attempt}
+        provider, model = self._answering(body.get("target"), where)
+        return {"question": question, "system_prompt": system, "attempt": attempt, "provider": provider,
+                "model": model}
+
+    def _answering(self, named: Any, where: str) -> tuple[Provider, str | None]:
+        """Who answers a call naming `named`, and the model override that goes with it (the judge's only)."""
+        if named is None or named == self.provider.name:
+            return self.provider, self.model
+        if self.targets is None or not isinstance(named, str) or named not in self.available:
+            shown = f"'{named}'" if isinstance(named, str) else json.dumps(named)
+            raise _Refusal(400, f"{where}Unknown target {shown}. Available: {', '.join(self.available)}")
+        try:
+            return self.targets.named_provider(named), None
+        except Exception as exc:  # noqa: BLE001 - an unusable target is this call's answer, not a crash
+            message = str(exc) if isinstance(exc, GateError) else f"{type(exc).__name__}: {exc}"
+            raise _Refusal(500, f"{where}target '{named}' cannot be used: {message}") from None
 
     def _reserve(self, calls: int) -> None:
         with self._lock:
@@ -250,23 +296,26 @@ class TargetProxy:
             self.usage.call_count += calls
 
     def _call(self, item: dict[str, Any]) -> dict[str, Any]:
+        provider: Provider = item["provider"]
         request = ProviderRequest(
-            question=item["question"], system_prompt=item["system_prompt"], model=self.model,
+            question=item["question"], system_prompt=item["system_prompt"], model=item["model"],
             eval_case_id=self.case_id,
-            extra={"role": "target_proxy", "attempt": item["attempt"] - 1, "evaluator": self.evaluator,
-                   **({"no_cache": True} if self.no_cache else {})},
+            role="target_proxy", attempt=item["attempt"] - 1, run=self.run,
         )
         try:
-            response = self.provider.invoke(request)
+            response = provider.invoke(request)
         except Exception as exc:  # noqa: BLE001 - the judge gets the reason; the run goes on
             message = str(exc) if isinstance(exc, GateError) else f"{type(exc).__name__}: {exc}"
             with self._lock:
                 self.usage.failed_calls += 1
                 self.usage.retries += _count(getattr(exc, "retries", 0))
                 self.usage.errors.append(message)
-            raise _Refusal(502, f"judge target '{self.provider.name}' failed: {message}") from None
+            role = "judge target" if provider is self.provider else "target"
+            raise _Refusal(502, f"{role} '{provider.name}' failed: {message}") from None
         usage = response.token_usage or {}
         with self._lock:
+            if provider is not self.provider:
+                self.usage.other_targets[provider.name] = self.usage.other_targets.get(provider.name, 0) + 1
             self.usage.retries += response.retries
             self.usage.cache_hits += 1 if (response.raw or {}).get("cached") is True else 0
             self.usage.input_tokens += _count(usage.get("input"))
@@ -282,6 +331,8 @@ class TargetProxy:
             try:
                 items.append(self._invoke_body(raw, f"requests[{index}]: "))
             except _Refusal as refusal:
+                if refusal.status == 500:  # a named target that cannot be built fails the batch, as in AgentV
+                    raise
                 items.append(refusal)
         self._reserve(sum(1 for item in items if not isinstance(item, _Refusal)))
         replies = []
@@ -296,4 +347,4 @@ class TargetProxy:
         return {"responses": replies}
 
 
-__all__ = ["INVOKE_FIELDS", "MAX_BODY_BYTES", "ProxyUsage", "TargetProxy"]
+__all__ = ["INVOKE_FIELDS", "MAX_BODY_BYTES", "NamedTargets", "ProxyUsage", "TargetProxy", "available_targets"]

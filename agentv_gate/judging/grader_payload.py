@@ -112,7 +112,8 @@ def grader_trace(context: EvaluationContext, messages: list[dict[str, Any]]) -> 
         "cost_usd": context.cost_usd,
         "duration_ms": context.duration_ms,
         **time_bounds(messages),
-        "metadata": _drop_none({"target": context.target or None, "eval_case_id": case.id}),
+        "metadata": _drop_none({"provider": context.target_provider or None, "target": context.target or None,
+                                "eval_case_id": case.id}),
     }
     if isinstance(context.trace, dict):
         trace.update(context.trace)
@@ -162,6 +163,32 @@ def build_grader_payload(context: EvaluationContext, config: dict[str, Any] | No
         "end_time": reported("end_time") or trace.get("end_time"),
         "file_changes": reported("file_changes"),
         "workspace_path": reported("workspace_path"),
+        "config": config,
+    }
+    snake: dict[str, Any] = to_snake_case_deep(payload, keep_data_keys=False)
+    return snake
+
+
+def build_prompt_template_payload(context: EvaluationContext, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The stdin payload of a 4.x llm-grader's executable prompt template, key for key as 4.42 writes it
+    (`executePromptTemplate`): the answer as text in both `output` and `answer`, the transcript in `messages`
+    and `trace`, null for what this run has none of, every key snake_case deep."""
+    case = context.eval_case
+    inputs, expected, outputs = case_messages(context)
+    messages = transcript(inputs, outputs)
+    reported = context.trace if isinstance(context.trace, dict) else {}
+    payload: dict[str, Any] = {
+        "criteria": case.expected_outcome,
+        "expected_output": expected,
+        "output": context.candidate,
+        "answer": context.candidate,
+        "messages": messages,
+        "input_files": list(case.input_files),
+        "input": inputs,
+        "metadata": case.metadata,
+        "trace": grader_trace(context, messages),
+        "file_changes": reported.get("file_changes"),
+        "workspace_path": reported.get("workspace_path"),
         "config": config,
     }
     snake: dict[str, Any] = to_snake_case_deep(payload, keep_data_keys=False)

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeReplyError
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, RubricItem, question_text
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScriptConfig, RubricItem, question_text
+from .grader_payload import build_prompt_template_payload
 from .judge_reply import JudgeReply, _read_one, _score, _strict_object, _text
 from .payload import case_messages
 from .rubrics import score_range_lines
-from .templates import ResolvedPrompt, _script_argv, render_template, resolve_prompt
+from .templates import ResolvedPrompt, _script_argv, render_template, run_prompt_script
 
 if TYPE_CHECKING:
     from ..models import EvaluationContext
@@ -316,12 +317,27 @@ def parse_grader_reply(text: str) -> JudgeReply:
                      '{"score": 0..1, "assertions": [{"text": ..., "passed": true|false}]}', "score")
 
 
+def _grader_script_config(config: LlmJudgeConfig) -> dict[str, Any] | None:
+    """4.42's config for a prompt script: the prompt's own `config` when it has one, else the evaluator's."""
+    if isinstance(config.prompt, PromptScriptConfig) and config.prompt.config is not None:
+        return dict(config.prompt.config)
+    return dict(config.config) if config.config else None
+
+
+def _script_timeout(config: LlmJudgeConfig, default_timeout_seconds: float) -> float:
+    if isinstance(config.prompt, PromptScriptConfig) and config.prompt.timeout_seconds:
+        return config.prompt.timeout_seconds
+    return default_timeout_seconds
+
+
 def resolve_grader_prompt(context: EvaluationContext, config: LlmJudgeConfig,
                           default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS) -> ResolvedPrompt:
     """A 4.x grader's user prompt: its text (inline or `file://`) with 4.x's variables, a prompt script's
     stdout, or the default template."""
-    if _script_argv(config):
-        return resolve_prompt(context, config, default_timeout_seconds)
+    argv = _script_argv(config)
+    if argv:
+        return run_prompt_script(argv, context, None, _script_timeout(config, default_timeout_seconds),
+                                 payload=build_prompt_template_payload(context, _grader_script_config(config)))
     variables = grader_variables(context, config.rubrics)
     text = config.resolved_prompt_text
     if text is None and isinstance(config.prompt, str) and config.prompt.strip():

@@ -170,16 +170,18 @@ def run_prompt_script(
     config: dict[str, Any] | None,
     timeout_seconds: float,
     cwd: Path | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> ResolvedPrompt:
     """Run an executable template as AgentV does: payload on stdin, trimmed stdout is the prompt.
 
-    The working folder is the script's own (the folder of the last argument), unless given.
+    The payload is 2.19's judge payload unless given (a 4.x grader's is its own); the working folder is the
+    script's own (the folder of the last argument), unless given.
     Raises PromptTemplateError with the script's stderr when it cannot start, times out or fails.
     """
     if cwd is None:
         last = Path(argv[-1]) if argv else None
         cwd = last.parent if last is not None and last.is_absolute() and last.parent.is_dir() else None
-    payload = build_judge_payload(context, config)
+    payload = build_judge_payload(context, config) if payload is None else payload
     result = run_judge(argv, _json(payload), timeout_seconds, cwd=cwd)
     details: dict[str, Any] = {
         "script": argv,

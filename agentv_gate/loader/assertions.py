@@ -1,9 +1,12 @@
 """Custom assertion types: `type: word-count` names a script in a `.agentv/assertions/` folder.
 
 The folders are searched from the eval file's folder up to the repository root, nearest first, as
-AgentV searches for them. In each, `<type>.py` (run with the user's `python3`, like a code judge) or
-an executable file `<type>` is taken. AgentV's own `<type>.ts`/`.js` modules are not run: finding only
-one of those is a located error saying so, not an unknown type.
+AgentV searches for them. AgentV 2.19 registers every `<type>.ts`, `.js`, `.mts` or `.mjs` module it
+finds there (the nearest first) as a code judge run with `bun run <module>`: the gate runs such a
+module the same way, with the same payload and reply (AgentV's `defineAssertion` prints a code
+judge's `{score, hits, misses, reasoning}`). Where no folder has one, `<type>.py` (run with the
+user's `python3`, like a code judge) or an executable file `<type>` is taken, nearest first: a form
+of the gate's own, which AgentV does not know, so it never shadows a module AgentV would run.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from .refs import SearchRoots
 CUSTOM_KIND = "custom_assertion"
 ASSERTIONS_DIR = Path(".agentv") / "assertions"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+AGENTV_MODULE_SUFFIXES = (".ts", ".js", ".mts", ".mjs")
+"""AgentV's discovery patterns, in its order (`*.ts`, `*.js`, `*.mts`, `*.mjs`)."""
+AGENTV_MODULE_RUNNER = ("bun", "run")
+"""How AgentV runs a discovered module (`command: ['bun', 'run', filePath]`)."""
 
 
 def find_custom_assertion(type_name: object, roots: SearchRoots, line: int) -> list[str] | None:
@@ -25,7 +32,11 @@ def find_custom_assertion(type_name: object, roots: SearchRoots, line: int) -> l
     name = str(type_name)
     if not _NAME.fullmatch(name):
         return None  # not a file name (no `/`, no leading `.`): it cannot name a script, so it stays an unknown type
-    agentv_only: Path | None = None
+    for folder in roots.search_dirs:
+        for suffix in AGENTV_MODULE_SUFFIXES:
+            module = folder / ASSERTIONS_DIR / f"{name}{suffix}"
+            if module.is_file():
+                return [*AGENTV_MODULE_RUNNER, str(_inside(module, roots, line, name))]
     for folder in roots.search_dirs:
         base = folder / ASSERTIONS_DIR
         python, executable = base / f"{name}.py", base / name
@@ -36,12 +47,6 @@ def find_custom_assertion(type_name: object, roots: SearchRoots, line: int) -> l
                 raise EvalFileError(line, f"custom assertion {name!r}: {executable} is not executable",
                                     f"chmod +x {executable}, or name it {name}.py")
             return [str(_inside(executable, roots, line, name))]
-        for suffix in (".ts", ".js", ".mjs"):
-            if agentv_only is None and (base / f"{name}{suffix}").is_file():
-                agentv_only = base / f"{name}{suffix}"
-    if agentv_only is not None:
-        raise EvalFileError(line, f"custom assertion {name!r} is {agentv_only}, a module agentv-gate does not load",
-                            f"{name}.py or an executable {name} beside it, speaking the code-judge protocol")
     return None
 
 

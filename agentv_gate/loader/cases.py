@@ -23,6 +23,7 @@ from ..models import (
     SuiteExecution,
     question_text,
 )
+from .case_vars import case_variables, render, rendered_case
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
 from .execution import (
     BLANK_TARGET,
@@ -37,7 +38,7 @@ from .execution import (
 from .forms4 import case_is_4x, merge_metadata
 from .globs import matches_any
 from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
-from .problems import Problem
+from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .rubrics import parse_rubric_items
 from .yaml_lines import LineDict, item_line, key_line, line_of, yaml_kind
@@ -89,6 +90,7 @@ class CaseBuilder:
         self.defaults = defaults
         self.problems = problems
         self.case_file = self._display(file.resolve()) if suite_file is not None else None
+        self._four_x_of: tuple[object, bool] | None = None
 
     # ---------------------------------------------------------------- messages
 
@@ -96,7 +98,7 @@ class CaseBuilder:
                   all_guidelines: bool = False) -> list[Message]:
         if raw is None:
             return []
-        is_input = field in ("input", "input_messages")  # gen3's `input` and gen2's `input_messages` read alike
+        is_input = field in ("input", "input_messages")  # `input` (AgentV 3+) and `input_messages` (2.x) read alike
         role = "user" if is_input else "assistant"
         if isinstance(raw, str):
             return [Message(role=role, content=raw)]
@@ -107,7 +109,7 @@ class CaseBuilder:
                                                     "or a list of messages here", f"{field}: \"{raw}\", quoted as text")
         written = True  # the entries are messages as written, not content wrapped in one here
         if isinstance(raw, dict):
-            # gen3 shorthand: a mapping with a role is one message, any other mapping is content.
+            # AgentV 3+'s shorthand: a mapping with a role is one message, any other mapping is content.
             written = "role" in raw
             raw = [raw] if written else [{"role": role, "content": self._content(raw, line, files, is_input)}]
         elif isinstance(raw, list) and raw and not is_input and not (isinstance(raw[0], dict) and "role" in raw[0]):
@@ -193,15 +195,15 @@ class CaseBuilder:
     # ---------------------------------------------------------------- evaluators
 
     def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
-        """AgentV's precedence. gen2 (`evalcases`): the case's list, else the suite's. gen3
+        """AgentV's precedence. AgentV 2.x (`evalcases`): the case's list, else the suite's. AgentV 3+
         (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
         execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
-        gen3 = self.defaults.get("generation") == 3
+        appended = self.defaults.get("generation") == 3  # AgentV 3+ (`tests:`) appends the suite's
         listed: list[tuple[Any, str, bool]] = [  # (mapping, key, name required)
             (raw, "assertions", False),
             (raw, "assert", False),
-            (execution, "evaluators", not gen3),
-            (raw, "evaluators", not gen3),
+            (execution, "evaluators", not appended),
+            (raw, "evaluators", not appended),
         ]
         configs: list[EvaluatorConfig] = []
         found = False
@@ -222,7 +224,7 @@ class CaseBuilder:
                                                line=key_line(raw, single_key, line)))
                 found = True
         suite_configs = [] if self._skips_defaults(raw) else list(self.defaults.get("evaluators", []))
-        configs = configs + suite_configs if gen3 else configs if found else suite_configs
+        configs = configs + suite_configs if appended else configs if found else suite_configs
         rubric = self._case_rubrics(raw, line)
         configs = [rubric, *configs] if rubric is not None else configs
         check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
@@ -230,8 +232,14 @@ class CaseBuilder:
 
     def _four_x(self, raw: dict[str, Any]) -> bool:
         """Whether the test is read with AgentV 4.x's meaning: its file's settings or its own evaluators use a
-        form only 3.0+ reads (loader/forms4.py)."""
-        return bool(self.defaults.get("four_x")) or case_is_4x(raw)
+        form only 3.0+ reads (loader/forms4.py). Asked three times a case: worked out once (a tenth of
+        validating a long suite was walking each test's evaluator lists again)."""
+        known = self._four_x_of
+        if known is not None and known[0] is raw:
+            return known[1]
+        found = bool(self.defaults.get("four_x")) or case_is_4x(raw)
+        self._four_x_of = (raw, found)
+        return found
 
     @staticmethod
     def _skips_defaults(raw: dict[str, Any]) -> bool:
@@ -265,6 +273,9 @@ class CaseBuilder:
         # AgentV: the suite's files, like its input, are not a test's that skips the defaults.
         input_files = (parse_input_files(raw["input_files"], key_line(raw, "input_files", line)) if own_files
                        else None if self._skips_defaults(raw) else self.defaults.get("input_files"))
+        variables = case_variables(raw)
+        if variables is not None and not own_files and input_files:  # the suite's, as this test's vars fill them
+            input_files = render(input_files, variables)
         if input_files and not isinstance(value, str):
             # AgentV attaches them to a text input only, and skips any other test: never run without them.
             source = ("'input_files'" if own_files
@@ -274,7 +285,7 @@ class CaseBuilder:
                                 f"'{key}' as {yaml_kind(value)}",
                                 "'input' as text, or `type: file` segments in a message's content")
         if input_files:
-            # gen3 shorthand: files first, then the text, as one user message.
+            # AgentV 3+'s shorthand: files first, then the text, as one user message.
             # Each entry keeps its own line (YAML and JSONL lists carry one per entry), so a missing
             # file is reported where it is listed.
             segments: list[Any] = []
@@ -285,6 +296,8 @@ class CaseBuilder:
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
         # The suite's input first, as AgentV processes it: its files lead the guideline list.
         suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
+        if variables is not None and suite_input is not None:
+            suite_input = render(suite_input, variables)
         suite_messages = ([] if suite_input is None else
                           self._messages(suite_input, line_of(suite_input, line), "input", files, all_guidelines=True))
         return suite_messages + self._messages(value, line_of(value, key_line(raw, key, line)),
@@ -300,6 +313,10 @@ class CaseBuilder:
         self.problems.extend(suite_only_problems(raw.get("execution"), self.file, f"'execution' of {where}"))
         self.problems.extend(written_twice_problems(raw, raw.get("execution"), where, self.file))
         self.problems.extend(one_of_problems(raw, where, self.file, test=True))
+        if "vars" in raw and case_variables(raw) is None and raw["vars"] != {}:
+            self.problems.append(no_effect(self.file, key_line(raw, "vars", line_of(raw)), "vars",
+                                           f"{where}: AgentV 4.42 fills placeholders from a mapping only, got "
+                                           f"{yaml_kind(raw['vars'])}", "vars: {name: value}"))
 
     def build(self, raw: Any, index: int, line: int) -> EvalCase:
         """`line`: where the entry starts (every entry, YAML or JSONL, has one); a mapping's own line wins."""
@@ -307,7 +324,7 @@ class CaseBuilder:
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {yaml_kind(raw)}", "id: ..., input: ...")
         self._check_keys(raw, index)
-        raw = declared(raw, TEST_KEYS)
+        raw = declared(rendered_case(raw), TEST_KEYS)
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
@@ -331,7 +348,7 @@ class CaseBuilder:
         if not question.strip() and not input_messages:
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
-        # The canonical gen2 name wins over the gen3 alias when both are present, as in AgentV.
+        # The AgentV 2.x name wins over the AgentV 3+ alias when both are present, as in AgentV.
         expected_key = "expected_messages" if "expected_messages" in raw else "expected_output"
         expected_raw = raw.get(expected_key)
         expected_messages = self._messages(expected_raw, key_line(raw, expected_key, line), "expected_output", None)

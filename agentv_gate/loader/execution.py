@@ -29,6 +29,7 @@ from .evaluator_parser import resolve_script, written_value
 from .keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
 from .problems import Problem
 from .refs import SearchRoots
+from .workspace_file import read_workspace_file
 from .yaml_lines import key_line, line_of
 
 SUITE_ONLY_HOOKS = ("before_all", "after_all")
@@ -154,10 +155,14 @@ def parse_input_files(raw: Any, line: int) -> list[Any]:
 
 
 def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem], *,
-                    suite: bool, inherited: WorkspaceConfig | None = None) -> WorkspaceConfig | None:
-    """A `workspace:` with its hooks resolved; a test's hooks replace the suite's of the same name."""
+                    suite: bool, inherited: WorkspaceConfig | None = None,
+                    cwd_base: Path | None = None) -> WorkspaceConfig | None:
+    """A `workspace:` with its hooks resolved; a test's hooks replace the suite's of the same name.
+    A string is the path of a workspace file (`workspace_file.py`), read as AgentV reads it."""
     if raw is None:
         return inherited
+    if isinstance(raw, str):
+        return _workspace_file(raw, line, roots, problems, suite=suite, inherited=inherited)
     if not isinstance(raw, dict):
         raise EvalFileError(line_of(raw, line), f"'workspace' must be a mapping, got {raw!r}",
                             "workspace: {hooks: {before_all: {command: [python3, setup.py]}}}")
@@ -180,11 +185,22 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         if not suite and name in SUITE_ONLY_HOOKS:
             raise EvalFileError(at, f"'{name}' runs once per suite: write it in the suite's 'workspace'",
                                 "before_each / after_each in a test's workspace")
-        hooks[name] = _hook(name, hooks_raw[name], at, roots, file, problems)
+        hooks[name] = _hook(name, hooks_raw[name], at, roots, file, problems, cwd_base)
     return WorkspaceConfig(hooks=hooks)
 
 
-def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem]) -> HookConfig:
+def _workspace_file(ref: str, line: int, roots: SearchRoots, problems: list[Problem], *, suite: bool,
+                    inherited: WorkspaceConfig | None) -> WorkspaceConfig | None:
+    """The workspace a file holds, its paths relative to that file; its problems located in it."""
+    data, path = read_workspace_file(ref, line, roots)
+    try:
+        return parse_workspace(data, 1, roots, path, problems, suite=suite, inherited=inherited, cwd_base=path.parent)
+    except EvalFileError as exc:  # a line of the workspace file: said, at the eval file's `workspace:`
+        raise EvalFileError(line, f"workspace file {ref}:{exc.line}: {exc.message}", exc.expected) from None
+
+
+def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem],
+          cwd_base: Path | None = None) -> HookConfig:
     expected = f"{name}: {{command: [python3, script.py], timeout_ms: 60000, cwd: ./scripts}}"
     if isinstance(raw, (str, list)):
         raw = {"command": raw}
@@ -196,7 +212,7 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
         raise EvalFileError(line_of(raw, line), f"hook '{name}' has no 'command'", expected)
     cwd: Path | None = None
     if raw.get("cwd") is not None:
-        cwd = _folder(raw["cwd"], key_line(raw, "cwd", line), roots, name)
+        cwd = _folder(raw["cwd"], key_line(raw, "cwd", line), roots, name, cwd_base)
     argv = resolve_script(raw["command"], key_line(raw, "command", line), roots, cwd, problems, file)
     default = SETUP_HOOK_TIMEOUT_MS if name.startswith("before") else TEARDOWN_HOOK_TIMEOUT_MS
     timeout = raw.get("timeout_ms", default)
@@ -209,12 +225,14 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
     return HookConfig(name=name, argv=argv, timeout_ms=timeout, cwd=cwd, source_file=file, source_line=line)
 
 
-def _folder(value: Any, line: int, roots: SearchRoots, name: str) -> Path:
+def _folder(value: Any, line: int, roots: SearchRoots, name: str, base: Path | None = None) -> Path:
+    """A hook's `cwd`, relative to the eval file's folder (`base`: a workspace file's)."""
     if not isinstance(value, str) or not value.strip():
         raise EvalFileError(line, f"hook '{name}': cwd must be a folder path, got {value!r}", "cwd: ./scripts")
-    folder = (roots.eval_dir / value).resolve()
+    base = base or roots.eval_dir
+    folder = (base / value).resolve()
     if not folder.is_dir():
-        raise EvalFileError(line, f"hook '{name}': cwd {value!r} is not a folder (from {roots.eval_dir})",
+        raise EvalFileError(line, f"hook '{name}': cwd {value!r} is not a folder (from {base})",
                             "an existing folder, relative to the eval file")
     if not roots.allow_outside_root and not roots.inside_root(folder):
         raise EvalFileError(line, f"hook '{name}': cwd {value!r} is outside the repository root",

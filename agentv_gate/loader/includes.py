@@ -19,33 +19,37 @@ from pathlib import Path
 
 from ..errors import EvalFileError
 from .discover import discover_eval_files
+from .documents import Documents
 from .env import interpolate
-from .keys import CASE_LIST_KEYS
 from .refs import SearchRoots, find_repo_root
 from .suite import FILE_PREFIX, open_entries
-from .yaml_lines import key_line, read_text
-from .yaml_stream import read_header
+from .yaml_lines import key_line
 
 
-def included_files(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False) -> set[Path]:
+def included_files(file: Path, repo_root: Path | None = None, allow_outside_root: bool = False,
+                   documents: Documents | None = None) -> set[Path]:
     """The case files (resolved) that the suite in `file` loads. A reference that does not resolve,
-    or a file that does not parse, adds nothing here: reading the suite reports it where it is written."""
+    or a file that does not parse, adds nothing here: reading the suite reports it where it is written.
+    The suite is read (and parsed, when it may name a case file) through `documents`, once per run."""
+    if file.suffix == ".jsonl":
+        return set()  # a JSONL line is a case, never a reference
+    documents = documents or Documents()
     try:
-        text = read_text(file)
+        text = documents.text(file)
     except EvalFileError:
         return set()
-    tests_file = file.suffix != ".jsonl" and _may_name_a_tests_file(text)
-    if FILE_PREFIX not in text and not tests_file:
-        return set()  # the common case: no case file, and no need to parse the suite again
+    if FILE_PREFIX not in text and not _may_name_a_tests_file(text):
+        return set()  # the common case: no case file, and no need to parse the suite here
     root = repo_root or find_repo_root(file.parent)
     roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
     refs: list[tuple[str, int]] = []
     try:
-        header = read_header(text, CASE_LIST_KEYS) if file.suffix != ".jsonl" else None
+        names_prefix = FILE_PREFIX in text
+        header = documents.suite(file)
         if isinstance(header, dict) and isinstance(header.get("tests"), str):
             refs.append((interpolate(header["tests"]).removeprefix(FILE_PREFIX), key_line(header, "tests")))
-        if FILE_PREFIX in text and file.suffix != ".jsonl":  # a JSONL line is a case, never a reference
-            for line, raw in open_entries(file, text, header):
+        if names_prefix:
+            for line, raw in open_entries(header):
                 raw = interpolate(raw) if isinstance(raw, str) else raw  # as the suite reads it (suite._expanded)
                 if isinstance(raw, str) and raw.startswith(FILE_PREFIX) and raw[len(FILE_PREFIX):].strip():
                     refs.append((raw[len(FILE_PREFIX):].strip(), line))
@@ -65,7 +69,7 @@ _TESTS_KEY = re.compile(r"""^["']?tests["']?[ \t]*:(.*)$""", re.MULTILINE)
 
 def _may_name_a_tests_file(text: str) -> bool:
     """False only when the top-level `tests:` is surely a list (`- ...` or `[...]`), so that most
-    suites are not parsed a second time; anything else is left to the YAML parser to tell."""
+    suites are not parsed here (the plan parses them, once); anything else is left to the YAML parser."""
     if "tests" not in text:
         return False
     match = _TESTS_KEY.search(text)
@@ -88,11 +92,20 @@ _NEXT_LINES = re.compile("[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*")
 
 
 def suites_only(files: list[Path], named: set[Path], repo_root: Path | None = None,
-                allow_outside_root: bool = False) -> list[Path]:
+                allow_outside_root: bool = False, documents: Documents | None = None) -> list[Path]:
     """`files` without the case files a suite among them loads; a file in `named` (given as a path,
     not found in a folder) that none of them loads but suites elsewhere in its repository do is
-    replaced by those suites."""
-    loads = {file.resolve(): included_files(file, repo_root, allow_outside_root) for file in files}
+    replaced by those suites. Files are read through `documents` (the run's)."""
+    documents = documents or Documents()
+    found: dict[Path, set[Path]] = {}  # each suite looked into once, whichever loop asks first
+
+    def includes(file: Path) -> set[Path]:
+        key = file.resolve()
+        if key not in found:
+            found[key] = included_files(file, repo_root, allow_outside_root, documents)
+        return found[key]
+
+    loads = {file.resolve(): includes(file) for file in files}
     loaded = {case_file for suite, case_files in loads.items() for case_file in case_files if case_file != suite}
     repositories: dict[Path, dict[Path, set[Path]]] = {}  # each repository scanned once, when needed
     kept: list[Path] = []
@@ -106,7 +119,7 @@ def suites_only(files: list[Path], named: set[Path], repo_root: Path | None = No
         root = (repo_root or find_repo_root(file.parent)).resolve()
         if root not in repositories:
             suites, _ = discover_eval_files([root])
-            repositories[root] = {suite: included_files(suite, repo_root, allow_outside_root) for suite in suites}
+            repositories[root] = {suite: includes(suite) for suite in suites}
         loading = [_shown(suite) for suite, case_files in repositories[root].items()
                    if resolved in case_files and suite.resolve() != resolved]
         kept.extend(loading or [file])

@@ -57,9 +57,10 @@ TEST_KEYS = (
     "input", "input_messages", "question", "input_files",
     "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
     "assertions", "assert", "evaluators", "evaluator", "grader",
-    "execution", "threshold", "target", "conversation_id", "rubrics", "workspace",
+    "execution", "threshold", "target", "conversation_id", "rubrics", "workspace", "vars",
 )
-"""`note` is a test's free text in AgentV 2.x's eval files, read by no scorer there or here (like `description`)."""
+"""`note` is a test's free text in AgentV 2.x's eval files, read by no scorer there or here (like `description`);
+`vars` fills the test's `{{name}}` placeholders (AgentV 4.x, loader/case_vars.py)."""
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
     "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`

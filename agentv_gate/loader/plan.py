@@ -1,4 +1,4 @@
-"""A run's view of its suites: every case checked once up front, then read again as the run reaches it.
+"""A run's view of its suites: every case checked once up front, then built again as the run reaches it.
 
 Checking everything first is what lets a run refuse to start on a broken eval file, check every
 target name, count and shard the cases. Keeping every built case from that pass is what made
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
+from .documents import Documents
 from .includes import suites_only
 from .problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
 from .project_config import nearest_config, project_config_problems
@@ -133,9 +134,18 @@ def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, (str, Path)) and Path(item).is_absolute() and Path(item).is_file():
                     found.append(str(item))
-        if isinstance(config, CompositeConfig):
-            found.extend(_judge_files(config.evaluators))
+        found.extend(_judge_files(_members(config)))
     return found
+
+
+def _members(config: BaseModel) -> list[EvaluatorConfig]:
+    """The evaluators a config holds (a composite's members); a config of any other kind holds none."""
+    members: list[EvaluatorConfig] = MEMBERS.get(type(config), lambda _: [])(config)
+    return members
+
+
+MEMBERS: dict[type[BaseModel], Callable[[Any], list[EvaluatorConfig]]] = {CompositeConfig: lambda c: c.evaluators}
+"""Config class -> the evaluators it holds, whose files and judges are its own too."""
 
 
 _FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
@@ -164,13 +174,16 @@ def judge_uses(evaluators: Iterable[EvaluatorConfig]) -> tuple[JudgeUse, ...]:
     uses: list[JudgeUse] = []
     for config in evaluators:
         where = (config.source_file or Path(), config.source_line or 1)
-        if isinstance(config, LlmJudgeConfig):
-            uses.append((config.target or None, *where))
-        elif isinstance(config, CompositeConfig):
-            uses.extend(judge_uses(config.evaluators))
-            if aggregator_kind(config.aggregator) == "llm_judge":
-                uses.append((None, *where))
+        uses.extend(judge_uses(_members(config)))
+        uses.extend((target, *where) for target in JUDGES.get(type(config), lambda _: [])(config))
     return tuple(dict.fromkeys(uses))
+
+
+JUDGES: dict[type[BaseModel], Callable[[Any], list[str | None]]] = {
+    LlmJudgeConfig: lambda config: [config.target or None],
+    CompositeConfig: lambda config: [None] if aggregator_kind(config.aggregator) == "llm_judge" else [],
+}
+"""Config class -> the judge targets its own evaluation calls (None: the case target's judge)."""
 
 
 @dataclass
@@ -178,9 +191,10 @@ class SuitePlan(FoundProblems):
     """Every case found under some paths, as `CaseRef`s, with every problem found on the way.
 
     Only the first `KEEP_CASES` cases are kept built; `read_cases` builds the others again, one
-    at a time, as the run reaches them. A small suite is so read once, and a suite of any size
-    costs the memory of at most `KEEP_CASES` cases (about 6 KB each) plus a ref per case
-    (about 0.2 KB). Reading again costs about 0.3 ms a case, small beside any target or judge.
+    at a time, as the run reaches them, from the files as `documents` read them once. A suite of
+    any size so costs the memory of at most `KEEP_CASES` cases (about 6 KB each) plus a ref and its
+    packed text per case (about 0.2 KB). Building again costs about 0.15 ms a case, small beside
+    any target or judge.
     """
 
     files: list[Path]
@@ -191,7 +205,11 @@ class SuitePlan(FoundProblems):
     kept: dict[tuple[int, int], EvalCase] = field(default_factory=dict)
     """(file index, position) -> the case as first built, for the first `KEEP_CASES` cases."""
     vanished: list[CaseRef] = field(default_factory=list)
-    """Refs `read_cases` could not find again (the file changed during the run); filled as it goes."""
+    """Refs `read_cases` could not build again (a file a case reads, such as a judge's prompt, gone
+    during the run); filled as it goes."""
+    documents: Documents = field(default_factory=Documents)
+    """The eval files as read when the plan was made: cases are built again from these, never from
+    the files, which may have changed since."""
 
     def read_cases(self, refs: Iterable[CaseRef]) -> Iterator[EvalCase]:
         """The cases behind `refs`, in file order; any that cannot be found again goes to `vanished`."""
@@ -205,7 +223,8 @@ class SuitePlan(FoundProblems):
                 yield from (kept[position] for position in sorted(kept))
                 continue
             kept.clear()  # the file is read again anyway: holding its kept cases for the whole run would only cost memory
-            for position, case in iter_eval_file(self.files[file_index], [], self.repo_root, self.allow_outside_root):
+            for position, case in iter_eval_file(self.files[file_index], [], self.repo_root, self.allow_outside_root,
+                                                 self.documents):
                 found = left.pop(position, None)
                 if found is not None and found.id == case.id:
                     yield case
@@ -227,8 +246,11 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
     hashing every case was a quarter of validating a long suite."""
     files, problems = discover_eval_files(paths)
     named = {path for path in paths if path.is_file()}
-    files = suites_only(files, named | {path.with_suffix(".jsonl") for path in named}, repo_root, allow_outside_root)
-    plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root)
+    documents = Documents()
+    files = suites_only(files, named | {path.with_suffix(".jsonl") for path in named}, repo_root, allow_outside_root,
+                        documents)
+    plan = SuitePlan(files=[], refs=[], problems=problems, repo_root=repo_root, allow_outside_root=allow_outside_root,
+                     documents=documents)
     interned: dict[tuple[JudgeUse, ...], tuple[JudgeUse, ...]] = {}  # most cases share their judges
     roots: list[Path] = []  # each file's repository, for its cases' digests and its project config
     for file in files:
@@ -236,7 +258,7 @@ def plan_paths(paths: list[Path], repo_root: Path | None = None, allow_outside_r
         plan.files.append(file)
         roots.append(repo_root or find_repo_root(file.parent))
         root = str(roots[-1].resolve())
-        for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root):
+        for position, case in iter_eval_file(file, plan.problems, repo_root, allow_outside_root, documents):
             if len(plan.kept) < KEEP_CASES:
                 plan.kept[(file_index, position)] = case
             # No evaluators: the run judges the case with the default llm_judge.

@@ -6,6 +6,7 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,10 @@ from typing import Any
 from ..errors import EvalFileError
 from ..keys import closest
 from ..models import EvalCase
+from ..yaml_reader import CaseList
+from .case_folders import FolderCase, folder_cases, has_case_folders
 from .cases import CaseBuilder, mapping, parse_threshold
+from .documents import Documents
 from .env import interpolate
 from .evaluator_parser import parse_evaluators
 from .execution import (
@@ -33,8 +37,7 @@ from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, ke
 from .problems import FoundProblems, Problem, no_effect
 from .project_config import guideline_patterns_for
 from .refs import SearchRoots, find_repo_root
-from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, load_yaml_text, read_text, yaml_kind
-from .yaml_stream import SkippedList, iter_entries, read_header
+from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, yaml_kind
 
 FILE_PREFIX = "file://"
 """AgentV's mark for a case-list entry (or `tests:` value) that names a file of cases to load in its place."""
@@ -68,25 +71,24 @@ Entries = Iterator[tuple[int, Any]]
 """(line, raw case or the EvalFileError that stands for it) for each entry of a case list."""
 
 
-def _yaml_entries(text: str, doc: Any) -> tuple[dict[str, Any], Callable[[], Entries]] | None:
-    """(header, entries) of a YAML suite whose header `read_header` gave; None when it holds no case list."""
-    if isinstance(doc, SkippedList):
-        return {"tests": doc}, lambda: iter_entries(text, None)
+def _yaml_entries(doc: Any) -> tuple[dict[str, Any], Callable[[], Entries]] | None:
+    """(header, entries) of a YAML suite as `Documents.suite` read it; None when it holds no case list."""
+    if isinstance(doc, CaseList):
+        return {"tests": doc}, doc.entries
     if not isinstance(doc, dict):
         return None
     merges = header_is_4x(doc)  # AgentV 4.23+ merges `<<` keys; a 2.x file's are refused (yaml12.py says why)
     for key in CASE_LIST_KEYS:
-        if isinstance(doc.get(key), SkippedList):
-            return doc, lambda key=key: iter_entries(text, key, merge_keys=merges)
+        cases = doc.get(key)
+        if isinstance(cases, CaseList):
+            return doc, lambda cases=cases: cases.entries(merge_keys=merges)
     return None
 
 
-def open_entries(file: Path, text: str, header: Any) -> Entries:
-    """The entries of the case list written in `file` itself (`text`, whose header `read_header`
-    gave), without following `tests: ./cases.yaml`; none when it holds no list."""
-    if file.suffix == ".jsonl":
-        return iter_jsonl_rows(text)
-    found = _yaml_entries(text, header)
+def open_entries(header: Any) -> Entries:
+    """The entries of the case list written in a YAML suite itself (`header`, as `Documents.suite`
+    read it), without following `tests: ./cases.yaml`; none when it holds no list."""
+    found = _yaml_entries(header)
     return found[1]() if found is not None else iter(())
 
 
@@ -103,23 +105,23 @@ def unread_sidecars(file: Path) -> list[Path]:
     return [other for other in (file.with_suffix(".yml"), file.with_name(file.stem + ".eval.yaml")) if other.exists()]
 
 
-def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callable[[], Entries]]:
+def _open_suite(file: Path, roots: SearchRoots, documents: Documents) -> tuple[dict[str, Any], Callable[[], Entries]]:
     """Suite-level settings, and a reader of the raw cases one at a time (never the whole list)."""
-    text = read_text(file)
     if file.suffix == ".jsonl":
+        text = documents.text(file)
         sidecar = jsonl_sidecar(file)
         header: dict[str, Any] = {}
         if sidecar is not None:
-            meta = load_yaml_text(read_text(sidecar))
+            meta = documents.data(sidecar)
             if isinstance(meta, dict):
                 header = meta
         return header, lambda: iter_jsonl_rows(text)
-    doc = read_header(text, CASE_LIST_KEYS)
+    doc = documents.suite(file)
     if doc is None:
         raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
-    if not isinstance(doc, (dict, SkippedList)):
+    if not isinstance(doc, (dict, CaseList)):
         raise EvalFileError(line_of(doc), f"top level is {yaml_kind(doc)}", "a mapping with 'tests' or 'evalcases'")
-    found = _yaml_entries(text, doc)
+    found = _yaml_entries(doc)
     if found is not None:
         return found
     assert isinstance(doc, dict)
@@ -128,13 +130,34 @@ def _open_suite(file: Path, roots: SearchRoots) -> tuple[dict[str, Any], Callabl
             continue
         cases = doc[key]
         if isinstance(cases, str) and key == "tests":
-            # gen3: `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
+            # AgentV 3+ (`tests:`): `tests: ./cases.jsonl` (or `file://cases.jsonl`) names an external case file.
             at = key_line(doc, key)
             cases = interpolate(cases).removeprefix(FILE_PREFIX)  # AgentV replaces ${{ VAR }} before it reads the path
+            folder = _case_folder(cases, at, roots)
+            if folder is not None:
+                return doc, functools.partial(folder_cases, folder, at)
             external = roots.resolve(cases, at, "tests file")
-            return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases")
+            return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases", documents)
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
     raise _no_case_list(doc)
+
+
+def _case_folder(ref: str, line: int, roots: SearchRoots) -> Path | None:
+    """The folder `tests:` names (4.x: a folder of case folders), relative to the eval file as 4.42 resolves it;
+    None when it names no folder (then it is a case file)."""
+    folder = roots.eval_dir / ref
+    try:
+        if not folder.is_dir():
+            return None
+        if not roots.allow_outside_root and not roots.inside_root(folder):
+            raise EvalFileError(line, f"tests folder {ref!r} resolves outside the repository root ({folder.resolve()})",
+                                f"a path inside {roots.repo_root} (or run with --allow-outside-root)")
+        if not has_case_folders(folder):
+            raise EvalFileError(line, f"tests folder {ref!r} holds no case folder, so no case would run",
+                                "sub-folders each holding a case.yaml")
+    except (OSError, ValueError, RuntimeError):  # a name too long, a symlink loop: left to the file lookup
+        return None
+    return folder
 
 
 CASE_LIST_SPELLINGS = {"cases": "tests", "test": "tests", "testcases": "tests", "test_cases": "tests",
@@ -155,49 +178,52 @@ def _no_case_list(doc: dict[str, Any]) -> EvalFileError:
     return EvalFileError(1, "no list of cases found", expected)
 
 
-def _included(ref: str, line: int, roots: SearchRoots) -> tuple[Path, Entries]:
+def _included(ref: str, line: int, roots: SearchRoots, documents: Documents) -> tuple[Path, Entries]:
     """The cases of a `- file://cases/more.yaml` entry: (that file, its entries). A YAML file holds a
     list of cases (or a mapping with one); a JSONL file one case per line."""
     path_text = ref[len(FILE_PREFIX):].strip()
     if not path_text:
         raise EvalFileError(line, f"{ref!r} names no file", "file://path/to/cases.yaml")
     path = roots.resolve(path_text, line, "case file")
-    return path, _listed_cases(path, line, f"case file {ref!r}", "a YAML list of cases")()
+    return path, _listed_cases(path, line, f"case file {ref!r}", "a YAML list of cases", documents)()
 
 
-def _listed_cases(path: Path, line: int, named: str, expected: str) -> Callable[[], Entries]:
+def _listed_cases(path: Path, line: int, named: str, expected: str, documents: Documents) -> Callable[[], Entries]:
     """The cases a file named by a suite lists (a `tests:` file, a `file://` entry): a YAML list of
     cases, or a JSONL file of one case per line. A problem in it is reported at `line` of the suite that
     names it, `named` saying which file and its own line. A mapping holding a case list is refused, as
     AgentV refuses it: its other keys (an `assert`, a `threshold`) would be read by no one."""
-    text = read_text(path)
     if path.suffix == ".jsonl":
+        text = documents.text(path)
         return lambda: iter_jsonl_rows(text)
     try:
-        header = read_header(text, CASE_LIST_KEYS)
-        listed = _yaml_entries(text, header)
+        header = documents.suite(path)
+        listed = _yaml_entries(header)
     except EvalFileError as exc:
         raise EvalFileError(line, f"{named}: line {exc.line}: {exc.message}", exc.expected) from None
     if listed is None:
         raise EvalFileError(line, f"{named} holds no list of cases", expected)
-    if not isinstance(header, SkippedList):
+    if not isinstance(header, CaseList):
         raise EvalFileError(line, f"{named} is a mapping: a case file is a YAML list of cases (AgentV 2.19 refuses "
                                   "any other, and the mapping's other keys would be read by no one)",
                             "the file as a list: - id: ...")
     return listed[1]
 
 
-def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tuple[Path, int, Any]]:
+def _expanded(entries: Entries, file: Path, roots: SearchRoots, documents: Documents) -> Iterator[tuple[Path, int, Any]]:
     """(file the case is written in, line, raw case) for each entry, a `file://` entry replaced by
     the cases of the file it names, in place. A broken reference stands in as its EvalFileError."""
     for line, raw in entries:
+        if isinstance(raw, FolderCase):
+            yield raw.file, line, raw.raw
+            continue
         if isinstance(raw, str):
             raw = interpolate(raw)  # AgentV replaces ${{ VAR }} in the whole file before it follows `file://`
         if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)) or file.suffix == ".jsonl":
             yield file, line, raw  # a JSONL line is a case object: AgentV follows `file://` in YAML lists only
             continue
         try:
-            included, rows = _included(raw, line, roots)
+            included, rows = _included(raw, line, roots, documents)
             for row_line, row in rows:
                 yield included, row_line, row
         except EvalFileError as exc:
@@ -207,19 +233,21 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots) -> Iterator[tupl
 
 
 def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None = None,
-                   allow_outside_root: bool = False) -> Iterator[tuple[int, EvalCase]]:
+                   allow_outside_root: bool = False, documents: Documents | None = None) -> Iterator[tuple[int, EvalCase]]:
     """(position in the file's case list, case) for each case that builds; problems are appended as found.
 
-    Cases are read, built and handed over one at a time, so a suite of any size costs the
-    memory of one case (and of the ids seen, for the duplicate check). `${{ VAR }}` is replaced
-    in the suite's settings and in each case as it is read (`env.interpolate`).
+    Cases are built and handed over one at a time, so a suite of any size costs the memory of one
+    case (and of the ids seen, for the duplicate check) beside its packed text. `${{ VAR }}` is
+    replaced in the suite's settings and in each case as it is read (`env.interpolate`). The files
+    are read through `documents` (a run's, so that each is read once per run; a new one otherwise).
     """
+    documents = documents or Documents()
     root = repo_root or find_repo_root(file.parent)
     roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root,
                         guideline_patterns=guideline_patterns_for(file, root))
     suite = _suite_name(file, root)
     try:
-        header, entries = _open_suite(file, roots)
+        header, entries = _open_suite(file, roots, documents)
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         return
@@ -249,7 +277,7 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     seen: dict[str, tuple[Path, int]] = {}
     count = 0
     try:
-        for index, (source, line, raw) in enumerate(_expanded(entries(), file, roots)):
+        for index, (source, line, raw) in enumerate(_expanded(entries(), file, roots, documents)):
             count += 1
             try:
                 if isinstance(raw, EvalFileError):
@@ -319,13 +347,15 @@ def load_eval_file(file: Path, repo_root: Path | None = None, allow_outside_root
 SUITE_NO_EFFECT = {
     "evaluatorTemplate": "AgentV 2.19 reads an LLM judge's template from the judge's own 'prompt' and never "
                          "this suite-level key (named in older AgentV documents)",
+    "defaults": "no AgentV reads a suite's 'defaults' (AgentV 4.42 ignores it with a warning); YAML anchors "
+                "written in it (&name) still reach the tests that use them (*name)",
 }
-"""Suite keys AgentV 2.19 accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
+"""Suite keys AgentV accepts and never reads: a warning each (`--strict`: an error), never a refusal."""
 
 
 def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, problems: list[Problem]) -> dict[str, Any]:
-    """Settings every case inherits. gen3 (`tests`, and JSONL) appends suite assertions to each
-    case; gen2 (`evalcases`) uses suite evaluators only for cases without their own. Keys nobody
+    """Settings every case inherits. AgentV 3+ (`tests`, and JSONL) appends suite assertions to each
+    case; AgentV 2.x (`evalcases`) uses suite evaluators only for cases without their own. Keys nobody
     reads are reported, never dropped."""
     problems.extend(no_effect(file, key_line(header, key), key, why) for key, why in SUITE_NO_EFFECT.items()
                     if key in header)

@@ -1,110 +1,20 @@
-"""YAML and JSONL reading that remembers the source line of every mapping.
+"""Where a value of an eval file is written, and JSONL rows read with the same lines.
 
 Annotations must point at the failing case's line, so mappings come back as `LineDict`, a
 plain dict that also carries `.line` (1-based). JSON serialisation and pydantic treat it as
-an ordinary dict, so no marker key leaks into configs passed through to judges.
+an ordinary dict, so no marker key leaks into configs passed through to judges. YAML itself is
+read by `yaml_reader`, the one reader of every YAML file.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import EvalFileError
-from ..yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, core_int, use_core_schema
-
-
-class LineDict(dict):  # type: ignore[type-arg]
-    line: int = 1
-    key_lines: dict[Any, int] = {}
-
-
-class LineList(list):  # type: ignore[type-arg]
-    line: int = 1
-    item_lines: list[int] = []
-
-
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """SafeLoader semantics; libyaml's parser when PyYAML has it (about 5x faster on big suites)."""
-
-
-def construct_line_map(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode) -> LineDict:
-    data = LineDict()
-    data.line = node.start_mark.line + 1
-    data.key_lines = {}
-    seen: dict[Any, int] = {}
-    merged: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        if key_node.tag == MERGE_TAG and getattr(loader, "merge_keys", False):
-            merged.update(_merge_source(loader, value_node))
-            continue
-        refuse_merge_key(key_node)
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            raise EvalFileError(key_node.start_mark.line + 1, "mapping key is not a scalar") from None
-        if key in seen:
-            raise EvalFileError(
-                key_node.start_mark.line + 1,
-                f"duplicate key {key!r} (first at line {seen[key]})",
-                "each key once per mapping",
-            )
-        seen[key] = key_node.start_mark.line + 1
-        data.key_lines[key] = seen[key]
-        data[key] = loader.construct_object(value_node, deep=True)
-    for key, value in merged.items():  # the mapping's own keys win over merged ones (YAML's merge rule)
-        if key not in data:
-            data[key] = value
-            data.key_lines[key] = data.line
-    return data
-
-
-def _merge_source(loader: yaml.constructor.SafeConstructor, node: yaml.Node) -> dict[Any, Any]:
-    """What `<<:` brings: one mapping (an alias), or a list of them, earlier ones winning (YAML's merge)."""
-    sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
-    out: dict[Any, Any] = {}
-    for source in reversed(sources):
-        value = loader.construct_object(source, deep=True)
-        if not isinstance(value, dict):
-            raise EvalFileError(source.start_mark.line + 1, "'<<' merges mappings only",
-                                "<<: *anchor, where the anchor is a mapping")
-        out.update(value)
-    return out
-
-
-def refuse_merge_key(key_node: yaml.Node) -> None:
-    """A `<<: *defaults` merge key is refused at its line (see `yaml12.MERGE_KEY_REFUSED`)."""
-    if key_node.tag == MERGE_TAG:
-        raise EvalFileError(key_node.start_mark.line + 1, MERGE_KEY_REFUSED,
-                            "the keys written out (an alias still repeats a whole value: assert: *checks)")
-
-
-def construct_line_seq(loader: yaml.constructor.SafeConstructor, node: yaml.SequenceNode) -> LineList:
-    data = LineList(loader.construct_object(child, deep=True) for child in node.value)
-    data.line = node.start_mark.line + 1
-    data.item_lines = [child.start_mark.line + 1 for child in node.value]
-    return data
-
-
-def construct_located_int(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
-    """YAML's int, but one too long for Python to read (past 4300 digits) is a located problem."""
-    try:
-        return core_int(loader.construct_scalar(node))
-    except ValueError:
-        raise EvalFileError(node.start_mark.line + 1, f"a number with {len(str(node.value))} digits is too long",
-                            "a number of at most 4300 digits") from None
-
-
-use_core_schema(_LineLoader)
-_LineLoader.add_constructor("tag:yaml.org,2002:int", construct_located_int)
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_line_map)
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_line_seq)
+from ..yaml_reader import LineDict, LineList, load_yaml_text, located_yaml_errors
 
 
 def yaml_kind(value: Any) -> str:
@@ -142,28 +52,6 @@ def item_line(seq: Any, index: int, default: int = 1) -> int:
     if lines and index < len(lines):
         return int(lines[index])
     return line_of(seq[index] if isinstance(seq, list) and index < len(seq) else None, default)
-
-
-@contextmanager
-def located_yaml_errors() -> Iterator[None]:
-    """PyYAML's errors as `EvalFileError`s at the line the parser stopped on."""
-    try:
-        yield
-    except EvalFileError:
-        raise
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise EvalFileError(mark.line + 1 if mark else 1, f"malformed YAML: {exc.problem or exc}", "valid YAML") from None
-    except yaml.YAMLError as exc:
-        raise EvalFileError(1, f"malformed YAML: {exc}", "valid YAML") from None
-    except RecursionError:
-        raise EvalFileError(1, "malformed YAML: nesting too deep", "valid YAML") from None
-
-
-def load_yaml_text(text: str) -> Any:
-    """Parse one YAML document; malformed YAML becomes an EvalFileError at the parser's line."""
-    with located_yaml_errors():
-        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
 
 
 def _with_lines(value: Any, line: int) -> Any:
@@ -235,5 +123,9 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise EvalFileError(1, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "a UTF-8 file") from None
-    except OSError as exc:  # gone or unreadable since it was found (a run reads each file twice)
+    except OSError as exc:  # gone or unreadable since discovery found it
         raise EvalFileError(1, f"cannot be read: {exc.strerror or exc}", "a readable file") from None
+
+
+__all__ = ["LineDict", "LineList", "item_line", "iter_jsonl_rows", "key_line", "line_of", "load_yaml_text",
+           "located_yaml_errors", "read_text", "yaml_kind"]

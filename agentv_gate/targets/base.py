@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+from ..case_run import CaseRun
 from ..models import Message, TargetResponse
 
 
@@ -24,7 +25,20 @@ class ProviderRequest:
     """`{"name", "schema"}`: a JSON schema the reply must follow (the judge's verdict). Providers
     that can enforce it ask for it (`response_format: json_schema`); the others ignore it, and
     the caller still validates the reply itself."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    role: Literal["judge", "target_proxy"] | None = None
+    """Who asks: None for the agent under test (and a composite's aggregator), `judge` for an LLM judge,
+    `target_proxy` for a code judge's call through its proxy. A `mock` target answers a judge from its
+    judge replies."""
+    attempt: int = 0
+    """Which ask this is, 0-based: a target's trial, or a judge's ask again after an unusable reply. It is
+    part of the cache key, so an ask again never gets the same cached reply back."""
+    suite: str | None = None
+    """The case's suite: a batching `cli` target answers a suite's cases from one run of its command."""
+    trials: int = 1
+    """How many trials the case runs: a batching target answers only a single-run case from its batch."""
+    run: CaseRun | None = None
+    """The case run the call is made for: whether the cache may answer it, where its hits are counted,
+    the eval file's folder. None outside a run (a provider called on its own): cache on, hits not counted."""
 
 
 class Provider(Protocol):

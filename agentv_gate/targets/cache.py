@@ -25,6 +25,10 @@ and the last rename wins. An unreadable or corrupt entry is a miss and is overwr
 call is never stored; a cache that cannot be written (read-only, disk full) is counted and
 reported, never an error of the run.
 
+Whether a call may use the cache comes with the request, on its case run (`ProviderRequest.run`): off
+for a suite with `execution.cache: false` and for a trial after the first. A hit is counted on that
+run too, whichever thread made the call, so the case's row reports it.
+
 A hit comes back with `retries` 0 and `raw["cached"]` true; the original `duration_ms` is kept,
 so judges that look at latency grade the replayed answer as they graded the real one.
 """
@@ -51,7 +55,6 @@ from .kinds import PROVIDERS
 DEFAULT_CACHE_DIR = Path(".agentv-gate-cache")
 """Relative to the working folder, so `actions/cache` can keep it between CI runs."""
 CACHE_FORMAT = 1
-_thread = threading.local()
 _SENSITIVE_HEADER_HINTS = ("authorization", "cookie", "key", "token", "secret", "password", "credential")
 
 
@@ -72,28 +75,6 @@ class CacheStats:
         if self.write_errors:
             parts.append(f"{self.write_errors} not written ({self.first_write_error})")
         return ", ".join(parts)
-
-
-def thread_cache_hits() -> int:
-    """Cache hits so far on the calling thread; the orchestrator diffs it around a case to report them."""
-    return int(getattr(_thread, "hits", 0))
-
-
-def cache_bypassed() -> bool:
-    """Whether the calling thread's case runs with the cache off (its suite's `execution.cache: false`)."""
-    return bool(getattr(_thread, "bypass", False))
-
-
-def bypass_cache_on_this_thread(bypass: bool) -> None:
-    """Set by the orchestrator around each case: `True` makes every cached provider call through,
-    neither reading nor writing the cache, for the case that runs on this thread."""
-    _thread.bypass = bypass
-
-
-def count_thread_cache_hits(hits: int) -> None:
-    """Count hits made for the calling thread's case on other threads (a code judge's target proxy
-    serves its calls on its own threads), so the case's `cache_hits` includes them."""
-    _thread.hits = thread_cache_hits() + hits
 
 
 def _strip_userinfo(url: str) -> str:
@@ -146,7 +127,7 @@ def request_identity(provider: Provider, request: ProviderRequest) -> dict[str, 
     headers = _answer_headers(provider)
     if headers:
         identity["headers"] = headers
-    attempt = request.extra.get("attempt")
+    attempt = request.attempt
     if attempt:  # a judge asked again after an unusable reply must not get the same reply back
         identity["attempt"] = attempt
     return identity
@@ -233,7 +214,7 @@ class CachingProvider:
         return getattr(self.inner, name)
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        if request.extra.get("no_cache") is True or cache_bypassed():
+        if request.run is not None and not request.run.use_cache:
             # A trial after the first (an independent sample, never a replay), or a suite with
             # `execution.cache: false`: the call is made, and nothing is read or stored.
             return self.inner.invoke(request)
@@ -242,7 +223,8 @@ class CachingProvider:
         key = self.cache.key_for(identity_json)
         cached = self.cache.get(key)
         if cached is not None:
-            _thread.hits = thread_cache_hits() + 1
+            if request.run is not None:
+                request.run.cache_hits.add()
             return cached.model_copy(update={"retries": 0, "raw": {**(cached.raw or {}), "cached": True}})
         response = self.inner.invoke(request)  # raises on failure: nothing is stored
         entry = {"format": CACHE_FORMAT, "key": key, "provider": self.inner.kind,
@@ -265,5 +247,4 @@ def caching_wrapper(cache: ResponseCache) -> Callable[[Provider], Provider]:
     return wrap
 
 
-__all__ = ["DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache", "bypass_cache_on_this_thread",
-           "cache_bypassed", "caching_wrapper", "count_thread_cache_hits", "request_identity", "thread_cache_hits"]
+__all__ = ["DEFAULT_CACHE_DIR", "CacheStats", "CachingProvider", "ResponseCache", "caching_wrapper", "request_identity"]

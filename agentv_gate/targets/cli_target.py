@@ -367,7 +367,7 @@ class CliProvider:
         return data.decode("utf-8", errors="replace")
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        eval_dir = request.extra.get("eval_dir")
+        eval_dir = request.run.eval_dir if request.run is not None else None
         cwd = resolve_folder(self.cwd, eval_dir, self.target.repo_root)
         self._ensure_healthy(eval_dir)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
@@ -388,7 +388,7 @@ class CliProvider:
             "PROMPT_FILE": shlex.quote(str(prompt_file)),
             "GUIDELINES": "''",
             "EVAL_ID": shlex.quote(request.eval_case_id or ""),
-            "ATTEMPT": shlex.quote(str(request.extra.get("attempt", 0))),
+            "ATTEMPT": shlex.quote(str(request.attempt)),
             "FILES": " ".join(
                 self.files_format.replace("{path}", shlex.quote(f)).replace(
                     "{basename}", shlex.quote(Path(f).name)

@@ -35,18 +35,18 @@ import functools
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..defaults import DEFAULT_MAX_RESPONSE_BYTES, MAX_DURATION_MS
-from ..errors import TargetsConfigError
+from ..errors import EvalFileError, TargetsConfigError
 from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
-from ..problems import Problem
+from ..problems import Problem, no_effect
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
-from ..yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, use_core_schema
+from ..yaml12 import MERGE_KEY_REFUSED
+from ..yaml_reader import load_yaml_text
+from .api_format import api_format_problem
 from .keys import (
     ANY_PROVIDER_KEYS,
     BATCHING_KEYS,
@@ -142,7 +142,35 @@ class TargetConfig:
     def describe(self) -> str:
         return f"{self.provider} target '{self.name}'"
 
+    def without(self, keys: set[str]) -> TargetConfig:
+        """This target with `keys` left out of its settings: to build its provider again past a setting
+        already found unusable, and find the next (`preflight`)."""
+        kept = {key: value for key, value in self.settings.items() if key not in keys}
+        return replace(self, settings=_declared_settings(kept, self.provider))
 
+
+
+
+class _Found:
+    """The problems of one target's values, found one after the other and raised together: the
+    error's message is the first, as it always read; its `problems` are all of them, each at the
+    line of its key (the target's `- name:` line for a problem of the whole target)."""
+
+    def __init__(self, raw: RawTarget, source_file: Path | None) -> None:
+        self.raw = raw
+        self.source_file = source_file
+        self.messages: list[str] = []
+        self.problems: list[Problem] = []
+
+    def add(self, key: str | None, problem: str) -> None:
+        line = self.raw.line if key is None else self.raw.key_lines.get(key, self.raw.line)
+        self.messages.append(f"{_where(self.source_file, self.raw.line)}target '{self.raw.name}': {problem}")
+        self.problems.append(Problem(self.source_file or Path("targets.yaml"), line or 1,
+                                     f"target '{self.raw.name}': {problem}"))
+
+    def raise_any(self) -> None:
+        if self.messages:
+            raise TargetsConfigError(self.messages[0], problems=self.problems)
 
 
 def response_byte_cap(target: TargetConfig) -> int:
@@ -306,8 +334,9 @@ class TargetsConfig:
 
 
 def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | None = None) -> TargetConfig:
-    where = _where(source_file, raw.line)
-    label = f"{where}target '{raw.name}'"
+    """The target with the environment applied. Every problem of its values is found, not only the
+    first: the TargetsConfigError says the first, and carries them all, each at its key's line."""
+    found = _Found(raw, source_file)
     settings: dict[str, Any] = {}
     secrets: set[str] = declared_secrets(raw, env)
     register_secrets(secrets)  # now: a problem found below may quote a value read from the environment
@@ -330,10 +359,9 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
         key = str(key)
         if is_secret_field(key) and isinstance(value, str) and value.strip():
             if _env_name(value) is None:
-                raise TargetsConfigError(
-                    f"{label}: {key} must use ${{{{ VARIABLE_NAME }}}} syntax to read it from the "
-                    f"environment; a literal secret in targets.yaml is refused"
-                )
+                found.add(key, f"{key} must use ${{{{ VARIABLE_NAME }}}} syntax to read it from the "
+                               f"environment; a literal secret in targets.yaml is refused")
+                continue
         resolved = resolve_value(key, value)
         if resolved is None:
             continue
@@ -354,29 +382,27 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
 
     provider_raw = settings.get("provider")
     if _delegates(raw.data):
-        raise TargetsConfigError(f"{label}: {not_yet_message('use_target', NOT_YET['target']['use_target'])}")
-    if not isinstance(provider_raw, str) or not provider_raw.strip():
+        found.add(None, not_yet_message("use_target", NOT_YET["target"]["use_target"]))
+    elif not isinstance(provider_raw, str) or not provider_raw.strip():
         env_var = _env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
-        raise TargetsConfigError(
-            f"{label}: 'provider' is required{hint}; one of {', '.join(PROVIDERS)}"
-        )
-    provider = normalise_provider(provider_raw)
-    if provider is None and provider_raw.strip().lower() in NOT_YET_PROVIDERS:
+        found.add(None, f"'provider' is required{hint}; one of {', '.join(PROVIDERS)}")
+    provider = normalise_provider(provider_raw) if isinstance(provider_raw, str) else None
+    if isinstance(provider_raw, str) and provider is None and provider_raw.strip().lower() in NOT_YET_PROVIDERS:
         feature = NOT_YET_PROVIDERS[provider_raw.strip().lower()]
-        raise TargetsConfigError(f"{label}: {not_yet_message(f'provider: {provider_raw}', feature)}")
-    if provider is None:
-        raise TargetsConfigError(
-            f"{label}: unsupported provider '{provider_raw}'; "
-            f"expected one of {', '.join(PROVIDERS)} "
-            f"(or an alias: {', '.join(k for k in ALIASES if k not in PROVIDERS)})"
-        )
+        found.add(None, not_yet_message(f"provider: {provider_raw}", feature))
+    elif isinstance(provider_raw, str) and provider_raw.strip() and provider is None:
+        found.add(None, f"unsupported provider '{provider_raw}'; expected one of {', '.join(PROVIDERS)} "
+                              f"(or an alias: {', '.join(k for k in ALIASES if k not in PROVIDERS)})")
     judge = settings.get("judge_target", settings.get("grader_target", settings.get("judgeTarget")))
     if judge is not None and not isinstance(judge, str):
-        raise TargetsConfigError(f"{label}: judge_target must be a target name, got {judge!r}")
+        found.add(next(k for k in ("judge_target", "grader_target", "judgeTarget") if k in settings),
+                  f"judge_target must be a target name, got {judge!r}")
     workers = settings.get("workers")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
-        raise TargetsConfigError(f"{label}: workers must be a whole number >= 1, got {workers!r}")
+        found.add("workers", f"workers must be a whole number >= 1, got {workers!r}")
+    found.raise_any()
+    assert provider is not None  # else found says why
     register_secrets(secrets)
     return TargetConfig(
         name=raw.name,
@@ -391,55 +417,37 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     )
 
 
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that tags each target mapping with its line, for located errors."""
+def _line(mapping: Any, default: int = 1) -> int:
+    """Where a mapping of targets.yaml is written: its first key's line (a mapping's own start can sit
+    on a blank line before it)."""
+    lines = getattr(mapping, "key_lines", None)
+    if lines:
+        return int(next(iter(lines.values())))
+    return int(getattr(mapping, "line", default))
 
 
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    _refuse_repeated_and_merge_keys(node)
-    data = loader.construct_mapping(node, deep=True)
-    # The first key's line: a mapping's own start mark can sit on a blank line before it.
-    first = node.value[0][0] if node.value else node
-    data["__line__"] = first.start_mark.line + 1
-    data["__keylines__"] = {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
-    return data
+def _key_lines(mapping: Any) -> dict[str, int]:
+    """Each key's line in a mapping of targets.yaml, by the key as text (`1:` is "1")."""
+    return {str(key): line for key, line in getattr(mapping, "key_lines", {}).items()}
 
 
-def _refuse_repeated_and_merge_keys(node: yaml.MappingNode) -> None:
-    """A key written twice in one mapping, and a `<<` merge key, as AgentV's YAML 1.2 parser takes them: the
-    first is an error there ("Map keys must be unique"; PyYAML kept the last one silently, so a second
-    `endpoint:` won unsaid), the second an ordinary key that merges nothing. Each is refused at its line."""
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        line = key_node.start_mark.line + 1
-        if key_node.tag == MERGE_TAG:
-            raise yaml.constructor.ConstructorError(None, None, f"{MERGE_KEY_REFUSED} (write the keys out)",
-                                                    key_node.start_mark)
-        if isinstance(key_node, yaml.ScalarNode):
-            key = (key_node.tag, key_node.value)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key_node.value!r} (first at line {seen[key]})", key_node.start_mark)
-            seen[key] = line
-
-
-use_core_schema(_LineLoader)
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-_LINE_KEYS = ("__line__", "__keylines__")
+def _plain(value: Any) -> Any:
+    """A value of targets.yaml as plain dicts and lists: a target's settings carry no line bookkeeping."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _key_paths(mapping: dict[str, Any], prefix: str = "") -> dict[str, int]:
-    """Where each key of `mapping` (as `_LineLoader` built it) and of the mappings and lists in it is
+    """Where each key of `mapping` (as `yaml_reader` read it) and of the mappings and lists in it is
     written: `{"healthcheck": 6, "healthcheck.url": 7, "command[0]": 3}`."""
     lines: dict[str, int] = {}
-    key_lines: dict[str, int] = mapping.get("__keylines__", {})
+    key_lines = _key_lines(mapping)
     for key, value in mapping.items():
-        if key in _LINE_KEYS:
-            continue
         path = f"{prefix}{key}"
-        lines[path] = key_lines.get(str(key), mapping.get("__line__", 1))
+        lines[path] = key_lines.get(str(key), _line(mapping))
         lines.update(_nested_paths(value, path, lines[path]))
     return lines
 
@@ -451,31 +459,19 @@ def _nested_paths(value: Any, path: str, line: int) -> dict[str, int]:
         found: dict[str, int] = {}
         for index, item in enumerate(value):
             item_path = f"{path}[{index}]"
-            found[item_path] = item.get("__line__", line) if isinstance(item, dict) else line
+            found[item_path] = _line(item, line) if isinstance(item, dict) else line
             found.update(_nested_paths(item, item_path, found[item_path]))
         return found
     return {}
-
-
-def _strip_lines(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k not in _LINE_KEYS}
-    if isinstance(value, list):
-        return [_strip_lines(v) for v in value]
-    return value
 
 
 def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
     """Parse targets.yaml text. Raises TargetsConfigError for anything malformed."""
     where = f"{source_file}: " if source_file else ""
     try:
-        doc = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"{source_file}:{mark.line + 1}: " if source_file and mark else where
-        raise TargetsConfigError(f"{at}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except (ValueError, RecursionError) as exc:  # a number past 4300 digits, nesting past the stack
-        raise TargetsConfigError(f"{where}not valid YAML: {str(exc).split(';')[0]}") from None
+        doc = load_yaml_text(text)
+    except EvalFileError as exc:
+        raise TargetsConfigError(f"{_where(source_file, exc.line)}not valid YAML: {_yaml_problem(exc)}") from None
     if doc is None:
         doc = {}
     items: Any
@@ -495,16 +491,16 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
     problems: list[Problem] = []
     if isinstance(doc, dict):
         # AgentV's file: `targets` and its `$schema` tag; a global setting here is read by no target.
-        top_lines: dict[str, int] = doc.get("__keylines__", {})
+        top_lines = _key_lines(doc)
         problems.extend(Problem(source_file or Path("targets.yaml"), top_lines.get(str(key), 1),
                                 f"unknown key '{key}' at the top of targets.yaml (a target's settings go in its entry)",
                                 unknown_key=True)
-                        for key in doc if key not in ("targets", "$schema", *_LINE_KEYS))
+                        for key in doc if key not in ("targets", "$schema"))
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise TargetsConfigError(f"{where}targets[{index}] must be a mapping, got {type(item).__name__}")
-        line = item.get("__line__")
-        data = _strip_lines(item)
+        line = _line(item)
+        data = _plain(item)
         at = _where(source_file, line)
         name = data.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -560,14 +556,15 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
                       for index, rule in enumerate(item["responses"]) if isinstance(rule, dict))
     problems: list[Problem] = []
     for mapping, known, not_yet, where, spellings in checks:
-        lines: dict[str, int] = mapping.get("__keylines__", {})
-        at: int = mapping.get("__line__", 1)
-        keys = {k: v for k, v in mapping.items() if k not in _LINE_KEYS}
+        lines = _key_lines(mapping)
+        at = _line(mapping)
+        keys = dict(mapping)
         found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
         problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _second_spellings(keys, lines, at, where, spellings))
     problems.extend(Problem(file, line, message, unknown_key=False) for line, message in _switches(item, name, kind))
+    problems.extend(_batching_no_effect(item, name, kind, file))
     if kind == "cli":
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _cli_unread_keys(item, name))
@@ -575,6 +572,9 @@ def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file
         problems.extend(Problem(file, line, message, unknown_key=True)
                         for line, message in _replaced_settings(item, name, kind))
     problems.extend(Problem(file, line, message) for line, message in _overlong_durations(item, name))
+    refused = api_format_problem(item, name) if kind == "openai" else None
+    if refused is not None:
+        problems.append(Problem(file, _key_lines(item).get(refused[0], _line(item)), refused[1]))
     return problems
 
 
@@ -597,8 +597,8 @@ def _overlong_durations(item: dict[str, Any], name: str) -> list[tuple[int, str]
     for mapping, where in ((item, f"target '{name}'"), (check, f"the healthcheck of target '{name}'")):
         if not isinstance(mapping, dict):
             continue
-        lines: dict[str, int] = mapping.get("__keylines__", {})
-        at: int = mapping.get("__line__", item.get("__line__", 1))
+        lines = _key_lines(mapping)
+        at = _line(mapping, _line(item))
         for key, scale in DURATION_SCALES.items():
             value = mapping.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_DURATION_MS / scale:
@@ -633,8 +633,8 @@ def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple
     in AgentV's mock, the range picks the delay), an anthropic `temperature` beside `thinking_budget`
     (extended thinking takes none, so it is never sent) and an anthropic `structured_output` (no reply
     schema is ever sent to Anthropic)."""
-    lines: dict[str, int] = item.get("__keylines__", {})
-    at: int = item.get("__line__", 1)
+    lines = _key_lines(item)
+    at = _line(item)
     if kind == "mock":
         ranged = [key for key in MOCK_DELAY_RANGE if item.get(key) not in (None, 0)]
         return [(lines.get(key, at), f"'{key}' in target '{name}' is never read: delay_min_ms/delay_max_ms "
@@ -651,11 +651,11 @@ def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple
 
 
 def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[int, str]]:
-    """(line, message) for AgentV's on/off settings that change no score here: `provider_batching` (its `true`,
-    one agent run for every case, is a feature not run yet) and a cli target's `verbose` (AgentV logs the
-    command). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
-    lines: dict[str, int] = item.get("__keylines__", {})
-    at: int = item.get("__line__", 1)
+    """(line, message) for AgentV's on/off settings: `provider_batching` (its `true` is run on a cli target,
+    `cli_batch.py`, except with `{FILES}`, not run yet) and a cli target's `verbose` (AgentV logs the
+    command; no score changes). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
+    lines = _key_lines(item)
+    at = _line(item)
     found: list[tuple[int, str]] = []
     for key in (*BATCHING_KEYS, *(CLI_LOG_KEYS if kind == "cli" else ())):
         value = item.get(key)
@@ -664,10 +664,29 @@ def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[i
         if not isinstance(value, bool):
             found.append((lines.get(key, at), f"'{key}' in target '{name}' must be true or false, got {value!r} "
                           "(AgentV refuses any other value)"))
-        elif value and key in BATCHING_KEYS:
-            found.append((lines.get(key, at), not_yet_message(f"{key}: true",
-                                                               "provider batching: one agent run answering every case")))
+        elif value and key in BATCHING_KEYS and kind not in UNBATCHED_KINDS and (
+                kind != "cli" or any("{FILES}" in str(item.get(k) or "") for k in ("command", "command_template",
+                                                                                   "commandTemplate"))):
+            found.append((lines.get(key, at), not_yet_message(
+                f"{key}: true", "provider batching with {FILES}: every case's files given to one run"
+                if kind == "cli" else "provider batching: one agent run answering every case")))
     return found
+
+
+UNBATCHED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini", "mock"})
+"""Providers AgentV 2.19 never batches (only its cli and vscode providers advertise `supportsBatch`):
+`provider_batching: true` on one of these sends the cases one by one there, as without it."""
+
+
+def _batching_no_effect(item: dict[str, Any], name: str, kind: str | None, file: Path) -> list[Problem]:
+    """`provider_batching: true` on a provider AgentV does not batch: accepted, as AgentV accepts it, and said."""
+    if kind not in UNBATCHED_KINDS:
+        return []
+    lines = _key_lines(item)
+    at = _line(item)
+    return [no_effect(file, lines.get(key, at), key, f"target '{name}' ({kind}): AgentV 2.19 batches only cli and "
+                      "vscode targets, and sends this one's cases one by one, as without it")
+            for key in BATCHING_KEYS if item.get(key) is True]
 
 
 def _healthcheck_kind(check: dict[str, Any]) -> str | None:
@@ -683,8 +702,8 @@ def _cli_unread_keys(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
     """(line, message) for each key a cli target reads somewhere but not where it is written: a
     healthcheck key only the other kind of healthcheck reads, a retry key without an http healthcheck
     to retry, `request_timeout_seconds`, and `files_format` for a command with no `{FILES}`."""
-    lines: dict[str, int] = item.get("__keylines__", {})
-    at: int = item.get("__line__", 1)
+    lines = _key_lines(item)
+    at = _line(item)
     where = f"target '{name}'"
     found: list[tuple[int, str]] = []
     check = item.get("healthcheck")
@@ -693,8 +712,8 @@ def _cli_unread_keys(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
         other = "command" if kind == "http" else "http"
         described = {"http": "an http healthcheck" + ("" if "type" in check else " (it has 'url')"),
                      "command": "a command healthcheck"}
-        check_lines: dict[str, int] = check.get("__keylines__", {})
-        check_at: int = check.get("__line__", at)
+        check_lines = _key_lines(check)
+        check_at = _line(check, at)
         found.extend((check_lines.get(key, check_at),
                       f"'{key}' in the healthcheck of {where}: {described[kind]} does not read it "
                       f"(read by: {'an http' if other == 'http' else 'a command'} healthcheck)")
@@ -712,6 +731,12 @@ def _cli_unread_keys(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
         found.extend((lines.get(key, at), f"'{key}' in {where}: its command has no {{FILES}}, so nothing reads it")
                      for key in item if key in FILES_FORMAT_KEYS)
     return found
+
+
+def _yaml_problem(exc: EvalFileError) -> str:
+    """What the reader found wrong, as targets.yaml's messages say it."""
+    message = exc.message.removeprefix("malformed YAML: ")
+    return f"{message} (write the keys out)" if message == MERGE_KEY_REFUSED else message
 
 
 def load_targets_file(path: Path) -> TargetsConfig:

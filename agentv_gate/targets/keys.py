@@ -40,9 +40,13 @@ HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, *LIMIT_KEYS, "temperature", "max_outpu
                   "structured_output", "structuredOutput")
 """`HttpChatProvider` (openai_compat.py), shared by openai, azure and anthropic."""
 
+API_FORMAT_KEYS = ("api_format", "apiFormat")
+"""AgentV 4.x's choice of OpenAI API on an `openai` target: `chat` (chat completions, what agentv-gate sends)
+or `responses` (the Responses API, not run yet: refused). 4.42 refuses it on azure targets, 2.19 knows it nowhere."""
+
 PROVIDER_KEYS: dict[str, frozenset[str]] = {
     "openai": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "endpoint", "base_url", "baseUrl", "baseURL", "model",
-                         "deployment", "variant", "api_key", "apiKey", "headers"}),
+                         "deployment", "variant", "api_key", "apiKey", "headers", *API_FORMAT_KEYS}),
     "azure": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "endpoint", "resource", "resourceName", "resource_name",
                         "deployment", "deployment_name", "deploymentName", "model", "api_key", "apiKey", "version",
                         "api_version", "apiVersion"}),
@@ -80,7 +84,8 @@ HTTP_CHAT_SPELLINGS = (
     ("reasoning_model", "reasoningModel"), ("structured_output", "structuredOutput"), ("api_key", "apiKey"),
 )
 SPELLINGS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "openai": (*HTTP_CHAT_SPELLINGS, ("endpoint", "base_url", "baseUrl", "baseURL"), ("model", "deployment", "variant")),
+    "openai": (*HTTP_CHAT_SPELLINGS, ("endpoint", "base_url", "baseUrl", "baseURL"), ("model", "deployment", "variant"),
+               API_FORMAT_KEYS),
     "azure": (*HTTP_CHAT_SPELLINGS, ("endpoint", "resource", "resourceName", "resource_name"),
               ("deployment", "deployment_name", "deploymentName"), ("version", "api_version", "apiVersion")),
     "anthropic": (*HTTP_CHAT_SPELLINGS, ("base_url", "endpoint", "baseUrl"), ("model", "deployment", "variant"),

@@ -134,7 +134,7 @@ class MockProvider:
         return self.delay_ms / 1000.0
 
     def answer_for(self, request: ProviderRequest) -> str:
-        judging = request.extra.get("role") == "judge"
+        judging = request.role == "judge"
         for rule in self.rules:
             reply = rule.judge_response if judging else rule.response
             if reply is not None and rule.matches(request):

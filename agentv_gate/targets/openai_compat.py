@@ -22,6 +22,7 @@ from ..models import Message, TargetResponse
 from ..transport.http import HttpCallError, HttpResult, post_json
 from ..transport.limiter import estimate_tokens
 from .adjustments import ParameterMemory, send_adapting
+from .api_format import api_format_problem
 from .base import ProviderRequest
 from .chat_params import ChatOptions
 from .config import TargetConfig
@@ -195,6 +196,9 @@ class OpenAICompatProvider(HttpChatProvider):
         super().__init__(target)
         self.base_url = normalise_base_url(target.get("endpoint", "base_url", "baseUrl", "baseURL"))
         self.model = str(target.require("model", "model", "deployment", "variant"))
+        refused = api_format_problem(dict(target.settings), target.name)
+        if refused is not None:  # a `${{ VAR }}` resolved to a format this provider does not send
+            raise TargetsConfigError(f"{target.describe()}: {refused[1]}")
         self._api_key = target.get("api_key", "apiKey")
         extra = target.get("headers", default={})
         if not isinstance(extra, dict):

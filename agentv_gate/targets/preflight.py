@@ -8,6 +8,7 @@ check serves `run` (before any case) and `validate` (offline, in well under a se
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -17,8 +18,8 @@ from typing import Protocol
 from ..errors import TargetsConfigError
 from ..keys import did_you_mean
 from ..problems import Problem, no_effect
-from .config import TargetsConfig, normalise_provider
-from .registry import ProviderRegistry, no_judge_message
+from .config import RawTarget, TargetConfig, TargetsConfig, normalise_provider, resolve_target
+from .registry import ProviderRegistry, build_capped, no_judge_message
 from .usage import PRICE_KEYS
 
 JudgeUse = tuple[str | None, Path, int]
@@ -70,6 +71,72 @@ def at_key(problem: Problem, key_lines: Mapping[str, int], block_line: int | Non
     return replace(problem, line=line) if line is not None else problem
 
 
+def each_problem(exc: TargetsConfigError, file: Path, raw: RawTarget) -> list[Problem]:
+    """Every problem `exc` carries (or the one it says), each at its key's line."""
+    found = [p for p in exc.problems if isinstance(p, Problem)] or [problem_of(exc, file, raw.line)]
+    return [at_key(problem, raw.key_lines, raw.line) for problem in found]
+
+
+def _key_of(problem: Problem, settings: Mapping[str, object]) -> str | None:
+    """The setting a problem is about (`base_url` for `... 'x': base_url must ...`), if it names one."""
+    match = _KEY_AFTER_TARGET.search(problem.message)
+    if match is None:
+        return None
+    healthcheck = "healthcheck: " in problem.message[match.start():match.start(1)]
+    key = "healthcheck" if healthcheck else re.split(r"[.\[]", match.group(1))[0]
+    return key if key in settings else None
+
+
+def unresolved_problems(first: TargetsConfigError, file: Path, raw: RawTarget,
+                        env: Mapping[str, str] | None) -> list[Problem]:
+    """Every problem of a target that cannot be resolved: those of its values (all found at once),
+    then, when each names a setting, those building its provider without them finds."""
+    found = each_problem(first, file, raw)
+    keys = {_key_of(problem, raw.data) for problem in found}
+    if None in keys:
+        return found  # about the whole target (its provider): nothing to build
+    try:
+        config = resolve_target(replace(raw, data={k: v for k, v in raw.data.items() if k not in keys}),
+                                os.environ if env is None else env, file)
+    except TargetsConfigError:
+        return found  # reading a variable, say: the problems found say what to fix first
+    try:
+        provider = build_capped(config)
+    except TargetsConfigError as exc:
+        found.extend(p for p in provider_problems(config, exc, file, raw) if _key_of(p, raw.data) not in keys)
+        return found
+    closer = getattr(provider, "close", None)
+    if callable(closer):
+        closer()
+    return found
+
+
+def provider_problems(config: TargetConfig, first: TargetsConfigError, file: Path, raw: RawTarget) -> list[Problem]:
+    """Every unusable setting of a target whose provider cannot be built, not only the first.
+
+    A provider checks its settings one after the other and stops at the first it cannot use; so
+    that setting is left out and the provider built again, until it builds or a problem names no
+    setting, or one left out (`model is required` once `model` is out is no news). The run stops on
+    the first problem anyway: this only says all of them at once, each at its line."""
+    found = each_problem(first, file, raw)
+    left_out: set[str] = set()
+    while (key := _key_of(found[-1], config.settings)) is not None and key not in left_out:
+        left_out.add(key)
+        try:
+            provider = build_capped(config.without(left_out))
+        except TargetsConfigError as exc:
+            more = [p for p in each_problem(exc, file, raw) if _key_of(p, config.settings) not in left_out]
+            if not more:
+                break
+            found.extend(more)
+            continue
+        closer = getattr(provider, "close", None)
+        if callable(closer):
+            closer()
+        break
+    return found
+
+
 def unset_variables(problems: Iterable[Problem]) -> list[str]:
     """The variables the preflight's unset-variable problems name, each once, in order."""
     return list(dict.fromkeys(m.group(1) for p in problems if (m := _UNSET.search(p.message))))
@@ -115,7 +182,7 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         try:
             config = registry.config(name)
         except TargetsConfigError as exc:
-            problems.append(at_key(problem_of(exc, file, raw.line), raw.key_lines, raw.line))
+            problems.extend(sorted(unresolved_problems(exc, file, raw, registry.env), key=lambda p: p.line))
             return False
         # Every unset `${{ VAR }}` the target reads, nested ones included (`healthcheck.url`, `env.X`,
         # `headers.Y`), and unlike AgentV an unset optional one too: `endpoint: ${{ LOCAL_URL }}` unset
@@ -133,7 +200,7 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         try:
             provider = registry.provider(name)
         except TargetsConfigError as exc:
-            problems.append(at_key(problem_of(exc, file, raw.line), raw.key_lines, raw.line))
+            problems.extend(sorted(provider_problems(config, exc, file, raw), key=lambda p: p.line))
             return False
         base = getattr(provider, "base_url", None)
         if isinstance(base, str) and base.startswith("https://"):

@@ -17,6 +17,8 @@ from ..errors import TargetsConfigError
 from ..files import nearest_agentv_file
 from ..keys import did_you_mean
 from .base import Provider
+from .cli_batch import BatchedCli
+from .cli_target import CliProvider
 from .config import TargetConfig, TargetsConfig, load_targets_file
 from .kinds import PROVIDERS
 from .usage import PRICE_KEYS, Prices
@@ -99,12 +101,20 @@ def build_capped(target: TargetConfig) -> Provider:
     """`build_provider`, with `workers` honoured for providers that have no limiter to honour it, and
     the target's prices applied to answers that report tokens but no cost."""
     provider = build_provider(target)
+    if batching(target) and isinstance(provider, CliProvider):
+        provider = BatchedCli(provider)
     if target.workers is not None and getattr(provider, "limiter", None) is None:
         provider = ConcurrencyCapped(provider, target.workers)
     where = f"{target.source_file}:{target.source_line}: {target.describe()}" if target.source_file \
         else target.describe()
     prices = Prices.of({key: target.get(key) for key in PRICE_KEYS}, where)
     return provider if prices is None else Priced(provider, prices)
+
+
+def batching(target: TargetConfig) -> bool:
+    """`provider_batching: true` on a cli target: one run answers every case of a suite (cli_batch.py).
+    (AgentV batches no other provider the gate runs: there the setting is a no-effect warning.)"""
+    return target.provider == "cli" and target.get("provider_batching", "providerBatching") is True
 
 
 def no_judge_message(target_name: str) -> str:
@@ -125,6 +135,11 @@ class ProviderRegistry:
         self._configs: dict[str, TargetConfig] = {}
         self._lock = threading.RLock()
 
+    @property
+    def env(self) -> Mapping[str, str] | None:
+        """The environment targets are resolved in (None: the process's)."""
+        return self._env
+
     def config(self, name: str) -> TargetConfig:
         with self._lock:
             if name not in self._configs:
@@ -137,6 +152,27 @@ class ProviderRegistry:
             if name not in self._providers:
                 self._providers[name] = build_capped(self.config(name))
             return self._providers[name]
+
+    def batching(self, name: str) -> bool:
+        """Whether target `name` answers a suite's cases in one batch run (False when it cannot be resolved)."""
+        try:
+            return batching(self.config(name))
+        except TargetsConfigError:
+            return False
+
+    def declared_targets(self) -> list[str]:
+        """Every target of the file, in its order (a code judge's proxy lists them and may call any)."""
+        return self.targets.names()
+
+    def named_provider(self, name: str) -> Provider:
+        """The provider of a target a code judge names through its proxy (any target of the file):
+        refused, as AgentV refuses to resolve it, when a `${{ VAR }}` it reads is unset, since such a
+        target was never checked before the run (only the targets the cases use are)."""
+        config = self.config(name)
+        unset = [f"{var} ({key})" for key, names in config.unset_env.items() for var in names]
+        if unset:
+            raise TargetsConfigError(f"environment variable {', '.join(unset)} is not set or empty")
+        return self.provider(name)
 
     def most_workers(self) -> int | None:
         """The largest `workers` among the targets resolved so far (the run's pool must allow it)."""

@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -208,7 +209,15 @@ def forkserver_env_problem(env: Mapping[str, str]) -> str | None:
     return f"{FORKSERVER_ENV}={raw!r} is not 0 or 1 (0 starts every Python judge afresh; 1, the default, forks it)"
 
 
-_zygotes: dict[tuple[str, frozenset[tuple[str, str]]], _Zygote] = {}
+HASH_SEEDS = 4
+"""Warm interpreters kept per judge interpreter and environment, each started with a hash seed of its
+own, judges going to them in turn: a fresh `python3` draws a new string hash seed each time, one
+warm interpreter gives every judge it forks its own (its strings keep the hashes it computed, so a
+fork cannot draw another). Four make two judges of a run share a seed one time in four, and never
+two in a row, for three more interpreter starts per run (see bench/README.md)."""
+
+_zygotes: dict[tuple[str, frozenset[tuple[str, str]], int], _Zygote] = {}
+_turns: dict[tuple[str, frozenset[tuple[str, str]]], itertools.count[int]] = {}
 _zygotes_lock = threading.Lock()
 
 
@@ -244,15 +253,31 @@ def spawn_warm(argv: list[str], cwd: str, env: dict[str, str],
     python = _warm_script(argv, cwd, env)
     if python is None:
         return None
-    key = (python, frozenset(env.items()))
+    started = (python, frozenset(env.items()))
     with _zygotes_lock:
+        turn = next(_turns.setdefault(started, itertools.count()))
+        key = (*started, turn % _seeds(env))
         zygote = _zygotes.get(key)
         if zygote is None:
             try:
-                zygote = _zygotes[key] = _Zygote(python, env)
+                zygote = _zygotes[key] = _Zygote(python, _with_own_seed(env))
             except OSError:
                 return None
     return zygote.spawn(argv, cwd, {**env, **call_env} if call_env else env)
+
+
+def _seeds(env: Mapping[str, str]) -> int:
+    """How many warm interpreters with seeds of their own: one when the environment sets the seed
+    (every fresh judge then hashes alike too), `HASH_SEEDS` when Python draws it."""
+    return HASH_SEEDS if env.get("PYTHONHASHSEED", "") in ("", "random") else 1
+
+
+def _with_own_seed(env: dict[str, str]) -> dict[str, str]:
+    """The warm interpreter's environment: the judge's, with a seed drawn here when Python would
+    draw one. The judges it forks never see the variable: each gets the judge's own environment."""
+    if _seeds(env) == 1:
+        return env
+    return {**env, "PYTHONHASHSEED": str(secrets.randbelow(4294967295) + 1)}
 
 
 def warm_pids() -> set[int]:

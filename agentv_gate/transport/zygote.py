@@ -1,16 +1,18 @@
 """A warm Python interpreter that forks, on request, into `python3 SCRIPT ARGS...`.
 
-Started by `forkserver.py` with the judge's own interpreter and environment, it must run under
-any Python 3 a judge names, so it imports nothing but the standard library (never agentv_gate).
+Started by `forkserver.py` with the judge's own interpreter and environment, it must start under
+any Python 3 a judge names (before 3.8, which has no audit hooks, it exits at once and judges start
+the ordinary way), so it imports nothing but the standard library (never agentv_gate).
 
 Protocol, over a SOCK_SEQPACKET socket (one JSON object per message, file descriptors alongside):
   request  {"id", "argv", "cwd", "env"} with fds [stdin, stdout, stderr]
-  started  {"id", "pid"}            or  {"id", "error"} when the fork failed
+  started  {"id", "pid"} (sent by the child)  or  {"id", "error"} when the fork failed
   exited   {"id", "status"}         (the raw wait status, as os.waitpid gives it)
 
 A forked child does what `python3 SCRIPT` would do: its own process group, default signals, the
 given cwd, environment and stdio, `sys.argv`, `sys.path[0]` and `__file__` as the interpreter
-sets them, the script run as `__main__`, an uncaught error printed from the script's frames on,
+sets them, the script run as `__main__` from the bottom of the stack of the process's only
+thread (see `_serve`), an uncaught error printed from the script's frames on,
 and the interpreter's shutdown in its order (non-daemon threads joined, atexit handlers, streams
 flushed, the script's objects freed) with the script's exit status. What it skips is tearing
 down every module, which in a forked child costs more than the whole judge (see `_shut_down`).
@@ -27,7 +29,12 @@ Its annotations are strings (and one a type comment) for that reason: the type c
 them, no interpreter ever evaluates them, so an old `python3` runs this file as it is.
 """
 
-import sys
+MAIN_KEYS = tuple(globals())
+"""The names a fresh `python3 SCRIPT` finds in `__main__` before the script's first line, in their
+order (`__annotations__` among them on the interpreters that put it there): this file was started
+that way, and nothing of its own is defined yet."""
+
+import sys  # noqa: E402 - after the snapshot above, on purpose
 
 STARTUP_MODULES = frozenset(sys.modules)
 """What the interpreter had loaded before this file's first import: what a fresh `python3 SCRIPT`
@@ -36,13 +43,18 @@ has loaded before the script's first line (same interpreter, flags, environment 
 if not getattr(sys.flags, "safe_path", False):
     del sys.path[0]  # this file's own folder (with an `http.py`) must never shadow the standard library
 
-import array  # noqa: E402 - after the snapshot above, on purpose
+import _queue  # noqa: E402 - after the snapshot above, on purpose
+import _thread  # noqa: E402
+import array  # noqa: E402
 import atexit  # noqa: E402
 import builtins  # noqa: E402
+import collections  # noqa: E402
+import functools  # noqa: E402
 import gc  # noqa: E402
 import importlib.machinery  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
+import operator  # noqa: E402
 import os  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
@@ -69,8 +81,27 @@ def _send(sock: "socket.socket", message: "dict[str, object]") -> None:
         pass  # the supervisor is gone; its end of the socket closing ends the loop below
 
 
-def _serve(sock: "socket.socket") -> "tuple[dict[str, typing.Any], list[int]]":
-    """Fork a child per request and report each child's start and exit; returns only in a child."""
+_SCRIPT = [None]  # type: list[typing.Any]
+"""In a judge: its script, as a function of its `__main__` namespace, for `_DISPATCH` to call."""
+
+_CALL = getattr(operator, "call", None) or operator.methodcaller("__call__")  # operator.call: 3.11+
+
+_DISPATCH = functools.partial(next, map(_CALL, iter(_SCRIPT)), None)
+"""Calls the script once, from C: in a judge's own forks the iterator is spent and it does nothing."""
+
+_JUDGE = {}  # type: dict[str, typing.Any]
+"""What the child of the next fork is to become (set before each fork), and its pid once it has."""
+
+
+def _serve(sock: "socket.socket") -> None:
+    """Fork a child per request and report each child's start and exit (the children never return).
+
+    The fork is made by a thread that runs no Python code: `os.fork` called from C, with the
+    judge run by the fork's after-fork callbacks (`_enter_child`, `_DISPATCH`, `_leave_child`).
+    The forked thread is the judge's main and only thread, and the script's frame has nothing
+    under it, as in a fresh interpreter: `sys._getframe().f_back` is None, and the recursion limit
+    leaves it the same headroom (exactly on Python 3.12+, where C calls are counted apart).
+    """
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -78,6 +109,17 @@ def _serve(sock: "socket.socket") -> "tuple[dict[str, typing.Any], list[int]]":
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
+    _JUDGE["close"] = (selector, [wake_r, wake_w], sock)
+    asked = _queue.SimpleQueue()  # type: _queue.SimpleQueue[typing.Any]
+    forked = _queue.SimpleQueue()  # type: _queue.SimpleQueue[typing.Any]
+    sys.unraisablehook = lambda unraisable: forked.put((None, unraisable.exc_value))  # a fork that failed
+
+    def start_forking() -> None:
+        pipeline = map(forked.put, zip(iter(asked.get, None), iter(os.fork, None)))  # noqa: B905 - 3.8 has no strict=
+        sink = collections.deque(maxlen=0)  # type: collections.deque[typing.Any]
+        _thread.start_new_thread(sink.extend, (pipeline,))
+
+    start_forking()
     running = {}  # type: dict[int, object]  # pid -> request id
     while True:
         for key, _ in selector.select():
@@ -88,28 +130,21 @@ def _serve(sock: "socket.socket") -> "tuple[dict[str, typing.Any], list[int]]":
             if not data:
                 os._exit(0)  # the supervisor closed its end: nothing more will be asked
             request = json.loads(data)
+            _JUDGE["request"], _JUDGE["fds"] = request, fds
             gc.freeze()  # this interpreter's objects: never scanned by the child (see `_close_files`)
-            try:
-                pid = os.fork()
-            except OSError as exc:
-                _send(sock, {"id": request["id"], "error": str(exc)})
-                pid = -1
-            if pid == 0:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                selector.close()
-                for fd in (wake_r, wake_w, sock.fileno()):
-                    os.close(fd)
-                return request, fds
+            asked.put(request["id"])
+            job, pid = forked.get()
             for fd in fds:
                 os.close(fd)
-            if pid > 0:
-                try:
-                    os.setpgid(pid, pid)  # also done by the child: whichever runs first, killpg works at once
-                except OSError:
-                    pass
-                running[pid] = request["id"]
-                _send(sock, {"id": request["id"], "pid": pid})
+            if job is None:  # os.fork raised, ending the forking thread: report it, start another
+                _send(sock, {"id": request["id"], "error": str(pid)})
+                start_forking()
+                continue
+            try:
+                os.setpgid(pid, pid)  # also done by the child: whichever runs first, killpg works at once
+            except OSError:
+                pass
+            running[pid] = request["id"]  # the child itself reports its start (see `_enter_child`)
         while running:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -119,6 +154,80 @@ def _serve(sock: "socket.socket") -> "tuple[dict[str, typing.Any], list[int]]":
                 break
             if pid in running:
                 _send(sock, {"id": running.pop(pid), "status": status})
+
+
+def _enter_child() -> None:
+    """After the fork, in the child: become the judge, ready `_DISPATCH` to run its script.
+
+    Also called in every fork a judge makes of itself, where it does nothing."""
+    if "pid" in _JUDGE or "request" not in _JUDGE:
+        return
+    try:
+        _JUDGE["pid"] = os.getpid()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        selector, fds, sock = _JUDGE.pop("close")
+        request = _JUDGE.pop("request")
+        # Reported from here, before the script runs: should the warm interpreter die before its
+        # own report, the supervisor must know this judge started (it would start it again).
+        _send(sock, {"id": request["id"], "pid": os.getpid()})
+        selector.close()
+        for fd in fds:
+            os.close(fd)
+        sock.close()
+        sys.unraisablehook = sys.__unraisablehook__
+        script = _become(request, _JUDGE.pop("fds"))
+        main = _main_module(script)
+        sys.modules["__main__"] = main
+    except BaseException:  # noqa: BLE001 - never a judge that runs nothing and exits 0
+        sys.__excepthook__(*sys.exc_info())
+        os._exit(1)
+    try:
+        with open(script, "rb") as source:
+            code = compile(source.read(), script, "exec", dont_inherit=True)
+    except BaseException as exc:  # noqa: BLE001 - printed as a fresh run prints it
+        failure = exc
+    else:
+        _JUDGE["code"] = code
+        _SCRIPT[0] = types.FunctionType(code, main.__dict__)
+        sys.addaudithook(_audit)
+        return
+    _shut_down([*_uncaught(failure), main.__dict__])
+
+
+def _leave_child() -> None:
+    """The script returned: the interpreter's shutdown with status 0 (nothing in a judge's own forks)."""
+    if _JUDGE.get("pid") == os.getpid():
+        _shut_down([0, False, sys.modules["__main__"].__dict__])
+
+
+def _audit(event: str, args: "tuple[typing.Any, ...]") -> None:
+    """The script raised: its error reaches the C that called it as an unraisable one, announced by
+    this audit event before any `sys.unraisablehook` sees it; it is handled here as the
+    interpreter handles an uncaught error, and the judge ends."""
+    if event != "sys.unraisablehook" or _JUDGE.get("pid") != os.getpid():
+        return
+    unraisable = args[1]
+    tb = unraisable.exc_traceback
+    if tb is None or tb.tb_frame.f_code is not _JUDGE.get("code") or unraisable.exc_value is None:
+        return  # another error the script did not raise to its caller (one in a `__del__`, say)
+    if unraisable.object is not _DISPATCH and repr(_DISPATCH) not in str(unraisable.err_msg):
+        return  # (the object on 3.8-3.12, named in the message on later versions)
+    namespace = sys.modules["__main__"].__dict__
+    _shut_down([*_uncaught(unraisable.exc_value), namespace])
+
+
+def _uncaught(exc: BaseException) -> "tuple[int, bool]":
+    """What the interpreter does with an error the script did not catch: its exit status, and
+    whether it ended on a KeyboardInterrupt (the interpreter then dies of SIGINT)."""
+    if isinstance(exc, SystemExit):
+        return _exit_status(exc), False
+    exc.__traceback__ = _from_script(exc.__traceback__)
+    try:
+        _print_uncaught(exc)
+    except SystemExit as hook_exit:  # the hook ended the process: its status stands
+        return _exit_status(hook_exit), False
+    return 1, isinstance(exc, KeyboardInterrupt)
 
 
 def _become(request: "dict[str, typing.Any]", fds: "list[int]") -> str:
@@ -143,34 +252,18 @@ def _become(request: "dict[str, typing.Any]", fds: "list[int]") -> str:
     return script
 
 
-def _run(script: str) -> "tuple[int, bool, dict[str, object]]":
-    """Run the script as `__main__` the way `python3 SCRIPT` does.
-
-    Returns its exit status, whether it ended on an uncaught KeyboardInterrupt (the interpreter
-    then dies of SIGINT) and its namespace.
-    """
-    main = types.ModuleType("__main__")
-    main.__file__ = script
-    main.__dict__["__cached__"] = None  # (ModuleType does not declare it)
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
-    main.__dict__["__builtins__"] = builtins
-    sys.modules["__main__"] = main
-    try:
-        with open(script, "rb") as source:
-            code = compile(source.read(), script, "exec", dont_inherit=True)
-        exec(code, main.__dict__)  # noqa: S102 - running the judge is the point
-        return 0, False, main.__dict__
-    except SystemExit as exc:
-        return _exit_status(exc), False, main.__dict__
-    except BaseException as exc:  # noqa: BLE001 - handled below as the interpreter handles it
-        uncaught = exc
-    # Out of the `except` block, so that an error in the hook is not chained to this one.
-    uncaught.__traceback__ = _from_script(uncaught.__traceback__)
-    try:
-        _print_uncaught(uncaught)
-    except SystemExit as hook_exit:  # the hook ended the process: its status stands
-        return _exit_status(hook_exit), False, main.__dict__
-    return 1, isinstance(uncaught, KeyboardInterrupt), main.__dict__
+def _main_module(script: str) -> "types.ModuleType":
+    """`__main__` as a fresh interpreter builds it: the names of `MAIN_KEYS`, in that order."""
+    main = types.ModuleType("__main__")  # __name__, __doc__, __package__, __loader__, __spec__
+    fresh = {"__annotations__": {}, "__builtins__": builtins, "__file__": script, "__cached__": None,
+             "__loader__": importlib.machinery.SourceFileLoader("__main__", script)}
+    for name in MAIN_KEYS:
+        if name in fresh:
+            main.__dict__[name] = fresh.pop(name)
+    for name in ("__builtins__", "__file__", "__cached__", "__loader__"):
+        if name in fresh:  # an interpreter that set none of these before running a file
+            main.__dict__[name] = fresh.pop(name)
+    return main
 
 
 def _from_script(tb: "types.TracebackType | None") -> "types.TracebackType | None":
@@ -231,6 +324,9 @@ def _shut_down(outcome: "list[typing.Any]") -> "typing.NoReturn":
     `__main__` holds the script's namespace when it goes."""
     status, interrupted, namespace = outcome
     outcome.clear()
+    _SCRIPT[0] = None  # the script's function held its namespace
+    for name in ("__file__", "__cached__"):  # a fresh run deletes them once the script is done,
+        namespace.pop(name, None)           # before threads are joined and atexit handlers run
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()  # non-daemon threads are waited for
@@ -297,10 +393,14 @@ def _close_files() -> None:
 
 
 def main() -> None:
+    if not hasattr(sys, "addaudithook"):  # Python < 3.8: exit, so that judges start the ordinary way
+        return
+    os.register_at_fork(after_in_child=_enter_child)
+    os.register_at_fork(after_in_child=_DISPATCH)
+    os.register_at_fork(after_in_child=_leave_child)
     channel = socket.socket(fileno=int(sys.argv[1]))
     _send(channel, {"ready": True})
-    request, fds = _serve(channel)
-    _shut_down(list(_run(_become(request, fds))))
+    _serve(channel)
 
 
 if __name__ == "__main__":

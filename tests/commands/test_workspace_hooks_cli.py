@@ -205,3 +205,60 @@ def test_a_failing_after_hook_s_output_is_printed_inert_and_without_secrets(tmp_
     commands = [line for line in runner_commands(ran.stdout + ran.stderr) if not line.startswith("::group::")
                 and line != "::endgroup::"]
     assert commands == []
+
+
+SHARED_WORKSPACE = """
+    # one workspace for several suites, as AgentV's workspace-shared-config example has it
+    hooks:
+      before_all: {command: [python3, ../../shared/hook.py, before_all]}
+      before_each: {command: [python3, hook.py, before_each], cwd: ./}
+"""
+
+
+def test_a_workspace_file_named_by_a_2x_and_a_4x_suite_runs_its_hooks_for_both(repo: Path) -> None:
+    """`workspace: ../../shared/workspace.yaml` is AgentV's shared workspace file (2.19 and 4.42): its
+    mapping is the workspace, a hook's `cwd` is relative to that file, and a hook without one runs in
+    the eval file's folder, as an inline hook does."""
+    write(repo / "shared/hook.py", HOOK)
+    write(repo / "shared/workspace.yaml", SHARED_WORKSPACE)
+    write(repo / "evals/a/s.eval.yaml", """
+        workspace: ../../shared/workspace.yaml
+        tests:
+          - {id: two, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    write(repo / "evals/b/s.eval.yaml", """
+        execution: {workers: 1}   # a 4.x form: the file is read as AgentV 4.x reads it
+        workspace: ../../shared/workspace.yaml
+        tests:
+          - {id: four, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", "--workers", "1", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    log = [json.loads(line) for line in (repo / "shared/hooks.log").read_text().splitlines()]
+    assert sorted((e["hook"], e["test_id"]) for e in log) == [
+        ("before_all", None), ("before_all", None), ("before_each", "four"), ("before_each", "two")]
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert rows["two"]["before_each_output"] == "before_each for two"
+    assert rows["four"]["before_all_output"] == "before_all for None"
+
+
+def test_a_workspace_file_that_is_missing_not_a_mapping_or_holds_a_feature_not_run_yet_is_located(
+        repo: Path) -> None:
+    write(repo / "shared/list.yaml", "- hooks\n")
+    write(repo / "shared/template.yaml", "hooks: {}\ntemplate: ./template\n")
+    write(repo / "shared/broken.yaml", "hooks: [oops\n")
+    for name, ref in [("gone", "../shared/nowhere.yaml"), ("list", "../shared/list.yaml"),
+                      ("template", "../shared/template.yaml"), ("broken", "../shared/broken.yaml")]:
+        write(repo / f"evals/{name}.eval.yaml", f"""
+            description: {name}
+            workspace: {ref}
+            tests:
+              - {{id: a, input: Hi, criteria: Greets}}
+        """)
+    ran = run_cli("validate", "evals", cwd=repo)
+    out = ran.stdout + ran.stderr
+    assert ran.returncode == 1, out
+    assert "evals/gone.eval.yaml:2: Workspace file not found: ../shared/nowhere.yaml" in out
+    assert "evals/list.eval.yaml:2: Invalid workspace file format: ../shared/list.yaml (expected a YAML object)" in out
+    assert "shared/template.yaml:2: 'template' is an AgentV feature agentv-gate does not run yet" in out
+    assert "evals/broken.eval.yaml:2: ../shared/broken.yaml:2: malformed YAML" in out

@@ -21,7 +21,15 @@ import pytest
 
 from compat.fake_llm import FakeModel
 from compat.known import DIFFERING, REFUSED
-from compat.run_compat import CACHE, environment, folder_hash, prepare_tree, run_gate, shared_root
+from compat.run_compat import (
+    CACHE,
+    environment,
+    example_folder,
+    folder_hash,
+    prepare_tree,
+    run_gate,
+    shared_root,
+)
 
 RECORDED = Path(__file__).with_name("agentv-2.19") / "expected.json"
 EXPECTED: dict[str, Any] = json.loads(RECORDED.read_text())
@@ -47,11 +55,6 @@ def examples() -> Iterator[tuple[Path, dict[str, str]]]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _example_folder(rel: str) -> Path:
-    suite = EXAMPLES / rel
-    return suite.parent.parent if suite.parent.name == "evals" else suite.parent
-
-
 @pytest.mark.parametrize("rel", sorted(EXPECTED["suites"]))
 def test_the_gate_scores_agentv_s_own_example_as_agentv_does(rel: str, examples: tuple[Path, dict[str, str]],
                                                              tmp_path: Path) -> None:
@@ -64,7 +67,7 @@ def test_the_gate_scores_agentv_s_own_example_as_agentv_does(rel: str, examples:
     if recorded["needs_bun"] and not (shutil.which("bun", path=env["PATH"]) and (tree / "node_modules/zod").exists()):
         pytest.skip("its judges run with bun and import zod, which `make compat` caches (from npm and AgentV's "
                     "install); not installed here")
-    assert folder_hash(_example_folder(rel)) == recorded["example_hash"], (
+    assert folder_hash(example_folder(EXAMPLES / rel)) == recorded["example_hash"], (
         f"{rel}'s files changed since AgentV's results were recorded: run `make compat RECORD=1` again")
     ran = run_gate(tree / rel, tree, tmp_path / "out", env)
     assert not ran.refused, f"the gate refused a suite AgentV runs: {ran.refused}\n{ran.log}"

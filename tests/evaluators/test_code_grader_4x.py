@@ -108,6 +108,9 @@ tests:
     assert [e["type"] for e in events] == ["message", "message", "message", "final_response"]
     assert events[-1]["parent_event_id"] == "message-2"
     assert new["trace_summary"] == {"event_count": 0, "tool_calls": {}, "error_count": 0, "llm_call_count": 1}
+    assert new["trace"]["metadata"] == {"provider": "mock", "target": "default", "eval_case_id": "capital"}
+    # each row names the type as its own AgentV does: 2.19 `code-judge`, 4.42 `code-grader`
+    assert [entry["type"] for entry in rows_by_id(repo / RESULTS)["capital"]["scores"]] == ["code-judge", "code-grader"]
 
 
 @pytest.mark.skipif(not SPEC_SAMPLE.is_file(), reason="../shared/spec (AgentV 4.42's payload sample) is not here")
@@ -254,3 +257,48 @@ tests:
     row = rows_by_id(repo / RESULTS)["capital"]
     assert row["verdict"] == "error"
     assert "define_code_judge" in " ".join(row["scores"][0]["misses"])
+
+
+PROMPT_RECORDER = """\
+import json, pathlib, sys
+payload = json.load(sys.stdin)
+pathlib.Path(__file__).with_suffix(".json").write_text(json.dumps(payload))
+print('Grade the answer. Reply {"score": 0..1}')
+"""
+
+
+def test_a_4x_prompt_script_gets_4_42s_payload_and_a_2x_one_keeps_its_own(tmp_path: Path) -> None:
+    """Fails before the fix: an llm-grader's executable prompt template got 2.19's judge payload (`output` as
+    messages, `question`, `reference_answer`), where 4.42 sends the answer as text beside the transcript."""
+    repo = _project(tmp_path, f"""\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    criteria: Names Paris
+    expected_output: Paris
+    metadata: {{owner: geo}}
+    assertions:
+      - name: old
+        type: llm_judge
+        prompt: {{script: [{PY}, old.py]}}
+      - name: new
+        type: llm-grader
+        config: {{ignored: true}}
+        prompt: {{command: [{PY}, new.py], config: {{strictMode: true}}}}
+""", {"old.py": PROMPT_RECORDER, "new.py": PROMPT_RECORDER})
+    (repo / ".agentv" / "targets.yaml").write_text(TARGETS + '    judge_response: \'{"score": 1, "assertions": []}\'\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    old = json.loads((repo / "evals" / "old.json").read_text())
+    new = json.loads((repo / "evals" / "new.json").read_text())
+    assert old["output"] == [{"role": "assistant", "content": "Paris is the capital of France."}]
+    assert "question" in old and "reference_answer" in old
+    assert list(new) == ["criteria", "expected_output", "output", "answer", "messages", "input_files", "input",
+                         "metadata", "trace", "file_changes", "workspace_path", "config"]
+    assert new["output"] == new["answer"] == "Paris is the capital of France."
+    assert [m["role"] for m in new["messages"]] == ["user", "assistant"]
+    assert new["expected_output"] == [{"role": "assistant", "content": "Paris"}]
+    assert new["metadata"] == {"owner": "geo"} and new["config"] == {"strict_mode": True}
+    assert new["file_changes"] is None and new["workspace_path"] is None
+    assert new["trace"]["metadata"] == {"provider": "mock", "target": "default", "eval_case_id": "capital"}
+    assert [entry["type"] for entry in rows_by_id(repo / RESULTS)["capital"]["scores"]] == ["llm-judge", "llm-grader"]

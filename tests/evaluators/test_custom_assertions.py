@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -112,8 +114,6 @@ def test_a_crashing_assertion_is_an_error_case(project: Path) -> None:
     ({}, "{type: nonsense}", "unknown evaluator type 'nonsense' (expected one of code_judge"),
     ({}, "{type: ../escape}", "unknown evaluator type '../escape'"),
     ({}, "{type: custom_assertion, assertion: word-count}", "unknown evaluator type 'custom_assertion'"),
-    ({"evals/.agentv/assertions/tone.ts": "export default 1"}, "{type: tone}",
-     "custom assertion 'tone' is"),
     ({"evals/.agentv/assertions/plain": "#!/bin/sh\n"}, "{type: plain}", "is not executable"),
 ])
 def test_unknown_or_unrunnable_types_are_located_errors(project: Path, files: dict[str, str], assertion: str,
@@ -185,16 +185,47 @@ def test_a_python_script_wins_over_an_executable_of_the_same_name_in_one_folder(
     assert rows_by_id(project / RESULTS)["b"]["hits"] == ["python"]
 
 
-def test_the_agentv_module_a_refusal_names_is_the_nearest_one(tmp_path: Path) -> None:
-    """Only AgentV `.ts` modules for the type, in the suite's folder and at the root: the error points
-    at the one AgentV itself would load, the nearest (in process, through the loader's finder)."""
-    from agentv_gate.errors import EvalFileError
-    from agentv_gate.loader.assertions import find_custom_assertion
-    from agentv_gate.loader.refs import SearchRoots
+WORD_COUNT_MODULE = """\
+// what AgentV's word-count example does, without the SDK: the code-judge payload in, its reply out
+import { readFileSync } from "node:fs";
+const payload = JSON.parse(readFileSync(0, "utf8"));
+const answer = typeof payload.output === "string" ? payload.output : payload.answer;  // 4.x : 2.x
+const words = answer.trim().split(/\\s+/).length;
+const pass = words >= 3;
+console.log(JSON.stringify({score: pass ? 1 : Math.min(words / 3, 0.9), hits: [], misses: [],
+                            reasoning: `${words} words, output is ${typeof payload.output}`}));
+"""
 
-    for folder in (tmp_path, tmp_path / "evals" / "deep"):
-        write(folder / ".agentv/assertions/tone.ts", "export default 1\n")
-    roots = SearchRoots(eval_dir=tmp_path / "evals" / "deep", repo_root=tmp_path)
-    with pytest.raises(EvalFileError) as refused:
-        find_custom_assertion("tone", roots, 6)
-    assert f"{tmp_path / 'evals/deep/.agentv/assertions/tone.ts'}, a module" in str(refused.value)
+BUN_SHIM = """#!/bin/sh
+# `bun run MODULE`, as AgentV runs an assertion module; node stands in for bun here
+[ "$1" = run ] && shift
+exec node "$@"
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the stand-in for bun")
+def test_an_agentv_assertion_module_runs_with_bun_as_agentv_runs_it(project: Path, tmp_path: Path) -> None:
+    """AgentV 2.19 registers `.agentv/assertions/<type>.ts` (`.js`, `.mts`, `.mjs`) as a code judge run
+    with `bun run <module>` (its sdk-custom-assertion example): the gate runs it the same way, and such
+    a module wins over the gate's own `<type>.py`, even a nearer one, since AgentV runs the module.
+    In a 4.x file it gets 4.42's code-grader payload (`output` is the answer's text), as 4.42 sends it."""
+    write(project / ".agentv/assertions/word-count.mjs", WORD_COUNT_MODULE)
+    write(project / "evals/deep/.agentv/assertions/word-count.py", GRADES.format(score=0, where="python"))
+    write(project / "evals/deep/suite.eval.yaml", """
+        tests:
+          - {id: capital, input: Capital of France?, assert: [{type: word-count}]}
+    """)
+    write(project / "evals/deep/four.eval.yaml", """
+        execution: {workers: 1}   # a 4.x form: AgentV 4.42 runs the module as a code grader (4.x payload)
+        tests:
+          - {id: four, input: Capital of France?, assert: [{type: word-count}]}
+    """)
+    shims = write(tmp_path / "shims/bun", BUN_SHIM, executable=True).parent
+    proc = run_cli("run", "evals", cwd=project, env={"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = rows_by_id(project / RESULTS)["capital"]
+    module = (project / ".agentv/assertions/word-count.mjs").resolve()
+    assert row["score"] == 1.0 and row["reasoning"] == "word-count: 6 words, output is object", row
+    four = rows_by_id(project / RESULTS)["four"]
+    assert four["score"] == 1.0 and four["reasoning"] == "word-count: 6 words, output is string", four
+    assert row["evaluator_raw_request"]["script"] == ["bun", "run", str(module)]

@@ -409,3 +409,102 @@ def test_a_batch_without_requests_is_a_400_and_an_unknown_post_a_404(server: Fak
         assert (status, reply["error"]) == (400, "Missing required field: requests (array)")
         assert call(proxy, "POST", "/zzz", {"question": "q"})[0] == 404
     assert server.requests == []
+
+
+# ---------------------------------------------------------------- naming another target (AgentV 2.19's resolver)
+
+NAMING_JUDGE = """\
+import json
+from agentv_gate.sdk import TargetAccessError, TargetClient, define_code_judge
+
+
+@define_code_judge
+def judge(payload):
+    client = TargetClient()
+    seen = {"available": client.info()["availableTargets"]}
+    seen["other"] = client.invoke("Is Paris named? " + payload.answer, target="other").text
+    seen["batch"] = [r.text or r.error for r in client.invoke_batch([
+        {"question": "Paris?", "target": "other"}, {"question": "Paris?"}, {"question": "Paris?", "target": "nope"}])]
+    for name in ("offline", "nope"):
+        try:
+            client.invoke("Paris?", target=name)
+        except TargetAccessError as exc:
+            seen[name] = str(exc)
+    ok = seen["other"] == "YES"
+    return {"score": 1.0 if ok else 0.0, "hits": ["other target says YES"] if ok else [],
+            "misses": [] if ok else ["other target did not answer"], "details": seen}
+"""
+
+OTHER_SECRET = "sk-other-SECRET-9876543210"
+
+
+def test_cli_a_judge_may_name_any_target_of_the_file_as_in_agentv(tmp_path: Path, server: FakeLLMServer) -> None:
+    """AgentV 2.19's proxy answers a call naming any target of targets.yaml (the contextual-precision
+    example asks `gemini_base` while its judge target is `azure-base`): the named target's model
+    answers, with its own key, never shown to the script; a target whose variables are unset is a
+    500 naming the variable; an unknown one a 400 listing AgentV's list. One limit for them all."""
+    targets = [{"name": "default", "provider": "mock", "judge_target": "judge", "responses": {"p": "It is Paris."}},
+               {"name": "judge", "provider": "openai", "base_url": server.url, "api_key": "${{ JUDGE_KEY }}",
+                "model": "gpt-judge", **FAST},
+               {"name": "other", "provider": "openai", "base_url": server.url, "api_key": "${{ OTHER_KEY }}",
+                "model": "gpt-other", **FAST},
+               {"name": "offline", "provider": "openai", "base_url": server.url,
+                "api_key": "${{ NEVER_SET_KEY_FOR_PROXY_TEST }}", "model": "gpt-off", **FAST}]
+    make_repo(tmp_path, yaml.safe_dump({"targets": targets}, sort_keys=False))
+    write(tmp_path / "evals/naming.py", NAMING_JUDGE)
+    write(tmp_path / "evals/naming.eval.yaml", """\
+        tests:
+          - id: p
+            input: Capital of France?
+            assert:
+              - {name: naming, type: code_judge, script: [python3, naming.py], target: {max_calls: 4}}
+        """)
+    done = run_cli("run", "evals", cwd=tmp_path, env={"JUDGE_KEY": SECRET, "OTHER_KEY": OTHER_SECRET},
+                   drop=("AGENTV_TARGET_PROXY", "NEVER_SET_KEY"), timeout=120)
+    output = done.stdout + done.stderr
+    [row] = rows_by_id(tmp_path / RESULTS).values()
+    assert done.returncode == 0 and row["verdict"] == "pass", output
+    [score] = row["scores"]
+    seen = score["details"]
+    assert seen["available"] == ["default", "default", "judge", "other", "offline"]  # AgentV's list, as it is
+    assert seen["other"] == "YES"
+    assert seen["batch"] == ["YES", "YES", "Error: requests[2]: Unknown target 'nope'. Available: default, default, "
+                                           "judge, other, offline"]
+    assert seen["offline"].startswith("POST /invoke: HTTP 500: target 'offline' cannot be used")
+    assert "NEVER_SET_KEY_FOR_PROXY_TEST" in seen["offline"]
+    assert seen["nope"].startswith("POST /invoke: HTTP 400: Unknown target 'nope'")
+    by_model = {r.json["model"]: r.headers["authorization"] for r in server.requests}
+    assert by_model == {"gpt-other": f"Bearer {OTHER_SECRET}", "gpt-judge": f"Bearer {SECRET}"}
+    assert len(server.requests) == 3  # the unknown and the unusable targets were never called
+    proxy = row["evaluator_raw_request"]["target_proxy"]
+    assert (proxy["target"], proxy["call_count"], proxy["other_targets"]) == ("judge", 3, {"other": 2})
+    everything = output + (tmp_path / RESULTS).read_text()
+    assert SECRET not in everything and OTHER_SECRET not in everything
+
+
+class _Targets:
+    """A targets file of two: `judge` (usable) and `broken` (an unset key), for the proxy alone."""
+
+    def __init__(self, server: FakeLLMServer) -> None:
+        self.server = server
+
+    def declared_targets(self) -> list[str]:
+        return ["judge", "broken"]
+
+    def named_provider(self, name: str) -> Provider:
+        if name == "broken":
+            raise ValueError("environment variable BROKEN_KEY (api_key) is not set or empty")
+        return judge_provider(self.server)
+
+
+def test_a_named_target_that_cannot_be_built_fails_its_whole_batch_as_in_agentv(server: FakeLLMServer) -> None:
+    with TargetProxy(judge_provider(server), 5, case_id="c", evaluator="e", targets=_Targets(server),
+                     case_target="default") as proxy:
+        status, reply = call(proxy, "POST", "/invokeBatch", {"requests": [
+            {"question": "Paris?"}, {"question": "Paris?", "target": "broken"}]})
+        assert status == 500 and "requests[1]: target 'broken' cannot be used: ValueError: environment variable " \
+                                  "BROKEN_KEY" in reply["error"]
+        assert call(proxy, "GET", "/info")[1]["availableTargets"] == ["default", "judge", "broken"]
+        ok = call(proxy, "POST", "/invokeBatch", {"requests": [{"question": "Paris?", "target": "judge"}]})
+    assert ok[0] == 200 and ok[1]["responses"][0]["rawText"] == "YES"
+    assert len(server.requests) == 1 and proxy.usage.call_count == 1  # the failed batch called nothing

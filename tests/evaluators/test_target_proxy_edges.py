@@ -226,8 +226,8 @@ def test_a_model_error_is_quoted_as_it_is_and_a_foreign_exception_names_its_type
     assert proxy.usage.retries == 2
     first = judge.requests[0]
     assert (first.question, first.model, first.eval_case_id) == ("q", "gpt-judge", "capital")
-    assert first.extra == {"role": "target_proxy", "attempt": 0, "evaluator": "recall"}
-    assert judge.requests[1].extra["attempt"] == 2
+    assert (first.role, first.attempt) == ("target_proxy", 0)
+    assert judge.requests[1].attempt == 2
 
 
 def test_only_the_first_five_errors_are_kept(server: FakeLLMServer) -> None:

@@ -404,7 +404,7 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             provider: codex
           - name: batch
             provider: cli
-            command: "echo hi"
+            command: "echo hi {FILES}"
             provider_batching: true
           - name: pi
             provider: pi-coding-agent
@@ -417,7 +417,7 @@ def test_target_features_not_run_yet(repo: Path) -> None:
     assert ran.returncode == 2
     assert ".agentv/targets.yaml:4: 'fallback_targets' is an AgentV feature agentv-gate does not run yet" in ran.stderr
     assert (".agentv/targets.yaml:10: 'provider_batching: true' is an AgentV feature agentv-gate does not run yet "
-            "(provider batching: one agent run answering every case)") in ran.stderr
+            "(provider batching with {FILES}: every case's files given to one run)") in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
     assert "pi-coding-agent" not in ran.stderr  # (AgentV's own examples list one beside their LLM targets)
     assert "'agent'" not in ran.stderr  # a delegating target (no provider of its own) is such a target too
@@ -449,3 +449,22 @@ def test_the_reader_cannot_read_a_key_its_table_does_not_declare() -> None:
     assert raw.get("id") == "a"
     with pytest.raises(AssertionError, match="the loader reads undeclared key 'asserts': add it to loader/keys.py"):
         raw.get("asserts")
+
+
+def test_provider_batching_on_a_model_target_is_a_no_effect_warning(repo: Path) -> None:
+    """AgentV 2.19 batches only its cli and vscode providers: on any other, `provider_batching: true`
+    is accepted and the cases go one by one. So here: run, with a located warning (`--strict`: an error)."""
+    write(repo / ".agentv/targets.yaml", """\
+        targets:
+          - name: default
+            provider: mock
+            response: Paris
+            provider_batching: true
+    """)
+    suite(repo, "tests:\n  - {id: a, input: Hi, assert: [{type: contains, value: Paris}]}\n")
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (".agentv/targets.yaml:5: warning: 'provider_batching' has no effect here: target 'default' (mock): "
+            "AgentV 2.19 batches only cli and vscode targets") in ran.stderr
+    ran = run_cli("validate", "evals", "--strict", cwd=repo)
+    assert ran.returncode == 1 and "'provider_batching' has no effect here" in ran.stdout, ran.stdout + ran.stderr

@@ -258,7 +258,7 @@ def test_the_key_follows_everything_that_changes_the_answer(tmp_path: Path, serv
                                max_output_tokens=50, model="m-override")),
         (base, ProviderRequest(question="Capital of France?", messages=[Message(role="user", content="other")])),
         (base, ProviderRequest(question="Capital of France?", system_prompt="Be brief.", temperature=0.0,
-                               max_output_tokens=50, extra={"role": "judge", "attempt": 1})),
+                               max_output_tokens=50, role="judge", attempt=1)),
     ]
     server.set_default("/agent/v2/v1/chat/completions", FakeReply.openai("v2"))
     for count, (provider, req) in enumerate(variants, start=2):

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.case_run import CaseRun
 from agentv_gate.errors import ProviderError, TargetsConfigError
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.cli_target import CliProvider, parse_cli_output
@@ -77,7 +78,7 @@ def test_answer_from_output_file_with_agentv_json_schema(tmp_path: Path) -> None
     """,
     )
     provider = cli(tmp_path, f"{run} {{OUTPUT_FILE}} {{EVAL_ID}} {{ATTEMPT}}")
-    response = provider.invoke(ProviderRequest(question="q", eval_case_id="case 7", extra={"attempt": 2}))
+    response = provider.invoke(ProviderRequest(question="q", eval_case_id="case 7", attempt=2))
     assert response.text == "final for case 7/2"
     assert response.output_messages[0].model_extra["tool_calls"][0]["tool"] == "search"
     assert (response.token_usage, response.cost_usd, response.duration_ms) == ({"input": 3, "output": 4}, 0.01, 1234)
@@ -133,7 +134,7 @@ def test_env_cwd_and_secret_redaction(tmp_path: Path) -> None:
 def test_cwd_defaults_to_the_eval_folder(tmp_path: Path) -> None:
     evals = tmp_path / "evals"
     evals.mkdir()
-    response = cli(tmp_path, "pwd").invoke(ProviderRequest(question="q", extra={"eval_dir": str(evals)}))
+    response = cli(tmp_path, "pwd").invoke(ProviderRequest(question="q", run=CaseRun(eval_dir=str(evals))))
     assert Path(response.text).resolve() == evals.resolve()
 
 
@@ -210,7 +211,7 @@ def test_agentv_2_8_spelling_command_and_healthcheck_told_apart_by_its_keys(tmp_
             "healthcheck": {"command": check, "cwd": "./tools"}}
     provider = build_provider(resolve_target(RawTarget(name="agent", data=data, line=2), {},
                                              tmp_path / ".agentv" / "targets.yaml"))
-    response = provider.invoke(ProviderRequest(question="q", extra={"eval_dir": str(evals)}))
+    response = provider.invoke(ProviderRequest(question="q", run=CaseRun(eval_dir=str(evals))))
     assert Path(response.text).resolve() == (evals / "work").resolve()
     assert Path(marker.read_text()).resolve() == (evals / "tools").resolve()
 

@@ -200,9 +200,9 @@ def test_mock_static_per_case_and_judge_answers() -> None:
     assert ask(ProviderRequest(question="anything", eval_case_id="case-2")).text == "two"
     assert ask(ProviderRequest(question="Capital of Spain?", eval_case_id="x")).text == "Madrid"
     assert ask(ProviderRequest(question="Largest PLANET?")).text == '{"answer": "Jupiter"}'
-    judge = ask(ProviderRequest(question="grade this", eval_case_id="case-1", extra={"role": "judge"}))
+    judge = ask(ProviderRequest(question="grade this", eval_case_id="case-1", role="judge"))
     assert judge.text == '{"score": 0.9, "hits": ["ok"], "misses": [], "reasoning": "fine"}'
-    assert ask(ProviderRequest(question="grade", eval_case_id="case-9", extra={"role": "judge"})).text == '{"score": 0.1}'
+    assert ask(ProviderRequest(question="grade", eval_case_id="case-9", role="judge")).text == '{"score": 0.1}'
     assert ask(ProviderRequest(question="q", eval_case_id="case-9")).text == "default answer"
     assert ask(ProviderRequest(question="q")).output_messages[0].role == "assistant"
 

@@ -154,6 +154,42 @@ PROBES = {
             Judge()
         main()
         """),
+    # `__main__` as the interpreter builds it: its names in their order (`__annotations__` among
+    # them though the script annotates nothing), and `__file__` gone once the script is done.
+    "main_globals": "print([(name, type(value).__name__) for name, value in globals().items()])\n",
+    "globals_at_exit": textwrap.dedent("""
+        import atexit
+        atexit.register(lambda: print("at exit:", sorted(name for name in globals() if name.startswith("__"))))
+        print("running:", sorted(name for name in globals() if name.startswith("__")))
+        """),
+    # Errors the interpreter reports as unraisable while the script runs on: never its end.
+    "unraisable_in_script": textwrap.dedent("""
+        import sys, warnings
+        warnings.simplefilter("error", ResourceWarning)
+        sys.unraisablehook = lambda u: print("unraisable:", repr(u.exc_value), u.exc_traceback.tb_frame.f_code.co_name)
+        class Judge:
+            def __del__(self):
+                raise ValueError("in __del__")
+        Judge()
+        open(__file__).read()
+        print("went on")
+        """),
+    # The script's frame is the bottom one: nothing of the fork server under it.
+    "stack": textwrap.dedent("""
+        import sys
+        frame, frames = sys._getframe(), 0
+        while frame is not None:
+            frame, frames = frame.f_back, frames + 1
+        print(frames, sys._getframe().f_back, sys.getrecursionlimit())
+        """),
+    "recursion": textwrap.dedent("""
+        def depth(n):
+            try:
+                return depth(n + 1)
+            except RecursionError:
+                return n
+        print(depth(1))
+        """),
 }
 
 SIDE_FILES = {
@@ -187,7 +223,7 @@ def outcome(result: ScriptResult) -> tuple[object, ...]:
     return result.exit_code, result.stdout, result.stderr, result.timed_out, result.spawn_error
 
 
-@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file", "exit_number"}))
+@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"unclosed_file", "exit_number", "recursion"}))
 def test_a_forked_judge_behaves_as_a_fresh_one(probe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fresh, forked = both_ways(tmp_path, monkeypatch, probe)
     assert outcome(forked) == outcome(fresh)
@@ -210,6 +246,18 @@ def test_the_probes_that_differed_once_show_what_a_fresh_run_shows(tmp_path: Pat
     assert both_ways(tmp_path, monkeypatch, "shadows_stdlib")[1].stdout == (
         "['selectors beside the judge', 'token beside the judge', 'json from lib']\n")
     assert both_ways(tmp_path, monkeypatch, "exit_number", ("-1",))[1].exit_code == 255
+    assert both_ways(tmp_path, monkeypatch, "stack")[1].stdout.startswith("1 None ")
+    assert both_ways(tmp_path, monkeypatch, "unraisable_in_script")[1].stdout.endswith("went on\n")
+
+
+def test_a_forked_judge_recurses_as_deep_as_a_fresh_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exactly as deep on Python 3.12+. Before 3.12 the interpreter also counts the C calls that run
+    the script after the fork (four on 3.11, five on 3.10) against the limit: a recursion stops
+    that much sooner."""
+    fresh, forked = both_ways(tmp_path, monkeypatch, "recursion")
+    assert fresh.exit_code == forked.exit_code == 0, (fresh, forked)
+    shortfall = int(fresh.stdout) - int(forked.stdout)
+    assert shortfall == (0 if sys.version_info >= (3, 12) else 4 if sys.version_info >= (3, 11) else 5), shortfall
 
 
 def test_the_observe_probe_really_ran_forked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -365,7 +413,7 @@ def test_an_interpreter_that_cannot_be_warmed_is_started_the_ordinary_way(tmp_pa
     allow_new_scripts()
     results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path) for _ in range(2)]
     assert [(r.exit_code, r.stdout) for r in results] == [(1, "")] * 2
-    warm = [z for (python, _), z in forkserver._zygotes.items() if python == str(fake)]
+    warm = [z for (python, _, _), z in forkserver._zygotes.items() if python == str(fake)]
     assert warm and not warm[0].alive
 
 
@@ -384,21 +432,59 @@ def test_a_wrapper_script_python3_is_never_kept_warm(tmp_path: Path, monkeypatch
     allow_new_scripts()
     results = [run_judge(["python3", "j.py"], "", 20, cwd=tmp_path / name) for name in ("a", "b")]
     assert [(r.exit_code, r.stdout) for r in results] == [(0, "a\n"), (0, "b\n")]
-    assert not [python for python, _ in forkserver._zygotes if python == str(shim)]
+    assert not [python for python, _, _ in forkserver._zygotes if python == str(shim)]
 
 
-def test_per_run_variables_reach_each_judge_but_share_one_warm_interpreter(tmp_path: Path) -> None:
+def test_per_run_variables_reach_each_judge_but_share_the_warm_interpreters(tmp_path: Path) -> None:
     """A code judge's proxy token differs every case; it must not start a warm interpreter per case."""
     (tmp_path / "token.py").write_text("import os\nprint(os.environ['AGENTV_TARGET_PROXY_TOKEN'], os.getppid())\n")
     allow_new_scripts()
     before = set(forkserver._zygotes)
+    sent = [f"token-{n}" for n in range(2 * forkserver.HASH_SEEDS)]
     results = [run_judge(["python3", "token.py"], "", 20, cwd=tmp_path, call_env={"AGENTV_TARGET_PROXY_TOKEN": t})
-               for t in ("first", "second", "third")]
+               for t in sent]
     tokens = [r.stdout.split()[0] for r in results]
-    parents = {r.stdout.split()[1] for r in results[1:]}
-    assert tokens == ["first", "second", "third"]
-    assert len(set(forkserver._zygotes) - before) <= 1
-    assert len(parents) == 1 and parents != {str(os.getpid())}  # forked from one warm interpreter, not us
+    parents = {r.stdout.split()[1] for r in results}
+    assert tokens == sent
+    assert len(set(forkserver._zygotes) - before) <= forkserver.HASH_SEEDS
+    assert len(parents) <= forkserver.HASH_SEEDS and str(os.getpid()) not in parents  # forked, not started by us
+
+
+HASHES = "import os\nprint(hash('judge'), hash(b'judge'), os.getppid())\n"
+
+
+def hashes(folder: Path, runs: int) -> list[tuple[str, str]]:
+    """(the string and bytes hashes, the parent pid) each of `runs` judges printed, in turn."""
+    allow_new_scripts()
+    results = [run_judge(["python3", "hashes.py"], "", 20, cwd=folder) for _ in range(runs)]
+    assert all(result.exit_code == 0 for result in results), results
+    return [(" ".join(result.stdout.split()[:2]), result.stdout.split()[2]) for result in results]
+
+
+def test_each_forked_judge_draws_its_hash_seed_as_a_fresh_one_does(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh `python3` draws a string hash seed per start: judges that follow one another never
+    share one forked either (they come from warm interpreters with seeds of their own)."""
+    (tmp_path / "hashes.py").write_text(HASHES)
+    monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
+    fresh = hashes(tmp_path, 2)
+    monkeypatch.delenv("AGENTV_GATE_FORKSERVER")
+    forked = hashes(tmp_path, forkserver.HASH_SEEDS + 1)
+    assert fresh[0][0] != fresh[1][0]
+    assert all(parent != str(os.getpid()) for _, parent in forked)  # forked, not started by us
+    assert len({seen for seen, _ in forked[:-1]}) == forkserver.HASH_SEEDS
+    assert all(a != b for (a, _), (b, _) in zip(forked[:-1], forked[1:], strict=True))
+
+
+def test_a_hash_seed_the_environment_sets_is_every_judges_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "hashes.py").write_text(HASHES)
+    monkeypatch.setenv("PYTHONHASHSEED", "1234")
+    monkeypatch.setenv("AGENTV_GATE_FORKSERVER", "0")
+    fresh = hashes(tmp_path, 1)
+    monkeypatch.delenv("AGENTV_GATE_FORKSERVER")
+    forked = hashes(tmp_path, 3)
+    assert {seen for seen, _ in forked} == {fresh[0][0]}
+    assert len({parent for _, parent in forked}) == 1  # one warm interpreter: a second could not differ
 
 
 FORK_FAILS = '''

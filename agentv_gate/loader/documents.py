@@ -1,0 +1,61 @@
+"""The files a run reads, each read from disk once and each YAML suite parsed once.
+
+A run checks every case before it starts and builds most of them again when it reaches them;
+`includes` looks into suites for the case files they load before either. All of them ask one
+`Documents`, so a file is read once per run, and a suite edited (or deleted) while the run goes on
+changes nothing in it: the run runs the cases it checked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvalFileError
+from ..yaml_reader import load_yaml_text, read_suite
+from .keys import CASE_LIST_KEYS
+from .yaml_lines import read_text
+
+
+class Documents:
+    """Texts and parsed documents by resolved path; a problem reading one is kept and raised again."""
+
+    def __init__(self) -> None:
+        self._texts: dict[Path, str | EvalFileError] = {}
+        self._parsed: dict[tuple[Path, str], Any] = {}
+
+    def text(self, path: Path) -> str:
+        """The file's text (a JSONL suite's rows are read from it each time they are asked for)."""
+        key = path.resolve()
+        if key not in self._texts:
+            try:
+                self._texts[key] = read_text(path)
+            except EvalFileError as exc:
+                self._texts[key] = exc
+        found = self._texts[key]
+        if isinstance(found, EvalFileError):
+            raise found
+        return found
+
+    def suite(self, path: Path) -> Any:
+        """A YAML suite or case file, as `yaml_reader.read_suite` reads it (its case lists packed)."""
+        return self._parse(path, "suite")
+
+    def data(self, path: Path) -> Any:
+        """A whole small YAML document (a JSONL suite's sidecar)."""
+        return self._parse(path, "data")
+
+    def _parse(self, path: Path, how: str) -> Any:
+        key = (path.resolve(), how)
+        if key not in self._parsed:
+            try:
+                text = self.text(path)
+                self._parsed[key] = read_suite(text, CASE_LIST_KEYS) if how == "suite" else load_yaml_text(text)
+            except EvalFileError as exc:
+                self._parsed[key] = exc
+            if how == "suite" and not isinstance(self._texts.get(key[0]), EvalFileError):
+                self._texts.pop(key[0], None)  # parsed: the text is needed no more
+        found = self._parsed[key]
+        if isinstance(found, EvalFileError):
+            raise found
+        return found

@@ -1,0 +1,71 @@
+"""The data every stage shares: eval cases in, evaluator configs, scores and case results out.
+
+One vocabulary that the loader, evaluators, orchestrator and reporters agree on, in four modules:
+`config` (the evaluator config schema), `cases` (an eval case and its execution settings), `messages`
+(chat messages and a target's answer), `results` (scores and result rows) and `context` (what one
+evaluator sees). Every public name is importable from `agentv_gate.models` itself.
+"""
+
+from ..defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
+from ..defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
+from ..defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
+from .cases import HOOK_NAMES as HOOK_NAMES
+from .cases import SETUP_HOOK_TIMEOUT_MS as SETUP_HOOK_TIMEOUT_MS
+from .cases import TEARDOWN_HOOK_TIMEOUT_MS as TEARDOWN_HOOK_TIMEOUT_MS
+from .cases import EvalCase as EvalCase
+from .cases import HookConfig as HookConfig
+from .cases import SuiteExecution as SuiteExecution
+from .cases import TrialsConfig as TrialsConfig
+from .cases import TrialStrategy as TrialStrategy
+from .cases import WorkspaceConfig as WorkspaceConfig
+from .config import ABSENT as ABSENT
+from .config import AGGREGATOR_KINDS as AGGREGATOR_KINDS
+from .config import DEFAULT_TARGET_MAX_CALLS as DEFAULT_TARGET_MAX_CALLS
+from .config import EVALUATOR_CONFIG_CLASSES as EVALUATOR_CONFIG_CLASSES
+from .config import EVALUATOR_KINDS as EVALUATOR_KINDS
+from .config import STRICT_VALUES as STRICT_VALUES
+from .config import AffixConfig as AffixConfig
+from .config import ArgsMatch as ArgsMatch
+from .config import CodeJudgeConfig as CodeJudgeConfig
+from .config import CompositeConfig as CompositeConfig
+from .config import ContainsConfig as ContainsConfig
+from .config import CostConfig as CostConfig
+from .config import Count as Count
+from .config import CustomAssertionConfig as CustomAssertionConfig
+from .config import EqualsConfig as EqualsConfig
+from .config import EvaluatorConfig as EvaluatorConfig
+from .config import ExecutionMetricsConfig as ExecutionMetricsConfig
+from .config import FieldAccuracyConfig as FieldAccuracyConfig
+from .config import FieldSpec as FieldSpec
+from .config import Flag as Flag
+from .config import IsJsonConfig as IsJsonConfig
+from .config import LatencyConfig as LatencyConfig
+from .config import LlmJudgeConfig as LlmJudgeConfig
+from .config import NonNegative as NonNegative
+from .config import Number as Number
+from .config import PromptScriptConfig as PromptScriptConfig
+from .config import RegexConfig as RegexConfig
+from .config import RubricItem as RubricItem
+from .config import ScoreRange as ScoreRange
+from .config import TargetAccessConfig as TargetAccessConfig
+from .config import TokenUsageConfig as TokenUsageConfig
+from .config import ToolTrajectoryConfig as ToolTrajectoryConfig
+from .config import TrajectoryItem as TrajectoryItem
+from .config import aggregator_kind as aggregator_kind
+from .config import value_at_path as value_at_path
+from .context import EvaluationContext as EvaluationContext
+from .messages import PROVIDER_ERROR as PROVIDER_ERROR
+from .messages import Message as Message
+from .messages import TargetResponse as TargetResponse
+from .messages import question_text as question_text
+from .results import BORDERLINE_SCORE as BORDERLINE_SCORE
+from .results import PASS_SCORE as PASS_SCORE
+from .results import CaseResult as CaseResult
+from .results import EvaluationScore as EvaluationScore
+from .results import EvaluatorResult as EvaluatorResult
+from .results import ExecutionStatus as ExecutionStatus
+from .results import ScoreVerdict as ScoreVerdict
+from .results import Verdict as Verdict
+from .results import check_lines as check_lines
+from .results import score_label as score_label
+from .results import utc_now_iso as utc_now_iso

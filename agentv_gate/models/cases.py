@@ -1,0 +1,111 @@
+"""An eval case as every stage reads it, normalised across the eval-file forms, with its execution settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..generations import Generation
+from .config import STRICT_VALUES, EvaluatorConfig
+from .messages import Message
+
+TrialStrategy = Literal["pass_at_k", "mean", "confidence_interval"]
+
+
+class TrialsConfig(BaseModel):
+    """AgentV's `execution.trials`: run target + evaluators up to `count` times, then aggregate."""
+
+    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
+
+    count: int = Field(ge=1, le=100, strict=True)
+    strategy: TrialStrategy = "pass_at_k"
+    cost_limit_usd: Annotated[float, Field(ge=0)] | None = None
+    """Summed `cost_usd` of the trials so far; reaching it starts no further trial (`cost_limited`)."""
+
+
+HOOK_NAMES = ("before_all", "before_each", "after_each", "after_all")
+SETUP_HOOK_TIMEOUT_MS = 60_000
+TEARDOWN_HOOK_TIMEOUT_MS = 30_000
+"""AgentV's defaults: 60 s for a `before_*` hook, 30 s for an `after_*` one."""
+
+
+class HookConfig(BaseModel):
+    """One workspace lifecycle hook: a command (argv, resolved by the loader), its timeout and folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    argv: list[str]
+    timeout_ms: int
+    cwd: Path | None = None
+    source_file: Path
+    source_line: int
+
+
+class WorkspaceConfig(BaseModel):
+    """A suite's `workspace:` as agentv-gate runs it: lifecycle hooks (a test's own replace the suite's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hooks: dict[str, HookConfig] = Field(default_factory=dict)
+
+
+class SuiteExecution(BaseModel):
+    """The suite-wide half of `execution:`: what stops starting cases, and whether the cache is used."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    total_budget_usd: float | None = None
+    fail_on_error: bool = False
+    cache: bool = True
+    workers: int | None = None
+    """AgentV 4.x's `execution.workers`: at most this many of the suite's cases run at once (None: no cap)."""
+
+
+# ---------------------------------------------------------------- eval cases
+
+
+class EvalCase(BaseModel):
+    """One test case, normalised across every generation of the eval-file format."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    source_file: Path
+    source_line: int = 1
+    suite: str = Field(description="The eval file's path relative to the repo root, as reports name it.")
+    suite_file: Path | None = None
+    """The eval file, when the case is written in a case file it includes (`- file://cases.yaml`)."""
+    case_file: str | None = None
+    """That case file, relative to the repo root as `suite` is, for reports to point at."""
+    dataset: str | None = None
+    """The suite's `dataset:`, else its file name without `.yaml` (AgentV's name for the suite)."""
+    question: str = ""
+    input_messages: list[Message] = Field(default_factory=list)
+    expected_outcome: str = ""
+    expected_messages: list[Message] = Field(default_factory=list)
+    reference_answer: str = ""
+    guideline_files: list[str] = Field(default_factory=list)
+    input_files: list[str] = Field(default_factory=list)
+    evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    threshold: float | None = None
+    target: str | None = None
+    target_line: int | None = None
+    """Where `target:` is written (the test, its `execution`, or the suite), for a located unknown-target error."""
+    conversation_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    trials: TrialsConfig | None = None
+    """`execution.trials` of the test, else of the suite; None: one run."""
+    targets: list[str] | None = None
+    """`execution.targets` (a matrix: one row per target); `target_line` then points at it."""
+    suite_execution: SuiteExecution = Field(default_factory=SuiteExecution)
+    workspace: WorkspaceConfig | None = None
+    cost_limits: list[tuple[str, Path, int]] = Field(default_factory=list)
+    """Each cost limit the case runs under (`total_budget_usd`, `cost_limit_usd`) as (key, file, line):
+    the preflight refuses one that no target of its cases reports a cost to."""
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
+    suite_tags: list[str] = Field(default_factory=list, exclude=True)
+    """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""
