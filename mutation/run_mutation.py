@@ -46,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,8 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/report/live.py": ["tests/report/test_live_edges.py", "tests/report/test_live.py"],
     "agentv_gate/report/baseline.py": [
         "tests/report/test_baseline_limits.py", "tests/report/test_baseline.py", "tests/commands/test_compare_cli.py"],
-    "agentv_gate/evaluators/target_proxy.py": ["tests/evaluators/test_target_proxy.py"],
+    "agentv_gate/evaluators/target_proxy.py": [
+        "tests/evaluators/test_target_proxy_edges.py", "tests/evaluators/test_target_proxy.py"],
     "agentv_gate/redaction.py": ["tests/test_redaction_edges.py", "tests/test_redaction.py"],
     "agentv_gate/loader/assertions.py": ["tests/evaluators/test_custom_assertions.py"],
 }
@@ -302,16 +304,21 @@ def skip_unjudgeable(session: Path, source: str, sample: float = 1.0) -> None:
                     break
 
 
-def survivors_pending(session: Path) -> int:
+def survivors_pending(session: Path, listed: Sequence[Equivalent] = (), module: str = "") -> int:
     """Forget the survived results, so `cosmic-ray exec` runs those mutants again; returns how many.
+    A survivor `listed` as an equivalent mutant of `module` is kept: the tally counts it as equivalent
+    whatever a test run says, so running it again (through every test file) only costs time.
 
     cosmic-ray has no call to drop one result, so this is plain SQL on its session file."""
     import sqlite3
 
+    known = {(e.original, e.mutated) for e in listed if e.module == module}
     with sqlite3.connect(session) as db:
-        forgotten = db.execute("DELETE FROM work_results WHERE worker_outcome = 'NORMAL' "
-                               "AND test_outcome = 'SURVIVED'").rowcount
-    return forgotten
+        rows = db.execute("SELECT job_id, diff FROM work_results WHERE worker_outcome = 'NORMAL' "
+                          "AND test_outcome = 'SURVIVED'").fetchall()
+        again = [(job,) for job, diff in rows if changed_lines(diff or "") not in known]
+        db.executemany("DELETE FROM work_results WHERE job_id = ?", again)
+    return len(again)
 
 
 def run_module(module: str, tests: list[str], python: str, equivalents: list[Equivalent],
@@ -346,7 +353,7 @@ def run_module(module: str, tests: list[str], python: str, equivalents: list[Equ
     write_config(config, module, shlex.join(pytest), timeout)
     cosmic_ray = str(Path(python).with_name("cosmic-ray"))
     if recheck:
-        print(f"  rechecking {survivors_pending(session)} survivors", flush=True)
+        print(f"  rechecking {survivors_pending(session, equivalents, module)} survivors", flush=True)
     else:
         subprocess.run([cosmic_ray, "init", str(config), str(session)], cwd=src, env=env, check=True,
                        capture_output=True)

@@ -290,6 +290,25 @@ def test_cost_limit_starts_no_further_trial_once_reached(count: int, costs: list
     assert row.cost_usd == sum(costs[:ran])
 
 
+
+def test_the_trials_flag_runs_every_trial_even_after_pass_at_k_passed() -> None:
+    """`--trials N` asks for N samples (a paired test needs them all); the file's own count stops at a pass."""
+    assert len(run_one(Scripted(says("ok")), trial_case(2)).trials or []) == 1
+    row = run_one(Scripted(says("ok")), trial_case(2), trials=3)
+    assert [(t["attempt"], t["verdict"]) for t in row.trials or []] == [(1, "pass"), (2, "pass"), (3, "pass")]
+    assert row.aggregation == {"strategy": "pass_at_k", "passed_attempts": 3, "total_attempts": 3}
+
+
+
+def test_pass_hat_k_cut_short_by_its_cost_limit_fails_on_the_trials_it_never_ran() -> None:
+    """pass^k needs every one of the k trials to pass: two passes of three asked are not all of them."""
+    agent = Scripted(says("ok", cost_usd=0.5))
+    row = run_one(agent, trial_case(3, "mean", cost_limit_usd=1.0), trials_strategy="pass_hat_k")
+    assert (len(row.trials or []), row.cost_limited, row.verdict) == (2, True, "fail")
+    assert row.aggregation == {"strategy": "pass_hat_k", "min": 1.0, "total_attempts": 2, "passed_attempts": 2}
+    assert run_one(agent, trial_case(2, "mean", cost_limit_usd=1.0), trials_strategy="pass_hat_k").verdict == "pass"
+
+
 # ---------------------------------------------------------------- many cases: the pool, stops, hooks
 
 

@@ -4,6 +4,7 @@ secret, and the variables the environment's secrets are read from."""
 from __future__ import annotations
 
 import base64
+import urllib.parse
 from collections.abc import Iterator
 
 import pytest
@@ -116,3 +117,25 @@ def test_an_eight_character_secret_inside_base64_is_found_at_every_alignment(reg
     register_secrets([secret])
     encoded = base64.b64encode(f"{prefix}{secret}@host".encode()).decode()
     assert "***" in redact(encoded)
+
+
+def test_a_password_with_spaces_is_hidden_in_its_form_encoded_form_too(registry: None) -> None:
+    """`quote_plus` writes a space as `+` (an HTML form, a query string): a form that only `quote`'s
+    `%20` would miss, and the only secrets where the two encoders differ."""
+    secret = "correct horse battery staple"
+    register_secrets([secret])
+    assert redact(f"POST body: user=me&password={urllib.parse.quote_plus(secret)}&x=1") == \
+        "POST body: user=me&password=***&x=1"
+    assert redact(f"GET /?password={urllib.parse.quote(secret, safe='')}") == "GET /?password=***"
+
+
+def test_a_secret_whose_base64_has_plus_or_slash_is_hidden_in_the_url_safe_alphabet_too(registry: None) -> None:
+    """URL-safe base64 (JWTs, signed URLs) writes `-` and `_` where the standard one writes `+` and `/`."""
+    secret = "sk-???>>>-live~~"
+    standard, urlsafe = (encode(secret.encode()).decode() for encode in (base64.b64encode, base64.urlsafe_b64encode))
+    assert standard != urlsafe  # the alphabets differ for this secret, so each form is its own
+    register_secrets([secret])
+    for encoded in (standard, urlsafe):
+        assert redact(f"token={encoded}.") == "token=***."
+    inside = base64.urlsafe_b64encode(f"user:{secret}@host".encode()).decode()
+    assert "***" in redact(inside) and len(redact(inside)) < len(inside) - 8

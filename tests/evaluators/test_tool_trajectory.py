@@ -270,3 +270,13 @@ def test_bad_trajectory_config_is_a_located_error_and_nothing_runs(project: Path
     proc = run_cli("run", "evals", cwd=project)
     assert proc.returncode == 2 and message in proc.stderr
     assert not (project / ".agentv-gate/results.jsonl").exists()
+
+
+def test_an_args_match_path_the_expected_args_leave_out_is_not_checked() -> None:
+    """`args_match: [query, limit]` with expected `{query}`: the agent's `limit` is free, its `query` is not."""
+    paths = ["query", "limit"]
+    assert args_match({"query": "paris"}, {"query": "paris", "limit": 5}, paths)
+    assert args_match({"query": "paris"}, {"query": "paris"}, paths)
+    assert not args_match({"query": "paris"}, {"query": "lyon", "limit": 5}, paths)
+    assert not args_match({"query": "paris", "limit": 3}, {"query": "paris", "limit": 5}, paths)
+    assert not args_match({"query": "paris", "limit": 3}, {"query": "paris"}, paths)  # asked for, not sent

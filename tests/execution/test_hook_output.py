@@ -135,3 +135,17 @@ def test_before_each_runs_for_every_case_and_its_failure_is_the_case_s(tmp_path:
     outputs, why = run.before(make_case(tmp_path, "bad", hooks))
     assert outputs == {"before_each_output": "prepared bad"}
     assert why is not None and why.startswith("before_each hook failed (") and why.endswith(": prepared bad")
+
+
+def test_a_secret_the_cut_would_fall_inside_is_hidden_whole(tmp_path: Path) -> None:
+    """Hidden first, then cut: cut first, a key straddling the cut would keep its unrecognisable tail."""
+    secret = "sk-hook-secret-123"
+    forget_secrets()
+    register_secrets([secret])
+    try:
+        code = f"import sys\nsys.stdout.write({secret!r} + 'y' * {OUTPUT_CHARS - 9})\n"
+        ran = run_hook(hook(tmp_path, code), None, "run", tmp_path)
+    finally:
+        forget_secrets()
+    assert ran.output == "***" + "y" * (OUTPUT_CHARS - 9)  # 3994 characters once hidden: nothing is cut
+    assert secret[9:] not in ran.output

@@ -61,6 +61,21 @@ def test_the_budget_adds_up_every_row_of_its_suite_and_no_other() -> None:
     assert policy.refusal(mine) is not None and policy.refusal(other) is None
 
 
+@pytest.mark.parametrize(("spent", "stops"), [(0.49, False), (0.4999, False), (0.5, True), (0.5001, True)])
+def test_the_runs_budget_usd_stops_starting_cases_once_spent_exactly(spent: float, stops: bool) -> None:
+    """`--budget-usd` (AgentV 4.x's run-level budget) reads the same line as a suite's: spent is spent."""
+    from agentv_gate.execution.stop import RunBudget
+
+    policy = RunBudget(0.5)
+    for suite in ("evals/a.yaml", "evals/b.yaml"):  # the whole run's rows, whatever their suite
+        policy.record(case(suite), costing(spent / 2))
+    refusal = policy.refusal(case("evals/c.yaml"))
+    assert (refusal is not None) is stops
+    if refusal is not None:
+        assert (refusal.code, refusal.budget_exceeded) == ("budget_exceeded", True)
+        assert refusal.message == f"the run's --budget-usd (0.5) was spent (${spent:.4f} reported so far)"
+
+
 def test_a_budget_of_zero_starts_nothing_and_no_budget_never_stops() -> None:
     assert BudgetStop().refusal(case(total_budget_usd=0.0)) is not None
     unlimited = BudgetStop()

@@ -159,3 +159,51 @@ def test_the_slip_operators_are_found_by_cosmic_ray_from_the_plugin_folder(tmp_p
     for name in ("slips/SwapMinMax", "slips/FirstLast", "slips/HeadTail", "core/ReplaceComparisonOperator_Gt_GtE",
                  "core/ReplaceComparisonOperator_Lt_LtE"):
         assert name in listed.stdout
+
+
+def slips_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_slips", REPO / "mutation" / "run_slips.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("run_slips", module)  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_hand_planted_slip_still_applies_and_names_tests_that_exist() -> None:
+    """`mutation/run_slips.py` re-runs the slips; one the code moved away from would drop out of the figure."""
+    import subprocess
+
+    slips = slips_tool().all_slips()
+    assert len(slips) >= 40
+    for slip in slips:
+        assert slip.tests and all((REPO / test).is_file() for test in slip.tests), slip.name
+        checked = subprocess.run(["git", "apply", "--check", str(slip.path)], cwd=REPO, capture_output=True, text=True)
+        assert checked.returncode == 0, f"{slip.name}: {checked.stderr}"
+
+
+def test_a_slip_header_without_its_tests_is_refused(tmp_path: Path) -> None:
+    patch = tmp_path / "01-x.patch"
+    patch.write_text("Slip: something\nArea: somewhere\ndiff --git a/x b/x\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="the header needs Tests lines"):
+        slips_tool().read_slip(patch)
+    patch.write_text("Slip: s\nArea: a\nTests: tests/a.py tests/b.py\nEquivalent: why\n--- a/x\n", encoding="utf-8")
+    read = slips_tool().read_slip(patch)
+    assert (read.summary, read.area, read.tests, read.equivalent) == ("s", "a", ("tests/a.py", "tests/b.py"), "why")
+
+
+def test_recheck_leaves_a_listed_equivalent_survivor_alone(tmp_path: Path) -> None:
+    import sqlite3
+
+    run_mutation = tool()
+    session = tmp_path / "session.sqlite"
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    with sqlite3.connect(session) as db:
+        db.execute("CREATE TABLE work_results (worker_outcome VARCHAR(9), output TEXT, test_outcome VARCHAR(11), "
+                   "diff TEXT, job_id VARCHAR NOT NULL PRIMARY KEY)")
+        db.executemany("INSERT INTO work_results VALUES ('NORMAL', '', 'SURVIVED', ?, ?)",
+                       [(diff, "listed"), (diff.replace("x = 2", "x = 3"), "not-listed")])
+    listed = [run_mutation.Equivalent("m.py", "x = 1", "x = 2", "why")]
+    assert run_mutation.survivors_pending(session, listed, "m.py") == 1
+    with sqlite3.connect(session) as db:
+        assert sorted(row[0] for row in db.execute("SELECT job_id FROM work_results")) == ["listed"]

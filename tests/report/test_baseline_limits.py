@@ -164,3 +164,14 @@ def test_by_default_a_change_within_a_tenth_is_a_tie() -> None:
     small = compare_results([case_result("c", score=0.5)], [case_result("c", score=0.55)]).outcome()
     large = compare_results([case_result("c", score=0.5)], [case_result("c", score=0.75)]).outcome()
     assert (small.wins, small.ties) == (0, 1) and (large.wins, large.ties) == (1, 0)
+
+
+def test_a_target_matrix_on_the_base_alone_still_pairs_each_row_with_its_own_target() -> None:
+    """The base ran the case on two targets, the head on one: the head's row is paired with the same
+    target's base row (not whichever came last), and the other target's row is removed."""
+    base = [case_result("c", target="gpt"), case_result("c", "fail", target="claude")]
+    head = [case_result("c", target="gpt")]
+    changes = compare_results(base, head).changes
+    assert [(c.status, c.row.target) for c in changes] == [("passing", "gpt"), ("removed", "claude")]
+    flipped = compare_results(head, base).changes  # and the matrix on the head alone
+    assert [(c.status, c.row.target) for c in flipped] == [("passing", "gpt"), ("new", "claude")]

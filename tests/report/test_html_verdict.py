@@ -148,3 +148,26 @@ def test_the_time_column_is_seconds_to_two_decimals_and_the_first_200_rows_are_d
 def test_a_score_that_is_not_finite_still_writes_a_page(score: float) -> None:
     rows = data_rows(build_html([case_result("n", "error", score=score, threshold=score, error="bad score")]))
     assert rows[0][4] == 0.0 and rows[0][5] == 0.0
+
+
+def test_the_run_metadata_shows_a_hostile_target_name_and_commit_as_text() -> None:
+    """A target's name (targets.yaml is in the pull request under review) and the commit reach the
+    summary's plain HTML, which no script draws: each must be escaped there."""
+    from agentv_gate.report.run_info import RunInfo
+
+    hostile = "<img src=x onerror=alert(1)>"
+    page = build_html([case_result("a", target=hostile)], info=RunInfo(commit=f"{hostile}&amp;", wall_seconds=1.0))
+    meta = re.search(r'<dl class="meta" id="run">(.*?)</dl>', page)
+    assert meta is not None
+    assert "<img" not in page
+    assert "<dt>Targets</dt><dd>&lt;img src=x onerror=alert(1)&gt;</dd>" in meta.group(1)
+    assert "<dt>Commit</dt><dd>&lt;img src=x onerror=alert(1)&gt;&amp;amp;</dd>" in meta.group(1)
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [(59.9, "59.9 s"), (60.0, "1 min 00 s"), (60.4, "1 min 00 s"),
+                                                (61.0, "1 min 01 s"), (3599.6, "60 min 00 s")])
+def test_the_wall_time_turns_to_minutes_at_exactly_60_seconds(seconds: float, shown: str) -> None:
+    from agentv_gate.report.html import run_metadata
+    from agentv_gate.report.run_info import RunInfo
+
+    assert dict(run_metadata([], RunInfo(wall_seconds=seconds)))["Wall time"] == shown

@@ -144,3 +144,11 @@ def test_a_heartbeat_comes_when_the_clock_says_it_is_due_and_not_before() -> Non
         assert log.beat.wait(10), "no heartbeat once it was due"
     finally:
         live.end()
+
+
+@pytest.mark.parametrize("case_id", ["##[add-mask]leak", "x ##[set-output name=a]b", "###[stop-commands]t"])
+def test_a_case_line_breaks_a_legacy_runner_command_in_a_case_id(case_id: str) -> None:
+    """The runner reads `##[command]` anywhere in a line: an id from the pull request must not give one."""
+    for verdict in ("pass", "fail"):
+        line = case_line(case(case_id, verdict, suite="evals/##[warning]s.yaml"), "##[error]problem")
+        assert "##[" not in line and "## [" in line, line

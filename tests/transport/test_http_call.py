@@ -79,6 +79,13 @@ def test_a_5xx_retry_after_past_the_budget_is_not_waited(fake_llm: FakeLLMServer
                         r'HTTP 503: provider error \(type fake_error\): "overloaded"', str(error)), str(error)
 
 
+
+def test_a_5xx_retry_after_past_its_cap_is_waited_for_the_cap_only(fake_llm: FakeLLMServer) -> None:
+    """`retry_after_max_seconds` caps what a server asks: a 30 s wait capped at 0.05 s fits the 2 s budget."""
+    fake_llm.enqueue("/x", status_reply(503, {"Retry-After": "30"}, message="overloaded"), FakeReply.json(OK))
+    result = call(fake_llm, fast(max_total_seconds=2, max_retry_after_seconds=0.05))
+    assert (result.data, result.retries, len(fake_llm.requests)) == (OK, 1, 2)
+
 def test_429s_are_waited_out_in_the_budget_without_using_up_attempts(fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue("/x", *[status_reply(429, {"Retry-After": "0"})] * 3, FakeReply.json(OK))
     result = call(fake_llm, fast(max_attempts=1, max_total_seconds=0.9))
