@@ -78,6 +78,12 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluators/test_assertion_variants.py", "tests/loader/test_unknown_keys.py",
         "tests/loader/test_skip_defaults.py", "tests/loader/test_legacy_forms.py", "tests/loader/test_env_secrets.py",
         "tests/loader/test_case_files_are_not_suites.py", "tests/loader/test_streaming_loader.py"],
+    "agentv_gate/loader/evaluator_checks.py": [
+        # the checks split out of the parser: the parser's tests
+        "tests/loader/test_evaluator_parser.py", "tests/loader/test_loader.py", "tests/loader/test_agentv_219_forms.py",
+        "tests/evaluators/test_assertion_variants.py", "tests/loader/test_unknown_keys.py",
+        "tests/loader/test_skip_defaults.py", "tests/loader/test_legacy_forms.py", "tests/loader/test_env_secrets.py",
+        "tests/loader/test_case_files_are_not_suites.py", "tests/loader/test_streaming_loader.py"],
     "agentv_gate/evaluators/field_accuracy.py": [
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_field_accuracy_edges.py"],
     "agentv_gate/evaluators/composite.py": ["tests/evaluators/test_composite.py"],
