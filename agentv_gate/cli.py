@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
+from .base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
 from .errors import EXIT_CODES, EXIT_INTERNAL, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines

@@ -12,7 +12,7 @@
     │       └── ResultsReadError
     └── CaseError                   never reaches main: it becomes one case's `error` row
         ├── ProviderError           a target or judge model gave no answer (after its retries)
-        │   └── HttpCallError       (transport/http.py) carries .status and .retries
+        │   └── HttpCallError       (transport/http_policy.py) carries .status and .retries
         └── JudgeError              a judge script or a judge reply was unusable
             ├── PromptTemplateError
             └── JudgeReplyError

@@ -20,6 +20,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
+from .base.generations import GENERATIONS
+from .base.jscompat import js_sum
 from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
@@ -27,8 +29,6 @@ from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
 from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
-from .generations import GENERATIONS
-from .javascript import js_sum
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
 from .models import (

@@ -42,7 +42,7 @@ and `expected_output_text` are always filled, as in AgentV's enriched input.
 Standard library only, on purpose: a judge runs with the user's own `python3` (so it can import
 the team's packages), which need not have agentv-gate or its dependencies installed. agentv-gate
 puts a folder holding only a stub `agentv_gate` package on the judge's PYTHONPATH
-(`transport/process.py`), and the stub finds this file and `wire.py`, nothing else.
+(`transport/process.py`), and the stub finds this file and `base/wire.py`, nothing else.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .wire import content_to_text, to_snake_case_deep
+from .base.wire import content_to_text, to_snake_case_deep
 
 __all__ = [
     "Assertion",

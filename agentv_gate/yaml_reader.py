@@ -34,8 +34,8 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
+from .base.yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, core_int, use_core_schema
 from .errors import EvalFileError
-from .yaml12 import MERGE_KEY_REFUSED, MERGE_TAG, core_int, use_core_schema
 
 
 class LineDict(dict):  # type: ignore[type-arg]

@@ -104,7 +104,7 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluators/test_deterministic.py", "tests/evaluators/test_assertion_variants.py"],
     "agentv_gate/evaluators/equals.py": ["tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/regex.py": ["tests/evaluators/test_deterministic.py"],
-    "agentv_gate/javascript.py": ["tests/test_javascript.py", "tests/evaluators/test_deterministic.py"],
+    "agentv_gate/base/jscompat.py": ["tests/test_javascript.py", "tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/affix.py": ["tests/evaluators/test_assertion_variants.py", "tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/is_json.py": ["tests/evaluators/test_deterministic.py"],
     "agentv_gate/evaluators/json_extract.py": ["tests/evaluators/test_deterministic.py", "tests/evaluators/test_llm_judge.py"],
@@ -121,7 +121,7 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/judging/judge_reply.py": [
         "tests/judging/test_judge_reply.py", "tests/evaluators/test_llm_judge.py",
         "tests/evaluators/test_llm_judge_models.py"],
-    "agentv_gate/transport/http.py": [
+    "agentv_gate/transport/http_policy.py": [
         "tests/transport/test_http.py", "tests/transport/test_http_policy.py", "tests/transport/test_http_call.py",
         "tests/transport/test_http_rate_limits.py"],
     # Added since the list above was made (issue 38): in-process edge tests first, the CLI files after.
@@ -129,12 +129,12 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/execution/trials.py": ["tests/execution/test_trials.py"],
     "agentv_gate/execution/hooks.py": [
         "tests/execution/test_hook_output.py", "tests/commands/test_workspace_hooks_cli.py"],
-    "agentv_gate/judging/rubrics.py": [
+    "agentv_gate/judging/rubric_protocol.py": [
         "tests/judging/test_rubric_edges.py", "tests/judging/test_rubrics.py",
         "tests/commands/test_required_and_rubrics_cli.py"],
     "agentv_gate/report/html.py": ["tests/report/test_html_verdict.py", "tests/report/test_html.py"],
     "agentv_gate/report/live.py": ["tests/report/test_live_edges.py", "tests/report/test_live.py"],
-    "agentv_gate/report/baseline.py": [
+    "agentv_gate/report/comparison.py": [
         "tests/report/test_baseline_limits.py", "tests/report/test_baseline.py", "tests/commands/test_compare_cli.py"],
     "agentv_gate/evaluators/target_proxy.py": [
         "tests/evaluators/test_target_proxy_edges.py", "tests/evaluators/test_target_proxy.py"],

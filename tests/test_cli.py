@@ -295,5 +295,5 @@ def test_start_up_imports_only_what_the_command_needs(repo: Path) -> None:
     assert proc.returncode == EXIT_OK, proc.stdout
     modules = _imported(proc)
     assert "agentv_gate.models" in modules  # the trace is read: a run does import the models
-    assert not modules & {"requests", "urllib3", "tenacity", "agentv_gate.transport.http",
+    assert not modules & {"requests", "urllib3", "tenacity", "agentv_gate.transport.http_policy",
                           "agentv_gate.transport.limiter"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.files import atomic_write_text
+from agentv_gate.base.files import atomic_write_text
 
 
 def test_replaces_whole_and_leaves_no_temporary_file(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""agentv_gate/javascript.py against Node itself: `trim()` and RegExp as AgentV's JavaScript runs them.
+"""agentv_gate/base/jscompat.py against Node itself: `trim()` and RegExp as AgentV's JavaScript runs them.
 
 Each test asks Node (which the code-judge tests already need) what JavaScript does and compares.
 A difference is a case whose verdict could disagree with AgentV's, so every one left is listed
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.javascript import compile_js_regex, js_trim
+from agentv_gate.base.jscompat import compile_js_regex, js_trim
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import RESULTS, rows_by_id

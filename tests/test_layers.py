@@ -15,8 +15,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "agentv_gate"
 
 LAYERS: list[set[str]] = [  # lowest first; "" is agentv_gate/__init__.py
-    {"wire", "defaults", "javascript", "generations", "case_run"},  # stdlib only: what every other module may build on
-    {"", "errors", "redaction", "files", "models", "problems", "keys", "yaml12"},
+    {"base", "case_run"},  # stdlib only, nothing else of the package: what every other module may build on
+    {"", "errors", "redaction", "models"},
     {"transport", "yaml_reader"},  # yaml_reader: the one YAML reader, for the loader and targets.yaml alike
     {"loader", "targets", "judging"},
     {"evaluators", "execution"},  # execution: trials, stop policies, workspace hooks (for the orchestrator)

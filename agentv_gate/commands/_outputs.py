@@ -21,7 +21,7 @@ from ..report.run_info import RunInfo
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
-from ._baseline import Baseline, baseline_report, blocking_regressions
+from ._baseline_gate import Baseline, baseline_report, blocking_regressions
 from ._comment import CommentSetup, plain_gate_line, post_comment
 
 

@@ -16,7 +16,7 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report import summarise
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.usage import UsageTotals
-from ._baseline import baseline_report, check_baseline_options, load_baseline
+from ._baseline_gate import baseline_report, check_baseline_options, load_baseline
 from ._comment import comment_setup, plain_gate_line, post_comment, scope_of
 from ._previous import read_previous
 from .merge import stopped_shards

@@ -23,7 +23,7 @@ from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report import paired
-from ..report.baseline import (
+from ..report.comparison import (
     LABELS,
     Comparison,
     Status,
@@ -36,7 +36,7 @@ from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.text import inert_json, inert_log_text, one_line
-from ._baseline import check_alpha, paired_verdict, read_history
+from ._baseline_gate import check_alpha, paired_verdict, read_history
 from ._outputs import output_paths
 from ._previous import read_previous
 

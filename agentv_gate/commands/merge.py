@@ -16,7 +16,7 @@ from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
 from ..report.run_info import RunInfo, current_commit
 from ..report.usage import UsageTotals
-from ._baseline import check_baseline_options, load_baseline
+from ._baseline_gate import check_baseline_options, load_baseline
 from ._comment import comment_setup
 from ._outputs import check_output_paths, output_paths, write_reports
 

@@ -21,7 +21,7 @@ from ..errors import EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report.paired import DEFAULT_ALPHA, suite_drop_p
 from ..report.rows import trial_outcomes
-from ._baseline import check_alpha
+from ._baseline_gate import check_alpha
 from ._previous import read_previous
 
 BROKEN_RATE = 0.2

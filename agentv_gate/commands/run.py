@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
@@ -42,7 +42,7 @@ from ..targets.cli_batch import plan_batches
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
-from ._baseline import Baseline, check_baseline_options, load_baseline
+from ._baseline_gate import Baseline, check_baseline_options, load_baseline
 from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
 from ._hints import import_hint

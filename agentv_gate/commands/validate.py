@@ -10,10 +10,10 @@ import argparse
 import sys
 from collections import Counter
 
+from ..base.problems import Problem
 from ..errors import EXIT_FAILED, EXIT_OK, ConfigError, NoCasesError, ReportWriteError
 from ..loader import nothing_found, plan_paths
 from ..loader.quarantine import find_gate_config, load_quarantine
-from ..problems import Problem
 from ..redaction import redact
 from ..report.github import write_github_problems
 from ..report.text import inert_lines, inert_log_text, one_line

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..javascript import js_trim
+from ..base.jscompat import js_trim
 from ..models import AffixConfig, EvaluationContext, EvaluationScore
 from .base import binary
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
-from ..generations import GENERATIONS, Generation
-from ..javascript import is_finite_number, js_number, js_trim
+from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..base.generations import GENERATIONS, Generation
+from ..base.jscompat import is_finite_number, js_number, js_trim
 from ..judging.grader_payload import build_grader_payload
 from ..judging.payload import build_judge_payload
 from ..models import (

@@ -31,8 +31,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..base.jscompat import is_finite_number, js_sum
 from ..errors import JudgeReplyError
-from ..javascript import is_finite_number, js_sum
 from ..judging.judge_reply import validate_verdict
 from ..judging.templates import JUDGE_SYSTEM_PROMPT
 from ..models import (

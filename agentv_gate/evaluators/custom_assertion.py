@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..generations import Generation
+from ..base.generations import Generation
 from ..loader.assertions import AGENTV_MODULE_SUFFIXES
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, CustomAssertionConfig, EvaluationContext, EvaluationScore
 from .code_judge import CODE_WIRES, judge_config, run_judge_script

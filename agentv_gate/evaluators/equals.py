@@ -7,7 +7,7 @@ one (see `EqualsConfig`).
 
 from __future__ import annotations
 
-from ..javascript import js_trim
+from ..base.jscompat import js_trim
 from ..models import EqualsConfig, EvaluationContext, EvaluationScore
 from .base import binary
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..javascript import reported_number
+from ..base.jscompat import reported_number
 from ..judging.payload import message_dict
 from ..judging.trace import trace_summary
 from ..models import EvaluationContext, EvaluationScore, ExecutionMetricsConfig

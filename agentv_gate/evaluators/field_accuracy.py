@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..javascript import JS_SPACES, js_sum, js_trim
+from ..base.jscompat import JS_SPACES, js_sum, js_trim
+from ..base.wire import content_to_text
 from ..models import (
     EvaluationContext,
     EvaluationScore,
@@ -40,7 +41,6 @@ from ..models import (
     FieldSpec,
     Message,
 )
-from ..wire import content_to_text
 from .json_extract import JsonExtractError, js_type, json_equal, parse_json_from_text
 
 MAX_LISTED = 4

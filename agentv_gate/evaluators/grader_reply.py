@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..javascript import is_finite_number, js_number, js_trim
+from ..base.jscompat import is_finite_number, js_number, js_trim
 from ..transport.process import ScriptResult
 from .json_extract import loads_strict
 

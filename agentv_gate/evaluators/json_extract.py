@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ..javascript import js_trim
+from ..base.jscompat import js_trim
 
 _FENCE_MARKERS = re.compile(r"```json\n?|```")
 _GREEDY_OBJECT = re.compile(r"\{[\s\S]*\}")

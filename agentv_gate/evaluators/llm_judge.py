@@ -19,7 +19,7 @@ What can go wrong, and what happens (the case gets score 0 and `error` set, neve
   is never clamped into range.
 
 With `rubrics` (`type: rubrics`, `rubrics:` here, or a case's `rubrics:`) the judge gets AgentV's
-rubric prompt and replies with `checks` instead of a verdict; `judging/rubrics.py` has the prompt,
+rubric prompt and replies with `checks` instead of a verdict; `judging/rubric_protocol.py` has the prompt,
 the reply schema and the scoring.
 
 `EvaluationScore.retries` counts network retries inside the provider calls plus re-asks after
@@ -32,9 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from ..base.generations import GENERATIONS, Generation
 from ..errors import JudgeReplyError, PromptTemplateError, ProviderError
-from ..generations import GENERATIONS, Generation
-from ..judging import grader_prompts, rubrics
+from ..judging import grader_prompts, rubric_protocol
 from ..judging.judge_reply import VERDICT_SCHEMA, JudgeReply, parse_checks_reply, parse_judge_reply
 from ..judging.templates import JUDGE_SYSTEM_PROMPT, ResolvedPrompt, resolve_prompt
 from ..models import (
@@ -67,8 +67,8 @@ class LlmWire:
 
 LLM_WIRES: dict[Generation, LlmWire] = {
     "2.x": LlmWire(resolve_prompt, JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA, parse_judge_reply,
-                   lambda items, context: rubrics.case_user_prompt(items, context.eval_case, context.candidate),
-                   rubrics.system_prompt),
+                   lambda items, context: rubric_protocol.case_user_prompt(items, context.eval_case, context.candidate),
+                   rubric_protocol.system_prompt),
     "4.x": LlmWire(grader_prompts.resolve_grader_prompt, grader_prompts.GRADER_SYSTEM_PROMPT,
                    grader_prompts.GRADER_VERDICT_SCHEMA, grader_prompts.parse_grader_reply,
                    grader_prompts.rubric_user_prompt, grader_prompts.rubric_system_prompt),
@@ -176,9 +176,9 @@ class LlmJudgeEvaluator:
         return self._judge(context, config, provider, prompt.text, model, raw, wire)
 
     def _rubric_judge(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
-        """A rubric judge: AgentV's rubric prompt, a `checks` reply, the score from `judging/rubrics.py`."""
+        """A rubric judge: AgentV's rubric prompt, a `checks` reply, the score from `judging/rubric_protocol.py`."""
         items = list(config.rubrics or [])
-        scored = rubrics.is_score_range(items)
+        scored = rubric_protocol.is_score_range(items)
         wire = LLM_WIRES[config.generation]
         prompt = wire.rubric_prompt(items, context)
         system = wire.rubric_system_prompt(items)
@@ -187,13 +187,13 @@ class LlmJudgeEvaluator:
         if isinstance(judge, EvaluationScore):
             return judge
         provider, model = judge
-        asked = self._ask(context, config, provider, prompt, system, model, raw, rubrics.reply_schema(items),
+        asked = self._ask(context, config, provider, prompt, system, model, raw, rubric_protocol.reply_schema(items),
                           lambda text: parse_checks_reply(text, scored))
         if asked.failed is not None:
             return asked.failed
         if asked.reply is None:
             return self._skipped("rubric checks", asked, raw)
-        outcome = rubrics.score_checks(items, asked.reply)
+        outcome = rubric_protocol.score_checks(items, asked.reply)
         return EvaluationScore(
             score=outcome.score,
             verdict="fail" if outcome.failed_required else None,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..javascript import reported_number
+from ..base.jscompat import reported_number
 from ..models import EvaluationScore
 from .base import binary
 

@@ -8,7 +8,7 @@ Python one meaning what JavaScript means, or refuses it; the loader has refused 
 
 from __future__ import annotations
 
-from ..javascript import compile_js_regex
+from ..base.jscompat import compile_js_regex
 from ..models import EvaluationContext, EvaluationScore, RegexConfig
 from .base import binary
 

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..wire import to_snake_case_deep
+from ..base.wire import to_snake_case_deep
 from .payload import case_messages
 from .trace import raw_tool_calls, time_bounds, trace_summary
 

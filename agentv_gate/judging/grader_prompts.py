@@ -25,7 +25,7 @@ from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, LlmJudgeConfig, PromptScript
 from .grader_payload import build_prompt_template_payload
 from .judge_reply import JudgeReply, _read_one, _score, _strict_object, _text
 from .payload import case_messages
-from .rubrics import score_range_lines
+from .rubric_protocol import score_range_lines
 from .templates import ResolvedPrompt, _script_argv, render_template, run_prompt_script
 
 if TYPE_CHECKING:

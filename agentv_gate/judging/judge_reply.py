@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..base.jscompat import is_finite_number, js_number
 from ..errors import JudgeReplyError
-from ..javascript import is_finite_number, js_number
 from ..redaction import redact
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)

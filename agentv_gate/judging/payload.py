@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..base.wire import content_to_text, to_snake_case_deep
 from ..models import Message, question_text
-from ..wire import content_to_text, to_snake_case_deep
 from .trace import raw_tool_calls, tool_name, trace_summary
 
 if TYPE_CHECKING:

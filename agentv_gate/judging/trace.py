@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..javascript import reported_number
+from ..base.jscompat import reported_number
 
 
 @dataclass(frozen=True)

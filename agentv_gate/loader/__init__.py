@@ -6,10 +6,11 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
+from agentv_gate.base.problems import Problem
+
 from .discover import default_eval_paths, discover_eval_files, nothing_found
 from .env import load_run_dotenv
 from .plan import KEEP_CASES, CaseRef, SuitePlan, filter_refs, plan_paths
-from .problems import Problem
 from .refs import find_repo_root
 from .suite import LoadResult, iter_eval_file, load_eval_file
 

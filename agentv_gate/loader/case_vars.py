@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..javascript import js_number
+from ..base.jscompat import js_number
 
 TEMPLATED_FIELDS = ("criteria", "expected_outcome", "input", "input_files", "expected_output")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")

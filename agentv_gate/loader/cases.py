@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentv_gate.base.problems import Problem, no_effect
+
 from ..errors import EvalFileError
 from ..models import (
     EvalCase,
@@ -24,8 +26,17 @@ from ..models import (
     question_text,
 )
 from .case_vars import case_variables, render, rendered_case
+from .eval_file_keys import (
+    EXPECTED_SEGMENT_KEYS,
+    SEGMENT_KEYS,
+    TEST_EXECUTION_KEYS,
+    TEST_KEYS,
+    declared,
+    key_problems,
+    one_of_problems,
+)
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
-from .execution import (
+from .execution_settings import (
     BLANK_TARGET,
     blank_target_line,
     parse_input_files,
@@ -37,10 +48,8 @@ from .execution import (
 )
 from .forms4 import case_is_4x, merge_metadata
 from .globs import matches_any
-from .keys import EXPECTED_SEGMENT_KEYS, SEGMENT_KEYS, TEST_EXECUTION_KEYS, TEST_KEYS, declared, key_problems, one_of_problems
-from .problems import Problem, no_effect
 from .refs import SearchRoots
-from .rubrics import parse_rubric_items
+from .rubric_items import parse_rubric_items
 from .yaml_lines import LineDict, item_line, key_line, line_of, yaml_kind
 
 

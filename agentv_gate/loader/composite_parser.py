@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentv_gate.base.problems import Problem
+
+from ..base.jscompat import is_finite_number
 from ..errors import EvalFileError
-from ..javascript import is_finite_number
 from ..models import CompositeConfig, aggregator_kind
 from .evaluator_checks import check_weight_total
 from .evaluator_files import AGGREGATOR_RESULTS_VARIABLE, aggregator_prompt_file, resolve_cwd, resolve_script
 from .evaluator_written import Written
-from .problems import Problem
 from .yaml_lines import key_line, yaml_kind
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..keys import closest
+from agentv_gate.base.problems import Problem
+
+from ..base.key_checks import closest
 from .globs import matches_any
-from .problems import Problem
 from .project_config import nearest_config, read_project_config
 from .refs import find_repo_root
 

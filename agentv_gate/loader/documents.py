@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import EvalFileError
 from ..yaml_reader import load_yaml_text, read_suite
-from .keys import CASE_LIST_KEYS
+from .eval_file_keys import CASE_LIST_KEYS
 from .yaml_lines import read_text
 
 

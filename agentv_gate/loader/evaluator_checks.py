@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS
+from ..base.jscompat import compile_js_regex
 from ..errors import EvalFileError
-from ..javascript import compile_js_regex
 from ..models import (
     ABSENT,
     ArgsMatch,

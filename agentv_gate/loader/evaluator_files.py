@@ -15,10 +15,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from agentv_gate.base.problems import Problem
+
 from ..errors import EvalFileError
 from ..models import CodeJudgeConfig, LlmJudgeConfig
 from .evaluator_written import Written
-from .problems import Problem
 from .refs import SearchRoots
 from .yaml_lines import key_line, yaml_kind
 

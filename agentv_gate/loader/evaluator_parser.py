@@ -16,9 +16,11 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from agentv_gate.base.problems import Problem, no_effect
+
+from ..base.generations import generation_of_type
+from ..base.key_checks import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..errors import EvalFileError
-from ..generations import generation_of_type
-from ..keys import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..models import (
     EVALUATOR_CONFIG_CLASSES,
     EVALUATOR_KINDS,
@@ -34,14 +36,13 @@ from ..models import (
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
 from .composite_parser import composite
+from .eval_file_keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
 from .evaluator_checks import check, check_weight_total
 from .evaluator_files import code_judge_files, judge_files, resolve_script
 from .evaluator_written import Written
 from .forms4 import group_criteria, is_type_name
-from .keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
-from .problems import Problem, no_effect
 from .refs import SearchRoots
-from .rubrics import parse_rubric_items
+from .rubric_items import parse_rubric_items
 from .schema_errors import validation_error, written_value
 from .yaml_lines import LineList, item_line, key_line, line_of, yaml_kind
 

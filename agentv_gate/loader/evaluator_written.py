@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..generations import Generation
+from agentv_gate.base.problems import Problem, no_effect
+
+from ..base.generations import Generation
 from ..models import EvaluatorConfig
 from ..models.config import EVALUATOR_KINDS
-from .problems import Problem, no_effect
 from .refs import SearchRoots
 
 

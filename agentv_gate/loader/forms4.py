@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..generations import is_4x_type
+from ..base.generations import is_4x_type
 
 SUITE_KEYS_4X = ("governance", "category")
 """Suite keys only AgentV 3.0+ reads (descriptive: they change no score; they reach cases as metadata)."""

@@ -18,11 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentv_gate.base.problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
+
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
 from .documents import Documents
 from .includes import suites_only
-from .problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
 from .project_config import nearest_config, project_config_problems
 from .refs import find_repo_root
 from .suite import iter_eval_file

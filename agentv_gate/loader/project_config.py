@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentv_gate.base.problems import Problem, no_effect
+
+from ..base.files import nearest_agentv_file
+from ..base.key_checks import did_you_mean
 from ..errors import EvalFileError
-from ..files import nearest_agentv_file
-from ..keys import did_you_mean
-from .problems import Problem, no_effect
 from .yaml_lines import key_line, load_yaml_text, read_text
 
 CONFIG_NAMES = ("config.yaml", "config.yml")

@@ -12,16 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentv_gate.base.problems import FoundProblems, Problem, no_effect
+
+from ..base.key_checks import closest
 from ..errors import EvalFileError
-from ..keys import closest
 from ..models import EvalCase
 from ..yaml_reader import CaseList
 from .case_folders import FolderCase, folder_cases, has_case_folders
 from .cases import CaseBuilder, mapping, parse_threshold
 from .documents import Documents
 from .env import interpolate
+from .eval_file_keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
 from .evaluator_parser import parse_evaluators
-from .execution import (
+from .execution_settings import (
     BLANK_TARGET,
     blank_target_line,
     budget_name,
@@ -33,8 +36,6 @@ from .execution import (
     written_twice_problems,
 )
 from .forms4 import header_is_4x, suite_metadata_payload
-from .keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
-from .problems import FoundProblems, Problem, no_effect
 from .project_config import guideline_patterns_for
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, yaml_kind

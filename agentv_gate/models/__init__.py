@@ -6,9 +6,9 @@ One vocabulary that the loader, evaluators, orchestrator and reporters agree on,
 evaluator sees). Every public name is importable from `agentv_gate.models` itself.
 """
 
-from ..defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
-from ..defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
-from ..defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
+from ..base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
+from ..base.defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
+from ..base.defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
 from .cases import HOOK_NAMES as HOOK_NAMES
 from .cases import SETUP_HOOK_TIMEOUT_MS as SETUP_HOOK_TIMEOUT_MS
 from .cases import TEARDOWN_HOOK_TIMEOUT_MS as TEARDOWN_HOOK_TIMEOUT_MS

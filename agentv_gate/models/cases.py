@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..generations import Generation
+from ..base.generations import Generation
 from .config import STRICT_VALUES, EvaluatorConfig
 from .messages import Message
 

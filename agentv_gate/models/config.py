@@ -11,8 +11,8 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..generations import Generation
-from ..javascript import js_trim
+from ..base.generations import Generation
+from ..base.jscompat import js_trim
 from .results import PASS_SCORE
 
 STRICT_VALUES = ConfigDict(strict=True)
@@ -58,7 +58,7 @@ class _EvaluatorBase(BaseModel):
     """Other spellings of the kind's `type:` (AgentV's generations and shorthands), `-` written as `_`."""
     RENAMED: ClassVar[Renamed] = {"timeout": ("timeout_seconds", "timeout is AgentV's older name")}
     """Settings with two names: the older one is read as the field (see `apply_renames`). Read so on
-    every kind; loader/keys.py says on which kinds each name is a setting at all."""
+    every kind; loader/eval_file_keys.py says on which kinds each name is a setting at all."""
     REFUSED: ClassVar[Settings] = {}
     """Settings AgentV's own type of this name does not read: refused where written, never run as ours."""
     IGNORED: ClassVar[Settings] = {}

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..wire import content_to_text
+from ..base.wire import content_to_text
 
 
 class Message(BaseModel):

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from ..defaults import DEFAULT_THRESHOLD
-from ..generations import Generation, reported_type
+from ..base.defaults import DEFAULT_THRESHOLD
+from ..base.generations import Generation, reported_type
 
 PASS_SCORE = 0.8
 BORDERLINE_SCORE = 0.6

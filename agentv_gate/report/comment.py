@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import Summary, summarise
-from .baseline import CaseChange, Comparison
+from .comparison import CaseChange, Comparison
 from .console import first_problem
 from .github import md_cell
 from .paired import LABEL_ORDER, NoTest, SuiteTest

@@ -27,8 +27,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from ..base.files import atomic_writer
 from ..errors import ReportWriteError
-from ..files import atomic_writer
 from . import summarise
 from .console import first_problem, totals
 from .jsonl import describe_os_error, ensure_parent

@@ -21,10 +21,10 @@ from typing import IO, Any, NamedTuple
 
 from pydantic import ValidationError
 
+from ..base.files import refuse_escaping_symlink
+from ..base.problems import Problem
 from ..errors import ReportWriteError, ResultsReadError
-from ..files import refuse_escaping_symlink
 from ..models import CaseResult
-from ..problems import Problem
 
 MAX_ROW_BYTES = 256 * 1024 * 1024
 """The longest results row read back. A row holds an answer (8 MiB by default, `max_response_bytes`)

@@ -34,8 +34,8 @@ from typing import TextIO
 
 from junit_xml import TestCase, TestSuite
 
+from ..base.files import atomic_writer, refuse_escaping_symlink
 from ..errors import ReportWriteError
-from ..files import atomic_writer, refuse_escaping_symlink
 from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path, suite_path

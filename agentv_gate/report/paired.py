@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..models import CaseResult
-from .baseline import CaseChange, Comparison
+from .comparison import CaseChange, Comparison
 from .github import md_cell
 from .paths import source_path
 from .rows import TrialOutcomes, trial_outcomes

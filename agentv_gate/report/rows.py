@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..base.wire import content_to_text
 from ..execution.stop import NOT_RUN_MISSING_ENV
 from ..models import CaseResult, EvaluatorResult, score_label
-from ..wire import content_to_text
 
 
 class ReportedCase(Protocol):

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..transport.http import HttpCallError, HttpResult
+from ..transport.http_policy import HttpCallError, HttpResult
 from .notices import notice
 
 ADJUSTABLE = frozenset({"temperature", "max_tokens", "max_completion_tokens", "response_format"})

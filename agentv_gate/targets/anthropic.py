@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import TargetsConfigError
 from ..models import TargetResponse
-from ..transport.http import HttpCallError
+from ..transport.http_policy import HttpCallError
 from .base import ProviderRequest
 from .chat_params import optional_number
 from .config import TargetConfig

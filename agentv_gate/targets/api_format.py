@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import not_yet_message
-from .keys import API_FORMAT_KEYS
+from ..base.key_checks import not_yet_message
+from .target_keys import API_FORMAT_KEYS
 
 RUN_HERE = "chat"
 

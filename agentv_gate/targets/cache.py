@@ -46,7 +46,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from ..files import atomic_write_text
+from ..base.files import atomic_write_text
 from ..models import TargetResponse
 from ..redaction import redact_tree
 from .base import Provider, ProviderRequest

@@ -43,9 +43,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS
+from ..base.jscompat import js_trim
 from ..errors import ProviderError, TargetsConfigError
-from ..javascript import js_trim
 from ..models import Message, TargetResponse
 from ..transport.process import ScriptResult, run_script
 from .base import ProviderRequest
@@ -308,7 +308,7 @@ class CliProvider:
         prefix = f"{self.target.describe()}: healthcheck failed"
         if check["type"] == "http":
             # Imported here: an HTTP stack costs a run of `cli` targets ~0.15 s of start-up otherwise.
-            from ..transport.http import http_call
+            from ..transport.http_policy import http_call
             from .http_settings import retry_policy_for
 
             policy = replace(retry_policy_for(self.target), request_timeout_seconds=check["timeout"])

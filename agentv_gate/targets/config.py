@@ -39,15 +39,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..defaults import DEFAULT_MAX_RESPONSE_BYTES, MAX_DURATION_MS
+from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES, MAX_DURATION_MS
+from ..base.key_checks import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
+from ..base.problems import Problem, no_effect
+from ..base.yaml12 import MERGE_KEY_REFUSED
 from ..errors import EvalFileError, TargetsConfigError
-from ..keys import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
-from ..problems import Problem, no_effect
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
-from ..yaml12 import MERGE_KEY_REFUSED
 from ..yaml_reader import load_yaml_text
 from .api_format import api_format_problem
-from .keys import (
+from .kinds import ALIASES, PROVIDERS
+from .target_keys import (
     ANY_PROVIDER_KEYS,
     BATCHING_KEYS,
     CLI_HEALTHCHECK_RETRY_KEYS,
@@ -64,7 +65,6 @@ from .keys import (
     PROVIDER_KEYS,
     SPELLINGS,
 )
-from .kinds import ALIASES, PROVIDERS
 
 _ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
@@ -89,13 +89,13 @@ class TargetConfig:
     inside a mapping or list is named by its path (`healthcheck.url`, `env.API_TOKEN`, `command[0]`)."""
 
     def declares(self, key: str) -> bool:
-        """Whether this target's provider reads `key` (targets/keys.py)."""
+        """Whether this target's provider reads `key` (targets/target_keys.py)."""
         return key in PROVIDER_KEYS.get(self.provider, ANY_PROVIDER_KEYS)
 
     def get(self, *keys: str, default: Any = None) -> Any:
         """The first of `keys` that is set (AgentV accepts snake_case and camelCase spellings)."""
         for key in keys:
-            assert self.declares(key), f"{self.provider} reads undeclared key {key!r}: add it to targets/keys.py"
+            assert self.declares(key), f"{self.provider} reads undeclared key {key!r}: add it to targets/target_keys.py"
             value = self.settings.get(key)
             if value is not None and value != "":
                 return value
@@ -188,10 +188,10 @@ def response_byte_cap(target: TargetConfig) -> int:
 
 
 class _DeclaredSettings(DeclaredOnly):
-    """A target's settings, readable only through the keys its provider declares (targets/keys.py)."""
+    """A target's settings, readable only through the keys its provider declares (targets/target_keys.py)."""
 
     reader = "a provider"
-    table = "targets/keys.py"
+    table = "targets/target_keys.py"
 
 
 def _declared_settings(settings: dict[str, Any], provider: str) -> _DeclaredSettings:
@@ -304,7 +304,7 @@ class TargetsConfig:
     definitions: dict[str, RawTarget]
     source_file: Path | None = None
     key_problems: list[Problem] = field(default_factory=list)
-    """Keys no provider reads, and AgentV features not run yet, in any entry (targets/keys.py)."""
+    """Keys no provider reads, and AgentV features not run yet, in any entry (targets/target_keys.py)."""
 
     def names(self) -> list[str]:
         return list(self.definitions)

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from ..errors import TargetsConfigError
 from ..models import TargetResponse
-from ..transport.http import HttpCallError
+from ..transport.http_policy import HttpCallError
 from .anthropic import fold_messages
 from .base import ProviderRequest
 from .config import TargetConfig

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS
 from ..errors import TargetsConfigError
 from ..transport.limiter import Limits, RateLimiter
 from ..transport.policy import RetryPolicy

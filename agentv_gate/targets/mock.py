@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS
 from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
 from .base import ProviderRequest

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
-from ..transport.http import HttpCallError, HttpResult, post_json
+from ..transport.http_policy import HttpCallError, HttpResult, post_json
 from ..transport.limiter import estimate_tokens
 from .adjustments import ParameterMemory, send_adapting
 from .api_format import api_format_problem

@@ -15,9 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from ..base.key_checks import did_you_mean
+from ..base.problems import Problem, no_effect
 from ..errors import TargetsConfigError
-from ..keys import did_you_mean
-from ..problems import Problem, no_effect
 from .config import RawTarget, TargetConfig, TargetsConfig, normalise_provider, resolve_target
 from .registry import ProviderRegistry, build_capped, no_judge_message
 from .usage import PRICE_KEYS
@@ -204,7 +204,7 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             return False
         base = getattr(provider, "base_url", None)
         if isinstance(base, str) and base.startswith("https://"):
-            from ..transport.http import missing_ca_bundle  # an HTTP provider was built: the stack is imported
+            from ..transport.http_policy import missing_ca_bundle  # an HTTP provider was built: the stack is imported
 
             missing = missing_ca_bundle()
             if missing is not None:

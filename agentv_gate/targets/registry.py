@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.files import nearest_agentv_file
+from ..base.key_checks import did_you_mean
 from ..errors import TargetsConfigError
-from ..files import nearest_agentv_file
-from ..keys import did_you_mean
 from .base import Provider
 from .cli_batch import BatchedCli
 from .cli_target import CliProvider

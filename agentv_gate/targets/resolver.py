@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..base.key_checks import did_you_mean
+from ..base.problems import Problem, allowing_unknown_keys, strict_problems
 from ..errors import ConfigError, TargetsConfigError
-from ..keys import did_you_mean
 from ..models import EvalCase
-from ..problems import Problem, allowing_unknown_keys, strict_problems
 from .base import Provider
 from .config import TargetsConfig
 from .preflight import preflight, problem_of

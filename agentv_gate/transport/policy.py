@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
 
 
 def _default_retryable(status: int) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
 from . import reaper
 from .forkserver import ForkedProcess, spawn_warm, warm_pids
 

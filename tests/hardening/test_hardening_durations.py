@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.defaults import MAX_DURATION_MS
+from agentv_gate.base.defaults import MAX_DURATION_MS
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.hostile import no_traceback

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentv_gate.judging.judge_reply import ChecksReply, parse_checks_reply
-from agentv_gate.judging.rubrics import score_checks
+from agentv_gate.judging.rubric_protocol import score_checks
 from agentv_gate.models import RubricItem, ScoreRange
 
 CHECKLIST = [RubricItem(id="a", outcome="Names it"), RubricItem(id="b", outcome="Explains", weight=3)]
@@ -115,7 +115,7 @@ def test_an_item_without_an_outcome_is_named_by_its_id_and_a_reason_is_optional(
 def test_the_case_prompt_asks_the_case_s_question_else_its_input_messages() -> None:
     from pathlib import Path
 
-    from agentv_gate.judging.rubrics import case_user_prompt
+    from agentv_gate.judging.rubric_protocol import case_user_prompt
     from agentv_gate.models import EvalCase, Message
 
     messages = [Message(role="user", content="  What is the capital?  "), Message(role="user", content="Of France.")]
@@ -131,7 +131,7 @@ def test_the_case_prompt_asks_the_case_s_question_else_its_input_messages() -> N
 
 @pytest.mark.parametrize(("weight", "label"), [(0.5, " (weight: 0.5)"), (1.0, ""), (2.0, " (weight: 2)")])
 def test_the_prompt_labels_every_weight_but_the_default(weight: float, label: str) -> None:
-    from agentv_gate.judging.rubrics import user_prompt
+    from agentv_gate.judging.rubric_protocol import user_prompt
 
     items = [RubricItem(id="a", outcome="Names it", weight=weight)]
     assert f"- [a]{label}: Names it" in user_prompt(items, "Q?", "C", "", "A")

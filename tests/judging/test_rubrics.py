@@ -8,7 +8,7 @@ import pytest
 
 from agentv_gate.errors import JudgeReplyError
 from agentv_gate.judging.judge_reply import CHECKLIST_SCHEMA, SCORE_RANGE_SCHEMA, parse_checks_reply
-from agentv_gate.judging.rubrics import is_score_range, score_checks, user_prompt
+from agentv_gate.judging.rubric_protocol import is_score_range, score_checks, user_prompt
 from agentv_gate.models import RubricItem, ScoreRange
 
 ITEMS = [RubricItem(id="a", outcome="Names it", required=True), RubricItem(id="b", outcome="Explains", weight=3)]

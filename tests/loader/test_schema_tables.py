@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agentv_gate.base.problems import Problem
 from agentv_gate.loader import evaluator_parser
 from agentv_gate.loader.evaluator_files import code_judge_files
 from agentv_gate.loader.evaluator_written import Written
-from agentv_gate.loader.problems import Problem
 from agentv_gate.loader.refs import SearchRoots
 from agentv_gate.models import EVALUATOR_CONFIG_CLASSES, EVALUATOR_KINDS, CodeJudgeConfig, LlmJudgeConfig, PromptScriptConfig
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.keys import NOT_YET, NOT_YET_EVALUATOR_TYPES
-from agentv_gate.loader.keys import TEST_KEYS, declared
+from agentv_gate.base.key_checks import NOT_YET, NOT_YET_EVALUATOR_TYPES
+from agentv_gate.loader.eval_file_keys import TEST_KEYS, declared
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 
@@ -447,7 +447,7 @@ def test_validate_reports_every_problem_at_once(repo: Path) -> None:
 def test_the_reader_cannot_read_a_key_its_table_does_not_declare() -> None:
     raw = declared({"id": "a", "asserts": []}, TEST_KEYS)
     assert raw.get("id") == "a"
-    with pytest.raises(AssertionError, match="the loader reads undeclared key 'asserts': add it to loader/keys.py"):
+    with pytest.raises(AssertionError, match="the loader reads undeclared key 'asserts': add it to loader/eval_file_keys.py"):
         raw.get("asserts")
 
 

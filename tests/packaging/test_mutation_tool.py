@@ -69,12 +69,12 @@ def test_recheck_forgets_only_the_survivors(tmp_path: Path) -> None:
 
 def test_a_mutant_that_does_not_parse_is_not_counted_as_killed() -> None:
     not_python = tool()._not_python
-    broken = ('E   File "/x/.mutation/transport.http/src/agentv_gate/transport/http.py", line 254\n'
+    broken = ('E   File "/x/.mutation/transport.http/src/agentv_gate/transport/http_policy.py", line 254\n'
               "E       -,\nE   SyntaxError: invalid syntax")
-    assert not_python(broken, "agentv_gate/transport/http.py")
+    assert not_python(broken, "agentv_gate/transport/http_policy.py")
     # a test that fails on a SyntaxError elsewhere (the agent's output, a fixture) is a real kill
-    assert not not_python("SyntaxError in judge.py", "agentv_gate/transport/http.py")
-    assert not not_python("AssertionError: 0.5 != 1.0", "agentv_gate/transport/http.py")
+    assert not not_python("SyntaxError in judge.py", "agentv_gate/transport/http_policy.py")
+    assert not not_python("AssertionError: 0.5 != 1.0", "agentv_gate/transport/http_policy.py")
 
 
 def test_a_sample_is_the_same_mutants_every_time_and_about_its_share() -> None:
@@ -100,8 +100,8 @@ def test_a_mutant_is_sampled_by_what_it_changes_not_by_its_random_job_id() -> No
 def test_every_module_issue_38_names_is_mutated() -> None:
     """The modules added since the list was first made, each with tests of its own."""
     mapping = tool().MODULES
-    for module in ("execution/stop.py", "execution/trials.py", "judging/rubrics.py", "report/html.py",
-                   "report/live.py", "report/baseline.py", "execution/hooks.py", "evaluators/custom_assertion.py",
+    for module in ("execution/stop.py", "execution/trials.py", "judging/rubric_protocol.py", "report/html.py",
+                   "report/live.py", "report/comparison.py", "execution/hooks.py", "evaluators/custom_assertion.py",
                    "evaluators/target_proxy.py", "redaction.py", "loader/assertions.py"):
         assert f"agentv_gate/{module}" in mapping, module
 

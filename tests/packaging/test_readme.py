@@ -102,7 +102,7 @@ def test_the_readme_speaks_to_users_only() -> None:
 def test_the_not_yet_list_is_exactly_what_agentv_gate_refuses() -> None:
     """The README's list of AgentV features not run yet names every entry of `keys.py` and nothing
     implemented since: a user reads it to know whether their suite will run."""
-    from agentv_gate.keys import NOT_YET, NOT_YET_EVALUATOR_TYPES, NOT_YET_PROVIDERS
+    from agentv_gate.base.key_checks import NOT_YET, NOT_YET_EVALUATOR_TYPES, NOT_YET_PROVIDERS
 
     section = README.split("**AgentV features agentv-gate does not run yet**", 1)[1].split("**Deliberate differences**")[0]
     not_yet = section.split("They are exactly these:", 1)[1].split("Everything else AgentV 2.19 runs", 1)[0]

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from agentv_gate.base.problems import Problem
 from agentv_gate.errors import ReportWriteError
 from agentv_gate.models import CaseResult
-from agentv_gate.problems import Problem
 from agentv_gate.report import Summary, TargetTraffic, summarise
 from agentv_gate.report.github import (
     annotation_line,

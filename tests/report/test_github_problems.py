@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.problems import Problem
+from agentv_gate.base.problems import Problem
 from agentv_gate.report.github import (
     append_step_summary,
     problem_annotations,

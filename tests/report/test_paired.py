@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentv_gate.models import CaseResult
-from agentv_gate.report.baseline import compare_results
+from agentv_gate.report.comparison import compare_results
 from agentv_gate.report.paired import NoTest, SuiteTest, flaky_cases, paired_test
 
 

@@ -13,7 +13,7 @@ from agentv_gate.targets.azure import AzureOpenAIProvider
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.mock import MockProvider
 from agentv_gate.targets.registry import build_provider
-from agentv_gate.transport.http import HttpCallError
+from agentv_gate.transport.http_policy import HttpCallError
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.targets import CHAT, FAST, SECRET, openai, target
 

@@ -14,7 +14,7 @@ from agentv_gate.targets.cache import request_identity
 from agentv_gate.targets.config import RawTarget, TargetConfig, resolve_target
 from agentv_gate.targets.openai_compat import HttpChatProvider
 from agentv_gate.targets.registry import build_provider
-from agentv_gate.transport.http import HttpCallError
+from agentv_gate.transport.http_policy import HttpCallError
 from tests.helpers.fake_llm_server import (
     MAX_TOKENS_REFUSED,
     REASONING_TOKENS,

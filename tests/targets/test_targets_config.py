@@ -77,10 +77,10 @@ def test_agentv_targets_file_resolves_every_provider() -> None:
 
 
 def test_a_provider_cannot_read_a_setting_its_provider_does_not_declare() -> None:
-    """The settings a provider reads are the ones targets/keys.py declares, so none is reported as unknown."""
+    """The settings a provider reads are the ones targets/target_keys.py declares, so none is reported as unknown."""
     offline = parse_targets(AGENTV_FILE).resolve("offline", ENV)
     assert offline.settings.get("response") == "42"
-    with pytest.raises(AssertionError, match="a provider reads undeclared key 'endpoint': add it to targets/keys.py"):
+    with pytest.raises(AssertionError, match="a provider reads undeclared key 'endpoint': add it to targets/target_keys.py"):
         offline.settings.get("endpoint")
     with pytest.raises(AssertionError, match="undeclared key 'endpoint'"):
         assert "endpoint" in offline.settings

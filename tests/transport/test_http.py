@@ -12,7 +12,7 @@ from agentv_gate.errors import ProviderError
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.http_settings import retry_policy_from_settings
 from agentv_gate.targets.registry import build_provider
-from agentv_gate.transport.http import HttpCallError, RetryPolicy, http_call, parse_retry_after, post_json
+from agentv_gate.transport.http_policy import HttpCallError, RetryPolicy, http_call, parse_retry_after, post_json
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.targets import CHAT, FAST, SECRET, openai, target
 

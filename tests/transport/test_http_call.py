@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from agentv_gate.transport.deadline import attempt_deadline, watch
-from agentv_gate.transport.http import HttpCallError, HttpResult, RetryPolicy, http_call, post_json
+from agentv_gate.transport.http_policy import HttpCallError, HttpResult, RetryPolicy, http_call, post_json
 from agentv_gate.transport.limiter import Limits, RateLimiter
 from tests.helpers.clock import FakeClock
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply

@@ -17,7 +17,7 @@ import pytest
 from agentv_gate.errors import TargetsConfigError
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.http_settings import retry_policy_for
-from agentv_gate.transport.http import HttpCallError, ProviderErrorDetail, RetryPolicy, provider_error_detail
+from agentv_gate.transport.http_policy import HttpCallError, ProviderErrorDetail, RetryPolicy, provider_error_detail
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.targets import CHAT, SECRET, openai, target
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentv_gate.targets.base import ProviderRequest
-from agentv_gate.transport.http import HttpCallError
+from agentv_gate.transport.http_policy import HttpCallError
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.targets import CHAT, openai
 

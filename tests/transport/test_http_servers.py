@@ -47,7 +47,7 @@ import yaml
 from agentv_gate.models import TargetResponse
 from agentv_gate.targets.base import ProviderRequest
 from agentv_gate.targets.registry import build_provider
-from agentv_gate.transport.http import HttpCallError
+from agentv_gate.transport.http_policy import HttpCallError
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeReply
 from tests.helpers.files import make_repo, write

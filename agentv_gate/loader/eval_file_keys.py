@@ -14,10 +14,11 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from ..keys import NOT_YET, DeclaredOnly, unknown_key_problems
+from agentv_gate.base.problems import Problem
+
+from ..base.key_checks import NOT_YET, DeclaredOnly, unknown_key_problems
 from ..models import EvaluatorConfig, aggregator_kind
 from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
-from .problems import Problem
 from .yaml_lines import LineDict, key_line, line_of
 
 CASE_LIST_KEYS = ("tests", "eval_cases", "evalcases")
@@ -31,7 +32,7 @@ SUITE_ONLY_EXECUTION_KEYS = ("total_budget_usd", "fail_on_error", "cache", *SUIT
 SUITE_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", *SUITE_ONLY_EXECUTION_KEYS)
 TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", "skip_defaults",
                        *SUITE_ONLY_EXECUTION_KEYS)
-"""A test's suite-only keys are declared so the case builder can say where they belong (loader/execution.py)."""
+"""A test's suite-only keys are declared so the case builder can say where they belong (loader/execution_settings.py)."""
 
 WORKSPACE_KEYS = ("hooks", "template", "mode")
 HOOK_KEYS = ("command", "timeout_ms", "cwd", "reset")
@@ -113,7 +114,7 @@ class _Declared(DeclaredOnly, LineDict):
     """An eval-file mapping the loader may only read declared keys of (see the module's docstring)."""
 
     reader = "the loader"
-    table = "loader/keys.py"
+    table = "loader/eval_file_keys.py"
 
 
 def declared(raw: Any, keys: Collection[str]) -> Any:

@@ -29,7 +29,7 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..redaction import redact
 from ..report import Summary, paired
-from ..report.baseline import (
+from ..report.comparison import (
     CaseChange,
     Comparison,
     Status,

@@ -14,9 +14,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..defaults import MAX_DURATION_MS
+from agentv_gate.base.problems import Problem, no_effect
+
+from ..base.defaults import MAX_DURATION_MS
+from ..base.key_checks import not_yet_message
 from ..errors import EvalFileError
-from ..keys import not_yet_message
 from ..models import (
     HOOK_NAMES,
     SETUP_HOOK_TIMEOUT_MS,
@@ -26,9 +28,8 @@ from ..models import (
     TrialsConfig,
     WorkspaceConfig,
 )
+from .eval_file_keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
 from .evaluator_parser import resolve_script, written_value
-from .keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
-from .problems import Problem, no_effect
 from .refs import SearchRoots
 from .workspace_file import read_workspace_file
 from .yaml_lines import key_line, line_of
