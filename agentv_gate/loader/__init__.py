@@ -6,8 +6,7 @@ other cases still load, so one typo cannot hide the rest of a suite's results.
 
 from __future__ import annotations
 
-from agentv_gate.base.problems import Problem
-
+from ..base.problems import Problem
 from .discover import default_eval_paths, discover_eval_files, nothing_found
 from .env import load_run_dotenv
 from .plan import KEEP_CASES, CaseRef, SuitePlan, filter_refs, plan_paths

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentv_gate.base.problems import Problem, no_effect
-
+from ..base.key_checks import not_yet_message
+from ..base.problems import Problem, no_effect
 from ..errors import EvalFileError
 from ..models import (
     EvalCase,
@@ -423,6 +423,11 @@ class CaseBuilder:
             targets = None if ("target" in raw or "target" in execution) else targets
         workspace = parse_workspace(raw.get("workspace"), key_line(raw, "workspace", line), self.roots, self.file,
                                     self.problems, suite=False, inherited=self.defaults.get("workspace"))
+        if workspace is not None and workspace.template is not None and self._four_x(raw):
+            # 4.42 copies a template per test and tracks its file changes for graders: not 2.19's one copy a suite
+            self.problems.append(Problem(self.file, key_line(raw, "workspace", line), not_yet_message(
+                "template", "workspace templates in an AgentV 4.x file, copied per test with their file changes "
+                "tracked; a 2.x file's template runs as AgentV 2.19 runs it")))
 
         return EvalCase(
             id=case_id,

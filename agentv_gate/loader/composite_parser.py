@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentv_gate.base.problems import Problem
-
 from ..base.jscompat import is_finite_number
+from ..base.problems import Problem
 from ..errors import EvalFileError
 from ..models import CompositeConfig, aggregator_kind
 from .evaluator_checks import check_weight_total

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentv_gate.base.problems import Problem
-
 from ..base.key_checks import closest
+from ..base.problems import Problem
 from .globs import matches_any
 from .project_config import nearest_config, read_project_config
 from .refs import find_repo_root

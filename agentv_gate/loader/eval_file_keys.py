@@ -14,9 +14,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from agentv_gate.base.problems import Problem
-
 from ..base.key_checks import NOT_YET, DeclaredOnly, unknown_key_problems
+from ..base.problems import Problem
 from ..models import EvaluatorConfig, aggregator_kind
 from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
 from .yaml_lines import LineDict, key_line, line_of

@@ -15,8 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agentv_gate.base.problems import Problem
-
+from ..base.problems import Problem
 from ..errors import EvalFileError
 from ..models import CodeJudgeConfig, LlmJudgeConfig
 from .evaluator_written import Written

@@ -16,10 +16,9 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agentv_gate.base.problems import Problem, no_effect
-
 from ..base.generations import generation_of_type
 from ..base.key_checks import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
+from ..base.problems import Problem, no_effect
 from ..errors import EvalFileError
 from ..models import (
     EVALUATOR_CONFIG_CLASSES,

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentv_gate.base.problems import Problem, no_effect
-
 from ..base.generations import Generation
+from ..base.problems import Problem, no_effect
 from ..models import EvaluatorConfig
 from ..models.config import EVALUATOR_KINDS
 from .refs import SearchRoots

@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentv_gate.base.problems import Problem, no_effect
-
 from ..base.defaults import MAX_DURATION_MS
 from ..base.key_checks import not_yet_message
+from ..base.problems import Problem, no_effect
 from ..errors import EvalFileError
 from ..models import (
     HOOK_NAMES,

@@ -18,8 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentv_gate.base.problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
-
+from ..base.problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
 from .documents import Documents

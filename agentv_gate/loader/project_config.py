@@ -16,10 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentv_gate.base.problems import Problem, no_effect
-
 from ..base.files import nearest_agentv_file
 from ..base.key_checks import did_you_mean
+from ..base.problems import Problem, no_effect
 from ..errors import EvalFileError
 from .yaml_lines import key_line, load_yaml_text, read_text
 

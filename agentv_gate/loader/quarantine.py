@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agentv_gate.base.problems import Problem
-
 from ..base.files import nearest_agentv_file
 from ..base.key_checks import did_you_mean
+from ..base.problems import Problem
 from ..errors import EvalFileError
 from .yaml_lines import item_line, key_line, load_yaml_text, read_text
 

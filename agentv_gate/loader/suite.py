@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentv_gate.base.problems import FoundProblems, Problem, no_effect
-
 from ..base.key_checks import closest
+from ..base.problems import FoundProblems, Problem, no_effect
 from ..errors import EvalFileError
 from ..models import EvalCase
 from ..yaml_reader import CaseList
@@ -141,6 +140,13 @@ def _open_suite(file: Path, roots: SearchRoots, documents: Documents) -> tuple[d
             return doc, _listed_cases(external, at, f"tests file {cases!r}", "a list of cases", documents)
         raise EvalFileError(line_of(cases, key_line(doc, key)), f"'{key}' must be a list of cases", "a YAML list")
     raise _no_case_list(doc)
+
+
+def _names_folder(eval_dir: Path, ref: str) -> bool:
+    try:
+        return (eval_dir / ref.removeprefix(FILE_PREFIX)).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _case_folder(ref: str, line: int, roots: SearchRoots) -> Path | None:
@@ -381,7 +387,8 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
         problems.append(Problem(file, key_line(header, "dataset"), f"'dataset' must be a name, got {dataset!r}",
                                 "dataset: my-suite"))
         dataset = None
-    four_x = header_is_4x(header)
+    tests_ref = header.get("tests")  # a folder of case folders is a form only AgentV 4.x reads
+    four_x = header_is_4x(header) or (isinstance(tests_ref, str) and _names_folder(file.parent, tests_ref))
     problems.extend(_forms4_problems(header, file))
     tags = header.get("tags")
     defaults: dict[str, Any] = {

@@ -204,3 +204,31 @@ def test_a_pooled_mode_and_a_reset_without_repositories_warn_and_the_suite_runs(
     typo = run_cli("run", "evals/t.eval.yaml", cwd=repo)
     assert typo.returncode == 2
     assert "evals/t.eval.yaml:1: workspace 'mode' must be pooled, temp or static, got 'pool'" in typo.stderr
+
+
+def test_a_template_in_a_4x_file_is_refused_where_a_2x_file_runs_it(repo: Path) -> None:
+    """AgentV 4.42 copies a template per test and tracks its file changes for graders; 2.19 copies it once a
+    suite. Run with 2.19's meaning, 4.42's file-changes example scored 0 where AgentV scores 1, and its
+    functional-grading example passed where AgentV fails it: a 4.x file's template is refused, located."""
+    write(repo / "evals/template/README.md", "hello")
+    suite = """
+        workspace:
+          template: ./template
+        tests:
+          - id: a
+            input: Hi
+            criteria: Greets
+            assertions: [{type: {kind}, value: hello}]
+    """
+    write(repo / "evals/two.eval.yaml", suite.replace("{kind}", "contains"))
+    write(repo / "evals/four.eval.yaml", suite.replace("{kind}", "code-grader").replace("value: hello",
+                                                                                         "command: [python3, j.py]"))
+    write(repo / "evals/j.py", "print('{\"score\": 1}')\n")
+    ran = run_cli("validate", "evals/two.eval.yaml", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    ran = run_cli("validate", "evals", cwd=repo)
+    out = ran.stdout + ran.stderr
+    assert ran.returncode == 1, out
+    assert "evals/four.eval.yaml:4: 'template' is an AgentV feature agentv-gate does not run yet (workspace " \
+           "templates in an AgentV 4.x file" in out, out
+    assert "two.eval.yaml" not in out.replace("evals/two.eval.yaml: ok", ""), out
