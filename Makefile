@@ -44,11 +44,16 @@ lint: $(BIN)/agentv-gate
 # AgentV's own examples run by the real AgentV (installed once from ../shared/agentv into
 # ~/.cache/agentv-gate-compat; needs node and npm) and by the gate, compared case by case
 # (compat/run_compat.py). RECORD=1 also rewrites tests/compat/agentv-2.19/expected.json, which
-# `make test` replays without node. AGENTV=4.42.4 names another version under ../shared/agentv.
+# `make test` replays without node. AGENTV=4.42.4 runs AgentV 4.42.4 on its own examples instead
+# (compat/agentv_4_42/run_differential.py; RECORD=1 rewrites tests/compat/agentv-4.42/expected.json).
 AGENTV ?= 2.19.0
 RECORD ?=
 compat: $(BIN)/agentv-gate
+ifeq ($(firstword $(subst ., ,$(AGENTV))),4)
+	$(BIN)/python compat/agentv_4_42/run_differential.py $(if $(RECORD),--record)
+else
 	$(BIN)/python compat/run_compat.py --agentv $(AGENTV) --out compat/out $(if $(RECORD),--record tests/compat/agentv-$(basename $(AGENTV)))
+endif
 
 bench: $(BIN)/agentv-gate
 	$(BIN)/python bench/run_bench.py

@@ -1,6 +1,6 @@
 """`field_accuracy`: compare fields of a JSON answer with the expected JSON, AgentV's way.
 
-Semantics follow AgentV's FieldAccuracyEvaluator (gen2, hits/misses form):
+Semantics follow AgentV 2.19's FieldAccuracyEvaluator (the hits/misses form):
 
 * The answer is read with `parseJsonFromText` (```json fences and surrounding prose allowed);
   unreadable gives score 0, "Failed to parse candidate answer as JSON".

@@ -3,7 +3,7 @@
 AgentV renamed its payload fields twice, and judges written against any generation exist in
 the wild. Rather than pick one, the payload carries all of them side by side, snake_case:
 
-* seed 003 / AgentV 1.x-2.x (gen2): `question, expected_outcome, expected_messages,
+* AgentV 1.x-2.x: `question, expected_outcome, expected_messages,
   reference_answer, candidate_answer, output_messages, guideline_files, input_files,
   input_messages, trace_summary, config` (+ `code_snippets` from the oldest SDK schema);
 * AgentV 2.18: `criteria, expected_output, answer, output, input, trace, token_usage, cost_usd,
@@ -75,7 +75,7 @@ def _trace_events(messages: list[dict[str, Any]], first_output_index: int) -> li
 
 
 def code_snippets(messages: list[dict[str, Any]]) -> list[str]:
-    """Fenced code blocks from the input text, as AgentV gen2's `code_snippets`."""
+    """Fenced code blocks from the input text, as the oldest AgentV SDK's `code_snippets`."""
     snippets: list[str] = []
     for message in messages:
         text = content_to_text(message.get("content"))
@@ -147,7 +147,7 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
         "file_changes": from_trace("file_changes"),
         "workspace_path": context.run.workspace_path or from_trace("workspace_path"),
         "config": config,
-        # seed 003 / gen2 names
+        # AgentV 1.x-2.x names
         "expected_outcome": case.expected_outcome,
         "candidate_answer": context.candidate,
         "input_messages": inputs,
