@@ -205,28 +205,6 @@ def aggregator_prompt_file(aggregator: dict[str, Any], roots: SearchRoots, raw: 
     return {**aggregator, "prompt": text}
 
 
-def _check_aggregator_settings(name: str, aggregating: str, aggregator: dict[str, Any], raw: Any, line: int) -> None:
-    """A threshold the composite can only refuse once the run is paid for, and an LLM aggregator prompt that
-    never shows the judge what it aggregates (text without the results, or not text, silently the default)."""
-    at = key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line))
-    if aggregating == "threshold" and "threshold" in aggregator:
-        threshold = aggregator["threshold"]
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise EvalFileError(key_line(raw.get("aggregator"), "threshold", at),
-                                f"composite '{name}': aggregator threshold {threshold!r} is not a number from 0 to 1",
-                                "the share of members that must pass, such as 0.5")
-    if aggregating == "llm_judge" and aggregator.get("prompt") is not None:
-        prompt = aggregator["prompt"]
-        at = key_line(raw.get("aggregator"), "prompt", at)
-        if not isinstance(prompt, str):
-            raise EvalFileError(at, f"composite '{name}': the aggregator prompt must be text, got {yaml_kind(prompt)}",
-                                f"prompt text holding {AGGREGATOR_RESULTS_VARIABLE}, or no prompt (the default)")
-        if AGGREGATOR_RESULTS_VARIABLE not in prompt:
-            raise EvalFileError(at, f"composite '{name}': the aggregator prompt has no {AGGREGATOR_RESULTS_VARIABLE}, "
-                                    "so the judge never sees the members' results (a file path is not read here)",
-                                f"{AGGREGATOR_RESULTS_VARIABLE} in the prompt text, or no prompt (the default)")
-
-
 _CONFIG_VARIABLE = re.compile(r"\{\{\s*config\s*\}\}")
 """`{{config}}` in a prompt template, spelled as the template renderer reads variables."""
 
