@@ -20,6 +20,14 @@ DETACH = ("import subprocess, sys\n"
           " stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)\n")
 
 
+@pytest.fixture(autouse=True)
+def _as_an_embedding_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests run in pytest's process, which another file's in-process CLI run may have told to claim
+    every child (`claim_every_child`, what the agentv-gate process does): the orphan sweep would then reap
+    this file's zombies before it looks at them. Here the process is an embedding program again."""
+    monkeypatch.setattr(reaper, "_every_child", False)
+
+
 def test_only_the_runs_adopted_orphans_are_ended(tmp_path: Path) -> None:
     unrelated = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # ours before the run
     reaper.mark_run_start()
