@@ -32,10 +32,10 @@ test: $(BIN)/agentv-gate $(VENV)/.linters lint
 	@# Hundreds of tests start the CLI; compiled once here, no child compiles agentv_gate from source again
 	@# (with PYTHONDONTWRITEBYTECODE set, as in some CI images, every one of them would).
 	$(BIN)/python -m compileall -q agentv_gate
-	@# Three workers on two cores: most tests wait on a CLI process, a timeout or a loopback server, so a
-	@# third worker fills the waits (5:10 against 5:50 with two, measured on this two-core machine).
+	@# Four workers on two cores: most tests wait on a CLI process, a timeout or a loopback server, so
+	@# more workers fill the waits (4:46 with four, 5:10 with three, 5:50 with two on this two-core machine).
 	@# A file's tests stay on one worker (loadfile), so module fixtures such as the built wheel are made once.
-	$(BIN)/python -m pytest -n 3 --dist loadfile
+	$(BIN)/python -m pytest -n 4 --dist loadfile
 
 lint: $(BIN)/agentv-gate
 	$(BIN)/ruff check agentv_gate tests

@@ -28,4 +28,4 @@ def test_ci_lints_the_package_before_the_test_suite() -> None:
     assert _recipe("lint") == ["$(BIN)/ruff check agentv_gate tests", "$(BIN)/vulture", "$(BIN)/mypy agentv_gate"]
     # compiled once before the suite: the CLI the tests start then never compiles agentv_gate itself
     assert _recipe("test") == ["$(BIN)/python -m compileall -q agentv_gate",
-                               "$(BIN)/python -m pytest -n 3 --dist loadfile"]
+                               "$(BIN)/python -m pytest -n 4 --dist loadfile"]
