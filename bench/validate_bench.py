@@ -24,20 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-GATE = str(Path(sys.executable).parent / "agentv-gate")
+from run_bench import LAUNCHER  # the gate started from a small process, so its peak RSS is its own
 
-LAUNCHER = """\
-import json, os, sys, time
-started = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-_, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as out:
-    json.dump({"wall": time.perf_counter() - started, "status": status, "maxrss_kb": usage.ru_maxrss,
-               "cpu": usage.ru_utime + usage.ru_stime}, out)
-"""
-"""A child's ru_maxrss counts the image it was forked from, so the gate is forked from this small one."""
+GATE = str(Path(sys.executable).parent / "agentv-gate")
 
 BEFORE = {"big-string": (0.85, 252), "many-cases": (31.0, 245)}
 """The figures issue 37 quotes from before the loader changes that slowed validate (seconds, MB)."""
