@@ -108,6 +108,9 @@ class _Walker:
 
     def __init__(self, text: str) -> None:
         self.loader: Any = _Loader(text)  # libyaml's parser mixed with PyYAML's classes: its stubs say too little
+        self.get_event = self.loader.get_event
+        self.peek_event = self.loader.peek_event
+        """The parser's methods, bound once: a long suite is a few million events."""
         self.anchors: dict[str, Any] = {}
         self.tags: dict[str, str] = {}
         """Plain scalar -> its resolved tag: a suite writes the same keys and words over and over."""
@@ -116,54 +119,60 @@ class _Walker:
 
     def open(self) -> bool:
         """Past the stream and document starts; False for an empty stream."""
-        self.loader.get_event()
-        if self.loader.check_event(StreamEndEvent):
+        self.get_event()
+        if type(self.peek_event()) is StreamEndEvent:
             return False
-        self.loader.get_event()
+        self.get_event()
         return True
 
     def peek_line(self) -> int:
-        return int(self.loader.peek_event().start_mark.line) + 1
+        return int(self.peek_event().start_mark.line) + 1
 
     def node(self) -> Any:
-        event = self.loader.get_event()
+        event = self.get_event()
         kind = type(event)
         if kind is ScalarEvent:
+            if event.tag is None and event.anchor is None:  # most of a suite: plain or quoted text, written once
+                value = event.value
+                if not event.implicit[0] or self.tags.get(value) == _STR:
+                    self.chars += len(value)
+                    return value
             packed = self.scalar(event)
+        elif kind is MappingStartEvent:
+            items: list[tuple[Any, int, Any]] = []
+            following = self.peek_event()
+            while type(following) is not MappingEndEvent:
+                items.append((self.key(following), following.start_mark.line + 1, self.node()))
+                following = self.peek_event()
+            self.get_event()
+            packed = self.tagged(event, (_MAP, event.start_mark.line + 1, tuple(items)))
+        elif kind is SequenceStartEvent:
+            lines: list[int] = []
+            values: list[Any] = []
+            following = self.peek_event()
+            while type(following) is not SequenceEndEvent:
+                lines.append(following.start_mark.line + 1)
+                values.append(self.node())
+                following = self.peek_event()
+            self.get_event()
+            packed = self.tagged(event, (_SEQ, event.start_mark.line + 1, tuple(lines), tuple(values)))
         elif kind is AliasEvent:
             try:
                 return self.anchors[event.anchor]
             except KeyError:
                 raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}",
                                                   event.start_mark) from None
-        elif kind is SequenceStartEvent:
-            lines: list[int] = []
-            values: list[Any] = []
-            while not self.loader.check_event(SequenceEndEvent):
-                lines.append(self.peek_line())
-                values.append(self.node())
-            self.loader.get_event()
-            packed = self.tagged(event, (_SEQ, event.start_mark.line + 1, tuple(lines), tuple(values)))
-        elif kind is MappingStartEvent:
-            items: list[tuple[Any, int, Any]] = []
-            while not self.loader.check_event(MappingEndEvent):
-                key_line = self.peek_line()
-                key = self.key()
-                items.append((key, key_line, self.node()))
-            self.loader.get_event()
-            packed = self.tagged(event, (_MAP, event.start_mark.line + 1, tuple(items)))
         else:  # pragma: no cover - the parser yields nodes' events only here
             raise yaml.composer.ComposerError(None, None, f"unexpected {kind.__name__}", event.start_mark)
         if event.anchor is not None:
             self.anchors[event.anchor] = packed
         return packed
 
-    def key(self) -> Any:
-        """A mapping key, with `<<` (PyYAML's merge tag) packed as the merge marker."""
-        event = self.loader.peek_event()
+    def key(self, event: Any) -> Any:
+        """The mapping key starting at `event` (peeked), with `<<` (PyYAML's merge tag) packed as the merge marker."""
         if type(event) is ScalarEvent and event.value == "<<" and event.implicit[0] and event.tag in (None, "!"):
             if self.loader.resolve(ScalarNode, "<<", event.implicit) == MERGE_TAG:
-                self.loader.get_event()
+                self.get_event()
                 return _MERGE_KEY
         return self.node()
 
@@ -204,9 +213,9 @@ class _Walker:
     def single(self, suite: bool = False) -> None:
         """The stream ends with this document (a second one is refused, as `yaml.load` refuses it;
         in a suite, saying that one document is read)."""
-        self.loader.get_event()
-        if not self.loader.check_event(StreamEndEvent):
-            event = self.loader.peek_event()
+        self.get_event()
+        event = self.peek_event()
+        if type(event) is not StreamEndEvent:
             if suite:
                 raise EvalFileError(event.start_mark.line + 1, "a second YAML document in the file",
                                     "one document per eval file")
@@ -331,15 +340,17 @@ class CaseList:
 def _read_list(walker: _Walker) -> CaseList:
     """The sequence starting at the next event, packed into a `CaseList` batch by batch."""
     cases = CaseList(walker.peek_line())
-    walker.loader.get_event()
+    walker.get_event()
     batch: list[tuple[int, Any]] = []
     walker.chars = 0
-    while not walker.loader.check_event(SequenceEndEvent):
-        batch.append((walker.peek_line(), walker.node()))
+    following = walker.peek_event()
+    while type(following) is not SequenceEndEvent:
+        batch.append((following.start_mark.line + 1, walker.node()))
         if len(batch) >= _BATCH or walker.chars > _RAW_BATCH_CHARS:
             cases._store(batch, walker.chars)
             batch, walker.chars = [], 0
-    walker.loader.get_event()
+        following = walker.peek_event()
+    walker.get_event()
     if batch:
         cases._store(batch, walker.chars)
     return cases
@@ -354,7 +365,7 @@ def read_suite(text: str, list_keys: tuple[str, ...]) -> Any:
         with located_yaml_errors():
             if not walker.open():
                 return None
-            event = walker.loader.peek_event()
+            event = walker.peek_event()
             if isinstance(event, SequenceStartEvent):
                 root: Any = _read_list(walker)
             elif isinstance(event, MappingStartEvent):
@@ -372,10 +383,10 @@ def _read_header(walker: _Walker, list_keys: tuple[str, ...]) -> LineDict:
     header = LineDict()
     header.line = walker.peek_line()
     header.key_lines = {}
-    walker.loader.get_event()
-    while not walker.loader.check_event(MappingEndEvent):
+    walker.get_event()
+    while type(walker.peek_event()) is not MappingEndEvent:
         at = walker.peek_line()
-        key = walker.key()
+        key = walker.key(walker.peek_event())
         if key == _MERGE_KEY:
             raise EvalFileError(at, MERGE_KEY_REFUSED, MERGE_KEY_EXPECTED)
         key = unpack(key)
@@ -387,11 +398,11 @@ def _read_header(walker: _Walker, list_keys: tuple[str, ...]) -> LineDict:
             raise EvalFileError(at, f"duplicate key {key!r} (first at line {header.key_lines[key]})",
                                 "each key once per mapping")
         header.key_lines[key] = at
-        if key in list_keys and walker.loader.check_event(SequenceStartEvent):
+        if key in list_keys and type(walker.peek_event()) is SequenceStartEvent:
             header[key] = _read_list(walker)
         else:
             header[key] = unpack(walker.node())
-    walker.loader.get_event()
+    walker.get_event()
     return header
 
 

@@ -149,7 +149,7 @@ class DeclaredOnly(dict):  # type: ignore[type-arg]
 
     def __init__(self, data: Mapping[Any, Any], declared: Collection[str]) -> None:
         super().__init__(data)
-        self.declared = frozenset(declared)
+        self.declared = declared if type(declared) is frozenset else frozenset(declared)
 
     def _undeclared(self, key: object) -> AssertionError:
         return AssertionError(f"{self.reader} reads undeclared key {key!r}: add it to {self.table}")

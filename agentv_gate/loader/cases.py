@@ -99,7 +99,6 @@ class CaseBuilder:
         self.defaults = defaults
         self.problems = problems
         self.case_file = self._display(file.resolve()) if suite_file is not None else None
-        self._four_x_of: tuple[object, bool] | None = None
 
     # ---------------------------------------------------------------- messages
 
@@ -203,10 +202,10 @@ class CaseBuilder:
 
     # ---------------------------------------------------------------- evaluators
 
-    def _evaluators(self, raw: dict[str, Any], line: int) -> list[EvaluatorConfig]:
+    def _evaluators(self, raw: dict[str, Any], execution: dict[str, Any], line: int, *, skips_defaults: bool,
+                    four_x: bool) -> list[EvaluatorConfig]:
         """AgentV's precedence. AgentV 2.x (`evalcases`): the case's list, else the suite's. AgentV 3+
         (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
-        execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         appended = self.defaults.get("generation") == 3  # AgentV 3+ (`tests:`) appends the suite's
         listed: list[tuple[Any, str, bool]] = [  # (mapping, key, name required)
             (raw, "assertions", False),
@@ -221,7 +220,7 @@ class CaseBuilder:
             if value is not None:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
-                                                line=key_line(holder, key, line), criteria_strings=self._four_x(raw),
+                                                line=key_line(holder, key, line), criteria_strings=four_x,
                                                 assertions_key=key == "assertions"))
         if not found:
             single, single_key = raw.get("evaluator"), "evaluator"
@@ -233,29 +232,12 @@ class CaseBuilder:
                 configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False,
                                                line=key_line(raw, single_key, line)))
                 found = True
-        suite_configs = [] if self._skips_defaults(raw) else list(self.defaults.get("evaluators", []))
+        suite_configs = [] if skips_defaults else list(self.defaults.get("evaluators", []))
         configs = configs + suite_configs if appended else configs if found else suite_configs
         rubric = self._case_rubrics(raw, line)
         configs = [rubric, *configs] if rubric is not None else configs
         check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
         return configs
-
-    def _four_x(self, raw: dict[str, Any]) -> bool:
-        """Whether the test is read with AgentV 4.x's meaning: its file's settings or its own evaluators use a
-        form only 3.0+ reads (loader/forms4.py). Asked three times a case: worked out once (a tenth of
-        validating a long suite was walking each test's evaluator lists again)."""
-        known = self._four_x_of
-        if known is not None and known[0] is raw:
-            return known[1]
-        found = bool(self.defaults.get("four_x")) or case_is_4x(raw)
-        self._four_x_of = (raw, found)
-        return found
-
-    @staticmethod
-    def _skips_defaults(raw: dict[str, Any]) -> bool:
-        """AgentV's `execution.skip_defaults: true`: the test takes none of the suite's `assert` list,
-        `input` messages and `input_files`."""
-        return declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults") is True
 
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
@@ -270,7 +252,8 @@ class CaseBuilder:
 
     # ---------------------------------------------------------------- the case
 
-    def _input(self, raw: dict[str, Any], line: int, case_id: str, files: dict[str, list[str]]) -> list[Message]:
+    def _input(self, raw: dict[str, Any], line: int, case_id: str, files: dict[str, list[str]], *,
+               skips_defaults: bool) -> list[Message]:
         if "input_messages" in raw:
             value, key = raw["input_messages"], "input_messages"
         elif "input" in raw:
@@ -282,7 +265,7 @@ class CaseBuilder:
         own_files = "input_files" in raw
         # AgentV: the suite's files, like its input, are not a test's that skips the defaults.
         input_files = (parse_input_files(raw["input_files"], key_line(raw, "input_files", line)) if own_files
-                       else None if self._skips_defaults(raw) else self.defaults.get("input_files"))
+                       else None if skips_defaults else self.defaults.get("input_files"))
         variables = case_variables(raw)
         if variables is not None and not own_files and input_files:  # the suite's, as this test's vars fill them
             input_files = render(input_files, variables)
@@ -305,7 +288,7 @@ class CaseBuilder:
                 segments.append(segment)
             value = [{"role": "user", "content": [*segments, {"type": "text", "value": value}]}]
         # The suite's input first, as AgentV processes it: its files lead the guideline list.
-        suite_input = None if self._skips_defaults(raw) else self.defaults.get("input")
+        suite_input = None if skips_defaults else self.defaults.get("input")
         if variables is not None and suite_input is not None:
             suite_input = render(suite_input, variables)
         suite_messages = ([] if suite_input is None else
@@ -345,13 +328,20 @@ class CaseBuilder:
             raise EvalFileError(key_line(raw, id_key, line), f"case #{index + 1}: '{id_key}' is {yaml_kind(case_id)} "
                                                              f"({case_id!r}), not text: AgentV 2.19 skips such a test",
                                 f"{id_key}: \"{case_id}\", quoted as text")
-        skip = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS).get("skip_defaults")
+        execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
+        skip = execution.get("skip_defaults")
         if skip is not None and not isinstance(skip, bool):
             # AgentV skips the defaults for `true` only; read as truthy, "false" or "no" dropped them here.
             raise EvalFileError(line_of(skip, key_line(raw["execution"], "skip_defaults", line)),
                                 f"'skip_defaults' must be true or false, got {skip!r}", "skip_defaults: true")
+        # AgentV's `execution.skip_defaults: true`: the test takes none of the suite's `assert` list,
+        # `input` messages and `input_files`.
+        skips_defaults = skip is True
+        # Read with AgentV 4.x's meaning: the file's settings or the test's own evaluators use a form
+        # only 3.0+ reads (loader/forms4.py).
+        four_x = bool(self.defaults.get("four_x")) or case_is_4x(raw)
         files: dict[str, list[str]] = {"guideline": [], "input": []}
-        input_messages = self._input(raw, line, case_id, files)
+        input_messages = self._input(raw, line, case_id, files, skips_defaults=skips_defaults)
         # gen1's `question` is the input only when no later spelling is written (beside one it is refused).
         explicit_question = raw.get("question") if "input" not in raw and "input_messages" not in raw else None
         question = explicit_question if isinstance(explicit_question, str) else question_text(input_messages)
@@ -376,7 +366,7 @@ class CaseBuilder:
             raise EvalFileError(line_of(reference, key_line(raw, "reference_answer", line)),
                                 "'reference_answer' must be text", "a string")
 
-        evaluators = self._evaluators(raw, line)
+        evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x)
         if not str(outcome).strip() and not expected_messages and not evaluators:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
@@ -391,9 +381,8 @@ class CaseBuilder:
             raise EvalFileError(key_line(metadata, odd_key, line),
                                 f"'metadata' key {odd_key!r} is {yaml_kind(odd_key)}, not text",
                                 f"metadata: {{'{odd_key}': ...}} (quoted)")
-        if self._four_x(raw):  # 4.x hands the suite's metadata (and governance) to every case
+        if four_x:  # 4.x hands the suite's metadata (and governance) to every case
             metadata = merge_metadata(metadata, self.defaults.get("metadata_payload"))
-        execution = declared(mapping(raw.get("execution")), TEST_EXECUTION_KEYS)
         # A `threshold:` left blank is not written (AgentV: `evalCase.threshold ?? suite's`): the
         # suite's holds, rather than --threshold's default that a lower score meets.
         written = raw.get("threshold")
@@ -423,7 +412,7 @@ class CaseBuilder:
             targets = None if ("target" in raw or "target" in execution) else targets
         workspace = parse_workspace(raw.get("workspace"), key_line(raw, "workspace", line), self.roots, self.file,
                                     self.problems, suite=False, inherited=self.defaults.get("workspace"))
-        if workspace is not None and workspace.template is not None and self._four_x(raw):
+        if workspace is not None and workspace.template is not None and four_x:
             # 4.42 copies a template per test and tracks its file changes for graders: not 2.19's one copy a suite
             self.problems.append(Problem(self.file, key_line(raw, "workspace", line), not_yet_message(
                 "template", "workspace templates in an AgentV 4.x file, copied per test with their file changes "
@@ -456,7 +445,7 @@ class CaseBuilder:
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),
-            generation="4.x" if self._four_x(raw) else "2.x",
+            generation="4.x" if four_x else "2.x",
         )
 
 

@@ -41,19 +41,31 @@ def _value(name: str, source: Mapping[str, str]) -> str:
 
 
 def interpolate(value: Any, env: Mapping[str, str] | None = None) -> Any:
-    """`value` with every `${{ NAME }}` in its strings replaced; unset names become ''."""
-    source = os.environ if env is None else env
+    """`value` with every `${{ NAME }}` in its strings replaced; unset names become ''. A mapping or list
+    holding no reference comes back as it is, not copied: most cases hold none, and each case is read
+    through here."""
+    return _interpolated(value, os.environ if env is None else env)
+
+
+def _interpolated(value: Any, source: Mapping[str, str]) -> Any:
     if isinstance(value, str):
         if "${{" not in value:
             return value
         return ENV_REF.sub(lambda m: _value(m.group(1), source), value)
     if isinstance(value, dict):
-        out = LineDict((key, interpolate(item, source)) for key, item in value.items())
+        changed = {key: new for key, item in value.items() if (new := _interpolated(item, source)) is not item}
+        if not changed:
+            return value
+        out = LineDict(value)
+        out.update(changed)
         out.line = getattr(value, "line", 1)
         out.key_lines = getattr(value, "key_lines", {})
         return out
     if isinstance(value, list):
-        seq = LineList(interpolate(item, source) for item in value)
+        items = [_interpolated(item, source) for item in value]
+        if all(new is item for new, item in zip(items, value, strict=True)):
+            return value
+        seq = LineList(items)
         seq.line = getattr(value, "line", 1)
         seq.item_lines = getattr(value, "item_lines", [])
         return seq

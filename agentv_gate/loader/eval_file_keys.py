@@ -116,11 +116,25 @@ class _Declared(DeclaredOnly, LineDict):
     table = "loader/eval_file_keys.py"
 
 
+_KEY_SETS: dict[int, tuple[Collection[str], frozenset[str]]] = {}
+"""id of a table of keys -> (the table, kept alive, as a frozenset): each test is read through three."""
+
+
+def _key_set(keys: Collection[str]) -> frozenset[str]:
+    found = _KEY_SETS.get(id(keys))
+    if found is not None and found[0] is keys:
+        return found[1]
+    key_set = frozenset(keys)
+    if len(_KEY_SETS) < 64:  # the loader's tables, a handful; never one per call
+        _KEY_SETS[id(keys)] = (keys, key_set)
+    return key_set
+
+
 def declared(raw: Any, keys: Collection[str]) -> Any:
     """`raw` (a mapping) readable only through `keys`, its lines kept; anything else unchanged."""
     if not isinstance(raw, dict):
         return raw
-    out = _Declared(raw, keys)
+    out = _Declared(raw, _key_set(keys))
     out.line = line_of(raw)
     out.key_lines = getattr(raw, "key_lines", {})
     return out
@@ -135,6 +149,8 @@ def key_problems(raw: Any, known: Collection[str], level: str, where: str, file:
     """
     if not isinstance(raw, dict):
         return []
+    if _key_set(known).issuperset(raw):
+        return []  # every key known: the common case, decided at once
     not_yet = {**NOT_YET.get(level, {}), **NOT_YET.get(kind or "", {})}
     found = unknown_key_problems(raw, known, not_yet, where, lambda key: key_line(raw, key, line_of(raw)),
                                  _passes_as_config(known) if config_passthrough else None)

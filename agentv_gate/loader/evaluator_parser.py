@@ -316,8 +316,10 @@ def _one_name(w: Written) -> None:
     """A setting written under both its names (the class's `RENAMED`): one of them would be dropped unsaid."""
     raw = w.raw
     tables = [(raw, "", w.config_class.RENAMED)]
-    tables += [(w.data[key], f"{key}.", renamed) for key, renamed in _nested_renames(w.kind).items()
-               if isinstance(w.data.get(key), dict)]
+    nested = _nested_renames(w.kind)
+    if nested:  # most kinds hold no model of their own
+        tables += [(w.data[key], f"{key}.", renamed) for key, renamed in nested.items()
+                   if isinstance(w.data.get(key), dict)]
     for mapping, prefix, renamed in tables:
         for first, (second, note) in renamed.items():
             if first not in mapping or second not in mapping:

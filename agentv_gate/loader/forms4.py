@@ -38,8 +38,10 @@ def _types_in(entries: Any) -> bool:
         if isinstance(entry, dict):
             if is_4x_type(entry.get("type")) or "min_score" in entry:
                 return True
-            if any(_types_in(entry.get(key)) for key in EVALUATOR_LIST_KEYS):
-                return True
+            for key in EVALUATOR_LIST_KEYS:  # a composite's members (a loop, not any(): asked of every test)
+                nested = entry.get(key)
+                if nested is not None and _types_in(nested):
+                    return True
     return False
 
 
@@ -62,9 +64,11 @@ def case_is_4x(raw: Any) -> bool:
     """Whether a test uses a form only AgentV 3.0+ reads (in its evaluator lists)."""
     if not isinstance(raw, dict):
         return False
+    for key in EVALUATOR_LIST_KEYS:
+        if _types_in(raw.get(key)):
+            return True
     execution = raw.get("execution")
-    return any(_types_in(raw.get(key)) for key in EVALUATOR_LIST_KEYS) or (
-        isinstance(execution, dict) and _types_in(execution.get("evaluators")))
+    return isinstance(execution, dict) and _types_in(execution.get("evaluators"))
 
 
 def suite_metadata_payload(header: Any) -> dict[str, Any] | None:

@@ -83,7 +83,7 @@ class Quarantine:
         the run but none of its cases (renamed or deleted). An entry for a file the run did not load
         is no concern of this run (pre-commit passes only the files a commit touches)."""
         found: list[Problem] = []
-        suites = {_normal(suite) for suite, _ in cases}
+        suites = {_normal(suite) for suite in {suite for suite, _ in cases}}  # a suite's cases share its name
         for entry in self.entries:
             if entry.expired(self.today):
                 found.append(Problem(entry.source, entry.line, f"quarantine of '{entry.id}' expired on "
