@@ -18,7 +18,7 @@ from __future__ import annotations
 import marshal
 import pickle  # noqa: S403 - only ever loads what `_pack_object` dumped in this process
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -223,78 +223,89 @@ class _Walker:
                                               "but found another document", event.start_mark)
 
 
-def unpack(packed: Any, merge_keys: bool = False, built: dict[int, Any] | None = None) -> Any:
+def unpack(packed: Any, merge_keys: bool = False, text: Callable[[str], str] | None = None) -> Any:
     """A packed value as `LineDict`s and `LineList`s; a problem packed inside it is raised here, in
-    document order. `merge_keys`: `<<` merges (AgentV 4.x cases); otherwise it is refused.
-
-    An alias packs as the very tuple of its anchor, and is built once (`built`: id of a packed
-    tuple -> what it became), so aliases share one value as PyYAML's loader shares it: building
-    each use afresh made a "billion laughs" file of a few lines billions of objects."""
-    if type(packed) is not tuple:
-        return packed
-    if built is None:
-        built = {}
-    done = built.get(id(packed))
-    if done is not None:
-        return done
-    kind = packed[0]
-    if kind == _MAP:
-        value: Any = _unpack_map(packed, merge_keys, built)
-    elif kind == _SEQ:
-        value = LineList(unpack(item, merge_keys, built) for item in packed[3])
-        value.line = packed[1]
-        value.item_lines = list(packed[2])
-    elif kind == _ERR:
-        raise EvalFileError(packed[1], packed[2], packed[3])
-    else:
-        value = pickle.loads(packed[1])  # noqa: S301 - dumped by `_Walker.scalar` from a value SafeLoader built
-    built[id(packed)] = value
-    return value
+    document order. `merge_keys`: `<<` merges (AgentV 4.x cases); otherwise it is refused. `text`:
+    applied to each string value holding `${{` (never to a key) as it is unpacked, so that replacing
+    variables costs no second walk of every case."""
+    return _Unpacker(merge_keys, text).value(packed)
 
 
-def _unpack_map(packed: tuple[Any, ...], merge_keys: bool, built: dict[int, Any]) -> LineDict:
-    data = LineDict()
-    data.line = packed[1]
-    lines: dict[Any, int] = {}
-    data.key_lines = lines
-    merged: dict[Any, Any] = {}
-    for key, line, value in packed[2]:
-        if type(key) is tuple:
-            if key[0] == _MERGE:
-                if not merge_keys:
-                    raise EvalFileError(line, MERGE_KEY_REFUSED, MERGE_KEY_EXPECTED)
-                merged.update(_merge_source(value, line, built))
-                continue
-            key = unpack(key, merge_keys, built)
-            if isinstance(key, (dict, list)):
-                raise EvalFileError(line, "mapping key is not a scalar")
-        try:
-            hash(key)
-        except TypeError:
-            raise EvalFileError(line, "mapping key is not a scalar") from None
-        if key in lines:
-            raise EvalFileError(line, f"duplicate key {key!r} (first at line {lines[key]})", "each key once per mapping")
-        lines[key] = line
-        data[key] = unpack(value, merge_keys, built)
-    for key, value in merged.items():  # the mapping's own keys win over merged ones (YAML's merge rule)
-        if key not in data:
-            data[key] = value
-            lines[key] = data.line
-    return data
+class _Unpacker:
+    """Unpacks one value. An alias packs as the very tuple of its anchor, and is built once (`built`:
+    id of a packed tuple -> what it became), so aliases share one value as PyYAML's loader shares it:
+    building each use afresh made a "billion laughs" file of a few lines billions of objects."""
 
+    def __init__(self, merge_keys: bool, text: Callable[[str], str] | None) -> None:
+        self.merge_keys = merge_keys
+        self.text = text
+        self.built: dict[int, Any] = {}
 
-def _merge_source(packed: Any, line: int, built: dict[int, Any]) -> dict[Any, Any]:
-    """What `<<:` brings: one mapping (an alias), or a list of them, earlier ones winning (YAML's merge)."""
-    is_list = type(packed) is tuple and packed[0] == _SEQ
-    sources = list(zip(packed[2], packed[3], strict=True)) if is_list else [(line, packed)]
-    out: dict[Any, Any] = {}
-    for at, source in reversed(sources):
-        value = unpack(source, True, built)
-        if not isinstance(value, dict):
-            raise EvalFileError(source[1] if type(source) is tuple else at, "'<<' merges mappings only",
-                                "<<: *anchor, where the anchor is a mapping")
-        out.update(value)
-    return out
+    def value(self, packed: Any) -> Any:
+        if type(packed) is not tuple:
+            if type(packed) is str and self.text is not None and "${{" in packed:
+                return self.text(packed)
+            return packed
+        done = self.built.get(id(packed))
+        if done is not None:
+            return done
+        kind = packed[0]
+        if kind == _MAP:
+            value: Any = self.mapping(packed)
+        elif kind == _SEQ:
+            value = LineList([self.value(item) for item in packed[3]])
+            value.line = packed[1]
+            value.item_lines = list(packed[2])
+        elif kind == _ERR:
+            raise EvalFileError(packed[1], packed[2], packed[3])
+        else:
+            value = pickle.loads(packed[1])  # noqa: S301 - dumped by `_Walker.scalar` from a value SafeLoader built
+        self.built[id(packed)] = value
+        return value
+
+    def mapping(self, packed: tuple[Any, ...]) -> LineDict:
+        data = LineDict()
+        data.line = packed[1]
+        lines: dict[Any, int] = {}
+        data.key_lines = lines
+        merged: dict[Any, Any] | None = None
+        for key, line, value in packed[2]:
+            if type(key) is tuple:  # a scalar key is text, a number, true/false or null: hashable
+                if key[0] == _MERGE:
+                    if not self.merge_keys:
+                        raise EvalFileError(line, MERGE_KEY_REFUSED, MERGE_KEY_EXPECTED)
+                    merged = {**(merged or {}), **self.merge_source(value, line)}
+                    continue
+                key = self.value(key)
+                if isinstance(key, (dict, list)):
+                    raise EvalFileError(line, "mapping key is not a scalar")
+                try:
+                    hash(key)
+                except TypeError:
+                    raise EvalFileError(line, "mapping key is not a scalar") from None
+            if key in lines:
+                raise EvalFileError(line, f"duplicate key {key!r} (first at line {lines[key]})",
+                                    "each key once per mapping")
+            lines[key] = line
+            data[key] = self.value(value)
+        for key, value in (merged or {}).items():  # the mapping's own keys win over merged ones (YAML's merge rule)
+            if key not in data:
+                data[key] = value
+                lines[key] = data.line
+        return data
+
+    def merge_source(self, packed: Any, line: int) -> dict[Any, Any]:
+        """What `<<:` brings: one mapping (an alias), or a list of them, earlier ones winning (YAML's merge)."""
+        is_list = type(packed) is tuple and packed[0] == _SEQ
+        sources = list(zip(packed[2], packed[3], strict=True)) if is_list else [(line, packed)]
+        out: dict[Any, Any] = {}
+        for at, source in reversed(sources):
+            value = self.value(source)
+            if not isinstance(value, dict):
+                raise EvalFileError(source[1] if type(source) is tuple else at, "'<<' merges mappings only",
+                                    "<<: *anchor, where the anchor is a mapping")
+            out.update(value)
+        return out
 
 
 def load_yaml_text(text: str) -> Any:
@@ -324,14 +335,15 @@ class CaseList:
         else:
             self._batches.append(zlib.compress(marshal.dumps(batch), 1))
 
-    def entries(self, merge_keys: bool = False) -> Iterator[tuple[int, Any]]:
+    def entries(self, merge_keys: bool = False, text: Callable[[str], str] | None = None) -> Iterator[tuple[int, Any]]:
         """(line, value) for each case, in order; a case that cannot be read (a key written twice, a
-        refused `<<`) is yielded as the `EvalFileError` saying so, so the cases after it still load."""
+        refused `<<`) is yielded as the `EvalFileError` saying so, so the cases after it still load.
+        `text`: as `unpack` applies it."""
         for stored in self._batches:
             batch = stored if isinstance(stored, list) else marshal.loads(zlib.decompress(stored))
             for line, packed in batch:
                 try:
-                    value = unpack(packed, merge_keys)
+                    value = unpack(packed, merge_keys, text)
                 except (EvalFileError, RecursionError) as exc:
                     value = located(exc)
                 yield line, value

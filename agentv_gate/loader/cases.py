@@ -99,6 +99,8 @@ class CaseBuilder:
         self.defaults = defaults
         self.problems = problems
         self.case_file = self._display(file.resolve()) if suite_file is not None else None
+        self.suite_execution: SuiteExecution = defaults.get("suite_execution") or SuiteExecution()
+        """One for every case of the file, as the suite's own is: a new one per case cost a tenth of making the case."""
 
     # ---------------------------------------------------------------- messages
 
@@ -441,7 +443,7 @@ class CaseBuilder:
             metadata=metadata,
             trials=trials,
             targets=targets,
-            suite_execution=self.defaults.get("suite_execution") or SuiteExecution(),
+            suite_execution=self.suite_execution,
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),

@@ -9,6 +9,7 @@ Evaluator keys are derived from the pydantic config classes the parser validates
 from __future__ import annotations
 
 import difflib
+import functools
 import typing
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -130,6 +131,11 @@ def _key_set(keys: Collection[str]) -> frozenset[str]:
     return key_set
 
 
+def only_known_keys(raw: dict[Any, Any], known: Collection[str]) -> bool:
+    """Whether every key of `raw` is one of `known`: no problem to look for, no message to word."""
+    return _key_set(known).issuperset(raw)
+
+
 def declared(raw: Any, keys: Collection[str]) -> Any:
     """`raw` (a mapping) readable only through `keys`, its lines kept; anything else unchanged."""
     if not isinstance(raw, dict):
@@ -149,8 +155,8 @@ def key_problems(raw: Any, known: Collection[str], level: str, where: str, file:
     """
     if not isinstance(raw, dict):
         return []
-    if _key_set(known).issuperset(raw):
-        return []  # every key known: the common case, decided at once
+    if only_known_keys(raw, known):
+        return []  # the common case, decided at once
     not_yet = {**NOT_YET.get(level, {}), **NOT_YET.get(kind or "", {})}
     found = unknown_key_problems(raw, known, not_yet, where, lambda key: key_line(raw, key, line_of(raw)),
                                  _passes_as_config(known) if config_passthrough else None)
@@ -186,8 +192,7 @@ def one_of_problems(raw: Any, where: str, file: Path, *, test: bool) -> list[Pro
     read by agentv-gate and not by AgentV), so each is refused where it is written."""
     if not isinstance(raw, dict):
         return []
-    present = _ONE_OF_KEYS.intersection(raw)  # iterating the keys: no declared-key lookup per name
-    if not any(len(present.intersection(group)) > 1 for group in (_ONE_OF_GROUPS if test else _ONE_OF_GROUPS[-1:])):
+    if not _written_twice(_ONE_OF_KEYS.intersection(raw), test):  # iterating the keys: no declared-key lookup
         return []  # no field written twice, at most one list of evaluators: the common case, decided at once
     problems: list[Problem] = []
     for names in ONE_SPELLING if test else ():
@@ -218,6 +223,12 @@ _ONE_OF_GROUPS = (*(frozenset(names) for names in ONE_SPELLING),
 """The top-level keys of which two written together may make a problem of `one_of_problems`: each
 spelling group, and the evaluator lists with the single evaluator (the last group)."""
 _ONE_OF_KEYS = frozenset().union(*_ONE_OF_GROUPS)
+
+
+@functools.lru_cache(maxsize=1024)  # pragma: no mutate - a suite's tests share a few sets of keys: only speed can change
+def _written_twice(present: frozenset[str], test: bool) -> bool:
+    """Whether two of `present` (the keys of `_ONE_OF_KEYS` a mapping holds) are in one group."""
+    return any(len(present.intersection(group)) > 1 for group in (_ONE_OF_GROUPS if test else _ONE_OF_GROUPS[-1:]))
 
 
 def _passes_as_config(known: Collection[str]) -> Callable[[str], bool]:

@@ -35,7 +35,14 @@ from ..models import (
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
 from .composite_parser import composite
-from .eval_file_keys import AGGREGATOR_KEYS, EVALUATOR_KEYS, RUBRICS_TYPE_KEYS, aggregator_key_problems, key_problems
+from .eval_file_keys import (
+    AGGREGATOR_KEYS,
+    EVALUATOR_KEYS,
+    RUBRICS_TYPE_KEYS,
+    aggregator_key_problems,
+    key_problems,
+    only_known_keys,
+)
 from .evaluator_checks import check, check_weight_total
 from .evaluator_files import code_judge_files, judge_files, resolve_script
 from .evaluator_written import Written
@@ -177,7 +184,7 @@ def normalise(w: Written, *, name_required: bool, index: int) -> None:
         _custom_assertion(w)
     _spelling(w)
     w.data["type"] = w.kind
-    _key_problems(w, f"{w.where}" if w.data.get("name") else f"{w.kind} evaluator #{index + 1}")
+    _key_problems(w, index)
     if not w.data.get("name"):
         if name_required:
             raise EvalFileError(w.line, f"{w.kind} evaluator is missing 'name'", "a name for the evaluator")
@@ -187,8 +194,12 @@ def normalise(w: Written, *, name_required: bool, index: int) -> None:
     _one_name(w)
     config_class = w.config_class
     PREPARE.get(config_class, _nothing)(w)
-    if "generation" in config_class.model_fields:
+    if config_class in _GENERATIONAL:
         w.data["generation"] = w.generation  # its payload, reply and prompt variables (generations.py)
+
+
+_GENERATIONAL = frozenset(cls for cls in EVALUATOR_CONFIG_CLASSES if "generation" in cls.model_fields)
+"""The config classes whose payload, reply or prompt variables differ by AgentV generation."""
 
 
 def _rubric_forms(w: Written) -> None:
@@ -269,8 +280,11 @@ EVALUATOR_ID_UNREAD = ("no AgentV reads an evaluator's 'id' (AgentV 4.42's own e
                        "results name the evaluator by its 'name'")
 
 
-def _key_problems(w: Written, where: str) -> None:
+def _key_problems(w: Written, index: int) -> None:
     known = RUBRICS_TYPE_KEYS if w.rubric_form else EVALUATOR_KEYS[w.kind]
+    if w.config_class not in NESTED_KEYS and only_known_keys(w.raw, known):
+        return  # every key known (the common case): decided before any message is worded
+    where = w.where if w.data.get("name") else f"{w.kind} evaluator #{index + 1}"
     if "id" in w.raw and "id" not in known and w.config_class not in PASSES_CONFIG:
         # 2.19 and 4.42 both accept an evaluator's `id` and never read it (a code judge's is config for its script)
         w.problems.append(no_effect(w.file, key_line(w.raw, "id", line_of(w.raw)), "id", f"{where}: {EVALUATOR_ID_UNREAD}",

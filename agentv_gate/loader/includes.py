@@ -49,8 +49,7 @@ def included_files(file: Path, repo_root: Path | None = None, allow_outside_root
         if isinstance(header, dict) and isinstance(header.get("tests"), str):
             refs.append((interpolate(header["tests"]).removeprefix(FILE_PREFIX), key_line(header, "tests")))
         if names_prefix:
-            for line, raw in open_entries(header):
-                raw = interpolate(raw) if isinstance(raw, str) else raw  # as the suite reads it (suite._expanded)
+            for line, raw in open_entries(header):  # their ${{ VAR }}s replaced, as the suite reads them
                 if isinstance(raw, str) and raw.startswith(FILE_PREFIX) and raw[len(FILE_PREFIX):].strip():
                     refs.append((raw[len(FILE_PREFIX):].strip(), line))
     except EvalFileError:

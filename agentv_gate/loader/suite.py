@@ -68,20 +68,27 @@ def _suite_name(file: Path, repo_root: Path) -> str:
 
 
 Entries = Iterator[tuple[int, Any]]
-"""(line, raw case or the EvalFileError that stands for it) for each entry of a case list."""
+"""(line, raw case or the EvalFileError that stands for it) for each entry of a case list, its
+`${{ VAR }}`s replaced (`env.interpolate`): AgentV replaces them in the whole file before it reads
+a case or follows a `file://` entry."""
+
+
+def _interpolated_rows(rows: Entries) -> Entries:
+    for line, row in rows:
+        yield line, row if isinstance(row, EvalFileError) else interpolate(row)
 
 
 def _yaml_entries(doc: Any) -> tuple[dict[str, Any], Callable[[], Entries]] | None:
     """(header, entries) of a YAML suite as `Documents.suite` read it; None when it holds no case list."""
     if isinstance(doc, CaseList):
-        return {"tests": doc}, doc.entries
+        return {"tests": doc}, lambda: doc.entries(text=interpolate)
     if not isinstance(doc, dict):
         return None
     merges = header_is_4x(doc)  # AgentV 4.23+ merges `<<` keys; a 2.x file's are refused (yaml12.py says why)
     for key in CASE_LIST_KEYS:
         cases = doc.get(key)
         if isinstance(cases, CaseList):
-            return doc, lambda cases=cases: cases.entries(merge_keys=merges)
+            return doc, lambda cases=cases: cases.entries(merge_keys=merges, text=interpolate)
     return None
 
 
@@ -115,7 +122,7 @@ def _open_suite(file: Path, roots: SearchRoots, documents: Documents) -> tuple[d
             meta = documents.data(sidecar)
             if isinstance(meta, dict):
                 header = meta
-        return header, lambda: iter_jsonl_rows(text)
+        return header, lambda: _interpolated_rows(iter_jsonl_rows(text))
     doc = documents.suite(file)
     if doc is None:
         raise EvalFileError(1, "the file is empty", "a mapping with 'tests' (or 'evalcases') or a list of cases")
@@ -202,7 +209,7 @@ def _listed_cases(path: Path, line: int, named: str, expected: str, documents: D
     AgentV refuses it: its other keys (an `assert`, a `threshold`) would be read by no one."""
     if path.suffix == ".jsonl":
         text = documents.text(path)
-        return lambda: iter_jsonl_rows(text)
+        return lambda: _interpolated_rows(iter_jsonl_rows(text))
     try:
         header = documents.suite(path)
         listed = _yaml_entries(header)
@@ -222,10 +229,8 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots, documents: Docum
     the cases of the file it names, in place. A broken reference stands in as its EvalFileError."""
     for line, raw in entries:
         if isinstance(raw, FolderCase):
-            yield raw.file, line, raw.raw
+            yield raw.file, line, interpolate(raw.raw)
             continue
-        if isinstance(raw, str):
-            raw = interpolate(raw)  # AgentV replaces ${{ VAR }} in the whole file before it follows `file://`
         if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)) or file.suffix == ".jsonl":
             yield file, line, raw  # a JSONL line is a case object: AgentV follows `file://` in YAML lists only
             continue
@@ -294,7 +299,7 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
                 builder = builders.get(source)
                 if builder is None:  # a file:// case file: its cases keep their own file and lines
                     builder = builders[source] = CaseBuilder(source, suite, roots, defaults, problems, suite_file=file)
-                case = builder.build(interpolate(raw), index, line)
+                case = builder.build(raw, index, line)
             except EvalFileError as exc:
                 problems.append(Problem(source, exc.line, exc.message, exc.expected))
                 continue
