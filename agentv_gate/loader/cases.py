@@ -319,7 +319,12 @@ class CaseBuilder:
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {yaml_kind(raw)}", "id: ..., input: ...")
         self._check_keys(raw, index)
-        raw = declared(rendered_case(raw), TEST_KEYS)
+        raw = rendered_case(raw)
+        # Read with AgentV 4.x's meaning: the file's settings or the test's own evaluators use a form only
+        # 3.0+ reads (loader/forms4.py). Its lists are declared keys (test_schema_tables pins it), read here
+        # before the declared-only view: each lookup through that view is a call of its own.
+        four_x = bool(self.defaults.get("four_x")) or case_is_4x(raw)
+        raw = declared(raw, TEST_KEYS)
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")
@@ -339,15 +344,12 @@ class CaseBuilder:
         # AgentV's `execution.skip_defaults: true`: the test takes none of the suite's `assert` list,
         # `input` messages and `input_files`.
         skips_defaults = skip is True
-        # Read with AgentV 4.x's meaning: the file's settings or the test's own evaluators use a form
-        # only 3.0+ reads (loader/forms4.py).
-        four_x = bool(self.defaults.get("four_x")) or case_is_4x(raw)
         files: dict[str, list[str]] = {"guideline": [], "input": []}
         input_messages = self._input(raw, line, case_id, files, skips_defaults=skips_defaults)
         # gen1's `question` is the input only when no later spelling is written (beside one it is refused).
         explicit_question = raw.get("question") if "input" not in raw and "input_messages" not in raw else None
         question = explicit_question if isinstance(explicit_question, str) else question_text(input_messages)
-        if not question.strip() and not input_messages:
+        if (not question or question.isspace()) and not input_messages:  # no copy of a long input, as strip() makes
             raise EvalFileError(line, f"case '{case_id}' has an empty input", "at least one user message")
 
         # The AgentV 2.x name wins over the AgentV 3+ alias when both are present, as in AgentV.
@@ -357,8 +359,9 @@ class CaseBuilder:
         reference = raw.get("reference_answer")
         if reference is None:
             reference = reference_text(expected_messages)
-        outcome = raw.get("criteria", raw.get("expected_outcome", raw.get("outcome", "")))
-        outcome_key = next((key for key in ("criteria", "expected_outcome", "outcome") if key in raw), "criteria")
+        outcome_key = ("criteria" if "criteria" in raw else "expected_outcome" if "expected_outcome" in raw
+                       else "outcome" if "outcome" in raw else "criteria")
+        outcome = raw.get(outcome_key, "")
         if not isinstance(outcome, str):
             # AgentV reads the criteria as text only (`asString`): a number or true/false is no criteria there
             # (the judge sees none, or the test is skipped); its text was what the judge graded against here

@@ -8,6 +8,7 @@ read by `yaml_reader`, the one reader of every YAML file.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,12 +120,20 @@ def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
 
 
 def read_text(path: Path) -> str:
+    """The file's text as Python's text mode reads it (a UTF-8 byte order mark dropped, `\r\n` and a lone
+    `\r` read as `\n`), decoded in one piece: decoding a 50 MB eval file chunk by chunk took a tenth
+    of validating it. A byte that is not UTF-8 is reported at its line, by its offset in the file."""
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvalFileError(1, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "a UTF-8 file") from None
+        data = path.read_bytes()
     except OSError as exc:  # gone or unreadable since discovery found it
         raise EvalFileError(1, f"cannot be read: {exc.strerror or exc}", "a readable file") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = exc.start + (len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0)
+        raise EvalFileError(data.count(b"\n", 0, at) + 1, f"not UTF-8 text ({exc.reason} at byte {at})",
+                            "a UTF-8 file") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 __all__ = ["LineDict", "LineList", "item_line", "iter_jsonl_rows", "key_line", "line_of", "load_yaml_text",

@@ -73,7 +73,7 @@ class SuiteExecution(BaseModel):
 class EvalCase(BaseModel):
     """One test case, normalised across every generation of the eval-file format."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")  # every field named: a misspelt one is our bug, never kept
 
     id: str
     source_file: Path
