@@ -1,6 +1,10 @@
 """The defaults the command line states in its help, apart from the models, so that `--help` and
 `--version` answer without importing pydantic (a third of a second, most of a run's start-up)."""
 
+PASS_SCORE = 0.8
+BORDERLINE_SCORE = 0.6
+"""AgentV's score labels (scoreToVerdict): pass >= 0.8, borderline >= 0.6, else fail."""
+
 DEFAULT_THRESHOLD = 0.5
 """AgentV's gate: its JUnit writer fails a case scoring below 0.5 unless told otherwise."""
 

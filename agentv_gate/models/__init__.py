@@ -3,12 +3,19 @@
 One vocabulary that the loader, evaluators, orchestrator and reporters agree on, in four modules:
 `config` (the evaluator config schema), `cases` (an eval case and its execution settings), `messages`
 (chat messages and a target's answer), `results` (scores and result rows) and `context` (what one
-evaluator sees). Every public name is importable from `agentv_gate.models` itself.
+evaluator sees). Every public name is importable from `agentv_gate.models` itself; those of `results`
+and `context` are imported on first use, so that a command building no result (`validate`, a pre-commit
+hook's first step) does not pay for their models at start-up.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..base.defaults import BORDERLINE_SCORE as BORDERLINE_SCORE
 from ..base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS as DEFAULT_JUDGE_TIMEOUT_SECONDS
 from ..base.defaults import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from ..base.defaults import DEFAULT_WORKERS as DEFAULT_WORKERS
+from ..base.defaults import PASS_SCORE as PASS_SCORE
 from .cases import HOOK_NAMES as HOOK_NAMES
 from .cases import SETUP_HOOK_TIMEOUT_MS as SETUP_HOOK_TIMEOUT_MS
 from .cases import TEARDOWN_HOOK_TIMEOUT_MS as TEARDOWN_HOOK_TIMEOUT_MS
@@ -53,19 +60,42 @@ from .config import ToolTrajectoryConfig as ToolTrajectoryConfig
 from .config import TrajectoryItem as TrajectoryItem
 from .config import aggregator_kind as aggregator_kind
 from .config import value_at_path as value_at_path
-from .context import EvaluationContext as EvaluationContext
 from .messages import PROVIDER_ERROR as PROVIDER_ERROR
 from .messages import Message as Message
 from .messages import TargetResponse as TargetResponse
 from .messages import question_text as question_text
-from .results import BORDERLINE_SCORE as BORDERLINE_SCORE
-from .results import PASS_SCORE as PASS_SCORE
-from .results import CaseResult as CaseResult
-from .results import EvaluationScore as EvaluationScore
-from .results import EvaluatorResult as EvaluatorResult
-from .results import ExecutionStatus as ExecutionStatus
-from .results import ScoreVerdict as ScoreVerdict
-from .results import Verdict as Verdict
-from .results import check_lines as check_lines
-from .results import score_label as score_label
-from .results import utc_now_iso as utc_now_iso
+
+if TYPE_CHECKING:
+    from .context import EvaluationContext as EvaluationContext
+    from .results import CaseResult as CaseResult
+    from .results import EvaluationScore as EvaluationScore
+    from .results import EvaluatorResult as EvaluatorResult
+    from .results import ExecutionStatus as ExecutionStatus
+    from .results import ScoreVerdict as ScoreVerdict
+    from .results import Verdict as Verdict
+    from .results import check_lines as check_lines
+    from .results import score_label as score_label
+    from .results import utc_now_iso as utc_now_iso
+
+_LAZY = {
+    "EvaluationContext": ".context",
+    "CaseResult": ".results",
+    "EvaluationScore": ".results",
+    "EvaluatorResult": ".results",
+    "ExecutionStatus": ".results",
+    "ScoreVerdict": ".results",
+    "Verdict": ".results",
+    "check_lines": ".results",
+    "score_label": ".results",
+    "utc_now_iso": ".results",
+}
+"""Public names -> the module that defines them, imported when one is first asked for."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -11,9 +11,9 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..base.defaults import PASS_SCORE
 from ..base.generations import Generation
 from ..base.jscompat import js_trim
-from .results import PASS_SCORE
 
 STRICT_VALUES = ConfigDict(strict=True)
 """Evaluator settings as AgentV reads them, by JavaScript's `typeof`: a number is a number and true/false a

@@ -10,12 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+from ..base.defaults import BORDERLINE_SCORE as BORDERLINE_SCORE  # AgentV's score labels, re-exported
 from ..base.defaults import DEFAULT_THRESHOLD
+from ..base.defaults import PASS_SCORE as PASS_SCORE
 from ..base.generations import Generation, reported_type
-
-PASS_SCORE = 0.8
-BORDERLINE_SCORE = 0.6
-"""AgentV's score labels (scoreToVerdict): pass >= 0.8, borderline >= 0.6, else fail."""
 
 
 def score_label(score: float) -> Literal["pass", "borderline", "fail"]:
