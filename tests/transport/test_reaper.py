@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.transport import reaper
+from agentv_gate.transport import process, reaper
 from tests.helpers.processes import kill_quietly, pid_alive, wait_for
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a child subreaper is Linux-only")
@@ -24,8 +24,12 @@ DETACH = ("import subprocess, sys\n"
 def _as_an_embedding_program(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests run in pytest's process, which another file's in-process CLI run may have told to claim
     every child (`claim_every_child`, what the agentv-gate process does): the orphan sweep would then reap
-    this file's zombies before it looks at them. Here the process is an embedding program again."""
+    this file's zombies before it looks at them. Here the process is an embedding program again, and no
+    earlier test's scripts are remembered: over a whole suite their group ids are pids that come round
+    again (pid_max may be 32768), so the orphan sweep they started could take one of these tests'
+    processes for an orphan of theirs."""
     monkeypatch.setattr(reaper, "_every_child", False)
+    monkeypatch.setattr(process, "_script_groups", set())
 
 
 def test_only_the_runs_adopted_orphans_are_ended(tmp_path: Path) -> None:
@@ -55,11 +59,13 @@ def test_exited_orphans_are_reaped_now_and_a_kept_child_keeps_its_status(tmp_pat
     assert reaper.become_subreaper()
     time.sleep(0.05)  # past the tick the run started in (a process started within it is not counted)
     kept = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
-    script = subprocess.Popen(["sh", "-c", "( true & echo $! ); sleep 0.2"], stdout=subprocess.PIPE, text=True,
+    # Each orphan outlives its parent by a moment: one that exited first would be its parent's to reap (the
+    # subshell's, or the detaching Python's Popen), never adopted, and the test failed about once in twelve.
+    script = subprocess.Popen(["sh", "-c", "( sleep 0.3 & echo $! ); sleep 0.5"], stdout=subprocess.PIPE, text=True,
                               start_new_session=True)  # a script, leading its own group, double-forks a helper
     helper = int(script.stdout.readline()) if script.stdout else 0
     script.wait()
-    detached = int(subprocess.run([sys.executable, "-c", DETACH.replace("time.sleep(120)", "pass")],
+    detached = int(subprocess.run([sys.executable, "-c", DETACH.replace("time.sleep(120)", "time.sleep(0.3)")],
                                   capture_output=True, text=True, check=True).stdout)
     daemon = int(subprocess.run([sys.executable, "-c", DETACH], capture_output=True, text=True, check=True).stdout)
     try:
