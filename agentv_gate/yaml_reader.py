@@ -15,6 +15,7 @@ reaches them, from what was read once, never from the file again (which may have
 
 from __future__ import annotations
 
+import codecs
 import marshal
 import pickle  # noqa: S403 - only ever loads what `_pack_object` dumped in this process
 import zlib
@@ -95,19 +96,41 @@ def located(exc: BaseException) -> EvalFileError:
 
 
 @contextmanager
-def located_yaml_errors() -> Iterator[None]:
-    """PyYAML's errors as `EvalFileError`s at the line the parser stopped on."""
+def located_yaml_errors(source: str | bytes | None = None) -> Iterator[None]:
+    """PyYAML's errors as `EvalFileError`s at the line the parser stopped on. With the file's bytes as
+    `source`, a byte libyaml refuses as UTF-8 is said as reading the file as text says it (`decode_text`)."""
     try:
         yield
     except (yaml.YAMLError, RecursionError) as exc:
+        if isinstance(exc, yaml.reader.ReaderError) and isinstance(source, bytes):
+            decode_text(source)  # raises the located encoding error, if that is what libyaml stopped on
         raise located(exc) from None
+
+
+UTF16_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def decode_text(data: bytes) -> str:
+    """A file's bytes as Python's text mode reads them (a UTF-8 byte order mark dropped, `\r\n` and a
+    lone `\r` read as `\n`), decoded in one piece. A byte that is not UTF-8 is an `EvalFileError` at its
+    line, naming its offset in the file."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = exc.start + (len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0)
+        raise EvalFileError(data.count(b"\n", 0, at) + 1, f"not UTF-8 text ({exc.reason} at byte {at})",
+                            "a UTF-8 file") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 class _Walker:
     """Packs one node at a time straight from the parser's events."""
 
-    def __init__(self, text: str) -> None:
-        self.loader: Any = _Loader(text)  # libyaml's parser mixed with PyYAML's classes: its stubs say too little
+    def __init__(self, source: str | bytes) -> None:
+        if isinstance(source, bytes) and source.startswith(UTF16_MARKS):
+            # libyaml would read it by its byte order mark; AgentV reads every file as UTF-8
+            raise EvalFileError(1, "not UTF-8 text (it starts with a UTF-16 byte order mark)", "a UTF-8 file")
+        self.loader: Any = _Loader(source)  # libyaml's parser mixed with PyYAML's classes: its stubs say too little
         self.get_event = self.loader.get_event
         self.peek_event = self.loader.peek_event
         """The parser's methods, bound once: a long suite is a few million events."""
@@ -308,11 +331,12 @@ class _Unpacker:
         return out
 
 
-def load_yaml_text(text: str) -> Any:
-    """One whole YAML document (None for an empty one); malformed YAML is an EvalFileError at its line."""
+def load_yaml_text(text: str | bytes) -> Any:
+    """One whole YAML document (None for an empty one), from its text or its file's bytes (see `read_suite`);
+    malformed YAML is an EvalFileError at its line."""
     walker = _Walker(text)
     try:
-        with located_yaml_errors():
+        with located_yaml_errors(text):
             if not walker.open():
                 return None
             root = walker.node()
@@ -368,13 +392,17 @@ def _read_list(walker: _Walker) -> CaseList:
     return cases
 
 
-def read_suite(text: str, list_keys: tuple[str, ...]) -> Any:
+def read_suite(text: str | bytes, list_keys: tuple[str, ...]) -> Any:
     """A suite's document, read once: its top-level lists under `list_keys` as `CaseList`s, the rest
     as `LineDict`s. A root list comes back as a `CaseList`; an empty file as None; any other root as
-    what it is, for the caller to refuse. Malformed YAML anywhere is an EvalFileError at its line."""
+    what it is, for the caller to refuse. Malformed YAML anywhere is an EvalFileError at its line.
+
+    Given the file's bytes, libyaml reads them as they are (its line ends and byte order mark as text
+    mode reads them): decoding a 50 MB file and libyaml encoding it back were two copies of it and a
+    tenth of the time."""
     walker = _Walker(text)
     try:
-        with located_yaml_errors():
+        with located_yaml_errors(text):
             if not walker.open():
                 return None
             event = walker.peek_event()
@@ -418,4 +446,5 @@ def _read_header(walker: _Walker, list_keys: tuple[str, ...]) -> LineDict:
     return header
 
 
-__all__ = ["CaseList", "LineDict", "LineList", "load_yaml_text", "located", "located_yaml_errors", "read_suite", "unpack"]
+__all__ = ["CaseList", "LineDict", "LineList", "decode_text", "load_yaml_text", "located", "located_yaml_errors",
+           "read_suite", "unpack"]

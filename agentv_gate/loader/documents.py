@@ -12,24 +12,38 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalFileError
-from ..yaml_reader import load_yaml_text, read_suite
+from ..yaml_reader import decode_text, load_yaml_text, read_suite
 from .eval_file_keys import CASE_LIST_KEYS
-from .yaml_lines import read_text
+from .yaml_lines import read_bytes
 
 
 class Documents:
-    """Texts and parsed documents by resolved path; a problem reading one is kept and raised again."""
+    """Bytes, texts and parsed documents by resolved path; a problem reading one is kept and raised again."""
 
     def __init__(self) -> None:
+        self._bytes: dict[Path, bytes | EvalFileError] = {}
         self._texts: dict[Path, str | EvalFileError] = {}
         self._parsed: dict[tuple[Path, str], Any] = {}
+
+    def data(self, path: Path) -> bytes:
+        """The file's bytes, as read once (what a YAML file is parsed from, and `includes` looks into)."""
+        key = path.resolve()
+        if key not in self._bytes:
+            try:
+                self._bytes[key] = read_bytes(path)
+            except EvalFileError as exc:
+                self._bytes[key] = exc
+        found = self._bytes[key]
+        if isinstance(found, EvalFileError):
+            raise found
+        return found
 
     def text(self, path: Path) -> str:
         """The file's text (a JSONL suite's rows are read from it each time they are asked for)."""
         key = path.resolve()
         if key not in self._texts:
             try:
-                self._texts[key] = read_text(path)
+                self._texts[key] = decode_text(self.data(path))
             except EvalFileError as exc:
                 self._texts[key] = exc
         found = self._texts[key]
@@ -41,20 +55,21 @@ class Documents:
         """A YAML suite or case file, as `yaml_reader.read_suite` reads it (its case lists packed)."""
         return self._parse(path, "suite")
 
-    def data(self, path: Path) -> Any:
+    def document(self, path: Path) -> Any:
         """A whole small YAML document (a JSONL suite's sidecar)."""
-        return self._parse(path, "data")
+        return self._parse(path, "document")
 
     def _parse(self, path: Path, how: str) -> Any:
         key = (path.resolve(), how)
         if key not in self._parsed:
             try:
-                text = self.text(path)
-                self._parsed[key] = read_suite(text, CASE_LIST_KEYS) if how == "suite" else load_yaml_text(text)
+                data = self.data(path)
+                self._parsed[key] = read_suite(data, CASE_LIST_KEYS) if how == "suite" else load_yaml_text(data)
             except EvalFileError as exc:
                 self._parsed[key] = exc
-            if how == "suite" and not isinstance(self._texts.get(key[0]), EvalFileError):
-                self._texts.pop(key[0], None)  # parsed: the text is needed no more
+            if how == "suite" and not isinstance(self._bytes.get(key[0]), EvalFileError):
+                self._bytes.pop(key[0], None)  # parsed: the file is needed no more
+                self._texts.pop(key[0], None)
         found = self._parsed[key]
         if isinstance(found, EvalFileError):
             raise found

@@ -35,16 +35,16 @@ def included_files(file: Path, repo_root: Path | None = None, allow_outside_root
         return set()  # a JSONL line is a case, never a reference
     documents = documents or Documents()
     try:
-        text = documents.text(file)
+        data = documents.data(file)
     except EvalFileError:
         return set()
-    if FILE_PREFIX not in text and not _may_name_a_tests_file(text):
+    names_prefix = FILE_PREFIX.encode() in data
+    if not names_prefix and not _may_name_a_tests_file(data):
         return set()  # the common case: no case file, and no need to parse the suite here
     root = repo_root or find_repo_root(file.parent)
     roots = SearchRoots(eval_dir=file.resolve().parent, repo_root=root.resolve(), allow_outside_root=allow_outside_root)
     refs: list[tuple[str, int]] = []
     try:
-        names_prefix = FILE_PREFIX in text
         header = documents.suite(file)
         if isinstance(header, dict) and isinstance(header.get("tests"), str):
             refs.append((interpolate(header["tests"]).removeprefix(FILE_PREFIX), key_line(header, "tests")))
@@ -63,31 +63,32 @@ def included_files(file: Path, repo_root: Path | None = None, allow_outside_root
     return found
 
 
-_TESTS_KEY = re.compile(r"""^["']?tests["']?[ \t]*:(.*)$""", re.MULTILINE)
+_TESTS_KEY = re.compile(rb"""^["']?tests["']?[ \t]*:(.*)$""", re.MULTILINE)
 
 
-def _may_name_a_tests_file(text: str) -> bool:
+def _may_name_a_tests_file(data: bytes) -> bool:
     """False only when the top-level `tests:` is surely a list (`- ...` or `[...]`), so that most
-    suites are not parsed here (the plan parses them, once); anything else is left to the YAML parser."""
-    if "tests" not in text:
+    suites are not parsed here (the plan parses them, once); anything else is left to the YAML parser.
+    Read from the file's bytes: a line end or a space this misses leaves the suite to the parser."""
+    if b"tests" not in data:
         return False
-    match = _TESTS_KEY.search(text)
+    match = _TESTS_KEY.search(data)
     if match is None:
         return True
     rest = match.group(1).strip()
-    if rest.startswith("#"):
-        rest = ""
+    if rest.startswith(b"#"):
+        rest = b""
     if rest:
-        return not rest.startswith("[")
-    for line in _NEXT_LINES.finditer(text, match.end()):  # line by line: never a copy of the rest of the file
+        return not rest.startswith(b"[")
+    for line in _NEXT_LINES.finditer(data, match.end()):  # line by line: never a copy of the rest of the file
         stripped = line.group().strip()
-        if stripped and not stripped.startswith("#"):
-            return not stripped.startswith("- ") and stripped != "-"
+        if stripped and not stripped.startswith(b"#"):
+            return not stripped.startswith(b"- ") and stripped != b"-"
     return True
 
 
-_NEXT_LINES = re.compile("[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*")
-"""A line as `str.splitlines` ends it."""
+_NEXT_LINES = re.compile(rb"(?:[^\n\r\v\f\x1c\x1d\x1e\xc2\xe2]|\xc2(?!\x85)|\xe2(?!\x80[\xa8\xa9]))*")
+"""A line as `str.splitlines` ends it, in UTF-8 bytes (NEL is C2 85; LS and PS are E2 80 A8 and A9)."""
 
 
 def suites_only(files: list[Path], named: set[Path], repo_root: Path | None = None,

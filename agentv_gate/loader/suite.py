@@ -119,7 +119,7 @@ def _open_suite(file: Path, roots: SearchRoots, documents: Documents) -> tuple[d
         sidecar = jsonl_sidecar(file)
         header: dict[str, Any] = {}
         if sidecar is not None:
-            meta = documents.data(sidecar)
+            meta = documents.document(sidecar)
             if isinstance(meta, dict):
                 header = meta
         return header, lambda: _interpolated_rows(iter_jsonl_rows(text))

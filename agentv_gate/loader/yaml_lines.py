@@ -8,14 +8,13 @@ read by `yaml_reader`, the one reader of every YAML file.
 
 from __future__ import annotations
 
-import codecs
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import EvalFileError
-from ..yaml_reader import LineDict, LineList, load_yaml_text, located_yaml_errors
+from ..yaml_reader import LineDict, LineList, decode_text, load_yaml_text, located_yaml_errors
 
 
 def yaml_kind(value: Any) -> str:
@@ -119,22 +118,17 @@ def iter_jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
         yield number, _with_lines(value, number)
 
 
-def read_text(path: Path) -> str:
-    """The file's text as Python's text mode reads it (a UTF-8 byte order mark dropped, `\r\n` and a lone
-    `\r` read as `\n`), decoded in one piece: decoding a 50 MB eval file chunk by chunk took a tenth
-    of validating it. A byte that is not UTF-8 is reported at its line, by its offset in the file."""
+def read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:  # gone or unreadable since discovery found it
         raise EvalFileError(1, f"cannot be read: {exc.strerror or exc}", "a readable file") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        at = exc.start + (len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0)
-        raise EvalFileError(data.count(b"\n", 0, at) + 1, f"not UTF-8 text ({exc.reason} at byte {at})",
-                            "a UTF-8 file") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def read_text(path: Path) -> str:
+    """The file's text as Python's text mode reads it (`yaml_reader.decode_text`), or a located error."""
+    return decode_text(read_bytes(path))
 
 
 __all__ = ["LineDict", "LineList", "item_line", "iter_jsonl_rows", "key_line", "line_of", "load_yaml_text",
-           "located_yaml_errors", "read_text", "yaml_kind"]
+           "located_yaml_errors", "read_bytes", "read_text", "yaml_kind"]

@@ -35,3 +35,21 @@ def test_a_byte_that_is_not_utf8_is_reported_at_its_line_however_far_in(tmp_path
     line, offset = 1 + filler.count("\n") + 1, data.index(b"\xe9")
     assert f"evals/latin.eval.yaml:{line}: not UTF-8 text (invalid continuation byte at byte {offset})" in ran.stdout, \
         ran.stdout
+
+
+def test_a_utf16_file_is_refused_as_agentv_reads_it_as_utf8(tmp_path: Path) -> None:
+    """libyaml would read UTF-16 by its byte order mark; AgentV reads every eval file as UTF-8."""
+    (tmp_path / "s.eval.yaml").write_bytes(codecs.BOM_UTF16_LE + SUITE.encode("utf-16-le"))
+    result = load_eval_file(tmp_path / "s.eval.yaml", repo_root=tmp_path)
+    assert not result.cases
+    assert [(e.line, e.message) for e in result.errors] == [
+        (1, "not UTF-8 text (it starts with a UTF-16 byte order mark)")]
+
+
+def test_a_surrogate_and_a_control_character_are_refused_at_their_line(tmp_path: Path) -> None:
+    (tmp_path / "s.eval.yaml").write_bytes(SUITE.encode() + b"  - id: two\n    input: \xed\xa0\x80\n")
+    result = load_eval_file(tmp_path / "s.eval.yaml", repo_root=tmp_path)
+    assert [(e.line, e.message.split(" (")[0]) for e in result.errors] == [(9, "not UTF-8 text")]
+    (tmp_path / "s.eval.yaml").write_bytes(SUITE.encode() + b"  - id: two\n    input: a\x01b\n")
+    result = load_eval_file(tmp_path / "s.eval.yaml", repo_root=tmp_path)
+    assert [e.message.split(":")[0] for e in result.errors] == ["malformed YAML"]

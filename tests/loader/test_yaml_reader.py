@@ -30,13 +30,13 @@ def test_each_file_of_a_run_is_read_once(repo: Path, monkeypatch: pytest.MonkeyP
     write(repo / "evals/rows.jsonl", '{"id": "r1", "criteria": "c", "input": "q"}\n')
     write(repo / "evals/rows.yaml", "execution:\n  evaluators:\n    - {name: c, type: contains, value: Paris}\n")
     reads: list[str] = []
-    real = documents_module.read_text
+    real = documents_module.read_bytes
 
-    def counted(path: Path) -> str:
+    def counted(path: Path) -> bytes:
         reads.append(path.name)
         return real(path)
 
-    monkeypatch.setattr(documents_module, "read_text", counted)
+    monkeypatch.setattr(documents_module, "read_bytes", counted)
     monkeypatch.setattr(plan_module, "KEEP_CASES", 0)  # every case built again from what was read
     plan = plan_paths([repo / "evals"], repo)
     assert not plan.errors, plan.problems
