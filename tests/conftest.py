@@ -17,10 +17,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+# Before anything imports agentv_gate, and inherited by every CLI the tests start: the loader reads each
+# test only through the keys its tables declare, and a read of any other key fails the test (AssertionError).
+os.environ["AGENTV_GATE_SELF_CHECK"] = "1"
 
-from tests.helpers.fake_llm_server import FakeLLMServer
-from tests.helpers.files import make_repo
+import pytest  # noqa: E402
+
+from tests.helpers.fake_llm_server import FakeLLMServer  # noqa: E402
+from tests.helpers.files import make_repo  # noqa: E402
 
 
 @pytest.fixture()

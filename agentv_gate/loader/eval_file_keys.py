@@ -1,8 +1,9 @@
 """The keys an eval file may hold, per level, as the loader reads them: one table for the reader and the checker.
 
-The case builder reads a test through `declared(raw, TEST_KEYS)`, which refuses (AssertionError,
-a bug of ours) to look up a key its table does not list; the checker reports every key the table
-does not list. So a key the loader reads is always declared, and a declared key is never reported.
+The case builder reads a test through `declared(raw, TEST_KEYS)`, which under the test suite
+(`SELF_CHECK`) refuses (AssertionError, a bug of ours) to look up a key its table does not list; the
+checker reports every key the table does not list. So a key the loader reads is always declared, and
+a declared key is never reported.
 Evaluator keys are derived from the pydantic config classes the parser validates into.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from ..base.key_checks import NOT_YET, DeclaredOnly, unknown_key_problems
+from ..base.key_checks import NOT_YET, SELF_CHECK, DeclaredOnly, unknown_key_problems
 from ..base.problems import Problem
 from ..models import EvaluatorConfig, aggregator_kind
 from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
@@ -137,8 +138,9 @@ def only_known_keys(raw: dict[Any, Any], known: Collection[str]) -> bool:
 
 
 def declared(raw: Any, keys: Collection[str]) -> Any:
-    """`raw` (a mapping) readable only through `keys`, its lines kept; anything else unchanged."""
-    if not isinstance(raw, dict):
+    """`raw` (a mapping) readable only through `keys`, its lines kept, when the suite's self-check is on
+    (`SELF_CHECK`: the tests); anything else, and everything otherwise, unchanged."""
+    if not SELF_CHECK or not isinstance(raw, dict):
         return raw
     out = _Declared(raw, _key_set(keys))
     out.line = line_of(raw)

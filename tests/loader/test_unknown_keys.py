@@ -6,13 +6,15 @@ any target is called (the agent is a cli target that leaves a marker file when i
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from agentv_gate.base.key_checks import NOT_YET, NOT_YET_EVALUATOR_TYPES
+from agentv_gate.base.key_checks import NOT_YET, NOT_YET_EVALUATOR_TYPES, SELF_CHECK
 from agentv_gate.loader.eval_file_keys import TEST_KEYS, declared
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import cli_env, run_cli
 from tests.helpers.files import make_repo, write
 
 
@@ -449,6 +451,17 @@ def test_the_reader_cannot_read_a_key_its_table_does_not_declare() -> None:
     assert raw.get("id") == "a"
     with pytest.raises(AssertionError, match="the loader reads undeclared key 'asserts': add it to loader/eval_file_keys.py"):
         raw.get("asserts")
+
+
+def test_the_check_runs_in_every_test_and_costs_a_user_nothing() -> None:
+    """The suite sets AGENTV_GATE_SELF_CHECK (tests/conftest.py), and every CLI it starts inherits it; a
+    user's process reads each test's mapping as it is (the check guards our readers, at a tenth of the
+    cost of loading a long suite)."""
+    assert SELF_CHECK
+    code = "from agentv_gate.loader.eval_file_keys import declared; d = {'x': 1}; print(declared(d, ()) is d)"
+    seen = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+            for env in (cli_env(), cli_env(drop=("AGENTV_GATE_SELF_CHECK",)))]
+    assert seen == ["False\n", "True\n"]
 
 
 def test_provider_batching_on_a_model_target_is_a_no_effect_warning(repo: Path) -> None:
