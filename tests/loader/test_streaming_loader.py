@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 import textwrap
@@ -322,3 +323,31 @@ def test_a_long_text_counts_in_the_case_digest_by_its_hash(tmp_path: Path) -> No
     assert digest(long) == digest(long)
     assert digest(long) != digest(long[:LONG_TEXT] + "b" + long[LONG_TEXT + 1:])
     assert digest("short") != digest("shorts")
+
+
+def test_planning_pauses_the_cycle_collector_and_leaves_it_as_it_was(repo: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collector's passes over a long suite's growing heap were a twelfth of planning it: paused while
+    the suites are read, it is running again after (or still off, for a program that turned it off)."""
+    write(repo / "evals/s.eval.yaml", "tests:\n  - {id: a, input: q, assert: [{type: contains, value: x}]}\n")
+    seen: list[bool] = []
+    real = loader_module.iter_eval_file
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loader_module, "iter_eval_file", watched)
+    assert gc.isenabled()
+    assert [ref.id for ref in plan_paths([repo / "evals"], repo).refs] == ["a"]
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        plan_paths([repo / "evals"], repo)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    monkeypatch.setattr(loader_module, "iter_eval_file", lambda *args, **kwargs: iter([(0, 1)]))  # breaks it
+    with pytest.raises(AttributeError):
+        plan_paths([repo / "evals"], repo)
+    assert gc.isenabled()
