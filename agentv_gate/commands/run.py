@@ -457,9 +457,11 @@ def _error_row(ref: CaseRef, error: str, **fields: Any) -> CaseResult:
 
 
 def _vanished_result(ref: CaseRef) -> CaseResult:
-    """A case checked at the start but not found again when its turn came: its eval file changed mid-run."""
-    return _error_row(ref, f"case '{ref.id}' was no longer at {ref.source_file}:{ref.source_line} when the run "
-                      "reached it (the eval file changed during the run); run again")
+    """A case checked at the start that could not be built again when its turn came. The eval files are
+    read once, but building a case reads its judges' files again: one changed or deleted mid-run."""
+    return _error_row(ref, f"case '{ref.id}' at {ref.source_file}:{ref.source_line} could not be built again when "
+                      "the run reached it (a file it reads, such as a judge's script or prompt, changed or went "
+                      "during the run); run again")
 
 
 def _missing_env_rows(resolver: TargetResolver, selected: list[CaseRef]) -> list[CaseResult]:

@@ -219,7 +219,11 @@ class SuitePlan(FoundProblems):
     the files, which may have changed since."""
 
     def read_cases(self, refs: Iterable[CaseRef]) -> Iterator[EvalCase]:
-        """The cases behind `refs`, in file order; any that cannot be found again goes to `vanished`."""
+        """The cases behind `refs`, in file order; any that cannot be built again as it was checked goes to
+        `vanished`. The eval files are as the plan read them, but building a case reads its judges' files
+        again: one changed or deleted since makes a problem the plan did not have, and the case, built
+        without that evaluator, would have run on the others (or on the default judge) instead."""
+        checked = {(problem.file, problem.line, problem.message) for problem in self.problems}
         wanted: dict[int, dict[int, CaseRef]] = {}
         for ref in refs:
             wanted.setdefault(ref.file_index, {})[ref.position] = ref
@@ -230,10 +234,13 @@ class SuitePlan(FoundProblems):
                 yield from (kept[position] for position in sorted(kept))
                 continue
             kept.clear()  # the file is read again anyway: holding its kept cases for the whole run would only cost memory
-            for position, case in iter_eval_file(self.files[file_index], [], self.repo_root, self.allow_outside_root,
-                                                 self.documents):
+            found_now: list[Problem] = []  # since the case before: this case's own
+            for position, case in iter_eval_file(self.files[file_index], found_now, self.repo_root,
+                                                 self.allow_outside_root, self.documents):
+                new = [p for p in found_now if (p.file, p.line, p.message) not in checked]
+                found_now.clear()
                 found = left.pop(position, None)
-                if found is not None and found.id == case.id:
+                if found is not None and found.id == case.id and not new:
                     yield case
                 elif found is not None:
                     self.vanished.append(found)

@@ -234,6 +234,41 @@ def test_run_runs_the_cases_it_checked_when_a_suite_changes_mid_run(repo: Path, 
         ("evals/b.eval.yaml", "case-00000", "pass"), ("evals/b.eval.yaml", "case-00001", "pass")]
 
 
+def test_a_case_whose_judge_script_went_mid_run_is_an_error_row_saying_so(repo: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The eval files are read once, but a case built again reads its judge's files again: the first
+    suite's target deletes the second suite's judge script. The second suite's cases were built without
+    their code judge and passed on the default LLM judge; they are error rows naming what happened."""
+    write(repo / "evals/a.eval.yaml", suite_text(3))
+    write(repo / "evals/b.eval.yaml", """
+        tests:
+          - {id: judged-1, criteria: c, input: q, assert: [{name: j, type: code_judge, command: [python3, judge.py]}]}
+          - {id: judged-2, criteria: c, input: q, assert: [{name: j, type: code_judge, command: [python3, judge.py]}]}
+        """)
+    judge = write(repo / "evals/judge.py", "print('{\"score\": 1}')\n")
+    write(repo / "agent.py", f"import pathlib\npathlib.Path({str(judge)!r}).unlink(missing_ok=True)\nprint('Paris')\n")
+    write(repo / ".agentv/targets.yaml", f"""
+        targets:
+          - name: default
+            provider: cli
+            command_template: "{sys.executable} {repo / 'agent.py'} {{PROMPT}}"
+            judge_target: judge
+          - name: judge
+            provider: mock
+            response: '{{"score": 1, "hits": ["fine"], "misses": [], "reasoning": "fine"}}'
+        """)
+    monkeypatch.setattr(loader_module, "KEEP_CASES", 0)
+    monkeypatch.chdir(repo)
+    code = main(["run", "evals", "--workers", "1", "--quiet", "--output-dir", "out"])
+    results, _ = read_results([repo / "out/results.jsonl"])
+    assert code == 1
+    rows = {r.eval_id: r for r in results if r.suite == "evals/b.eval.yaml"}
+    assert sorted(rows) == ["judged-1", "judged-2"] and {r.verdict for r in rows.values()} == {"error"}
+    assert rows["judged-1"].error == (
+        "case 'judged-1' at evals/b.eval.yaml:2 could not be built again when the run reached it (a file "
+        "it reads, such as a judge's script or prompt, changed or went during the run); run again")
+
+
 def peak_bytes_to_plan_and_read(repo: Path, n: int) -> int:
     f = write(repo / f"evals/n{n}.eval.yaml", suite_text(n))
     tracemalloc.start()
