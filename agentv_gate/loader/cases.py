@@ -319,12 +319,10 @@ class CaseBuilder:
         if not isinstance(raw, dict):
             raise EvalFileError(line, f"case #{index + 1} must be a mapping, got {yaml_kind(raw)}", "id: ..., input: ...")
         self._check_keys(raw, index)
-        raw = rendered_case(raw)
+        raw = declared(rendered_case(raw), TEST_KEYS)
         # Read with AgentV 4.x's meaning: the file's settings or the test's own evaluators use a form only
-        # 3.0+ reads (loader/forms4.py). Its lists are declared keys (test_schema_tables pins it), read here
-        # before the declared-only view: each lookup through that view is a call of its own.
+        # 3.0+ reads (loader/forms4.py).
         four_x = bool(self.defaults.get("four_x")) or case_is_4x(raw)
-        raw = declared(raw, TEST_KEYS)
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")

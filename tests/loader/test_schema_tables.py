@@ -14,10 +14,8 @@ import pytest
 
 from agentv_gate.base.problems import Problem
 from agentv_gate.loader import evaluator_parser
-from agentv_gate.loader.eval_file_keys import TEST_EXECUTION_KEYS, TEST_KEYS
 from agentv_gate.loader.evaluator_files import code_judge_files
 from agentv_gate.loader.evaluator_written import Written
-from agentv_gate.loader.forms4 import EVALUATOR_LIST_KEYS
 from agentv_gate.loader.refs import SearchRoots
 from agentv_gate.models import EVALUATOR_CONFIG_CLASSES, EVALUATOR_KINDS, CodeJudgeConfig, LlmJudgeConfig, PromptScriptConfig
 
@@ -72,9 +70,3 @@ def test_resolution_returns_a_copy(tmp_path: Path) -> None:
     assert resolved.resolved_script == [str(script)]
     assert config.resolved_script is None, "the validated config was written into"
 
-
-def test_the_keys_read_before_the_declared_view_are_declared() -> None:
-    """The case builder reads a test's evaluator lists for its 4.x forms before it wraps the test in the
-    declared-only view (for speed): those keys must be declared as if the view had read them."""
-    assert {*EVALUATOR_LIST_KEYS, "execution"} <= set(TEST_KEYS)
-    assert "evaluators" in TEST_EXECUTION_KEYS
