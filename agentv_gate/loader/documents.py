@@ -8,6 +8,7 @@ changes nothing in it: the run runs the cases it checked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,28 +28,12 @@ class Documents:
 
     def data(self, path: Path) -> bytes:
         """The file's bytes, as read once (what a YAML file is parsed from, and `includes` looks into)."""
-        key = path.resolve()
-        if key not in self._bytes:
-            try:
-                self._bytes[key] = read_bytes(path)
-            except EvalFileError as exc:
-                self._bytes[key] = exc
-        found = self._bytes[key]
-        if isinstance(found, EvalFileError):
-            raise found
+        found: bytes = _remembered(self._bytes, path.resolve(), lambda: read_bytes(path))
         return found
 
     def text(self, path: Path) -> str:
         """The file's text (a JSONL suite's rows are read from it each time they are asked for)."""
-        key = path.resolve()
-        if key not in self._texts:
-            try:
-                self._texts[key] = decode_text(self.data(path))
-            except EvalFileError as exc:
-                self._texts[key] = exc
-        found = self._texts[key]
-        if isinstance(found, EvalFileError):
-            raise found
+        found: str = _remembered(self._texts, path.resolve(), lambda: decode_text(self.data(path)))
         return found
 
     def suite(self, path: Path) -> Any:
@@ -61,16 +46,24 @@ class Documents:
 
     def _parse(self, path: Path, how: str) -> Any:
         key = (path.resolve(), how)
-        if key not in self._parsed:
-            try:
-                data = self.data(path)
-                self._parsed[key] = read_suite(data, CASE_LIST_KEYS) if how == "suite" else load_yaml_text(data)
-            except EvalFileError as exc:
-                self._parsed[key] = exc
-            if how == "suite" and not isinstance(self._bytes.get(key[0]), EvalFileError):
+        parsing = key not in self._parsed
+        try:
+            return _remembered(self._parsed, key, lambda: read_suite(self.data(path), CASE_LIST_KEYS) if how == "suite"
+                               else load_yaml_text(self.data(path)))
+        finally:
+            if parsing and how == "suite" and not isinstance(self._bytes.get(key[0]), EvalFileError):
                 self._bytes.pop(key[0], None)  # parsed: the file is needed no more
                 self._texts.pop(key[0], None)
-        found = self._parsed[key]
-        if isinstance(found, EvalFileError):
-            raise found
-        return found
+
+
+def _remembered(cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """`cache[key]`, made once by `make`; a problem making it is remembered too, and raised each time."""
+    if key not in cache:
+        try:
+            cache[key] = make()
+        except EvalFileError as exc:
+            cache[key] = exc
+    found = cache[key]
+    if isinstance(found, EvalFileError):
+        raise found
+    return found
