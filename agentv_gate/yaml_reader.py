@@ -155,11 +155,6 @@ class _Walker:
         event = self.get_event()
         kind = type(event)
         if kind is ScalarEvent:
-            if event.tag is None and event.anchor is None:  # most of a suite: plain or quoted text, written once
-                value = event.value
-                if not event.implicit[0] or self.tags.get(value) == _STR:
-                    self.chars += len(value)
-                    return value
             packed = self.scalar(event)
         elif kind is MappingStartEvent:
             items: list[tuple[Any, int, Any]] = []

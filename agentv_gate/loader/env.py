@@ -42,8 +42,8 @@ def _value(name: str, source: Mapping[str, str]) -> str:
 
 def interpolate(value: Any, env: Mapping[str, str] | None = None) -> Any:
     """`value` with every `${{ NAME }}` in its strings replaced; unset names become ''. A mapping or list
-    holding no reference comes back as it is, not copied: most cases hold none, and each case is read
-    through here."""
+    holding no reference comes back as it is, not copied: most hold none, and every JSONL line and case
+    folder is read through here (a YAML list's cases are replaced as they are unpacked)."""
     return _interpolated(value, os.environ if env is None else env)
 
 
