@@ -214,15 +214,20 @@ def _shown(comparison: Comparison) -> list[CaseChange]:
                   key=lambda c: (order[c.status], c.row.suite, c.row.line, c.row.eval_id))
 
 
+def _outcome_line(comparison: Comparison, min_delta: float) -> str:
+    """Wins, losses and ties beyond `min_delta`, and the mean delta: one sentence, plain text."""
+    o = comparison.outcome(min_delta)
+    return (f"{o.wins} wins, {o.losses} losses, {o.ties} ties (a score change beyond {min_delta:g}); "
+            f"mean delta {o.mean_delta:+.3f}")
+
+
 def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | None = None,
                         min_delta: float | None = None) -> str:
     """The job summary's section: the gate's line, the counts, and a row per case that did not stay green."""
     parts = ["### Against the base results\n\n", md_cell(gate_line, 1000) + "\n\n",
              md_cell(comparison.describe(), 1000) + "\n\n"]
     if min_delta is not None:
-        o = comparison.outcome(min_delta)
-        parts.append(f"{o.wins} wins, {o.losses} losses, {o.ties} ties (a score change beyond {min_delta:g}); "
-                     f"mean delta {o.mean_delta:+.3f}\n\n")
+        parts.append(_outcome_line(comparison, min_delta) + "\n\n")
     shown = _shown(comparison)
     if shown:
         parts.append("| Change | Case | Where | Base | Now | Delta |\n| --- | --- | --- | --- | --- | ---: |\n")
@@ -244,9 +249,7 @@ def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | N
     parts = ["<h2>Against the base results</h2>\n", f"<p class=\"totals\">{esc(clean(gate_line))}</p>\n",
              f"<p>{esc(comparison.describe())}</p>\n"]
     if min_delta is not None:
-        o = comparison.outcome(min_delta)
-        parts.append(f"<p>{o.wins} wins, {o.losses} losses, {o.ties} ties (a score change beyond "
-                     f"{min_delta:g}); mean delta {o.mean_delta:+.3f}</p>\n")
+        parts.append(f"<p>{esc(_outcome_line(comparison, min_delta))}</p>\n")
     shown = _shown(comparison)
     if shown:
         parts.append("<table>\n<thead><tr><th>Change</th><th>Case</th><th>Eval file</th><th>Base</th><th>Now</th>"
