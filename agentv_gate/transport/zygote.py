@@ -140,10 +140,6 @@ def _serve(sock: "socket.socket") -> None:
                 _send(sock, {"id": request["id"], "error": str(pid)})
                 start_forking()
                 continue
-            try:
-                os.setpgid(pid, pid)  # also done by the child: whichever runs first, killpg works at once
-            except OSError:
-                pass
             running[pid] = request["id"]  # the child itself reports its start (see `_enter_child`)
         while running:
             try:
@@ -168,6 +164,9 @@ def _enter_child() -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         selector, fds, sock = _JUDGE.pop("close")
         request = _JUDGE.pop("request")
+        # Its own group first: the supervisor kills a judge by its group from the moment it learns
+        # the pid, and the warm interpreter's `setpgid` for it may not have run yet.
+        os.setpgid(0, 0)
         # Reported from here, before the script runs: should the warm interpreter die before its
         # own report, the supervisor must know this judge started (it would start it again).
         _send(sock, {"id": request["id"], "pid": os.getpid()})
@@ -232,7 +231,6 @@ def _uncaught(exc: BaseException) -> "tuple[int, bool]":
 
 def _become(request: "dict[str, typing.Any]", fds: "list[int]") -> str:
     """Turn this forked child into the judge's process (everything but running the script)."""
-    os.setpgid(0, 0)
     for number, fd in enumerate(fds):
         os.dup2(fd, number)
     for fd in fds:

@@ -328,6 +328,28 @@ def test_an_interrupted_run_kills_forked_judges(tmp_path: Path) -> None:
     assert results and results[0].exit_code == -signal.SIGKILL
 
 
+def test_a_forked_judge_leads_its_own_group_the_moment_its_pid_is_known(tmp_path: Path) -> None:
+    """An interrupted run kills each judge by its process group as soon as it knows the pid. The
+    pid used to be reported before the judge had a group of its own, and a kill in that moment
+    missed it (a few in 500 here, more under load): the judge ran on, its run hung to the timeout."""
+    (tmp_path / "hang.py").write_text("import time\ntime.sleep(60)\n")
+    env = dict(os.environ)
+    missed = 0
+    for _ in range(500):
+        judge = forkserver.spawn_warm(["python3", "hang.py"], str(tmp_path), env)
+        assert judge is not None
+        try:
+            os.killpg(judge.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            missed += 1
+            os.kill(judge.pid, signal.SIGKILL)
+        judge.wait(10)
+        for pipe in (judge.stdin, judge.stdout, judge.stderr):
+            assert pipe is not None
+            pipe.close()
+    assert missed == 0
+
+
 def test_other_commands_and_the_opt_out_start_the_ordinary_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "j.py").write_text("print('hi')\n")
     env = dict(os.environ)
