@@ -313,18 +313,20 @@ def test_timeout_kills_the_forked_judge_and_its_children(tmp_path: Path) -> None
 def test_an_interrupted_run_kills_forked_judges(tmp_path: Path) -> None:
     folder = tmp_path / "j"
     folder.mkdir()
-    (folder / "hang.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    (folder / "hang.py").write_text("import time\nopen('started', 'w').close()\ntime.sleep(60)\n")
     allow_new_scripts()
     results: list[ScriptResult] = []
     worker = threading.Thread(target=lambda: results.append(run_judge(["python3", "hang.py"], "", 60, cwd=folder)))
     worker.start()
     for _ in range(1000):  # until the judge is running (a first warm interpreter may take a while to start)
-        if kill_running_scripts():
+        if (folder / "started").exists():
             break
-        allow_new_scripts()
         threading.Event().wait(0.02)
-    worker.join(10)
-    allow_new_scripts()
+    try:
+        assert kill_running_scripts() == 1
+        worker.join(10)
+    finally:
+        allow_new_scripts()
     assert results and results[0].exit_code == -signal.SIGKILL
 
 
