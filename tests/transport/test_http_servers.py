@@ -235,7 +235,9 @@ def test_a_reply_dripping_past_the_deadline_is_cut_at_it(server: WireServer, pro
     took = time.monotonic() - started
     assert str(error).endswith(f"no response within {deadline:.2f}s (a deadline for the whole reply, body included)"), \
         str(error)
-    assert deadline * 0.9 <= took <= deadline * 1.1 + 0.1, f"cut after {took:.3f}s for a {deadline}s deadline"
+    # Never early; late by no more than a busy machine's scheduling, and well before the drip would end
+    # (the headers alone take 1.5 s): a timeout per read, which every byte renews, would wait for it all.
+    assert deadline * 0.9 <= took <= deadline + 0.4, f"cut after {took:.3f}s for a {deadline}s deadline"
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
