@@ -29,11 +29,11 @@ example: $(BIN)/agentv-gate
 # chromium on PATH lets tests/report/test_html.py load report.html in a real browser; without it
 # those tests skip and say why. CI's entry (.ci/run) installs Debian's package first, so they run there.
 test: $(BIN)/agentv-gate $(VENV)/.linters lint
-	@# Hundreds of tests start the CLI; compiled once here, no child compiles agentv_gate from source again
+	@# Tests start the CLI and judges; compiled once here, no child compiles agentv_gate from source again
 	@# (with PYTHONDONTWRITEBYTECODE set, as in some CI images, every one of them would).
 	$(BIN)/python -m compileall -q agentv_gate
 	@# Four workers on two cores: most tests wait on a CLI process, a timeout or a loopback server, so
-	@# more workers fill the waits (4:46 with four, 5:10 with three, 5:50 with two on this two-core machine).
+	@# more workers fill the waits (see tests/README.md, also for the warm CLI most tests fork from).
 	@# A file's tests stay on one worker (loadfile), so module fixtures such as the built wheel are made once.
 	$(BIN)/python -m pytest -n 4 --dist loadfile
 
