@@ -41,8 +41,9 @@ class CaseRun:
     a suite with `execution.cache: false`, and for every trial after the first, whose target and judges
     must give a fresh sample (a replayed verdict would be counted again as if given anew)."""
     workspace_path: str | None = None
-    """The copy of the case's workspace template it runs in, once its suite made one: a cli target's
-    working directory, a code judge's `workspace_path` and `AGENTV_WORKSPACE_PATH`."""
+    """The workspace the case runs in (its template's copy, or an empty folder for hooks without one),
+    once its suite made one: a cli target's working directory, a code judge's `workspace_path` and
+    `AGENTV_WORKSPACE_PATH`."""
     cache_hits: CacheHits = field(default_factory=CacheHits)
     """Shared by every trial of the case, so the case's row reports the hits of all of them."""
 

@@ -321,7 +321,7 @@ class Orchestrator:
         return result
 
     def _workspace_path(self, case: EvalCase) -> str | None:
-        """The copy of the case's workspace template it runs in (execution/workspace_copy.py), if any."""
+        """The workspace the case runs in (its suite's, see execution/hooks.py), if any."""
         workspace = self.hooks.workspace_of(case) if self.hooks is not None else None
         return None if workspace is None else str(workspace)
 

@@ -9,11 +9,12 @@ the run ends, however it ends (also on Ctrl-C and SIGTERM).
 
 `before_all` runs once per suite, when its first case starts; `after_all` runs for every suite
 whose cases started, at the end of the run (cases of several suites may run side by side, so
-the end of the run is the first moment a suite is known to be done). Without a workspace
-template, `workspace_path` is the eval file's folder. With one (`workspace_copy.py`), the suite's
-first case copies it; `workspace_path` is that copy, and the suite's cases run one at a time, each
-holding the copy from its `before` to its `after`. A hook without `cwd` runs in the eval file's
-folder either way, as AgentV runs it.
+the end of the run is the first moment a suite is known to be done). A suite with hooks or a
+workspace template has a workspace of its own, made when its first case starts: a copy of the
+template (`workspace_copy.py`), else an empty folder, as AgentV 2.19 makes one. `workspace_path` is
+that folder, a `cli` target runs in it, and since the suite's cases share it they run one at a time,
+each holding it from its `before` to its `after`. A hook without `cwd` runs in the eval file's
+folder, as AgentV runs it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from ..models import EvalCase, HookConfig
 from ..redaction import redact
 from ..transport.process import run_script
-from .workspace_copy import copy_template, remove_workspace
+from .workspace_copy import copy_template, empty_workspace, remove_workspace
 
 OUTPUT_CHARS = 4000
 """What a row keeps of a hook's output: its end, where the error usually is."""
@@ -87,8 +88,8 @@ class _Suite:
     case: EvalCase | None = None
     """A case of the suite, for the after_all payload's workspace."""
     workspace: Path | None = None
-    """The copy of the suite's workspace template, once its first case made it."""
-    copy_failure: str | None = None
+    """The suite's workspace (its template's copy, else an empty folder), once its first case made it."""
+    workspace_failure: str | None = None
     one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
     """Held by the case using the copy, from its `before` to its `after`."""
 
@@ -110,8 +111,8 @@ class WorkspaceHooks:
             return self._suites.setdefault(name, _Suite())
 
     def workspace_of(self, case: EvalCase) -> Path | None:
-        """The copy of `case`'s workspace template it runs in, or None (no template)."""
-        if case.workspace is None or case.workspace.template is None:
+        """The workspace `case` runs in, or None (it has no hooks and no template)."""
+        if case.workspace is None or (case.workspace.template is None and not case.workspace.hooks):
             return None
         return self._suite(case.suite).workspace
 
@@ -126,25 +127,24 @@ class WorkspaceHooks:
             return {}, None
         outputs: dict[str, str] = {}
         suite = self._suite(case.suite)
-        if template is not None:
-            suite.one_at_a_time.acquire()
-            with self._lock:
-                self._holding[id(case)] = suite
+        suite.one_at_a_time.acquire()
+        with self._lock:
+            self._holding[id(case)] = suite
         with suite.lock:  # the first case of a suite runs before_all; the others wait for it
             if not suite.started:
                 suite.started = True
                 suite.after_all = hooks.get("after_all")
                 suite.case = case
-                if template is not None:
-                    try:
-                        suite.workspace = copy_template(template)
-                    except OSError as exc:
-                        suite.copy_failure = f"Failed to create shared workspace from template {template}: {exc}"
-                if "before_all" in hooks and suite.copy_failure is None:
+                try:
+                    suite.workspace = copy_template(template) if template is not None else empty_workspace()
+                except OSError as exc:
+                    source = f" from template {template}" if template is not None else ""
+                    suite.workspace_failure = f"Failed to create shared workspace{source}: {exc}"
+                if "before_all" in hooks and suite.workspace_failure is None:
                     suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id,
                                                 self._workspace(case, suite), _eval_dir(case))
-        if suite.copy_failure is not None:
-            return outputs, suite.copy_failure
+        if suite.workspace_failure is not None:
+            return outputs, suite.workspace_failure
         if suite.before_all is not None:
             outputs["before_all_output"] = suite.before_all.output
             if suite.before_all.failure:

@@ -16,12 +16,18 @@ import tempfile
 from pathlib import Path
 
 
+def empty_workspace() -> Path:
+    """A new empty folder: the workspace of a suite with hooks and no template, as AgentV 2.19 makes
+    one ("create empty workspace") rather than let the hooks and the agent work in the eval folder."""
+    return Path(tempfile.mkdtemp(prefix="agentv-gate-workspace-"))
+
+
 def copy_template(template: Path) -> Path:
     """A new folder holding `template`'s files and folders, minus any `.git`; files keep their mode.
 
     Folders are made writable whatever the template's were, so the agent may write in them and the
     copy can be removed (AgentV makes them with `mkdir`)."""
-    workspace = Path(tempfile.mkdtemp(prefix="agentv-gate-workspace-"))
+    workspace = empty_workspace()
     try:
         _copy_into(template, workspace)
     except BaseException:

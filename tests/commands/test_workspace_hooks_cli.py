@@ -71,7 +71,10 @@ def test_hooks_run_around_cases_and_a_failing_before_each_makes_its_case_an_erro
     first_each = next(e for e in log if e["hook"] == "before_each" and e["test_id"] == "fine")
     assert first_each["case_metadata"] == {"team": "geo"}
     assert first_each["case_input"] == [{"role": "user", "content": "Hi"}]
-    assert first_each["workspace_path"] == str((repo / "evals").resolve())
+    # the suite's own empty workspace (AgentV 2.19's "create empty workspace"), the same for every hook, gone at the end
+    assert {e["workspace_path"] for e in log} == {first_each["workspace_path"]}
+    workspace = Path(first_each["workspace_path"])
+    assert not workspace.is_relative_to(repo) and not workspace.exists()
     assert len({e["eval_run_id"] for e in log}) == 1
 
 
@@ -113,11 +116,11 @@ def test_a_before_all_that_cannot_even_be_started_fails_every_case_of_its_suite(
 
 
 def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, """
+    repo = make_repo(tmp_path, f"""
         targets:
           - name: default
             provider: cli
-            command_template: "sh -c 'touch started; sleep 30'"
+            command_template: "sh -c 'touch {tmp_path / "evals" / "started"}; sleep 30'"
             timeout_seconds: 60
     """)
     write(repo / "evals/teardown.py", "open('../torn-down', 'w').write('done')\n")
@@ -130,7 +133,7 @@ def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
     """)
     proc = start_cli("run", "evals", cwd=repo)
     deadline = time.monotonic() + 30
-    started = repo / "evals" / "started"  # the cli target runs in the eval file's folder
+    started = repo / "evals" / "started"
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert started.exists(), "the agent never started"
@@ -262,3 +265,49 @@ def test_a_workspace_file_that_is_missing_not_a_mapping_or_holds_a_feature_not_r
     assert "evals/list.eval.yaml:2: Invalid workspace file format: ../shared/list.yaml (expected a YAML object)" in out
     assert "shared/template.yaml:2: 'isolation' is an AgentV feature agentv-gate does not run yet" in out
     assert "evals/broken.eval.yaml:2: ../shared/broken.yaml:2: malformed YAML" in out
+
+
+PREPARE = """\
+import json, pathlib, sys
+workspace = pathlib.Path(json.load(sys.stdin)["workspace_path"])
+with open(pathlib.Path(__file__).parent / "order.log", "a") as log:
+    log.write(sys.argv[1] + "\\n")
+if sys.argv[1] == "before_all":
+    (workspace / "prepared.txt").write_text("the answer is ok")
+if sys.argv[1] == "after_all":  # a teardown that empties its workspace, as hooks written for AgentV may
+    for entry in workspace.iterdir():
+        entry.unlink()
+"""
+
+
+def test_hooks_without_a_template_prepare_an_empty_workspace_the_agent_runs_in(tmp_path: Path) -> None:
+    """AgentV 2.19 gives hooks without a template an empty workspace of the suite's own, runs the cli
+    target there and the suite's cases one at a time. The gate gave them the eval folder: a teardown
+    emptying `workspace_path` emptied the team's eval folder, and the agent never saw what was prepared."""
+    repo = make_repo(tmp_path, """
+        targets:
+          - name: default
+            provider: cli
+            command_template: "sh -c 'cat prepared.txt; echo {PROMPT} >> seen.txt'"
+    """)
+    write(repo / "evals/prepare.py", PREPARE)
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          hooks:
+            before_all: {command: [python3, prepare.py, before_all]}
+            before_each: {command: [python3, prepare.py, before_each]}
+            after_each: {command: [python3, prepare.py, after_each]}
+            after_all: {command: [python3, prepare.py, after_all]}
+        tests:
+          - {id: a, input: one, assert: [{type: contains, value: ok}]}
+          - {id: b, input: two, assert: [{type: contains, value: ok}]}
+          - {id: c, input: three, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", "--workers", "4", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [r["candidate_answer"].strip() for r in rows] == ["the answer is ok"] * 3
+    assert sorted(p.name for p in (repo / "evals").iterdir()) == ["order.log", "prepare.py", "s.eval.yaml"]
+    assert not (repo / "seen.txt").exists()
+    order = (repo / "evals/order.log").read_text().split()
+    assert order == ["before_all", *["before_each", "after_each"] * 3, "after_all"]  # one case at a time

@@ -82,7 +82,9 @@ def test_a_failing_before_all_fails_every_case_of_its_suite_once_and_after_all_r
              "after_all": hook(tmp_path, record + "sys.exit('teardown broke')\n", "after_all")}
     run = WorkspaceHooks("run-1")
     for case_id in ("a", "b"):
-        outputs, why = run.before(make_case(tmp_path, case_id, hooks))
+        case = make_case(tmp_path, case_id, hooks)
+        outputs, why = run.before(case)
+        run.after(case)  # the suite's workspace is one case's at a time: from its `before` to its `after`
         assert why is not None and why.startswith("before_all hook failed (") and why.endswith(": not ready")
         assert outputs == {"before_all_output": "not ready"}
     run.finish()
@@ -131,8 +133,11 @@ def test_before_each_runs_for_every_case_and_its_failure_is_the_case_s(tmp_path:
     code = "import json, sys\nc = json.load(sys.stdin)['test_id']\nprint('prepared', c)\nsys.exit(c == 'bad')\n"
     hooks = {"before_each": hook(tmp_path, code)}
     run = WorkspaceHooks()
-    assert run.before(make_case(tmp_path, "good", hooks)) == ({"before_each_output": "prepared good"}, None)
-    outputs, why = run.before(make_case(tmp_path, "bad", hooks))
+    good, bad = make_case(tmp_path, "good", hooks), make_case(tmp_path, "bad", hooks)
+    assert run.before(good) == ({"before_each_output": "prepared good"}, None)
+    run.after(good)
+    outputs, why = run.before(bad)
+    run.after(bad)
     assert outputs == {"before_each_output": "prepared bad"}
     assert why is not None and why.startswith("before_each hook failed (") and why.endswith(": prepared bad")
 
