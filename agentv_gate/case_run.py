@@ -44,6 +44,9 @@ class CaseRun:
     """The workspace the case runs in (its template's copy, or an empty folder for hooks without one),
     once its suite made one: a cli target's working directory, a code judge's `workspace_path` and
     `AGENTV_WORKSPACE_PATH`."""
+    workspace_baseline: str | None = None
+    """The git baseline of that workspace: what the target changed there is diffed from it for the
+    evaluators (execution/file_changes.py)."""
     cache_hits: CacheHits = field(default_factory=CacheHits)
     """Shared by every trial of the case, so the case's row reports the hits of all of them."""
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .base.generations import GENERATIONS
@@ -25,6 +26,7 @@ from .base.jscompat import js_sum
 from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
+from .execution.file_changes import capture_file_changes
 from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
 from .execution.suite_workers import SuiteSlots
@@ -288,7 +290,10 @@ class Orchestrator:
             result.retries = int(getattr(exc, "retries", 0) or 0)
             return _errored(result, f"target {provider.name}: {str(exc) or type(exc).__name__}", started)
 
-        evaluations = self.run_evaluators_for_case(case, provider, response, run)
+        file_changes = None
+        if run.workspace_path is not None and run.workspace_baseline is not None:
+            file_changes = capture_file_changes(Path(run.workspace_path), run.workspace_baseline)
+        evaluations = self.run_evaluators_for_case(case, provider, response, run, file_changes)
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
         errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
                    for r in evaluations if not r.error and not math.isfinite(r.score)]
@@ -326,8 +331,9 @@ class Orchestrator:
         return None if workspace is None else str(workspace)
 
     def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse,
-                                run: CaseRun | None = None) -> list[EvaluatorResult]:
-        """Each configured evaluator in order; none configured means the default llm_judge."""
+                                run: CaseRun | None = None, file_changes: str | None = None) -> list[EvaluatorResult]:
+        """Each configured evaluator in order; none configured means the default llm_judge.
+        `file_changes`: the target's changes to the case's workspace, as a diff."""
         run = run if run is not None else case_run_of(case)
         configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
         output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
@@ -343,6 +349,7 @@ class Orchestrator:
                 token_usage=response.token_usage,
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
+                file_changes=file_changes,
                 run=run,
             )
             started = time.monotonic()
@@ -414,7 +421,8 @@ class Orchestrator:
             failure = None
             if self.hooks is not None:
                 outputs, failure = self.hooks.before(case)
-                run = replace(run, workspace_path=self._workspace_path(case))
+                run = replace(run, workspace_path=self._workspace_path(case),
+                              workspace_baseline=self.hooks.baseline_of(case))
             if failure is not None:
                 result = _errored(self._base_result(case), failure, time.monotonic())
                 result.target = self.providers.target_name(case)

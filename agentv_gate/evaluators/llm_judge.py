@@ -67,7 +67,8 @@ class LlmWire:
 
 LLM_WIRES: dict[Generation, LlmWire] = {
     "2.x": LlmWire(resolve_prompt, JUDGE_SYSTEM_PROMPT, VERDICT_SCHEMA, parse_judge_reply,
-                   lambda items, context: rubric_protocol.case_user_prompt(items, context.eval_case, context.candidate),
+                   lambda items, context: rubric_protocol.case_user_prompt(items, context.eval_case, context.candidate,
+                                                                    context.file_changes),
                    rubric_protocol.system_prompt),
     "4.x": LlmWire(grader_prompts.resolve_grader_prompt, grader_prompts.GRADER_SYSTEM_PROMPT,
                    grader_prompts.GRADER_VERDICT_SCHEMA, grader_prompts.parse_grader_reply,

@@ -29,6 +29,7 @@ from typing import Any
 from ..models import EvalCase, HookConfig
 from ..redaction import redact
 from ..transport.process import run_script
+from .file_changes import initialize_baseline
 from .workspace_copy import copy_template, empty_workspace, remove_workspace
 
 OUTPUT_CHARS = 4000
@@ -90,6 +91,8 @@ class _Suite:
     workspace: Path | None = None
     """The suite's workspace (its template's copy, else an empty folder), once its first case made it."""
     workspace_failure: str | None = None
+    baseline: str | None = None
+    """The workspace's git baseline, once made after `before_all` (see file_changes.py)."""
     one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
     """Held by the case using the copy, from its `before` to its `after`."""
 
@@ -115,6 +118,10 @@ class WorkspaceHooks:
         if case.workspace is None or (case.workspace.template is None and not case.workspace.hooks):
             return None
         return self._suite(case.suite).workspace
+
+    def baseline_of(self, case: EvalCase) -> str | None:
+        """The git baseline of the workspace `case` runs in, if it has one."""
+        return self._suite(case.suite).baseline if self.workspace_of(case) is not None else None
 
     def _workspace(self, case: EvalCase, suite: _Suite) -> Path:
         return suite.workspace or _eval_dir(case)
@@ -143,6 +150,8 @@ class WorkspaceHooks:
                 if "before_all" in hooks and suite.workspace_failure is None:
                     suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id,
                                                 self._workspace(case, suite), _eval_dir(case))
+                if suite.workspace is not None and not (suite.before_all and suite.before_all.failure):
+                    suite.baseline = initialize_baseline(suite.workspace)
         if suite.workspace_failure is not None:
             return outputs, suite.workspace_failure
         if suite.before_all is not None:

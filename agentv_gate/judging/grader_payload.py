@@ -161,7 +161,7 @@ def build_grader_payload(context: EvaluationContext, config: dict[str, Any] | No
         "duration_ms": context.duration_ms,
         "start_time": reported("start_time") or trace.get("start_time"),
         "end_time": reported("end_time") or trace.get("end_time"),
-        "file_changes": reported("file_changes"),
+        "file_changes": context.file_changes,
         "workspace_path": context.run.workspace_path or reported("workspace_path"),
         "config": config,
     }
@@ -187,7 +187,7 @@ def build_prompt_template_payload(context: EvaluationContext, config: dict[str, 
         "input": inputs,
         "metadata": case.metadata,
         "trace": grader_trace(context, messages),
-        "file_changes": reported.get("file_changes"),
+        "file_changes": context.file_changes,
         "workspace_path": reported.get("workspace_path"),
         "config": config,
     }

@@ -186,11 +186,6 @@ def rubric_dicts(items: list[RubricItem]) -> list[dict[str, Any]]:
     return out
 
 
-def _trace_text(context: EvaluationContext, key: str) -> str:
-    value = context.trace.get(key) if isinstance(context.trace, dict) else None
-    return value if isinstance(value, str) else ""
-
-
 def grader_variables(context: EvaluationContext, items: list[RubricItem] | None) -> dict[str, str]:
     """Every variable a 4.x prompt may use, filled as 4.42's buildTemplateVariables fills it."""
     case = context.eval_case
@@ -206,7 +201,7 @@ def grader_variables(context: EvaluationContext, items: list[RubricItem] | None)
                                                                        separators=(",", ":")),
         "rubrics": _pretty(rubric),
         "rubrics_json": "" if rubric is None else json.dumps(rubric, ensure_ascii=False, separators=(",", ":")),
-        "file_changes": _trace_text(context, "file_changes"),
+        "file_changes": context.file_changes or "",
         "tool_calls": format_tool_calls(outputs),
     }
 
@@ -253,7 +248,7 @@ def rubric_user_prompt(items: list[RubricItem], context: EvaluationContext) -> s
     if case.reference_answer.strip():
         parts += ["[[ ## reference_answer ## ]]", case.reference_answer, ""]
     parts += ["[[ ## answer ## ]]", context.candidate, ""]
-    file_changes, tool_calls = _trace_text(context, "file_changes"), format_tool_calls(outputs)
+    file_changes, tool_calls = context.file_changes or "", format_tool_calls(outputs)
     if file_changes:
         parts += ["[[ ## file_changes ## ]]", file_changes, ""]
     if tool_calls:

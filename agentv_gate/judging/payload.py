@@ -144,7 +144,7 @@ def build_judge_payload(context: EvaluationContext, config: dict[str, Any] | Non
         # what the target reported, else the times on the answer's messages (AgentV's mergeExecutionMetrics)
         "start_time": from_trace("start_time") or derived.get("start_time"),
         "end_time": from_trace("end_time") or derived.get("end_time"),
-        "file_changes": from_trace("file_changes"),
+        "file_changes": context.file_changes,
         "workspace_path": context.run.workspace_path or from_trace("workspace_path"),
         "config": config,
         # AgentV 1.x-2.x names

@@ -89,7 +89,8 @@ def score_range_lines(item: RubricItem) -> list[str]:
     return lines
 
 
-def user_prompt(items: list[RubricItem], question: str, criteria: str, reference: str, answer: str) -> str:
+def user_prompt(items: list[RubricItem], question: str, criteria: str, reference: str, answer: str,
+                file_changes: str | None = None) -> str:
     """The judge's user prompt: the case, then the items as `[id] outcome` (AgentV's layout)."""
     scored = is_score_range(items)
     if scored:
@@ -103,6 +104,8 @@ def user_prompt(items: list[RubricItem], question: str, criteria: str, reference
     if reference.strip():
         parts += ["[[ ## reference_answer ## ]]", reference, ""]
     parts += ["[[ ## answer ## ]]", answer, ""]
+    if file_changes:
+        parts += ["[[ ## file_changes ## ]]", file_changes, ""]
     if not scored:
         parts.append("[[ ## rubrics ## ]]")
         for item in items:
@@ -122,11 +125,11 @@ def user_prompt(items: list[RubricItem], question: str, criteria: str, reference
     return "\n".join(parts)
 
 
-def case_user_prompt(items: list[RubricItem], eval_case: Any, answer: str) -> str:
+def case_user_prompt(items: list[RubricItem], eval_case: Any, answer: str, file_changes: str | None = None) -> str:
     """`user_prompt` for one case (an `EvalCase`)."""
     question = eval_case.question or question_text(eval_case.input_messages)
     return user_prompt(items, question.strip(), eval_case.expected_outcome.strip(),
-                       eval_case.reference_answer.strip(), answer.strip())
+                       eval_case.reference_answer.strip(), answer.strip(), file_changes)
 
 
 @dataclass

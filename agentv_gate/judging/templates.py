@@ -136,7 +136,7 @@ def template_variables(context: EvaluationContext, config: dict[str, Any] | None
         "expected_output": expected_json,
         "guideline_files": _json(list(case.guideline_files)),
         "input_files": _json(list(case.input_files)),
-        "file_changes": "",
+        "file_changes": context.file_changes or "",
         "config": _json(config) if config else "",
     }
     return variables
@@ -249,4 +249,7 @@ def resolve_prompt(
         return from_file
     if isinstance(config.prompt, str) and config.prompt.strip():
         return ResolvedPrompt(render_template(config.prompt, variables), "inline")
-    return ResolvedPrompt(render_template(DEFAULT_EVALUATOR_TEMPLATE, variables), "default")
+    text = render_template(DEFAULT_EVALUATOR_TEMPLATE, variables)
+    if context.file_changes:  # the default template only, as AgentV 2.19 adds it
+        text += f"\n\n[[ ## file_changes ## ]]\n{context.file_changes}"
+    return ResolvedPrompt(text, "default")

@@ -30,5 +30,7 @@ class EvaluationContext:
     cost_usd: float | None = None
     duration_ms: int | None = None
     judge_model: str | None = None
+    file_changes: str | None = None
+    """What the target changed in the case's workspace, as a unified diff (AgentV's `fileChanges`)."""
     run: CaseRun = field(default_factory=CaseRun)
     """The case run being graded: every call a judge makes for it passes it on (see case_run.py)."""

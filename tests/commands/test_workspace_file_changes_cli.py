@@ -1,0 +1,160 @@
+"""What the agent changed in its workspace reaches the evaluators, as AgentV 2.19 gives it (`fileChanges`).
+
+AgentV makes the suite's workspace (a template's copy, or an empty folder for hooks) a git
+repository after `before_all`, commits it as a baseline, and after each case's target answers gives
+the evaluators `git diff BASELINE --submodule=diff`: a code judge's `file_changes`, the
+`[[ ## file_changes ## ]]` section of the default and rubric prompts. The gate gave `null` and
+no section: a judge checking what the agent edited scored every case as if nothing had changed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
+
+CHAT = "/v1/chat/completions"
+
+AGENT = """\
+import pathlib, sys
+with open("notes.txt", "a") as notes:
+    notes.write(sys.argv[1] + "\\n")
+pathlib.Path("lib").mkdir(exist_ok=True)
+if pathlib.Path("lib/.git").is_dir():  # a repository the before_all hook cloned: edited too
+    pathlib.Path("lib/added.py").write_text("print('new')\\n")
+print("edited")
+"""
+
+NESTED_REPO = """\
+import json, pathlib, subprocess, sys
+workspace = pathlib.Path(json.load(sys.stdin)["workspace_path"])
+lib = workspace / "lib"
+lib.mkdir()
+(lib / "core.py").write_text("print('core')\\n")
+for git in (["init", "-q"], ["add", "core.py"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "core"]):
+    subprocess.run(["git", *git], cwd=lib, check=True)  # a repository as a hook clones one
+"""
+
+JUDGE = """\
+import json, pathlib, sys
+changes = json.load(sys.stdin)["file_changes"]
+with open(pathlib.Path(__file__).parent / "seen.jsonl", "a") as seen:
+    seen.write(json.dumps(changes) + "\\n")
+print(json.dumps({"score": 1 if changes and "+second" in changes else 0, "assertions": []}))
+"""
+
+
+def _verdict(request: RecordedRequest) -> FakeReply:
+    """Every check met: a rubric judge's `checks`, else a plain verdict."""
+    if request.json.get("response_format", {}).get("json_schema", {}).get("name") == "rubric_checks":
+        return FakeReply.openai(json.dumps({"checks": [{"id": "rubric-1", "satisfied": True, "reasoning": "ok"}],
+                                            "overall_reasoning": "ok"}))
+    return FakeReply.openai(json.dumps({"score": 1, "hits": [], "misses": [], "reasoning": "ok"}))
+
+
+def _project(tmp_path: Path, judge_url: str) -> Path:
+    targets = [{"name": "default", "provider": "cli", "command": "python3 agent.py {PROMPT}",
+                "judge_target": "judge"},
+               {"name": "judge", "provider": "openai", "base_url": judge_url, "model": "grader",
+                "retry_initial_delay_ms": 1, "timeout_seconds": 10}]
+    repo = make_repo(tmp_path / "repo", yaml.safe_dump({"targets": targets}, sort_keys=False))
+    template = repo / "evals/template"
+    write(template / "agent.py", AGENT)
+    write(template / "notes.txt", "first\n")
+    write(repo / "evals/judge.py", JUDGE)
+    write(repo / "evals/nested.py", NESTED_REPO)
+    return repo
+
+
+def test_the_workspace_diff_reaches_code_judges_and_the_judge_s_prompts(tmp_path: Path) -> None:
+    with FakeLLMServer() as judge:
+        judge.set_default(CHAT, _verdict)
+        repo = _project(tmp_path, judge.url)
+        seen = repo / "evals/seen.jsonl"
+        write(repo / "evals/s.eval.yaml", """
+            workspace:
+              template: ./template
+              hooks:
+                before_all: {command: [python3, nested.py]}
+            tests:
+              - id: first
+                input: second
+                criteria: Appends the word
+                assert:
+                  - {type: code_judge, script: [python3, judge.py]}
+                  - {type: llm_judge}
+              - id: later
+                input: third
+                criteria: Appends the word
+                assert:
+                  - {type: code_judge, script: [python3, judge.py]}
+                  - {type: llm_judge, rubrics: [Appends the word]}
+        """)
+        ran = run_cli("run", "evals", "--workers", "1", cwd=repo)  # in file order: the second case sees the first's edit
+        prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert [r["verdict"] for r in read_rows(repo / ".agentv-gate/results.jsonl")] == ["pass", "pass"]
+    first, later = (json.loads(line) for line in seen.read_text().splitlines())
+    # the baseline is the suite's, taken after before_all: the nested repository's own file is in it,
+    # what the agent added there is a change, and the second case also sees the first case's edit
+    assert "+second" in first and "+third" not in first and "lib/added.py" in first and "core.py" not in first
+    assert "+second" in later and "+third" in later
+    assert "diff --git a/notes.txt b/notes.txt" in first and first.endswith("+second")  # git's own text, trimmed
+    default_prompt, rubric_prompt = prompts
+    assert default_prompt.endswith(f"\n\n[[ ## file_changes ## ]]\n{first}")
+    assert f"[[ ## file_changes ## ]]\n{later}\n\n[[ ## rubrics ## ]]" in rubric_prompt
+
+
+def test_without_changes_or_a_workspace_there_is_no_diff(tmp_path: Path) -> None:
+    with FakeLLMServer() as judge:
+        judge.set_default(CHAT, _verdict)
+        repo = _project(tmp_path, judge.url)
+        seen = repo / "evals/seen.jsonl"
+        write(repo / "evals/agent.py", "print('edited nothing')\n")
+        write(repo / "evals/s.eval.yaml", """
+            tests:
+              - id: no-workspace
+                input: second
+                criteria: Appends the word
+                assert:
+                  - {type: code_judge, script: [python3, judge.py]}
+                  - {type: llm_judge}
+        """)
+        ran = run_cli("run", "evals", cwd=repo)
+        prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert seen.read_text().splitlines() == ["null"]  # the code judge's 0 and the judge's 1 meet the 0.5 threshold
+    assert "file_changes" not in prompts[0]
+
+
+def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(tmp_path: Path) -> None:
+    """Run from a git hook, agentv-gate inherits GIT_DIR and GIT_INDEX_FILE: the baseline's `git add`
+    and `commit` must still go to the workspace's own repository, never the team's."""
+    with FakeLLMServer() as judge:
+        judge.set_default(CHAT, _verdict)
+        repo = _project(tmp_path, judge.url)
+        (repo / ".git").rmdir()
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        seen = repo / "evals/seen.jsonl"
+        write(repo / "evals/s.eval.yaml", """
+            workspace: {template: ./template}
+            tests:
+              - id: first
+                input: second
+                assert: [{type: code_judge, script: [python3, judge.py]}]
+        """)
+        index = repo / ".git/index"
+        ran = run_cli("run", "evals", cwd=repo, env={"GIT_DIR": str(repo / ".git"), "GIT_INDEX_FILE": str(index),
+                                                      "GIT_WORK_TREE": str(repo)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "+second" in json.loads(seen.read_text())
+    assert not index.exists()  # nothing was staged in the team's repository
+    log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True)
+    assert log.returncode != 0 and "does not have any commits" in log.stderr
