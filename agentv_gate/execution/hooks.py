@@ -20,6 +20,7 @@ folder, as AgentV runs it.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -52,20 +53,42 @@ def _eval_dir(case: EvalCase) -> Path:
     return (case.suite_file or case.source_file).resolve().parent
 
 
+SUITE_TEST_IDS = {"before_all": "__before_all__", "after_all": "__after_all__"}
+"""The `test_id` AgentV gives a suite's hooks, which run for no one case."""
+
+_ARG_VARIABLE = re.compile(r"\{\{(\w+)\}\}", re.ASCII)
+
+
+def hook_payload(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspace: Path) -> dict[str, Any]:
+    """What a hook reads on stdin, as AgentV's `executeWorkspaceScript` writes it: `case_input` is the
+    case's question (its input's text parts), and a suite's hooks have a `test_id` of their own."""
+    return {
+        "workspace_path": str(workspace),
+        "test_id": case.id if case is not None else SUITE_TEST_IDS.get(hook.name),
+        "eval_run_id": eval_run_id,
+        "case_input": case.question if case is not None else None,
+        "case_metadata": case.metadata if case is not None else None,
+    }
+
+
+def hook_argv(argv: list[str], payload: dict[str, Any]) -> list[str]:
+    """`{{workspace_path}}`, `{{test_id}}`, `{{eval_run_id}}`, `{{case_input}}` and `{{case_metadata}}`
+    in a hook's arguments replaced as AgentV replaces them (a missing input or metadata as an empty
+    string, metadata as compact JSON); any other `{{name}}` is left as written."""
+    values = {key: "" if value is None else value for key, value in payload.items()}
+    if payload["case_metadata"] is not None:
+        values["case_metadata"] = json.dumps(payload["case_metadata"], ensure_ascii=False, separators=(",", ":"))
+    return [_ARG_VARIABLE.sub(lambda m: str(values.get(m.group(1), m.group(0))), arg) for arg in argv]
+
+
 def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspace: Path,
              eval_dir: Path | None = None) -> HookRun:
     """Run one hook to completion; never raises for the hook (a failure is in `HookRun.failure`).
     It runs in its `cwd`, else `eval_dir` (the eval file's folder), else `workspace`."""
-    payload: dict[str, Any] = {
-        "workspace_path": str(workspace),
-        "test_id": case.id if case is not None else None,
-        "eval_run_id": eval_run_id,
-        "case_input": [m.model_dump(mode="json") for m in case.input_messages] if case is not None else None,
-        "case_metadata": case.metadata if case is not None else None,
-    }
+    payload = hook_payload(hook, case, eval_run_id, workspace)
     try:
-        result = run_script(hook.argv, json.dumps(payload), hook.timeout_ms / 1000, cwd=hook.cwd or eval_dir or workspace,
-                            teardown=hook.name.startswith("after"))
+        result = run_script(hook_argv(hook.argv, payload), json.dumps(payload), hook.timeout_ms / 1000,
+                            cwd=hook.cwd or eval_dir or workspace, teardown=hook.name.startswith("after"))
     except Exception as exc:  # noqa: BLE001 - e.g. a NUL byte in an argument: a before_all that raised
         # left its suite started with no outcome, and the suite's other cases ran unprepared (and passed)
         return HookRun(hook.name, "", f"failed (could not start: {type(exc).__name__}: {exc}; "

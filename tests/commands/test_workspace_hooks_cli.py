@@ -55,7 +55,7 @@ def test_hooks_run_around_cases_and_a_failing_before_each_makes_its_case_an_erro
     assert ran.returncode == 1, ran.stdout + ran.stderr
     rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     assert rows["fine"]["verdict"] == "pass" and rows["messy"]["verdict"] == "pass"
-    assert rows["fine"]["before_all_output"] == "before_all for None"
+    assert rows["fine"]["before_all_output"] == "before_all for __before_all__"  # AgentV's test_id for a suite hook
     assert rows["fine"]["before_each_output"] == "before_each for fine"
     assert rows["fine"]["after_each_output"] == "after_each for fine"
     bad = rows["unprepared"]
@@ -67,10 +67,10 @@ def test_hooks_run_around_cases_and_a_failing_before_each_makes_its_case_an_erro
     log = hook_log(repo)
     assert [e["hook"] for e in log].count("before_all") == 1
     assert sorted(e["test_id"] for e in log if e["hook"] == "after_each") == ["fine", "messy", "unprepared"]
-    assert log[-1]["hook"] == "after_all"
+    assert log[-1]["hook"] == "after_all" and log[-1]["test_id"] == "__after_all__" and log[-1]["case_input"] is None
     first_each = next(e for e in log if e["hook"] == "before_each" and e["test_id"] == "fine")
     assert first_each["case_metadata"] == {"team": "geo"}
-    assert first_each["case_input"] == [{"role": "user", "content": "Hi"}]
+    assert first_each["case_input"] == "Hi"  # AgentV's `evalCase.question`: the input's text
     # the suite's own empty workspace (AgentV 2.19's "create empty workspace"), the same for every hook, gone at the end
     assert {e["workspace_path"] for e in log} == {first_each["workspace_path"]}
     workspace = Path(first_each["workspace_path"])
@@ -239,10 +239,10 @@ def test_a_workspace_file_named_by_a_2x_and_a_4x_suite_runs_its_hooks_for_both(r
     assert ran.returncode == 0, ran.stdout + ran.stderr
     log = [json.loads(line) for line in (repo / "shared/hooks.log").read_text().splitlines()]
     assert sorted((e["hook"], e["test_id"]) for e in log) == [
-        ("before_all", None), ("before_all", None), ("before_each", "four"), ("before_each", "two")]
+        ("before_all", "__before_all__"), ("before_all", "__before_all__"), ("before_each", "four"), ("before_each", "two")]
     rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     assert rows["two"]["before_each_output"] == "before_each for two"
-    assert rows["four"]["before_all_output"] == "before_all for None"
+    assert rows["four"]["before_all_output"] == "before_all for __before_all__"
 
 
 def test_a_workspace_file_that_is_missing_not_a_mapping_or_holds_a_feature_not_run_yet_is_located(
@@ -311,3 +311,36 @@ def test_hooks_without_a_template_prepare_an_empty_workspace_the_agent_runs_in(t
     assert not (repo / "seen.txt").exists()
     order = (repo / "evals/order.log").read_text().split()
     assert order == ["before_all", *["before_each", "after_each"] * 3, "after_all"]  # one case at a time
+
+
+ARGS_HOOK = """\
+import json, pathlib, sys
+with open(pathlib.Path(__file__).parent / "args.log", "a") as out:
+    out.write(json.dumps(sys.argv[1:]) + "\\n")
+"""
+
+
+def test_a_hook_s_arguments_name_the_payload_s_values_as_agentv_replaces_them(repo: Path) -> None:
+    """AgentV replaces `{{workspace_path}}`, `{{test_id}}`, `{{eval_run_id}}`, `{{case_input}}` and
+    `{{case_metadata}}` in a hook's command (a hook cd-ing into "{{workspace_path}}/lib", as its 4.x
+    examples do); the gate passed the braces through as written."""
+    write(repo / "evals/args.py", ARGS_HOOK)
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          hooks:
+            before_all: {command: [python3, args.py, "{{test_id}}", "{{case_input}}", "{{case_metadata}}"]}
+            before_each:
+              command: [python3, args.py, "{{test_id}}", "in {{workspace_path}}", "{{case_input}}",
+                        "{{case_metadata}}", "{{eval_run_id}}", "{{unknown}} {{ test_id }}"]
+        tests:
+          - {id: tagged, input: [{role: user, content: "Say ok"}], metadata: {team: géo, n: 2},
+             assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    before_all, before_each = (json.loads(line) for line in (repo / "evals/args.log").read_text().splitlines())
+    assert before_all == ["__before_all__", "", ""]
+    test_id, where, case_input, metadata, run_id, untouched = before_each
+    assert (test_id, case_input, metadata) == ("tagged", "Say ok", '{"team":"géo","n":2}')
+    assert where.startswith("in /") and "{{" not in where and len(run_id) == 32
+    assert untouched == "{{unknown}} {{ test_id }}"
