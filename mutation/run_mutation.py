@@ -128,7 +128,9 @@ MODULES: dict[str, list[str]] = {
     "agentv_gate/execution/stop.py": ["tests/execution/test_stop_policies.py", "tests/commands/test_boundaries_cli.py"],
     "agentv_gate/execution/trials.py": ["tests/execution/test_trials.py"],
     "agentv_gate/execution/hooks.py": [
-        "tests/execution/test_hook_output.py", "tests/commands/test_workspace_hooks_cli.py"],
+        "tests/execution/test_hook_output.py", "tests/commands/test_workspace_hooks_cli.py",
+        "tests/commands/test_workspace_file_changes_cli.py"],
+    "agentv_gate/execution/file_changes.py": ["tests/commands/test_workspace_file_changes_cli.py"],
     "agentv_gate/judging/rubric_protocol.py": [
         "tests/judging/test_rubric_edges.py", "tests/judging/test_rubrics.py",
         "tests/commands/test_required_and_rubrics_cli.py"],

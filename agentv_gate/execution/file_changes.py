@@ -29,7 +29,7 @@ def _git(workspace: Path, *args: str) -> str | None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     try:
         done = subprocess.run(["git", *args], cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, encoding="utf-8", errors="replace", timeout=_GIT_SECONDS)
+                              encoding="utf-8", errors="replace", timeout=_GIT_SECONDS)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -51,7 +51,7 @@ def capture_file_changes(workspace: Path, baseline: str) -> str | None:
         if entry.name in (".git", "node_modules"):
             continue
         child = Path(entry.path)
-        if entry.is_dir() and (child / ".git").is_dir():
+        if (child / ".git").is_dir():
             _git(child, "add", "-A")  # so a nested repository's new files appear in the submodule diff
     if _git(workspace, "add", "-A") is None:
         return None

@@ -10,7 +10,9 @@ no section: a judge checking what the agent edited scored every case as if nothi
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -45,7 +47,7 @@ for git in (["init", "-q"], ["add", "core.py"], ["-c", "user.name=t", "-c", "use
 JUDGE = """\
 import json, pathlib, sys
 changes = json.load(sys.stdin)["file_changes"]
-with open(pathlib.Path(__file__).parent / "seen.jsonl", "a") as seen:
+with open(pathlib.Path(__file__).parent / "seen.log", "a") as seen:
     seen.write(json.dumps(changes) + "\\n")
 print(json.dumps({"score": 1 if changes and "+second" in changes else 0, "assertions": []}))
 """
@@ -77,7 +79,7 @@ def test_the_workspace_diff_reaches_code_judges_and_the_judge_s_prompts(tmp_path
     with FakeLLMServer() as judge:
         judge.set_default(CHAT, _verdict)
         repo = _project(tmp_path, judge.url)
-        seen = repo / "evals/seen.jsonl"
+        seen = repo / "evals/seen.log"
         write(repo / "evals/s.eval.yaml", """
             workspace:
               template: ./template
@@ -116,7 +118,7 @@ def test_without_changes_or_a_workspace_there_is_no_diff(tmp_path: Path) -> None
     with FakeLLMServer() as judge:
         judge.set_default(CHAT, _verdict)
         repo = _project(tmp_path, judge.url)
-        seen = repo / "evals/seen.jsonl"
+        seen = repo / "evals/seen.log"
         write(repo / "evals/agent.py", "print('edited nothing')\n")
         write(repo / "evals/s.eval.yaml", """
             tests:
@@ -142,7 +144,7 @@ def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(tmp_path:
         repo = _project(tmp_path, judge.url)
         (repo / ".git").rmdir()
         subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-        seen = repo / "evals/seen.jsonl"
+        seen = repo / "evals/seen.log"
         write(repo / "evals/s.eval.yaml", """
             workspace: {template: ./template}
             tests:
@@ -158,3 +160,41 @@ def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(tmp_path:
     assert not index.exists()  # nothing was staged in the team's repository
     log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True)
     assert log.returncode != 0 and "does not have any commits" in log.stderr
+
+
+def test_a_workspace_git_cannot_baseline_gives_no_diff_and_the_case_still_runs(tmp_path: Path) -> None:
+    """Best effort, as in AgentV: a repository with no commit inside the workspace makes `git add -A`
+    fail, so there is no baseline; and without git on PATH there is none either. Either way the
+    judges get `null`, and the cases run and are scored."""
+    with FakeLLMServer() as judge:
+        judge.set_default(CHAT, _verdict)
+        repo = _project(tmp_path, judge.url)
+        seen = repo / "evals/seen.log"
+        write(repo / "evals/empty_repo.py", "import json, subprocess, sys\n"
+              "subprocess.run(['git', 'init', '-q', 'lib'], cwd=json.load(sys.stdin)['workspace_path'], check=True)\n")
+        write(repo / "evals/s.eval.yaml", """
+            workspace:
+              template: ./template
+              hooks:
+                before_all: {command: [python3, empty_repo.py]}
+            tests:
+              - id: first
+                input: second
+                assert: [{type: code_judge, script: [python3, judge.py]}]
+        """)
+        unborn = run_cli("run", "evals", "--no-cache", cwd=repo)
+        tools = tmp_path / "no-git"
+        tools.mkdir()
+        (tools / "python3").symlink_to(sys.executable)
+        (tools / "sh").symlink_to(shutil.which("sh") or "/bin/sh")
+        write(repo / "evals/s.eval.yaml", """
+            workspace: {template: ./template}
+            tests:
+              - id: first
+                input: second
+                assert: [{type: code_judge, script: [python3, judge.py]}]
+        """)
+        gitless = run_cli("run", "evals", "--no-cache", cwd=repo, env={"PATH": str(tools)})
+    for ran in (unborn, gitless):
+        assert ran.returncode == 1 and "FAIL" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    assert seen.read_text().splitlines() == ["null", "null"]
