@@ -344,3 +344,26 @@ def test_a_hook_s_arguments_name_the_payload_s_values_as_agentv_replaces_them(re
     assert (test_id, case_input, metadata) == ("tagged", "Say ok", '{"team":"géo","n":2}')
     assert where.startswith("in /") and "{{" not in where and len(run_id) == 32
     assert untouched == "{{unknown}} {{ test_id }}"
+
+
+def test_a_workspace_that_cannot_be_made_fails_its_cases_and_runs_nothing_in_it(repo: Path) -> None:
+    """A template that cannot be copied (here a link to nothing) is every case's error: no hook runs,
+    no git baseline is taken anywhere (not in the folder the gate runs in), no case is judged."""
+    write(repo / "evals/hook.py", HOOK)
+    (repo / "evals/template").mkdir()
+    (repo / "evals/template/gone.txt").symlink_to(repo / "nowhere.txt")
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+          hooks:
+            before_all: {command: [python3, hook.py, before_all]}
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: ok}]}
+          - {id: b, input: Hi, assert: [{type: contains, value: ok}]}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = read_rows(repo / ".agentv-gate/results.jsonl")
+    assert [r["verdict"] for r in rows] == ["error", "error"]
+    assert all(r["error"].startswith("Failed to create shared workspace from template ") for r in rows), rows
+    assert hook_log(repo) == [] and list((repo / ".git").iterdir()) == []
