@@ -13,8 +13,10 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.helpers.cli import run_cli
@@ -61,6 +63,17 @@ def _verdict(request: RecordedRequest) -> FakeReply:
     return FakeReply.openai(json.dumps({"score": 1, "hits": [], "misses": [], "reasoning": "ok"}))
 
 
+Project = tuple[Path, FakeLLMServer]
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Iterator[Project]:
+    """A repository whose cli agent works in `evals/template`'s copy, and the judge model's server."""
+    with FakeLLMServer() as judge:
+        judge.set_default(CHAT, _verdict)
+        yield _project(tmp_path, judge.url), judge
+
+
 def _project(tmp_path: Path, judge_url: str) -> Path:
     targets = [{"name": "default", "provider": "cli", "command": "python3 agent.py {PROMPT}",
                 "judge_target": "judge"},
@@ -75,32 +88,30 @@ def _project(tmp_path: Path, judge_url: str) -> Path:
     return repo
 
 
-def test_the_workspace_diff_reaches_code_judges_and_the_judge_s_prompts(tmp_path: Path) -> None:
-    with FakeLLMServer() as judge:
-        judge.set_default(CHAT, _verdict)
-        repo = _project(tmp_path, judge.url)
-        seen = repo / "evals/seen.log"
-        write(repo / "evals/s.eval.yaml", """
-            workspace:
-              template: ./template
-              hooks:
-                before_all: {command: [python3, nested.py]}
-            tests:
-              - id: first
-                input: second
-                criteria: Appends the word
-                assert:
-                  - {type: code_judge, script: [python3, judge.py]}
-                  - {type: llm_judge}
-              - id: later
-                input: third
-                criteria: Appends the word
-                assert:
-                  - {type: code_judge, script: [python3, judge.py]}
-                  - {type: llm_judge, rubrics: [Appends the word]}
-        """)
-        ran = run_cli("run", "evals", "--workers", "1", cwd=repo)  # in file order: the second case sees the first's edit
-        prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
+def test_the_workspace_diff_reaches_code_judges_and_the_judge_s_prompts(project: Project) -> None:
+    repo, judge = project
+    seen = repo / "evals/seen.log"
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+          hooks:
+            before_all: {command: [python3, nested.py]}
+        tests:
+          - id: first
+            input: second
+            criteria: Appends the word
+            assert:
+              - {type: code_judge, script: [python3, judge.py]}
+              - {type: llm_judge}
+          - id: later
+            input: third
+            criteria: Appends the word
+            assert:
+              - {type: code_judge, script: [python3, judge.py]}
+              - {type: llm_judge, rubrics: [Appends the word]}
+    """)
+    ran = run_cli("run", "evals", "--workers", "1", cwd=repo)  # in file order: the second case sees the first's edit
+    prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert [r["verdict"] for r in read_rows(repo / ".agentv-gate/results.jsonl")] == ["pass", "pass"]
     first, later = (json.loads(line) for line in seen.read_text().splitlines())
@@ -114,47 +125,43 @@ def test_the_workspace_diff_reaches_code_judges_and_the_judge_s_prompts(tmp_path
     assert f"[[ ## file_changes ## ]]\n{later}\n\n[[ ## rubrics ## ]]" in rubric_prompt
 
 
-def test_without_changes_or_a_workspace_there_is_no_diff(tmp_path: Path) -> None:
-    with FakeLLMServer() as judge:
-        judge.set_default(CHAT, _verdict)
-        repo = _project(tmp_path, judge.url)
-        seen = repo / "evals/seen.log"
-        write(repo / "evals/agent.py", "print('edited nothing')\n")
-        write(repo / "evals/s.eval.yaml", """
-            tests:
-              - id: no-workspace
-                input: second
-                criteria: Appends the word
-                assert:
-                  - {type: code_judge, script: [python3, judge.py]}
-                  - {type: llm_judge}
-        """)
-        ran = run_cli("run", "evals", cwd=repo)
-        prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
+def test_without_changes_or_a_workspace_there_is_no_diff(project: Project) -> None:
+    repo, judge = project
+    seen = repo / "evals/seen.log"
+    write(repo / "evals/agent.py", "print('edited nothing')\n")
+    write(repo / "evals/s.eval.yaml", """
+        tests:
+          - id: no-workspace
+            input: second
+            criteria: Appends the word
+            assert:
+              - {type: code_judge, script: [python3, judge.py]}
+              - {type: llm_judge}
+    """)
+    ran = run_cli("run", "evals", cwd=repo)
+    prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert seen.read_text().splitlines() == ["null"]  # the code judge's 0 and the judge's 1 meet the 0.5 threshold
     assert "file_changes" not in prompts[0]
 
 
-def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(tmp_path: Path) -> None:
+def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(project: Project) -> None:
     """Run from a git hook, agentv-gate inherits GIT_DIR and GIT_INDEX_FILE: the baseline's `git add`
     and `commit` must still go to the workspace's own repository, never the team's."""
-    with FakeLLMServer() as judge:
-        judge.set_default(CHAT, _verdict)
-        repo = _project(tmp_path, judge.url)
-        (repo / ".git").rmdir()
-        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-        seen = repo / "evals/seen.log"
-        write(repo / "evals/s.eval.yaml", """
-            workspace: {template: ./template}
-            tests:
-              - id: first
-                input: second
-                assert: [{type: code_judge, script: [python3, judge.py]}]
-        """)
-        index = repo / ".git/index"
-        ran = run_cli("run", "evals", cwd=repo, env={"GIT_DIR": str(repo / ".git"), "GIT_INDEX_FILE": str(index),
-                                                      "GIT_WORK_TREE": str(repo)})
+    repo, judge = project
+    (repo / ".git").rmdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    seen = repo / "evals/seen.log"
+    write(repo / "evals/s.eval.yaml", """
+        workspace: {template: ./template}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    index = repo / ".git/index"
+    ran = run_cli("run", "evals", cwd=repo, env={"GIT_DIR": str(repo / ".git"), "GIT_INDEX_FILE": str(index),
+                                                  "GIT_WORK_TREE": str(repo)})
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "+second" in json.loads(seen.read_text())
     assert not index.exists()  # nothing was staged in the team's repository
@@ -162,39 +169,37 @@ def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(tmp_path:
     assert log.returncode != 0 and "does not have any commits" in log.stderr
 
 
-def test_a_workspace_git_cannot_baseline_gives_no_diff_and_the_case_still_runs(tmp_path: Path) -> None:
+def test_a_workspace_git_cannot_baseline_gives_no_diff_and_the_case_still_runs(project: Project, tmp_path: Path) -> None:
     """Best effort, as in AgentV: a repository with no commit inside the workspace makes `git add -A`
     fail, so there is no baseline; and without git on PATH there is none either. Either way the
     judges get `null`, and the cases run and are scored."""
-    with FakeLLMServer() as judge:
-        judge.set_default(CHAT, _verdict)
-        repo = _project(tmp_path, judge.url)
-        seen = repo / "evals/seen.log"
-        write(repo / "evals/empty_repo.py", "import json, subprocess, sys\n"
-              "subprocess.run(['git', 'init', '-q', 'lib'], cwd=json.load(sys.stdin)['workspace_path'], check=True)\n")
-        write(repo / "evals/s.eval.yaml", """
-            workspace:
-              template: ./template
-              hooks:
-                before_all: {command: [python3, empty_repo.py]}
-            tests:
-              - id: first
-                input: second
-                assert: [{type: code_judge, script: [python3, judge.py]}]
-        """)
-        unborn = run_cli("run", "evals", "--no-cache", cwd=repo)
-        tools = tmp_path / "no-git"
-        tools.mkdir()
-        (tools / "python3").symlink_to(sys.executable)
-        (tools / "sh").symlink_to(shutil.which("sh") or "/bin/sh")
-        write(repo / "evals/s.eval.yaml", """
-            workspace: {template: ./template}
-            tests:
-              - id: first
-                input: second
-                assert: [{type: code_judge, script: [python3, judge.py]}]
-        """)
-        gitless = run_cli("run", "evals", "--no-cache", cwd=repo, env={"PATH": str(tools)})
+    repo, judge = project
+    seen = repo / "evals/seen.log"
+    write(repo / "evals/empty_repo.py", "import json, subprocess, sys\n"
+          "subprocess.run(['git', 'init', '-q', 'lib'], cwd=json.load(sys.stdin)['workspace_path'], check=True)\n")
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+          hooks:
+            before_all: {command: [python3, empty_repo.py]}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    unborn = run_cli("run", "evals", "--no-cache", cwd=repo)
+    tools = tmp_path / "no-git"
+    tools.mkdir()
+    (tools / "python3").symlink_to(sys.executable)
+    (tools / "sh").symlink_to(shutil.which("sh") or "/bin/sh")
+    write(repo / "evals/s.eval.yaml", """
+        workspace: {template: ./template}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    gitless = run_cli("run", "evals", "--no-cache", cwd=repo, env={"PATH": str(tools)})
     for ran in (unborn, gitless):
         assert ran.returncode == 1 and "FAIL" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
     assert seen.read_text().splitlines() == ["null", "null"]
