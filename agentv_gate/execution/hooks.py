@@ -146,9 +146,6 @@ class WorkspaceHooks:
         """The git baseline of the workspace `case` runs in, if it has one."""
         return self._suite(case.suite).baseline if self.workspace_of(case) is not None else None
 
-    def _workspace(self, case: EvalCase, suite: _Suite) -> Path:
-        return suite.workspace or _eval_dir(case)
-
     def before(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
         hooks = case.workspace.hooks if case.workspace is not None else {}
@@ -170,19 +167,19 @@ class WorkspaceHooks:
                 except OSError as exc:
                     source = f" from template {template}" if template is not None else ""
                     suite.workspace_failure = f"Failed to create shared workspace{source}: {exc}"
-                if "before_all" in hooks and suite.workspace_failure is None:
-                    suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id,
-                                                self._workspace(case, suite), _eval_dir(case))
+                if "before_all" in hooks and suite.workspace is not None:
+                    suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id, suite.workspace,
+                                                _eval_dir(case))
                 if suite.workspace is not None and not (suite.before_all and suite.before_all.failure):
                     suite.baseline = initialize_baseline(suite.workspace)
-        if suite.workspace_failure is not None:
-            return outputs, suite.workspace_failure
+        if suite.workspace is None:
+            return outputs, suite.workspace_failure or "the suite's workspace is gone"
         if suite.before_all is not None:
             outputs["before_all_output"] = suite.before_all.output
             if suite.before_all.failure:
                 return outputs, suite.before_all.describe()
         if "before_each" in hooks:
-            ran = run_hook(hooks["before_each"], case, self.eval_run_id, self._workspace(case, suite), _eval_dir(case))
+            ran = run_hook(hooks["before_each"], case, self.eval_run_id, suite.workspace, _eval_dir(case))
             outputs["before_each_output"] = ran.output
             if ran.failure:
                 return outputs, ran.describe()
@@ -200,10 +197,10 @@ class WorkspaceHooks:
 
     def _after_each(self, case: EvalCase) -> dict[str, str]:
         hook = case.workspace.hooks.get("after_each") if case.workspace is not None else None
-        if hook is None:
+        workspace = self._suite(case.suite).workspace
+        if hook is None or workspace is None:  # no workspace was made: nothing of this case's to clean up
             return {}
-        suite = self._suite(case.suite)
-        ran = run_hook(hook, case, self.eval_run_id, self._workspace(case, suite), _eval_dir(case))
+        ran = run_hook(hook, case, self.eval_run_id, workspace, _eval_dir(case))
         if ran.failure:
             self._warn(f"{case.source_file}:{case.source_line}: case '{case.id}': {ran.describe()}")
         return {"after_each_output": ran.output}
@@ -216,8 +213,8 @@ class WorkspaceHooks:
             with suite.lock:
                 hook, case, suite.after_all = suite.after_all, suite.case, None
                 workspace, suite.workspace = suite.workspace, None
-            if hook is not None and case is not None:
-                ran = run_hook(hook, None, self.eval_run_id, workspace or _eval_dir(case), _eval_dir(case))
+            if hook is not None and case is not None and workspace is not None:
+                ran = run_hook(hook, None, self.eval_run_id, workspace, _eval_dir(case))
                 if ran.failure:
                     self._warn(f"suite {name}: {ran.describe()}")
             if workspace is not None:

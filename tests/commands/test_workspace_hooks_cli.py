@@ -348,7 +348,8 @@ def test_a_hook_s_arguments_name_the_payload_s_values_as_agentv_replaces_them(re
 
 def test_a_workspace_that_cannot_be_made_fails_its_cases_and_runs_nothing_in_it(repo: Path) -> None:
     """A template that cannot be copied (here a link to nothing) is every case's error: no hook runs,
-    no git baseline is taken anywhere (not in the folder the gate runs in), no case is judged."""
+    not even the after-hooks (they were given the eval folder as their workspace to clean), no git
+    baseline is taken anywhere (not in the folder the gate runs in), no case is judged."""
     write(repo / "evals/hook.py", HOOK)
     (repo / "evals/template").mkdir()
     (repo / "evals/template/gone.txt").symlink_to(repo / "nowhere.txt")
@@ -357,6 +358,8 @@ def test_a_workspace_that_cannot_be_made_fails_its_cases_and_runs_nothing_in_it(
           template: ./template
           hooks:
             before_all: {command: [python3, hook.py, before_all]}
+            after_each: {command: [python3, hook.py, after_each]}
+            after_all: {command: [python3, hook.py, after_all]}
         tests:
           - {id: a, input: Hi, assert: [{type: contains, value: ok}]}
           - {id: b, input: Hi, assert: [{type: contains, value: ok}]}

@@ -123,7 +123,9 @@ def test_a_hook_runs_in_its_own_folder_else_the_workspace_and_is_given_the_case(
 def test_a_failing_after_each_is_a_warning_naming_the_case_and_its_output_is_the_row_s(tmp_path: Path) -> None:
     hooks = {"after_each": hook(tmp_path, "import sys\nprint('left a mess')\nsys.exit(5)\n", "after_each")}
     run = WorkspaceHooks()
-    assert run.after(make_case(tmp_path, "c", hooks)) == {"after_each_output": "left a mess"}
+    case = make_case(tmp_path, "c", hooks)
+    assert run.before(case) == ({}, None)
+    assert run.after(case) == {"after_each_output": "left a mess"}
     [warning] = run.warnings
     assert warning.startswith(f"{tmp_path / 's.eval.yaml'}:1: case 'c': after_each hook failed (")
     assert warning.endswith(": left a mess")
