@@ -110,14 +110,14 @@ class _Suite:
     started: bool = False
     after_all: HookConfig | None = None
     case: EvalCase | None = None
-    """A case of the suite, for the after_all payload's workspace."""
+    """The case that started the suite: its eval file's folder is where after_all runs."""
     workspace: Path | None = None
     """The suite's workspace (its template's copy, else an empty folder), once its first case made it."""
     workspace_failure: str | None = None
     baseline: str | None = None
     """The workspace's git baseline, once made after `before_all` (see file_changes.py)."""
     one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
-    """Held by the case using the copy, from its `before` to its `after`."""
+    """Held by the case using the workspace, from its `before` to its `after`."""
 
 
 class WorkspaceHooks:

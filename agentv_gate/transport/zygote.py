@@ -165,7 +165,7 @@ def _enter_child() -> None:
         selector, fds, sock = _JUDGE.pop("close")
         request = _JUDGE.pop("request")
         # Its own group first: the supervisor kills a judge by its group from the moment it learns
-        # the pid, and the warm interpreter's `setpgid` for it may not have run yet.
+        # the pid, so the group must exist before the pid is reported.
         os.setpgid(0, 0)
         # Reported from here, before the script runs: should the warm interpreter die before its
         # own report, the supervisor must know this judge started (it would start it again).

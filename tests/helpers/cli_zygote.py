@@ -21,7 +21,6 @@ import os
 import signal
 import socket
 import sys
-import time
 import typing
 
 from agentv_gate import cli
@@ -44,7 +43,6 @@ def _become_command(request: "dict[str, typing.Any]", fds: "list[int]") -> None:
     os.chdir(str(request["cwd"]))
     os.environ.clear()
     os.environ.update(request["env"])
-    time.tzset()
     sys.argv = list(request["argv"])
     cli.entry()  # exits the interpreter with the command's status
 
