@@ -12,6 +12,8 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from agentv_gate.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
@@ -286,3 +288,18 @@ quarantine:
     ran = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
     assert "1 quarantined" in ran.stdout and "expired" not in ran.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="commands/_baseline_gate.py blocking_regressions() drops a regression whose "
+                   "head row is `quarantined` even when it errored; it should test `outcome(c.head) == QUARANTINED` "
+                   "(issue 44 point 2, left to the baseline rework)")
+def test_a_quarantined_case_that_errors_still_fails_a_regression_gate(repo: Path) -> None:
+    _project(repo, None)
+    write(repo / "evals/crash.eval.yaml", CRASHING_SUITE)
+    write(repo / "evals/crash.py", "import json; print(json.dumps({'score': 1.0}))\n")
+    write(repo / ".agentv/targets.yaml", TARGETS.replace("Paris is the capital of France.", "Paris, on the Seine."))
+    assert run_cli("run", "evals", "--no-cache", "--output-dir", "base", cwd=repo).returncode == EXIT_OK
+    write(repo / "evals/crash.py", "raise SystemExit('the judge broke')\n")
+    write(repo / ".agentv/gate.yaml", "quarantine:\n  - id: crashy\n    reason: known to fail (#7)\n")
+    ran = run_cli("run", "evals", "--no-cache", "--baseline", "base/results.jsonl", "--fail-on", "regression", cwd=repo)
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
