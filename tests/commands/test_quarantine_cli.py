@@ -190,6 +190,7 @@ quarantine:
     assert suite is not None and suite.get("errors") == "1" and suite.get("skipped") in (None, "0")
     error = next(tc for tc in suite.iter("testcase") if tc.get("name") == "crashy").find("error")
     assert error is not None and "errors are never quarantined" in (error.get("message") or "")
+    assert "errors are never quarantined" in (repo / ".agentv-gate/report.html").read_text()
 
 
 def test_a_quarantined_failure_beside_a_quarantined_error_is_still_quarantined(repo: Path) -> None:
