@@ -3,6 +3,10 @@
 * exit 0 and a JSON object: `score` when it is a number, else the share of `assertions` passed (0 with
   none); `assertions: [{text, passed, evidence?}]` entries without a text string are dropped;
 * exit 0 and anything else on stdout (prose, a bare number): a pass, scored 1, stdout the assertion;
+  but stdout that is JSON-shaped (it starts with `{`, or with `[` and a JSON value, or a line of it starts
+  with `{`) and is not exactly one readable object (`{"score": NaN}`, a log line beside the result, two
+  objects, nesting too deep to read) makes the grader an error, never the exit-code pass 4.42 gives
+  what `JSON.parse` cannot read: its score may well have said fail;
 * a non-zero exit with plain stdout and nothing on stderr: a fail, scored 0, stdout the assertion
   (the exit-code convention: a grader may be a shell check);
 * a non-zero exit with JSON on stdout or text on stderr: the grader failed.
@@ -21,6 +25,10 @@ from ..base.jscompat import is_finite_number, js_number, js_trim
 from ..transport.process import ScriptResult
 from .json_extract import loads_strict
 
+PREVIEW_CHARS = 200
+ONE_OBJECT_EXPECTED = (' (expected exactly one JSON object with a finite "score" and/or "assertions" and nothing '
+                       'else on stdout: write logs to stderr; plain text is read by the exit code)')
+_JSON_VALUE_STARTS = tuple('{["-0123456789]') + ("true", "false", "null")
 ASSERTIONS_SHAPE = ' (expected a list of {"text": ..., "passed": true|false, "evidence"?: ...})'
 
 
@@ -37,8 +45,14 @@ def read_grader_reply(result: ScriptResult, max_output_bytes: int) -> tuple[dict
         return None, f"exited with code {exit_code}"
     try:
         parsed = loads_strict(stdout) if stdout else None
-    except ValueError:
-        parsed = None
+    except ValueError as exc:
+        parsed, unreadable = None, str(exc)
+    else:
+        unreadable = f"a JSON {type(parsed).__name__}, not an object"
+    if not isinstance(parsed, dict) and exit_code == 0 and _json_shaped(stdout):
+        preview = stdout[:PREVIEW_CHARS] + ("..." if len(stdout) > PREVIEW_CHARS else "")
+        return None, (f"printed stdout that looks like JSON but is not one readable JSON object ({unreadable}): "
+                      f"{preview!r}{ONE_OBJECT_EXPECTED}")
     if not isinstance(parsed, dict):  # the exit-code convention: stdout is the assertion's text
         passed = exit_code == 0
         return {"score": 1.0 if passed else 0.0,
@@ -59,6 +73,15 @@ def read_grader_reply(result: ScriptResult, max_output_bytes: int) -> tuple[dict
         if key in parsed:
             reply[key] = parsed[key]
     return reply, None
+
+
+def _json_shaped(stdout: str) -> bool:
+    """Whether stdout was meant as the JSON protocol: it starts with `{`, or with `[` and what can begin a
+    JSON value (`[PASS] ok` is a shell check's prose), or one of its lines starts with `{` (a result
+    beside a log line)."""
+    if stdout.startswith("[") and js_trim(stdout[1:]).startswith(_JSON_VALUE_STARTS):
+        return True
+    return any(js_trim(line).startswith("{") for line in stdout.splitlines())
 
 
 def _assertions(value: Any) -> tuple[list[dict[str, Any]], str | None]:

@@ -12,7 +12,8 @@ quarantine:
     until: 2026-12-31                  # optional: from the day after, the case counts again
 ```
 
-A quarantined case still runs and is reported as quarantined; its failure never fails the gate.
+A quarantined case still runs and is reported as quarantined; its failure never fails the gate, its
+error does (`report.rows.outcome`: a broken judge says nothing of the case).
 An entry past its `until` date quarantines nothing (the run says so), and one naming no case of
 the run is said too, so the list cannot rot unseen. Every problem is located at its line.
 """
@@ -38,6 +39,7 @@ ENTRY_KEYS = {"id": "the case's id (a glob such as 'refund-*' allowed)",
               "reason": "why the case is known to fail (required)",
               "until": "the last day the quarantine holds, YYYY-MM-DD (optional)"}
 TOP_KEYS = ("quarantine",)
+GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,21 @@ class Quarantine:
     def notices(self, cases: list[tuple[str, str]]) -> list[Problem]:
         """Warnings for entries that expired (their cases count again), or that name an eval file of
         the run but none of its cases (renamed or deleted). An entry for a file the run did not load
-        is no concern of this run (pre-commit passes only the files a commit touches)."""
+        is no concern of this run (pre-commit passes only the files a commit touches).
+
+        An error for a pattern that quarantines the whole run: one that matches any id in any file (`'*'`), or a
+        glob matching every case of a run of two or more (a list that mutes the whole gate is no list
+        of known failures). An exact id naming the one case of a one-case run (pre-commit on one
+        file) stays a quarantine."""
         found: list[Problem] = []
         suites = {_normal(suite) for suite in {suite for suite, _ in cases}}  # a suite's cases share its name
         for entry in self.entries:
-            if entry.expired(self.today):
+            blanket = _blanket(entry, cases)
+            if blanket is not None:
+                found.append(Problem(entry.source, entry.line, blanket,
+                                     "the ids of the cases known to fail (a glob such as 'refund-*' that leaves "
+                                     "others counting), each with its reason"))
+            elif entry.expired(self.today):
                 found.append(Problem(entry.source, entry.line, f"quarantine of '{entry.id}' expired on "
                                      f"{entry.until}: the case counts again ({entry.reason})",
                                      "a later 'until', or the entry removed once the case passes",
@@ -95,6 +107,18 @@ class Quarantine:
                 found.append(Problem(entry.source, entry.line, f"quarantine entry '{entry.id}' names no case of "
                                      f"{entry.file}", "the id of a case in that file", severity="warning"))
         return found
+
+
+def _blanket(entry: QuarantineEntry, cases: list[tuple[str, str]]) -> str | None:
+    """Why the entry would quarantine the whole run, or None when it leaves cases counting."""
+    if entry.file is None and entry.id.strip("*?") == "" and "*" in entry.id:
+        return f"quarantine id {entry.id!r} matches every case of every file, so nothing could fail the gate"
+    if GLOB_CHARS.isdisjoint(entry.id) or len(cases) < 2:
+        return None
+    if all(entry.matches(suite, eval_id) for suite, eval_id in cases):
+        return (f"quarantine id {entry.id!r} matches every case of this run ({len(cases)}), so nothing could "
+                f"fail the gate")
+    return None
 
 
 def _normal(path: str) -> str:

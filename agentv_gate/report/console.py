@@ -30,7 +30,7 @@ from typing import TextIO
 from . import Summary, summarise
 from .live import HEARTBEAT_SECONDS, CaseKey, LiveLog
 from .paths import source_path
-from .rows import NOT_RUN, QUARANTINED, EvaluatorDetail, ReportedCase, details_of, outcome
+from .rows import NEVER_QUARANTINED, NOT_RUN, QUARANTINED, EvaluatorDetail, ReportedCase, details_of, outcome
 from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 PASSED_ROWS_SHOWN = 50
@@ -216,8 +216,9 @@ def case_details(result: ReportedCase, verbose: bool = False) -> list[str]:
     target = f", target {result.target}" if result.target else ""
     lines = [inert_log_text(f"{outcome(result).upper()} {one_line(result.eval_id)} ({one_line(where)}{one_line(target)})")]
     if result.quarantined:
-        lines += _text_lines("quarantined" if result.verdict != "pass" else "quarantined, and now passes: lift its "
-                             "quarantine in .agentv/gate.yaml", result.quarantined, "  ")
+        label = ("quarantined, and now passes: lift its quarantine in .agentv/gate.yaml" if result.verdict == "pass"
+                 else NEVER_QUARANTINED if result.verdict == "error" else "quarantined")
+        lines += _text_lines(label, result.quarantined, "  ")
     errors = _error_parts(result.error)
     evaluators = details_of(result) if verbose else ()
     told = {d.error.strip() for d in evaluators if d.error}  # the evaluators' own lines will say these

@@ -36,7 +36,7 @@ from ..redaction import redact
 from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
 from .paths import display_path, source_path
-from .rows import NOT_RUN, QUARANTINED, ReportedCase, outcome
+from .rows import NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 ANNOTATIONS_PER_STEP = 10
@@ -92,7 +92,8 @@ def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
     if result.reasoning:
         lines.append(f"Reasoning: {clean(result.reasoning)}")
     if result.quarantined:
-        lines.insert(0, f"Quarantined (does not fail the gate): {clean(result.quarantined)}")
+        lines.insert(0, f"{NEVER_QUARANTINED[0].upper()}{NEVER_QUARANTINED[1:]}: {clean(result.quarantined)}"
+                     if result.verdict == "error" else f"Quarantined (does not fail the gate): {clean(result.quarantined)}")
     return truncate("\n".join(lines), ANNOTATION_MESSAGE_LIMIT)
 
 
@@ -185,7 +186,9 @@ def _problem_cell(result: ReportedCase) -> str:
 def _row(result: ReportedCase, with_problem: bool, root: Path | None, with_target: bool = False) -> str:
     where = f"{source_path(result, root)}:{result.line}" if result.line > 0 else source_path(result, root)
     shown = "🔕 pass: lift its quarantine" if result.verdict == "pass" and result.quarantined else outcome(result)
-    cells = [_VERDICT.get(shown, shown), md_cell(case_label(result, with_target)), md_cell(where, 200),
+    verdict = _VERDICT.get(shown, shown) + (" (on the quarantine list: errors are never quarantined)"
+                                            if result.verdict == "error" and result.quarantined else "")
+    cells = [verdict, md_cell(case_label(result, with_target)), md_cell(where, 200),
              f"{result.score:.3f}", f"{result.threshold:.3f}"]
     if with_problem:
         cells.append(_problem_cell(result))

@@ -33,7 +33,7 @@ from . import summarise
 from .console import first_problem, totals
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
-from .rows import CaseReview, EvaluatorDetail, ReportedCase, outcome, review_of
+from .rows import NEVER_QUARANTINED, CaseReview, EvaluatorDetail, ReportedCase, outcome, review_of
 from .run_info import RunInfo
 from .text import clean, truncate
 
@@ -315,8 +315,9 @@ def _row(result: ReportedCase) -> list[object]:
     limit = PASSED_TEXT_LIMIT if result.verdict == "pass" else TEXT_LIMIT
     problem = first_problem(result)
     if result.quarantined:
-        problem = (f"quarantined: {result.quarantined}" if result.verdict != "pass"
-                   else f"passes: lift its quarantine ({result.quarantined})")
+        problem = (f"passes: lift its quarantine ({result.quarantined})" if result.verdict == "pass"
+                   else f"{NEVER_QUARANTINED}: {result.quarantined}" if result.verdict == "error"
+                   else f"quarantined: {result.quarantined}")
     return [outcome(result), clean(result.eval_id), clean(where), clean(result.target), _number(result.score),
             _number(result.threshold), round(result.duration_ms / 1000, 2), truncate(clean(problem), MISS_LIMIT),
             truncate(clean(result.error or ""), TEXT_LIMIT), truncate(clean(result.reasoning or ""), TEXT_LIMIT),

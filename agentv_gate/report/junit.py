@@ -39,7 +39,7 @@ from ..errors import ReportWriteError
 from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path, suite_path
-from .rows import NOT_RUN, QUARANTINED, ReportedCase, outcome
+from .rows import NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from .text import clean, one_line, truncate
 
 SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
@@ -175,6 +175,8 @@ def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) ->
         tc.add_skipped_info(message=truncate(why, MESSAGE_LIMIT), output=detail)
     elif r.verdict == "error":
         message = truncate(_first_line(r.error) or "error", MESSAGE_LIMIT)
+        if r.quarantined:
+            message = truncate(f"{NEVER_QUARANTINED}: {message}", MESSAGE_LIMIT)
         tc.add_error_info(message=message, output=error_body(r), error_type="error")
     elif r.verdict == "fail":
         tc.add_failure_info(message=f"score={r.score:.3f}", output=failure_body(r), failure_type="failure")

@@ -61,18 +61,22 @@ class ReportedCase(Protocol):
 
 
 QUARANTINED = "quarantined"
+NEVER_QUARANTINED = ("on the quarantine list, but errors are never quarantined (a judge or target that broke "
+                     "says nothing of the case): this error fails the gate")
+"""What every report says of a quarantined case that errored."""
 NOT_RUN = "not run"
 
 
 def outcome(result: ReportedCase) -> str:
     """What the reports call a case: its verdict, except that a case left out for unset environment
-    variables is `not run` and a quarantined case that did not pass is `quarantined` (neither is a
-    pass, neither is a failure of the gate: `summarise` counts them apart)."""
+    variables is `not run` and a quarantined case that failed is `quarantined` (neither is a
+    pass, neither is a failure of the gate: `summarise` counts them apart). An error is never
+    quarantined: the list names cases known to fail, and a judge that crashed says nothing of the case."""
     if result.verdict == "pass":
         return "pass"
     if result.failure_reason_code == NOT_RUN_MISSING_ENV:
         return NOT_RUN
-    if result.quarantined:
+    if result.quarantined and result.verdict != "error":
         return QUARANTINED
     return result.verdict
 

@@ -84,7 +84,35 @@ _CONNECTION_CAUSES: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
+def _malformed_head(exc: BaseException) -> str | None:
+    """What was wrong with a reply's status line or headers, which requests reports as a ConnectionError.
+    http.client raises its bare HTTPException for one thing only, more header lines than it reads."""
+    if any(type(e) is http.client.HTTPException for e in chain(exc)):
+        most = getattr(http.client, "_MAXHEADERS", 100) - 1  # it counts the blank line that ends them
+        return f"the reply had more than {most} header lines, the most the gate's HTTP client reads (Python's limit)"
+    if _first(exc, http.client.LineTooLong) is not None:
+        most = getattr(http.client, "_MAXLINE", 65536)
+        return f"the reply had a status or header line longer than {most} bytes, the most the gate's HTTP client reads"
+    return None
+
+
+class MalformedBody(Exception):
+    """A reply body whose framing cannot be read (a chunked body with a negative chunk size), raised where
+    the body is read: urllib3 lets Python's own ValueError through for it."""
+
+
+def _chunk_size(exc: BaseException, url: str) -> str:
+    bad = _first(exc, urllib3.exceptions.InvalidChunkLength)
+    line = getattr(bad, "length", b"") if bad is not None else b""
+    shown = line[:40].decode("latin-1") if isinstance(line, bytes) else ""
+    return (f"the reply's chunked body had an invalid chunk size {shown.strip()!r} (a chunk size is a "
+            "hexadecimal number of bytes)")
+
+
 def _unreachable(exc: BaseException, url: str) -> str:
+    malformed = _malformed_head(exc)
+    if malformed is not None:
+        return malformed
     said = next((text for kind, text in _CONNECTION_CAUSES if _first(exc, kind) is not None), None)
     return f"connection failed ({said or type(exc).__name__})"
 
@@ -108,6 +136,8 @@ FAILURES: tuple[tuple[type[BaseException], bool, Describe | None], ...] = (
     (requests.exceptions.SSLError, False, _tls),
     (ssl.SSLError, False, _tls),
     (requests.exceptions.ProxyError, True, _proxy),
+    (MalformedBody, True, lambda exc, url: str(exc)),
+    (urllib3.exceptions.InvalidChunkLength, True, _chunk_size),
     (requests.exceptions.ChunkedEncodingError, True, _incomplete),
     (http.client.IncompleteRead, True, _incomplete),
     (requests.exceptions.ContentDecodingError, False,

@@ -52,7 +52,7 @@ from tenacity.wait import wait_base, wait_exponential_jitter
 from ..errors import ProviderError
 from ..redaction import redact
 from .deadline import attempt_deadline
-from .failures import classify, timeout_message
+from .failures import MalformedBody, classify, timeout_message
 from .limiter import RateLimiter, RateLimitWait, Ticket, parse_retry_after, used_tokens
 from .policy import RetryPolicy
 from .session import environment, missing_ca_bundle, session
@@ -315,11 +315,17 @@ def _read(response: requests.Response, cap: int) -> _Reply:
         raise _BodyTooLarge()
     pieces: list[bytes] = []
     size = 0
-    for piece in response.iter_content(_CHUNK):
-        size += len(piece)
-        if size > cap:
-            raise _BodyTooLarge()
-        pieces.append(piece)
+    try:
+        for piece in response.iter_content(_CHUNK):
+            size += len(piece)
+            if size > cap:
+                raise _BodyTooLarge()
+            pieces.append(piece)
+    except ValueError as exc:  # urllib3 reads a chunk size of `-5` as a length, which the socket's file refuses
+        chunked = "chunked" in response.headers.get("Transfer-Encoding", "").lower()
+        raise MalformedBody("the reply's chunked body had a negative chunk size (a chunk size is a hexadecimal "
+                            "number of bytes)" if chunked else "the reply's body could not be read: its framing "
+                            "is malformed") from exc
     return _Reply(response.status_code, dict(response.headers), b"".join(pieces))
 
 

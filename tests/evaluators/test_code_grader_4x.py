@@ -302,3 +302,82 @@ tests:
     assert new["file_changes"] is None and new["workspace_path"] is None
     assert new["trace"]["metadata"] == {"provider": "mock", "target": "default", "eval_case_id": "capital"}
     assert [entry["type"] for entry in rows_by_id(repo / RESULTS)["capital"]["scores"]] == ["llm-judge", "llm-grader"]
+
+
+GRADER_SUITE = f"""\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - name: g
+        type: code-grader
+        command: [{PY}, grader.py]
+"""
+
+
+def _graded(tmp_path: Path, script: str) -> tuple[int, dict]:
+    repo = _project(tmp_path, GRADER_SUITE, {"grader.py": script + "\n"})
+    proc = run_cli("run", "evals", "--no-cache", cwd=repo)
+    return proc.returncode, rows_by_id(repo / RESULTS)["capital"]
+
+
+@pytest.mark.parametrize(("script", "said"), [
+    # json.dumps writes NaN and Infinity, which JSON.parse refuses: the exit-code fallback passed them with 1.0
+    ('import json; print(json.dumps({"score": float("nan"), "assertions": [{"text": "a", "passed": False}]}))',
+     "NaN is not valid JSON"),
+    ('import json; print(json.dumps({"score": float("inf")}))', "Infinity is not valid JSON"),
+    ('import json; print(json.dumps({"score": -float("inf")}))', "-Infinity is not valid JSON"),
+    ('print(\'{"score": 1e999}\')', "score that is not a number"),  # parses, to Infinity: not finite
+    ('print("checking the answer"); print(\'{"score": 0}\')', "looks like JSON"),  # a log line before
+    ('print(\'{"score": 0}\'); print("done")', "Extra data"),  # a log line after
+    ('print(\'{"score": 0}\'); print(\'{"score": 0}\')', "Extra data"),  # two objects
+    ('print(\'[{"text": "Paris", "passed": false}]\')', "a JSON list, not an object"),
+    ('print("[" * 100000 + "]" * 100000)', "nested too deeply"),
+    ('print(\'{"a":\' * 100000 + "0" + "}" * 100000)', "nested too deeply"),
+    ('print(\'{"score": 0, \')', "Expecting"),  # cut short
+])
+def test_a_4x_grader_reply_that_is_not_one_readable_object_is_an_error_never_a_pass(
+        tmp_path: Path, script: str, said: str) -> None:
+    """Fails before the fix: each was read as plain text with exit 0, a pass scored 1.0, and the run exited 0."""
+    code, row = _graded(tmp_path, script)
+    assert code == 1, row
+    assert (row["score"], row["verdict"]) == (0.0, "error"), row
+    error = row["scores"][0]["error"]
+    assert said in error, error
+    if "score that is not a number" not in error:
+        assert "expected exactly one JSON object" in error and "write logs to stderr" in error, error
+        assert "\n" not in error and len(error) < 1200, error  # the reply is shown escaped and cut
+
+
+@pytest.mark.parametrize("script", [
+    'print("[PASS] the answer names Paris")',  # a shell check's prose in brackets stays prose
+    'print("Paris: {ok}")',
+    'print("42")',  # a bare JSON scalar is the plain-text path in 4.42 too
+])
+def test_prose_that_is_not_json_shaped_keeps_the_exit_code_reading(tmp_path: Path, script: str) -> None:
+    code, row = _graded(tmp_path, script)
+    assert (code, row["score"], row["verdict"]) == (0, 1.0, "pass"), row
+
+
+CAP = 8 * 1024 * 1024  # DEFAULT_MAX_RESPONSE_BYTES, the judge's stdout cap
+
+
+def test_a_4x_grader_reply_exactly_at_the_stdout_cap_is_read(tmp_path: Path) -> None:
+    head = '{"score": 1}'
+    code, row = _graded(tmp_path, f'import sys; sys.stdout.write({head!r} + " " * ({CAP} - {len(head)}))')
+    assert (code, row["score"], row["verdict"]) == (0, 1.0, "pass"), row
+
+
+def test_a_4x_grader_reply_one_byte_over_the_stdout_cap_is_an_error(tmp_path: Path) -> None:
+    """Plain text over the cap would be an exit-code pass if it were read cut: the cap makes it an error."""
+    code, row = _graded(tmp_path, f'import sys; sys.stdout.write("x" * ({CAP} + 1))')
+    assert (code, row["verdict"]) == (1, "error"), row
+    assert f"printed more than {CAP} bytes on stdout (the cap; it printed {CAP + 1})" in row["scores"][0]["error"]
+
+
+def test_a_4x_grader_killed_by_a_signal_is_an_error_not_an_exit_code_fail(tmp_path: Path) -> None:
+    """Plain stdout and no stderr would read a non-zero exit as the grader's fail; a signal is a crash."""
+    code, row = _graded(tmp_path, 'import os, signal, sys; print("looks right"); sys.stdout.flush(); '
+                                  'os.kill(os.getpid(), signal.SIGKILL)')
+    assert (code, row["verdict"]) == (1, "error"), row
+    assert "was killed by SIGKILL" in row["scores"][0]["error"]
