@@ -113,12 +113,13 @@ class GitHubApi:
             left = self._left()
             if left <= 0.05:
                 raise self._out_of_time()
+            seconds = min(self.call_seconds, left)
             try:
-                reply = self._once(method, url, payload, min(self.call_seconds, left))
-            except _Cut:
-                if attempt == 1 and self._left() > 1.0:
-                    continue
-                raise self._out_of_time() from None
+                reply = self._once(method, url, payload, seconds)
+            except _Cut:  # not asked again: an API that drips would drip again
+                raise CommentFault(f"the GitHub API at {self.api_url} did not answer {method} within "
+                                   f"{seconds:g}s (a deadline for the whole reply); the comment is posted on "
+                                   "the next run") from None
             except CommentFault as exc:
                 if attempt == 1 and getattr(exc, "retry", False) and self._left() > 1.0:
                     time.sleep(0.5)
