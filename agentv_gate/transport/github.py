@@ -48,7 +48,12 @@ _CHUNK = 64 * 1024
 
 
 class CommentFault(Exception):
-    """Why the comment could not be posted, said in one line (the gate's verdict is not affected)."""
+    """Why the comment could not be posted, said in one line (the gate's verdict is not affected).
+    `retry`: a network failure another attempt may get past."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ class GitHubApi:
                                    f"{seconds:g}s (a deadline for the whole reply); the comment is posted on "
                                    "the next run") from None
             except CommentFault as exc:
-                if attempt == 1 and getattr(exc, "retry", False) and self._left() > 1.0:
+                if attempt == 1 and exc.retry and self._left() > 1.0:
                     time.sleep(0.5)
                     continue
                 raise
@@ -160,11 +165,8 @@ class GitHubApi:
             failure = classify(failed, seconds, url)
             if failure is None:
                 raise failed
-            fault = CommentFault(redact(f"the GitHub API at {self.api_url} could not be reached "
-                                        f"({failure.message}); check GITHUB_API_URL and the runner's network",
-                                        [self.token]))
-            fault.retry = failure.retry  # type: ignore[attr-defined]
-            raise fault
+            raise CommentFault(redact(f"the GitHub API at {self.api_url} could not be reached ({failure.message}); "
+                                      "check GITHUB_API_URL and the runner's network", [self.token]), failure.retry)
         assert reply is not None
         return reply
 
