@@ -4,7 +4,8 @@ The action is played as the runner plays it: entrypoint.sh with the gate step's 
 action.yml gives it), then with the comment step's. A `cli` agent and a code judge walk every
 process they can see (their ancestors among them) and read its environ and cmdline, looking for
 the token; the case fails when either finds it. The same probe, with the token in the gate step's
-environment (where the action used to put it), finds it: the check can fail.
+environment (where the action used to put it), finds it: the check can fail. The judge also leaves
+a daemon behind (double fork, setsid) that watches for the comment step's token: the run ends it.
 """
 
 from __future__ import annotations
@@ -52,7 +53,47 @@ def found():
     return where
 
 
+def linger():
+    # a daemon (double fork, setsid) that outlives the judge and watches for the comment step
+    ready, done = os.pipe()  # the judge goes on once the daemon has looked once
+    if os.fork():
+        os.wait()
+        os.close(done)
+        os.read(ready, 1)
+        return
+    os.close(ready)
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    import time
+    with open({log!r}, "a") as log:
+        log.write("started\\n")
+        log.flush()
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            try:
+                hits = found()
+            except Exception:
+                hits = []
+            if hits:
+                log.write("FOUND " + " ".join(hits) + "\\n")
+                log.flush()
+            if done is not None:
+                os.write(done, b"x")
+                os.close(done)
+                done = None
+            if hits:
+                break
+            time.sleep(0.1)
+    os._exit(0)
+
+
 hits = found()
+if sys.argv[1] == "judge":
+    linger()
 if sys.argv[1] == "agent":
     print("FOUND " + " ".join(hits) if hits else "clean")
 else:
@@ -79,7 +120,8 @@ targets:
     provider: cli
     command: {sys.executable} {snoop} agent
 """)
-    snoop.write_text(SNOOP.format(token=token))
+    lingered = tmp_path / "lingered.log"
+    snoop.write_text(SNOOP.format(token=token, log=str(lingered)))
     write(repo / "evals" / "snoop.yaml", f"""\
 tests:
   - id: snoop
@@ -107,6 +149,7 @@ tests:
         if token_in_gate_step:
             assert gate.code == 1, "the probe must find a token that is there"
             assert "FOUND" in json.dumps(rows) or "token in" in json.dumps(rows)
+            assert "FOUND" in lingered.read_text(), "the daemon's probe finds a token that is there"
             return
         assert gate.code == 0, gate.stdout + gate.stderr + json.dumps(rows)
         assert github.requests == [], "the suites' step posts nothing"
@@ -114,6 +157,7 @@ tests:
                                                  "AGENTV_GATE_RESULTS": gate.outputs["results-path"],
                                                  "AGENTV_GATE_GITHUB_TOKEN": token})
         assert post.code == 0, post.stdout + post.stderr
+        assert lingered.read_text() == "started\n", "the daemon ran, and was ended with the run before the comment step"
         [comment] = github.comments[7]
         assert "PASSED" in comment["body"] and "pull-request comment created" in post.stderr
         assert token not in gate.stdout + gate.stderr + post.stdout + post.stderr
