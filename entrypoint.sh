@@ -17,9 +17,14 @@
 #   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
 #   INPUT_BASELINE, INPUT_FAIL_ON (run and merge: the base branch's results JSONL, all | regression)
 #   (merge refuses INPUT_THRESHOLD: the shards' runs applied theirs)
-#   INPUT_COMMENT      true | false (default): run and merge post the sticky pull-request comment
-#                      (--comment); the token arrives as AGENTV_GATE_GITHUB_TOKEN, which the CLI
-#                      takes out of its environment before anything else runs
+#   INPUT_COMMENT      true | false (default): the sticky pull-request comment, posted by a second
+#                      call of this script (AGENTV_GATE_STEP=comment) in a later step of the action
+#                      that runs `agentv-gate comment` on the results. The step that runs the suites
+#                      never has the token: any process it starts (an agent, a judge) could read it
+#                      from /proc/<pid>/environ of any ancestor, whatever the CLI took out of its own
+#                      environment. The comment step runs no agent and no judge.
+#   AGENTV_GATE_STEP   empty (the suites' step) | comment (the comment step; the token arrives as
+#                      AGENTV_GATE_GITHUB_TOKEN, the results file as AGENTV_GATE_RESULTS)
 #   INPUT_EXTRA_ARGS   further CLI arguments, shell-style quoting ('a b' stays one argument)
 # Environment it honours: AGENTV_GATE_BIN (the CLI to run, default `agentv-gate` on PATH),
 # GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_WORKSPACE (as the runner sets them; the CLI writes
@@ -106,9 +111,17 @@ case $comment in
   true | false | '') ;;
   *) fail_usage "input comment is '$comment': expected true or false" ;;
 esac
+step=${AGENTV_GATE_STEP:-}
+case $step in
+  '' | comment) ;;
+  *) fail_usage "AGENTV_GATE_STEP is '$step': expected empty or comment" ;;
+esac
+# The suites' step: no token, and so no --comment (the comment step posts it from the results). A
+# shard would replace the comment with its part of the run, so it is refused here, before any case
+# runs, as `run --comment --shard` is.
 add_comment() {
-  if [[ $comment == true ]]; then
-    args+=(--comment)
+  if [[ $comment == true && $command == run && -n $(value_of SHARD) ]]; then
+    fail_usage "input comment with input shard $(value_of SHARD): each shard would replace the comment with its part of the run; comment from the job that merges the shards (command: merge)"
   fi
 }
 
@@ -223,6 +236,44 @@ if ((${#extra[@]})); then
 fi
 if ((${#paths[@]})); then
   argv+=(-- "${paths[@]}")
+fi
+
+# The comment step: `agentv-gate comment RESULTS [PATHS]` with the options that decide the verdict
+# (baseline, fail-on and those of extra-args) and the filters that name the comment (--suite,
+# --test-id), so it says what the run decided and finds the comment `run --comment` would have.
+if [[ $step == comment ]]; then
+  [[ $command == validate ]] && exit 0
+  results=${AGENTV_GATE_RESULTS:-}
+  [[ -z $results ]] && fail_usage "the comment step needs the results file (AGENTV_GATE_RESULTS)"
+  if [[ $results != /* && -n ${GITHUB_WORKSPACE:-} ]]; then
+    results="$GITHUB_WORKSPACE/$results"  # the results-path output is relative to the workspace root
+  fi
+  argv=(comment)
+  [[ -n $(value_of BASELINE) ]] && argv+=(--baseline "$(value_of BASELINE)")
+  [[ -n $(value_of FAIL_ON) ]] && argv+=(--fail-on "$(value_of FAIL_ON)")
+  keep_next=0
+  if ((${#extra[@]})); then
+    for word in "${extra[@]}"; do
+      if ((keep_next)); then
+        argv+=("$word")
+        keep_next=0
+        continue
+      fi
+      case $word in
+        --baseline | --fail-on | --alpha | --history | --max-drop | --suite | --test-id | --eval-id)
+          argv+=("$word")
+          keep_next=1 ;;
+        --baseline=* | --fail-on=* | --alpha=* | --history=* | --max-drop=* | --suite=* | --test-id=* | --eval-id=*)
+          argv+=("$word") ;;
+      esac
+    done
+  fi
+  argv+=(-- "$results")
+  if [[ $command == run ]] && ((${#paths[@]})); then
+    argv+=("${paths[@]}")  # merge: the comment is the workflow's whole run, named by no paths
+  fi
+  printf 'agentv-gate action: posting the comment:%s\n' "$(escape_data "$(printf ' %q' "$bin" "${argv[@]}")")" >&2
+  exec "$bin" "${argv[@]}"
 fi
 
 shown=$(printf ' %q' "$bin" "${argv[@]}")

@@ -246,6 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     comment.add_argument("results", type=Path, help="results JSONL of this change (run or merge)")
     comment.add_argument("paths", nargs="*", type=Path, default=None,
                          help="the eval paths the run was given, if any: they pick the same comment as `run --comment`")
+    comment.add_argument("--test-id", "--eval-id", action="append", default=None, dest="test_id", metavar="GLOB",
+                         help="the run's --test-id filters, if any: with the paths, they pick the comment")
+    comment.add_argument("--suite", action="append", default=None, metavar="GLOB",
+                         help="the run's --suite filters, if any: with the paths, they pick the comment")
     _add_baseline_options(comment)
     comment.set_defaults(comment=True)
 

@@ -90,3 +90,28 @@ def test_models_modules_import_down() -> None:
                 if MODEL_RANK[there] >= MODEL_RANK[path.stem]:
                     wrong.append(f"models/{path.name}:{node.lineno}: {path.stem} -> {there}")
     assert not wrong, "imports against the models layers:\n" + "\n".join(wrong)
+
+
+def _outside_imports(path: Path) -> set[str]:
+    """The top-level third-party names `path` imports (the package's own and relative imports left out)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names - {PACKAGE.name}
+
+
+def test_the_github_client_is_in_transport_and_no_command_speaks_http() -> None:
+    """The GitHub REST client sits in transport/ beside the model HTTP (same session, same whole-call
+    deadline): no module of commands/ or report/ speaks HTTP itself."""
+    client = PACKAGE / "transport" / "github.py"
+    assert client.is_file()
+    siblings = {there for _, there in _imported_tops(client)}
+    assert siblings <= {"transport", "redaction"}, siblings
+    source = client.read_text(encoding="utf-8")
+    assert "from .deadline import attempt_deadline" in source and "from .session import" in source
+    talking = [str(p.relative_to(PACKAGE)) for folder in ("commands", "report") for p in (PACKAGE / folder).rglob("*.py")
+               if {"requests", "urllib3", "http"} & _outside_imports(p)]
+    assert not talking, f"HTTP spoken outside transport/: {talking}"

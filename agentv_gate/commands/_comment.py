@@ -38,7 +38,6 @@ from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals
 
 TOKEN_VARIABLE = "AGENTV_GATE_GITHUB_TOKEN"
-PERMISSION = "pull-requests: write"
 
 
 @dataclass(frozen=True)
@@ -150,12 +149,13 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
     if isinstance(pr, str):
         print(inert_log_text(f"agentv-gate: no pull-request comment: {pr}"), file=sys.stderr)
         return False
+    from ..transport.github import PERMISSION, CommentFault, GitHubApi  # here: `requests` only when commenting
+
     missing = [name for name in ("GITHUB_REPOSITORY",) if not env.get(name)]
     if missing or not setup.token:
         what = ", ".join(missing) if missing else f"a token (the github-token input, {TOKEN_VARIABLE} or GITHUB_TOKEN)"
         _warn(f"{what} is not set; it needs a token with `{PERMISSION}`", env)
         return False
-    from ._github_api import CommentFault, GitHubApi  # here: `requests` only for a run that comments
 
     api = GitHubApi(env.get("GITHUB_API_URL") or "https://api.github.com", env["GITHUB_REPOSITORY"], setup.token)
     base = base_of(base_rows, pr.base_ref) if base_rows is not None else None
@@ -164,11 +164,15 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
                           base_usage=UsageTotals.of(base_rows) if base_rows is not None else None,
                           links=_links(env, pr.head_sha), planned=planned, paired=paired)
     try:
-        # The marker starts the body: a reply quoting our comment ("> <!-- ...") is someone else's.
-        found = next((c for c in api.comments(pr.number) if c.body.startswith(marker(setup.key))), None)
+        # Ours is the comment the token's own identity wrote whose body starts with the marker: a reply
+        # quoting it ("> <!-- ...") is someone else's, and so is anyone's comment that copies the
+        # marker (it is computable from the public workflow) to have the gate's report replaced.
+        me = api.identity()
+        found = next((c for c in api.comments(pr.number)
+                      if c.author == me and c.body.startswith(marker(setup.key))), None)
         posted = api.update(found.id, body) if found else api.create(pr.number, body)
     except CommentFault as exc:
-        _warn(api.safe(str(exc)), env)
+        _warn(api.safe(one_line(str(exc))), env)
         return False
     where = f": {posted.url}" if posted.url else ""
     print(inert_log_text(f"agentv-gate: pull-request comment {'updated' if found else 'created'}{one_line(where)}"),

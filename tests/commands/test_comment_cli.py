@@ -90,8 +90,8 @@ def test_the_first_push_creates_the_comment_and_the_second_updates_it_in_place(
             "| 1.00 pass → 0.00 fail | Output does not contain &quot;Seine&quot; |") in regressions
     assert "| Pass rate | 100.0% (2 of 2) | 50.0% (1 of 2) | -50.0 pts |" in updated
     assert "[Run](https://github.example/octo/widgets/actions/runs/99)" in updated
-    methods = [method for method, *_ in github.requests]
-    assert methods == ["GET", "POST", "GET", "PATCH"]
+    calls = [f"{method} {path.rsplit('/', 1)[-1]}" for method, path, *_ in github.requests]
+    assert calls == ["GET user", "GET comments", "POST comments", "GET user", "GET comments", "PATCH 1001"]
     assert "pull-request comment updated" in second.stderr
     assert all(auth == f"Bearer {TOKEN}" for *_, auth in github.requests)
     for text in (first.stdout, first.stderr, second.stdout, second.stderr, (tmp_path / "summary.md").read_text()):
@@ -108,7 +108,8 @@ def test_the_comment_is_found_past_the_first_page_of_a_hundred_comments(tmp_path
     assert run_cli("run", "evals", "--baseline", str(base), "--comment", cwd=repo, env=env).returncode == 0
     ours = [b for b in bodies(github) if b.startswith("<!-- agentv-gate-comment:")]
     assert len(ours) == 1 and len(bodies(github)) == 151
-    pages = [query.get("page", ["1"])[0] for method, _, query, _ in github.requests if method == "GET"]
+    pages = [query.get("page", ["1"])[0] for method, path, query, _ in github.requests
+             if method == "GET" and path.endswith("/comments")]
     assert pages == ["1", "2", "1", "2"]
     assert github.requests[-1][0] == "PATCH"
 
@@ -156,7 +157,7 @@ def test_each_fault_of_githubs_is_said_in_one_warning(tmp_path: Path, github: Fa
     base, head = tmp_path / "base.jsonl", tmp_path / "head.jsonl"
     base.write_text(_row("a", "pass", 1.0))
     head.write_text(_row("a", "fail", 0.0))
-    github.add_comments(PR, [marker_body(tmp_path)])  # an earlier comment: PATCH is the call that fails
+    github.add_comments(PR, [marker_body(tmp_path)], user="github-actions[bot]")  # ours: PATCH is the call that fails
     github.fail(method, status, message, headers)
     proc = run_cli("comment", str(head), "--baseline", str(base), cwd=tmp_path, env=actions_env(tmp_path, github))
     assert proc.returncode == 0, "the comment step is never a second verdict"
@@ -208,7 +209,7 @@ def test_an_unreachable_api_warns_and_the_gate_still_decides(tmp_path: Path) -> 
     proc = run_cli("run", "evals", "--baseline", str(base), "--comment", cwd=repo, env=env)
     assert proc.returncode == 1
     [warning] = [line for line in proc.stdout.splitlines() if line.startswith("::warning")]
-    assert f"the GitHub API at http://127.0.0.1:{port} could not be reached (ConnectionError)" in warning
+    assert f"the GitHub API at http://127.0.0.1:{port} could not be reached (connection failed (connection refused))" in warning
 
 
 def test_no_token_or_no_pull_request_posts_nothing_and_changes_nothing(tmp_path: Path, github: FakeGitHub) -> None:

@@ -7,6 +7,8 @@ What the pull-request comment uses, as GitHub answers it:
 * ``POST /repos/{owner}/{repo}/issues/{n}/comments`` ``{"body": ...}`` - 201 with the comment;
 * ``PATCH /repos/{owner}/{repo}/issues/comments/{id}`` ``{"body": ...}`` - 200 with the comment;
 * a body over 65,536 characters: 422 ``Validation Failed`` (``body is too long``), as GitHub does;
+* ``GET /user`` - 403 ``Resource not accessible by integration`` for an Actions (installation)
+  token, as GitHub answers it; ``{"login": login}`` for a personal token (``FakeGitHub(login=...)``);
 * ``Authorization: Bearer TOKEN`` must be the server's token, else 401 ``Bad credentials``.
 
 ``server.fail(method, status, message, headers=None, times=None)`` makes every (or the next
@@ -41,8 +43,10 @@ class Failure:
 
 class FakeGitHub:
     def __init__(self, token: str = "ghs_faketoken1234567890", repository: str = "octo/widgets",
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", login: str | None = None) -> None:
         self.token = token
+        self.login = login
+        """None: the token is the Actions token (comments by github-actions[bot]); else a person's."""
         self.repository = repository
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.requests: list[tuple[str, str, dict[str, list[str]], str]] = []
@@ -127,6 +131,14 @@ class FakeGitHub:
                 self._send(handler, 401, {"message": "Bad credentials"})
                 return
             parts = split.path.strip("/").split("/")
+            if method == "GET" and parts == ["user"]:
+                if self.login is None:
+                    self._send(handler, 403, {"message": "Resource not accessible by integration",
+                                              "documentation_url": "https://docs.github.com/rest/users/users"
+                                                                   "#get-the-authenticated-user", "status": "403"})
+                else:
+                    self._send(handler, 200, {"login": self.login, "type": "User"})
+                return
             prefix = ["repos", *self.repository.split("/")]
             if parts[:3] != prefix:
                 self._send(handler, 404, {"message": "Not Found"})
@@ -137,7 +149,7 @@ class FakeGitHub:
             elif method == "POST" and len(rest) == 3 and rest[0] == "issues" and rest[2] == "comments":
                 body = self._body(handler, raw)
                 if body is not None:
-                    self._send(handler, 201, self._new(int(rest[1]), body, "github-actions[bot]"))
+                    self._send(handler, 201, self._new(int(rest[1]), body, self.login or "github-actions[bot]"))
             elif method == "PATCH" and len(rest) == 3 and rest[:2] == ["issues", "comments"]:
                 body = self._body(handler, raw)
                 if body is None:

@@ -117,7 +117,7 @@ def test_two_pushes_leave_one_comment_showing_the_regression_and_a_forks_403_onl
         assert (f"| river | [evals/geo.yaml:7](https://github.com/octo/widgets/blob/{HEAD_SHA}/evals/geo.yaml#L7) "
                 "| 1.00 pass → 0.00 fail | Output does not contain &quot;Seine&quot; |") in body, body
         assert "| target default | 200 in / 40 out | 240 in / 60 out | $0.0030 | $0.0042 |" in body, body
-        assert [method for method, *_ in github.requests] == ["GET", "POST", "GET", "PATCH"]
+        assert [method for method, *_ in github.requests] == ["GET", "GET", "POST", "GET", "GET", "PATCH"]
 
         write(repo / "evals" / "geo.yaml", geo_suite("Paris"))
         _git_commit(repo)

@@ -400,9 +400,14 @@ def test_action_passes_inputs_only_through_env() -> None:
     gate = next(s for s in steps if s.get("id") == "gate")
     mapped = {k: v for k, v in gate["env"].items() if k.startswith("INPUT_")}
     handled = {"python-version", "working-directory"}  # used by the steps themselves
-    # The token goes to the CLI under the name it takes it out of its environment by, and only when commenting.
+    # The token reaches only the comment step, which runs after the suites' step and runs no judge.
     handled.add("github-token")
-    assert gate["env"]["AGENTV_GATE_GITHUB_TOKEN"] == "${{ inputs.comment == 'true' && inputs.github-token || '' }}"
+    assert not any("github-token" in str(value) or "TOKEN" in name for name, value in gate["env"].items())
+    [poster] = [s for s in steps if "AGENTV_GATE_GITHUB_TOKEN" in s.get("env", {})]
+    assert poster["env"]["AGENTV_GATE_GITHUB_TOKEN"] == "${{ inputs.github-token }}"
+    assert poster["env"]["AGENTV_GATE_STEP"] == "comment" and steps.index(poster) > steps.index(gate)
+    assert "inputs.comment == 'true'" in poster["if"] and "!cancelled()" in poster["if"]
+    assert all("github-token" not in str(s.get("env", {})) for s in steps if s is not poster)
     for name in action["inputs"]:
         if name in handled:
             continue
@@ -550,4 +555,4 @@ def test_the_action_checks_the_runner_before_anything_is_installed() -> None:
     check = steps[0]
     assert check["if"] == "runner.os != 'Linux' && runner.os != 'macOS'"
     assert check["run"] == 'bash "$GITHUB_ACTION_PATH/entrypoint.sh"'
-    assert [s.get("id") for s in steps[1:]] == ["python", "install", "gate"]
+    assert [s.get("id") for s in steps[1:]] == ["python", "install", "gate", "comment"]

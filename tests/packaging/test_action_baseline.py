@@ -45,14 +45,28 @@ def test_validate_warns_that_it_ignores_baseline(tmp_path: Path, recorder: Recor
 
 
 @pytest.mark.parametrize("command", ["run", "merge"])
-def test_the_comment_input_adds_comment_to_run_and_merge(tmp_path: Path, recorder: Recorder,  # noqa: F811
-                                                        command: str) -> None:
+def test_the_comment_input_posts_from_the_results_in_a_step_of_its_own(tmp_path: Path, recorder: Recorder,  # noqa: F811
+                                                                      command: str) -> None:
+    """The suites' step never comments (it has no token); the comment step runs `comment` on the
+    results with the options that decide the verdict and name the comment, and nothing else."""
     cli, log = recorder
-    inputs = {"command": command, "comment": "true", **({"paths": "shard.jsonl"} if command == "merge" else {})}
+    paths = "shard.jsonl" if command == "merge" else "evals\nmore evals"
+    inputs = {"command": command, "comment": "true", "paths": paths, "baseline": "base.jsonl",
+              "fail-on": "regression", "extra-args": "--no-cache --max-drop 0.1 --alpha=0.01"
+              + (" --suite 'geo*'" if command == "run" else "")}
     run = run_entrypoint(tmp_path, inputs, cli=cli)
     assert run.code == 0, run.stderr
-    assert "--comment" in json.loads(log.read_text())
-    assert "--comment" not in json.loads((run_entrypoint(tmp_path, {"comment": "false"}, cli=cli), log.read_text())[1])
+    assert "--comment" not in json.loads(log.read_text())
+    post = run_entrypoint(tmp_path, inputs, cli=cli, env={"AGENTV_GATE_STEP": "comment",
+                                                         "AGENTV_GATE_RESULTS": "out/results.jsonl",
+                                                         "GITHUB_WORKSPACE": str(tmp_path)})
+    assert post.code == 0, post.stderr
+    expected = ["comment", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-drop", "0.1", "--alpha=0.01"]
+    if command == "run":
+        expected += ["--suite", "geo*", "--", f"{tmp_path}/out/results.jsonl", "evals", "more evals"]
+    else:
+        expected += ["--", f"{tmp_path}/out/results.jsonl"]
+    assert json.loads(log.read_text()) == expected
 
 
 def test_a_comment_input_that_is_not_true_or_false_is_refused(tmp_path: Path, recorder: Recorder) -> None:  # noqa: F811
