@@ -145,7 +145,7 @@ def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int
     children = getattr(score, "children", None)
     return EvaluatorResult(
         name=config.name,
-        type=config.type,
+        type=getattr(config, "reported_type", config.type),
         score=score.score,
         weight=config.weight,
         verdict=score.verdict or score_label(score.score),
