@@ -1,12 +1,14 @@
-"""AgentV 4.42.4's recorded results on its own examples, replayed against agentv-gate without node (issue 33).
+"""AgentV 4.42.4's recorded results on its own examples, replayed against agentv-gate without node (issues 33, 43).
 
-`compat/agentv_4_42/run_differential.py --record` ran each example eval file with the real AgentV 4.42.4 and
-kept, per case, its score and whether it passed (tests/compat/agentv-4.42/expected.json, with AgentV's
-version and a hash of each example's files). This test runs the gate on the same files, prepared the same
-way (the loopback model, the `@agentv/sdk` stand-in, the `uv` shim), and asks for the same score and verdict
-on every case. An example whose files changed since the recording is skipped, saying so, and so is the
-whole test when ../shared/agentv is not beside the repository. TypeScript graders need `bun`: without it
-their suites are skipped by name.
+`compat/agentv_4_42/run_differential.py --record` ran each example eval file with the real AgentV 4.42.4, both
+tools with their own defaults, and kept, per case, AgentV's score and verdict (pass / fail / error) in
+tests/compat/agentv-4.42/expected.json, with AgentV's version and a hash of each example's files. This test
+runs the gate on the same files, prepared the same way (AgentV's root `.agentv/`, the loopback model, the
+`@agentv/sdk` stand-in, the `uv` shim) and with no flag AgentV was not given, and asks for AgentV's score and
+verdict on every case, or, for a case listed in known-differences.json with its cause, exactly the value
+listed there: a known difference that changes fails here too. An example whose files changed since the
+recording is skipped, saying so, and so is the whole test when ../shared/agentv is not beside the
+repository. TypeScript graders need `bun`: without it their suites are skipped by name.
 """
 
 from __future__ import annotations
