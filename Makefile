@@ -46,7 +46,8 @@ lint: $(BIN)/agentv-gate
 # ~/.cache/agentv-gate-compat; needs node and npm) and by the gate, compared case by case
 # (compat/run_compat.py). RECORD=1 also rewrites tests/compat/agentv-2.19/expected.json, which
 # `make test` replays without node. AGENTV=4.42.4 runs AgentV 4.42.4 on its own examples instead
-# (compat/agentv_4_42/run_differential.py; RECORD=1 rewrites tests/compat/agentv-4.42/expected.json).
+# (compat/agentv_4_42/run_differential.py, both tools with their own defaults; RECORD=1 rewrites
+# tests/compat/agentv-4.42/expected.json and known-differences.json).
 AGENTV ?= 2.19.0
 RECORD ?=
 compat: $(BIN)/agentv-gate

@@ -141,11 +141,15 @@ def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore
                                     "reasoning": f"negated: {score.reasoning}" if score.reasoning else "negated"})
 
 
+TIMED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini"})
+"""Model providers AgentV 4.42 times (llm-providers.ts: the call's duration); 2.19's report none."""
+
+
 def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int | None = None) -> EvaluatorResult:
     children = getattr(score, "children", None)
     return EvaluatorResult(
         name=config.name,
-        type=config.type,
+        type=getattr(config, "reported_type", config.type),
         score=score.score,
         weight=config.weight,
         verdict=score.verdict or score_label(score.score),
@@ -276,6 +280,7 @@ class Orchestrator:
     def _attempt(self, case: EvalCase, provider: Provider, result: CaseResult, run: CaseRun,
                  started: float) -> CaseResult:
         """One run of the target and the evaluators, filling `result`."""
+        called = time.monotonic()
         try:
             response = provider.invoke(
                 ProviderRequest(question=case.question, messages=list(case.input_messages), eval_case_id=case.id,
@@ -290,6 +295,8 @@ class Orchestrator:
             result.retries = int(getattr(exc, "retries", 0) or 0)
             return _errored(result, f"target {provider.name}: {str(exc) or type(exc).__name__}", started)
 
+        if case.generation == "4.x" and response.duration_ms is None and getattr(provider, "kind", None) in TIMED_KINDS:
+            response = response.model_copy(update={"duration_ms": _ms_since(called)})
         file_changes = None
         if run.workspace_path is not None and run.workspace_baseline is not None:
             file_changes = capture_file_changes(Path(run.workspace_path), run.workspace_baseline)

@@ -65,7 +65,7 @@ MemberRunner = Callable[[EvaluationContext], EvaluationScore]
 
 
 def member_result(config: EvaluatorConfig, score: EvaluationScore, weight: float) -> EvaluatorResult:
-    return EvaluatorResult(name=config.name, type=config.type, score=score.score, weight=weight,
+    return EvaluatorResult(name=config.name, type=getattr(config, "reported_type", config.type), score=score.score, weight=weight,
                            verdict=score.verdict or score_label(score.score), details=score.details,
                            hits=score.hits, misses=score.misses, reasoning=score.reasoning,
                            evaluator_raw_request=score.evaluator_raw_request, retries=score.retries,

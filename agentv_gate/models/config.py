@@ -225,6 +225,15 @@ class ContainsConfig(_EvaluatorBase):
     any: bool = False
     """A list value passes when any item appears (AgentV's contains-any), not only all of them."""
 
+    @property
+    def reported_type(self) -> str:
+        """The type AgentV 4.42 reports (`contains-any`, `icontains-all`, ...): the settings and the value's shape
+        say which variant was written, since `contains`/`icontains` read one value and the others a list."""
+        prefix = "contains" if self.case_sensitive else "icontains"
+        if not isinstance(self.value, list):
+            return prefix
+        return f"{prefix}_{'any' if self.any else 'all'}"
+
     @field_validator("value")
     @classmethod
     def _some_value(cls, value: str | list[str]) -> str | list[str]:

@@ -158,11 +158,26 @@ def parse_batch_output(text: str, where: str) -> dict[str, dict[str, Any]]:
     return records
 
 
+def _js_json(value: Any) -> str:
+    """JavaScript's `JSON.stringify` of a parsed JSON value: no spaces, integral numbers without `.0`."""
+    def js(item: Any) -> Any:
+        if isinstance(item, float) and item.is_integer() and abs(item) < 1e21:
+            return int(item)
+        if isinstance(item, dict):
+            return {key: js(inner) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [js(inner) for inner in item]
+        return item
+    return json.dumps(js(value), separators=(",", ":"), ensure_ascii=False)
+
+
 def _answer(record: dict[str, Any], fallback_ms: int, raw: dict[str, Any]) -> TargetResponse:
     """One record as a single run's answer: its messages (or text), tokens, cost and duration."""
     body = {key: value for key, value in record.items() if key != "id"}
     if not any(key in body for key in ("output", "output_messages", "text")):
         body["text"] = ""  # AgentV: no messages and no text is an empty answer, not the record as text
+    elif "text" in body and not isinstance(body["text"], str):
+        body["text"] = _js_json(body["text"])  # AgentV's batch reader: JSON.stringify(text), compact
     text, messages, metrics = parse_cli_output(json.dumps(body), verbatim=True)
     if not text and messages == [Message(role="assistant", content="")]:
         messages = []

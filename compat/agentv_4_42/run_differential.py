@@ -1,24 +1,31 @@
 """The AgentV 4.42.4 differential: its own examples, run by the real AgentV 4.42.4 and by agentv-gate, per case.
 
-    python compat/agentv_4_42/run_differential.py [--record] [--only GLOB] [--agentv PATH/TO/agentv]
+    python compat/agentv_4_42/run_differential.py [--record] [--only GLOB] [--agentv PATH/TO/agentv] [--keep]
 
-1. AgentV 4.42.4 from `../shared/agentv/4.42.4` (npm, its lock file), installed once under
-   `~/.cache/agentv-gate-compat/agentv-4.42.4` unless `--agentv` names an installed CLI; `bun` from npm
-   beside it, for the TypeScript graders;
-2. the examples are copied to a temporary git repository with `sdk_shim/` as `@agentv/sdk` and
+1. AgentV 4.42.4: `--agentv`, else the one cached under `~/.cache/agentv-gate-compat/agentv-4.42.4`, else
+   `/tmp/av4` (the shared README's install) when it is 4.42.4, else installed into the cache from
+   `../shared/agentv/4.42.4` (npm, its lock file); `bun` from npm beside it, for the TypeScript graders;
+2. the examples are copied to a temporary git repository with AgentV's repository-root `.agentv/`
+   (`../shared/agentv/root-agentv-4.42.4`, as AgentV's checkout has it), `sdk_shim/` as `@agentv/sdk` and
    `@agentv/eval` under its node_modules (AgentV's SDK package is not on the npm registry here) and a
    `uv` shim (`uv run x.py` is `python3 x.py`);
-3. every target an eval file (or the case file its `tests:` names) uses and its folder's targets.yaml does not
-   define is the loopback `fake_model.py` (OpenAI chat completions), `grader` included, and an `openai` target
-   that targets.yaml defines is pointed at it too, so LLM targets and graders run offline;
-4. each eval file that validates in agentv-gate is run by both tools; the gate with `--threshold 0.8`,
-   AgentV 4.42's own pass mark (its CLI default, which a file's threshold overrides in both tools);
-5. per case: the score (to 6 places) and the verdict (pass or not) must be identical. A case only one tool
-   ran, or a file AgentV could not run here (a real agent CLI, the network), is listed with the reason.
+3. each eval file gets one targets file, given to both tools: its nearest `.agentv/targets.yaml` (the root one
+   for most), its LLM targets and `use_target` switches (`default`, `llm`, `grader`) answered by the loopback
+   `fake_model.py` (OpenAI chat completions), and that model for every other name the suite uses;
+4. both tools run each file exactly as a user would, each with its own defaults: no flag goes to one side only
+   (a `--threshold` given to the gate alone once hid 40 wrong PASSes). AgentV runs every file; the gate runs
+   those it validates, and a file it refuses that AgentV ran offline is counted, with the refusal;
+5. per case: score (6 places), verdict (AgentV's ok / quality_failure / execution_error as pass / fail /
+   error), error state, evaluator names and types and assertion texts (hits and misses) are compared. The
+   summary counts files run by both, cases, same score, same verdict, AgentV-fail/gate-pass (wrong PASSes),
+   gate-fail/AgentV-pass, and files AgentV runs offline that the gate refuses. Exit 1 unless every verdict is
+   the same, there is no wrong PASS and no such refusal.
 
-With `--record`, AgentV's per-case results, its version and a hash of each file's inputs go to
+With `--record`, AgentV's per-case results (score, verdict), its version and a hash of each file's inputs go to
 `tests/compat/agentv-4.42/expected.json`, which tests/compat/test_agentv_442_replay.py replays against the
-gate without node. AgentV's files are read from ../shared and copied only to the temporary folder.
+gate without node, beside `known-differences.json` (each remaining difference with its cause). `--reuse DIR`
+compares (and records) what a `--keep` run left in DIR. AgentV's files are read from ../shared and copied
+only to the temporary folder.
 """
 
 from __future__ import annotations
@@ -46,13 +53,14 @@ from compat.agentv_4_42.fake_model import FakeModel  # noqa: E402
 
 VERSION = "4.42.4"
 EXPECTED = REPO / "tests" / "compat" / "agentv-4.42" / "expected.json"
+KNOWN = EXPECTED.with_name("known-differences.json")
 GATE = Path(sys.executable).parent / "agentv-gate"
 EVAL_FILE = re.compile(r"(^|/|\.)eval\.(yaml|yml|jsonl)$", re.IGNORECASE)
 UV_SHIM = '#!/bin/sh\n# `uv run X ARGS` as `python3 X ARGS` (uv is not installed here)\n[ "$1" = run ] && shift\n' \
           'case "$1" in *.py) exec python3 "$@";; esac\nexec "$@"\n'
-PASS_MARK = "0.8"
-"""AgentV 4.42's DEFAULT_THRESHOLD, given to the gate so a file without its own threshold is judged alike."""
 SUITE_TIMEOUT = 300
+LLM_PROVIDERS = {"azure", "azure-openai", "gemini", "google", "openrouter", "anthropic"}
+"""Providers that call a model's HTTP API: the loopback model stands in for each (openai is re-pointed in place)."""
 
 KNOWN_DIFFERENCES = {
     "contract/evals/code-grader-contract.eval.yaml":
@@ -68,13 +76,28 @@ def shared_root() -> Path:
     return REPO.parent / "shared" / "agentv"
 
 
+INSTALLED = Path("/tmp/av4")
+"""Where the machine's shared README installs AgentV 4.42.4: used before installing a copy of our own."""
+
+
 def install_agentv() -> Path:
+    """The cached install, else /tmp/av4 when it holds 4.42.4, else a fresh install into the cache."""
     home = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agentv-gate-compat" / f"agentv-{VERSION}"
     cli = home / "node_modules" / ".bin" / "agentv"
-    if not cli.exists():
-        shutil.copytree(shared_root() / VERSION, home, dirs_exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=home, check=True)
+    if cli.exists():
+        return cli
+    other = INSTALLED / "node_modules" / ".bin" / "agentv"
+    if other.exists() and _version(other) == VERSION:
+        return other
+    shutil.copytree(shared_root() / VERSION, home, dirs_exist_ok=True)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=home, check=True)
     return cli
+
+
+def _version(cli: Path) -> str:
+    done = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=False,
+                          env={**os.environ, "AGENTV_NO_UPDATE_CHECK": "1"})
+    return done.stdout.strip()
 
 
 def find_bun(agentv_cli: Path) -> Path | None:
@@ -96,6 +119,7 @@ def eval_files(tree: Path) -> list[Path]:
 def prepare_tree(work: Path) -> Path:
     tree = work / "ex"
     shutil.copytree(shared_root() / f"examples-{VERSION}", tree, ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copytree(shared_root() / f"root-agentv-{VERSION}", tree / ".agentv")  # as AgentV's checkout has it
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     for name in ("sdk", "eval"):
         package = tree / "node_modules" / "@agentv" / name
@@ -176,25 +200,55 @@ def targets_for(suite: Path, tree: Path, out: Path) -> Path:
         for key in ("grader_target", "judge_target"):
             if isinstance(target.get(key), str):
                 wanted.add(target[key])
-    for target in own:  # an LLM target of its own would call the network: the fake model answers for it
+    for index, target in enumerate(own):  # an LLM target would call the network: the fake model answers for it
         if target.get("provider") == "openai":
             target.update({"base_url": "${{ FAKE_MODEL_URL }}", "api_key": "${{ OPENAI_API_KEY }}",
                            "model": "${{ FAKE_MODEL_NAME }}"})
+            target.pop("endpoint", None)
+        elif target.get("provider") in LLM_PROVIDERS or "use_target" in target:
+            # AgentV's root targets.yaml: `default`, `llm`, `grader` are `use_target: ${{ X_TARGET }}` switches
+            # and `azure`, `gemini`, `openrouter` call the network; each is the loopback model here
+            own[index] = _fake(str(target.get("name")), str(target.get("grader_target") or "grader"))
     defined = {t.get("name") for t in own}
-    fake = [{"name": name, "provider": "openai", "base_url": "${{ FAKE_MODEL_URL }}", "api_key": "${{ OPENAI_API_KEY }}",
-             "model": "${{ FAKE_MODEL_NAME }}", **({} if name == "grader" else {"grader_target": "grader"})}
-            for name in sorted(wanted - defined)]
+    fake = [_fake(name, "grader") for name in sorted(wanted - defined)]
     path = out / "targets.yaml"
     path.write_text(yaml.safe_dump({"targets": [*own, *fake]}, sort_keys=False))
     return path
+
+
+def _drop_agent_targets(path: Path) -> None:
+    kept = [t for t in yaml.safe_load(path.read_text())["targets"] if t.get("provider") in ("openai", "cli", "mock")]
+    path.write_text(yaml.safe_dump({"targets": kept}, sort_keys=False))
+
+
+def _fake(name: str, grader: str) -> dict[str, Any]:
+    """The loopback model as target `name` (a grader of its own when it is not `grader`)."""
+    return {"name": name, "provider": "openai", "base_url": "${{ FAKE_MODEL_URL }}", "api_key": "${{ OPENAI_API_KEY }}",
+            "model": "${{ FAKE_MODEL_NAME }}", **({} if name == "grader" else {"grader_target": grader})}
 
 
 def _rounded(value: Any) -> float | None:
     return round(float(value), 6) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _graders(entries: Any) -> list[dict[str, Any]]:
+    """Each `scores[]` entry (composite members after their composite) as name, type, hits and misses."""
+    found: list[dict[str, Any]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        assertions = [a for a in entry.get("assertions") or [] if isinstance(a, dict)]
+        hits = [str(a.get("text")) for a in assertions if a.get("passed")] + list(entry.get("hits") or [])
+        misses = [str(a.get("text")) for a in assertions if not a.get("passed")] + list(entry.get("misses") or [])
+        found.append({"name": entry.get("name"), "type": entry.get("type"), "hits": hits, "misses": misses})
+        found += _graders(entry.get("scores"))
+    return found
+
+
 def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
-    """AgentV 4.42's `index.jsonl` (completion order) as test id -> {score (6 places), passed, error}."""
+    """AgentV 4.42's `index.jsonl` (completion order) as test id -> score (6 places), verdict, error, graders.
+
+    4.42's verdict is its execution_status: ok (passed its threshold), quality_failure, execution_error."""
     rows: dict[str, dict[str, Any]] = {}
     for path in out.rglob("index.jsonl"):
         for line in path.read_text().splitlines():
@@ -204,15 +258,15 @@ def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
             case = row.get("test_id") or row.get("eval_id") or row.get("id")
             if not isinstance(case, str):
                 continue
-            # 4.42's verdict is its execution_status: ok (passed its threshold), quality_failure, execution_error
             status = row.get("execution_status")
             rows[case] = {"score": _rounded(row.get("score")), "passed": status == "ok",
-                          "error": status == "execution_error"}
+                          "verdict": {"ok": "pass", "quality_failure": "fail"}.get(str(status), "error"),
+                          "error": status == "execution_error", "graders": _graders(row.get("scores"))}
     return rows
 
 
 def gate_rows(results: Path) -> dict[str, dict[str, Any]]:
-    """agentv-gate's results.jsonl as test id -> {score (6 places), passed, error}."""
+    """agentv-gate's results.jsonl as test id -> score (6 places), verdict, error, graders."""
     if not results.is_file():
         return {}
     return gate_rows_of([json.loads(line) for line in results.read_text().splitlines() if line.strip()])
@@ -220,7 +274,31 @@ def gate_rows(results: Path) -> dict[str, dict[str, Any]]:
 
 def gate_rows_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {row["eval_id"]: {"score": _rounded(row.get("score")), "passed": row.get("verdict") == "pass",
-                             "error": row.get("verdict") == "error"} for row in rows}
+                             "verdict": "pass" if row.get("verdict") == "pass" else
+                             "error" if row.get("verdict") == "error" else "fail",
+                             "error": row.get("verdict") == "error", "graders": _graders(row.get("scores"))}
+            for row in rows}
+
+
+def differences(a: dict[str, Any], g: dict[str, Any]) -> list[str]:
+    """What differs in one case between AgentV's row `a` and the gate's `g`: score, verdict, error state,
+    evaluator names and types, assertion texts (empty when the case is identical)."""
+    found = [f"{key} {a[key]} vs {g[key]}" for key in ("score", "verdict", "error") if a[key] != g[key]]
+    if a["graders"] and g["graders"]:  # AgentV writes no scores[] for some rows (a single default grader)
+        names = ([x["name"] for x in a["graders"]], [x["name"] for x in g["graders"]])
+        if names[0] != names[1]:
+            found.append(f"evaluator names {names[0]} vs {names[1]}")
+        for x, y in zip(a["graders"], g["graders"], strict=False):
+            if _type(x["type"]) != _type(y["type"]):
+                found.append(f"{x['name']}: type {x['type']} vs {y['type']}")
+            for key in ("hits", "misses"):
+                if sorted(x[key]) != sorted(y[key]):
+                    found.append(f"{x['name']}: {key} {x[key][:6]} vs {y[key][:6]}")
+    return found
+
+
+def _type(value: Any) -> str:
+    return str(value).replace("_", "-")
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> int:
@@ -249,14 +327,22 @@ def main() -> int:
     parser.add_argument("--only", default=None, help="eval files whose path matches GLOB")
     parser.add_argument("--record", action="store_true", help=f"write {EXPECTED.relative_to(REPO)}")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--only-llm-targets", action="store_true",
+                        help="diagnosis only: leave out of each targets file the agent targets (claude-cli, copilot, "
+                             "codex ...) that are not the loopback model, to see the differences behind a refusal")
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="compare (and record) the logs a --keep run left in this folder, running nothing")
     args = parser.parse_args()
     cli = args.agentv or install_agentv()
-    version = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=True).stdout.strip()
-    bun = find_bun(cli)
-    work = Path(tempfile.mkdtemp(prefix="agentv442-"))
-    tree = prepare_tree(work)
-    recorded: dict[str, Any] = {"agentv": version, "pass_mark": float(PASS_MARK), "suites": {}}
-    identical = differing = 0
+    version = _version(cli)
+    bun = None if args.reuse else find_bun(cli)
+    work = args.reuse or Path(tempfile.mkdtemp(prefix="agentv442-"))
+    tree = work / "ex" if args.reuse else prepare_tree(work)
+    recorded: dict[str, Any] = {"agentv": version, "suites": {}}
+    counts = {"files": 0, "cases": 0, "same_score": 0, "same_verdict": 0, "agentv_fail_gate_pass": 0,
+              "gate_fail_agentv_pass": 0, "identical": 0}
+    refused_but_run: list[str] = []
+    known: dict[str, Any] = {"refused": {}, "cases": {}}
     lines: list[str] = []
     with FakeModel() as model:
         env = environment(work, model.url, bun)
@@ -265,17 +351,36 @@ def main() -> int:
             if args.only and not fnmatch.fnmatch(rel, args.only):
                 continue
             out = work / "out" / rel.replace("/", "__")
-            out.mkdir(parents=True)
-            targets = targets_for(suite, tree, out)
-            check = run([str(GATE), "validate", str(suite), "--targets", str(targets)], tree, env, out / "validate.log")
+            if args.reuse:
+                if not (out / "validate.log").is_file():
+                    continue
+                check = 0 if (out / "gate.log").is_file() else 1
+            else:
+                out.mkdir(parents=True)
+                targets = targets_for(suite, tree, out)
+                if args.only_llm_targets:
+                    _drop_agent_targets(targets)
+                check = run([str(GATE), "validate", str(suite), "--targets", str(targets)], tree, env,
+                            out / "validate.log")
+                run([str(cli), "eval", str(suite), "-o", str(out / "av"), "--targets", str(targets)], tree, env,
+                    out / "agentv.log")
+            av = agentv_rows(out / "av")
             if check != 0:
-                lines.append(f"REFUSED  {rel}: {_first_problem(out / 'validate.log')}")
+                reason = _first_problem(out / "validate.log")
+                if any(not row["error"] for row in av.values()):  # AgentV ran it offline: the gate must too
+                    refused_but_run.append(f"{rel}: {reason}")
+                    known["refused"][rel] = reason
+                    recorded["suites"][rel] = {"inputs_sha256": inputs_hash(suite), "cases": {
+                        case: {"score": a["score"], "passed": a["passed"], "verdict": a["verdict"]}
+                        for case, a in sorted(av.items())}}
+                    lines.append(f"REFUSED  {rel} (AgentV ran {len(av)} case(s)): {reason}")
+                else:
+                    lines.append(f"REFUSED  {rel} (AgentV ran no case either): {reason}")
                 continue
-            run([str(cli), "eval", str(suite), "-o", str(out / "av"), "--targets", str(targets)], tree, env,
-                out / "agentv.log")
-            run([str(GATE), "run", str(suite), "--targets", str(targets), "--output-dir", str(out / "gate"),
-                 "--no-cache", "--threshold", PASS_MARK, "-q"], tree, env, out / "gate.log")
-            av, gate = agentv_rows(out / "av"), gate_rows(out / "gate" / "results.jsonl")
+            if not args.reuse:
+                run([str(GATE), "run", str(suite), "--targets", str(targets), "--output-dir", str(out / "gate"),
+                     "--no-cache", "-q"], tree, env, out / "gate.log")
+            gate = gate_rows(out / "gate" / "results.jsonl")
             if not av:
                 lines.append(f"SKIPPED  {rel}: AgentV ran no case here ({_last_line(out / 'agentv.log')})")
                 continue
@@ -285,34 +390,63 @@ def main() -> int:
                 if a is None or g is None:
                     lines.append(f"ONE-SIDE {rel} {case}: only {'AgentV' if g is None else 'agentv-gate'} ran it")
                     continue
-                same = a["score"] == g["score"] and a["passed"] == g["passed"]
-                if not same and rel in KNOWN_DIFFERENCES:
-                    lines.append(f"KNOWN    {rel} {case}: AgentV {a['score']}, agentv-gate {g['score']}: "
-                                 f"{KNOWN_DIFFERENCES[rel]}")
-                    continue
-                identical += same
-                differing += not same
-                if not same:
-                    lines.append(f"DIFFERS  {rel} {case}: AgentV {a['score']} {'pass' if a['passed'] else 'fail'}, "
-                                 f"agentv-gate {g['score']} {'pass' if g['passed'] else 'fail'}")
-                cases[case] = {"score": a["score"], "passed": a["passed"]}
+                counts["cases"] += 1
+                counts["same_score"] += a["score"] == g["score"]
+                counts["same_verdict"] += a["verdict"] == g["verdict"]
+                counts["agentv_fail_gate_pass"] += not a["passed"] and g["passed"]
+                counts["gate_fail_agentv_pass"] += a["passed"] and not g["passed"]
+                found = differences(a, g)
+                counts["identical"] += not found
+                if found:
+                    tag = "KNOWN   " if rel in KNOWN_DIFFERENCES else "WRONG-PASS" if g["passed"] and not a["passed"] \
+                        else "DIFFERS "
+                    lines.append(f"{tag} {rel} {case}: " + "; ".join(found)
+                                 + (f" [{KNOWN_DIFFERENCES[rel]}]" if rel in KNOWN_DIFFERENCES else ""))
+                cases[case] = {"score": a["score"], "passed": a["passed"], "verdict": a["verdict"]}
+                if a["score"] != g["score"] or a["verdict"] != g["verdict"]:
+                    entry = known["cases"].setdefault(rel, {"cause": cause_of(suite, rel, a, g), "cases": {}})
+                    entry["cases"][case] = {"score": g["score"], "verdict": g["verdict"]}
             if cases:
+                counts["files"] += 1
                 recorded["suites"][rel] = {"inputs_sha256": inputs_hash(suite), "cases": cases}
                 lines.append(f"RAN      {rel}: {len(cases)} case(s)")
     print("\n".join(lines))
-    print(f"\nAgentV {version}: {len(recorded['suites'])} eval file(s) ran in both; {identical} case(s) identical, "
-          f"{differing} differing. Logs: {work}/out")
+    print(f"\nAgentV {version} vs agentv-gate, each with its own defaults: {counts['files']} eval file(s) run "
+          f"by both; {counts['cases']} case(s): {counts['same_score']} same score, {counts['same_verdict']} same "
+          f"verdict, {counts['identical']} identical in every field; AgentV fails and the gate passes: "
+          f"{counts['agentv_fail_gate_pass']}; the gate fails and AgentV passes: {counts['gate_fail_agentv_pass']}; "
+          f"files AgentV runs offline that the gate refuses: {len(refused_but_run)}")
+    for line in refused_but_run:
+        print(f"  refused: {line}")
+    print(f"Logs: {work}/out")
+    (work / "summary.json").write_text(json.dumps({"counts": counts, "refused_but_run": refused_but_run}, indent=1))
     if args.record:
         EXPECTED.parent.mkdir(parents=True, exist_ok=True)
         EXPECTED.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
-        print(f"recorded {EXPECTED.relative_to(REPO)}")
-    if not args.keep and not differing:
+        KNOWN.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {EXPECTED.relative_to(REPO)} and {KNOWN.relative_to(REPO)}")
+    failed = counts["cases"] != counts["same_verdict"] or counts["agentv_fail_gate_pass"] or refused_but_run
+    if not args.keep and not failed:
         shutil.rmtree(work, ignore_errors=True)
-    return 1 if differing else 0
+    return 1 if failed else 0
+
+
+def cause_of(suite: Path, rel: str, a: dict[str, Any], g: dict[str, Any]) -> str:
+    """Why a recorded case differs, for known-differences.json: a first reading for a person to check."""
+    if rel in KNOWN_DIFFERENCES:
+        return KNOWN_DIFFERENCES[rel]
+    if g["error"] and not a["error"]:
+        return "a judge that cannot run here is an error in the gate, a failure in AgentV (the documented difference)"
+    text = suite.read_text(errors="replace")
+    if a["score"] == g["score"] and g["passed"] and "assertions:" in text:
+        return ("issue 43.1 (helper gen): the file's only 4.x sign is `assertions:`, read as 2.19 (pass mark 0.5, "
+                "not 0.8)")
+    return "not yet explained"
 
 
 def _first_problem(log: Path) -> str:
-    for line in log.read_text().splitlines():
+    lines = log.read_text().splitlines()
+    for line in [x for x in lines if ": warning: " not in x] + lines:
         if ": " in line and not line.startswith("agentv-gate:"):
             return line.split(": ", 1)[1][:160]
     return _last_line(log)

@@ -81,3 +81,24 @@ def test_a_batch_that_cannot_be_read_falls_back_to_one_run_per_case(tmp_path: Pa
     rows = rows_by_id(repo / RESULTS)
     assert rows["missing"]["verdict"] == "pass" and rows["missing"]["candidate_answer"] == "decision for missing: CLEAR"
     assert rows["review"]["verdict"] == "fail"
+
+
+def test_a_batch_record_whose_text_is_not_text_answers_its_compact_json(tmp_path: Path) -> None:
+    """AgentV's batch reader answers `JSON.stringify(text)` for a `text` that is not a string: compact JSON, with
+    JavaScript's numbers (`2.0` is `2`); the gate answered JavaScript's String() of it, `[object Object]` (43.6)."""
+    runner = RUNNER.replace('{"id": "review", "text": "decision: REVIEW"}',
+                            '{"id": "review", "text": {"decision": "REVIEW", "scores": [2.0, 0.5], "note": None}}')
+    repo = make_repo(tmp_path / "repo", TARGETS)
+    write(repo / "evals/runner.py", runner)
+    write(repo / "evals/s.eval.yaml", """\
+tests:
+  - id: clear
+    input: Screen the clear case
+    assert: [{type: contains, value: CLEAR}]
+  - id: review
+    input: Screen the review case
+    assert: [{type: equals, value: '{"decision":"REVIEW","scores":[2,0.5],"note":null}'}]
+""")
+    run_cli("run", "evals", "--no-cache", cwd=repo)
+    row = rows_by_id(repo / RESULTS)["review"]
+    assert row["score"] == 1, row

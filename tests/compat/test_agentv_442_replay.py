@@ -1,12 +1,14 @@
-"""AgentV 4.42.4's recorded results on its own examples, replayed against agentv-gate without node (issue 33).
+"""AgentV 4.42.4's recorded results on its own examples, replayed against agentv-gate without node (issues 33, 43).
 
-`compat/agentv_4_42/run_differential.py --record` ran each example eval file with the real AgentV 4.42.4 and
-kept, per case, its score and whether it passed (tests/compat/agentv-4.42/expected.json, with AgentV's
-version and a hash of each example's files). This test runs the gate on the same files, prepared the same
-way (the loopback model, the `@agentv/sdk` stand-in, the `uv` shim), and asks for the same score and verdict
-on every case. An example whose files changed since the recording is skipped, saying so, and so is the
-whole test when ../shared/agentv is not beside the repository. TypeScript graders need `bun`: without it
-their suites are skipped by name.
+`compat/agentv_4_42/run_differential.py --record` ran each example eval file with the real AgentV 4.42.4, both
+tools with their own defaults, and kept, per case, AgentV's score and verdict (pass / fail / error) in
+tests/compat/agentv-4.42/expected.json, with AgentV's version and a hash of each example's files. This test
+runs the gate on the same files, prepared the same way (AgentV's root `.agentv/`, the loopback model, the
+`@agentv/sdk` stand-in, the `uv` shim) and with no flag AgentV was not given, and asks for AgentV's score and
+verdict on every case, or, for a case listed in known-differences.json with its cause, exactly the value
+listed there: a known difference that changes fails here too. An example whose files changed since the
+recording is skipped, saying so, and so is the whole test when ../shared/agentv is not beside the
+repository. TypeScript graders need `bun`: without it their suites are skipped by name.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
 
 EXPECTED = Path(__file__).with_name("agentv-4.42") / "expected.json"
+KNOWN = Path(__file__).with_name("agentv-4.42") / "known-differences.json"
+AWAITING_TARGETS_FIX = True
+"""AgentV's root targets.yaml names claude-cli, cc-mirror, copilot ... targets no case here uses, and the gate
+refuses the whole file for them (issue 43.2, helper `targets`): until that fix, the replay leaves those targets
+out, and test_the_root_targets_file_is_still_refused_for_unused_agent_targets says when to set this False."""
 EXAMPLES = harness.shared_root() / f"examples-{harness.VERSION}"
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"{EXAMPLES} is not here (../shared/agentv is missing)")
@@ -42,8 +49,16 @@ def _needs_bun(suite: Path) -> bool:
 
 
 def _own_targets(suite: Path, tree: Path) -> bool:
+    """A targets file of the suite's own, below the tree's root (AgentV's root `.agentv/` is everyone's)."""
     return any((folder / ".agentv" / "targets.yaml").is_file() for folder in [suite.parent, *suite.parents]
-               if folder == tree or tree in folder.parents)
+               if tree in folder.parents)
+
+
+def _targets(suite: Path, tree: Path, out: Path) -> Path:
+    path = harness.targets_for(suite, tree, out)
+    if AWAITING_TARGETS_FIX:
+        harness._drop_agent_targets(path)
+    return path
 
 
 def _replay(tree: Path, work: Path, env: dict[str, str], rels: list[str], targets: Path) -> dict[str, dict[str, Any]]:
@@ -51,7 +66,7 @@ def _replay(tree: Path, work: Path, env: dict[str, str], rels: list[str], target
     out = work / "out" / hashlib.sha256("|".join(rels).encode()).hexdigest()[:12]
     out.mkdir(parents=True, exist_ok=True)
     done = subprocess.run([str(harness.GATE), "run", *(str(tree / rel) for rel in rels), "--targets", str(targets),
-                    "--output-dir", str(out), "--no-cache", "--threshold", harness.PASS_MARK, "--workers", "16", "-q"],
+                    "--output-dir", str(out), "--no-cache", "--workers", "16", "-q"],
                           cwd=tree, env=env, capture_output=True, text=True, timeout=harness.SUITE_TIMEOUT,
                           stdin=subprocess.DEVNULL)
     rows: dict[str, dict[str, Any]] = {rel: {} for rel in rels}
@@ -70,12 +85,15 @@ def _fresh(work: Path, rel: str) -> Path:
     return folder
 
 
-def test_every_recorded_case_scores_and_passes_as_in_agentv_4_42(tmp_path: Path) -> None:
+def test_every_recorded_case_has_agentv_4_42s_score_and_verdict_or_a_known_difference(tmp_path: Path) -> None:
     expected = json.loads(EXPECTED.read_text())
     assert expected["agentv"] == harness.VERSION
     tree = harness.prepare_tree(tmp_path)
     suites = {rel: data for rel, data in expected["suites"].items()
               if harness.inputs_hash(tree / rel) == data["inputs_sha256"] and not _needs_bun(tree / rel)}
+    known = json.loads(KNOWN.read_text())
+    suites = {rel: data for rel, data in suites.items() if rel not in known["refused"]}
+    known_cases = {rel: entry["cases"] for rel, entry in known["cases"].items()}
     skipped = sorted(set(expected["suites"]) - set(suites))
     assert len(suites) >= len(expected["suites"]) // 2, f"most recorded examples changed or need bun: {skipped}"
     shared = [rel for rel in suites if not _own_targets(tree / rel, tree)]
@@ -83,21 +101,54 @@ def test_every_recorded_case_scores_and_passes_as_in_agentv_4_42(tmp_path: Path)
     if shared:  # the suites that name only the loopback model's targets share one targets file and one run
         union = tmp_path / "shared"
         union.mkdir()
-        fake = [harness.targets_for(tree / rel, tree, _fresh(tmp_path, rel)) for rel in shared]
+        fake = [_targets(tree / rel, tree, _fresh(tmp_path, rel)) for rel in shared]
         entries = {t["name"]: t for path in fake for t in yaml.safe_load(path.read_text())["targets"]}
         (union / "targets.yaml").write_text(yaml.safe_dump({"targets": list(entries.values())}, sort_keys=False))
         groups.append((shared, union / "targets.yaml"))
-    groups += [([rel], harness.targets_for(tree / rel, tree, _fresh(tmp_path, rel))) for rel in suites if rel not in shared]
+    groups += [([rel], _targets(tree / rel, tree, _fresh(tmp_path, rel))) for rel in suites if rel not in shared]
     got: dict[str, dict[str, Any]] = {}
     with FakeModel() as model:
         env = harness.environment(tmp_path, model.url, None)
         with ThreadPoolExecutor(max_workers=2) as pool:
             for rows in pool.map(lambda group: _replay(tree, tmp_path, env, *group), groups):
                 got.update(rows)
-    differences = [f"{rel} {case}: AgentV {want['score']} {'pass' if want['passed'] else 'fail'}, agentv-gate "
-                   f"{(got[rel].get(case) or {}).get('score')} "
-                   f"{'pass' if (got[rel].get(case) or {}).get('passed') else 'fail/absent'}"
-                   for rel, data in suites.items() for case, want in data["cases"].items()
-                   if (got[rel].get(case) or {}).get("score") != want["score"]
-                   or (got[rel].get(case) or {}).get("passed") != want["passed"]]
+    differences = []
+    for rel, data in suites.items():
+        for case, want in data["cases"].items():
+            have = got[rel].get(case) or {}
+            known = known_cases.get(rel, {}).get(case)
+            expect = known or want
+            if have.get("score") != expect["score"] or have.get("verdict") != expect["verdict"]:
+                differences.append(f"{rel} {case}: {'known difference changed, ' if known else ''}expected "
+                                   f"{expect['score']} {expect['verdict']} (AgentV {want['score']} "
+                                   f"{want['verdict']}), agentv-gate {have.get('score')} {have.get('verdict')}")
     assert not differences, "\n".join(differences)
+
+
+def test_files_agentv_runs_offline_and_the_gate_refuses_are_the_known_ones(tmp_path: Path) -> None:
+    """Each refusal is listed with its cause; one no longer refused (or a new one) fails here until the table
+    in known-differences.json says so."""
+    expected = json.loads(EXPECTED.read_text())
+    known = json.loads(KNOWN.read_text())["refused"]
+    tree = harness.prepare_tree(tmp_path)
+    refused: dict[str, str] = {}
+    for rel in expected["suites"]:
+        if harness.inputs_hash(tree / rel) != expected["suites"][rel]["inputs_sha256"]:
+            continue
+        targets = _targets(tree / rel, tree, _fresh(tmp_path, rel))
+        done = subprocess.run([str(harness.GATE), "validate", str(tree / rel), "--targets", str(targets)], cwd=tree,
+                              capture_output=True, text=True, timeout=harness.SUITE_TIMEOUT, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            refused[rel] = done.stdout + done.stderr
+    assert sorted(refused) == sorted(rel for rel in known if rel in expected["suites"]), refused
+
+
+@pytest.mark.skipif(not AWAITING_TARGETS_FIX, reason="the gate runs AgentV's root targets.yaml")
+def test_the_root_targets_file_is_still_refused_for_unused_agent_targets(tmp_path: Path) -> None:
+    """When this fails, issue 43.2's fix has landed: set AWAITING_TARGETS_FIX False, and re-record."""
+    tree = harness.prepare_tree(tmp_path)
+    suite = tree / "features" / "assert" / "evals" / "dataset.eval.yaml"
+    targets = harness.targets_for(suite, tree, _fresh(tmp_path, "assert"))
+    done = subprocess.run([str(harness.GATE), "validate", str(suite), "--targets", str(targets)], cwd=tree,
+                          capture_output=True, text=True, timeout=harness.SUITE_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "claude-cli" in done.stdout + done.stderr

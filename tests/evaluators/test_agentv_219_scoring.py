@@ -8,6 +8,7 @@ AgentV's words.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
@@ -65,3 +66,27 @@ def test_latency_on_a_target_that_reports_no_duration_scores_zero_as_agentv(tmp_
     assert found["small"]["misses"] == ["No token usage data available in trace"]
     assert (found["lean"]["hits"], found["lean"]["misses"]) == (["Tool calls 0 <= 3 max"], ["Duration data not available"])
     assert found["lean"]["score"] == 0.5
+
+
+def test_a_4x_file_s_model_target_is_timed_as_agentv_4_42_times_the_call(tmp_path: Path, fake_llm: Any) -> None:
+    """AgentV 4.42's model providers time the call (llm-providers.ts), so `latency` scores it; 2.19's report
+    none. The gate reported none for a 4.x file too: its latency failed what AgentV passes (43.6)."""
+    from tests.helpers.fake_llm_server import FakeReply
+
+    fake_llm.set_default("/v1/chat/completions", FakeReply.openai("Paris"))
+    make_repo(tmp_path, f"targets:\n  - name: default\n    provider: openai\n    base_url: {fake_llm.url}\n"
+                        "    api_key: ${{ TEST_KEY }}\n    model: m\n")
+    for folder, key, grader in (("four", "assertions", "code-grader"), ("two", "assert", "code_judge")):
+        write(tmp_path / f"{folder}/ok.py", "import json; print(json.dumps({'score': 1}))\n")
+        write(tmp_path / f"{folder}/l.eval.yaml", f"""
+            tests:
+              - id: {folder}
+                input: q
+                {key}:
+                  - {{name: fast, type: latency, threshold: 60000}}
+                  - {{name: ok, type: {grader}, command: [python3, ok.py]}}
+        """)
+    ran = run_cli("run", "four", "two", "--no-cache", cwd=tmp_path, env={"TEST_KEY": "sk-test"})
+    rows = rows_by_id(tmp_path / RESULTS)
+    assert rows["four"]["scores"][0]["score"] == 1.0, ran.stdout + ran.stderr
+    assert rows["two"]["scores"][0]["misses"] == ["No duration data available in trace"]

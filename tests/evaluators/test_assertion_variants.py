@@ -92,3 +92,26 @@ def test_an_empty_string_is_refused_not_a_vacuous_pass(tmp_path: Path, kind: str
                      f"      - type: {kind}\n        value: {value}\n")
     [problem] = load_eval_file(suite, tmp_path).errors
     assert problem.line == 6 and "an empty string checks nothing" in problem.message, problem.message
+
+
+@pytest.mark.parametrize(("written", "value", "reported"), [
+    ("contains", "Paris", "contains-Paris:contains"), ("icontains", "paris", "icontains-paris:icontains"),
+    ("contains-any", "[Rome, Paris]", "contains-any-2:contains-any"),
+    ("contains-all", "[Rome, Paris]", "contains-all-2:contains-all"),
+    ("icontains-any", "[rome, paris]", "icontains-any-2:icontains-any"),
+    ("icontains-all", "[rome, paris]", "icontains-all-2:icontains-all"),
+])
+def test_results_name_each_contains_variant_as_agentv_4_42_reports_it(tmp_path: Path, written: str, value: str,
+                                                                       reported: str) -> None:
+    """AgentV 4.42's index.jsonl types a `contains-any` grader `contains-any`; the gate wrote `contains` (43.6)."""
+    from tests.helpers.agents import scripted_agent
+    from tests.helpers.cli import run_cli
+    from tests.helpers.reports import RESULTS, rows_by_id
+
+    project = scripted_agent(tmp_path / "p", {"q": {"output": [{"role": "assistant", "content": "Paris."}]}})
+    (project / "evals" / "v.eval.yaml").write_text(
+        f"tests:\n  - id: v\n    input: q\n    criteria: c\n    assertions:\n      - type: {written}\n"
+        f"        value: {value}\n")
+    run_cli("run", "evals/v.eval.yaml", cwd=project)
+    [score] = rows_by_id(project / RESULTS)["v"]["scores"]
+    assert f"{score['name']}:{score['type']}" == reported

@@ -142,3 +142,17 @@ def test_a_suite_level_evaluator_template_warns_and_strict_refuses_it(tmp_path: 
     strict = run_cli("run", "evals", "--no-cache", "--strict", cwd=tmp_path)
     assert strict.returncode == 2
     assert "evals/t.eval.yaml:1: 'evaluatorTemplate' has no effect here" in strict.stderr
+
+
+def test_an_llm_judge_s_evaluator_template_warns_where_written_and_is_not_refused(tmp_path: Path) -> None:
+    """Issue 43.7: AgentV accepts `evaluatorTemplate` on an llm_judge and never reads it; the gate refused it."""
+    make_repo(tmp_path, MOCK)
+    write(tmp_path / "evals/t.eval.yaml", "evalcases:\n  - id: a\n    expected_outcome: Paris\n"
+                                          "    input_messages: [{role: user, content: q}]\n    execution:\n"
+                                          "      evaluators:\n        - {name: j, type: llm_judge, evaluatorTemplate: x.md}\n")
+    ran = run_cli("validate", "evals", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "evals/t.eval.yaml:7: warning: 'evaluatorTemplate' has no effect here: llm_judge evaluator 'j'" in ran.stdout
+    strict = run_cli("validate", "evals", "--strict", cwd=tmp_path)
+    assert strict.returncode != 0
+    assert "evals/t.eval.yaml:7:" in strict.stdout and "'evaluatorTemplate' has no effect here" in strict.stdout
