@@ -45,6 +45,8 @@ from ._previous import read_previous
 
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
+BROKEN = "regression (broken in every trial)"
+"""The per-case guard's label: never quiet under any `--fail-on` with a base."""
 FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 
@@ -118,12 +120,19 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
         return False, (f"{gate}: failed, {len(cases)} case(s) regressed significantly (Fisher, BH q <= "
                        f"{test.alpha:g}): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})"
                                                         for c in cases[:5]))
+    broken = test.guarded("broken")
+    if broken:
+        return False, (f"{gate}: failed, {len(broken)} case(s) that passed every base trial failed every head "
+                       "trial: " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in broken[:5]))
     unsure = test.with_label("inconclusive")
     if unsure and fail_on == "inconclusive":
         return False, (f"{gate}: failed, {len(unsure)} case(s) inconclusive (pass rate fell, not "
                        "significantly): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})"
                                                       for c in unsure[:5]))
     listed = f"; {len(unsure)} inconclusive case(s) listed" if unsure else ""
+    suspicious = test.guarded("suspicious")
+    if suspicious:
+        listed += f"; {len(suspicious)} suspicious case(s) (stable on the base, failed most head trials) listed"
     return True, (f"{gate}: passed, no significant drop against {against} (pass rate {rate}, "
                   f"p={test.p_drop:.3g} > alpha {test.alpha:g}){listed}")
 
@@ -240,7 +249,8 @@ class BaselineReport:
             for case in self.test.cases:
                 head = case.change.head
                 if head is not None:
-                    labels[(head.suite, head.eval_id, head.target)] = case.label + (" (flaky)" if case.flaky else "")
+                    labels[(head.suite, head.eval_id, head.target)] = (
+                        BROKEN if paired.case_guard(case) == "broken" else case.label + (" (flaky)" if case.flaky else ""))
         for change in self.comparison.regressed:
             head = change.head
             if head is not None and (head.suite, head.eval_id) in self.flaky:

@@ -38,7 +38,7 @@ from ..models import CaseResult
 from .comparison import CaseChange, Comparison
 from .github import md_cell
 from .paths import source_path
-from .rows import TrialOutcomes, trial_outcomes
+from .rows import NOT_RUN, TrialOutcomes, outcome, trial_outcomes
 from .stats import Interval, benjamini_hochberg, drop_weights, fisher_two_sided, paired_interval, sign_flip_p
 from .text import inert_log_text, one_line
 
@@ -118,6 +118,10 @@ class SuiteTest:
     def flaky(self) -> list[CaseTest]:
         return [c for c in self.cases if c.flaky]
 
+    def guarded(self, verdict: Guard) -> list[CaseTest]:
+        """The cases the per-case guard reads as `verdict` (`case_guard`)."""
+        return [c for c in self.cases if case_guard(c) == verdict]
+
     def drivers(self) -> list[CaseTest]:
         """The cases whose pass rate fell most: what a suite-level drop is made of."""
         fell = sorted((c for c in self.cases if c.rate_delta < 0), key=lambda c: (c.rate_delta, c.p))  # stable
@@ -141,6 +145,25 @@ class SuiteTest:
         flaky = len(self.flaky)
         return ("cases (Fisher exact, Benjamini-Hochberg at alpha " f"{self.alpha:g}): " + ", ".join(parts)
                 + (f"; {flaky} flaky" if flaky else ""))
+
+
+Guard = Literal["broken", "suspicious"]
+
+
+def case_guard(case: CaseTest) -> Guard | None:
+    """The per-case guard, beside the suite test: a case stable on the base (every base trial passed,
+    and the history, if given, never saw it flip on its digest) is `broken` when it fails every head
+    trial, however many trials ran (one case alone never moves a sign-flip test over many cases), and
+    `suspicious` when it fails most of them but not all (2 of 3, 3 or 4 of 5): said, never a failure by
+    itself. A quarantined or not-run head is no evidence either way (counted by the gate apart)."""
+    head = case.change.head
+    if case.flaky or not case.base.passed or not all(case.base.passed) or head is None or head.quarantined \
+            or outcome(head) == NOT_RUN or not case.head.passed:
+        return None
+    failed = case.head.passed.count(False)
+    if failed == len(case.head.passed):
+        return "broken"
+    return "suspicious" if 2 * failed > len(case.head.passed) else None
 
 
 @dataclass(frozen=True)
@@ -241,6 +264,9 @@ def console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
         more = f" and {len(flaky) - DRIVERS * 2} more" if len(flaky) > DRIVERS * 2 else ""
         lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
                                     + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
+    for case in test.guarded("suspicious"):
+        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — stable "
+                                    "on the base, failed most head trials (not all): re-run it to decide"))
     lines.append(test.counts_line())
     return lines
 
@@ -306,5 +332,5 @@ def as_json(test: SuiteTest | NoTest) -> dict[str, object]:
     }
 
 
-__all__ = ["DEFAULT_ALPHA", "CaseTest", "NoTest", "SuiteTest", "as_json", "console_lines", "flaky_cases",
+__all__ = ["DEFAULT_ALPHA", "CaseTest", "Guard", "case_guard", "NoTest", "SuiteTest", "as_json", "console_lines", "flaky_cases",
            "html_section", "markdown", "paired_test", "suite_drop_p"]
