@@ -142,6 +142,8 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
 def check_alpha(alpha: float | None) -> None:
     if alpha is not None and not (math.isfinite(alpha) and 0 < alpha < 1):
         raise UsageError(f"--alpha {alpha} is not a probability strictly between 0 and 1")
+    if alpha is not None and alpha / 2 == 0:  # the two-sided interval's tail would be no float at all
+        raise UsageError(f"--alpha {alpha} is too small to compute with (use 1e-300 or more)")
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:

@@ -35,3 +35,22 @@ def test_a_stable_case_failing_two_of_three_is_suspicious_not_a_regression(tmp_p
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
     assert "SUSPICIOUS: c3 (3/3 -> 1/3)" in ran.stdout, ran.stdout + ran.stderr
     assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize("alpha", ["1e-300", "1e-320"])
+def test_a_tiny_alpha_computes_instead_of_an_internal_error(tmp_path: Path, alpha: str) -> None:
+    repo = project(tmp_path, 3)
+    three = {f"c{i}": "PPP" for i in range(3)}
+    base_run(repo, three, "--trials", "3")
+    schedule(repo, {**three, "c1": "PPF"})
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--alpha", alpha)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert f"> alpha {float(alpha):g})" in ran.stdout
+
+
+def test_an_alpha_too_small_for_a_float_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    repo = project(tmp_path, 3)
+    base_run(repo, {f"c{i}": "P" for i in range(3)})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression", "--alpha", "5e-324")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "--alpha 5e-324 is too small to compute with" in ran.stderr
