@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..redaction import redact
@@ -233,6 +233,8 @@ class BaselineReport:
     warn_only: tuple[str, ...]
     test: paired.SuiteTest | paired.NoTest | None = None
     flaky: frozenset[tuple[str, str]] = frozenset()
+    incomplete: bool = False
+    """The gate failed only because cases were left out (`--skip-missing-env`): exit 5, not 1."""
 
     @property
     def markdown(self) -> str:
@@ -283,9 +285,25 @@ def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str
     return quiet
 
 
+def gate_exit(against: BaselineReport | None, summary: Summary, stopped: str | None) -> int:
+    """The one place a run's exit code is decided: 0 only for a pass, 5 when nothing failed but cases
+    were left out (`--skip-missing-env`), 1 for every failure (a regression, a case not run on an
+    interrupted or `--max-failures`-stopped run, a failing case under `--fail-on all`)."""
+    if against is not None:
+        if against.ok:
+            return EXIT_OK
+        only_unrun = against.incomplete or (
+            summary.incomplete and stopped is None and not blocking_regressions(against.comparison))
+        return EXIT_NOT_RUN if only_unrun else EXIT_FAILED
+    if summary.incomplete and stopped is None:
+        return EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
+    return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
+
+
 def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
                     stopped: str | None) -> BaselineReport:
     comparison = baseline.compare(results)
     test = baseline.test(comparison)
     ok, line = baseline.verdict(summary, comparison, stopped, test)
-    return BaselineReport(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky)
+    incomplete = not ok and line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,")
+    return BaselineReport(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky, incomplete)
