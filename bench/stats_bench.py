@@ -116,9 +116,12 @@ def main() -> int:
     args = parser.parse_args()
     trial_counts = [int(t) for t in args.trials.split(",")]
     drops = [-1 if d == "break1" else int(d) for d in args.drops.split(",")]
-    print(f"noise model {args.noise}; seed {args.seed}; {args.prs} simulated PRs per cell; {args.cases} cases, p ~ U(0.5, 0.99) on both "
-          f"sides; a drop: k cases at p=0.95 on the base fall to p=0.2; alpha {args.alpha}; "
-          "gate = run --baseline --fail-on regression (paired sign-flip test from 2 trials a side); "
+    print(f"noise model {args.noise}; "
+          f"seed {args.seed}; {args.prs} simulated PRs per cell; {args.cases} cases, "
+          + ("p ~ U(0.5, 0.99) on both sides; a drop: k cases at p=0.95 on the base fall to p=0.2; "
+             if args.noise == "uniform" else "a drop: k cases lose 30 points of pass rate; ")
+          + f"alpha {args.alpha}; gate = run --baseline --fail-on regression (paired sign-flip test from 2 "
+          "trials a side, and the per-case guard); "
           "case-by-case = any case passing on the base and not on the head (pass_at_k verdict)")
     table: dict[tuple[int, int], tuple[float, float]] = {}
     started = time.monotonic()

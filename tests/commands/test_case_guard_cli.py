@@ -23,7 +23,8 @@ def test_one_stable_case_broken_in_every_trial_fails_the_gate(tmp_path: Path, tr
               env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
     assert ran.returncode == 1, ran.stdout + ran.stderr
     # annotated as an error (the suite test's "inconclusive" would be only a warning)
-    assert "::error file=evals/s.eval.yaml,line=" in ran.stdout and "c3 failed (regression (broken in every trial))::" in ran.stdout
+    assert "::error file=evals/s.eval.yaml,line=" in ran.stdout
+    assert "c3 failed (regression (broken in every trial))::" in ran.stdout
     assert (f"gate (--fail-on {fail_on}): failed, 1 case(s) that passed every base trial failed every head "
             f"trial: c3 ({trials}/{trials} -> 0/{trials})") in ran.stdout
 

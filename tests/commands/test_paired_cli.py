@@ -119,7 +119,8 @@ def test_a_real_drop_fails_the_paired_gate_naming_the_cases_and_the_interval(tmp
     page = (repo / ".agentv-gate/report.html").read_text()
     assert "<h3>Paired test</h3>" in page and "-66.7 points (95% CI" in page
     # the drivers are errors in the pull request, not warnings
-    assert "::error file=evals/s.eval.yaml,line=2,title=agentv-gate%3A c0 failed (regression (broken in every trial))::" in ran.stdout
+    assert ("::error file=evals/s.eval.yaml,line=2,title=agentv-gate%3A c0 failed (regression (broken in every "
+            "trial))::") in ran.stdout
 
 
 def test_one_trial_a_side_keeps_todays_rule_and_says_no_statistical_decision(tmp_path: Path) -> None:

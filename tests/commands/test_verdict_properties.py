@@ -142,7 +142,7 @@ def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run
             assert out.code != EXIT_OK, why
         if one_trial_regression(table):
             assert out.code != EXIT_OK, why  # one trial on a side: the case-by-case rule decides
-    for looser, stricter in zip(MODES, MODES[1:]):
+    for looser, stricter in zip(MODES, MODES[1:], strict=False):
         if outcomes[looser].code != EXIT_OK:
             assert outcomes[stricter].code != EXIT_OK, (looser, stricter, outcomes[stricter].line)
 
