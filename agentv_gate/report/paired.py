@@ -176,6 +176,27 @@ class NoTest:
         return f"no statistical decision was possible: {self.reason}"
 
 
+DETECTS: dict[int, tuple[float, float, float]] = {3: (0.525, 0.0, 0.355), 5: (0.42, 0.0, 0.08)}
+"""Per trials a side, from `bench/stats_bench.py` (50 cases, 200 simulated pull requests a cell, seed
+2026, alpha 0.05): the least share of pull requests caught where one stable case broke completely
+(the worst noise model: a judge flipping 10% of verdicts), and the share of unchanged reruns failed
+with every case stable and at worst (every case's pass rate 0.5-0.99, no `--history`)."""
+
+
+def detection_line(test: SuiteTest) -> str | None:
+    """What the gate can detect at the trials this test ran, for the pull-request comment's footer;
+    None at a trial count the bench did not measure."""
+    counts = {len(c.base.passed) for c in test.cases} | {len(c.head.passed) for c in test.cases}
+    if len(counts) != 1 or next(iter(counts)) not in DETECTS:
+        return None
+    trials = next(iter(counts))
+    caught, stable, worst = DETECTS[trials]
+    return (f"At {trials} trials a side (bench/stats_bench.py, 50 cases): a single stable case breaking is caught "
+            f"with probability at least {caught:.1%} (100% unless the judge flips verdicts); unchanged reruns "
+            f"fail {stable:.0%} of the time when every case is stable, at most {worst:.1%} when many are flaky "
+            "and no --history names them.")
+
+
 def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
     """Rows whose trials AgentV's pass_at_k cut short at a pass: fewer trials than the most any row of
     the side has, the last one a pass. Their pass counts over-state the pass rate."""
@@ -332,5 +353,5 @@ def as_json(test: SuiteTest | NoTest) -> dict[str, object]:
     }
 
 
-__all__ = ["DEFAULT_ALPHA", "CaseTest", "Guard", "case_guard", "NoTest", "SuiteTest", "as_json", "console_lines", "flaky_cases",
-           "html_section", "markdown", "paired_test", "suite_drop_p"]
+__all__ = ["DEFAULT_ALPHA", "DETECTS", "CaseTest", "Guard", "NoTest", "SuiteTest", "as_json", "case_guard",
+           "console_lines", "detection_line", "flaky_cases", "html_section", "markdown", "paired_test", "suite_drop_p"]
