@@ -56,16 +56,51 @@ def rows(probabilities: list[float], trials: int, rng: random.Random) -> list[Ca
     return out
 
 
-def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Random) -> tuple[bool, bool]:
+NOISE = ("uniform", "stable", "flaky30", "judge10")
+"""uniform: every case's p ~ U(0.5, 0.99), a drop 0.95 -> 0.2 (the table of the docs' first figures);
+stable: every case passes (p = 1); flaky30: 30% of cases flaky, p ~ U(0.5, 0.95), the rest p = 1;
+judge10: every case passes but the judge flips 10% of verdicts. Under the last three a drop is 30
+points of the case's true pass rate, and `break1` breaks one stable case completely (p = 0)."""
+
+
+def probabilities(noise: str, cases: int, dropped: int, rng: random.Random) -> tuple[list[float], list[float]]:
+    """The base's and the head's pass probability of each case under `noise`; dropped < 0 breaks
+    one stable case completely."""
+    if noise == "uniform":
+        base_p = [rng.uniform(0.5, 0.99) for _ in range(cases)]
+        head_p = list(base_p)
+        for i in range(max(dropped, 0)):
+            base_p[i], head_p[i] = 0.95, 0.2
+        if dropped < 0:
+            base_p[0], head_p[0] = 1.0, 0.0
+        return base_p, head_p
+    flaky = int(cases * 0.3) if noise == "flaky30" else 0
+    true = [1.0] * (cases - flaky) + [rng.uniform(0.5, 0.95) for _ in range(flaky)]
+    head_true = list(true)
+    if dropped < 0:
+        head_true[0] = 0.0
+    for i in range(max(dropped, 0)):  # the drops hit stable and flaky cases alike
+        j = (i * cases) // dropped
+        head_true[j] = max(0.0, true[j] - 0.3)
+
+    def judged(p: float) -> float:
+        return p * 0.9 + (1 - p) * 0.1 if noise == "judge10" else p
+
+    return [judged(p) for p in true], [judged(p) for p in head_true]
+
+
+def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Random,
+           noise: str = "uniform") -> tuple[bool, bool]:
     """(the gate failed, the case-by-case rule failed) for one simulated pull request."""
-    base_p = [rng.uniform(0.5, 0.99) for _ in range(cases)]
-    head_p = list(base_p)
-    for i in range(dropped):
-        base_p[i], head_p[i] = 0.95, 0.2
+    base_p, head_p = probabilities(noise, cases, dropped, rng)
     base, head = rows(base_p, trials, rng), rows(head_p, trials, rng)
     baseline = Baseline(Path("base.jsonl"), base, "regression", None, alpha)
     report = baseline_report(baseline, head, summarise(head), None)
     return not report.ok, bool(report.comparison.regressed)
+
+
+def name(dropped: int, cases: int) -> str:
+    return "no change" if dropped == 0 else "one stable case broken" if dropped < 0 else f"{dropped} of {cases} drop"
 
 
 def main() -> int:
@@ -76,13 +111,17 @@ def main() -> int:
     parser.add_argument("--trials", default="1,2,3,4,5,6,7,8", help="trial counts a side (default 1..8)")
     parser.add_argument("--drops", default="0,3,5,10", help="cases falling from 0.95 to 0.2 (0: noise only)")
     parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--noise", default="uniform", choices=NOISE, help="the noise model (see NOISE)")
     parser.add_argument("--markdown", action="store_true", help="print the README's table too")
     args = parser.parse_args()
     trial_counts = [int(t) for t in args.trials.split(",")]
-    drops = [int(d) for d in args.drops.split(",")]
-    print(f"seed {args.seed}; {args.prs} simulated PRs per cell; {args.cases} cases, p ~ U(0.5, 0.99) on both "
-          f"sides; a drop: k cases at p=0.95 on the base fall to p=0.2; alpha {args.alpha}; "
-          "gate = run --baseline --fail-on regression (paired sign-flip test from 2 trials a side); "
+    drops = [-1 if d == "break1" else int(d) for d in args.drops.split(",")]
+    print(f"noise model {args.noise}; "
+          f"seed {args.seed}; {args.prs} simulated PRs per cell; {args.cases} cases, "
+          + ("p ~ U(0.5, 0.99) on both sides; a drop: k cases at p=0.95 on the base fall to p=0.2; "
+             if args.noise == "uniform" else "a drop: k cases lose 30 points of pass rate; ")
+          + f"alpha {args.alpha}; gate = run --baseline --fail-on regression (paired sign-flip test from 2 "
+          "trials a side, and the per-case guard); "
           "case-by-case = any case passing on the base and not on the head (pass_at_k verdict)")
     table: dict[tuple[int, int], tuple[float, float]] = {}
     started = time.monotonic()
@@ -91,15 +130,15 @@ def main() -> int:
             rng = random.Random(f"{args.seed}-{trials}-{dropped}")
             gate = rule = 0
             for _ in range(args.prs):
-                g, r = one_pr(args.cases, dropped, trials, args.alpha, rng)
+                g, r = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise)
                 gate += g
                 rule += r
             table[(trials, dropped)] = (gate / args.prs, rule / args.prs)
-        cells = "  ".join(f"{'no change' if d == 0 else f'{d} of {args.cases} drop'}: gate {table[(trials, d)][0]:6.1%}"
+        cells = "  ".join(f"{name(d, args.cases)}: gate {table[(trials, d)][0]:6.1%}"
                           f" case-by-case {table[(trials, d)][1]:6.1%}" for d in drops)
         print(f"trials {trials}: {cells}  [{time.monotonic() - started:.0f}s]", flush=True)
     if args.markdown:
-        head = " | ".join(f"{'false alarms (no change)' if d == 0 else f'{d} of {args.cases} drop'} gate / "
+        head = " | ".join(f"{name(d, args.cases)} gate / "
                           "case-by-case" for d in drops)
         print(f"\n| trials a side | {head} |\n| ---: |" + " ---: |" * len(drops))
         for trials in trial_counts:

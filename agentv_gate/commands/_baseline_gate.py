@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..redaction import redact
@@ -45,6 +45,8 @@ from ._previous import read_previous
 
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
+BROKEN = "regression (broken in every trial)"
+"""The per-case guard's label: never quiet under any `--fail-on` with a base."""
 FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 
@@ -118,12 +120,19 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
         return False, (f"{gate}: failed, {len(cases)} case(s) regressed significantly (Fisher, BH q <= "
                        f"{test.alpha:g}): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})"
                                                         for c in cases[:5]))
+    broken = test.guarded("broken")
+    if broken:
+        return False, (f"{gate}: failed, {len(broken)} case(s) that passed every base trial failed every head "
+                       "trial: " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in broken[:5]))
     unsure = test.with_label("inconclusive")
     if unsure and fail_on == "inconclusive":
         return False, (f"{gate}: failed, {len(unsure)} case(s) inconclusive (pass rate fell, not "
                        "significantly): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})"
                                                       for c in unsure[:5]))
     listed = f"; {len(unsure)} inconclusive case(s) listed" if unsure else ""
+    suspicious = test.guarded("suspicious")
+    if suspicious:
+        listed += f"; {len(suspicious)} suspicious case(s) (stable on the base, failed most head trials) listed"
     return True, (f"{gate}: passed, no significant drop against {against} (pass rate {rate}, "
                   f"p={test.p_drop:.3g} > alpha {test.alpha:g}){listed}")
 
@@ -133,6 +142,8 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
 def check_alpha(alpha: float | None) -> None:
     if alpha is not None and not (math.isfinite(alpha) and 0 < alpha < 1):
         raise UsageError(f"--alpha {alpha} is not a probability strictly between 0 and 1")
+    if alpha is not None and alpha / 2 == 0:  # the two-sided interval's tail would be no float at all
+        raise UsageError(f"--alpha {alpha} is too small to compute with (use 1e-300 or more)")
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
@@ -222,6 +233,8 @@ class BaselineReport:
     warn_only: tuple[str, ...]
     test: paired.SuiteTest | paired.NoTest | None = None
     flaky: frozenset[tuple[str, str]] = frozenset()
+    incomplete: bool = False
+    """The gate failed only because cases were left out (`--skip-missing-env`): exit 5, not 1."""
 
     @property
     def markdown(self) -> str:
@@ -240,7 +253,8 @@ class BaselineReport:
             for case in self.test.cases:
                 head = case.change.head
                 if head is not None:
-                    labels[(head.suite, head.eval_id, head.target)] = case.label + (" (flaky)" if case.flaky else "")
+                    labels[(head.suite, head.eval_id, head.target)] = (
+                        BROKEN if paired.case_guard(case) == "broken" else case.label + (" (flaky)" if case.flaky else ""))
         for change in self.comparison.regressed:
             head = change.head
             if head is not None and (head.suite, head.eval_id) in self.flaky:
@@ -271,9 +285,25 @@ def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str
     return quiet
 
 
+def gate_exit(against: BaselineReport | None, summary: Summary, stopped: str | None) -> int:
+    """The one place a run's exit code is decided: 0 only for a pass, 5 when nothing failed but cases
+    were left out (`--skip-missing-env`), 1 for every failure (a regression, a case not run on an
+    interrupted or `--max-failures`-stopped run, a failing case under `--fail-on all`)."""
+    if against is not None:
+        if against.ok:
+            return EXIT_OK
+        only_unrun = against.incomplete or (
+            summary.incomplete and stopped is None and not blocking_regressions(against.comparison))
+        return EXIT_NOT_RUN if only_unrun else EXIT_FAILED
+    if summary.incomplete and stopped is None:
+        return EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
+    return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
+
+
 def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
                     stopped: str | None) -> BaselineReport:
     comparison = baseline.compare(results)
     test = baseline.test(comparison)
     ok, line = baseline.verdict(summary, comparison, stopped, test)
-    return BaselineReport(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky)
+    incomplete = not ok and line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,")
+    return BaselineReport(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky, incomplete)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, ReportWriteError, UsageError
+from ..errors import EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
 from ..report.console import ConsoleReporter
 from ..report.github import write_github_reports
@@ -21,7 +21,7 @@ from ..report.run_info import RunInfo
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
-from ._baseline_gate import Baseline, baseline_report, blocking_regressions
+from ._baseline_gate import Baseline, baseline_report, gate_exit
 from ._comment import CommentSetup, plain_gate_line, post_comment
 
 
@@ -98,16 +98,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         print(f"agentv-gate: {stopped}", file=sys.stderr)
     if against is not None:
         against.print_console(console.quiet)
-    if against is not None:
-        if against.ok:
-            code = EXIT_OK
-        else:
-            only_unrun = summary.incomplete and stopped is None and not blocking_regressions(against.comparison)
-            code = EXIT_NOT_RUN if only_unrun else EXIT_FAILED
-    elif summary.incomplete and stopped is None:
-        code = EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
-    else:
-        code = EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
+    code = gate_exit(against, summary, stopped)
     if comment is not None:
         ok = code == EXIT_OK
         gate_line = against.gate_line if against is not None else plain_gate_line(ok, stopped)

@@ -25,7 +25,7 @@ from . import Summary, summarise
 from .comparison import CaseChange, Comparison
 from .console import first_problem
 from .github import md_cell
-from .paired import LABEL_ORDER, NoTest, SuiteTest
+from .paired import LABEL_ORDER, NoTest, SuiteTest, detection_line
 from .paths import source_path
 from .rows import ReportedCase
 from .usage import UsageTotals, usage_markdown
@@ -158,6 +158,9 @@ def _paired(test: SuiteTest | NoTest | None, links: Links) -> _Section | None:
         line = f"**Paired test:** {comment_text(test.line(), 500)}\n\n"
         return _Section(line, line)
     top = f"**Paired test:** {comment_text(test.headline(), 500)} · {comment_text(test.counts_line(), 300)}\n\n"
+    detects = detection_line(test)
+    if detects:
+        top += f"_{detects}_\n\n"
     shown = sorted((c for c in test.cases if c.label != "unchanged" or c.flaky),
                    key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))
     if not shown:

@@ -119,6 +119,31 @@ class ReadResults(NamedTuple):
     problems: list[str]
 
 
+def trials_problem(result: CaseResult) -> str | None:
+    """What is wrong with a row's `trials[]`, or None: each entry is checked as the row is (a finite
+    score in 0..1, a verdict that agrees with it at the row's threshold) and attempts are numbered
+    1..N in order. A paired test reads these entries, so a trial no run could have written (score
+    5, `fail` at score 1, every attempt numbered 1) would otherwise count as evidence."""
+    for number, trial in enumerate(result.trials or [], start=1):
+        attempt = trial.get("attempt")
+        if attempt is not None and attempt != number:
+            return f"trial {number} is numbered attempt {attempt}; attempts are numbered 1..N in order"
+        score = trial.get("score")
+        if score is None:
+            continue
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            return f"trial {number}: score {score!r} is not a number"
+        if not math.isfinite(score):
+            return f"trial {number}: score {score} is not a finite number"
+        if not 0 <= score <= 1:
+            return f"trial {number}: score {score:g} is not in 0..1"
+        verdict = trial.get("verdict")
+        if verdict in ("pass", "fail") and (verdict == "pass") != (score >= result.threshold):
+            return (f"trial {number}: verdict {verdict} with score {score:g} at threshold {result.threshold:g} "
+                    "(a trial passes exactly when its score meets the threshold)")
+    return None
+
+
 def read_results(paths: Iterable[Path | str]) -> ReadResults:
     """Every row of every file, in order. Unpacks as `results, problems = read_results(paths)`.
 
@@ -145,6 +170,9 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
                     raise _bad_row(path, line_no, f"{name} {value} is not a finite number")
             if not 0 <= result.score <= 1:  # no evaluator scores outside 0..1, so no run wrote it
                 raise _bad_row(path, line_no, f"score {result.score} is not in 0..1")
+            problem = trials_problem(result)
+            if problem:
+                raise _bad_row(path, line_no, problem)
             key = (result.suite, result.eval_id, result.target)
             if key in seen:
                 raise _bad_row(path, line_no, f"duplicate result for case '{result.eval_id}' of {result.suite} "
@@ -195,6 +223,10 @@ def missing_shards(results: list[CaseResult]) -> str | None:
                 + [(len(cases) - 1) * count + int(label.split("/")[0]) for label, cases in cases_of.items()
                    if _well_formed(label) and label.endswith(f"/{count}")])
     absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
+    cases = len({(r.suite, r.eval_id) for r in results})
+    if cases < least and not absent:  # a shard short of what the others' rows show it held
+        return (f"{least - cases} of at least {least} case(s) have no result (a shard holds fewer cases than the "
+                "round-robin of the other shards' rows gives it; its totals were lowered?)")
     if len(present) >= expected and not any(int(label.split("/")[0]) <= least for label in absent):
         return None
     where = f" (no results at all from shard(s) {', '.join(absent)})" if absent else ""

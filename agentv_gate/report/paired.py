@@ -38,7 +38,7 @@ from ..models import CaseResult
 from .comparison import CaseChange, Comparison
 from .github import md_cell
 from .paths import source_path
-from .rows import TrialOutcomes, trial_outcomes
+from .rows import NOT_RUN, TrialOutcomes, outcome, trial_outcomes
 from .stats import Interval, benjamini_hochberg, drop_weights, fisher_two_sided, paired_interval, sign_flip_p
 from .text import inert_log_text, one_line
 
@@ -118,6 +118,10 @@ class SuiteTest:
     def flaky(self) -> list[CaseTest]:
         return [c for c in self.cases if c.flaky]
 
+    def guarded(self, verdict: Guard) -> list[CaseTest]:
+        """The cases the per-case guard reads as `verdict` (`case_guard`)."""
+        return [c for c in self.cases if case_guard(c) == verdict]
+
     def drivers(self) -> list[CaseTest]:
         """The cases whose pass rate fell most: what a suite-level drop is made of."""
         fell = sorted((c for c in self.cases if c.rate_delta < 0), key=lambda c: (c.rate_delta, c.p))  # stable
@@ -143,6 +147,25 @@ class SuiteTest:
                 + (f"; {flaky} flaky" if flaky else ""))
 
 
+Guard = Literal["broken", "suspicious"]
+
+
+def case_guard(case: CaseTest) -> Guard | None:
+    """The per-case guard, beside the suite test: a case stable on the base (every base trial passed,
+    and the history, if given, never saw it flip on its digest) is `broken` when it fails every head
+    trial, however many trials ran (one case alone never moves a sign-flip test over many cases), and
+    `suspicious` when it fails most of them but not all (2 of 3, 3 or 4 of 5): said, never a failure by
+    itself. A quarantined or not-run head is no evidence either way (counted by the gate apart)."""
+    head = case.change.head
+    if case.flaky or not case.base.passed or not all(case.base.passed) or head is None or head.quarantined \
+            or outcome(head) == NOT_RUN or not case.head.passed:
+        return None
+    failed = case.head.passed.count(False)
+    if failed == len(case.head.passed):
+        return "broken"
+    return "suspicious" if 2 * failed > len(case.head.passed) else None
+
+
 @dataclass(frozen=True)
 class NoTest:
     """Why no statistical decision was possible (a single trial a side, a biased sample, ...)."""
@@ -151,6 +174,27 @@ class NoTest:
 
     def line(self) -> str:
         return f"no statistical decision was possible: {self.reason}"
+
+
+DETECTS: dict[int, tuple[float, float, float]] = {3: (0.525, 0.0, 0.355), 5: (0.42, 0.0, 0.08)}
+"""Per trials a side, from `bench/stats_bench.py` (50 cases, 200 simulated pull requests a cell, seed
+2026, alpha 0.05): the least share of pull requests caught where one stable case broke completely
+(the worst noise model: a judge flipping 10% of verdicts), and the share of unchanged reruns failed
+with every case stable and at worst (every case's pass rate 0.5-0.99, no `--history`)."""
+
+
+def detection_line(test: SuiteTest) -> str | None:
+    """What the gate can detect at the trials this test ran, for the pull-request comment's footer;
+    None at a trial count the bench did not measure."""
+    counts = {len(c.base.passed) for c in test.cases} | {len(c.head.passed) for c in test.cases}
+    if len(counts) != 1 or next(iter(counts)) not in DETECTS:
+        return None
+    trials = next(iter(counts))
+    caught, stable, worst = DETECTS[trials]
+    return (f"At {trials} trials a side (bench/stats_bench.py, 50 cases): a single stable case breaking is caught "
+            f"with probability at least {caught:.1%} (100% unless the judge flips verdicts); unchanged reruns "
+            f"fail {stable:.0%} of the time when every case is stable, at most {worst:.1%} when many are flaky "
+            "and no --history names them.")
 
 
 def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
@@ -241,6 +285,9 @@ def console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
         more = f" and {len(flaky) - DRIVERS * 2} more" if len(flaky) > DRIVERS * 2 else ""
         lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
                                     + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
+    for case in test.guarded("suspicious"):
+        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — stable "
+                                    "on the base, failed most head trials (not all): re-run it to decide"))
     lines.append(test.counts_line())
     return lines
 
@@ -306,5 +353,5 @@ def as_json(test: SuiteTest | NoTest) -> dict[str, object]:
     }
 
 
-__all__ = ["DEFAULT_ALPHA", "CaseTest", "NoTest", "SuiteTest", "as_json", "console_lines", "flaky_cases",
-           "html_section", "markdown", "paired_test", "suite_drop_p"]
+__all__ = ["DEFAULT_ALPHA", "DETECTS", "CaseTest", "Guard", "NoTest", "SuiteTest", "as_json", "case_guard",
+           "console_lines", "detection_line", "flaky_cases", "html_section", "markdown", "paired_test", "suite_drop_p"]

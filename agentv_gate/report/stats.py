@@ -135,13 +135,15 @@ def drop_weights(counts: Sequence[tuple[int, int, int, int]]) -> list[int]:
 
 
 def normal_quantile(p: float) -> float:
-    """The standard normal quantile, by bisection on erf (to 1e-12): only a few are ever needed."""
+    """The standard normal quantile, by bisection on erfc (to 1e-12): only a few are ever needed.
+    erfc keeps the lower tail exact down to the smallest float, so a tiny `p` (`--alpha 1e-300`) is
+    computed, not lost to rounding as `1 + erf` would lose it."""
     if not 0 < p < 1:
         raise ValueError(f"{p} is not a probability in (0, 1)")
     low, high = -40.0, 40.0
     while high - low > 1e-12:
         mid = (low + high) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
+        if 0.5 * math.erfc(-mid / math.sqrt(2)) < p:
             low = mid
         else:
             high = mid
@@ -182,7 +184,8 @@ def paired_interval(differences: Sequence[float], alpha: float) -> Interval | No
     mean = math.fsum(differences) / n
     sd = math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1))
     se = sd / math.sqrt(n)
-    margin = t_quantile(1 - alpha / 2, n - 1) * se
+    # the t distribution is symmetric: the lower tail's quantile, negated, never rounds 1 - alpha/2 to 1
+    margin = -t_quantile(alpha / 2, n - 1) * se
     return Interval(mean, mean - margin, mean + margin, 1 - alpha, se)
 
 

@@ -224,3 +224,23 @@ def test_a_complete_merge_where_two_suites_reuse_a_case_id_passes(tmp_path: Path
     assert "3 cases: 3 passed, 0 failed, 0 errors" in merged.stdout
     rows = [json.loads(line) for line in (tmp_path / "merged" / "results.jsonl").read_text().splitlines()]
     assert sorted((r["suite"], r["eval_id"]) for r in rows) == expected
+
+
+def test_shard_totals_lowered_by_hand_do_not_hide_a_shards_lost_case(tmp_path: Path) -> None:
+    """Shard 1 of 2 lost a case's row, and every row's totals were lowered to match: the counts the
+    rows themselves show (round-robin: shard 1 holds as many cases as shard 2, or one more) still
+    say a case is missing."""
+    project(tmp_path, failing=set(), layout={"evals/geo.eval.yaml": ["g1", "g2", "g3", "g4"]})
+    shards = run_shards(tmp_path, 2)
+    assert [p.returncode for p in shards] == [0, 0], [p.stderr for p in shards]
+    first = tmp_path / "shard-1/results.jsonl"
+    rows = [json.loads(line) for line in first.read_text().splitlines()][:1]
+    for path, kept in ((first, rows), (tmp_path / "shard-2/results.jsonl", None)):
+        kept = kept if kept is not None else [json.loads(line) for line in path.read_text().splitlines()]
+        for row in kept:
+            row["shard_total"] = 3
+            row["run_rows"] = len(kept)
+        path.write_text("".join(json.dumps(row) + "\n" for row in kept))
+    proc = merge(tmp_path, "shard-1/results.jsonl", "shard-2/results.jsonl")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "incomplete shard results" in proc.stderr

@@ -119,7 +119,8 @@ def test_a_real_drop_fails_the_paired_gate_naming_the_cases_and_the_interval(tmp
     page = (repo / ".agentv-gate/report.html").read_text()
     assert "<h3>Paired test</h3>" in page and "-66.7 points (95% CI" in page
     # the drivers are errors in the pull request, not warnings
-    assert "::error file=evals/s.eval.yaml,line=2,title=agentv-gate%3A c0 failed (inconclusive)::" in ran.stdout
+    assert ("::error file=evals/s.eval.yaml,line=2,title=agentv-gate%3A c0 failed (regression (broken in every "
+            "trial))::") in ran.stdout
 
 
 def test_one_trial_a_side_keeps_todays_rule_and_says_no_statistical_decision(tmp_path: Path) -> None:
@@ -146,10 +147,12 @@ def test_case_regression_fails_on_one_significant_case_where_the_suite_test_does
         in ran.stdout
     assert "REGRESSION: c0" in ran.stdout and "Fisher p=0.000155" in ran.stdout
     shutil.copy(repo / ".agentv-gate/results.jsonl", repo / "head.jsonl")
-    # three cases moved: sign flips cannot go below 1/8, so the suite test alone passes it
+    # three cases moved: sign flips cannot go below 1/8, so the suite test alone would pass it; the
+    # per-case guard does not (two stable cases failed every trial)
     lenient = run_cli("compare", "base.jsonl", "head.jsonl", cwd=repo)
-    assert lenient.returncode == 0, lenient.stdout
-    assert "compare: passed, no significant drop against base.jsonl" in lenient.stdout
+    assert lenient.returncode == 1, lenient.stdout
+    assert "compare: failed, 2 case(s) that passed every base trial failed every head trial: c0 (8/8 -> 0/8)" \
+        in lenient.stdout
     as_json = json.loads(run_cli("compare", "base.jsonl", "head.jsonl", "--json", "--fail-on", "inconclusive",
                                  cwd=repo).stdout)
     assert as_json["gate"]["failed"] is True
@@ -239,3 +242,6 @@ def test_the_pull_request_comment_lists_the_paired_tests_cases_with_their_trials
         (body,) = [c["body"] for comments in github.comments.values() for c in comments]
     assert "**Paired test:** paired test over 12 case(s), 3 trials a side" in body
     assert "| inconclusive (flaky) | c11 | " in body and " | 2/3 → 1/3 | " in body
+    # what the gate can detect at these settings, from the bench
+    assert "_At 3 trials a side (bench/stats_bench.py, 50 cases): a single stable case breaking is caught with " \
+        "probability at least 52.5%" in body and "at most 35.5% when many are flaky" in body

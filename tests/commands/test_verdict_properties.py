@@ -1,0 +1,158 @@
+"""Properties of the verdict under `--baseline`, across the dimensions that meet there: trials per
+side (1, k, unequal), stable or flaky base cases, interrupted (`planned` above the rows) and
+`--max-failures`-stopped runs, cases `--skip-missing-env` left out, quarantined cases, each
+`--fail-on` mode and alpha. The real decision code runs (`baseline_report`, `gate_exit`) on real
+result rows; the CLI runs the same table in test_case_guard_cli.py and test_paired_cli.py.
+
+Each invariant is one the gate promises whatever meets: no stable case broken in every trial
+passes, no case that did not run passes, modes are monotone, exit codes keep their meaning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from agentv_gate.commands._baseline_gate import Baseline, baseline_report, gate_exit
+from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
+from agentv_gate.execution.stop import NOT_RUN_MISSING_ENV
+from agentv_gate.models import CaseResult
+from agentv_gate.report import summarise
+from agentv_gate.report.paired import SuiteTest
+
+MODES = ("regression", "case-regression", "inconclusive")
+"""Each stricter than the one before: it fails whenever a looser one does."""
+
+
+def row(case: str, passes: int, trials: int, head: str = "ran") -> CaseResult:
+    """A results row of `trials` trials, the first `passes` passing; `head` says how it ended."""
+    outcomes = [1.0] * passes + [0.0] * (trials - passes)
+    verdict = "pass" if passes == trials else ("error" if head == "quarantined-error" else "fail")
+    extra: dict[str, object] = {}
+    if head == "missing-env":
+        verdict, outcomes, extra = "error", [0.0], {"failure_reason_code": NOT_RUN_MISSING_ENV}
+        trials = 1
+    elif head.startswith("quarantined") and verdict != "pass":
+        extra = {"quarantined": "flaky upstream"}
+    return CaseResult(eval_id=case, suite="evals/s.eval.yaml", file="evals/s.eval.yaml", line=3 + int(case[1:]),
+                      verdict=verdict, score=sum(outcomes) / len(outcomes),
+                      trials=[{"attempt": i + 1, "score": s, "verdict": "pass" if s else "fail"}
+                              for i, s in enumerate(outcomes)] if trials > 1 else None,
+                      aggregation={"strategy": "mean"} if trials > 1 else None, **extra)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Case:
+    base_trials: int
+    base_passes: int
+    head_trials: int
+    head_passes: int
+    head: str  # ran | missing-env | quarantined | quarantined-error
+    flaky: bool
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    base_trials = draw(st.sampled_from((1, 3, 8)))
+    head_trials = draw(st.sampled_from((base_trials, base_trials, 1, 3)))
+    return Case(base_trials, draw(st.integers(0, base_trials)), head_trials, draw(st.integers(0, head_trials)),
+                draw(st.sampled_from(("ran", "ran", "ran", "ran", "missing-env", "quarantined", "quarantined-error"))),
+                draw(st.booleans()))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    line: str
+    test: object
+
+
+def decide(table: list[Case], fail_on: str, alpha: float, not_run: int, stopped: str | None) -> Outcome:
+    base = [row(f"c{i}", c.base_passes, c.base_trials) for i, c in enumerate(table)]
+    head = [row(f"c{i}", c.head_passes, c.head_trials, c.head) for i, c in enumerate(table)]
+    flaky = frozenset(("evals/s.eval.yaml", f"c{i}") for i, c in enumerate(table) if c.flaky)
+    baseline = Baseline(Path("base.jsonl"), base, fail_on, None, alpha, flaky)
+    summary = summarise(head, len(head) + not_run)
+    report = baseline_report(baseline, head, summary, stopped)
+    return Outcome(gate_exit(report, summary, stopped), report.gate_line, report.test)
+
+
+def stable_broken(table: list[Case]) -> bool:
+    """A case that passed every base trial, never flipped in the history, ran on the head and
+    failed every head trial."""
+    return any(c.base_passes == c.base_trials and not c.flaky and c.head == "ran" and c.head_passes == 0
+               for c in table)
+
+
+def one_trial_regression(table: list[Case]) -> bool:
+    """A single trial on some side of some case, so the case-by-case rule decides, and a stable case
+    that passed on the base does not pass on the head."""
+    return any(min(c.base_trials, c.head_trials) == 1 for c in table) and any(
+        c.base_passes == c.base_trials and not c.flaky and c.head == "ran" and c.head_passes < c.head_trials
+        for c in table)
+
+
+def broken(n: int, **kw: object) -> list[Case]:
+    """`n` stable passing cases, the first broken as `kw` says."""
+    return [Case(**{**dict(base_trials=3, base_passes=3, head_trials=3, head_passes=3, head="ran", flaky=False),
+                    **(kw if i == 0 else {})}) for i in range(n)]  # type: ignore[arg-type]
+
+
+TABLES = st.lists(cases(), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TABLES, st.sampled_from((0.05, 0.125, 0.25)), st.integers(0, 1), st.sampled_from((None, "--max-failures 1")))
+# one flaky regression excuses no other: a single trial a side, one flaky case and one stable one regress
+@example([Case(1, 1, 1, 0, "ran", True), Case(1, 1, 1, 0, "ran", False)], 0.05, 0, None)
+# a base of one trial against a head failing all three, or two of three
+@example([Case(1, 1, 3, 0, "ran", False), Case(1, 1, 3, 3, "ran", False)], 0.05, 0, None)
+@example([Case(1, 1, 3, 1, "ran", False), Case(1, 1, 3, 3, "ran", False)], 0.05, 0, None)
+# one stable case of ten broken in every trial: the suite test alone cannot see it (p = 0.5)
+@example(broken(10, head_passes=0), 0.05, 0, None)
+@example(broken(10, base_trials=5, base_passes=5, head_trials=5, head_passes=0), 0.05, 0, None)
+# an interrupted run whose every case that ran is unchanged
+@example(broken(4, head_passes=3), 0.05, 1, None)
+# a case left out by --skip-missing-env beside unchanged ones
+@example(broken(4, head="missing-env"), 0.05, 0, None)
+# three of three cases fell all the way: the sign flips' p is exactly 1/8
+@example([Case(3, 3, 3, 1, "ran", True)] * 3, 0.125, 0, None)
+# a significant regression (8/8 -> 1/8) that the suite test over 5 cases does not see
+@example([Case(8, 8, 8, 1, "ran", False)] + [Case(8, 8, 8, 8, "ran", False)] * 4, 0.05, 0, None)
+def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run: int, stopped: str | None) -> None:
+    outcomes = {mode: decide(table, mode, alpha, not_run, stopped) for mode in MODES}
+    for mode, out in outcomes.items():
+        why = f"--fail-on {mode}: {out.line}"
+        assert out.code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN), why
+        if out.code == EXIT_OK:
+            assert not stable_broken(table), why
+            assert not_run == 0 and stopped is None, why  # a case that did not run is never a pass
+            assert all(c.head != "missing-env" for c in table), why
+        if out.code == EXIT_NOT_RUN:  # 5: nothing failed, cases left out: never after a stop
+            assert stopped is None and not_run == 0 and any(c.head == "missing-env" for c in table), why
+        if any(c.head == "missing-env" for c in table) and out.code == EXIT_FAILED and not_run == 0 \
+                and stopped is None:
+            assert "incomplete" not in out.line, why  # 5 is the exit of "incomplete", never 1
+        test = out.test
+        if isinstance(test, SuiteTest) and test.p_drop <= alpha:  # the suite test at alpha: p = alpha fails
+            assert out.code != EXIT_OK, why
+        if isinstance(test, SuiteTest) and test.with_label("regression") and mode != "regression":
+            assert out.code != EXIT_OK, why
+        if one_trial_regression(table):
+            assert out.code != EXIT_OK, why  # one trial on a side: the case-by-case rule decides
+    for looser, stricter in zip(MODES, MODES[1:], strict=False):
+        if outcomes[looser].code != EXIT_OK:
+            assert outcomes[stricter].code != EXIT_OK, (looser, stricter, outcomes[stricter].line)
+
+
+@settings(max_examples=100, deadline=None)
+@given(TABLES)
+def test_a_quarantined_error_is_never_counted_as_a_pass(table: list[Case]) -> None:
+    head = [row(f"c{i}", c.head_passes, c.head_trials, c.head) for i, c in enumerate(table)]
+    summary = summarise(head)
+    assert summary.passed == sum(1 for c in table if c.head in ("ran", "quarantined", "quarantined-error")
+                                 and c.head_passes == c.head_trials)
+    errored = sum(1 for c in table if c.head == "quarantined-error" and c.head_passes < c.head_trials)
+    assert summary.quarantined >= errored
