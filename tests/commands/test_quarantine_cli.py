@@ -291,9 +291,6 @@ quarantine:
     assert "1 quarantined" in ran.stdout and "expired" not in ran.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="commands/_baseline_gate.py blocking_regressions() drops a regression whose "
-                   "head row is `quarantined` even when it errored; it should test `outcome(c.head) == QUARANTINED` "
-                   "(issue 44 point 2, left to the baseline rework)")
 def test_a_quarantined_case_that_errors_still_fails_a_regression_gate(repo: Path) -> None:
     _project(repo, None)
     write(repo / "evals/crash.eval.yaml", CRASHING_SUITE)
