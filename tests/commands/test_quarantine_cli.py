@@ -12,8 +12,6 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-
 from agentv_gate.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
