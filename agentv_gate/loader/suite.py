@@ -17,8 +17,8 @@ from ..base.problems import FoundProblems, Problem, no_effect
 from ..errors import EvalFileError
 from ..models import EvalCase
 from ..yaml_reader import CaseList
-from .case_globs import NoMatch, glob_case_files, is_glob
 from .case_folders import FolderCase, folder_cases, has_case_folders
+from .case_globs import NoMatch, glob_case_files, is_glob
 from .cases import CaseBuilder, mapping, parse_threshold
 from .documents import Documents
 from .env import interpolate
