@@ -47,10 +47,16 @@ def test_a_glob_entry_reads_every_match_in_sorted_order(tmp_path: Path) -> None:
                                    '"Paris"}]}\n', encoding="utf-8")
     (cases / "notes.txt").write_text("not matched\n", encoding="utf-8")
     (repo / "evals" / "s.eval.yaml").write_text("tests:\n  - file://cases/*.{yaml,jsonl}\n", encoding="utf-8")
-    done = run_cli("run", "evals/s.eval.yaml", "--workers", "1", cwd=repo)
+    done = run_cli("run", "evals/s.eval.yaml", cwd=repo)
     assert done.returncode == 1, done.stdout + done.stderr  # c-paris fails on `default` (Rome)
-    assert [row["eval_id"] for row in _rows(repo)] == ["a-rome", "b-rome", "c-paris"]
+    assert sorted(row["eval_id"] for row in _rows(repo)) == ["a-rome", "b-rome", "c-paris"]  # type: ignore[type-var]
     assert run_cli("validate", "evals/s.eval.yaml", cwd=repo).returncode == 0
+    # the reading order shows in which file a duplicate id is reported: the later one, naming the first
+    (cases / "b.yaml").write_text(_case("a-rome", "Rome"), encoding="utf-8")
+    done = run_cli("validate", "evals/s.eval.yaml", cwd=repo)
+    assert done.returncode == 1
+    assert "evals/cases/b.yaml:1: duplicate case id 'a-rome' (first at " in done.stdout
+    assert "cases/a.yaml:1)" in done.stdout
 
 
 def test_a_glob_matching_nothing_is_a_located_warning_and_adds_no_case(tmp_path: Path) -> None:
