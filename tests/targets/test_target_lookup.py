@@ -146,3 +146,21 @@ def test_project_files_symlinked_outside_the_repository_are_refused_located(tmp_
         done = run_cli(command, "a.eval.yaml", cwd=repo)
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         assert "targets.yaml:1:" in done.stderr and "resolves outside the repository" in done.stderr
+
+
+def test_eval_files_finding_different_targets_files_are_refused_together(tmp_path: Path) -> None:
+    """AgentV runs each eval file on its nearest targets file; one run here has one, so a run mixing them
+    is refused (running one file's cases on the other's targets would call agents AgentV never calls)."""
+    repo = _repo(tmp_path / "repo")
+    (repo / ".agentv").mkdir()
+    (repo / ".agentv" / "targets.yaml").write_text(MOCK.format(answer="Paris"), encoding="utf-8")
+    (repo / "a").mkdir()
+    (repo / "b").mkdir()
+    (repo / "a" / "x.eval.yaml").write_text(CASE.format(target=""), encoding="utf-8")
+    (repo / "b" / "x.eval.yaml").write_text(CASE.format(target=""), encoding="utf-8")
+    (repo / "b" / "targets.yaml").write_text(MOCK.format(answer="Rome"), encoding="utf-8")
+    done = run_cli("run", "a", "b", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "find different targets files" in done.stderr and "b/targets.yaml" in done.stderr
+    assert run_cli("run", "a", "b", "--targets", ".agentv/targets.yaml", cwd=repo).returncode == 0
+    assert run_cli("run", "b", cwd=repo).returncode == 1
