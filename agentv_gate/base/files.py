@@ -19,21 +19,55 @@ from pathlib import Path
 from typing import TextIO
 
 
-def nearest_agentv_file(start: Path, names: tuple[str, ...], stop_at: Path | None = None) -> Path | None:
-    """The nearest `.agentv/<name>` (the first of `names` found) from `start` upwards, not above
-    `stop_at`: where AgentV looks for its targets and its project config."""
-    current = start.resolve()
+def project_root(start: Path) -> Path:
+    """Where the lookup of a project file (targets.yaml, `.agentv/config.yaml`, `.agentv/gate.yaml`)
+    stops: the git top level holding `start`; without git, the working folder when `start` lies in
+    it, else `start`'s own folder. Never a folder above, so a `~/.agentv/` on a self-hosted runner
+    (or any file a pull request cannot see) never picks a run's endpoints, keys or quarantine."""
+    current = Path(os.path.abspath(start))
     if current.is_file():
         current = current.parent
-    limit = stop_at.resolve() if stop_at is not None else None
+    for folder in (current, *current.parents):
+        if (folder / ".git").exists():
+            return folder
+    cwd = Path(os.path.abspath(os.getcwd()))
+    return cwd if current == cwd or cwd in current.parents else current
+
+
+def project_file(start: Path, candidates: tuple[str, ...], root: Path | None = None) -> Path | None:
+    """The first of `candidates` (paths relative to a folder: `targets.yaml`, `.agentv/targets.yaml`)
+    in `start`'s folder, then in each folder above it up to `root` (default: `project_root(start)`)
+    and never above: AgentV's `buildDirectoryChain` lookup, bounded by the repository.
+
+    A candidate that is a symlink (or lies under one) resolving outside the root raises
+    `EscapingSymlinkError`: a committed `gate.yaml -> /home/runner/.agentv/gate.yaml` is refused,
+    not followed."""
+    current = Path(os.path.abspath(start))
+    if current.is_file():
+        current = current.parent
+    limit = Path(os.path.abspath(root)) if root is not None else project_root(current)
+    if limit != current and limit not in current.parents:
+        limit = current  # `start` outside the root: its own folder only
+    real_limit = limit.resolve()
     while True:
-        for name in names:
-            candidate = current / ".agentv" / name
+        for name in candidates:
+            candidate = current / name
             if candidate.is_file():
+                real = candidate.resolve()
+                if real != real_limit and real_limit not in real.parents:
+                    raise EscapingSymlinkError(errno.EPERM, f"{candidate} is a symlink that resolves outside the "
+                                               f"repository ({real}); a project file must lie inside {limit}",
+                                               str(candidate))
                 return candidate
         if current == limit or current.parent == current:
             return None
         current = current.parent
+
+
+def nearest_agentv_file(start: Path, names: tuple[str, ...], stop_at: Path | None = None) -> Path | None:
+    """The nearest `.agentv/<name>` (the first of `names` found) from `start` upwards, not above
+    `stop_at` (default: the repository root, `project_root`)."""
+    return project_file(start, tuple(f".agentv/{name}" for name in names), stop_at)
 
 
 class EscapingSymlinkError(OSError):

@@ -75,10 +75,21 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "vscode-insiders": "the VS Code Insiders agent provider",
     "pi-coding-agent": "the Pi coding agent provider",
     "pi-agent-sdk": "the Pi agent SDK provider",
+    "claude-cli": "the Claude CLI agent provider of AgentV 4.x",
+    "cc-mirror": "the Claude CLI agent provider of AgentV 4.x, through cc-mirror",
+    "pi-cli": "the Pi CLI agent provider of AgentV 4.x",
+    "copilot-log": "AgentV 4.x's replay of a Copilot session log",
+    "openrouter": "AgentV 4.x's OpenRouter provider",
+    "agentv": "AgentV 4.x's own agent provider",
+    "transcript": "AgentV 4.x's replay of a recorded transcript",
+    "replay": "AgentV 4.x's replay provider",
+    "bedrock": "AgentV's Bedrock provider",
+    "vertex": "AgentV's Vertex provider",
 }
-"""targets.yaml `provider`s (lower case) AgentV 2.19 runs and agentv-gate does not yet, with the aliases
+"""targets.yaml `provider`s (lower case) AgentV 2.19 or 4.42 knows (4.42's `KNOWN_PROVIDERS` and
+`PROVIDER_ALIASES`) and agentv-gate does not run yet, with the aliases
 AgentV's `resolveTargetDefinition` reads for them (`claude`, `copilot`, `pi`, ...): refused when a run uses
-such a target, while an unused one beside it in a shared targets.yaml is no error."""
+such a target, while an unused one beside it in a shared targets.yaml is a located warning."""
 
 
 @dataclass(frozen=True)

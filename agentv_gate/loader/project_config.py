@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base.files import nearest_agentv_file
+from ..base.files import EscapingSymlinkError, nearest_agentv_file, project_root
 from ..base.key_checks import did_you_mean
 from ..base.problems import Problem, no_effect
-from ..errors import EvalFileError
+from ..errors import ConfigError, EvalFileError
 from .yaml_lines import key_line, load_yaml_text, read_text
 
 CONFIG_NAMES = ("config.yaml", "config.yml")
@@ -49,8 +49,16 @@ class ProjectConfig:
 
 def nearest_config(eval_file: Path, repo_root: Path) -> Path | None:
     """The `.agentv/config.yaml` AgentV would read for `eval_file`: in its folder or the nearest above,
-    up to the repository root."""
-    return nearest_agentv_file(eval_file.parent, CONFIG_NAMES, repo_root)
+    up to the repository root (and never above the git top level, `project_root`). One that is a symlink
+    resolving outside the repository raises `ConfigError`, located."""
+    bound = project_root(eval_file.parent)
+    stop = repo_root if repo_root.resolve() == bound.resolve() or bound.resolve() in repo_root.resolve().parents \
+        else bound
+    try:
+        return nearest_agentv_file(eval_file.parent, CONFIG_NAMES, stop)
+    except EscapingSymlinkError as exc:
+        raise ConfigError(f"{exc.filename}:1: {exc.strerror}", problems=[
+            Problem(Path(exc.filename), 1, str(exc.strerror), "a config.yaml inside the repository")]) from None
 
 
 @functools.lru_cache(maxsize=64)

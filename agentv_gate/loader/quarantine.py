@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..base.files import nearest_agentv_file
+from ..base.files import EscapingSymlinkError, nearest_agentv_file
 from ..base.key_checks import did_you_mean
 from ..base.problems import Problem
-from ..errors import EvalFileError
+from ..errors import ConfigError, EvalFileError
 from .yaml_lines import item_line, key_line, load_yaml_text, read_text
 
 GATE_CONFIG_NAMES = ("gate.yaml", "gate.yml")
@@ -129,10 +129,16 @@ def _normal(path: str) -> str:
 
 
 def find_gate_config(eval_files: Iterable[Path] = ()) -> Path | None:
-    """The nearest `.agentv/gate.yaml` from the working folder upwards, else from an eval file's
-    folder upwards: where `run` finds targets.yaml, so the two sit side by side."""
-    for start in [Path.cwd(), *sorted({file.resolve().parent for file in eval_files})]:
-        found = nearest_agentv_file(start, GATE_CONFIG_NAMES)
+    """The nearest `.agentv/gate.yaml` from the working folder up to its repository root, else from an
+    eval file's folder up to its root (`project_root`), never above it.
+    One that is a symlink resolving outside the repository raises `ConfigError`, located."""
+    starts = [Path.cwd(), *sorted({file.resolve().parent for file in eval_files})]
+    for start in starts:
+        try:
+            found = nearest_agentv_file(start, GATE_CONFIG_NAMES)
+        except EscapingSymlinkError as exc:
+            raise ConfigError(f"{exc.filename}:1: {exc.strerror}", problems=[
+                Problem(Path(exc.filename), 1, str(exc.strerror), "a gate.yaml inside the repository")]) from None
         if found is not None:
             return found
     return None

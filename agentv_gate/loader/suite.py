@@ -18,6 +18,7 @@ from ..errors import EvalFileError
 from ..models import EvalCase
 from ..yaml_reader import CaseList
 from .case_folders import FolderCase, folder_cases, has_case_folders
+from .case_globs import NoMatch, glob_case_files, is_glob
 from .cases import CaseBuilder, mapping, parse_threshold
 from .documents import Documents
 from .env import interpolate
@@ -234,10 +235,18 @@ def _expanded(entries: Entries, file: Path, roots: SearchRoots, documents: Docum
         if not (isinstance(raw, str) and raw.startswith(FILE_PREFIX)) or file.suffix == ".jsonl":
             yield file, line, raw  # a JSONL line is a case object: AgentV follows `file://` in YAML lists only
             continue
+        path_text = raw[len(FILE_PREFIX):].strip()
         try:
-            included, rows = _included(raw, line, roots, documents)
-            for row_line, row in rows:
-                yield included, row_line, row
+            globbed = glob_case_files(path_text, line, roots) if is_glob(path_text) else None
+        except EvalFileError as exc:
+            yield file, line, exc
+            continue
+        try:
+            for included, rows in ([_included(raw, line, roots, documents)] if globbed is None else
+                                   ((match, _listed_cases(match, line, f"case file {str(match)!r} (matched by {raw!r})",
+                                                          "a YAML list of cases", documents)()) for match in globbed)):
+                for row_line, row in rows:
+                    yield included, row_line, row
         except EvalFileError as exc:
             if exc.line != line:  # raised inside the case file: say where in it
                 exc = EvalFileError(line, f"case file {raw!r}: line {exc.line}: {exc.message}", exc.expected)
@@ -277,7 +286,7 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
                         for key in CASE_LIST_KEYS if key in header)
         header = _sidecar_settings(header, settings_file, file, problems)
         execution = header.get("execution")
-        if isinstance(execution, dict) and "evaluators" in execution:
+        if isinstance(execution, dict) and execution.get("evaluators") is not None:
             sidecar_evaluators = f"{settings_file.name}:{key_line(execution, 'evaluators')}"
     else:
         lists = [key for key in CASE_LIST_KEYS if key in header]
@@ -292,6 +301,10 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
         for index, (source, line, raw) in enumerate(_expanded(entries(), file, roots, documents)):
             count += 1
             try:
+                if isinstance(raw, NoMatch):
+                    problems.append(Problem(source, raw.line, raw.message, raw.expected, severity="warning"))
+                    count -= 1
+                    continue
                 if isinstance(raw, EvalFileError):
                     raise raw
                 if sidecar_evaluators is not None and isinstance(raw, dict) and isinstance(raw.get("execution"), dict):
@@ -323,18 +336,51 @@ JSONL_SIDECAR_UNREAD = ("assertions", "assert", "evaluators", "input", "input_fi
 `execution` and `evaluator`): assertions or input there reach none of its cases in AgentV."""
 
 
+SIDECAR_TARGET_KEYS = ("target", "execution.target", "execution.targets")
+"""A JSONL sidecar's target choices: AgentV 2.19 and 4.42 read a suite's target from the suite file itself
+(a JSONL file has none), so every case runs on `default` (or `--target`) whatever the sidecar names."""
+SIDECAR_ASSERTION_LISTS = ("assertions", "assert", "evaluators")
+"""The sidecar `execution` lists AgentV 4.42's `parseGraders` reads as every case's defaults, first found
+wins (2.19 reads only `evaluators`); read here as `execution.evaluators`."""
+
+
 def _sidecar_settings(header: Any, sidecar: Path, file: Path, problems: list[Problem]) -> Any:
     """A JSONL sidecar's settings without those AgentV would not apply, each refused at its line: a case
-    scored with suite assertions AgentV never adds to it is scored as AgentV never scores it."""
+    scored with suite assertions AgentV never adds to it is scored as AgentV never scores it. A target the
+    sidecar names is dropped with a located warning (AgentV runs `default`); `execution.assertions` is
+    read as AgentV 4.42 reads it."""
     unread = [key for key in JSONL_SIDECAR_UNREAD if key in header]
     problems.extend(Problem(sidecar, key_line(header, key), f"'{key}' in the sidecar of {file.name} is never read by "
                             "AgentV 2.19, which reads only name, description, execution and evaluator from a JSONL "
                             "sidecar", "assertions in each line's 'assert', or the sidecar's 'execution: "
-                                       "{evaluators: [...]}'") for key in unread)
-    if not unread:
+                                       "{assertions: [...]}'") for key in unread)
+    execution = header.get("execution")
+    ignored = ["target"] if "target" in header else []
+    lists: list[str] = []
+    if isinstance(execution, dict):
+        ignored.extend(f"execution.{key}" for key in ("target", "targets") if key in execution)
+        lists = [key for key in SIDECAR_ASSERTION_LISTS if execution.get(key) is not None]
+    for key in ignored:
+        holder, name = (execution, key.split(".")[1]) if key.startswith("execution.") else (header, key)
+        problems.append(no_effect(sidecar, key_line(holder, name), key, f"AgentV reads a suite's target from the suite "
+                                  f"file, never from the sidecar of {file.name}: its cases run on 'default' (or "
+                                  "--target)", "the target with --target, or 'execution.target' on each line"))
+    problems.extend(no_effect(sidecar, key_line(execution, key), f"execution.{key}", f"AgentV 4.42 reads the first of "
+                              f"execution.assertions, execution.assert, execution.evaluators: 'execution.{lists[0]}' "
+                              f"(line {key_line(execution, lists[0])}) is read, this one never")
+                    for key in lists[1:])
+    if not unread and not ignored and lists[:1] in ([], ["evaluators"]):
         return header
-    kept = LineDict((key, value) for key, value in header.items() if key not in unread)
+    kept = LineDict((key, value) for key, value in header.items() if key not in unread and key != "target")
     kept.line, kept.key_lines = line_of(header), getattr(header, "key_lines", {})
+    if isinstance(execution, dict):
+        new = LineDict((key, value) for key, value in execution.items()
+                       if key not in ("target", "targets", *SIDECAR_ASSERTION_LISTS))
+        new.line, new.key_lines = line_of(execution), dict(getattr(execution, "key_lines", {}))
+        if lists:
+            new["evaluators"] = execution[lists[0]]
+            new.key_lines["evaluators"] = key_line(execution, lists[0])
+        kept["execution"] = new
     return kept
 
 

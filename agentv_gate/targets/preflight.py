@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from ..base.key_checks import did_you_mean
+from ..base.key_checks import NOT_YET_PROVIDERS, did_you_mean
 from ..base.problems import Problem, no_effect
 from ..errors import TargetsConfigError
 from .config import RawTarget, TargetConfig, TargetsConfig, normalise_provider, resolve_target
@@ -240,7 +240,24 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         else:
             build(default_judge)
     problems.extend(_unreachable_cost_limits(costed, targets))
+    problems.extend(_unused_not_yet(targets, {*used, *built}))
     return list(dict.fromkeys(problems))
+
+
+def _unused_not_yet(targets: TargetsConfig, touched: set[str]) -> list[Problem]:
+    """A target on a provider AgentV runs and agentv-gate does not yet, that this run never calls: a
+    warning at its entry (AgentV's own shared targets.yaml holds `claude-cli` agents beside the model
+    targets a suite uses), where a run that calls it is refused, naming the provider."""
+    file = targets.source_file or Path("targets.yaml")
+    found = []
+    for name, raw in targets.definitions.items():
+        provider = raw.data.get("provider")
+        feature = NOT_YET_PROVIDERS.get(provider.strip().lower()) if isinstance(provider, str) else None
+        if feature is not None and name not in touched:
+            found.append(Problem(file, raw.line or 1, f"target '{name}' (provider: {provider}) is unused here; "
+                                 f"agentv-gate does not run {feature} yet, so a run that uses it is refused",
+                                 severity="warning"))
+    return found
 
 
 def _unreachable_cost_limits(costed: dict[tuple[str, Path, int], set[str]], targets: TargetsConfig) -> list[Problem]:

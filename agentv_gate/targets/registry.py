@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..base.files import nearest_agentv_file
+from ..base.files import project_file
 from ..base.key_checks import did_you_mean
 from ..errors import TargetsConfigError
 from .base import Provider
@@ -33,9 +33,14 @@ def load_targets(path: Path | str) -> TargetsConfig:
     return load_targets_file(Path(path))
 
 
+TARGET_FILE_CANDIDATES = ("targets.yaml", "targets.yml", ".agentv/targets.yaml", ".agentv/targets.yml")
+"""AgentV's own list, in its order (2.19 and 4.42)."""
+
+
 def find_targets_file(start: Path, stop_at: Path | None = None) -> Path | None:
-    """The nearest `.agentv/targets.yaml` (or `.yml`) from `start` upwards, not above `stop_at`."""
-    return nearest_agentv_file(start, ("targets.yaml", "targets.yml"), stop_at)
+    """The targets file AgentV's `discoverTargetsFile` takes from `start` upwards, not above `stop_at`
+    (default: the repository root): in each folder `targets.yaml`, `targets.yml`, then `.agentv/`'s."""
+    return project_file(start, TARGET_FILE_CANDIDATES, stop_at)
 
 
 def build_provider(target: TargetConfig) -> Provider:

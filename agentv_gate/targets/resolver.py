@@ -8,11 +8,13 @@ errors), and wrapping each provider once (the response cache).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..base.files import EscapingSymlinkError, project_root
 from ..base.key_checks import did_you_mean
 from ..base.problems import Problem, allowing_unknown_keys, strict_problems
 from ..errors import ConfigError, TargetsConfigError
@@ -37,19 +39,51 @@ class NamesTarget(Protocol):
 
 
 def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> Path | None:
-    """--targets, else `.agentv/targets.yaml` in the working folder or above an eval file.
+    """--targets, else AgentV's `discoverTargetsFile`: from an eval file's folder up to the repository
+    root, `targets.yaml`, `targets.yml`, `.agentv/targets.yaml`, `.agentv/targets.yml` in each folder,
+    then the working folder; never above the root (`project_root`).
+
+    AgentV finds one per eval file; a run here has one targets file, so eval files whose nearest
+    targets files differ are refused together (each run on the other's targets would call agents
+    AgentV never calls for it): run them apart, or name one with --targets.
 
     A file found inside the working folder is named relative to it, as eval files are, so its
     problems read `.agentv/targets.yaml:9: ...` and annotate the file in the checkout."""
     if explicit is not None:
         return explicit
-    eval_files = {case.source_file for case in cases}
     here = Path.cwd().resolve()
-    for start in [here, *sorted({file.resolve().parent for file in eval_files})]:
-        found = find_targets_file(start)
-        if found is not None:
-            return found.relative_to(here) if found.is_relative_to(here) else found
+    folders = sorted({Path(os.path.abspath(case.source_file)).parent for case in cases})
+    roots = {project_root(folder) for folder in folders}
+    found: dict[Path, Path] = {}
+    for folder in folders:
+        nearest = _find(folder, None, here)
+        if nearest is not None:
+            found.setdefault(nearest, folder)
+    if len(found) > 1:
+        (first, first_for), (second, second_for) = list(found.items())[:2]
+        raise TargetsConfigError(
+            f"these eval files find different targets files, as AgentV finds one per eval file: {first_for} "
+            f"uses {first}, {second_for} uses {second}; run them separately, or choose one with --targets FILE")
+    if found:
+        return next(iter(found))
+    if not folders or any(here == root or root in here.parents for root in roots):
+        return _find(here, here if folders else None, here)  # AgentV also tries the working folder itself
     return None
+
+
+def _find(start: Path, stop_at: Path | None, here: Path) -> Path | None:
+    try:
+        found = find_targets_file(start, stop_at)
+    except EscapingSymlinkError as exc:
+        where = Path(exc.filename)
+        where = where.relative_to(here) if where.is_relative_to(here) else where
+        raise TargetsConfigError(f"{where}:1: {exc.strerror}",
+                                 problems=[Problem(where, 1, str(exc.strerror), "a file inside the repository")]
+                                 ) from None
+    if found is None:
+        return None
+    found = Path(os.path.abspath(found))
+    return found.relative_to(here) if found.is_relative_to(here) else found
 
 
 @dataclass

@@ -244,7 +244,8 @@ def test_load_and_find_targets_file(tmp_path: Path) -> None:
     path.write_text(AGENTV_FILE, encoding="utf-8")
     nested = tmp_path / "evals" / "deep"
     nested.mkdir(parents=True)
-    assert find_targets_file(nested) == path
+    assert find_targets_file(nested, stop_at=tmp_path) == path
+    assert find_targets_file(nested) is None  # no git, not under the working folder: the root is its own folder
     assert find_targets_file(nested, stop_at=nested) is None
     config = load_targets(path)
     assert config.resolve("agent", ENV).repo_root == tmp_path.resolve()
