@@ -446,14 +446,17 @@ def output_values(summary: Summary, junit_path: Path | str | None = None,
                   results_path: Path | str | None = None, report_path: Path | str | None = None,
                   root: Path | None = None) -> dict[str, str]:
     """The step outputs; `pass-rate` is a fraction 0..1 (like thresholds) with four decimals; paths as
-    `workspace_path` gives them."""
+    `workspace_path` gives them. The counts add up: passed + failed + errors + quarantined + not-run
+    = total, `not-run` holding the cases left out for unset variables and those an interrupted run
+    never finished (these last are not in `pass-rate`)."""
     return {
         "pass-rate": f"{summary.pass_rate:.4f}",
         "passed": str(summary.passed),
         "failed": str(summary.failed),
         "errors": str(summary.errors),
-        "total": str(summary.total),
-        "not-run": str(summary.not_run),
+        "quarantined": str(summary.quarantined),
+        "total": str(summary.total + summary.not_run),
+        "not-run": str(summary.not_run + summary.missing_env),
         "junit-path": workspace_path(junit_path, root),
         "results-path": workspace_path(results_path, root),
         "report-path": workspace_path(report_path, root),

@@ -343,7 +343,7 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
     assert "not run: the run was interrupted (SIGTERM)" in ET.tostring(root, encoding="unicode")
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
-    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == ("3", str(len(finished)), str(left))
 
     (tmp_path / "gh-output").write_text("")
     merged = run_cli("merge", RESULTS, "--output-dir", "merged", cwd=tmp_path, env=env)
@@ -352,7 +352,7 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
     root = checked_junit(tmp_path / "merged/junit.xml")
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
-    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == ("3", str(len(finished)), str(left))
     assert len(read_rows(tmp_path / "merged/results.jsonl")) == 3  # a later merge still sees them
 
 
