@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -372,3 +373,32 @@ def test_results_of_a_killed_run_never_merge_or_compare_as_a_pass(tmp_path: Path
     assert run_cli("run", "evals", "--output-dir", "whole", "--workers", "3", cwd=tmp_path).returncode == 0
     assert run_cli("merge", "whole/results.jsonl", "--output-dir", "merged", cwd=tmp_path).returncode == 0
     assert run_cli("compare", RESULTS, "whole/results.jsonl", cwd=tmp_path).returncode == 0  # an unfinished BASE is fine
+
+
+def test_the_folders_the_gate_creates_ignore_themselves_and_a_users_own_folder_is_left_alone(tmp_path: Path, fake_llm) -> None:
+    """`.agentv-gate/` and `.agentv-gate-cache/` carry a `.gitignore` of `*` (as `.pytest_cache` does):
+    `git add -A` adds neither, whatever the project's own .gitignore says."""
+    from tests.helpers.files import make_repo, write
+    from tests.helpers.fake_llm_server import FakeReply
+    from tests.helpers.suites import CAPITAL_SUITE
+    from tests.helpers.targets import CHAT
+
+    port = fake_llm.url.rsplit(":", 1)[1].split("/")[0]
+    fake_llm.enqueue(CHAT, FakeReply.openai("Paris is the capital of France."))
+    repo = make_repo(tmp_path / "repo", "targets:\n  - name: default\n    provider: openai\n"
+                     f"    base_url: http://127.0.0.1:{port}/v1\n    api_key: ${{{{ GITIGNORE_T_KEY }}}}\n    model: m\n")
+    (repo / ".git").rmdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    write(repo / "evals" / "geo.yaml", CAPITAL_SUITE)
+    env = {"GITIGNORE_T_KEY": "sk-test-0123456789"}
+    ran = run_cli("run", "evals", cwd=repo, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for folder in (".agentv-gate", ".agentv-gate-cache"):
+        assert (repo / folder / ".gitignore").read_text().splitlines()[-1] == "*", folder
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo,
+                            capture_output=True, text=True, check=True).stdout
+    assert ".agentv-gate" not in status and "evals/geo.yaml" in status, status
+    (repo / "mine").mkdir()
+    ran = run_cli("run", "evals", "--output-dir", "mine", cwd=repo, env=env)  # answered from the cache
+    assert ran.returncode == 0 and (repo / "mine" / "results.jsonl").is_file()
+    assert not (repo / "mine" / ".gitignore").exists()  # a folder the user made is theirs
