@@ -402,3 +402,32 @@ def test_the_folders_the_gate_creates_ignore_themselves_and_a_users_own_folder_i
     ran = run_cli("run", "evals", "--output-dir", "mine", cwd=repo, env=env)  # answered from the cache
     assert ran.returncode == 0 and (repo / "mine" / "results.jsonl").is_file()
     assert not (repo / "mine" / ".gitignore").exists()  # a folder the user made is theirs
+
+
+def test_init_writes_assertions_and_a_starter_that_passes_at_a_pass_mark_of_0_8(tmp_path: Path) -> None:
+    """The docs' key (`assertions:`, read as AgentV 4.x, whose pass mark is 0.8), and every case at 0.8 or more."""
+    import json
+
+    (tmp_path / ".git").mkdir()
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    starter = (tmp_path / "evals/starter.eval.yaml").read_text()
+    assert "    assertions:\n" in starter and "    assert:\n" not in starter
+    proc = run_cli("run", "evals", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in (tmp_path / ".agentv-gate/results.jsonl").read_text().splitlines()]
+    assert rows and all(row["score"] >= 0.8 for row in rows), rows
+
+
+def test_init_in_a_project_with_targets_says_to_retarget_or_delete_the_starter(tmp_path: Path) -> None:
+    """An existing targets.yaml is kept, so the starter asks the real agent about Paris: init says so."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv/targets.yaml").write_text("targets:\n  - name: default\n    provider: cli\n"
+                                                    "    command_template: ./my-agent {PROMPT}\n")
+    proc = run_cli("init", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "kept .agentv/targets.yaml" in proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if "starter.eval.yaml" in line and "default" in line]
+    assert "retarget" in line and "delete" in line, proc.stderr
+    starter = (tmp_path / "evals/starter.eval.yaml").read_text()
+    assert "retarget" in starter and "delete" in starter
