@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import textwrap
@@ -431,3 +432,17 @@ def test_init_in_a_project_with_targets_says_to_retarget_or_delete_the_starter(t
     assert "retarget" in line and "delete" in line, proc.stderr
     starter = (tmp_path / "evals/starter.eval.yaml").read_text()
     assert "retarget" in starter and "delete" in starter
+
+
+def test_quiet_prints_a_failing_case_once(tmp_path: Path) -> None:
+    from tests.helpers.files import make_repo, write
+    from tests.helpers.suites import CAPITAL_SUITE, PARIS_TARGETS, RIVER_CASE
+
+    repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
+    write(repo / "evals" / "geo.yaml", CAPITAL_SUITE + RIVER_CASE)
+    ran = run_cli("run", "-q", "evals", cwd=repo)
+    assert ran.returncode == 1
+    out = ran.stdout + ran.stderr
+    assert len(re.findall(r"\briver\b", out)) == 1, out
+    assert "miss: " in out and "agentv-gate FAILED: 2 cases: 1 passed, 1 failed" in out
+    assert "capital" not in out
