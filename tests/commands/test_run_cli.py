@@ -89,7 +89,8 @@ def test_gate_fails_below_threshold_and_reports_every_case(project: Path) -> Non
     assert rows_by_id(project / RESULTS)["planet"]["verdict"] == "fail"
     assert rows_by_id(project / RESULTS)["planet"]["misses"] == ["missing Jupiter"]
     failure = ET.parse(project / ".agentv-gate/junit.xml").getroot().find(".//testcase[@name='planet']/failure")
-    assert failure is not None and failure.get("message") == "score=0.500"
+    # The first miss, after AgentV's `score=` (what a dashboard shows in its one line)
+    assert failure is not None and failure.get("message") == "score=0.500: missing Jupiter"
 
 
 def test_all_pass_exits_zero(project: Path) -> None:
