@@ -78,8 +78,8 @@ def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
         return truncate(f"{case} passes now: lift its quarantine in .agentv/gate.yaml "
                         f"(reason given: {clean(result.quarantined)})", ANNOTATION_MESSAGE_LIMIT)
     if outcome(result) == NOT_RUN:
-        return truncate(f"{case} was not run: {clean(result.error or 'environment variables unset')}",
-                        ANNOTATION_MESSAGE_LIMIT)
+        why = clean(result.error or "environment variables unset").removeprefix("not run: ")  # said once
+        return truncate(f"{case} was not run: {why}", ANNOTATION_MESSAGE_LIMIT)
     if result.verdict == "error":
         lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
     else:

@@ -82,6 +82,7 @@ def test_skip_missing_env_runs_what_can_run_and_exits_5(repo: Path, tmp_path: Pa
     assert "MISSING_ENV_T_KEY" in rows["judged"]["error"] and "MISSING_ENV_T_PORT" in rows["judged"]["error"]
     warnings = [line for line in ran.stdout.splitlines() if line.startswith("::warning ")]
     assert any("judged not run" in line and "MISSING_ENV_T_KEY" in line for line in warnings), ran.stdout
+    assert not any("not run: not run" in line for line in warnings), warnings  # said once
     assert not any(line.startswith("::error") for line in ran.stdout.splitlines())
     suite = ET.parse(repo / ".agentv-gate/junit.xml").getroot().find("testsuite")
     assert suite is not None and suite.get("skipped") == "1" and suite.get("errors") == "0"
