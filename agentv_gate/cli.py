@@ -22,8 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from .base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
-from .errors import (EXIT_CODES, EXIT_FAILED, EXIT_INTERNAL, EXIT_NO_CASES, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT,
-                     EXIT_USAGE, GateError)
+from .errors import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_NO_CASES,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_USAGE,
+    GateError,
+)
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines
 
@@ -246,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the paired tests' significance level (default 0.05)")
     compare.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
                          help="results rows of earlier base runs: a case whose outcome flipped there is flaky")
-    compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"), help="where report.html goes (default: .agentv-gate)")
+    compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"),
+                         help="where report.html goes (default: .agentv-gate)")
 
     plan = sub.add_parser("plan-trials", help="how many trials per side it takes to detect a drop in pass rate, "
                                               "from a baseline's results")

@@ -29,6 +29,7 @@ class _Located:
     """An eval file where the targets file is looked for above, when none of its cases loaded."""
 
     source_file: Path
+    target: str | None = None
 
 
 def _plural(n: int, word: str) -> str:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentv_gate.errors import EXIT_CODES, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from agentv_gate.cli import _OWN_EXIT_CODES
+from agentv_gate.errors import EXIT_CODES, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_github import FakeGitHub
-from tests.helpers.github_runner import parse_github_output
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.files import write
+from tests.helpers.github_runner import parse_github_output
 from tests.helpers.targets import CHAT
 
 OWN = ("MISSING_ENV_T_",)

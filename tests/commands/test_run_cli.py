@@ -380,8 +380,8 @@ def test_results_of_a_killed_run_never_merge_or_compare_as_a_pass(tmp_path: Path
 def test_the_folders_the_gate_creates_ignore_themselves_and_a_users_own_folder_is_left_alone(tmp_path: Path, fake_llm) -> None:
     """`.agentv-gate/` and `.agentv-gate-cache/` carry a `.gitignore` of `*` (as `.pytest_cache` does):
     `git add -A` adds neither, whatever the project's own .gitignore says."""
-    from tests.helpers.files import make_repo, write
     from tests.helpers.fake_llm_server import FakeReply
+    from tests.helpers.files import make_repo, write
     from tests.helpers.suites import CAPITAL_SUITE
     from tests.helpers.targets import CHAT
 
