@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test lint bench mutate compat
+.PHONY: compat-note example test lint bench mutate compat
 
 $(BIN)/agentv-gate: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,7 +35,14 @@ test: $(BIN)/agentv-gate $(VENV)/.linters lint
 	@# Four workers on two cores: most tests wait on a CLI process, a timeout or a loopback server, so
 	@# more workers fill the waits (see tests/README.md, also for the warm CLI most tests fork from).
 	@# A file's tests stay on one worker (loadfile), so module fixtures such as the built wheel are made once.
+	@$(MAKE) -s compat-note
 	$(BIN)/python -m pytest -n 4 --dist loadfile
+
+# One line, before the suite, when the AgentV sources are not beside this checkout (a fresh clone):
+# the tests that replay AgentV's examples skip, and this says why up front.
+SHARED_AGENTV ?= ../shared/agentv
+compat-note:
+	@test -d $(SHARED_AGENTV) || echo "note: $(SHARED_AGENTV) is not beside this checkout: the AgentV replay tests (tests/compat) skip"
 
 lint: $(BIN)/agentv-gate
 	$(BIN)/ruff check agentv_gate tests

@@ -11,6 +11,7 @@ traceback under --verbose), never as a bare traceback a user could take for a fa
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import os
@@ -21,7 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from .base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
-from .errors import EXIT_CODES, EXIT_INTERNAL, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, GateError
+from .errors import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_NO_CASES,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_USAGE,
+    GateError,
+)
 from .redaction import is_secret_field, redact
 from .report.text import inert_lines
 
@@ -64,13 +75,14 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
                              "features it does not run yet)")
 
 
-def _add_verbosity_options(parser: argparse.ArgumentParser) -> None:
+def _add_verbosity_options(parser: argparse.ArgumentParser,
+                           quiet: str = "print only what did not pass and the totals (no progress line, no "
+                                        "passed cases)",
+                           verbose: str = "list every case with each evaluator's score, hits, misses, reasoning "
+                                          "and judge stderr, and show the traceback of an internal error") -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-q", "--quiet", action="store_true",
-                       help="print only what did not pass and the totals (no progress line, no passed cases)")
-    group.add_argument("-v", "--verbose", action="store_true",
-                       help="list every case with each evaluator's score, hits, misses, reasoning and "
-                            "judge stderr, and show the traceback of an internal error")
+    group.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    group.add_argument("-v", "--verbose", action="store_true", help=verbose)
 
 
 def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
@@ -141,9 +153,21 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def _with_exit_codes() -> dict[str, Any]:
-    """Every `--help` ends with the exit codes (the one table, `errors.EXIT_CODES`), as README.md lists them."""
-    lines = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+_OWN_EXIT_CODES: dict[str, dict[int, str]] = {
+    "validate": {EXIT_OK: "every eval file valid", EXIT_FAILED: "a problem in an eval file or the targets "
+                 "(a warning too, with --strict)", EXIT_USAGE: "usage error, or no targets file",
+                 EXIT_NO_CASES: EXIT_CODES[EXIT_NO_CASES], EXIT_INTERNAL: EXIT_CODES[EXIT_INTERNAL]},
+    "init": {EXIT_OK: "files written (existing ones kept)", EXIT_USAGE: EXIT_CODES[EXIT_USAGE],
+             EXIT_INTERNAL: EXIT_CODES[EXIT_INTERNAL]},
+}
+"""The commands whose exits are not `run`'s: their `--help` lists only what they can exit with."""
+
+
+def _with_exit_codes(command: str | None = None) -> dict[str, Any]:
+    """Every `--help` ends with the exit codes (the one table, `errors.EXIT_CODES`, as README.md lists
+    them), or the few a command such as `validate` or `init` can exit with."""
+    codes = _OWN_EXIT_CODES.get(command or "", EXIT_CODES)
+    lines = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in codes.items())
     return {"epilog": f"exit codes:\n{lines}", "formatter_class": argparse.RawDescriptionHelpFormatter}
 
 
@@ -159,7 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"pass mark 0..1 (default {DEFAULT_THRESHOLD}; YAML overrides)")
     run.add_argument("--targets", type=Path, action=_Once, default=None, help="targets file (default: .agentv/targets.yaml)")
     run.add_argument("--workers", type=int, action=_Once, default=None, help=f"cases run at once (default {DEFAULT_WORKERS})")
-    run.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"), help="where results go")
+    run.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"),
+                     help="where results go (default: .agentv-gate)")
     run.add_argument("--junit", type=Path, action=_Once, default=None, help="JUnit XML path (default OUTPUT_DIR/junit.xml)")
     run.add_argument("--results", type=Path, action=_Once, default=None, help="JSONL path (default OUTPUT_DIR/results.jsonl)")
     run.add_argument("--shard", action=_Once, default=None, help="K/N: run only shard K of N (1-based)")
@@ -187,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="refuse to run a suite with a setting that has no effect (AgentV accepts and ignores it; "
                           "a warning otherwise)")
 
-    validate = sub.add_parser("validate", help="check eval files without running anything", **_with_exit_codes())
+    validate = sub.add_parser("validate", help="check eval files without running anything",
+                              **_with_exit_codes("validate"))
     _add_load_options(validate)
     validate.add_argument("--strict", action="store_true", help="warnings fail too")
     validate.add_argument("--targets", type=Path, action=_Once, default=None,
@@ -195,7 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--require-env", action="store_true",
                           help="also fail when a ${{ VAR }} the targets read is unset (by default validation needs "
                                "no secrets: unset variables are named in a note, and `run` needs them)")
-    _add_verbosity_options(validate)
+    _add_verbosity_options(validate, quiet="print only the problems (no 'ok' line)",
+                           verbose="also list each eval file with its number of cases, and show the traceback "
+                                   "of an internal error")
 
     merge = sub.add_parser("merge", help="join shard results into one report and verdict", **_with_exit_codes())
     merge.add_argument("results", nargs="+", type=Path, help="results JSONL files from shards")
@@ -227,9 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the paired tests' significance level (default 0.05)")
     compare.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
                          help="results rows of earlier base runs: a case whose outcome flipped there is flaky")
-    compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"), help="where report.html goes")
+    compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"),
+                         help="where report.html goes (default: .agentv-gate)")
 
-    plan = sub.add_parser("plan-trials", help="how many trials a side detect a drop in pass rate, from a baseline")
+    plan = sub.add_parser("plan-trials", help="how many trials per side it takes to detect a drop in pass rate, "
+                                              "from a baseline's results")
     plan.add_argument("baseline", type=Path, help="results JSONL of the base, run with --trials N (N >= 2)")
     plan.add_argument("--drop", type=float, action="append", default=None, metavar="POINTS",
                       help="the drop in suite pass rate to detect, in points (repeatable; default 5, 10, 20)")
@@ -253,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_baseline_options(comment)
     comment.set_defaults(comment=True)
 
-    init = sub.add_parser("init", help="write a starter eval suite, judge and targets file", **_with_exit_codes())
+    init = sub.add_parser("init", help="write a starter eval suite, judge and targets file", **_with_exit_codes("init"))
     init.add_argument("folder", nargs="?", type=Path, default=Path("."),
                       help="the project folder to write evals/starter.eval.yaml, its judge and "
                            ".agentv/targets.yaml into (default: the current folder); existing files are kept")
@@ -266,6 +296,18 @@ def _with_default_command(argv: Sequence[str] | None) -> list[str]:
     if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
         args.insert(0, "run")
     return args
+
+
+def _unknown_command(word: str) -> str | None:
+    """The error for a first word that is no command and no path but close to a command (a typo,
+    `valdate`): taken as a path for `run`, it would only say "no such file". None otherwise."""
+    if word.startswith("-") or word in COMMANDS or Path(word).exists():
+        return None
+    close = difflib.get_close_matches(word, list(COMMANDS), n=3, cutoff=0.7)
+    if not close:
+        return None
+    return (f"unknown command '{word}', did you mean " + " or ".join(f"'{c}'" for c in close)
+            + f"? (commands: {', '.join(COMMANDS)}; a path runs `run` on it)")
 
 
 def _report_internal_error(exc: Exception, verbose: bool) -> None:
@@ -305,8 +347,12 @@ def _tell_github(command: str, exc: GateError) -> None:
 def main(argv: Sequence[str] | None = None, *, freeze_imports: bool = False) -> int:
     args: argparse.Namespace | None = None
     try:
+        given = list(sys.argv[1:] if argv is None else argv)
+        if given and (unknown := _unknown_command(given[0])):
+            print(f"agentv-gate: {unknown}", file=sys.stderr)
+            return EXIT_USAGE
         try:
-            args = build_parser().parse_args(_with_default_command(argv))
+            args = build_parser().parse_args(_with_default_command(given))
             vars(args).pop("_given_once", None)  # _Once's bookkeeping, not an option
         except SystemExit as exc:  # argparse has printed its message (or the help, or the version)
             return EXIT_OK if exc.code in (0, None) else EXIT_USAGE

@@ -337,13 +337,29 @@ def _read_stdin(stdin_text: str | None) -> str:
     return sys.stdin.read() if stdin_text is None else stdin_text
 
 
-def _judge_line(exc: BaseException) -> str | None:
-    """`file:line` of the innermost frame outside this module: where the judge's own code raised."""
+def _library_folders() -> tuple[str, ...]:
+    """Where the standard library and installed packages live: frames there are not the judge's."""
+    import sysconfig  # only when a judge failed: not on every judge's start
+
+    paths = sysconfig.get_paths()
+    return tuple(os.path.abspath(paths[key]) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                 if key in paths)
+
+
+def _judge_line(exc: BaseException, fn: object = None) -> str | None:
+    """`file:line` of the judge's own code where it raised: the last frame in the judge's script (the
+    handler's file, or the script run), else the last one outside the standard library and installed
+    packages, else the innermost outside this module. `json.loads` failing names the judge's call,
+    not json/decoder.py (the whole traceback is on stderr)."""
     here = os.path.abspath(__file__)
-    found = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(frame.filename) != here:
-            found = frame
+    code = getattr(fn, "__code__", None)
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    own = {os.path.abspath(f) for f in (getattr(code, "co_filename", None), main) if f}
+    libraries = _library_folders()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) != here]
+    found = (next((f for f in reversed(frames) if os.path.abspath(f.filename) in own), None)
+             or next((f for f in reversed(frames) if not os.path.abspath(f.filename).startswith(libraries)), None)
+             or (frames[-1] if frames else None))
     if found is None:
         return None
     path = os.path.abspath(found.filename)
@@ -365,7 +381,7 @@ def run_code_judge(fn: CodeJudgeHandler, stdin_text: str | None = None) -> int:
         # The miss names the exception and the judge's line (`KeyError: 'topic' (judges/kw.py:12)`,
         # not a bare `'topic'`); the whole traceback goes to stderr, which `--verbose` shows.
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        where = _judge_line(exc)
+        where = _judge_line(exc, fn)
         if where:
             message += f" ({where})"
         trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()

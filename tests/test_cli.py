@@ -297,3 +297,31 @@ def test_start_up_imports_only_what_the_command_needs(repo: Path) -> None:
     assert "agentv_gate.models" in modules  # the trace is read: a run does import the models
     assert not modules & {"requests", "urllib3", "tenacity", "agentv_gate.transport.http_policy",
                           "agentv_gate.transport.limiter"}
+
+
+def test_each_commands_help_lists_only_its_own_exit_codes_and_verbosity(tmp_path: Path) -> None:
+    validate = run_cli("validate", "--help", cwd=tmp_path).stdout
+    assert "every case passed" not in validate and "interrupted (SIGTERM)" not in validate, validate
+    assert "--skip-missing-env" not in validate and "progress line" not in validate, validate
+    assert re.search(r"^\s+1\s+.*problem", validate, re.MULTILINE), validate
+    init = run_cli("init", "--help", cwd=tmp_path).stdout
+    assert "every case passed" not in init and "a case failed" not in init, init
+    run = run_cli("run", "--help", cwd=tmp_path).stdout
+    assert "every case passed" in run and "interrupted (SIGTERM)" in run
+    assert re.search(r"--output-dir OUTPUT_DIR\s+where results go \(default:\s+\.agentv-gate\)", run), run
+    assert "how many trials a side detect" not in run_cli("--help", cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("word, suggestion", [("my-evals", None), ("valdate", "validate"), ("plan-trial", "plan-trials"),
+                                              ("mrege", "merge")])
+def test_an_unknown_command_close_to_one_is_refused_with_a_suggestion(tmp_path: Path, word: str,
+                                                                       suggestion: str | None) -> None:
+    proc = run_cli(word, cwd=tmp_path)
+    if suggestion is None:  # close to no command: taken as a path for `run`, as before
+        assert proc.returncode == EXIT_USAGE and "my-evals:0: no such file or folder" in proc.stderr, proc.stderr
+        assert "unknown command" not in proc.stderr
+        return
+    assert proc.returncode == EXIT_USAGE, proc.stdout + proc.stderr
+    assert f"unknown command '{word}', did you mean '{suggestion}'?" in proc.stderr, proc.stderr
+    (tmp_path / word).mkdir()  # an existing path is a path
+    assert "unknown command" not in run_cli(word, cwd=tmp_path).stderr

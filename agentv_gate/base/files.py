@@ -141,6 +141,26 @@ def current_umask() -> int:
     return mask
 
 
+OWN_FOLDER_GITIGNORE = "# Created by agentv-gate: its output, never to be committed.\n*\n"
+
+
+def make_own_folder(folder: Path) -> None:
+    """Create a folder the gate owns (its results, its response cache), and, when this call creates it,
+    a `.gitignore` of `*` inside, as `.pytest_cache` has: `git add -A` never takes it, whatever the
+    project's own .gitignore says. A folder that already exists (one the user made) is left as it is."""
+    if folder.is_dir():
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return  # made meanwhile (another worker), or a file in the way: the caller's write says so
+    try:
+        (folder / ".gitignore").write_text(OWN_FOLDER_GITIGNORE, encoding="utf-8")
+    except OSError:
+        pass  # the folder still works; only git would see its files
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` to a temporary file beside `path`, then rename it into place.
 

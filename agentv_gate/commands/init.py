@@ -11,6 +11,8 @@ from ..errors import EXIT_OK
 
 EVAL_FILE = """\
 # An agentv-gate / AgentV eval suite. Run it: agentv-gate run evals
+# It asks `default` (the mock of .agentv/targets.yaml) about Paris: once `default` is your real
+# agent, retarget this file (`target:` a mock of yours) or delete it, beside your own suites.
 description: Starter suite - replace the mock target with your agent in .agentv/targets.yaml
 target: default
 tests:
@@ -22,7 +24,7 @@ tests:
       - role: user
         content: What is the capital of France?
     expected_output: Paris is the capital of France.
-    assert:
+    assertions:
       - type: contains
         value: Paris
       - name: keywords
@@ -68,6 +70,8 @@ def execute(args: argparse.Namespace) -> int:
         root / "evals" / "judges" / "keywords.py": (JUDGE, True),
         root / ".agentv" / "targets.yaml": (TARGETS, False),
     }
+    starter, targets = root / "evals" / "starter.eval.yaml", root / ".agentv" / "targets.yaml"
+    own_targets = targets.exists() and not starter.exists()
     for path, (text, executable) in files.items():
         if path.exists():
             print(f"kept {path} (exists)", file=sys.stderr)
@@ -77,5 +81,9 @@ def execute(args: argparse.Namespace) -> int:
         if executable:
             path.chmod(0o755)
         print(f"wrote {path}", file=sys.stderr)
+    if own_targets:
+        # The starter asks `default` about Paris: on a real agent it fails, and nothing else would say why.
+        print(f"note: {starter} runs on `default` of your {targets}, not on a mock: retarget it (its "
+              "`target:`) or delete it once your own suite exists", file=sys.stderr)
     print("next: agentv-gate validate evals && agentv-gate run evals", file=sys.stderr)
     return EXIT_OK

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 
 from ..base.problems import Problem
 from ..errors import EXIT_FAILED, EXIT_OK, ConfigError, NoCasesError, ReportWriteError
@@ -18,8 +20,16 @@ from ..redaction import redact
 from ..report.github import write_github_problems
 from ..report.text import inert_lines, inert_log_text, one_line
 from ..targets.preflight import unset_variables
-from ..targets.resolver import TargetsCheck, check_targets
+from ..targets.resolver import TargetsCheck, check_targets, locate_targets_file
 from ._eval_paths import eval_paths
+
+
+@dataclass(frozen=True)
+class _Located:
+    """An eval file where the targets file is looked for above, when none of its cases loaded."""
+
+    source_file: Path
+    target: str | None = None
 
 
 def _plural(n: int, word: str) -> str:
@@ -60,17 +70,24 @@ def execute(args: argparse.Namespace) -> int:
     quarantine = load_quarantine(find_gate_config(plan.files))
     plan.problems.extend(quarantine.problems + quarantine.notices([(ref.suite, ref.id) for ref in plan.refs]))
     unset_note = ""
+    no_targets = False
     if plan.refs:
         checked = check_targets(args.targets, plan.refs, args.allow_unknown_keys, require_env=args.require_env)
-        if checked is None:
-            # `run` stops on it (exit 2): a check that passed here would promise a run that cannot start.
-            raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) or pass "
-                              "--targets FILE; `run` needs one to know which agent answers the cases")
-        plan.problems.extend(checked.problems)
-        unset_note = _unset_note(checked)
+        no_targets = checked is None
+        if checked is not None:
+            plan.problems.extend(checked.problems)
+            unset_note = _unset_note(checked)
+    elif plan.files:  # no file loaded a case: still say that `run` would find no targets file either
+        no_targets = locate_targets_file(args.targets, [_Located(Path(f)) for f in plan.files]) is None
     for problem in plan.problems:
         # a value read from a secret `${{ VAR }}` included; eval-file text never becomes a workflow command
         print(inert_lines(one_line(redact(str(problem)))))
+    if no_targets:
+        # `run` stops on it (exit 2): a check that passed here would promise a run that cannot start.
+        # The eval files' own problems are printed above first, so one run names every problem.
+        raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) or pass "
+                          "--targets FILE; `run` needs one to know which agent answers the cases"
+                          + (f" (and the {len(plan.errors)} error(s) above)" if plan.errors else ""))
     if not plan.files and not plan.errors:
         raise NoCasesError(nothing_found("files", paths))
     if args.verbose:

@@ -76,9 +76,12 @@ class Quarantine:
         return next((e for e in self.entries if e.matches(suite, eval_id)), None)
 
     def reason_for(self, suite: str, eval_id: str) -> str | None:
-        """The reason the case is quarantined now; None when it is not (or its entry expired)."""
+        """The reason the case is quarantined now, with its `until` when it has one (every report
+        shows it); None when it is not (or its entry expired)."""
         entry = self.entry_for(suite, eval_id)
-        return entry.reason if entry is not None and not entry.expired(self.today) else None
+        if entry is None or entry.expired(self.today):
+            return None
+        return entry.reason + (f" (until {entry.until})" if entry.until is not None else "")
 
     def notices(self, cases: list[tuple[str, str]]) -> list[Problem]:
         """Warnings for entries that expired (their cases count again), or that name an eval file of

@@ -27,7 +27,7 @@ from .console import first_problem
 from .github import md_cell
 from .paired import LABEL_ORDER, NoTest, SuiteTest, detection_line
 from .paths import source_path
-from .rows import ReportedCase
+from .rows import QUARANTINED, ReportedCase, outcome
 from .usage import UsageTotals, usage_markdown
 
 COMMENT_LIMIT = 65_536
@@ -96,7 +96,7 @@ def _where(row: ReportedCase, links: Links) -> str:
 
 
 def _score(row: ReportedCase | None) -> str:
-    return "—" if row is None else f"{row.score:.2f} {row.verdict}"
+    return "—" if row is None else f"{row.score:.2f} {outcome(row)}"
 
 
 def _case_table(title: str, changes: Sequence[CaseChange], links: Links, with_miss: bool) -> _Section | None:
@@ -125,7 +125,7 @@ def _several(changes: Sequence[CaseChange]) -> bool:
 
 def _failing_table(rows: Sequence[ReportedCase], links: Links) -> _Section | None:
     """Without a base: the cases that did not pass, as the regressions table would show them."""
-    bad = [r for r in rows if r.verdict != "pass"]
+    bad = [r for r in rows if r.verdict != "pass" and outcome(r) != QUARANTINED]
     if not bad:
         return None
     heading = f"#### Not passing ({len(bad):,})\n\n"
@@ -135,6 +135,22 @@ def _failing_table(rows: Sequence[ReportedCase], links: Links) -> _Section | Non
     return _Section(heading + "| Case | Eval file | Score | First miss |\n| --- | --- | --- | --- |\n"
                     + "".join(lines) + "\n",
                     f"{heading}_{len(bad):,} case(s), listed in {where} (too many for one comment)._\n\n")
+
+
+def _quarantined_table(rows: Sequence[ReportedCase], links: Links) -> _Section | None:
+    """The quarantined cases that did not pass, apart: they do not fail the gate, and are no failure
+    to the reader either; each with the reason (and `until`) its quarantine entry gives."""
+    held = [r for r in rows if outcome(r) == QUARANTINED]
+    if not held:
+        return None
+    heading = f"#### Quarantined ({len(held):,})\n\n"
+    lines = [f"| {comment_text(r.eval_id, 200)} | {_where(r, links)} | {r.score:.2f} | "
+             f"{comment_text(r.quarantined, 300)} | {comment_text(first_problem(r), 300)} |\n" for r in held]
+    where = f"[report.html]({links.report})" if links.report else "report.html"
+    return _Section(heading + "_Known gaps listed in `.agentv/gate.yaml`: they do not fail the gate._\n\n"
+                    "| Case | Eval file | Score | Quarantined for | First miss |\n| --- | --- | --- | --- | --- |\n"
+                    + "".join(lines) + "\n",
+                    f"{heading}_{len(held):,} case(s), listed in {where} (too many for one comment)._\n\n")
 
 
 def _unchanged(comparison: Comparison, links: Links) -> _Section | None:
@@ -231,9 +247,9 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
                     _case_table("Fixes", comparison.with_status("fixed"), links, with_miss=False),
                     _case_table("New", comparison.with_status("new"), links, with_miss=True),
                     _case_table("Removed", comparison.with_status("removed"), links, with_miss=False),
-                    _unchanged(comparison, links)]
+                    _unchanged(comparison, links), _quarantined_table(head, links)]
     else:
-        sections = [_failing_table(head, links)]
+        sections = [_failing_table(head, links), _quarantined_table(head, links)]
     kept = [s for s in sections if s is not None]
     tail = (_totals(head, summary, base_rows if comparison is not None else None)
             + usage_markdown(usage or UsageTotals(), base_usage if comparison is not None else None)

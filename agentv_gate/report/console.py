@@ -375,7 +375,9 @@ class ConsoleReporter:
         results = list(results)
         self.end_live()
         summary = summarise(results, planned)
-        lines = render_table(results, colour=self.colour, passed_shown=self.passed_shown, width=self.width)
+        # --quiet: each case that did not pass once, in full (its block below has all the table says).
+        lines = [] if self.quiet else render_table(results, colour=self.colour, passed_shown=self.passed_shown,
+                                                   width=self.width)
         details = render_details(results, self.passed_shown, self.verbose, self.colour)
         blocks = [block for block in (lines, details, [totals(summary)]) if block]
         text = "\n\n".join("\n".join(block) for block in blocks) + "\n"

@@ -78,8 +78,8 @@ def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
         return truncate(f"{case} passes now: lift its quarantine in .agentv/gate.yaml "
                         f"(reason given: {clean(result.quarantined)})", ANNOTATION_MESSAGE_LIMIT)
     if outcome(result) == NOT_RUN:
-        return truncate(f"{case} was not run: {clean(result.error or 'environment variables unset')}",
-                        ANNOTATION_MESSAGE_LIMIT)
+        why = clean(result.error or "environment variables unset").removeprefix("not run: ")  # said once
+        return truncate(f"{case} was not run: {why}", ANNOTATION_MESSAGE_LIMIT)
     if result.verdict == "error":
         lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
     else:
@@ -449,14 +449,17 @@ def output_values(summary: Summary, junit_path: Path | str | None = None,
                   results_path: Path | str | None = None, report_path: Path | str | None = None,
                   root: Path | None = None) -> dict[str, str]:
     """The step outputs; `pass-rate` is a fraction 0..1 (like thresholds) with four decimals; paths as
-    `workspace_path` gives them."""
+    `workspace_path` gives them. The counts add up: passed + failed + errors + quarantined + not-run
+    = total, `not-run` holding the cases left out for unset variables and those an interrupted run
+    never finished (these last are not in `pass-rate`)."""
     return {
         "pass-rate": f"{summary.pass_rate:.4f}",
         "passed": str(summary.passed),
         "failed": str(summary.failed),
         "errors": str(summary.errors),
-        "total": str(summary.total),
-        "not-run": str(summary.not_run),
+        "quarantined": str(summary.quarantined),
+        "total": str(summary.total + summary.not_run),
+        "not-run": str(summary.not_run + summary.missing_env),
         "junit-path": workspace_path(junit_path, root),
         "results-path": workspace_path(results_path, root),
         "report-path": workspace_path(report_path, root),

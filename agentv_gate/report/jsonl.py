@@ -21,7 +21,7 @@ from typing import IO, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from ..base.files import refuse_escaping_symlink
+from ..base.files import make_own_folder, refuse_escaping_symlink
 from ..base.problems import Problem
 from ..errors import ReportWriteError, ResultsReadError
 from ..models import CaseResult
@@ -40,6 +40,7 @@ def describe_os_error(exc: OSError) -> str:
 def ensure_parent(path: Path) -> None:
     """Create `path`'s folder; a file in the way is reported as "Not a directory", not "File exists"."""
     try:
+        make_own_folder(path.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError as exc:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from exc

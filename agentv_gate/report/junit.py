@@ -3,7 +3,8 @@
 Layout (AgentV 2.18 `--output-format junit`, /work/shared/spec/agentv-2.18-junit-sample.xml):
 `<testsuites tests failures errors>` > one `<testsuite>` per eval file > one `<testcase>` per case,
 `time` in seconds with three decimals, a below-threshold case carries
-`<failure message="score=0.000">Score: ...\\nReasoning: ...\\nMisses: ...</failure>` and a case whose
+`<failure message="score=0.000">Score: ...\\nReasoning: ...\\nMisses: ...</failure>` (our message adds
+the first miss: `score=0.000: Output does not contain "Paris"`) and a case whose
 target or judge broke carries `<error>`. Suites and classnames are named as AgentV names them (see
 `suite_names`). We add what CI tools use to point at the source: the
 testcase's `file` and `line`, and the testsuite's `file`.
@@ -179,7 +180,10 @@ def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) ->
             message = truncate(f"{NEVER_QUARANTINED}: {message}", MESSAGE_LIMIT)
         tc.add_error_info(message=message, output=error_body(r), error_type="error")
     elif r.verdict == "fail":
-        tc.add_failure_info(message=f"score={r.score:.3f}", output=failure_body(r), failure_type="failure")
+        # AgentV's `score=`, then the first miss: the one line a dashboard shows says what went wrong.
+        miss = next((one_line(m) for m in r.misses if m), "")
+        message = truncate(f"score={r.score:.3f}" + (f": {miss}" if miss else ""), MESSAGE_LIMIT)
+        tc.add_failure_info(message=message, output=failure_body(r), failure_type="failure")
     return tc
 
 

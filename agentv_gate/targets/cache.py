@@ -46,7 +46,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from ..base.files import atomic_write_text
+from ..base.files import atomic_write_text, make_own_folder
 from ..models import TargetResponse
 from ..redaction import redact_tree
 from .base import Provider, ProviderRequest
@@ -184,6 +184,7 @@ class ResponseCache:
         """Atomically store one entry: readers see the old file, the new one, or none, never half."""
         path = self.path_for(key)
         try:
+            make_own_folder(self.root)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, entry_json)
             self._count(stored=1)

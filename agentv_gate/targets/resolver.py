@@ -21,7 +21,7 @@ from ..errors import ConfigError, TargetsConfigError
 from ..models import EvalCase
 from .base import Provider
 from .config import TargetsConfig
-from .preflight import preflight, problem_of
+from .preflight import preflight, problem_of, unset_variables
 from .registry import ProviderRegistry, find_targets_file, load_targets
 
 DEFAULT_TARGET = "default"
@@ -193,7 +193,12 @@ class TargetResolver(ProviderRegistry):
         problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None, strict)
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
-            raise TargetsConfigError(f"{len(errors)} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
+            count = len(errors)
+            if unset := unset_variables(p for p in problems if p.severity == "error"):
+                errors.append(f"to run without {', '.join(unset)}: set it, run only the suites that need no "
+                              "secrets (pre-commit: `args: [evals/<suite>]`), or pass --skip-missing-env to run "
+                              "the rest and list these cases as not run")
+            raise TargetsConfigError(f"{count} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
                                      problems=problems)
         return [p for p in problems if p.severity != "error"]
 

@@ -322,3 +322,19 @@ def test_one_shards_results_are_refused_rather_than_commented_as_the_whole_run(
     proc = run_cli("comment", str(head), cwd=tmp_path, env=actions_env(tmp_path, github))
     assert proc.returncode == 2 and "are incomplete" in proc.stderr, proc.stderr
     assert github.requests == []
+
+
+def test_a_quarantined_case_is_listed_apart_with_its_reason_and_until_never_as_a_failure(
+        tmp_path: Path, github: FakeGitHub) -> None:
+    repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
+    write(repo / "evals" / "geo.yaml", geo_suite("Lyon"))  # capital passes, river fails
+    write(repo / ".agentv" / "gate.yaml", "quarantine:\n  - id: river\n    reason: the agent is moving (#4)\n"
+                                          "    until: 2999-12-31\n")
+    proc = run_cli("run", "evals", "--comment", "--no-cache", cwd=repo, env=actions_env(tmp_path, github))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [body] = bodies(github)
+    assert "### ✅ agentv-gate: PASSED" in body
+    assert "Not passing" not in body and "fail |" not in body, body
+    assert "#### Quarantined (1)" in body, body
+    [row] = [line for line in body.splitlines() if line.startswith("| river |")]
+    assert "the agent is moving (#4)" in row and "2999-12-31" in row, row

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agentv_gate.cli import _OWN_EXIT_CODES
 from agentv_gate.errors import EXIT_CODES, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
@@ -98,6 +99,41 @@ tests:
     assert 'judges/kw.py", line 7, in judge' in verbose.stdout
 
 
+def test_a_code_judge_exception_raised_inside_the_stdlib_names_the_judges_own_line(repo: Path) -> None:
+    """`json.loads` raises in json/decoder.py: the one-line reason names the judge's own call (the
+    last frame in its script), and -v still shows the whole traceback down to the stdlib."""
+    write(repo / ".agentv/targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: hi\n")
+    write(repo / "judges/parse.py", """\
+import json
+
+from agentv_gate.sdk import CodeJudgeInput, define_code_judge
+
+
+def parsed(text: str) -> dict:
+    return json.loads(text)
+
+
+@define_code_judge
+def judge(payload: CodeJudgeInput) -> dict:
+    return parsed(payload.answer)
+""")
+    write(repo / "evals/x.eval.yaml", """\
+tests:
+  - id: a
+    input: hi
+    assertions:
+      - name: parse
+        type: code_judge
+        script: python3 judges/parse.py
+""")
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == EXIT_FAILED
+    [miss] = [line for line in ran.stdout.splitlines() if "miss: JSONDecodeError" in line]
+    assert "(judges/parse.py:7)" in miss and "decoder.py" not in miss, ran.stdout
+    verbose = run_cli("run", "evals", "--no-cache", "-v", cwd=repo)
+    assert 'judges/parse.py", line 7, in parsed' in verbose.stdout and "decoder.py" in verbose.stdout
+
+
 def test_a_script_problem_points_at_the_script_key(repo: Path) -> None:
     write(repo / "evals/x.eval.yaml", """\
 tests:
@@ -139,7 +175,8 @@ def test_every_help_describes_every_option_and_names_the_exit_codes(command: str
             following = lines[i + 1] if i + 1 < len(lines) else ""
             assert following.startswith(" " * 8) and not following.strip().startswith("-"), \
                 f"{command}: {line.strip()} has no description"
-    for code, meaning in EXIT_CODES.items():
+    own = _OWN_EXIT_CODES.get(command, EXIT_CODES)  # validate and init: only the codes they can end with
+    for code, meaning in own.items():
         assert f"{code:>3}  {meaning}" in shown.stdout, (command, code)
 
 

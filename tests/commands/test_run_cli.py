@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
+import subprocess
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -87,7 +89,8 @@ def test_gate_fails_below_threshold_and_reports_every_case(project: Path) -> Non
     assert rows_by_id(project / RESULTS)["planet"]["verdict"] == "fail"
     assert rows_by_id(project / RESULTS)["planet"]["misses"] == ["missing Jupiter"]
     failure = ET.parse(project / ".agentv-gate/junit.xml").getroot().find(".//testcase[@name='planet']/failure")
-    assert failure is not None and failure.get("message") == "score=0.500"
+    # The first miss, after AgentV's `score=` (what a dashboard shows in its one line)
+    assert failure is not None and failure.get("message") == "score=0.500: missing Jupiter"
 
 
 def test_all_pass_exits_zero(project: Path) -> None:
@@ -343,7 +346,7 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
     assert "not run: the run was interrupted (SIGTERM)" in ET.tostring(root, encoding="unicode")
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
-    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == ("3", str(len(finished)), str(left))
 
     (tmp_path / "gh-output").write_text("")
     merged = run_cli("merge", RESULTS, "--output-dir", "merged", cwd=tmp_path, env=env)
@@ -352,7 +355,7 @@ def test_an_interrupted_runs_junit_and_outputs_never_read_as_a_pass(tmp_path: Pa
     root = checked_junit(tmp_path / "merged/junit.xml")
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "0", str(left))
     outputs = dict(line.split("=", 1) for line in (tmp_path / "gh-output").read_text().splitlines())
-    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == (str(len(finished)),) * 2 + (str(left),)
+    assert (outputs["total"], outputs["passed"], outputs["not-run"]) == ("3", str(len(finished)), str(left))
     assert len(read_rows(tmp_path / "merged/results.jsonl")) == 3  # a later merge still sees them
 
 
@@ -372,3 +375,75 @@ def test_results_of_a_killed_run_never_merge_or_compare_as_a_pass(tmp_path: Path
     assert run_cli("run", "evals", "--output-dir", "whole", "--workers", "3", cwd=tmp_path).returncode == 0
     assert run_cli("merge", "whole/results.jsonl", "--output-dir", "merged", cwd=tmp_path).returncode == 0
     assert run_cli("compare", RESULTS, "whole/results.jsonl", cwd=tmp_path).returncode == 0  # an unfinished BASE is fine
+
+
+def test_the_folders_the_gate_creates_ignore_themselves_and_a_users_own_folder_is_left_alone(tmp_path: Path, fake_llm) -> None:
+    """`.agentv-gate/` and `.agentv-gate-cache/` carry a `.gitignore` of `*` (as `.pytest_cache` does):
+    `git add -A` adds neither, whatever the project's own .gitignore says."""
+    from tests.helpers.fake_llm_server import FakeReply
+    from tests.helpers.files import make_repo, write
+    from tests.helpers.suites import CAPITAL_SUITE
+    from tests.helpers.targets import CHAT
+
+    port = fake_llm.url.rsplit(":", 1)[1].split("/")[0]
+    fake_llm.enqueue(CHAT, FakeReply.openai("Paris is the capital of France."))
+    repo = make_repo(tmp_path / "repo", "targets:\n  - name: default\n    provider: openai\n"
+                     f"    base_url: http://127.0.0.1:{port}/v1\n    api_key: ${{{{ GITIGNORE_T_KEY }}}}\n    model: m\n")
+    (repo / ".git").rmdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    write(repo / "evals" / "geo.yaml", CAPITAL_SUITE)
+    env = {"GITIGNORE_T_KEY": "sk-test-0123456789"}
+    ran = run_cli("run", "evals", cwd=repo, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for folder in (".agentv-gate", ".agentv-gate-cache"):
+        assert (repo / folder / ".gitignore").read_text().splitlines()[-1] == "*", folder
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo,
+                            capture_output=True, text=True, check=True).stdout
+    assert ".agentv-gate" not in status and "evals/geo.yaml" in status, status
+    (repo / "mine").mkdir()
+    ran = run_cli("run", "evals", "--output-dir", "mine", cwd=repo, env=env)  # answered from the cache
+    assert ran.returncode == 0 and (repo / "mine" / "results.jsonl").is_file()
+    assert not (repo / "mine" / ".gitignore").exists()  # a folder the user made is theirs
+
+
+def test_init_writes_assertions_and_a_starter_that_passes_at_a_pass_mark_of_0_8(tmp_path: Path) -> None:
+    """The docs' key (`assertions:`, read as AgentV 4.x, whose pass mark is 0.8), and every case at 0.8 or more."""
+    import json
+
+    (tmp_path / ".git").mkdir()
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    starter = (tmp_path / "evals/starter.eval.yaml").read_text()
+    assert "    assertions:\n" in starter and "    assert:\n" not in starter
+    proc = run_cli("run", "evals", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in (tmp_path / ".agentv-gate/results.jsonl").read_text().splitlines()]
+    assert rows and all(row["score"] >= 0.8 for row in rows), rows
+
+
+def test_init_in_a_project_with_targets_says_to_retarget_or_delete_the_starter(tmp_path: Path) -> None:
+    """An existing targets.yaml is kept, so the starter asks the real agent about Paris: init says so."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv/targets.yaml").write_text("targets:\n  - name: default\n    provider: cli\n"
+                                                    "    command_template: ./my-agent {PROMPT}\n")
+    proc = run_cli("init", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "kept .agentv/targets.yaml" in proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if "starter.eval.yaml" in line and "default" in line]
+    assert "retarget" in line and "delete" in line, proc.stderr
+    starter = (tmp_path / "evals/starter.eval.yaml").read_text()
+    assert "retarget" in starter and "delete" in starter
+
+
+def test_quiet_prints_a_failing_case_once(tmp_path: Path) -> None:
+    from tests.helpers.files import make_repo, write
+    from tests.helpers.suites import CAPITAL_SUITE, PARIS_TARGETS, RIVER_CASE
+
+    repo = make_repo(tmp_path / "repo", PARIS_TARGETS)
+    write(repo / "evals" / "geo.yaml", CAPITAL_SUITE + RIVER_CASE)
+    ran = run_cli("run", "-q", "evals", cwd=repo)
+    assert ran.returncode == 1
+    out = ran.stdout + ran.stderr
+    assert len(re.findall(r"\briver\b", out)) == 1, out
+    assert "miss: " in out and "agentv-gate FAILED: 2 cases: 1 passed, 1 failed" in out
+    assert "capital" not in out

@@ -69,3 +69,14 @@ def test_verbose_names_a_hostile_eval_file_name_inertly(repo: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 case(s)" in proc.stderr
     assert runner_commands(proc.stdout + proc.stderr) == [], proc.stdout + proc.stderr
+
+
+def test_without_a_targets_file_every_other_problem_is_reported_too(repo: Path) -> None:
+    """A typo'd key and no targets file: both in one run, the missing targets file among them."""
+    (repo / ".agentv/targets.yaml").unlink()
+    (repo / "evals/typo.eval.yaml").write_text("tests:\n  - id: a\n    criteria: c\n    input: q\n    asserts: []\n"
+                                               "  - id: b\n    criteria: c\n    input: q\n")
+    proc = validate("evals", cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert re.search(r"evals/typo\.eval\.yaml:5: .*asserts", proc.stdout), proc.stdout
+    assert "no targets file" in proc.stderr

@@ -23,9 +23,19 @@ def test_every_page_under_docs_is_in_the_nav_and_the_site_builds_strictly(tmp_pa
 def test_the_site_home_page_is_the_readme_with_links_into_the_site() -> None:
     """docs/index.md is README.md with `docs/` links made site-relative: one text, two places."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("](docs/", "](")
-    readme = readme.replace("The same pages build as a site with `mkdocs build` (`mkdocs.yml`); `CHANGELOG.md` lists every\n"
-                            "release.", "`CHANGELOG.md` in the repository lists every release.")
+    readme = readme.replace("The same pages build as a site with `mkdocs build` (`mkdocs.yml`; its theme needs\n"
+                            "`mkdocs-material`: `pip install -e '.[docs]'`); `CHANGELOG.md` lists every release.",
+                            "`CHANGELOG.md` in the repository lists every release.")
     assert (ROOT / "docs" / "index.md").read_text(encoding="utf-8") == readme
+
+
+def test_the_docs_extra_installs_what_mkdocs_yml_needs() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "material" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert {d.split(">")[0] for d in extras["docs"]} == {"mkdocs", "mkdocs-material"}
+    assert "pip install -e '.[docs]'" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_is_a_landing_page() -> None:

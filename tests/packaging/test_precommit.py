@@ -115,7 +115,7 @@ SYSTEM_HOOKS = {"agentv-gate-system": "agentv-gate", "agentv-gate-all-system": "
 
 def _selects(hook: dict, path: str) -> bool:
     """The same include/exclude logic pre-commit applies (re.search on the staged path)."""
-    return bool(re.search(hook["files"], path)) and not re.search(hook.get("exclude", "^$"), path)
+    return bool(re.search(hook.get("files", ""), path)) and not re.search(hook.get("exclude", "^$"), path)
 
 
 @pytest.mark.parametrize("hook", EVAL_FILE_HOOKS, ids=[h["id"] for h in EVAL_FILE_HOOKS])
@@ -147,9 +147,9 @@ def test_hooks_select_eval_files_only(hook: dict, path: str, selected: bool) -> 
     ("prompts/rubric.md", True),
     (".agentv/targets.yaml", True),  # a different model, endpoint or agent command
     ("config/targets.yml", True),
-    ("README.md", False),
-    ("src/agent/main.py", False),  # the agent's code: named by the user's `files:` override
-    (".github/workflows/ci.yml", False),
+    ("README.md", True),  # by default every commit: a `files:` override narrows it
+    ("src/agent/main.py", True),  # the agent's code, wherever it lives
+    (".github/workflows/ci.yml", True),
 ])
 def test_the_all_suites_hook_selects_what_the_suites_depend_on(path: str, selected: bool) -> None:
     assert _selects(ALL_SUITES_HOOK, path) is selected
@@ -353,3 +353,77 @@ def test_the_all_suites_hook_reruns_the_suites_when_their_dependencies_change(
     hints = [line for line in out.splitlines() if "could not import 'support_agent_of_the_team'" in line]
     assert len(hints) == 1, out
     assert "pre-commit's own virtualenv" in hints[0] and "`agentv-gate-all-system`" in hints[0], hints[0]
+
+
+# ----------------------------------------------------------------------- the README's own snippet
+
+
+def _readme_precommit_config(repo: Path, sha: str) -> str:
+    """The README's `.pre-commit-config.yaml` block, verbatim but for `repo:` and `rev:`."""
+    readme = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL)
+                 if b.startswith("# .pre-commit-config.yaml"))
+    block = re.sub(r"(?m)^(\s*- repo: ).*$", lambda m: m.group(1) + str(repo), block)
+    return re.sub(r"(?m)^(\s*rev: ).*$", lambda m: m.group(1) + sha, block)
+
+
+def _agent_project(work: Path, agent_dir: str) -> Path:
+    """A consumer whose agent (a cli target) lives in `agent_dir`; returns the agent's file."""
+    (work / ".gitignore").write_text(".agentv-gate/\n.agentv-gate-cache/\n")
+    (work / ".agentv" / "targets.yaml").write_text(AGENT_TARGETS.replace("../agent/agent.py",
+                                                                         f"../{agent_dir}/agent.py"))
+    (work / "evals" / "geo.yaml").write_text(AGENT_SUITE)
+    (work / "evals" / "judges").mkdir()
+    (work / "evals" / "judges" / "check.py").write_text(PASSING_JUDGE)
+    (work / agent_dir).mkdir(parents=True)
+    agent = work / agent_dir / "agent.py"
+    agent.write_text(AGENT)
+    return agent
+
+
+@pytest.mark.parametrize("config", ["readme", "hook default"])
+def test_an_agent_only_commit_that_breaks_a_case_is_blocked(
+        config: str, tmp_path_factory: pytest.TempPathFactory, home: Path, hook_repo: tuple[Path, str]) -> None:
+    """The README's snippet pasted as is, and `agentv-gate-all-system` with no override at all: a
+    commit that changes only the agent's code re-runs the suites and a regression stops it."""
+    repo, sha = hook_repo
+    env = _env(home)
+    work = _consumer(tmp_path_factory.mktemp("readme-snippet") / "repo", env)
+    if config == "readme":
+        (work / ".pre-commit-config.yaml").write_text(_readme_precommit_config(repo, sha))
+        agent = _agent_project(work, "src/support_agent")
+    else:
+        (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{
+            "repo": str(repo), "rev": sha, "hooks": [{"id": "agentv-gate-all-system"}]}]}))
+        agent = _agent_project(work, "service")
+    proc = subprocess.run([str(PRE_COMMIT), "install"], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hook = "agentv-gate run (all suites, your environment)"
+    code, out = _commit(work, env, "the agent and its suite")
+    assert code == 0 and _status(out, hook) == "Passed", out
+
+    agent.write_text(AGENT.replace("Paris", "Lyon"))
+    code, out = _commit(work, env, "agent regression")
+    assert code == 1 and _status(out, hook) == "Failed", out
+    assert "capital" in out
+    assert _commit_count(work, env) == 1
+
+
+def test_a_hook_stopped_by_unset_variables_says_what_to_do(
+        tmp_path_factory: pytest.TempPathFactory, home: Path, hook_repo: tuple[Path, str]) -> None:
+    repo, sha = hook_repo
+    env = _env(home)
+    env.pop("GATE_TEST_UNSET_KEY", None)
+    work = _consumer(tmp_path_factory.mktemp("unset-env") / "repo", env)
+    (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{
+        "repo": str(repo), "rev": sha, "hooks": [{"id": "agentv-gate-all-system"}]}]}))
+    (work / ".gitignore").write_text(".agentv-gate/\n.agentv-gate-cache/\n")
+    (work / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: default\n    provider: openai\n    endpoint: http://127.0.0.1:9/v1\n"
+        "    api_key: ${{ GATE_TEST_UNSET_KEY }}\n    model: m\n")
+    proc = subprocess.run([str(PRE_COMMIT), "install"], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, out = _commit(work, env, "needs a key")
+    assert code == 1, out
+    assert "- exit code: 2" in out and "GATE_TEST_UNSET_KEY" in out
+    assert "args:" in out and "--skip-missing-env" in out, out

@@ -72,10 +72,14 @@ def test_the_cli_target_example_runs_as_written(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+SUITE_INPUTS = r"(^|/)(evals|judges|prompts|\.agentv)/|(^|/)targets\.ya?ml$|\.eval\.(ya?ml|jsonl)$"
+"""What the suites read: the narrowed `files:` of the all-suites hooks adds the agent's folder to it."""
+
+
 def test_the_all_suites_hook_example_extends_the_hooks_default_files() -> None:
-    """The README's `files:` overrides add the agent's folder to the hook's own pattern and drop none
-    of it, in the `repo:` form and in the `repo: local` form alike; the local form's hooks run what
-    the published ones run, with the same file filters."""
+    """The all-suites hooks run on every commit (no `files:` of their own); the README's `files:`
+    overrides name the agent's folder and everything the suites read, in the `repo:` form and in
+    the `repo: local` form alike; the local form's hooks run what the published ones run."""
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
     seen = set()
     for parsed in yaml_blocks():
@@ -84,7 +88,8 @@ def test_the_all_suites_hook_example_extends_the_hooks_default_files() -> None:
         local = parsed["repos"][0]["repo"] == "local"
         for hook in parsed["repos"][0]["hooks"]:
             if hook["id"].startswith("agentv-gate-all") and "files" in hook:
-                assert hook["files"] == "^src/support_agent/|" + hooks[hook["id"]]["files"]
+                assert "files" not in hooks[hook["id"]]
+                assert hook["files"] == "^src/support_agent/|" + SUITE_INPUTS
                 seen.add("local" if local else hook["id"])
             if local:
                 published = hooks[hook["id"]]

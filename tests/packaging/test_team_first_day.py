@@ -224,7 +224,7 @@ def test_a_python_team_commits_with_the_system_hooks(layout: Layout, tmp_path: P
     assert "files were modified by this hook" not in out
     assert "agentv-gate run (all suites, your environment)" in out and "Failed" in out
     assert "does not state the policy" in out, out
-    assert "FAIL         refund-policy" in out, out
+    assert "FAIL refund-policy (evals/support/support.eval.yaml:7" in out, out  # once (--quiet: no table)
     assert "QUARANTINED speaks-french" in out  # still failing, still not what blocks
     assert _git(team, env, "log", "--oneline").stdout.count("\n") == 1  # the change was not committed
 

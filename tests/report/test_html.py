@@ -206,3 +206,22 @@ def test_browser_screenshot_is_not_blank(project: Path, tmp_path: Path) -> None:
 def test_build_html_of_an_empty_run() -> None:
     page = build_html([])
     assert "agentv-gate FAILED: 0 cases" in page and json.loads(data_block(page))["rows"] == []
+
+
+@needs_browser
+def test_browser_at_1280_px_does_not_scroll_sideways(project: Path, tmp_path: Path) -> None:
+    """The page at 1280 px (the window `chromium` opens) fits its width: no sideways scroll."""
+    page = (project / "out" / "ci" / "report.html").read_text(encoding="utf-8")
+    probe = ("<script>function probe() { var d = document.documentElement;"
+             " document.body.setAttribute('data-probe', d.scrollWidth + 'x' + d.clientWidth); }"
+             " probe(); window.addEventListener('load', probe);</script></body>")
+    copy = tmp_path / "probe.html"
+    # The page's CSP allows only its own script: the probe's copy drops it (the layout is the same).
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    head, tail = page.rsplit("</body>", 1)
+    copy.write_text(head + probe + tail, encoding="utf-8")
+    proc = chromium(copy.resolve().as_uri(), tmp_path, "--virtual-time-budget=3000", "--dump-dom")
+    found = re.search(r'data-probe="(\d+)x(\d+)"', proc.stdout)
+    assert found, proc.stderr[-2000:]
+    scroll, client = map(int, found.groups())
+    assert client > 1000 and scroll <= client, (scroll, client)
