@@ -64,7 +64,10 @@ def test_the_gate_scores_agentv_s_own_example_as_agentv_does(rel: str, examples:
     if rel in REFUSED or rel in DIFFERING:
         pytest.skip(f"known: {REFUSED.get(rel) or DIFFERING[rel]}")
     tree, env = examples
-    if recorded["needs_bun"] and not (shutil.which("bun", path=env["PATH"]) and (tree / "node_modules/zod").exists()):
+    # recorded with AgentV's own judges in mind; an AgentV assertion module (`.agentv/assertions/*.ts`) runs
+    # with bun too, so a TypeScript file anywhere in the example needs it
+    needs_bun = recorded["needs_bun"] or any(example_folder(EXAMPLES / rel).rglob("*.ts"))
+    if needs_bun and not (shutil.which("bun", path=env["PATH"]) and (tree / "node_modules/zod").exists()):
         pytest.skip("its judges run with bun and import zod, which `make compat` caches (from npm and AgentV's "
                     "install); not installed here")
     assert folder_hash(example_folder(EXAMPLES / rel)) == recorded["example_hash"], (
