@@ -319,3 +319,26 @@ def test_the_cut_is_at_the_cap_and_not_one_byte_before() -> None:
     from agentv_gate.execution.file_changes import cut_diff
     assert cut_diff(b"abcd", 4, limit=4) == "abcd"
     assert cut_diff(b"abcde", 5, limit=4) == "abcd\n… [file_changes cut at 4 bytes: 1 more bytes not shown]"
+
+
+def test_a_hook_linking_the_team_repository_leaves_it_untouched(project: Project, tmp_path: Path) -> None:
+    repo, judge = project
+    team = _team_repo(tmp_path / "team")
+    before = _team_state(team)
+    write(repo / "evals/link.py", "import json, os, sys\n"
+          "os.symlink(os.environ['TEAM'], os.path.join(json.load(sys.stdin)['workspace_path'], 'src'))\n")
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+          hooks:
+            before_all: {command: [python3, link.py]}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TEAM": str(team)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert _team_state(team) == before
+    seen = json.loads((repo / "evals/seen.log").read_text())
+    assert "+second" in seen and "src" not in seen  # the link is in the baseline, so no change
