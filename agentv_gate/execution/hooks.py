@@ -163,7 +163,8 @@ class WorkspaceHooks:
                 suite.after_all = hooks.get("after_all")
                 suite.case = case
                 try:
-                    suite.workspace = copy_template(template) if template is not None else empty_workspace()
+                    links = case.workspace.template_roots if case.workspace is not None else ()
+                    suite.workspace = copy_template(template, links) if template is not None else empty_workspace()
                 except OSError as exc:
                     source = f" from template {template}" if template is not None else ""
                     suite.workspace_failure = f"Failed to create shared workspace{source}: {exc}"

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ..base.defaults import MAX_DURATION_MS
 from ..base.key_checks import not_yet_message
 from ..base.problems import Problem, no_effect
+from ..base.template_links import outside_link
 from ..errors import EvalFileError
 from ..models import (
     HOOK_NAMES,
@@ -174,12 +175,14 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
     problems.extend(_mode_problems(raw, line, file))
     raw = declared(raw, WORKSPACE_KEYS)
     template = inherited.template if inherited is not None else None
+    template_links = inherited.template_roots if inherited is not None else ()
     if raw.get("template") is not None:
         template = workspace_template(raw["template"], key_line(raw, "template", line), roots, cwd_base)
+        template_links = template_roots(template, roots)
     hooks_raw = raw.get("hooks")
     hooks = dict(inherited.hooks) if inherited is not None else {}
     if hooks_raw is None:
-        return WorkspaceConfig(hooks=hooks, template=template)
+        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links)
     if not isinstance(hooks_raw, dict):
         raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
                             f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
@@ -195,7 +198,7 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         hook = _hook(name, hooks_raw[name], at, roots, file, problems, cwd_base)
         if hook is not None:
             hooks[name] = hook
-    return WorkspaceConfig(hooks=hooks, template=template)
+    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links)
 
 
 WITHOUT_REPOS = ("AgentV 2.19 acts on it only for a workspace with 'repos' (which agentv-gate refuses); without "
@@ -253,7 +256,19 @@ def workspace_template(value: Any, line: int, roots: SearchRoots, base: Path | N
     if not roots.allow_outside_root and not roots.inside_root(path):
         raise EvalFileError(line, f"workspace template {value!r} is outside the repository root",
                             "a folder inside the repository (or --allow-outside-root)")
+    found = outside_link(path, template_roots(path, roots))
+    if found is not None:
+        link, target = found
+        raise EvalFileError(line, f"workspace template {value!r}: the link {link.relative_to(path)} resolves to "
+                            f"{target}, outside the repository", "a link to a file or folder inside the repository, "
+                            "or the file itself")
     return path
+
+
+def template_roots(template: Path, roots: SearchRoots) -> tuple[Path, ...]:
+    """Where a template's links may point: the repository, and the template itself (one outside the
+    repository, with --allow-outside-root)."""
+    return (roots.repo_root.resolve(), template)
 
 
 def _workspace_file(ref: str, line: int, roots: SearchRoots, problems: list[Problem], *, suite: bool,

@@ -53,6 +53,9 @@ class WorkspaceConfig(BaseModel):
     template: Path | None = None
     """`template:`, resolved: a folder copied into a fresh workspace the suite's cases, hooks and cli
     targets run in (execution/workspace_copy.py)."""
+    template_roots: tuple[Path, ...] = ()
+    """The folders a template's links may resolve into (the repository root, the template itself);
+    a link resolving elsewhere is refused when the copy is made."""
 
 
 class SuiteExecution(BaseModel):

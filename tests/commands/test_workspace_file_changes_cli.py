@@ -203,3 +203,142 @@ def test_a_workspace_git_cannot_baseline_gives_no_diff_and_the_case_still_runs(p
     for ran in (unborn, gitless):
         assert ran.returncode == 1 and "FAIL" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
     assert seen.read_text().splitlines() == ["null", "null"]
+
+
+def _team_repo(path: Path) -> Path:
+    """A team checkout mid-work: a commit, then an edit, a deletion, an untracked file, a staged file."""
+    write(path / "kept.py", "print('kept')\n")
+    write(path / "edited.py", "print('old')\n")
+    write(path / "deleted.py", "print('gone')\n")
+    for git in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *git], cwd=path, check=True)
+    write(path / "edited.py", "print('new')\n")
+    (path / "deleted.py").unlink()
+    write(path / "untracked.py", "print('wip')\n")
+    write(path / "staged.py", "print('staged')\n")
+    subprocess.run(["git", "add", "staged.py"], cwd=path, check=True)
+    return path
+
+
+def _team_state(path: Path) -> tuple[bytes, ...]:
+    """What must not change: the status, the staged diff, the index's entries and bytes, every file."""
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=path, capture_output=True, check=True).stdout
+    files = tuple(p.read_bytes() if p.is_file() else b"" for p in sorted(path.rglob("*")) if ".git" not in p.parts)
+    return (git("status", "--porcelain"), git("diff", "--cached"), git("ls-files", "-s"),
+            (path / ".git/index").read_bytes(), *files)
+
+
+LINKER = """\
+import os, sys
+os.symlink(os.environ["TEAM"], "src")  # the agent links the team's checkout into the workspace
+with open("notes.txt", "a") as notes:
+    notes.write(sys.argv[1] + "\\n")
+print("linked")
+"""
+
+GITFILE = """\
+import os, shutil, sys
+shutil.rmtree(".git", ignore_errors=True)
+with open(".git", "w") as gitfile:  # the agent points the workspace at the team's repository
+    gitfile.write("gitdir: " + os.environ["TEAM"] + "/.git\\n")
+print("repointed")
+"""
+
+
+@pytest.mark.parametrize("agent", [LINKER, GITFILE], ids=["linked-checkout", "gitdir-file"])
+def test_file_changes_never_stages_in_a_team_repository_the_workspace_reaches(
+        project: Project, tmp_path: Path, agent: str) -> None:
+    repo, judge = project
+    team = _team_repo(tmp_path / "team")
+    before = _team_state(team)
+    write(repo / "evals/template/agent.py", agent)
+    write(repo / "evals/s.eval.yaml", """
+        execution: {trials: {count: 2}}
+        workspace:
+          template: ./template
+          hooks:
+            before_each: {command: [python3, -c, "import os; os.path.lexists('src') or print('no link yet')"]}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TEAM": str(team)})
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert _team_state(team) == before
+    seen = [json.loads(line) for line in (repo / "evals/seen.log").read_text().splitlines()]
+    if agent == LINKER:  # the link is a change of its own, recorded as a link, never entered
+        assert all(c and "+second" in c and "new file mode 120000" in c and "untracked.py" not in c for c in seen), seen
+    else:
+        assert seen and all(c is None for c in seen), seen
+
+
+def test_file_changes_are_not_read_from_a_parent_repository_around_the_workspace(project: Project, tmp_path: Path) -> None:
+    """The workspace's own repository holds its baseline even when the folder sits inside a checkout."""
+    repo, judge = project
+    team = _team_repo(tmp_path / "team")
+    write(repo / "evals/template/agent.py", "import shutil, sys\nshutil.rmtree('.git')\n"
+          "open('notes.txt', 'a').write(sys.argv[1] + '\\n')\n")
+    write(repo / "evals/s.eval.yaml", """
+        workspace: {template: ./template}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    before = _team_state(team)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TMPDIR": str(team)})
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert [json.loads(line) for line in (repo / "evals/seen.log").read_text().splitlines()] == [None]
+    assert _team_state(team)[:4] == before[:4]
+
+
+def test_a_huge_diff_reaches_the_judges_cut_with_a_note(project: Project) -> None:
+    repo, judge = project
+    write(repo / "evals/template/agent.py", "import sys\nopen('big.txt', 'w').write(('y' * 99 + '\\n') * 100_000)\n"
+          "open('notes.txt', 'a').write(sys.argv[1] + '\\n')\n")
+    write(repo / "evals/size.py", "import json, pathlib, sys\nc = json.load(sys.stdin)['file_changes']\n"
+          "pathlib.Path('size.log').write_text(str(len(c.encode())) + '\\n' + c[-200:])\n"
+          "print(json.dumps({'score': 1}))\n")
+    write(repo / "evals/s.eval.yaml", """
+        workspace: {template: ./template}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, size.py]}]
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    size, tail = (repo / "evals/size.log").read_text().split("\n", 1)
+    assert 8 * 1024 * 1024 - 200 < int(size) < 8 * 1024 * 1024 + 200
+    assert "[file_changes cut at 8,388,608 bytes:" in tail and "more bytes not shown]" in tail
+
+
+def test_the_cut_is_at_the_cap_and_not_one_byte_before() -> None:
+    from agentv_gate.execution.file_changes import cut_diff
+    assert cut_diff(b"abcd", 4, limit=4) == "abcd"
+    assert cut_diff(b"abcde", 5, limit=4) == "abcd\n… [file_changes cut at 4 bytes: 1 more bytes not shown]"
+
+
+def test_a_hook_linking_the_team_repository_leaves_it_untouched(project: Project, tmp_path: Path) -> None:
+    repo, judge = project
+    team = _team_repo(tmp_path / "team")
+    before = _team_state(team)
+    write(repo / "evals/link.py", "import json, os, sys\n"
+          "os.symlink(os.environ['TEAM'], os.path.join(json.load(sys.stdin)['workspace_path'], 'src'))\n")
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+          hooks:
+            before_all: {command: [python3, link.py]}
+        tests:
+          - id: first
+            input: second
+            assert: [{type: code_judge, script: [python3, judge.py]}]
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TEAM": str(team)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert _team_state(team) == before
+    seen = json.loads((repo / "evals/seen.log").read_text())
+    assert "+second" in seen and "src" not in seen  # the link is in the baseline, so no change

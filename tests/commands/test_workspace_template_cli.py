@@ -232,3 +232,76 @@ def test_a_template_in_a_4x_file_is_refused_where_a_2x_file_runs_it(repo: Path) 
     assert "evals/four.eval.yaml:4: 'template' is an AgentV feature agentv-gate does not run yet (workspace " \
            "templates in an AgentV 4.x file" in out, out
     assert "two.eval.yaml" not in out.replace("evals/two.eval.yaml: ok", ""), out
+
+
+LISTER = """\
+import os, pathlib, sys
+# the agent reports what the copy holds: each entry, a link or a file, and its text
+here = pathlib.Path.cwd()
+seen = []
+for path in sorted(here.rglob("*")):
+    if ".git" in path.parts or path.name in ("lister.py",):
+        continue
+    kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+    text = path.read_text() if kind == "file" else ""
+    seen.append(f"{path.relative_to(here)}:{kind}:{text.strip()}")
+pathlib.Path(sys.argv[2]).write_text("|".join(seen))
+"""
+
+
+@pytest.mark.parametrize("outside", ["/proc/self/environ", "secret.txt", "secrets"], ids=["environ", "file", "folder"])
+def test_a_template_link_resolving_outside_the_repository_is_refused_at_validate_and_run(
+        tmp_path: Path, outside: str) -> None:
+    repo = make_repo(tmp_path / "repo", TARGETS.replace("agent.py", "lister.py"))
+    write(repo / "evals/elsewhere/.keep", "")
+    write(tmp_path / "secret.txt", "TOKEN-123\n")
+    write(tmp_path / "secrets/key", "TOKEN-456\n")
+    template = repo / "evals/template"
+    write(template / "lister.py", LISTER)
+    write(template / "sub/inner.txt", "inner\n")
+    target = outside if outside.startswith("/") else str(tmp_path / outside)
+    (template / "sub/leak").symlink_to(target)
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: nothing}]}
+    """)
+    before = sorted(str(p) for p in tmp_path.rglob("*") if "repo" not in p.parts)
+    checked = run_cli("validate", "evals", cwd=repo)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    for result in (checked, ran):
+        out = result.stdout + result.stderr
+        assert result.returncode in (1, 2), out
+        assert "evals/s.eval.yaml:2: workspace template './template': the link sub/leak resolves to" in out, out
+        assert "outside the repository" in out and "TOKEN" not in out
+    assert ran.returncode == 2
+    assert not (repo / ".agentv-gate/results.jsonl").exists() or "TOKEN" not in \
+        (repo / ".agentv-gate/results.jsonl").read_text()
+    assert sorted(str(p) for p in tmp_path.rglob("*") if "repo" not in p.parts) == before
+
+
+def test_template_links_inside_the_repository_are_copied_as_their_content(repo: Path) -> None:
+    write(repo / ".agentv/targets.yaml", TARGETS.replace("agent.py", "lister.py"))
+    write(repo / "evals/elsewhere/.keep", "")
+    write(repo / "shared/common.txt", "common\n")
+    template = repo / "evals/template"
+    write(template / "lister.py", LISTER)
+    write(template / "local.txt", "local\n")
+    (template / "alias.txt").symlink_to("local.txt")
+    (template / "common").symlink_to("../../shared")
+    (template / "dangling").symlink_to("missing.txt")
+    (template / "loop").symlink_to(".")
+    copied = "alias.txt:file:local|common:dir:|common/common.txt:file:common|dangling:link:|local.txt:file:local"
+    write(repo / "evals/s.eval.yaml", f"""
+        workspace:
+          template: ./template
+        tests:
+          - {{id: a, input: Hi, assert: [{{type: equals, value: "{copied}"}}]}}
+    """)
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    out = ran.stdout + ran.stderr
+    assert ran.returncode == 1 and "points at a folder holding it" in out, out  # a loop: refused at run
+    (template / "loop").unlink()
+    ran = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
