@@ -36,12 +36,14 @@ from ..base.generations import Generation, is_4x_type
 from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
 from .yaml_lines import key_line, line_of, load_yaml_text, read_text
 
-DEFAULT: Generation = "2.x"
+DEFAULT: Generation = "4.x"
 """A sign-less, unpinned file's generation."""
 SIGNS_2X = frozenset({"code_judge", "code-judge", "llm_judge", "llm-judge"})
 """Evaluator type names AgentV 4.42 no longer reads (it skips them): a file written for 2.x."""
-KEYS_4X = frozenset({"assertions", "min_score", *SUITE_KEYS_4X, *SUITE_EXECUTION_KEYS_4X})
+KEYS_4X = frozenset({"assertions", "min_score", "vars", *SUITE_KEYS_4X, *SUITE_EXECUTION_KEYS_4X})
 """Keys only AgentV 3.0+ reads."""
+DATA_KEYS = frozenset({"config", "metadata", "input", "expected_output", "vars", "governance", "env", "value"})
+"""Keys whose values are the author's data, never eval-file forms: not searched for signs."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ def _gate_pin(file: Path, repo_root: Path) -> FileGeneration | None:
             continue
         globs = entry.get("paths")
         globs = [globs] if isinstance(globs, str) else globs if isinstance(globs, list) else []
-        hit = next((g for g in globs if isinstance(g, str) and (relative.match(g) or fnmatch.fnmatchcase(str(relative), g))), None)
+        hit = next((g for g in globs if isinstance(g, str)
+                    and (relative.match(g) or fnmatch.fnmatchcase(str(relative), g))), None)
         generation = _generation_of_version(entry.get("version"))
         if hit is not None and generation is not None:
             return FileGeneration(generation, f"{gate.name} overrides {hit!r} at line {line_of(entry)}", pinned=True)
@@ -132,7 +135,8 @@ def _first_signs(value: Any, line: int, found: dict[Generation, tuple[int, str]]
                     found["4.x"] = (at, f"type: {item}")
                 elif item in SIGNS_2X and "2.x" not in found:
                     found["2.x"] = (at, f"type: {item}")
-            _first_signs(item, at, found)
+            if str(key) not in DATA_KEYS:
+                _first_signs(item, at, found)
     elif isinstance(value, list):
         for item in value:
             _first_signs(item, line_of(item, line), found)
@@ -153,8 +157,8 @@ def decide(file: Path, header: Any, repo_root: Path) -> FileGeneration:
                    "is AgentV 2.x only"))
     for generation in ("4.x", "2.x"):
         if generation in found:
-            at, sign = found[generation]  # type: ignore[index]
-            return FileGeneration(generation, f"{sign} at line {at}")  # type: ignore[arg-type]
+            at, sign = found[generation]
+            return FileGeneration(generation, f"{sign} at line {at}")
     return FileGeneration(DEFAULT, "no pin and no form of one generation: the default")
 
 
