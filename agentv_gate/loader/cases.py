@@ -330,9 +330,9 @@ class CaseBuilder:
         decided = None
         if self.generations is not None:
             decided, conflict = self.generations.for_case(raw, line)
-            if conflict is not None:
-                raise EvalFileError(conflict[0], conflict[1],
-                                    "one generation's names, or the file's generation pinned in .agentv/gate.yaml")
+            if conflict is not None:  # a warning for now: the 2.x name is read as 2.19 reads it
+                self.problems.append(Problem(self.file, conflict[0], conflict[1], "one generation's names, or the "
+                                             "file's generation pinned in .agentv/gate.yaml", severity="warning"))
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")

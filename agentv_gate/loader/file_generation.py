@@ -186,14 +186,15 @@ class GenerationTracker:
             return self.suite, None
         if "4.x" in found and "2.x" in found:
             (l4, s4), (l2, s2) = found["4.x"], found["2.x"]
-            return self.suite, (max(l4, l2), f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x "
+            return FileGeneration("2.x", f"{s2} at line {l2}"), (max(l4, l2), f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x "
                                                f"only, {s2} (line {l2}) is AgentV 2.x only")
         for generation, (at, sign) in found.items():
             if self.sign is None:
                 self.sign = (generation, at, sign)
             elif self.sign[0] != generation:
                 first = self.sign
-                return self.suite, (at, f"this file mixes AgentV generations: {sign} is AgentV {generation} only, "
+                kept = first if first[0] == "2.x" else (generation, at, sign)
+                return FileGeneration(kept[0], f"{kept[2]} at line {kept[1]}"), (at, f"this file mixes AgentV generations: {sign} is AgentV {generation} only, "
                                         f"{first[2]} (line {first[1]}) is AgentV {first[0]} only")
         if self.sign is not None:
             return FileGeneration(self.sign[0], f"{self.sign[2]} at line {self.sign[1]}"), None
