@@ -128,7 +128,8 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
         gate = tree / ".agentv" / "gate.yaml"
         gate.parent.mkdir(exist_ok=True)
         gate.write_text(f'agentv:\n  version: "{version}"\n')
-        notes.append(f".agentv/gate.yaml: written in the copy (agentv: {{version: {version}}}): the examples are 2.19's")
+        notes.append(f".agentv/gate.yaml: written in the copy (agentv: {{version: {version}}}): the examples "
+                     "are 2.19's")
     for rel, prefix, replacement, why in PATCHES.get(version, []):
         target = tree / rel
         if target.exists():

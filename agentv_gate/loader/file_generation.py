@@ -16,7 +16,7 @@
    range: its lowest major decides);
 2. the keys only one generation reads: `assertions:`, `code-grader`, `llm-grader`, `min_score`,
    `governance`, ... (forms4.py) mean 4.x; `code_judge` / `llm_judge` mean 2.x. A file with signs of both
-   is refused at the later one, both named;
+   gets a located warning at the later one, both named, and is read as 2.x;
 3. nothing decides: `DEFAULT`.
 
 The decision keeps its reason (`assertions: at line 3`), for `validate`, `run -v` and results rows.
@@ -164,7 +164,7 @@ def decide(file: Path, header: Any, repo_root: Path) -> FileGeneration:
 
 class GenerationTracker:
     """One file's decision as its cases stream by: the suite's (pin or settings' sign) wins; else the first
-    case's sign decides for every case, and a later case with the other generation's sign is refused."""
+    case's sign decides for every case, and a later case with the other generation's sign is warned (the 2.x one wins)."""
 
     def __init__(self, suite: FileGeneration) -> None:
         self.suite = suite
@@ -186,16 +186,17 @@ class GenerationTracker:
             return self.suite, None
         if "4.x" in found and "2.x" in found:
             (l4, s4), (l2, s2) = found["4.x"], found["2.x"]
-            return FileGeneration("2.x", f"{s2} at line {l2}"), (max(l4, l2), f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x "
-                                               f"only, {s2} (line {l2}) is AgentV 2.x only")
+            said = f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x only, {s2} (line {l2}) is 2.x only"
+            return FileGeneration("2.x", f"{s2} at line {l2}"), (max(l4, l2), said)
         for generation, (at, sign) in found.items():
             if self.sign is None:
                 self.sign = (generation, at, sign)
             elif self.sign[0] != generation:
                 first = self.sign
                 kept = first if first[0] == "2.x" else (generation, at, sign)
-                return FileGeneration(kept[0], f"{kept[2]} at line {kept[1]}"), (at, f"this file mixes AgentV generations: {sign} is AgentV {generation} only, "
-                                        f"{first[2]} (line {first[1]}) is AgentV {first[0]} only")
+                said = (f"this file mixes AgentV generations: {sign} is AgentV {generation} only, "
+                        f"{first[2]} (line {first[1]}) is AgentV {first[0]} only")
+                return FileGeneration(kept[0], f"{kept[2]} at line {kept[1]}"), (at, said)
         if self.sign is not None:
             return FileGeneration(self.sign[0], f"{self.sign[2]} at line {self.sign[1]}"), None
         return self.suite, None
