@@ -199,6 +199,7 @@ class Orchestrator:
 
     def _base_result(self, case: EvalCase) -> CaseResult:
         return CaseResult(eval_id=case.id, suite=case.suite, file=str(case.source_file), line=case.source_line,
+                          agentv_generation=case.generation, agentv_generation_reason=case.generation_reason or None,
                           dataset=case.dataset, case_file=case.case_file,
                           threshold=case_threshold(case, self.settings), conversation_id=case.conversation_id,
                           input=[message_dict(m) for m in case.input_messages],

@@ -123,6 +123,13 @@ def prepare_tree(version: str, agentv_cli: Path | None, work: Path) -> tuple[Pat
     shutil.copytree(examples, tree, ignore=shutil.ignore_patterns("node_modules"))
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     notes = []
+    if version.startswith("2."):
+        # The tree says which AgentV it is written for, as a 2.19 team's repository would (docs/compatibility.md).
+        gate = tree / ".agentv" / "gate.yaml"
+        gate.parent.mkdir(exist_ok=True)
+        gate.write_text(f'agentv:\n  version: "{version}"\n')
+        notes.append(f".agentv/gate.yaml: written in the copy (agentv: {{version: {version}}}): the examples "
+                     "are 2.19's")
     for rel, prefix, replacement, why in PATCHES.get(version, []):
         target = tree / rel
         if target.exists():

@@ -200,6 +200,9 @@ class RunSession:
             unknown = " or pass --allow-unknown-keys" if any(p.unknown_key for p in self.plan.errors) else ""
             raise ConfigError(f"{len(self.plan.errors)} problem(s) in eval files; nothing was run "
                               f"(see `agentv-gate validate`{unknown})", problems=self.plan.problems)
+        if self.args.verbose:
+            for index, said in self.plan.generations.items():
+                print(inert_lines(one_line(f"{self.plan.files[index]}: {said}")), file=sys.stderr)
         self.quarantine = quarantine = load_quarantine(find_gate_config(self.plan.files))
         quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in self.plan.refs])
         for problem in quarantine.problems:

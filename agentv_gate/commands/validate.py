@@ -95,6 +95,9 @@ def execute(args: argparse.Namespace) -> int:
         for index, file in enumerate(plan.files):
             # A file name is the repository's text: one line, inert in a CI log.
             print(inert_log_text(f"{one_line(str(file))}: {counts[index]} case(s)"), file=sys.stderr)
+    if not args.quiet:
+        for index, said in plan.generations.items():
+            print(inert_log_text(one_line(f"{plan.files[index]}: {said}")), file=sys.stderr)
     failed = bool(plan.errors or (args.strict and plan.warnings))
     if plan.refs or failed:
         _tell_github(plan.problems, failed, len(plan.files), len(plan.refs))

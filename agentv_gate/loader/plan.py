@@ -214,6 +214,8 @@ class SuitePlan(FoundProblems):
     vanished: list[CaseRef] = field(default_factory=list)
     """Refs `read_cases` could not build again (a file a case reads, such as a judge's prompt, gone
     during the run); filled as it goes."""
+    generations: dict[int, str] = field(default_factory=dict)
+    """File index -> which AgentV its file was read as, and why (`AgentV 4.x (assertions: at line 3)`)."""
     documents: Documents = field(default_factory=Documents)
     """The eval files as read when the plan was made: cases are built again from these, never from
     the files, which may have changed since."""
@@ -298,6 +300,7 @@ def _plan_files(plan: SuitePlan, files: list[Path], roots: list[Path], digests: 
         root = str(roots[-1].resolve())
         for position, case in iter_eval_file(file, plan.problems, plan.repo_root, plan.allow_outside_root,
                                              plan.documents):
+            plan.generations.setdefault(file_index, f"AgentV {case.generation} ({case.generation_reason})")
             if len(plan.kept) < KEEP_CASES:
                 plan.kept[(file_index, position)] = case
             # No evaluators: the run judges the case with the default llm_judge.

@@ -113,5 +113,7 @@ class EvalCase(BaseModel):
     the preflight refuses one that no target of its cases reports a cost to."""
     generation: Generation = Field(default="2.x", exclude=True)
     """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
+    generation_reason: str = Field(default="", exclude=True)
+    """Why its file was read as that generation (loader/file_generation.py), for `-v` and results rows."""
     suite_tags: list[str] = Field(default_factory=list, exclude=True)
     """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""

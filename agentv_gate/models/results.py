@@ -167,6 +167,9 @@ class CaseResult(BaseModel):
     case_digest: str | None = None
     """Which version of the case, under which threshold and trials, the row judged (see
     `commands._select.run_digest`): a rerun carries the row over only while that is unchanged."""
+    agentv_generation: str | None = None
+    agentv_generation_reason: str | None = None
+    """Which AgentV (2.x / 4.x) the case's file was read as, and why (`assertions: at line 3`)."""
     cache_hits: int | None = None
     """Model calls of this case (target and judges) answered from the response cache; absent when none."""
     # AgentV 2.19's names, beside the gate's own, so tools written for AgentV's results read ours.

@@ -421,6 +421,7 @@ def test_a_rerun_runs_a_passed_case_again_when_its_threshold_changed(project: Pa
     run's own threshold."""
     write(project / "evals/half.eval.yaml", "tests:\n  - id: half\n    input: Say half\n    assertions:\n"
           "      - {type: contains, value: half}\n      - {type: contains, value: never}\n")
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # 2.19's pass mark: 0.5
     answers(project, *CASES, "alpha-extra", "half")
     assert run_cli("run", "evals", cwd=project).returncode == 0  # half scores 0.5 >= 0.5
     shutil.copy(project / ".agentv-gate/results.jsonl", project / "prev.jsonl")

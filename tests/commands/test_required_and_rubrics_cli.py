@@ -75,6 +75,7 @@ tests:
 
 def test_a_required_evaluator_below_its_mark_zeroes_the_case_but_every_hit_and_miss_is_kept(tmp_path: Path) -> None:
     project = make_project(tmp_path, REQUIRED_SUITE)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # 2.19's default pass mark, 0.5
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     found = rows_by_id(project / RESULTS)

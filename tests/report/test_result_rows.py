@@ -54,6 +54,7 @@ def make_project(tmp_path: Path) -> Path:
     project = make_repo(tmp_path / "repo", yaml.safe_dump({"targets": targets}, sort_keys=False))
     write(project / "evals/agent.py", AGENT)  # a cli target runs in the eval file's folder
     write(project / "evals/screen.eval.yaml", SUITE)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # seed 004's rows: 2.19's pass mark
     return project
 
 

@@ -1,0 +1,202 @@
+"""Which AgentV an eval file is written for (2.x or 4.x), decided by one rule, in this order:
+
+1. what the repository says: `.agentv/gate.yaml`'s `agentv:` (the nearest between the file and the
+   repository root), a per-glob `overrides` entry winning over its `version`:
+
+   ```yaml
+   agentv:
+     version: "2.19"                 # every eval file of the repository
+     overrides:
+       - paths: ["evals/new/**"]     # repo-relative globs
+         version: "4.42"
+   ```
+
+   then AgentV's own pins: `required_version` in `.agentv/config.yaml`, the suite's
+   `requires: {agentv: ...}`, an `agentv` dependency in the repository's `package.json` (a semver
+   range: its lowest major decides);
+2. the keys only one generation reads: `assertions:`, `code-grader`, `llm-grader`, `min_score`,
+   `governance`, ... (forms4.py) mean 4.x; `code_judge` / `llm_judge` mean 2.x. A file with signs of both
+   gets a located warning at the later one, both named, and is read as 2.x;
+3. nothing decides: `DEFAULT`.
+
+The decision keeps its reason (`assertions: at line 3`), for `validate`, `run -v` and results rows.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..base.files import nearest_agentv_file
+from ..base.generations import Generation, is_4x_type
+from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
+from .yaml_lines import key_line, line_of, load_yaml_text, read_text
+
+DEFAULT: Generation = "4.x"
+"""A sign-less, unpinned file's generation."""
+SIGNS_2X = frozenset({"code_judge", "code-judge", "llm_judge", "llm-judge"})
+"""Evaluator type names AgentV 4.42 no longer reads (it skips them): a file written for 2.x."""
+KEYS_4X = frozenset({"assertions", "min_score", "vars", *SUITE_KEYS_4X, *SUITE_EXECUTION_KEYS_4X})
+"""Keys only AgentV 3.0+ reads."""
+DATA_KEYS = frozenset({"config", "metadata", "input", "expected_output", "vars", "governance", "env", "value"})
+"""Keys whose values are the author's data, never eval-file forms: not searched for signs."""
+
+
+@dataclass(frozen=True)
+class FileGeneration:
+    generation: Generation
+    reason: str
+    pinned: bool = False
+    """Decided by the repository (step 1): it wins over a form's own generation."""
+    conflict: tuple[int, str] | None = None
+    """(line, message) where the file mixes signs of both generations."""
+
+    def describe(self) -> str:
+        return f"AgentV {self.generation} ({self.reason})"
+
+
+def _generation_of_version(text: Any) -> Generation | None:
+    """The generation a version or semver range names: its lowest major (`^2.19` 2.x, `>=4.0` 4.x)."""
+    majors = [int(m) for m in re.findall(r"(?<![\d.])(\d+)(?:\.[\dxX*]+)*", str(text))]
+    if not majors:
+        return None
+    return "2.x" if min(majors) < 3 else "4.x"
+
+
+def _gate_pin(file: Path, repo_root: Path) -> FileGeneration | None:
+    gate = nearest_agentv_file(file.parent, ("gate.yaml", "gate.yml"), repo_root)
+    if gate is None:
+        return None
+    try:
+        data = load_yaml_text(read_text(gate))
+    except Exception:  # noqa: BLE001 - its problems are reported by the gate config's own reader
+        return None
+    section = data.get("agentv") if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        return None
+    try:
+        relative = PurePosixPath(file.resolve().relative_to(repo_root.resolve()).as_posix())
+    except ValueError:
+        relative = PurePosixPath(file.as_posix())
+    for entry in section.get("overrides") or []:
+        if not isinstance(entry, dict):
+            continue
+        globs = entry.get("paths")
+        globs = [globs] if isinstance(globs, str) else globs if isinstance(globs, list) else []
+        hit = next((g for g in globs if isinstance(g, str)
+                    and (relative.match(g) or fnmatch.fnmatchcase(str(relative), g))), None)
+        generation = _generation_of_version(entry.get("version"))
+        if hit is not None and generation is not None:
+            return FileGeneration(generation, f"{gate.name} overrides {hit!r} at line {line_of(entry)}", pinned=True)
+    generation = _generation_of_version(section.get("version"))
+    if generation is None:
+        return None
+    return FileGeneration(generation, f"{gate.name} agentv.version at line {key_line(section, 'version')}", pinned=True)
+
+
+def _agentv_pins(file: Path, header: Any, repo_root: Path) -> FileGeneration | None:
+    config = nearest_agentv_file(file.parent, ("config.yaml", "config.yml"), repo_root)
+    if config is not None:
+        try:
+            data = load_yaml_text(read_text(config))
+        except Exception:  # noqa: BLE001 - reported by project_config
+            data = None
+        if isinstance(data, dict) and (generation := _generation_of_version(data.get("required_version"))):
+            return FileGeneration(generation, f"required_version in .agentv/{config.name} at line "
+                                  f"{key_line(data, 'required_version')}", pinned=True)
+    requires = header.get("requires") if isinstance(header, dict) else None
+    if isinstance(requires, dict) and (generation := _generation_of_version(requires.get("agentv"))):
+        return FileGeneration(generation, f"requires.agentv at line {key_line(header, 'requires')}", pinned=True)
+    package = repo_root / "package.json"
+    try:
+        data = json.loads(package.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for section in ("dependencies", "devDependencies", "peerDependencies"):
+        deps = data.get(section) if isinstance(data, dict) else None
+        if isinstance(deps, dict) and (generation := _generation_of_version(deps.get("agentv"))):
+            return FileGeneration(generation, f"package.json {section}.agentv {deps['agentv']!r}", pinned=True)
+    return None
+
+
+def _first_signs(value: Any, line: int, found: dict[Generation, tuple[int, str]]) -> None:
+    """The first sign of each generation in a parsed document, with its line."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            at = key_line(value, str(key), line_of(value, line))
+            if str(key) in KEYS_4X and "4.x" not in found:
+                found["4.x"] = (at, f"{key}:")
+            if key == "type" and isinstance(item, str):
+                if is_4x_type(item) and "4.x" not in found:
+                    found["4.x"] = (at, f"type: {item}")
+                elif item in SIGNS_2X and "2.x" not in found:
+                    found["2.x"] = (at, f"type: {item}")
+            if str(key) not in DATA_KEYS:
+                _first_signs(item, at, found)
+    elif isinstance(value, list):
+        for item in value:
+            _first_signs(item, line_of(item, line), found)
+
+
+def decide(file: Path, header: Any, repo_root: Path) -> FileGeneration:
+    """The generation `file` (whose parsed settings and inline tests are `header`) is read as, and why."""
+    pinned = _gate_pin(file, repo_root) or _agentv_pins(file, header, repo_root)
+    if pinned is not None:
+        return pinned
+    found: dict[Generation, tuple[int, str]] = {}
+    _first_signs(header, 1, found)
+    if "4.x" in found and "2.x" in found:
+        (l4, s4), (l2, s2) = found["4.x"], found["2.x"]
+        later = max(l4, l2)
+        return FileGeneration("4.x" if l4 < l2 else "2.x", "mixed", conflict=(
+            later, f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x only, {s2} (line {l2}) "
+                   "is AgentV 2.x only"))
+    for generation in ("4.x", "2.x"):
+        if generation in found:
+            at, sign = found[generation]
+            return FileGeneration(generation, f"{sign} at line {at}")
+    return FileGeneration(DEFAULT, "no pin and no form of one generation: the default")
+
+
+class GenerationTracker:
+    """One file's decision as its cases stream by: the suite's (pin or settings' sign) wins; else the first
+    case's sign decides for every case, and a later case with the other generation's sign is warned (the 2.x one wins)."""
+
+    def __init__(self, suite: FileGeneration) -> None:
+        self.suite = suite
+        self.sign: tuple[Generation, int, str] | None = None
+        self.decided_by_suite = suite.pinned or not suite.reason.startswith("no pin")
+
+    def for_case(self, raw: Any, line: int) -> tuple[FileGeneration, tuple[int, str] | None]:
+        """The case's generation, and (line, message) when it mixes in the other generation's sign."""
+        found: dict[Generation, tuple[int, str]] = {}
+        _first_signs(raw, line, found)
+        if self.suite.pinned:
+            return self.suite, None
+        if self.decided_by_suite:
+            other: Generation = "2.x" if self.suite.generation == "4.x" else "4.x"
+            if other in found:
+                at, sign = found[other]
+                return self.suite, (at, f"this file mixes AgentV generations: {sign} is AgentV {other} only, the "
+                                        f"file's settings are AgentV {self.suite.generation} ({self.suite.reason})")
+            return self.suite, None
+        if "4.x" in found and "2.x" in found:
+            (l4, s4), (l2, s2) = found["4.x"], found["2.x"]
+            said = f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x only, {s2} (line {l2}) is 2.x only"
+            return FileGeneration("2.x", f"{s2} at line {l2}"), (max(l4, l2), said)
+        for generation, (at, sign) in found.items():
+            if self.sign is None:
+                self.sign = (generation, at, sign)
+            elif self.sign[0] != generation:
+                first = self.sign
+                kept = first if first[0] == "2.x" else (generation, at, sign)
+                said = (f"this file mixes AgentV generations: {sign} is AgentV {generation} only, "
+                        f"{first[2]} (line {first[1]}) is AgentV {first[0]} only")
+                return FileGeneration(kept[0], f"{kept[2]} at line {kept[1]}"), (at, said)
+        if self.sign is not None:
+            return FileGeneration(self.sign[0], f"{self.sign[2]} at line {self.sign[1]}"), None
+        return self.suite, None

@@ -1,0 +1,58 @@
+"""Which AgentV an eval file is read as (loader/file_generation.py), through the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
+
+TARGETS = "targets:\n  - name: default\n    provider: mock\n    response: The capital is Paris.\n"
+HALF = """tests:
+  - id: half
+    input: Capitals of France and Italy?
+    assertions:
+      - {type: contains, value: Paris}
+      - {type: contains, value: Rome}
+"""
+
+
+def test_assertions_key_reads_the_file_as_4x_and_its_pass_mark_fails_half(tmp_path: Path) -> None:
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / "evals/x.eval.yaml", HALF)
+    proc = run_cli("run", "evals/x.eval.yaml", "-v", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # 0.5 < 4.42's 0.8, as AgentV 4.42.4 fails it
+    assert "evals/x.eval.yaml: AgentV 4.x (assertions: at line 4)" in proc.stdout + proc.stderr
+    row = rows_by_id(tmp_path / RESULTS)["half"]
+    assert row["agentv_generation"] == "4.x"
+    assert "assertions: at line 4" in row["agentv_generation_reason"]
+
+
+def test_a_2_19_team_pins_2_19_in_gate_yaml(tmp_path: Path) -> None:
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / ".agentv/gate.yaml", 'agentv:\n  version: "2.19"\n')
+    write(tmp_path / "evals/x.eval.yaml", HALF)
+    proc = run_cli("validate", "evals/x.eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "evals/x.eval.yaml: AgentV 2.x (gate.yaml agentv.version at line 2)" in proc.stdout + proc.stderr
+    proc = run_cli("run", "evals/x.eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # 2.19's pass mark 0.5
+    assert rows_by_id(tmp_path / RESULTS)["half"]["agentv_generation"] == "2.x"
+
+
+def test_a_per_glob_override_wins_over_the_repository_version(tmp_path: Path) -> None:
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / ".agentv/gate.yaml", 'agentv:\n  version: "2.19"\n  overrides:\n'
+                                          '    - {paths: ["evals/new/**"], version: "4.42"}\n')
+    write(tmp_path / "evals/new/x.eval.yaml", HALF)
+    proc = run_cli("run", "evals/new/x.eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+def test_a_file_mixing_both_generations_is_warned_at_the_later_sign(tmp_path: Path) -> None:
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / "evals/x.eval.yaml", HALF + "      - {type: code_judge, script: [python3, j.py]}\n")
+    proc = run_cli("validate", "evals/x.eval.yaml", cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "x.eval.yaml:7" in out and "assertions:" in out and "code_judge" in out
