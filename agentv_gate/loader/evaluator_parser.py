@@ -280,9 +280,6 @@ EVALUATOR_ID_UNREAD = ("no AgentV reads an evaluator's 'id' (AgentV 4.42's own e
                        "results name the evaluator by its 'name'")
 
 
-EVALUATOR_TEMPLATE_UNREAD = ("AgentV accepts an LLM judge's 'evaluatorTemplate' (named in older AgentV documents) and "
-                             "never reads it: the judge's template is its 'prompt'")
-
 
 def _key_problems(w: Written, index: int) -> None:
     known = RUBRICS_TYPE_KEYS if w.rubric_form else EVALUATOR_KEYS[w.kind]
@@ -294,10 +291,10 @@ def _key_problems(w: Written, index: int) -> None:
         w.problems.append(no_effect(w.file, key_line(w.raw, "id", line_of(w.raw)), "id", f"{where}: {EVALUATOR_ID_UNREAD}",
                                     "'name' to label the evaluator"))
         known = (*known, "id")
-    if "evaluatorTemplate" in w.raw and w.kind == "llm_judge":
-        w.problems.append(no_effect(w.file, key_line(w.raw, "evaluatorTemplate", line_of(w.raw)), "evaluatorTemplate",
-                                    f"{where}: {EVALUATOR_TEMPLATE_UNREAD}", "the template as the judge's 'prompt'"))
-        known = (*known, "evaluatorTemplate")
+    for key, (why, instead) in w.config_class.IGNORED.items():  # read by AgentV and never used: a warning
+        if key in w.raw:
+            w.problems.append(no_effect(w.file, key_line(w.raw, key, line_of(w.raw)), key, f"{where}: {why}", instead))
+            known = (*known, key)
     w.problems.extend(key_problems(w.raw, known, "evaluator", where, w.file, kind=w.kind,
                                    config_passthrough=w.config_class in PASSES_CONFIG))
     for key, (known_keys, kind_problems) in NESTED_KEYS.get(w.config_class, {}).items():

@@ -182,6 +182,9 @@ class LlmJudgeConfig(_EvaluatorBase):
     TYPE_ALIASES = ("llm_grader", "llm", "llm_evaluator", "judge")
     RUBRIC_TYPES: ClassVar[tuple[str, ...]] = ("rubrics", "rubric")
     """AgentV's `type: rubrics` (with `criteria:`): an llm_judge with a rubric list."""
+    IGNORED = {"evaluatorTemplate": ("AgentV accepts an LLM judge's 'evaluatorTemplate' (named in older AgentV "
+                                     "documents) and never reads it: the judge's template is its 'prompt'",
+                                     "the template as the judge's 'prompt'")}
 
     type: Literal["llm_judge"] = "llm_judge"
     generation: Generation = Field(default="2.x", exclude=True)
