@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..base.files import nearest_agentv_file
+from ..base.files import EscapingSymlinkError, nearest_agentv_file
 from ..base.generations import Generation, is_4x_type
 from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
 from .yaml_lines import key_line, line_of, load_yaml_text, read_text
@@ -67,8 +67,17 @@ def _generation_of_version(text: Any) -> Generation | None:
     return "2.x" if min(majors) < 3 else "4.x"
 
 
+def _nearest(file: Path, names: tuple[str, ...], repo_root: Path) -> Path | None:
+    """The project file that may pin the generation; one linked out of the repository pins nothing here, as it
+    is refused, located, where the project's files are read for the run (project_config, quarantine)."""
+    try:
+        return nearest_agentv_file(file.parent, names, repo_root)
+    except EscapingSymlinkError:
+        return None
+
+
 def _gate_pin(file: Path, repo_root: Path) -> FileGeneration | None:
-    gate = nearest_agentv_file(file.parent, ("gate.yaml", "gate.yml"), repo_root)
+    gate = _nearest(file, ("gate.yaml", "gate.yml"), repo_root)
     if gate is None:
         return None
     try:
@@ -99,7 +108,7 @@ def _gate_pin(file: Path, repo_root: Path) -> FileGeneration | None:
 
 
 def _agentv_pins(file: Path, header: Any, repo_root: Path) -> FileGeneration | None:
-    config = nearest_agentv_file(file.parent, ("config.yaml", "config.yml"), repo_root)
+    config = _nearest(file, ("config.yaml", "config.yml"), repo_root)
     if config is not None:
         try:
             data = load_yaml_text(read_text(config))
