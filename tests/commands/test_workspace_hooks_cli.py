@@ -347,12 +347,12 @@ def test_a_hook_s_arguments_name_the_payload_s_values_as_agentv_replaces_them(re
 
 
 def test_a_workspace_that_cannot_be_made_fails_its_cases_and_runs_nothing_in_it(repo: Path) -> None:
-    """A template that cannot be copied (here a link to nothing) is every case's error: no hook runs,
+    """A template that cannot be copied (here a link to a folder holding it) is every case's error: no hook runs,
     not even the after-hooks (they were given the eval folder as their workspace to clean), no git
     baseline is taken anywhere (not in the folder the gate runs in), no case is judged."""
     write(repo / "evals/hook.py", HOOK)
     (repo / "evals/template").mkdir()
-    (repo / "evals/template/gone.txt").symlink_to(repo / "nowhere.txt")
+    (repo / "evals/template/loop").symlink_to(repo / "evals/template")
     write(repo / "evals/s.eval.yaml", """
         workspace:
           template: ./template
