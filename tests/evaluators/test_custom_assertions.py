@@ -215,6 +215,12 @@ def test_an_agentv_assertion_module_runs_with_bun_as_agentv_runs_it(project: Pat
         tests:
           - {id: capital, input: Capital of France?, assert: [{type: word-count}]}
     """)
+    # a file with no sign is read as 4.42; this one says it is written for 2.19, as a migrating team would
+    write(project / ".agentv/gate.yaml", """
+        agentv:
+          overrides:
+            - {paths: [evals/deep/suite.eval.yaml], version: "2.19"}
+    """)
     write(project / "evals/deep/four.eval.yaml", """
         execution: {workers: 1}   # a 4.x form: AgentV 4.42 runs the module as a code grader (4.x payload)
         tests:

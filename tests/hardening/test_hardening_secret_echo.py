@@ -82,7 +82,7 @@ def test_keys_echoed_in_successful_replies_are_redacted_everywhere(tmp_path: Pat
         write(repo / "evals" / "judge.py", """
             import json, sys
             payload = json.load(sys.stdin)
-            print(json.dumps({"score": 1.0, "reasoning": "the agent said " + payload["output_text"]}))
+            print(json.dumps({"score": 1.0, "reasoning": "the agent said " + payload["answer"]}))
             """)
         write(repo / "evals" / "echo.eval.yaml", """
             tests:
@@ -146,7 +146,7 @@ def test_a_key_split_by_terminal_escapes_is_hidden_where_reports_strip_them(tmp_
         """)
     write(repo / "evals" / "judge.py", """
         import json, sys
-        answer = json.load(sys.stdin)["output_text"]
+        answer = json.load(sys.stdin)["answer"]
         print(json.dumps({"score": 0.0, "misses": ["said " + answer], "reasoning": "it said " + answer}))
         """)
     write(repo / "evals" / "split.eval.yaml", """
