@@ -208,10 +208,38 @@ def test_build_html_of_an_empty_run() -> None:
     assert "agentv-gate FAILED: 0 cases" in page and json.loads(data_block(page))["rows"] == []
 
 
+TOKEN = "refund" * 50  # 300 characters, no space to break at
+URL = "https://support.example.com/policies/refunds-and-returns/" + "international-orders-" * 8 + "faq.html"
+WIDE_SUITE_PATH = "evals/customer_support/very_long_suite_name_for_refunds_and_returns_policy.eval.yaml"
+
+
+def wide_suite() -> str:
+    """Long case ids, and many evaluators with long names, each missing a long unbroken value."""
+    cases = []
+    for n in range(2):
+        checks = "".join(f"      - {{name: {'checks_the_answer_names_the_refund_window_' * 2}{k}, type: contains,"
+                         f" value: {TOKEN}{k}}}\n" for k in range(6))
+        cases.append(f"  - id: refund-request-for-an-international-order-placed-more-than-thirty-days-ago-{n}\n"
+                     f"    input: Can I return {URL}?\n    assertions:\n{checks}")
+    return "tests:\n" + "".join(cases)
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run as a support team writes one: nested long file names, long ids, answers with no spaces."""
+    targets = f"targets:\n  - name: default\n    provider: mock\n    response: {json.dumps(TOKEN + ' see ' + URL)}\n"
+    repo = make_repo(tmp_path_factory.mktemp("html-wide") / "repo", targets)
+    write(repo / WIDE_SUITE_PATH, wide_suite())
+    proc = run_cli("run", "evals", "--junit", "out/ci/junit.xml", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return repo / "out" / "ci" / "report.html"
+
+
 @needs_browser
-def test_browser_at_1280_px_does_not_scroll_sideways(project: Path, tmp_path: Path) -> None:
-    """The page at 1280 px (the window `chromium` opens) fits its width: no sideways scroll."""
-    page = (project / "out" / "ci" / "report.html").read_text(encoding="utf-8")
+def test_browser_at_1280_px_does_not_scroll_sideways(wide_page: Path, tmp_path: Path) -> None:
+    """The page at 1280 px (the window `chromium` opens) fits its width: no sideways scroll, even with
+    long unbroken file names, ids, answers and a wide evaluators table (failed cases open their details)."""
+    page = wide_page.read_text(encoding="utf-8")
     probe = ("<script>function probe() { var d = document.documentElement;"
              " document.body.setAttribute('data-probe', d.scrollWidth + 'x' + d.clientWidth); }"
              " probe(); window.addEventListener('load', probe);</script></body>")
