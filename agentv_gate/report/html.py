@@ -337,13 +337,16 @@ def _duration(seconds: float) -> str:
 
 
 def run_metadata(results: Sequence[ReportedCase], info: RunInfo | None) -> list[tuple[str, str]]:
-    """The run's metadata rows (label, value): commit, start, agentv-gate version, targets, wall time."""
+    """The run's metadata rows (label, value): commit, start, agentv-gate version, targets, the judge
+    targets its LLM judges called, wall time."""
     targets = sorted({r.target for r in results if r.target})
     info = info or RunInfo()
     wall = (_duration(info.wall_seconds) if info.wall_seconds is not None
             else f"not measured (merged from {info.merged_from} results files)" if info.merged_from else "not measured")
+    judges = ([] if info.judges is None
+              else [("Judge targets", ", ".join(sorted(set(info.judges))) or "none (no LLM judge ran)")])
     return [("Commit", info.commit or "unknown (not a git checkout)"), ("Started", info.started_at),
-            ("agentv-gate", info.version), ("Targets", ", ".join(targets) or "none"), ("Wall time", wall)]
+            ("agentv-gate", info.version), ("Targets", ", ".join(targets) or "none"), *judges, ("Wall time", wall)]
 
 
 def metadata_section(results: Sequence[ReportedCase], info: RunInfo | None) -> str:

@@ -23,6 +23,7 @@ import pytest
 from agentv_gate.report.html import PAGE_ROWS, build_html, write_html
 from agentv_gate.report.rows import ReportRow
 from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.files import make_repo, write
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser", "google-chrome")
@@ -128,6 +129,33 @@ def test_every_case_is_in_the_page_even_when_thousands(tmp_path: Path) -> None:
     assert [r[0] for r in data["rows"][:10]] == ["fail"] * 10  # what did not pass comes first
     assert "[truncated: 6,000 more characters]" in data["rows"][0][11]  # cut, and said so
     assert path.stat().st_size < 2_000_000
+
+
+def meta_rows(page: str) -> dict[str, str]:
+    return dict(re.findall(r"<dt>([^<]*)</dt><dd>([^<]*)</dd>", page.split('id="run">', 1)[1].split("</dl>", 1)[0]))
+
+
+def test_the_judge_targets_are_listed_under_targets(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    targets = (f"targets:\n  - name: default\n    provider: mock\n    response: Paris.\n    judge_target: grader\n"
+               f"  - name: grader\n    provider: openai\n    base_url: {fake_llm.url}/v1\n    model: fake\n"
+               f"    api_key: ${{{{ JUDGE_KEY }}}}\n")
+    repo = make_repo(tmp_path / "repo", targets)
+    write(repo / "evals" / "judged.eval.yaml", "tests:\n  - id: judged\n    input: Capital of France?\n"
+          "    assert: [{type: llm_judge, name: quality, prompt: Is it right?}]\n"
+          "  - id: plain\n    input: Capital?\n    assert: [{type: contains, value: Paris}]\n")
+    verdict = json.dumps({"score": 1.0, "hits": ["right"], "misses": [], "reasoning": "fine"})
+    fake_llm.set_default("/v1/chat/completions", FakeReply.openai(verdict))
+    proc = run_cli("run", "evals", "--junit", "out/junit.xml", cwd=repo, env={"JUDGE_KEY": "sk-test"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = meta_rows((repo / "out" / "report.html").read_text(encoding="utf-8"))
+    assert rows["Targets"] == "default" and rows["Judge targets"] == "grader"
+    keys = list(rows)
+    assert keys.index("Judge targets") == keys.index("Targets") + 1
+
+
+def test_a_run_without_llm_judges_says_so_under_targets(project: Path) -> None:
+    rows = meta_rows((project / "out" / "ci" / "report.html").read_text(encoding="utf-8"))
+    assert rows["Targets"] == "default" and rows["Judge targets"] == "none (no LLM judge ran)"
 
 
 # ----------------------------------------------------------------------- in a real browser
