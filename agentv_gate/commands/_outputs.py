@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import EXIT_OK, ReportWriteError, UsageError
@@ -74,6 +75,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     summary = summarise(results, planned)
     against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
     if html is not None:
+        if usage is not None:  # the judges are known from the rows' usage only: rows keep no judge names
+            info = replace(info or RunInfo(), judges=tuple(usage.judges))
         try:
             write_html(results, html, planned,
                        extra=(against.html if against else "") + (usage_html(usage) if usage else ""), info=info)

@@ -49,6 +49,14 @@ class SearchRoots:
     def _resolved_root(self) -> Path:
         return self.repo_root.resolve()
 
+    def shown(self, path: Path) -> str:
+        """`path` as the reader finds it: relative to the repository root when inside it (the runner's
+        checkout folder means nothing in a pull request), else absolute."""
+        try:
+            return path.relative_to(self.repo_root).as_posix()
+        except ValueError:
+            return str(path)
+
     def inside_root(self, path: Path) -> bool:
         try:
             path.resolve().relative_to(self._resolved_root)
@@ -88,7 +96,7 @@ class SearchRoots:
                     )
                 self._found[(ref, base)] = resolved
                 return resolved
-        shown = ", ".join(str(p) for p in tried)
+        shown = ", ".join(self.shown(p) for p in tried)
         raise EvalFileError(line, f"{what} {ref!r} not found (looked in: {shown})", "an existing file")
 
 

@@ -74,8 +74,13 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { position: sticky; top: 0; background: var(--panel); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.where { color: var(--muted); overflow-wrap: anywhere; min-width: 8rem; }
-td.problem { max-width: 40rem; }
+table.cases { table-layout: fixed; }
+table.cases > thead th:nth-child(1) { width: 5.5rem; } table.cases > thead th:nth-child(2) { width: 11rem; }
+table.cases > thead th:nth-child(3) { width: 13rem; } table.cases > thead th:nth-child(4) { width: 6.5rem; }
+table.cases > thead th:nth-child(5), table.cases > thead th:nth-child(7) { width: 5rem; }
+table.cases > thead th:nth-child(6) { width: 6.3rem; }
+table.cases > tbody > tr > td { overflow-wrap: anywhere; }
+td.where { color: var(--muted); }
 .verdict { font-weight: 600; text-transform: uppercase; font-size: .8rem; }
 .verdict.pass { color: var(--pass); } .verdict.fail { color: var(--fail); } .verdict.error { color: var(--error); }
 .verdict.quarantined, .verdict.not-run { color: var(--muted); }
@@ -85,10 +90,11 @@ td.problem { max-width: 40rem; }
 .scroll { overflow-x: auto; }
 table.evaluators { margin-top: .3rem; font-size: .92em; }
 table.evaluators th { position: static; }
-table.evaluators td { overflow-wrap: break-word; }
-table.evaluators td:nth-child(-n+5) { white-space: nowrap; }
-table.evaluators td:nth-child(n+6) { min-width: 10rem; }
-table.evaluators pre { word-break: normal; overflow-wrap: break-word; }
+table.evaluators td { overflow-wrap: anywhere; }
+table.evaluators td:nth-child(n+2):nth-child(-n+5) { white-space: nowrap; }
+table.evaluators td.name { min-width: 12rem; overflow-wrap: break-word; }
+table.evaluators td:nth-child(n+6) { min-width: 12rem; }
+table.evaluators pre { word-break: normal; overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   body { padding: .75rem; }
   .controls input { min-width: 0; width: 100%; }
@@ -96,13 +102,12 @@ table.evaluators pre { word-break: normal; overflow-wrap: break-word; }
   table.cases > thead { display: none; }
   table.cases > tbody > tr.case { display: block; border-bottom: 2px solid var(--line); padding: .4rem 0; }
   table.cases > tbody > tr.case > td { display: block; border: 0; padding: .1rem .2rem; text-align: left; }
-  td.problem { max-width: none; }
   table.cases td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
 }
 details summary { cursor: pointer; color: var(--muted); }
 details[open] { background: var(--panel); padding: 0 .5rem .5rem; border-radius: 6px; }
 dl { margin: .5rem 0 0; } dt { font-weight: 600; margin-top: .5rem; } dd { margin: .15rem 0 0; }
-pre { margin: 0; white-space: pre-wrap; word-break: break-word; font: 12.5px/1.4 ui-monospace, monospace; }
+pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font: 12.5px/1.4 ui-monospace, monospace; }
 #more { margin: 1rem 0; font: inherit; padding: .4rem .9rem; }
 """
 
@@ -193,11 +198,13 @@ SCRIPT = """
     td.appendChild(box);
   }
   function path(tr, value) {
-    // A long path wraps after a `/`, never in the middle of a name.
+    // A long path wraps after a `/` first, then after a `_` or `.` inside a name (the column is
+    // narrow); the CSS breaks mid-word only a name part too long for the column.
     var td = text(tr, "td", "", "where");
-    value.split("/").forEach(function (part, i, all) {
-      td.appendChild(document.createTextNode(part + (i < all.length - 1 ? "/" : "")));
-      if (i < all.length - 1) { td.appendChild(document.createElement("wbr")); }
+    value.match(/[^\\/_.]*[\\/_.]?/g).forEach(function (part) {
+      if (!part) { return; }
+      td.appendChild(document.createTextNode(part));
+      if (/[\\/_.]$/.test(part)) { td.appendChild(document.createElement("wbr")); }
     });
   }
   function draw(count) {
@@ -330,13 +337,16 @@ def _duration(seconds: float) -> str:
 
 
 def run_metadata(results: Sequence[ReportedCase], info: RunInfo | None) -> list[tuple[str, str]]:
-    """The run's metadata rows (label, value): commit, start, agentv-gate version, targets, wall time."""
+    """The run's metadata rows (label, value): commit, start, agentv-gate version, targets, the judge
+    targets its LLM judges called, wall time."""
     targets = sorted({r.target for r in results if r.target})
     info = info or RunInfo()
     wall = (_duration(info.wall_seconds) if info.wall_seconds is not None
             else f"not measured (merged from {info.merged_from} results files)" if info.merged_from else "not measured")
+    judges = ([] if info.judges is None
+              else [("Judge targets", ", ".join(sorted(set(info.judges))) or "none (no LLM judge ran)")])
     return [("Commit", info.commit or "unknown (not a git checkout)"), ("Started", info.started_at),
-            ("agentv-gate", info.version), ("Targets", ", ".join(targets) or "none"), ("Wall time", wall)]
+            ("agentv-gate", info.version), ("Targets", ", ".join(targets) or "none"), *judges, ("Wall time", wall)]
 
 
 def metadata_section(results: Sequence[ReportedCase], info: RunInfo | None) -> str:

@@ -49,6 +49,8 @@ class RunInfo:
     version: str = field(default_factory=_version)
     merged_from: int | None = None
     """For a `merge`: how many results files it joined."""
+    judges: tuple[str, ...] | None = None
+    """The judge targets the run's LLM judges called, from the rows' `judge_usage`; None when not known."""
 
     @classmethod
     def for_run(cls, started_at: str, wall_seconds: float, commit: str | None) -> RunInfo:

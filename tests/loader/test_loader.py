@@ -427,3 +427,24 @@ def test_a_sidecar_agentv_never_reads_is_refused(repo: Path, name: str) -> None:
         (name, 1, f"{name} is not read as the sidecar of set.jsonl: AgentV 2.19 reads a JSONL suite's settings "
                   "from set.yaml only")]
     assert [e.name for e in result.cases[0].evaluators] == []
+
+
+def test_looked_in_paths_are_repository_relative_inside_it(tmp_path: Path) -> None:
+    """A missing file is named as the reader finds it in the repository, not by the runner's absolute path;
+    a place outside the repository stays absolute (it cannot be written relative to the root)."""
+    from tests.helpers.cli import run_cli
+    from tests.helpers.files import make_repo
+
+    repo = make_repo(tmp_path / "repo", "targets:\n  - name: default\n    provider: mock\n    response: ok\n")
+    outside = tmp_path / "elsewhere" / "judge.py"
+    write(repo / "evals" / "support" / "s.eval.yaml",
+          "tests:\n  - id: a\n    input: hi\n    criteria: says hi\n    assert:\n"
+          "      - {name: j, type: code_judge, script: [python3, judges/missing.py]}\n"
+          f"      - {{name: k, type: code_judge, script: [python3, {outside}]}}\n")
+    proc = run_cli("validate", "evals", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # validate: 1 for problems found
+    out = proc.stdout + proc.stderr
+    assert ("'judges/missing.py' not found (looked in: evals/support/judges/missing.py, evals/judges/missing.py, "
+            "judges/missing.py)") in out
+    assert f", {outside}) (expected an existing file)" in out  # outside the repository: absolute
+    assert str(repo) not in out

@@ -23,6 +23,7 @@ import pytest
 from agentv_gate.report.html import PAGE_ROWS, build_html, write_html
 from agentv_gate.report.rows import ReportRow
 from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.files import make_repo, write
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser", "google-chrome")
@@ -130,6 +131,33 @@ def test_every_case_is_in_the_page_even_when_thousands(tmp_path: Path) -> None:
     assert path.stat().st_size < 2_000_000
 
 
+def meta_rows(page: str) -> dict[str, str]:
+    return dict(re.findall(r"<dt>([^<]*)</dt><dd>([^<]*)</dd>", page.split('id="run">', 1)[1].split("</dl>", 1)[0]))
+
+
+def test_the_judge_targets_are_listed_under_targets(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    targets = (f"targets:\n  - name: default\n    provider: mock\n    response: Paris.\n    judge_target: grader\n"
+               f"  - name: grader\n    provider: openai\n    base_url: {fake_llm.url}/v1\n    model: fake\n"
+               f"    api_key: ${{{{ JUDGE_KEY }}}}\n")
+    repo = make_repo(tmp_path / "repo", targets)
+    write(repo / "evals" / "judged.eval.yaml", "tests:\n  - id: judged\n    input: Capital of France?\n"
+          "    assert: [{type: llm_judge, name: quality, prompt: Is it right?}]\n"
+          "  - id: plain\n    input: Capital?\n    assert: [{type: contains, value: Paris}]\n")
+    verdict = json.dumps({"score": 1.0, "hits": ["right"], "misses": [], "reasoning": "fine"})
+    fake_llm.set_default("/v1/chat/completions", FakeReply.openai(verdict))
+    proc = run_cli("run", "evals", "--junit", "out/junit.xml", cwd=repo, env={"JUDGE_KEY": "sk-test"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = meta_rows((repo / "out" / "report.html").read_text(encoding="utf-8"))
+    assert rows["Targets"] == "default" and rows["Judge targets"] == "grader"
+    keys = list(rows)
+    assert keys.index("Judge targets") == keys.index("Targets") + 1
+
+
+def test_a_run_without_llm_judges_says_so_under_targets(project: Path) -> None:
+    rows = meta_rows((project / "out" / "ci" / "report.html").read_text(encoding="utf-8"))
+    assert rows["Targets"] == "default" and rows["Judge targets"] == "none (no LLM judge ran)"
+
+
 # ----------------------------------------------------------------------- in a real browser
 
 
@@ -208,10 +236,38 @@ def test_build_html_of_an_empty_run() -> None:
     assert "agentv-gate FAILED: 0 cases" in page and json.loads(data_block(page))["rows"] == []
 
 
+TOKEN = "refund" * 50  # 300 characters, no space to break at
+URL = "https://support.example.com/policies/refunds-and-returns/" + "international-orders-" * 8 + "faq.html"
+WIDE_SUITE_PATH = "evals/customer_support/very_long_suite_name_for_refunds_and_returns_policy.eval.yaml"
+
+
+def wide_suite() -> str:
+    """Long case ids, and many evaluators with long names, each missing a long unbroken value."""
+    cases = []
+    for n in range(2):
+        checks = "".join(f"      - {{name: {'checks_the_answer_names_the_refund_window_' * 2}{k}, type: contains,"
+                         f" value: {TOKEN}{k}}}\n" for k in range(6))
+        cases.append(f"  - id: refund-request-for-an-international-order-placed-more-than-thirty-days-ago-{n}\n"
+                     f"    input: Can I return {URL}?\n    assertions:\n{checks}")
+    return "tests:\n" + "".join(cases)
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run as a support team writes one: nested long file names, long ids, answers with no spaces."""
+    targets = f"targets:\n  - name: default\n    provider: mock\n    response: {json.dumps(TOKEN + ' see ' + URL)}\n"
+    repo = make_repo(tmp_path_factory.mktemp("html-wide") / "repo", targets)
+    write(repo / WIDE_SUITE_PATH, wide_suite())
+    proc = run_cli("run", "evals", "--junit", "out/ci/junit.xml", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return repo / "out" / "ci" / "report.html"
+
+
 @needs_browser
-def test_browser_at_1280_px_does_not_scroll_sideways(project: Path, tmp_path: Path) -> None:
-    """The page at 1280 px (the window `chromium` opens) fits its width: no sideways scroll."""
-    page = (project / "out" / "ci" / "report.html").read_text(encoding="utf-8")
+def test_browser_at_1280_px_does_not_scroll_sideways(wide_page: Path, tmp_path: Path) -> None:
+    """The page at 1280 px (the window `chromium` opens) fits its width: no sideways scroll, even with
+    long unbroken file names, ids, answers and a wide evaluators table (failed cases open their details)."""
+    page = wide_page.read_text(encoding="utf-8")
     probe = ("<script>function probe() { var d = document.documentElement;"
              " document.body.setAttribute('data-probe', d.scrollWidth + 'x' + d.clientWidth); }"
              " probe(); window.addEventListener('load', probe);</script></body>")

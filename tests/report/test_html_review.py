@@ -137,7 +137,8 @@ def test_a_reviewer_reads_a_passed_and_a_failed_case_in_the_browser(page: Path, 
                           ("judge-paris", "code_judge", "1.000", "1", "pass")]
     assert "<dt>Expected output</dt>" in passed and "<dt>Expected output</dt>" not in failed
     assert "<details open=" in failed and "<details open=" not in passed  # what failed is unfolded
-    assert f"evals/<wbr>{LONG}/<wbr>geo.eval.yaml" in dom  # a long path wraps at its slashes
+    # A long path wraps at its slashes, then at a `.` or `_` inside a name.
+    assert f"evals/<wbr>{LONG}/<wbr>geo.<wbr>eval.<wbr>yaml" in dom
 
     shot = tmp_path / f"report-{width}.png"
     proc = _browser(page, tmp_path, width, height, f"--screenshot={shot}")
