@@ -89,7 +89,7 @@ td.where { color: var(--muted); }
 .msg { margin: .2rem 0; } .msg .role { font-weight: 600; color: var(--muted); }
 .scroll { overflow-x: auto; }
 table.evaluators { margin-top: .3rem; font-size: .92em; }
-table.evaluators th { position: static; }
+table.evaluators th { position: static; white-space: nowrap; overflow-wrap: normal; }
 table.evaluators td { overflow-wrap: anywhere; }
 table.evaluators td:nth-child(n+2):nth-child(-n+5) { white-space: nowrap; }
 table.evaluators td.name { min-width: 12rem; overflow-wrap: break-word; }
