@@ -99,10 +99,17 @@ def _score(row: ReportedCase | None) -> str:
     return "—" if row is None else f"{row.score:.2f} {outcome(row)}"
 
 
+def _case_list(title: str, count: int, table: str, lines: list[str], links: Links) -> _Section:
+    """A heading and its table of cases, or, where the comment has no room, the heading and a pointer to the page."""
+    heading = f"#### {title} ({count:,})\n\n"
+    where = f"[report.html]({links.report})" if links.report else "report.html"
+    return _Section(heading + table + "".join(lines) + "\n",
+                    f"{heading}_{count:,} case(s), listed in {where} (too many for one comment)._\n\n")
+
+
 def _case_table(title: str, changes: Sequence[CaseChange], links: Links, with_miss: bool) -> _Section | None:
     if not changes:
         return None
-    heading = f"#### {title} ({len(changes):,})\n\n"
     head = "| Case | Eval file | Base → head |" + (" First miss |" if with_miss else "") + "\n"
     head += "| --- | --- | --- |" + (" --- |" if with_miss else "") + "\n"
     lines = []
@@ -114,9 +121,7 @@ def _case_table(title: str, changes: Sequence[CaseChange], links: Links, with_mi
         if with_miss:
             cells.append(comment_text(first_problem(c.head), 300) if c.head is not None else "")
         lines.append("| " + " | ".join(cells) + " |\n")
-    where = f"[report.html]({links.report})" if links.report else "report.html"
-    return _Section(heading + head + "".join(lines) + "\n",
-                    f"{heading}_{len(changes):,} case(s), listed in {where} (too many for one comment)._\n\n")
+    return _case_list(title, len(changes), head, lines, links)
 
 
 def _several(changes: Sequence[CaseChange]) -> bool:
@@ -128,13 +133,10 @@ def _failing_table(rows: Sequence[ReportedCase], links: Links) -> _Section | Non
     bad = [r for r in rows if r.verdict != "pass" and outcome(r) != QUARANTINED]
     if not bad:
         return None
-    heading = f"#### Not passing ({len(bad):,})\n\n"
     lines = [f"| {comment_text(r.eval_id, 200)} | {_where(r, links)} | {r.score:.2f} {r.verdict} | "
              f"{comment_text(first_problem(r), 300)} |\n" for r in bad]
-    where = f"[report.html]({links.report})" if links.report else "report.html"
-    return _Section(heading + "| Case | Eval file | Score | First miss |\n| --- | --- | --- | --- |\n"
-                    + "".join(lines) + "\n",
-                    f"{heading}_{len(bad):,} case(s), listed in {where} (too many for one comment)._\n\n")
+    return _case_list("Not passing", len(bad), "| Case | Eval file | Score | First miss |\n| --- | --- | --- | --- |\n",
+                      lines, links)
 
 
 def _quarantined_table(rows: Sequence[ReportedCase], links: Links) -> _Section | None:
@@ -143,14 +145,11 @@ def _quarantined_table(rows: Sequence[ReportedCase], links: Links) -> _Section |
     held = [r for r in rows if outcome(r) == QUARANTINED]
     if not held:
         return None
-    heading = f"#### Quarantined ({len(held):,})\n\n"
     lines = [f"| {comment_text(r.eval_id, 200)} | {_where(r, links)} | {r.score:.2f} | "
              f"{comment_text(r.quarantined, 300)} | {comment_text(first_problem(r), 300)} |\n" for r in held]
-    where = f"[report.html]({links.report})" if links.report else "report.html"
-    return _Section(heading + "_Known gaps listed in `.agentv/gate.yaml`: they do not fail the gate._\n\n"
-                    "| Case | Eval file | Score | Quarantined for | First miss |\n| --- | --- | --- | --- | --- |\n"
-                    + "".join(lines) + "\n",
-                    f"{heading}_{len(held):,} case(s), listed in {where} (too many for one comment)._\n\n")
+    return _case_list("Quarantined", len(held), "_Known gaps listed in `.agentv/gate.yaml`: they do not fail the gate._\n\n"
+                      "| Case | Eval file | Score | Quarantined for | First miss |\n| --- | --- | --- | --- | --- |\n",
+                      lines, links)
 
 
 def _unchanged(comparison: Comparison, links: Links) -> _Section | None:
