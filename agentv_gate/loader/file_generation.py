@@ -33,6 +33,7 @@ from typing import Any
 
 from ..base.files import EscapingSymlinkError, nearest_agentv_file
 from ..base.generations import Generation, is_4x_type
+from ..base.problems import Problem
 from .forms4 import SUITE_EXECUTION_KEYS_4X, SUITE_KEYS_4X
 from .yaml_lines import key_line, line_of, load_yaml_text, read_text
 
@@ -74,6 +75,43 @@ def _nearest(file: Path, names: tuple[str, ...], repo_root: Path) -> Path | None
         return nearest_agentv_file(file.parent, names, repo_root)
     except EscapingSymlinkError:
         return None
+
+
+PIN_KEYS = {"version": "the AgentV version the files are written for, e.g. \"2.19\" or \"4.42\"",
+            "overrides": "a list of {paths: [glob, ...], version: ...}, the first matching one winning"}
+OVERRIDE_KEYS = {"paths": "a glob or a list of globs, relative to the repository root", "version": PIN_KEYS["version"]}
+
+
+def pin_problems(section: Any, gate: Path, line: int) -> list[Problem]:
+    """What in gate.yaml's `agentv:` pin cannot be read: a pin misread is every file read as the other
+    AgentV without a word, so each is refused where it is written, never skipped."""
+    if not isinstance(section, dict):
+        return [Problem(gate, line, "agentv must be a mapping", "agentv: {version: \"2.19\"}")]
+    problems = [Problem(gate, key_line(section, str(key), line), f"unknown key '{key}' in agentv", ", ".join(PIN_KEYS),
+                        unknown_key=True) for key in section if key not in PIN_KEYS]
+    problems += _version_problems(section, "agentv.version", gate, line)
+    overrides = section.get("overrides")
+    if overrides is not None and not isinstance(overrides, list):
+        return [*problems, Problem(gate, key_line(section, "overrides", line), "agentv.overrides must be a list",
+                                   PIN_KEYS["overrides"])]
+    for entry in overrides or []:
+        at = line_of(entry, key_line(section, "overrides", line))
+        if not isinstance(entry, dict):
+            problems.append(Problem(gate, at, "an agentv override must be a mapping", PIN_KEYS["overrides"]))
+            continue
+        problems += [Problem(gate, key_line(entry, str(key), at), f"unknown key '{key}' in an agentv override",
+                             ", ".join(OVERRIDE_KEYS), unknown_key=True) for key in entry if key not in OVERRIDE_KEYS]
+        problems += [Problem(gate, at, f"an agentv override needs '{key}'", OVERRIDE_KEYS[key])
+                     for key in OVERRIDE_KEYS if key not in entry]
+        problems += _version_problems(entry, "the override's version", gate, at)
+    return problems
+
+
+def _version_problems(where: dict[str, Any], name: str, gate: Path, line: int) -> list[Problem]:
+    if "version" not in where or _generation_of_version(where["version"]) is not None:
+        return []
+    return [Problem(gate, key_line(where, "version", line), f"{name} {str(where['version'])!r} names no AgentV version",
+                    PIN_KEYS["version"])]
 
 
 def _gate_pin(file: Path, repo_root: Path) -> FileGeneration | None:

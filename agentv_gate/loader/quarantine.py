@@ -31,6 +31,7 @@ from ..base.files import EscapingSymlinkError, nearest_agentv_file
 from ..base.key_checks import did_you_mean
 from ..base.problems import Problem
 from ..errors import ConfigError, EvalFileError
+from .file_generation import pin_problems
 from .yaml_lines import item_line, key_line, load_yaml_text, read_text
 
 GATE_CONFIG_NAMES = ("gate.yaml", "gate.yml")
@@ -166,6 +167,8 @@ def load_quarantine(path: Path | None) -> Quarantine:
         if key not in TOP_KEYS:
             quarantine.problems.append(Problem(path, key_line(data, str(key)), f"unknown key '{key}'",
                                                ", ".join(TOP_KEYS), unknown_key=True))
+    if "agentv" in data:
+        quarantine.problems.extend(pin_problems(data["agentv"], path, key_line(data, "agentv")))
     listed = data.get("quarantine")
     if listed is None:
         return quarantine

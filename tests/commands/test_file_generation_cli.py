@@ -56,3 +56,24 @@ def test_a_file_mixing_both_generations_is_warned_at_the_later_sign(tmp_path: Pa
     proc = run_cli("validate", "evals/x.eval.yaml", cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert "x.eval.yaml:7" in out and "assertions:" in out and "code_judge" in out
+
+
+def test_a_pin_the_gate_cannot_read_is_refused_at_its_line_never_ignored(tmp_path: Path) -> None:
+    """A typo in the pin would read a 2.19 team's files as 4.42 without a word: each is refused where written."""
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / "evals/x.eval.yaml", HALF)
+    for gate, line, said in (
+            ('agentv:\n  versoin: "2.19"\n', 2, "unknown key 'versoin' in agentv"),
+            ('agentv:\n  version: two\n', 2, "agentv.version 'two' names no AgentV version"),
+            ('agentv:\n  version: "2.19"\n  overrides:\n    - {path: [evals/*], version: "4.42"}\n', 4,
+             "unknown key 'path' in an agentv override"),
+            ('agentv:\n  overrides:\n    - {paths: [evals/*]}\n', 3, "an agentv override needs 'version'"),
+            ('agentv: "2.19"\n', 1, "agentv must be a mapping")):
+        write(tmp_path / ".agentv/gate.yaml", gate)
+        for command in ("validate", "run"):
+            proc = run_cli(command, "evals/x.eval.yaml", cwd=tmp_path)
+            out = proc.stdout + proc.stderr
+            assert proc.returncode in (1, 2) and f".agentv/gate.yaml:{line}: {said}" in out, (gate, command, out)
+    write(tmp_path / ".agentv/gate.yaml", 'agentv:\n  version: "2.19"\n  overrides:\n'
+          '    - {paths: [evals/other/*], version: "4.42"}\n')
+    assert run_cli("run", "evals/x.eval.yaml", cwd=tmp_path).returncode == 0  # read, and 2.19's 0.5 passes half
