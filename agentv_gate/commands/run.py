@@ -19,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 from ..base.defaults import MAX_DURATION_MS
+from ..base.files import project_root
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
@@ -39,6 +40,16 @@ from ..report.text import inert_lines, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.cli_batch import plan_batches
+from ..targets.recording import (
+    NOT_RECORDED,
+    Manifest,
+    Recorder,
+    Replay,
+    current_ref,
+    recording_wrapper,
+    replay_env,
+    replaying_wrapper,
+)
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
@@ -73,6 +84,8 @@ def check_options(args: argparse.Namespace) -> None:
     if args.no_cache and args.cache_dir is not None:
         raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
                          "neither read nor write that folder; drop one")
+    if getattr(args, "record_judges", False) and getattr(args, "record", None) is None:
+        raise UsageError("--record-judges without --record DIR: it says what a recording holds")
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
     if args.budget_usd is not None and not 0 < args.budget_usd < float("inf"):
@@ -136,6 +149,7 @@ class RunSession:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
+        self.replay: Replay | None = None
         self.started, self.started_at = time.monotonic(), utc_now_iso()
         self.rows: list[ReportRow] = []
         """What the end-of-run reports read; full rows are only in the JSONL."""
@@ -227,11 +241,26 @@ class RunSession:
         every shard alike. Then a rerun's cases on some targets only, and the cases left out for an unset
         variable (--skip-missing-env)."""
         args = self.args
-        self.cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
-        self.resolver = TargetResolver.from_options(args.targets, args.target, self.plan.refs,
-                                                    wrap=caching_wrapper(self.cache) if self.cache else None,
+        recording = getattr(args, "record", None) or getattr(args, "replay", None)
+        # A recording holds the answers as the model gave them, and a replay gives only those: neither
+        # reads the response cache.
+        self.cache = None if args.no_cache or recording else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
+        wrap, env_for = caching_wrapper(self.cache) if self.cache else None, None
+        root = str(project_root(Path.cwd()))
+        if getattr(args, "record", None) is not None:
+            manifest = Manifest(_gate_version(), current_commit(), current_ref(), judges=args.record_judges)
+            wrap = recording_wrapper(Recorder(args.record, manifest, root))
+        elif getattr(args, "replay", None) is not None:
+            replay = self.replay = Replay.open(args.replay, root)
+            wrap = replaying_wrapper(replay)
+            env_for = lambda targets: replay_env(targets, os.environ, replay)  # noqa: E731
+            print(f"agentv-gate: replaying the answers recorded at {replay.manifest.source} in {args.replay} "
+                  f"({len(replay.entries)} request(s){', judges too' if replay.manifest.judges else ''}); "
+                  "nothing is sent to a model", file=sys.stderr)
+        self.resolver = TargetResolver.from_options(args.targets, args.target, self.plan.refs, wrap=wrap,
                                                     allow_unknown_keys=args.allow_unknown_keys,
-                                                    skip_missing_env=args.skip_missing_env, strict=args.strict)
+                                                    skip_missing_env=args.skip_missing_env, strict=args.strict,
+                                                    env_for=env_for)
         for warning in self.resolver.warnings:
             print(inert_lines(one_line(warning)), file=sys.stderr)
         if self.rerun is not None:
@@ -327,6 +356,11 @@ class RunSession:
     def on_result(self, result: CaseResult) -> None:
         """One case ended: its row goes to the results file and the console at once (on the main thread,
         as `write_partial_reports`)."""
+        if self.replay is not None:
+            result.replayed = self.replay.manifest.source
+            if result.verdict == "error" and result.eval_id in self.replay.missed and \
+                    "not in the recording" in (result.error or ""):
+                result.failure_reason_code = NOT_RECORDED
         self.writer.write(self.stamp(result))
         self.rows.append(ReportRow.of(result, evaluators=self.args.verbose, review=True))  # report.html shows every case
         self.usage.add(result)
@@ -433,6 +467,12 @@ def first_signal(exc: BaseException) -> KeyboardInterrupt | None:
             first = current
         current = current.__context__
     return first
+
+
+def _gate_version() -> str:
+    from .. import __version__
+
+    return str(__version__)
 
 
 def _shard_of(args: argparse.Namespace) -> ShardSpec | None:
