@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.agents import scripted_agent
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.files import make_repo, write
@@ -205,3 +206,19 @@ def test_record_judges_needs_record_and_record_excludes_replay(repo: Path) -> No
     assert proc.returncode == 2 and "--record-judges without --record" in proc.stderr
     proc = run_cli("run", "evals", "--record", "r", "--replay", "r", cwd=repo)
     assert proc.returncode == 2
+
+
+def test_a_cli_agent_is_recorded_and_never_started_by_a_replay(tmp_path: Path) -> None:
+    repo = scripted_agent(make_repo(tmp_path / "repo"), {"France": "Paris", "Italy": "Rome"})
+    write(repo / "evals" / "a.yaml", "tests:\n" + "".join(
+        f"  - id: {c}\n    input: Capital of {c}?\n    assert:\n      - {{type: contains, value: {a}}}\n"
+        for c, a in (("France", "Paris"), ("Italy", "Rome"))))
+    proc = run_cli("run", "evals", "--record", "recording", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    entry = json.loads(next(p for p in (repo / "recording").iterdir() if p.name != "manifest.json").read_text())
+    assert entry["request"]["kind"] == "cli" and "command_template" in entry["request"]["command"]
+    assert str(repo) not in json.dumps(entry["request"])  # paths under the repository are written <root>
+    write(repo / "agent.py", "raise SystemExit('the agent must not run')\n")
+    proc = run_cli("run", "evals", "--replay", "recording", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {k: r["candidate_answer"] for k, r in rows(repo).items()} == {"France": "Paris", "Italy": "Rome"}
