@@ -41,6 +41,7 @@ from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.cli_batch import plan_batches
 from ..targets.recording import (
+    AGENT_CHANGED,
     NOT_RECORDED,
     Manifest,
     Recorder,
@@ -53,6 +54,7 @@ from ..targets.recording import (
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
+from ._affected import agent_changes, load_affected
 from ._baseline_gate import Baseline, check_baseline_options, load_baseline
 from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
@@ -150,6 +152,8 @@ class RunSession:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.replay: Replay | None = None
+        self.carried_total = 0
+        """With --affected-since: the rows carried over, every shard's (the first shard writes them)."""
         self.started, self.started_at = time.monotonic(), utc_now_iso()
         self.rows: list[ReportRow] = []
         """What the end-of-run reports read; full rows are only in the JSONL."""
@@ -233,8 +237,29 @@ class RunSession:
         matches only other shards' cases."""
         self.rerun = load_rerun(self.args)
         self.selected = self.every_chosen = select_cases(self.args, self.plan.refs, self.rerun)
+        affected = load_affected(self.args, self.selected, self.quarantine.agent_paths, self.plan.files)
+        if affected is not None:  # before the shards, which deal out only the affected cases
+            self.rerun, self.selected = affected
+            self.every_chosen = self.selected
+            self.carried_total = len(self.rerun.kept)
+            if not self.selected:
+                self._nothing_affected()
         if shard is not None:
             self.selected = select_shard(self.selected, shard)
+            if self.rerun is not None and affected is not None and shard.index != 1:
+                self.rerun.kept = []  # the first shard writes the carried rows, once
+
+    def _nothing_affected(self) -> None:
+        """No case is affected: never a quiet green run of nothing."""
+        assert self.rerun is not None
+        carried = len({(row.suite, row.eval_id) for row in self.rerun.kept})
+        said = (f"--affected-since {self.rerun.previous}: NO CASE IS AFFECTED by this change; 0 cases run, "
+                f"{carried} carried over")
+        if not self.args.allow_empty_selection:
+            raise NoCasesError(f"{said}: nothing was judged (pass --allow-empty-selection to take the carried "
+                               "rows' verdict)")
+        print(f"agentv-gate: warning: {said}: the verdict is the carried rows' (--allow-empty-selection)",
+              file=sys.stderr)
 
     def _open_targets(self) -> None:
         """The response cache and the targets of every case, not just this shard's: a bad target name fails
@@ -252,6 +277,12 @@ class RunSession:
             wrap = recording_wrapper(Recorder(args.record, manifest, root))
         elif getattr(args, "replay", None) is not None:
             replay = self.replay = Replay.open(args.replay, root)
+            changes = agent_changes(replay.manifest.commit, self.quarantine.agent_paths, self.plan.files,
+                                    since="the recording", ignore=[args.replay])
+            if changes.changed:  # its answers are another agent's: none of them judges this one
+                replay.agent_changed = changes.describe()
+                print(f"agentv-gate: warning: {AGENT_CHANGED} ({replay.manifest.source}): {changes.describe()}; "
+                      "no case can be judged from it (record again, with the keys)", file=sys.stderr)
             wrap = replaying_wrapper(replay)
             env_for = lambda targets: replay_env(targets, os.environ, replay)  # noqa: E731
             print(f"agentv-gate: replaying the answers recorded at {replay.manifest.source} in {args.replay} "
@@ -284,7 +315,7 @@ class RunSession:
             raise
         target_names = self.resolver.target_names
         self.planned = sum(len(target_names(ref)) for ref in self.selected) + len(self.carried)
-        self.chosen = sum(len(target_names(ref)) for ref in self.every_chosen)
+        self.chosen = sum(len(target_names(ref)) for ref in self.every_chosen) + self.carried_total
 
     def _runnable_targets(self, case: Any) -> list[str]:
         return [t for t in self.resolver.target_names(case) if (case.suite, case.id, t) not in self.skipped]

@@ -52,6 +52,7 @@ RECORDING_FORMAT = 1
 MANIFEST = "manifest.json"
 ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.json")
 NOT_RECORDED = "not_recorded"
+AGENT_CHANGED = "agent code changed since the recording"
 """The `failure_reason_code` of a case whose request a replay did not find: it needs a new answer."""
 PLACEHOLDER = "agentv-gate-replay-unset"
 """What an unset `${{ VAR }}` of the targets file reads during a replay: the provider can be built (its
@@ -215,6 +216,8 @@ class Replay:
     missed: set[str] = field(default_factory=set)
     """Case ids whose request was not recorded (their rows get `failure_reason_code: not_recorded`)."""
     replayed: int = 0
+    agent_changed: str | None = None
+    """Why the agent's files changed since the recorded commit: then no recorded answer is this agent's."""
     placeholders: dict[str, list[str]] = field(default_factory=dict)
     """Target -> the unset variables a placeholder stood in for: such a target is never called live."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -244,11 +247,14 @@ class Replay:
     def answer(self, provider: Provider, request: ProviderRequest) -> TargetResponse:
         canonical = canonical_request(provider, request, self.root)
         entry = self.entries.get(request_name(canonical))
-        if entry is None:
+        stale = self.agent_changed is not None and role_of(request) == "target"
+        if entry is None or stale:
             with self._lock:
                 if request.eval_case_id:
                     self.missed.add(request.eval_case_id)
-            raise NotRecordedError(self.miss_message(canonical))
+            raise NotRecordedError(f"not in the recording {self.folder}: {AGENT_CHANGED} ({self.manifest.source}): "
+                                   f"{self.agent_changed}; a replay gives this agent no answer (record again)"
+                                   if stale else self.miss_message(canonical))
         with self._lock:
             self.replayed += 1
         if "error" in entry:

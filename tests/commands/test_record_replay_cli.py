@@ -48,11 +48,11 @@ targets:
     api_key: ${{{{ JUDGE_KEY }}}}
     model: fake-judge
 """)
-    write(repo / "judges" / "paris.py", JUDGE_SCRIPT)
+    write(repo / "evals" / "judges" / "paris.py", JUDGE_SCRIPT)  # in the eval folder: not the agent's
     write(repo / "evals" / "capital.yaml", "tests:\n" + "".join(
         f"  - id: case-{i}\n    input: Capital of France? ({i})\n    criteria: Says Paris\n"
         "    assert:\n      - {name: quality, type: llm_judge}\n      - {type: contains, value: Paris}\n"
-        "      - {name: script, type: code_judge, script: [python3, ../judges/paris.py]}\n"
+        "      - {name: script, type: code_judge, script: [python3, judges/paris.py]}\n"
         for i in range(cases)))
     return repo
 
@@ -132,6 +132,8 @@ def test_changing_one_case_input_makes_exactly_that_case_error_naming_the_field(
 
 def test_a_changed_sampling_setting_is_named_too(tmp_path: Path) -> None:
     repo, _folder, _recorded = record(tmp_path, cases=1)
+    # targets.yaml is the agent's by default (a changed model is another agent); here only src/ is
+    write(repo / ".agentv" / "gate.yaml", "agent_paths: [src/**]\n")
     targets = repo / ".agentv" / "targets.yaml"
     targets.write_text(targets.read_text().replace("temperature: 0.2", "temperature: 0.7"))
     proc = replay(repo)
@@ -145,7 +147,7 @@ def test_code_judges_and_assertions_run_fresh_on_the_recorded_answers(tmp_path: 
     # case-0's deterministic assertion now asks for another word; the judge script now wants "Rome" for all
     text = suite.read_text().replace("value: Paris}", "value: Lyon}", 1)
     suite.write_text(text)
-    write(repo / "judges" / "paris.py", JUDGE_SCRIPT.replace('"Paris" in answer', '"Rome" in answer'))
+    write(repo / "evals" / "judges" / "paris.py", JUDGE_SCRIPT.replace('"Paris" in answer', '"Rome" in answer'))
     proc = replay(repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     scores = {k: {s["name"]: s["score"] for s in r["scores"]} for k, r in rows(repo).items()}
@@ -208,17 +210,37 @@ def test_record_judges_needs_record_and_record_excludes_replay(repo: Path) -> No
     assert proc.returncode == 2
 
 
-def test_a_cli_agent_is_recorded_and_never_started_by_a_replay(tmp_path: Path) -> None:
+def cli_project(tmp_path: Path) -> Path:
     repo = scripted_agent(make_repo(tmp_path / "repo"), {"France": "Paris", "Italy": "Rome"})
     write(repo / "evals" / "a.yaml", "tests:\n" + "".join(
         f"  - id: {c}\n    input: Capital of {c}?\n    assert:\n      - {{type: contains, value: {a}}}\n"
         for c, a in (("France", "Paris"), ("Italy", "Rome"))))
+    write(repo / ".agentv" / "gate.yaml", "agent_paths: [agent.py]\n")
+    commit_all(repo)
     proc = run_cli("run", "evals", "--record", "recording", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo
+
+
+def test_a_cli_agent_is_recorded_and_never_started_by_a_replay(tmp_path: Path) -> None:
+    repo = cli_project(tmp_path)
     entry = json.loads(next(p for p in (repo / "recording").iterdir() if p.name != "manifest.json").read_text())
     assert entry["request"]["kind"] == "cli" and "command_template" in entry["request"]["command"]
     assert str(repo) not in json.dumps(entry["request"])  # paths under the repository are written <root>
-    write(repo / "agent.py", "raise SystemExit('the agent must not run')\n")
+    write(repo / "replies.json", "{}")  # the agent, if it were started, would now crash
     proc = run_cli("run", "evals", "--replay", "recording", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {k: r["candidate_answer"] for k, r in rows(repo).items()} == {"France": "Paris", "Italy": "Rome"}
+    assert "agent code changed? no; cases needing new answers: 0 (not run)" in proc.stdout
+
+
+def test_a_replay_after_the_agent_changed_judges_no_case_from_old_answers(tmp_path: Path) -> None:
+    repo = cli_project(tmp_path)
+    write(repo / "agent.py", "raise SystemExit('the agent must not run')\n")
+    proc = run_cli("run", "evals", "--replay", "recording", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert all(r["failure_reason_code"] == "not_recorded" and "agent code changed since the recording" in r["error"]
+               and "agent.py" in r["error"] for r in rows(repo).values())
+    sha = git(repo, "rev-parse", "HEAD")[:7]
+    assert (f"replayed: agent answers from main@{sha}; agent code changed? yes; cases needing new answers: 2 "
+            "(not run)") in proc.stdout
