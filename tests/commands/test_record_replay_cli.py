@@ -244,3 +244,17 @@ def test_a_replay_after_the_agent_changed_judges_no_case_from_old_answers(tmp_pa
     sha = git(repo, "rev-parse", "HEAD")[:7]
     assert (f"replayed: agent answers from main@{sha}; agent code changed? yes; cases needing new answers: 2 "
             "(not run)") in proc.stdout
+
+
+def test_a_new_case_without_an_answer_fails_the_gate_even_under_fail_on_regression(tmp_path: Path) -> None:
+    repo, _folder, recorded = record(tmp_path, cases=2)
+    base = tmp_path / "base.jsonl"
+    base.write_text((repo / ".agentv-gate" / "results.jsonl").read_text())
+    suite = repo / "evals" / "capital.yaml"
+    suite.write_text(suite.read_text() + "  - id: brand-new\n    input: Capital of Peru?\n    criteria: Lima\n"
+                     "    assert:\n      - {type: contains, value: Lima}\n")
+    proc = replay(repo, "--baseline", str(base), "--fail-on", "regression")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 case(s) need new answers (not in the replayed recording): they were not judged" in proc.stdout
+    assert "cases needing new answers: 1 (not run)" in proc.stdout
+    assert rows(repo)["brand-new"]["failure_reason_code"] == "not_recorded"
