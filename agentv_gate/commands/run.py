@@ -153,6 +153,7 @@ class RunSession:
         self.args = args
         self.replay: Replay | None = None
         self.carried_total = 0
+        self.affected = False
         """With --affected-since: the rows carried over, every shard's (the first shard writes them)."""
         self.started, self.started_at = time.monotonic(), utc_now_iso()
         self.rows: list[ReportRow] = []
@@ -241,13 +242,35 @@ class RunSession:
         if affected is not None:  # before the shards, which deal out only the affected cases
             self.rerun, self.selected = affected
             self.every_chosen = self.selected
-            self.carried_total = len(self.rerun.kept)
-            if not self.selected:
-                self._nothing_affected()
+            self.affected = True
         if shard is not None:
             self.selected = select_shard(self.selected, shard)
-            if self.rerun is not None and affected is not None and shard.index != 1:
-                self.rerun.kept = []  # the first shard writes the carried rows, once
+
+    def _carry_for_targets(self) -> None:
+        """--affected-since, once the targets are known: a base row is carried only for a target the case
+        runs on now, and a case the base has rows for on only some of its targets now runs on every one
+        (another `--target` is another agent). Every shard works this out alike, so they agree on the
+        whole; the first shard runs those cases and writes the carried rows."""
+        assert self.rerun is not None
+        refs = {(ref.suite, ref.id): ref for ref in self.plan.refs}
+        had: dict[tuple[str, str], set[str]] = {}
+        for row in self.rerun.kept:
+            had.setdefault((row.suite, row.eval_id), set()).add(row.target)
+        stale = {key for key, targets in had.items() if set(self.resolver.target_names(refs[key])) != targets}
+        partial = [ref for ref in self.plan.refs if (ref.suite, ref.id) in stale]
+        if partial:
+            print(f"agentv-gate: {len(partial)} case(s) have base rows for other targets than they run on now: "
+                  "they run on every target", file=sys.stderr)
+        self.rerun.kept = [row for row in self.rerun.kept if (row.suite, row.eval_id) not in stale]
+        self.every_chosen = [*self.every_chosen, *partial]
+        self.carried_total = len(self.rerun.kept)
+        if not self.every_chosen:
+            self._nothing_affected()
+        shard = _shard_of(self.args)
+        if shard is None or shard.index == 1:
+            self.selected = [*self.selected, *partial]
+        else:
+            self.rerun.kept = []  # the first shard writes the carried rows, once
 
     def _nothing_affected(self) -> None:
         """No case is affected: never a quiet green run of nothing."""
@@ -256,6 +279,7 @@ class RunSession:
         said = (f"--affected-since {self.rerun.previous}: NO CASE IS AFFECTED by this change; 0 cases run, "
                 f"{carried} carried over")
         if not self.args.allow_empty_selection:
+            self.resolver.close()
             raise NoCasesError(f"{said}: nothing was judged (pass --allow-empty-selection to take the carried "
                                "rows' verdict)")
         print(f"agentv-gate: warning: {said}: the verdict is the carried rows' (--allow-empty-selection)",
@@ -294,7 +318,9 @@ class RunSession:
                                                     env_for=env_for)
         for warning in self.resolver.warnings:
             print(inert_lines(one_line(warning)), file=sys.stderr)
-        if self.rerun is not None:
+        if self.rerun is not None and self.affected:
+            self._carry_for_targets()
+        elif self.rerun is not None:
             self.selected = rerun_partial_cases(args, self.plan.refs, self.rerun, self.selected,
                                                 self.resolver.target_names)
         self.left_out = _missing_env_rows(self.resolver, self.selected)

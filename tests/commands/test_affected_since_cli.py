@@ -190,3 +190,24 @@ def test_selection_comes_before_the_shards_and_carried_rows_are_written_once(tmp
     proc = run_cli("merge", ".agentv-gate/s1.jsonl", ".agentv-gate/s2.jsonl", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"2 of 6 cases run; 4 carried from {sha[:7]}" in proc.stdout
+
+
+def test_a_base_of_another_target_carries_nothing_for_this_one(tmp_path: Path) -> None:
+    repo, base, _sha = base_project(tmp_path)
+    write(repo / ".agentv" / "targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: ok\n"
+          "  - name: other\n    provider: mock\n    response: ok\n")
+    # targets.yaml changed: the agent's by default; agent_paths narrows it so that only the target name differs
+    write(repo / ".agentv" / "gate.yaml", "agent_paths: [src/**]\n")
+    proc = affected(repo, base, "--target", "other")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = [json.loads(line) for line in (repo / ".agentv-gate" / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["eval_id"], r["target"], bool(r.get("carried"))) for r in found) == [
+        ("a", "other", False), ("b", "other", False), ("c", "other", False)]
+
+
+def test_affected_since_does_not_combine_with_a_rerun_or_a_recording(tmp_path: Path) -> None:
+    repo, base, _sha = base_project(tmp_path)
+    proc = affected(repo, base, "--rerun-failed", str(base))
+    assert proc.returncode == 2 and "does not combine with --retry-errors or --rerun-failed" in proc.stderr
+    proc = affected(repo, base, "--record", "rec")
+    assert proc.returncode == 2 and "--affected-since with --record" in proc.stderr
