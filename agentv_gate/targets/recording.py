@@ -14,8 +14,8 @@ A file's name is the SHA-256 of its canonical request (sorted keys), so one requ
 every machine. The request is what decides the answer, as the response cache takes it (`cache.
 request_identity`: the provider kind, the URL, the JSON body the provider builds: messages, model,
 sampling settings, tool definitions, response format), plus who asks (`target`, `role`), the content
-of every attached file (its SHA-256), and for a provider with no wire format (a `cli` agent) its
-command and the case id it is given. No header that looks like a credential is ever part of it, and
+of every attached file (its SHA-256), a judge's trial number, and for a provider with no wire format
+(a `cli` agent) its command and the case id it is given. No header that looks like a credential is ever part of it, and
 everything written is redacted (every secret the run knows becomes `***`).
 
 Replaying **fails closed**: a request with no file is never sent on. The case errors, naming the
@@ -92,6 +92,9 @@ def canonical_request(provider: Provider, request: ProviderRequest, root: str) -
         if command:
             ordered["command"] = command
         ordered["eval_case_id"] = request.eval_case_id
+    trial = request.run.trial if request.run is not None else 0
+    if trial and role_of(request) == "judge":  # each trial's verdict is a sample of its own, kept apart
+        ordered["trial"] = trial
     files = []
     for name in request.input_files:
         try:

@@ -258,3 +258,22 @@ def test_a_new_case_without_an_answer_fails_the_gate_even_under_fail_on_regressi
     assert "1 case(s) need new answers (not in the replayed recording): they were not judged" in proc.stdout
     assert "cases needing new answers: 1 (not run)" in proc.stdout
     assert rows(repo)["brand-new"]["failure_reason_code"] == "not_recorded"
+
+
+def test_a_secret_the_model_echoes_is_never_written_and_trials_are_recorded_apart(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.set_default("/agent/v1/chat/completions", FakeReply.openai(f"Paris (my key is {AGENT_KEY})"))
+        server.set_default("/judge/v1/chat/completions", FakeReply.openai(VERDICT))
+        repo = project(tmp_path / "repo", server.url, cases=1)
+        commit_all(repo)
+        proc = run_cli("run", "evals", "--record", "recording", "--record-judges", "--trials", "2", cwd=repo,
+                       env=KEYS)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    entries = [p for p in (repo / "recording").iterdir() if p.name != "manifest.json"]
+    assert len(entries) == 4  # each trial's answer and verdict: the attempt is part of the request
+    assert all(AGENT_KEY not in p.read_text() for p in entries)
+    assert any("my key is ***" in p.read_text() for p in entries)
+    recorded = rows(repo)
+    proc = replay(repo, "--trials", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [t["score"] for t in rows(repo)["case-0"]["trials"]] == [t["score"] for t in recorded["case-0"]["trials"]]
