@@ -211,3 +211,11 @@ def test_affected_since_does_not_combine_with_a_rerun_or_a_recording(tmp_path: P
     assert proc.returncode == 2 and "does not combine with --retry-errors or --rerun-failed" in proc.stderr
     proc = affected(repo, base, "--record", "rec")
     assert proc.returncode == 2 and "--affected-since with --record" in proc.stderr
+
+
+def test_agent_paths_that_are_not_a_list_of_globs_are_refused_at_their_line(repo: Path) -> None:
+    write(repo / "evals" / "a.yaml", suite(case("a")))
+    write(repo / ".agentv" / "gate.yaml", "quarantine: []\nagent_paths: src/**\n")
+    proc = run_cli("validate", "evals", cwd=repo)
+    assert proc.returncode != 0
+    assert ".agentv/gate.yaml:2: agent_paths must be a non-empty list of globs" in proc.stdout + proc.stderr
