@@ -50,12 +50,65 @@ def test_a_per_glob_override_wins_over_the_repository_version(tmp_path: Path) ->
     assert proc.returncode == 1, proc.stdout + proc.stderr
 
 
-def test_a_file_mixing_both_generations_is_warned_at_the_later_sign(tmp_path: Path) -> None:
+JUDGE = "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 1.0}))\n"
+MIXED_IN_ONE_CASE = HALF + "      - {type: code_judge, script: [python3, j.py]}\n"
+MIXED_ACROSS_CASES = HALF + "  - id: later\n    input: q\n    evaluators:\n      - {name: j, type: llm_judge, prompt: p}\n"
+MIXED_WITH_THE_SUITE = ("governance: {owner: team}\ntests:\n  - id: c\n    input: q\n    evaluators:\n"
+                        "      - {name: j, type: code_judge, script: [python3, j.py]}\n")
+
+
+def _refused(tmp_path: Path, text: str, line: int, signs: tuple[str, str]) -> None:
+    write(tmp_path / "evals/x.eval.yaml", text)
+    for command, code in (("validate", 1), ("run", 2)):
+        proc = run_cli(command, "evals/x.eval.yaml", cwd=tmp_path)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == code, (command, out)
+        said = [ln for ln in out.splitlines() if ln.startswith(f"evals/x.eval.yaml:{line}: this file mixes AgentV")]
+        assert said, (command, out)  # an error at the conflicting line, not a warning
+        assert all(sign in said[0] for sign in signs), said[0]
+    assert not (tmp_path / RESULTS).exists()  # nothing was run
+
+
+def test_a_file_mixing_both_generations_in_one_case_is_refused_at_the_later_sign(tmp_path: Path) -> None:
+    """AgentV 4.42 skips the code_judge (the case passes on `contains` alone); 2.19 never reads `assertions:`."""
     make_repo(tmp_path, TARGETS)
-    write(tmp_path / "evals/x.eval.yaml", HALF + "      - {type: code_judge, script: [python3, j.py]}\n")
+    write(tmp_path / "evals/j.py", JUDGE)
+    _refused(tmp_path, MIXED_IN_ONE_CASE, 7, ("assertions: (line 4)", "AgentV 4.x", "type: code_judge", "AgentV 2.x"))
+
+
+def test_a_later_case_of_the_other_generation_is_refused_at_its_sign(tmp_path: Path) -> None:
+    make_repo(tmp_path, TARGETS)
+    _refused(tmp_path, MIXED_ACROSS_CASES, 10, ("type: llm_judge", "assertions: (line 4)"))
+
+
+def test_a_case_sign_against_the_suite_s_own_sign_is_refused(tmp_path: Path) -> None:
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / "evals/j.py", JUDGE)
+    _refused(tmp_path, MIXED_WITH_THE_SUITE, 6,
+             ("type: code_judge (line 6) is AgentV 2.x only", "governance: (line 1) is AgentV 4.x only"))
+
+
+def test_a_pinned_file_may_mix_both_generations_while_it_migrates(tmp_path: Path) -> None:
+    """The pin says which AgentV the file is for: nothing is left to guess, so nothing is refused."""
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / "evals/j.py", JUDGE)
+    write(tmp_path / ".agentv/gate.yaml", 'agentv:\n  version: "2.19"\n')
+    write(tmp_path / "evals/x.eval.yaml", MIXED_IN_ONE_CASE)
     proc = run_cli("validate", "evals/x.eval.yaml", cwd=tmp_path)
-    out = proc.stdout + proc.stderr
-    assert "x.eval.yaml:7" in out and "assertions:" in out and "code_judge" in out
+    assert proc.returncode == 0 and "mixes" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_one_generation_s_names_alone_are_never_refused(tmp_path: Path) -> None:
+    """`evaluators:` is read by both AgentVs: beside a code-grader it is no 2.x sign."""
+    make_repo(tmp_path, TARGETS)
+    write(tmp_path / "evals/j.py", JUDGE)
+    for text in ("tests:\n  - id: c\n    input: q\n    evaluators:\n"
+                 "      - {name: j, type: code-grader, command: [python3, j.py]}\n",
+                 "tests:\n  - id: c\n    input: q\n    evaluators:\n"
+                 "      - {name: j, type: code_judge, script: [python3, j.py]}\n"):
+        write(tmp_path / "evals/x.eval.yaml", text)
+        proc = run_cli("validate", "evals/x.eval.yaml", cwd=tmp_path)
+        assert proc.returncode == 0 and "mixes" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
 def test_a_pin_the_gate_cannot_read_is_refused_at_its_line_never_ignored(tmp_path: Path) -> None:
@@ -77,3 +130,4 @@ def test_a_pin_the_gate_cannot_read_is_refused_at_its_line_never_ignored(tmp_pat
     write(tmp_path / ".agentv/gate.yaml", 'agentv:\n  version: "2.19"\n  overrides:\n'
           '    - {paths: [evals/other/*], version: "4.42"}\n')
     assert run_cli("run", "evals/x.eval.yaml", cwd=tmp_path).returncode == 0  # read, and 2.19's 0.5 passes half
+
