@@ -222,6 +222,9 @@ class Orchestrator:
         except (ProviderError, KeyError, ValueError) as exc:
             return _errored(result, f"target: {exc}", started)
         result.target = provider.name
+        targets_file_of = getattr(self.providers, "targets_file_of", None)  # eval files with their own targets
+        if callable(targets_file_of):
+            result.targets_file = targets_file_of(case)
         trials = case_trials(case, self.settings)
         if trials is None:
             return self._attempt(case, provider, result, run, started)

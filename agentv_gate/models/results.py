@@ -167,6 +167,8 @@ class CaseResult(BaseModel):
     case_digest: str | None = None
     """Which version of the case, under which threshold and trials, the row judged (see
     `commands._select.run_digest`): a rerun carries the row over only while that is unchanged."""
+    targets_file: str | None = None
+    """The targets file the case ran on, when the run's eval files found several (its own eval file's)."""
     agentv_generation: str | None = None
     agentv_generation_reason: str | None = None
     """Which AgentV (2.x / 4.x) the case's file was read as, and why (`assertions: at line 3`)."""
