@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TargetsConfigError
 from ..models import EvalCase, EvaluationContext
 from ..transport.limiter import LimiterStats
 from .base import Provider
@@ -94,7 +94,7 @@ def open_targets(targets_file: Path | None, forced_target: str | Sequence[str] |
                  wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False, skip_missing_env: bool = False,
                  strict: bool = False) -> TargetResolver | PerFileTargets:
     """The run's targets: one file's resolver, or one per targets file when the eval files find several
-    (each checked against its own eval files' cases before anything runs)."""
+    (each checked against its own eval files' cases before anything runs, every file's problems said)."""
     files = targets_files(targets_file, cases)
     if not files:
         raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
@@ -103,8 +103,17 @@ def open_targets(targets_file: Path | None, forced_target: str | Sequence[str] |
                                "skip_missing_env": skip_missing_env, "strict": strict}
     if len(files) == 1:
         return TargetResolver.from_options(targets_file, forced_target, cases, path=next(iter(files)), **options)
-    resolvers = {path: TargetResolver.from_options(targets_file, forced_target,
-                                                   [c for c in cases if Path(os.path.abspath(c.source_file)) in users],
-                                                   path=path, **options)
-                 for path, users in files.items()}
+    resolvers: dict[Path, TargetResolver] = {}
+    refused: list[TargetsConfigError] = []
+    for path, users in files.items():  # every file's problems before the run stops, not the first file's only
+        own = [case for case in cases if Path(os.path.abspath(case.source_file)) in users]
+        try:
+            resolvers[path] = TargetResolver.from_options(targets_file, forced_target, own, path=path, **options)
+        except TargetsConfigError as exc:
+            refused.append(exc)
+    if refused:
+        for resolver in resolvers.values():
+            resolver.close()
+        raise TargetsConfigError("\n".join(map(str, refused)),
+                                 problems=[problem for exc in refused for problem in exc.problems])
     return PerFileTargets(resolvers, {file: path for path, users in files.items() for file in users})

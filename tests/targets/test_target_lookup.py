@@ -177,8 +177,10 @@ def test_eval_files_finding_different_targets_files_each_run_on_their_own(tmp_pa
         ("b/x.eval.yaml", "default-here"): ("default", "b/targets.yaml", "Rome")}
     (repo / "b" / "x.eval.yaml").write_text(CASE.format(target="    target: rome\n").replace("rome", "roma"),
                                             encoding="utf-8")
-    done = run_cli("run", "a", "b", cwd=repo)  # a typo is still refused, at its own targets file's names
-    assert done.returncode == 2 and "roma" in done.stderr and "rome" in done.stderr, done.stdout + done.stderr
+    (repo / "a" / "x.eval.yaml").write_text(CASE.format(target="    target: defualt\n"), encoding="utf-8")
+    done = run_cli("run", "a", "b", cwd=repo)  # a typo is still refused, each against its own file's names
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "'roma'" in done.stderr and "'rome'" in done.stderr and "'defualt'" in done.stderr, done.stderr
     assert run_cli("run", "b", "--targets", ".agentv/targets.yaml", cwd=repo).returncode == 2  # --targets: one file
 
 
