@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, TargetsConfigError
 from ..models import EvalCase, EvaluationContext
-from ..transport.limiter import LimiterStats
 from .base import Provider
 from .resolver import NamesTarget, ProviderWrapper, TargetResolver, targets_files
+
+if TYPE_CHECKING:  # the limiter pulls in the HTTP stack, which a run of no model provider never imports
+    from ..transport.limiter import LimiterStats
 
 
 class PerFileTargets:
