@@ -145,6 +145,12 @@ TIMED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini"})
 """Model providers AgentV 4.42 times (llm-providers.ts: the call's duration); 2.19's report none."""
 
 
+def _skipped_in_4_42(result: EvaluatorResult) -> bool:
+    """A grader AgentV 4.42 reports as `skip`: one left with no readable reply, or an LLM grader whose judge
+    could not be asked (4.42's llm-grader turns every failure of the call into `skip`)."""
+    return result.verdict == "skip" or (result.error is not None and result.type == "llm_judge")
+
+
 def _to_result(config: EvaluatorConfig, score: EvaluationScore, duration_ms: int | None = None) -> EvaluatorResult:
     children = getattr(score, "children", None)
     return EvaluatorResult(
@@ -216,6 +222,9 @@ class Orchestrator:
         except (ProviderError, KeyError, ValueError) as exc:
             return _errored(result, f"target: {exc}", started)
         result.target = provider.name
+        targets_file_of = getattr(self.providers, "targets_file_of", None)  # eval files with their own targets
+        if callable(targets_file_of):
+            result.targets_file = targets_file_of(case)
         trials = case_trials(case, self.settings)
         if trials is None:
             return self._attempt(case, provider, result, run, started)
@@ -310,6 +319,8 @@ class Orchestrator:
             errors.insert(0, f"target {provider.name}: {reported}")
         gate = failed_requirements(evaluations)
         result.score = case_score(evaluations)
+        if case.generation == "4.x" and any(_skipped_in_4_42(r) for r in evaluations):
+            result.score = 0.0  # AgentV 4.42: a skipped grader makes the case an execution error, scored 0
         if not math.isfinite(result.score):
             result.score = 0.0  # NaN compares false both ways: it must never meet a threshold
         result.hits = [h for r in evaluations for h in r.hits]
@@ -340,10 +351,12 @@ class Orchestrator:
 
     def run_evaluators_for_case(self, case: EvalCase, provider: Provider, response: TargetResponse,
                                 run: CaseRun | None = None, file_changes: str | None = None) -> list[EvaluatorResult]:
-        """Each configured evaluator in order; none configured means the default llm_judge.
+        """Each configured evaluator in order; none configured means the default llm_judge, speaking the case's
+        own generation (a 4.x file's: 4.42's template and reply; a 2.x file's: 2.19's).
         `file_changes`: the target's changes to the case's workspace, as a diff."""
         run = run if run is not None else case_run_of(case)
-        configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge")]
+        configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge",
+                                                                                  generation=case.generation)]
         output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
         results: list[EvaluatorResult] = []
         for config in configs:

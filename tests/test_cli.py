@@ -289,7 +289,7 @@ def test_start_up_imports_only_what_the_command_needs(repo: Path) -> None:
     make_repo(repo, PARIS_TARGETS)
     (repo / "evals" / "judge.py").write_text("import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 1}))\n")
     (repo / "evals" / "s.eval.yaml").write_text(
-        "tests:\n  - id: a\n    input: q\n    assertions:\n      - {type: contains, value: Paris}\n"
+        "tests:\n  - id: a\n    input: q\n    assert:\n      - {type: contains, value: Paris}\n"
         "      - {type: code_judge, script: [python3, judge.py]}\n")
     proc = run_cli("run", "evals", cwd=repo, env=trace)
     assert proc.returncode == EXIT_OK, proc.stdout

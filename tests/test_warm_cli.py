@@ -24,13 +24,13 @@ SUITE = """
 tests:
   - id: passes
     input: q
-    assertions: [{type: contains, value: ok}]
+    assert: [{type: contains, value: ok}]
   - id: fails
     input: q
-    assertions: [{type: contains, value: Paris}]
+    assert: [{type: contains, value: Paris}]
   - id: judged
     input: q
-    assertions: [{type: code_judge, script: [python3, judge.py]}]
+    assert: [{type: code_judge, script: [python3, judge.py]}]
 """
 
 JUDGE = """

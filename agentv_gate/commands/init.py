@@ -28,25 +28,23 @@ tests:
       - type: contains
         value: Paris
       - name: keywords
-        type: code_judge
-        script: [python3, judges/keywords.py]
+        type: code-grader
+        command: [python3, judges/keywords.py]
         keywords: [Paris, France]
 """
 
 JUDGE = '''\
 #!/usr/bin/env python3
-"""A code judge: AgentV's wire protocol, JSON on stdin, {score, hits, misses, reasoning} on stdout."""
+"""A code grader (AgentV 4.x): JSON on stdin (the answer's text in `output`), {score, assertions} on stdout."""
 import json
 import sys
 
 payload = json.load(sys.stdin)
-answer = payload.get("answer") or payload.get("candidate_answer") or ""
+answer = payload.get("output") if isinstance(payload.get("output"), str) else ""
 keywords = (payload.get("config") or {}).get("keywords", [])
-hits = [f"mentions {k}" for k in keywords if k.lower() in answer.lower()]
-misses = [f"missing {k}" for k in keywords if k.lower() not in answer.lower()]
-score = len(hits) / len(keywords) if keywords else 1.0
-print(json.dumps({"score": score, "hits": hits, "misses": misses,
-                  "reasoning": f"{len(hits)}/{len(keywords)} keywords found"}))
+assertions = [{"text": f"mentions {k}", "passed": k.lower() in answer.lower()} for k in keywords]
+score = sum(a["passed"] for a in assertions) / len(assertions) if assertions else 1.0
+print(json.dumps({"score": score, "assertions": assertions}))
 '''
 
 TARGETS = """\

@@ -40,6 +40,7 @@ from ..report.text import inert_lines, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.cli_batch import plan_batches
+from ..targets.per_file import PerFileTargets, open_targets
 from ..targets.recording import (
     AGENT_CHANGED,
     NOT_RECORDED,
@@ -129,7 +130,7 @@ class RunSession:
     """The whole filtered run, every shard's: what `shard_total` counts."""
     baseline: Baseline | None
     cache: ResponseCache | None
-    resolver: TargetResolver
+    resolver: TargetResolver | PerFileTargets
     left_out: list[CaseResult]
     """Not-run rows of the cases --skip-missing-env leaves out."""
     skipped: set[tuple[str, str, str]]
@@ -312,10 +313,10 @@ class RunSession:
             print(f"agentv-gate: replaying the answers recorded at {replay.manifest.source} in {args.replay} "
                   f"({len(replay.entries)} request(s){', judges too' if replay.manifest.judges else ''}); "
                   "nothing is sent to a model", file=sys.stderr)
-        self.resolver = TargetResolver.from_options(args.targets, args.target, self.plan.refs, wrap=wrap,
-                                                    allow_unknown_keys=args.allow_unknown_keys,
-                                                    skip_missing_env=args.skip_missing_env, strict=args.strict,
-                                                    env_for=env_for)
+        self.resolver = open_targets(args.targets, args.target, self.plan.refs, wrap=wrap,
+                                      allow_unknown_keys=args.allow_unknown_keys,
+                                      skip_missing_env=args.skip_missing_env, strict=args.strict,
+                                      env_for=env_for)
         for warning in self.resolver.warnings:
             print(inert_lines(one_line(warning)), file=sys.stderr)
         if self.rerun is not None and self.affected:
@@ -371,7 +372,9 @@ class RunSession:
             for row in self.left_out:
                 self.on_result(row)
             runnable = [ref for ref in self.selected if self._runnable_targets(ref)]
-            plan_batches(self.resolver, runnable)
+            for resolver, cases in (self.resolver.each_file(runnable) if isinstance(self.resolver, PerFileTargets)
+                                    else [(self.resolver, runnable)]):
+                plan_batches(resolver, cases)
             orchestrator.run(each_target(self.plan.read_cases(runnable), self._runnable_targets))
             for ref in self.plan.vanished:
                 self.on_result(_vanished_result(ref))
@@ -564,7 +567,7 @@ def _vanished_result(ref: CaseRef) -> CaseResult:
                       "during the run); run again")
 
 
-def _missing_env_rows(resolver: TargetResolver, selected: list[CaseRef]) -> list[CaseResult]:
+def _missing_env_rows(resolver: TargetResolver | PerFileTargets, selected: list[CaseRef]) -> list[CaseResult]:
     """With --skip-missing-env: a not-run row for each case (on each target) whose target or judge reads
     an unset variable, naming it; the run leaves those out and reports them, never as a pass."""
     rows = []

@@ -42,7 +42,7 @@ from ..transport.process import ScriptResult, run_judge
 from .base import ResolveJudgeProvider
 from .grader_reply import read_grader_reply
 from .json_extract import loads_strict
-from .target_proxy import NamedTargets, TargetProxy
+from .target_proxy import CaseTargets, NamedTargets, TargetProxy, targets_of_case
 
 STDERR_TAIL_CHARS = 2000
 """AgentV keeps the last 2000 characters of a failed judge's stderr."""
@@ -286,7 +286,7 @@ class CodeJudgeEvaluator:
     def __init__(self, default_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
                  max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  resolve_judge_provider: ResolveJudgeProvider | None = None,
-                 targets: NamedTargets | None = None) -> None:
+                 targets: NamedTargets | CaseTargets | None = None) -> None:
         self.default_timeout_seconds = default_timeout_seconds
         self.max_output_bytes = max_output_bytes
         self.resolve_judge_provider = resolve_judge_provider
@@ -333,7 +333,8 @@ class CodeJudgeEvaluator:
                 f"{what} has target: but no judge target is configured: set judge_target on target "
                 f"'{context.target or '(unnamed)'}' in .agentv/targets.yaml", raw)
         with TargetProxy(provider, config.target.max_calls, case_id=context.eval_case.id, evaluator=config.name,
-                         model=context.judge_model, targets=self.targets, case_target=context.target,
+                         model=context.judge_model, targets=targets_of_case(self.targets, context.eval_case),
+                         case_target=context.target,
                          run=context.run) as proxy:
             score = run_judge_script(argv, stdin, timeout, cwd, what, raw, max_output_bytes=self.max_output_bytes,
                                      call_env={**proxy.env(), **(_workspace_env(context) or {})},

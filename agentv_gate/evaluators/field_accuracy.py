@@ -15,8 +15,9 @@ Semantics follow AgentV 2.19's FieldAccuracyEvaluator (the hits/misses form):
   JavaScript's parseFloat) within `tolerance` (default 0), relative to |expected| when
   `relative` (absolute difference when expected is 0); `date` compares year, month and day.
 * `weighted_average` (default) is sum(score*weight)/sum(weight) (1 with no fields, 0 when every
-  weight is 0); `all_or_nothing` is 1 only with no misses. Hits and misses are capped at 4 as in
-  AgentV; the reasoning still counts every field.
+  weight is 0); `all_or_nothing` is 1 only with no misses. In a 2.x file hits and misses are capped at 4,
+  as AgentV 2.19 caps them; in a 4.x file every field is listed, as AgentV 4.42 gives one assertion per
+  field. The reasoning counts every field.
 
 A numeric date V8's `new Date` reads (month 1-12 first, day 1-31) is month first whatever `formats`
 says, as in AgentV, which asks V8 before looking at `formats`; only one V8 rejects (13/02/2025) is read
@@ -265,7 +266,8 @@ def _js_falsy(value: Any) -> bool:
     return value is None or value is False or value == "" or (type(value) in (int, float) and value == 0)
 
 
-def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
+def aggregate(results: list[FieldResult], aggregation: str, listed: int | None = MAX_LISTED) -> EvaluationScore:
+    """`listed`: how many hits and misses are kept (None: all)."""
     hits = [r.message for r in results if r.hit]
     misses = [r.message for r in results if not r.hit]
     if aggregation == "all_or_nothing":
@@ -276,8 +278,8 @@ def aggregate(results: list[FieldResult], aggregation: str) -> EvaluationScore:
             score = 1.0 if not results else 0.0
         else:
             score = js_sum(r.score * r.weight for r in results) / total
-    return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits[:MAX_LISTED],
-                           misses=misses[:MAX_LISTED], reasoning=f"{len(hits)}/{len(results)} fields matched")
+    return EvaluationScore(score=max(0.0, min(1.0, score)), hits=hits[:listed],
+                           misses=misses[:listed], reasoning=f"{len(hits)}/{len(results)} fields matched")
 
 
 class FieldAccuracyEvaluator:
@@ -294,4 +296,5 @@ class FieldAccuracyEvaluator:
         if unchecked:
             return EvaluationScore(score=0.0, misses=unchecked, reasoning=nothing_expected, unchecked=unchecked)
         results = [compare_field(spec, candidate, expected) for spec in config.fields]
-        return aggregate(results, config.aggregation)
+        return aggregate(results, config.aggregation,
+                         MAX_LISTED if context.eval_case.generation == "2.x" else None)

@@ -48,7 +48,7 @@ from .field_accuracy import FieldAccuracyEvaluator
 from .is_json import IsJsonEvaluator
 from .latency import LatencyEvaluator
 from .regex import RegexEvaluator
-from .target_proxy import NamedTargets
+from .target_proxy import CaseTargets, NamedTargets
 from .token_usage import TokenUsageEvaluator
 from .tool_trajectory import ToolTrajectoryEvaluator
 
@@ -90,7 +90,7 @@ def build_evaluator_registry(
     judge_timeout_seconds: float = DEFAULT_JUDGE_TIMEOUT_SECONDS,
     max_output_tokens: int | None = None,
     temperature: float | None = None,
-    targets: NamedTargets | None = None,
+    targets: NamedTargets | CaseTargets | None = None,
 ) -> dict[type[BaseModel], Evaluator[Any]]:
     """An evaluator for every config class, with `overrides` applied last (composite members use them too)."""
     registry: dict[type[BaseModel], Evaluator[Any]] = {}

@@ -42,7 +42,7 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..case_run import CaseRun
 from ..errors import GateError
@@ -67,6 +67,18 @@ class NamedTargets(Protocol):
     def named_provider(self, name: str) -> Provider:
         """The built provider of target `name`; raises when it cannot be used (an unset variable)."""
         ...
+
+
+@runtime_checkable
+class CaseTargets(Protocol):
+    """A run whose eval files find different targets files: the targets a case's judge may name are its own
+    eval file's (targets/per_file.py)."""
+
+    def for_case(self, case: Any) -> NamedTargets: ...
+
+
+def targets_of_case(targets: NamedTargets | CaseTargets | None, case: Any) -> NamedTargets | None:
+    return targets.for_case(case) if isinstance(targets, CaseTargets) else targets
 
 
 def available_targets(judge: str, case_target: str, targets: NamedTargets | None) -> list[str]:

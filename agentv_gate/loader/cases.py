@@ -47,7 +47,7 @@ from .execution_settings import (
     suite_only_problems,
     written_twice_problems,
 )
-from .file_generation import GenerationTracker
+from .file_generation import MIX_EXPECTED, GenerationTracker
 from .forms4 import case_is_4x, merge_metadata
 from .globs import matches_any
 from .refs import SearchRoots
@@ -330,9 +330,8 @@ class CaseBuilder:
         decided = None
         if self.generations is not None:
             decided, conflict = self.generations.for_case(raw, line)
-            if conflict is not None:  # a warning for now: the 2.x name is read as 2.19 reads it
-                self.problems.append(Problem(self.file, conflict[0], conflict[1], "one generation's names, or the "
-                                             "file's generation pinned in .agentv/gate.yaml", severity="warning"))
+            if conflict is not None:  # neither AgentV runs such a file as written (file_generation.py)
+                self.problems.append(Problem(self.file, conflict[0], conflict[1], MIX_EXPECTED))
         case_id = raw.get("id", raw.get("eval_id"))
         if case_id is None or str(case_id).strip() == "":
             raise EvalFileError(line, f"case #{index + 1} has no 'id'", "a unique id per case")

@@ -15,8 +15,10 @@
    `requires: {agentv: ...}`, an `agentv` dependency in the repository's `package.json` (a semver
    range: its lowest major decides);
 2. the keys only one generation reads: `assertions:`, `code-grader`, `llm-grader`, `min_score`,
-   `governance`, ... (forms4.py) mean 4.x; `code_judge` / `llm_judge` mean 2.x. A file with signs of both
-   gets a located warning at the later one, both named, and is read as 2.x;
+   `governance`, ... (forms4.py) mean 4.x; `code_judge` / `llm_judge` mean 2.x. An unpinned file with signs
+   of both is refused at the later one, both named: AgentV 2.19 reads no `assertions:` (its parser reads
+   `assert` and `evaluators`), and AgentV 4.42 skips a `code_judge` / `llm_judge` with a warning
+   (grader-parser.ts, `isDeprecatedJudgeType`), so neither AgentV runs the whole file as written;
 3. nothing decides: `DEFAULT`.
 
 The decision keeps its reason (`assertions: at line 3`), for `validate`, `run -v` and results rows.
@@ -47,6 +49,18 @@ DATA_KEYS = frozenset({"config", "metadata", "input", "expected_output", "vars",
 """Keys whose values are the author's data, never eval-file forms: not searched for signs."""
 
 
+UNREAD_BY = {"4.x": "AgentV 2.19 does not read it", "2.x": "AgentV 4.42 skips it"}
+"""Why a sign means its generation: what the other AgentV does with it."""
+MIX_EXPECTED = "one generation's names, or the file's generation pinned in .agentv/gate.yaml (agentv: {version: \"4.42\"})"
+
+
+def mix_message(first: tuple[Generation, int, str], second: tuple[Generation, int, str]) -> str:
+    """The refusal of a file mixing both generations, each sign with its line and what it says."""
+    said = ", ".join(f"{sign} (line {at}) is AgentV {generation} only ({UNREAD_BY[generation]})"
+                     for generation, at, sign in sorted((first, second), key=lambda s: s[1], reverse=True))
+    return f"this file mixes AgentV generations: {said}"
+
+
 @dataclass(frozen=True)
 class FileGeneration:
     generation: Generation
@@ -55,6 +69,8 @@ class FileGeneration:
     """Decided by the repository (step 1): it wins over a form's own generation."""
     conflict: tuple[int, str] | None = None
     """(line, message) where the file mixes signs of both generations."""
+    sign: tuple[int, str] | None = None
+    """(line, sign) of the suite's own sign, when one decided."""
 
     def describe(self) -> str:
         return f"AgentV {self.generation} ({self.reason})"
@@ -198,20 +214,19 @@ def decide(file: Path, header: Any, repo_root: Path) -> FileGeneration:
     _first_signs(header, 1, found)
     if "4.x" in found and "2.x" in found:
         (l4, s4), (l2, s2) = found["4.x"], found["2.x"]
-        later = max(l4, l2)
         return FileGeneration("4.x" if l4 < l2 else "2.x", "mixed", conflict=(
-            later, f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x only, {s2} (line {l2}) "
-                   "is AgentV 2.x only"))
+            max(l4, l2), mix_message(("4.x", l4, s4), ("2.x", l2, s2))))
     for generation in ("4.x", "2.x"):
         if generation in found:
             at, sign = found[generation]
-            return FileGeneration(generation, f"{sign} at line {at}")
+            return FileGeneration(generation, f"{sign} at line {at}", sign=(at, sign))
     return FileGeneration(DEFAULT, "no pin and no form of one generation: the default")
 
 
 class GenerationTracker:
     """One file's decision as its cases stream by: the suite's (pin or settings' sign) wins; else the first
-    case's sign decides for every case, and a later case with the other generation's sign is warned (the 2.x one wins)."""
+    case's sign decides for every case. Unpinned, a sign of the other generation (in the same case or a later
+    one) is the conflict the loader refuses, at that sign's line."""
 
     def __init__(self, suite: FileGeneration) -> None:
         self.suite = suite
@@ -219,31 +234,27 @@ class GenerationTracker:
         self.decided_by_suite = suite.pinned or not suite.reason.startswith("no pin")
 
     def for_case(self, raw: Any, line: int) -> tuple[FileGeneration, tuple[int, str] | None]:
-        """The case's generation, and (line, message) when it mixes in the other generation's sign."""
+        """The case's generation, and (line, message) when, unpinned, it brings in the other generation's sign."""
         found: dict[Generation, tuple[int, str]] = {}
         _first_signs(raw, line, found)
         if self.suite.pinned:
             return self.suite, None
         if self.decided_by_suite:
             other: Generation = "2.x" if self.suite.generation == "4.x" else "4.x"
-            if other in found:
+            if other in found and self.suite.sign is not None:
                 at, sign = found[other]
-                return self.suite, (at, f"this file mixes AgentV generations: {sign} is AgentV {other} only, the "
-                                        f"file's settings are AgentV {self.suite.generation} ({self.suite.reason})")
+                return self.suite, (at, mix_message((other, at, sign), (self.suite.generation, *self.suite.sign)))
             return self.suite, None
         if "4.x" in found and "2.x" in found:
             (l4, s4), (l2, s2) = found["4.x"], found["2.x"]
-            said = f"this file mixes AgentV generations: {s4} (line {l4}) is AgentV 4.x only, {s2} (line {l2}) is 2.x only"
-            return FileGeneration("2.x", f"{s2} at line {l2}"), (max(l4, l2), said)
+            return (FileGeneration("2.x", f"{s2} at line {l2}"),
+                    (max(l4, l2), mix_message(("4.x", l4, s4), ("2.x", l2, s2))))
         for generation, (at, sign) in found.items():
             if self.sign is None:
                 self.sign = (generation, at, sign)
             elif self.sign[0] != generation:
-                first = self.sign
-                kept = first if first[0] == "2.x" else (generation, at, sign)
-                said = (f"this file mixes AgentV generations: {sign} is AgentV {generation} only, "
-                        f"{first[2]} (line {first[1]}) is AgentV {first[0]} only")
-                return FileGeneration(kept[0], f"{kept[2]} at line {kept[1]}"), (at, said)
+                return (FileGeneration(self.sign[0], f"{self.sign[2]} at line {self.sign[1]}"),
+                        (at, mix_message((generation, at, sign), self.sign)))
         if self.sign is not None:
             return FileGeneration(self.sign[0], f"{self.sign[2]} at line {self.sign[1]}"), None
         return self.suite, None

@@ -35,6 +35,7 @@ from .execution_settings import (
     suite_execution,
     written_twice_problems,
 )
+from .file_generation import MIX_EXPECTED
 from .file_generation import decide as decide_generation
 from .forms4 import header_is_4x, suite_metadata_payload
 from .project_config import guideline_patterns_for
@@ -420,8 +421,7 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
                     if key in header)
     decided = decide_generation(file, header, roots.repo_root)  # the whole document: its inline tests too
     if decided.conflict is not None:
-        problems.append(Problem(file, decided.conflict[0], decided.conflict[1],
-                                "one generation's names, or the file's generation pinned in .agentv/gate.yaml"))
+        problems.append(Problem(file, decided.conflict[0], decided.conflict[1], MIX_EXPECTED))
     problems.extend(key_problems(header, (*SUITE_KEYS, *SUITE_NO_EFFECT), "suite", "the suite", file))
     problems.extend(key_problems(header.get("execution"), SUITE_EXECUTION_KEYS, "execution", "the suite's 'execution'",
                                  file))

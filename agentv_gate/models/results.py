@@ -171,6 +171,8 @@ class CaseResult(BaseModel):
     """True on a row `--affected-since` carried over from its base unrun (the case did not change)."""
     replayed: str | None = None
     """With `--replay`: the recording's source (`main@abc1234`) the row's model answers came from."""
+    targets_file: str | None = None
+    """The targets file the case ran on, when the run's eval files found several (its own eval file's)."""
     agentv_generation: str | None = None
     agentv_generation_reason: str | None = None
     """Which AgentV (2.x / 4.x) the case's file was read as, and why (`assertions: at line 3`)."""

@@ -38,37 +38,43 @@ class NamesTarget(Protocol):
     def source_file(self) -> Path: ...
 
 
-def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> Path | None:
-    """--targets, else AgentV's `discoverTargetsFile`: from an eval file's folder up to the repository
-    root, `targets.yaml`, `targets.yml`, `.agentv/targets.yaml`, `.agentv/targets.yml` in each folder,
-    then the working folder; never above the root (`project_root`).
-
-    AgentV finds one per eval file; a run here has one targets file, so eval files whose nearest
-    targets files differ are refused together (each run on the other's targets would call agents
-    AgentV never calls for it): run them apart, or name one with --targets.
+def targets_files(explicit: Path | None, cases: Iterable[NamesTarget]) -> dict[Path, list[Path]]:
+    """Each targets file the run reads -> the eval files (absolute) that use it: --targets for all, else
+    AgentV's `discoverTargetsFile` per eval file: from its folder up to the repository root,
+    `targets.yaml`, `targets.yml`, `.agentv/targets.yaml`, `.agentv/targets.yml` in each folder, never
+    above the root (`project_root`); an eval file that finds none there takes the working folder's
+    (AgentV's last try), else, when the run found exactly one, that one. Empty: no targets file at all.
 
     A file found inside the working folder is named relative to it, as eval files are, so its
     problems read `.agentv/targets.yaml:9: ...` and annotate the file in the checkout."""
+    files = sorted({Path(os.path.abspath(case.source_file)) for case in cases})
     if explicit is not None:
-        return explicit
+        return {explicit: files}
     here = Path.cwd().resolve()
-    folders = sorted({Path(os.path.abspath(case.source_file)).parent for case in cases})
-    roots = {project_root(folder) for folder in folders}
-    found: dict[Path, Path] = {}
-    for folder in folders:
-        nearest = _find(folder, None, here)
-        if nearest is not None:
-            found.setdefault(nearest, folder)
-    if len(found) > 1:
-        (first, first_for), (second, second_for) = list(found.items())[:2]
-        raise TargetsConfigError(
-            f"these eval files find different targets files, as AgentV finds one per eval file: {first_for} "
-            f"uses {first}, {second_for} uses {second}; run them separately, or choose one with --targets FILE")
-    if found:
-        return next(iter(found))
-    if not folders or any(here == root or root in here.parents for root in roots):
-        return _find(here, here if folders else None, here)  # AgentV also tries the working folder itself
-    return None
+    nearest = {folder: _find(folder, None, here) for folder in sorted({file.parent for file in files})}
+    found: dict[Path, list[Path]] = {}
+    for file in files:
+        if (own := nearest[file.parent]) is not None:
+            found.setdefault(own, []).append(file)
+    orphans = [file for file in files if nearest[file.parent] is None]
+    if orphans or not files:
+        roots = {project_root(file.parent) for file in orphans}
+        fallback = (_find(here, here if files else None, here)
+                    if not files or any(here == root or root in here.parents for root in roots) else None)
+        if fallback is None and len(found) == 1:
+            fallback = next(iter(found))
+        if fallback is not None:
+            found.setdefault(fallback, []).extend(orphans)
+        elif found:
+            raise TargetsConfigError(f"{orphans[0]} finds no targets file between its folder and the repository "
+                                     "root, and the run's other eval files find several: add one beside it, or "
+                                     "choose one with --targets FILE")
+    return found
+
+
+def locate_targets_file(explicit: Path | None, cases: Iterable[NamesTarget]) -> Path | None:
+    """The first targets file of `targets_files` (the only one, unless eval files find their own)."""
+    return next(iter(targets_files(explicit, cases)), None)
 
 
 def _find(start: Path, stop_at: Path | None, here: Path) -> Path | None:
@@ -102,15 +108,18 @@ def check_targets(explicit: Path | None, cases: Sequence[NamesTarget], allow_unk
 
     None when there is no targets file to check against. Without `require_env`, a target whose
     `${{ VAR }}`s are unset is checked for everything but those values (`TargetsCheck.missing_env`)."""
-    path = locate_targets_file(explicit, cases)
-    if path is None:
+    files = targets_files(explicit, cases)
+    if not files:
         return None
     missing: dict[str, list[Problem]] | None = None if require_env else {}
-    try:
-        problems = TargetResolver(load_targets(path), forced_target).problems(cases, allow_unknown_keys, missing)
-    except TargetsConfigError as exc:
-        problems = list(exc.problems) or [problem_of(exc, path, None)]  # type: ignore[arg-type]
-    return TargetsCheck(path, problems, missing or {})
+    problems: list[Problem] = []
+    for path, users in files.items():  # each targets file against the cases of its own eval files
+        own = [case for case in cases if Path(os.path.abspath(case.source_file)) in users]
+        try:
+            problems += TargetResolver(load_targets(path), forced_target).problems(own, allow_unknown_keys, missing)
+        except TargetsConfigError as exc:
+            problems += list(exc.problems) or [problem_of(exc, path, None)]  # type: ignore[arg-type]
+    return TargetsCheck(next(iter(files)), problems, missing or {})
 
 
 class TargetResolver(ProviderRegistry):
@@ -138,18 +147,24 @@ class TargetResolver(ProviderRegistry):
                      cases: Sequence[NamesTarget],
                      wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False,
                      skip_missing_env: bool = False, strict: bool = False,
-                     env_for: Callable[[TargetsConfig], Mapping[str, str]] | None = None) -> TargetResolver:
-        """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
+                     env_for: Callable[[TargetsConfig], Mapping[str, str]] | None = None,
+                     path: Path | None = None) -> TargetResolver:
+        """The resolver of one targets file: `path`, else `targets_file` or the one the cases find (several
+        are refused here: per_file.open_targets gives each eval file its own); every name checked.
 
         Plain values, not the CLI's arguments, so an embedder builds one without argparse. With
         `skip_missing_env`, targets reading unset variables are no error: they are listed in
         `missing_env`, and the run leaves the cases that need them out (`missing_env_for`). `env_for`
         gives the environment the targets are resolved in (a replay's, where unset keys have stand-ins).
         """
-        path = locate_targets_file(targets_file, cases)
         if path is None:
-            raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
-                              "or pass --targets FILE")
+            files = targets_files(targets_file, cases)
+            if not files:
+                raise ConfigError("no targets file: create .agentv/targets.yaml (see `agentv-gate init`) "
+                                  "or pass --targets FILE")
+            if len(files) > 1:
+                raise TargetsConfigError(f"these eval files find different targets files: {', '.join(map(str, files))}")
+            path = next(iter(files))
         try:
             targets = load_targets(path)
         except TargetsConfigError as exc:  # keep the place, so CI can annotate targets.yaml at the line
@@ -159,6 +174,10 @@ class TargetResolver(ProviderRegistry):
         resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys,
                                            skip_missing_env=skip_missing_env, strict=strict)
         return resolver
+
+    def for_case(self, case: NamesTarget) -> TargetResolver:
+        """The resolver of `case`'s targets file: this one (per_file.PerFileTargets has one per file)."""
+        return self
 
     def target_name(self, case: NamesTarget) -> str:
         name = self.forced_target or case.target or DEFAULT_TARGET

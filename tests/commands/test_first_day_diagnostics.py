@@ -86,7 +86,7 @@ def judge(payload: CodeJudgeInput) -> dict:
 tests:
   - id: a
     input: hi
-    assertions:
+    assert:
       - name: kw
         type: code_judge
         script: python3 judges/kw.py
@@ -121,7 +121,7 @@ def judge(payload: CodeJudgeInput) -> dict:
 tests:
   - id: a
     input: hi
-    assertions:
+    assert:
       - name: parse
         type: code_judge
         script: python3 judges/parse.py
@@ -139,7 +139,7 @@ def test_a_script_problem_points_at_the_script_key(repo: Path) -> None:
 tests:
   - id: a
     input: hi
-    assertions:
+    assert:
       - name: kw
         type: code_judge
         script: python3 judges/missing.py

@@ -471,7 +471,7 @@ def test_a_rerun_runs_a_passed_case_again_when_its_judge_script_changed(project:
     """A code judge's verdict is its script's: edited since PREV (stricter now), the old pass says
     nothing of what the judge decides today."""
     judge = write(project / "judges/strict.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 1}))\n")
-    write(project / "evals/judged.eval.yaml", "tests:\n  - id: judged\n    input: Say judged\n    assertions:\n"
+    write(project / "evals/judged.eval.yaml", "tests:\n  - id: judged\n    input: Say judged\n    assert:\n"
           "      - {name: strict, type: code_judge, script: python3 ../judges/strict.py}\n")
     answers(project, *CASES, "alpha-extra", "judged")
     assert run_cli("run", "evals", cwd=project).returncode == 0

@@ -157,7 +157,7 @@ CRASHING_SUITE = """\
 tests:
   - id: crashy
     input: What is the capital of France?
-    assertions:
+    assert:
       - name: judge
         type: code_judge
         script: [python3, crash.py]

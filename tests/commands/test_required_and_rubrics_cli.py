@@ -225,8 +225,9 @@ def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_
     entry = scores(row)["checklist"]
     assert entry["verdict"] == "skip" and "not a valid rubric checks after 3 attempt(s)" in entry["error"]
     assert "'satisfied' must be true or false" in entry["error"]
-    # Left out of the weighted mean (the contains alone scores 1), but the case cannot pass on it.
-    assert row["score"] == 1.0 and row["verdict"] == "error" and row["execution_status"] == "execution_error"
+    # A sign-less file is read as AgentV 4.42, which scores a case with a skipped grader 0 (2.19 leaves the
+    # grader out of the mean: tests/commands/test_file_generation_cli.py); the case cannot pass on it either way.
+    assert row["score"] == 0.0 and row["verdict"] == "error" and row["execution_status"] == "execution_error"
 
 
 @pytest.mark.parametrize("reply", [

@@ -176,8 +176,9 @@ def test_case_without_evaluators_gets_default_llm_judge(project: Path) -> None:
     """)
     run_cli("run", "evals", cwd=project)
     row = rows_by_id(project / RESULTS)["judged"]
-    assert row["score"] == 0.7 and row["reasoning"] == "llm_judge: judged"
+    assert row["score"] == 0.7  # no pin and no sign: AgentV 4.42's judge, whose reply has no reasoning
     raw = row["evaluator_raw_request"]
+    assert raw["user_prompt"].startswith("You are an expert grader.")
     assert "[[ ## answer ## ]]\nParis is the capital of France." in raw["user_prompt"]
     assert row["grader_raw_request"] == raw
 

@@ -40,9 +40,15 @@ print(json.dumps({"score": 1 if ok else 0, "assertions": [{"text": "Mentions Par
 """
 
 
-def _project(tmp_path: Path, suite: str, judges: dict[str, str]) -> Path:
+MIGRATING = 'agentv:\n  version: "2.19"\n'
+"""A 2.19 team's pin (.agentv/gate.yaml): unpinned, a file mixing both generations' judges is refused."""
+
+
+def _project(tmp_path: Path, suite: str, judges: dict[str, str], gate: str | None = None) -> Path:
     (tmp_path / ".agentv").mkdir()
     (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS)
+    if gate is not None:
+        (tmp_path / ".agentv" / "gate.yaml").write_text(gate)
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "suite.eval.yaml").write_text(suite)
     for name, text in judges.items():
@@ -89,7 +95,7 @@ tests:
         type: code-grader
         command: [{PY}, recorder.py, new.json]
         keywords: [Paris, France]
-""", {"recorder.py": RECORDER})
+""", {"recorder.py": RECORDER}, gate=MIGRATING)
     proc = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     old = json.loads((repo / "evals" / "old.json").read_text())
@@ -131,7 +137,7 @@ tests:
         type: code_grader
         command: [{PY}, recorder.py, new.json]
         keywords: [Paris, France]
-""", {"recorder.py": RECORDER})
+""", {"recorder.py": RECORDER}, gate=MIGRATING)
     proc = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     new = json.loads((repo / "evals" / "new.json").read_text())
@@ -179,7 +185,7 @@ def test_the_same_replies_keep_their_2x_reading_on_a_code_judge(tmp_path: Path) 
 tests:
   - id: capital
     input: What is the capital of France?
-    assertions:
+    assert:
       - name: g
         type: code_judge
         script: [{PY}, grader.py]
@@ -247,7 +253,7 @@ def test_the_4x_sdk_flavour_refuses_a_2x_payload_rather_than_grading_no_answer(t
 tests:
   - id: capital
     input: What is the capital of France?
-    assertions:
+    assert:
       - name: sdk
         type: code_judge
         script: [{PY}, sdk_grader.py]
@@ -285,7 +291,7 @@ tests:
         type: llm-grader
         config: {{ignored: true}}
         prompt: {{command: [{PY}, new.py], config: {{strictMode: true}}}}
-""", {"old.py": PROMPT_RECORDER, "new.py": PROMPT_RECORDER})
+""", {"old.py": PROMPT_RECORDER, "new.py": PROMPT_RECORDER}, gate=MIGRATING)
     (repo / ".agentv" / "targets.yaml").write_text(TARGETS + '    judge_response: \'{"score": 1, "assertions": []}\'\n')
     proc = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stderr + proc.stdout

@@ -49,7 +49,7 @@ def capital_case(repo: Path) -> EvalCase:
               - role: user
                 content: What is the capital of France?
             expected_output: Paris is the capital of France.
-            assertions:
+            assert:
               - name: keywords
                 type: code_judge
                 script: python3 judge.py
@@ -237,7 +237,7 @@ def test_code_judge_from_an_eval_file_splits_the_script_and_runs_in_cwd(repo: Pa
           - id: capital
             criteria: Names Paris
             input: What is the capital of France?
-            assertions:
+            assert:
               - name: kw
                 type: code_judge
                 script: python3 judges/kw.py --flag "two words"

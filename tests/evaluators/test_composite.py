@@ -81,7 +81,7 @@ def composite_case(tmp_path: Path, composite_yaml: str, members: str = "") -> Ev
     body = textwrap.indent(text, " " * 6)
     f = tmp_path / "suite.eval.yaml"
     head = "tests:\n  - id: capital\n    criteria: Names Paris\n    input: What is the capital of France?\n"
-    f.write_text(head + "    assertions:\n" + body + "\n")
+    f.write_text(head + "    assert:\n" + body + "\n")
     result = load_eval_file(f, tmp_path)
     assert result.errors == [], result.errors
     return result.cases[0]

@@ -82,7 +82,9 @@ def test_4x_variables_are_plain_text_where_2x_gave_json_messages(tmp_path: Path)
 def test_the_same_prompt_on_llm_judge_keeps_2_19s_json_messages(tmp_path: Path) -> None:
     with FakeLLMServer() as server:
         server.set_default(CHAT, FakeReply.openai(json.dumps({"score": 1, "hits": ["ok"]})))
-        repo = _repo(tmp_path, server, CASE + '      - {name: q, type: llm_judge, prompt: "A={{output}}"}\n')
+        # `assert:`, the list both AgentVs read: beside `assertions:` (4.x only) the llm_judge is refused
+        repo = _repo(tmp_path, server, CASE.replace("assertions:", "assert:")
+                     + '      - {name: q, type: llm_judge, prompt: "A={{output}}"}\n')
         run_cli("run", "evals", "--no-cache", cwd=repo)
         sent = _messages(server)
     assert json.loads(sent["user"][2:]) == [{"role": "assistant", "content": "  Paris is the capital of France.  "}]

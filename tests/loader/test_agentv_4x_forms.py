@@ -68,7 +68,7 @@ tests:
   - id: capital
     input: What is the capital of France?
     metadata: {labels: [c]}
-    assertions:
+    assert:
       - name: g
         type: code_judge
         script: [python3, recorder.py, old.json]

@@ -60,11 +60,11 @@ def test_a_sign_decides_and_nothing_means_4_42(tmp_path: Path) -> None:
     assert "default" in case.generation_reason
 
 
-def test_a_later_case_of_the_other_generation_is_warned_at_its_line(tmp_path: Path) -> None:
+def test_a_later_case_of_the_other_generation_is_refused_at_its_line(tmp_path: Path) -> None:
     make_repo(tmp_path)
     write(tmp_path / "evals/x.eval.yaml", WITH_ASSERTIONS + "  - id: d\n    input: q\n    evaluators:\n"
                                           "      - {name: j, type: llm_judge, prompt: p}\n")
     result = load_eval_file(tmp_path / "evals/x.eval.yaml", tmp_path)
     errors = [p for p in result.problems if "mixes AgentV generations" in p.message]
-    assert [p.line for p in errors] == [9]  # a warning until the tests mixing both are pinned
+    assert [(p.line, p.severity) for p in errors] == [(9, "error")]
     assert "type: llm_judge" in errors[0].message and "assertions: (line 4)" in errors[0].message

@@ -126,7 +126,7 @@ targets:
 tests:
   - id: snoop
     input: look around
-    assertions:
+    assert:
       - type: contains
         value: clean
       - name: walker

@@ -33,7 +33,7 @@ BROKEN_SUITE = """\
 tests:
   - id: judged
     input: What is the capital of France?
-    assertions:
+    assert:
       - name: judge
         type: code_judge
         script: ./judges/missing.py
@@ -275,7 +275,7 @@ tests:
   - id: capital
     input: What is the capital of France?
     target: agent
-    assertions:
+    assert:
       - name: judged
         type: code_judge
         script: [python3, judges/check.py]

@@ -86,18 +86,18 @@ SUPPORT_SUITE = """\
 tests:
   - id: greets
     input: Hi there
-    assertions:
+    assert:
       - type: contains
         value: Hello!
   - id: refund-policy
     input: Can I get a refund?
-    assertions:
+    assert:
       - name: policy
         type: code_judge
         script: python3 evals/judges/policy_judge.py
   - id: speaks-french
     input: Bonjour, pouvez-vous m'aider ?
-    assertions:
+    assert:
       - type: contains
         value: Bonjour
 """

@@ -67,7 +67,7 @@ SUITE = f"""\
 tests:
   - id: team
     input: What does the team's package say?
-    assertions:
+    assert:
       - type: contains
         value: {ANSWER}
       - name: team-judge

@@ -42,7 +42,7 @@ tests:
     criteria: Names Paris as the capital, in one sentence
     input: What is the capital of France?
     expected_output: Paris is the capital of France.
-    assertions:
+    assert:
       - name: names-paris
         type: contains
         value: Paris
@@ -53,7 +53,7 @@ tests:
   - id: river
     criteria: Names the Seine
     input: Which river flows through Paris?
-    assertions:
+    assert:
       - name: names-seine
         type: contains
         value: Seine

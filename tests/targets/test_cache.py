@@ -51,7 +51,7 @@ tests:
   - id: with-assert
     input: Where is the Eiffel Tower?
     criteria: Names Paris
-    assertions:
+    assert:
       - type: contains
         value: Paris
       - type: llm_judge

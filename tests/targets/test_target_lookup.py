@@ -9,10 +9,13 @@ Nothing above the repository root (a `~/.agentv/` on a self-hosted runner) is ev
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
+from tests.helpers.reports import RESULTS, read_rows
 
 MOCK = 'targets:\n  - name: default\n    provider: mock\n    response: "{answer}"\n'
 CASE = "tests:\n  - id: paris\n    input: Capital of France?\n{target}    assertions:\n      - {{type: contains, value: Paris}}\n"
@@ -148,19 +151,56 @@ def test_project_files_symlinked_outside_the_repository_are_refused_located(tmp_
         assert "targets.yaml:1:" in done.stderr and "resolves outside the repository" in done.stderr
 
 
-def test_eval_files_finding_different_targets_files_are_refused_together(tmp_path: Path) -> None:
-    """AgentV runs each eval file on its nearest targets file; one run here has one, so a run mixing them
-    is refused (running one file's cases on the other's targets would call agents AgentV never calls)."""
+def test_eval_files_finding_different_targets_files_each_run_on_their_own(tmp_path: Path) -> None:
+    """AgentV runs each eval file on its nearest targets file (`discoverTargetsFile`), so one run over both
+    files asks a/'s `default` for a/'s case and b/'s `default` (same name, another agent) for b/'s; each row
+    names its file, since the target's name alone no longer says which agent answered."""
     repo = _repo(tmp_path / "repo")
     (repo / ".agentv").mkdir()
     (repo / ".agentv" / "targets.yaml").write_text(MOCK.format(answer="Paris"), encoding="utf-8")
     (repo / "a").mkdir()
     (repo / "b").mkdir()
     (repo / "a" / "x.eval.yaml").write_text(CASE.format(target=""), encoding="utf-8")
-    (repo / "b" / "x.eval.yaml").write_text(CASE.format(target=""), encoding="utf-8")
-    (repo / "b" / "targets.yaml").write_text(MOCK.format(answer="Rome"), encoding="utf-8")
+    (repo / "b" / "x.eval.yaml").write_text(CASE.format(target="    target: rome\n")
+                                            + "  - id: default-here\n    input: q\n    assertions:\n"
+                                              "      - {type: contains, value: Rome}\n", encoding="utf-8")
+    (repo / "b" / "targets.yaml").write_text(MOCK.format(answer="Rome")
+                                             + '  - name: rome\n    provider: mock\n    response: "Paris, not Rome"\n',
+                                             encoding="utf-8")
+    assert run_cli("validate", "a", "b", cwd=repo).returncode == 0  # `rome` is checked against b/'s file only
     done = run_cli("run", "a", "b", cwd=repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {(r["suite"], r["eval_id"]): r for r in read_rows(repo / RESULTS)}
+    assert {key: (r["target"], r["targets_file"], r["candidate_answer"]) for key, r in rows.items()} == {
+        ("a/x.eval.yaml", "paris"): ("default", ".agentv/targets.yaml", "Paris"),
+        ("b/x.eval.yaml", "paris"): ("rome", "b/targets.yaml", "Paris, not Rome"),
+        ("b/x.eval.yaml", "default-here"): ("default", "b/targets.yaml", "Rome")}
+    (repo / "b" / "x.eval.yaml").write_text(CASE.format(target="    target: rome\n").replace("rome", "roma"),
+                                            encoding="utf-8")
+    (repo / "a" / "x.eval.yaml").write_text(CASE.format(target="    target: defualt\n"), encoding="utf-8")
+    done = run_cli("run", "a", "b", cwd=repo)  # a typo is still refused, each against its own file's names
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "find different targets files" in done.stderr and "b/targets.yaml" in done.stderr
-    assert run_cli("run", "a", "b", "--targets", ".agentv/targets.yaml", cwd=repo).returncode == 0
-    assert run_cli("run", "b", cwd=repo).returncode == 1
+    assert "'roma'" in done.stderr and "'rome'" in done.stderr and "'defualt'" in done.stderr, done.stderr
+    assert run_cli("run", "b", "--targets", ".agentv/targets.yaml", cwd=repo).returncode == 2  # --targets: one file
+
+
+def test_each_eval_file_s_judge_is_its_own_targets_file_s_even_under_one_name(tmp_path: Path,
+                                                                             fake_llm: FakeLLMServer) -> None:
+    """Both files name their judge `judge`, at different endpoints: each case is judged at its own file's."""
+    repo = _repo(tmp_path / "repo")
+    for folder in ("a", "b"):
+        (repo / folder).mkdir()
+        (repo / folder / "x.eval.yaml").write_text(f"tests:\n  - id: {folder}\n    input: q\n    criteria: c\n",
+                                                   encoding="utf-8")
+        (repo / folder / "targets.yaml").write_text(
+            f"targets:\n  - name: default\n    provider: mock\n    response: hi\n    judge_target: judge\n"
+            f"  - name: judge\n    provider: openai\n    base_url: {fake_llm.url}/{folder}/v1\n    model: m\n",
+            encoding="utf-8")
+        fake_llm.set_default(f"/{folder}/v1/chat/completions", FakeReply.openai(
+            json.dumps({"score": 1.0 if folder == "a" else 0.25, "assertions": []})))
+    done = run_cli("run", "a", "b", "--no-cache", cwd=repo)
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {r["eval_id"]: r for r in read_rows(repo / RESULTS)}
+    assert {k: (r["score"], r["targets_file"]) for k, r in rows.items()} == {
+        "a": (1.0, "a/targets.yaml"), "b": (0.25, "b/targets.yaml")}
+    assert [len(fake_llm.requests_for(f"/{f}/v1/chat/completions")) for f in ("a", "b")] == [1, 1]
