@@ -208,6 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
                      action=_Once, default=None, dest="trials_strategy",
                      help="the trials strategy of every case; pass_hat_k (pass^k: every trial must pass) is "
                           "agentv-gate's, AgentV has no such strategy")
+    run.add_argument("--rejudge-on-fail", type=int, action=_Once, default=None, dest="rejudge_on_fail", metavar="N",
+                     help="ask an LLM judge whose verdict fails up to N more times, fresh, and take the majority "
+                          "(a pass costs nothing; code judges and deterministic checks are never asked again); "
+                          "an evaluator's or suite execution's rejudge_on_fail wins")
     run.add_argument("--strict", action="store_true",
                      help="refuse to run a suite with a setting that has no effect (AgentV accepts and ignores it; "
                           "a warning otherwise)")

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..base.defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS, MAX_REJUDGE
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
@@ -86,6 +86,8 @@ def check_options(args: argparse.Namespace) -> None:
                          f"{MAX_DURATION_MS / 1000:.3f}")
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
+    if args.rejudge_on_fail is not None and not 0 <= args.rejudge_on_fail <= MAX_REJUDGE:
+        raise UsageError(f"--rejudge-on-fail {args.rejudge_on_fail} is not in 0..{MAX_REJUDGE}")
     forkserver = forkserver_env_problem(os.environ)
     if forkserver:
         raise UsageError(forkserver)
@@ -312,7 +314,7 @@ class RunSession:
         # Without --workers, enough threads for the most `workers:` any target declares.
         workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
         settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,
-                               trials_strategy=args.trials_strategy)
+                               trials_strategy=args.trials_strategy, rejudge_on_fail=args.rejudge_on_fail)
         if args.trials is not None and args.trials > 1 and not args.quiet:
             print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at "
                   "the first passing trial; the verdict is the same), so each case has its pass count for a "
