@@ -157,6 +157,11 @@ def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore
                                     "reasoning": f"negated: {score.reasoning}" if score.reasoning else "negated"})
 
 
+def judge_once(registry: EvaluatorRegistry, config: EvaluatorConfig, context: EvaluationContext) -> EvaluationScore:
+    """One evaluation of `config` as a run makes it: `negate` applied, a broken evaluator a result."""
+    return _negated(config, evaluate_safely(registry, context))
+
+
 TIMED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini"})
 """Model providers AgentV 4.42 times (llm-providers.ts: the call's duration); 2.19's report none."""
 
@@ -382,7 +387,7 @@ class Orchestrator:
                 run=run,
             )
             started = time.monotonic()
-            score = _negated(config, evaluate_safely(self.registry, context))
+            score = judge_once(self.registry, config, context)
             score, votes = self._confirmed(case, config, context, score)
             result = _to_result(config, score, _ms_since(started))
             if votes:
@@ -404,7 +409,7 @@ class Orchestrator:
             return score, None
         fresh = replace(context, run=replace(context.run, use_cache=False))
         mark = Mark(case_threshold(case, self.settings), config.required_mark)
-        return confirm(score, extra, mark, lambda: _negated(config, evaluate_safely(self.registry, fresh)))
+        return confirm(score, extra, mark, lambda: judge_once(self.registry, config, fresh))
 
     # ---------------------------------------------------------------- many cases
 
