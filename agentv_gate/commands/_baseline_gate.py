@@ -39,7 +39,7 @@ from ..report.comparison import (
     console_lines,
 )
 from ..report.jsonl import missing_shards, unfinished_runs
-from ..report.rows import NOT_RUN, QUARANTINED, ReportedCase, outcome
+from ..report.rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
 
@@ -148,9 +148,10 @@ def check_alpha(alpha: float | None) -> None:
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
     """The regressions that fail a gate: not a quarantined failure's (it never fails the gate; a quarantined
-    error still does), nor a case `--skip-missing-env` left out (counted apart: the run is incomplete, exit 5)."""
+    error still does), nor a case `--skip-missing-env` left out (counted apart: the run is incomplete, exit 5),
+    nor an advisory one (failed only by a judge below its floor: not decided, listed)."""
     return [c for c in comparison.regressed
-            if c.head is None or outcome(c.head) not in (QUARANTINED, NOT_RUN)]
+            if c.head is None or outcome(c.head) not in (QUARANTINED, NOT_RUN, ADVISORY)]
 
 
 def check_baseline_options(args: argparse.Namespace) -> None:

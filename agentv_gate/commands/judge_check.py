@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS
+from ..base.files import atomic_write_text
 from ..case_run import CaseRun
 from ..errors import EXIT_OK, ConfigError, NoCasesError, ReportWriteError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.rejudge import Mark
-from ..base.files import atomic_write_text
 from ..loader import plan_paths
 from ..models import CaseResult, EvalCase, EvaluationContext, LlmJudgeConfig, Message
 from ..orchestrator import judge_once
@@ -129,9 +129,13 @@ def _ask_all(args: argparse.Namespace, resolver: TargetResolver, cases: list[Eva
         asked.scores.append(score.score)
         asked.passed.append(not Mark(row.threshold, config.required_mark).fails(score))
 
+    def ask_every_time(job: tuple[CaseAsks, EvalCase, LlmJudgeConfig, CaseResult]) -> None:
+        for _ in range(args.asks):
+            ask(job)
+
     # One thread per job keeps a job's calls in order; the calls of different jobs overlap.
     with ThreadPoolExecutor(max_workers=args.workers or DEFAULT_WORKERS) as pool:
-        list(pool.map(lambda job: [ask(job) for _ in range(args.asks)], jobs))
+        list(pool.map(ask_every_time, jobs))
     return [job[0] for job in jobs]
 
 

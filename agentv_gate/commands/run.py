@@ -24,6 +24,7 @@ from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
 from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, RunBudget, execution_block_policies
 from ..loader import CaseRef, SuitePlan, nothing_found, plan_paths
+from ..loader.judge_floor import JudgeFloor, load_judge_floor
 from ..loader.quarantine import Quarantine, find_gate_config, load_quarantine
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
@@ -109,6 +110,7 @@ class RunSession:
     comment: CommentSetup | None
     plan: SuitePlan
     quarantine: Quarantine
+    judge_floor: JudgeFloor | None
     rerun: Rerun | None
     selected: list[CaseRef]
     """The cases this job runs (this shard's, after the filters and a rerun's choice)."""
@@ -205,13 +207,20 @@ class RunSession:
         if self.args.verbose:
             for index, said in self.plan.generations.items():
                 print(inert_lines(one_line(f"{self.plan.files[index]}: {said}")), file=sys.stderr)
-        self.quarantine = quarantine = load_quarantine(find_gate_config(self.plan.files))
+        gate_config = find_gate_config(self.plan.files)
+        self.quarantine = quarantine = load_quarantine(gate_config)
         quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in self.plan.refs])
+        self.judge_floor = load_judge_floor(gate_config)
+        if self.judge_floor is not None:
+            quarantine.problems += self.judge_floor.problems
         for problem in quarantine.problems:
             print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
         if any(p.severity == "error" for p in quarantine.problems):
-            raise ConfigError(f"the gate config {quarantine.path} has problems; nothing was run",
+            raise ConfigError(f"the gate config {gate_config} has problems; nothing was run",
                               problems=quarantine.problems)
+        for why in (self.judge_floor.below.values() if self.judge_floor is not None else ()):
+            print(inert_lines(one_line(f"agentv-gate: {why} (judges in .agentv/gate.yaml): its failing verdicts "
+                                       "are warnings, not failures of the gate")), file=sys.stderr)
 
     def _choose(self, shard: ShardSpec | None) -> None:
         """The pull-request loop's choice (filters, reruns; see _select), then this shard's part of it.
@@ -270,6 +279,7 @@ class RunSession:
         result.case_digest = self.digests.get((result.suite, result.eval_id), result.case_digest)
         result.commit = result.commit or self.commit
         result.quarantined = self.quarantine.reason_for(result.suite, result.eval_id)
+        result.advisory = self.judge_floor.advisory_for(result) if self.judge_floor is not None else None
         if self.args.shard:
             result.shard, result.shard_total = self.args.shard, self.chosen
         return result

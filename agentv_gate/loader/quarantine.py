@@ -39,7 +39,8 @@ ENTRY_KEYS = {"id": "the case's id (a glob such as 'refund-*' allowed)",
               "file": "the eval file the case is in, relative to the repository root (optional)",
               "reason": "why the case is known to fail (required)",
               "until": "the last day the quarantine holds, YYYY-MM-DD (optional)"}
-TOP_KEYS = ("quarantine", "agentv")  # agentv: the files' AgentV generation (file_generation.py)
+TOP_KEYS = ("quarantine", "agentv", "judges")
+"""agentv: the files' AgentV generation (file_generation.py); judges: the judges' floor (judge_floor.py)."""
 GLOB_CHARS = frozenset("*?[")
 
 

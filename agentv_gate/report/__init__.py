@@ -32,6 +32,9 @@ class Summary:
     """Cases that failed or errored while on the gate's quarantine list: reported, not failing the gate."""
     missing_env: int = 0
     """Cases `--skip-missing-env` left out (a variable their targets read is unset): never a pass."""
+    advisory: int = 0
+    """Cases failed only by judges below `.agentv/gate.yaml`'s `judges:` floor: warnings, never passes, not
+    deciding the gate."""
 
     @property
     def ok(self) -> bool:
@@ -59,6 +62,7 @@ class Summary:
         unfinished = f", {self.not_run} not run (interrupted)" if self.not_run else ""
         quarantined = f", {self.quarantined} quarantined" if self.quarantined else ""
         unset = f", {self.missing_env} not run (environment variables unset)" if self.missing_env else ""
+        quarantined += f", {self.advisory} advisory (judge below its floor)" if self.advisory else ""
         return (
             f"{self.total} case{'s' if self.total != 1 else ''}: {self.passed} passed, {self.failed} failed, "
             f"{self.errors} error{'s' if self.errors != 1 else ''}{quarantined}{unset}{unfinished} "
@@ -89,9 +93,9 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
     `planned` is how many cases the run set out to run: fewer results than that (an interrupted
     run) makes the summary say so and never count as a pass.
     """
-    from .rows import NOT_RUN, QUARANTINED, outcome
+    from .rows import ADVISORY, NOT_RUN, QUARANTINED, outcome
 
-    passed = failed = errors = quarantined = missing_env = 0
+    passed = failed = errors = quarantined = missing_env = advisory = 0
     for r in results:
         shown = outcome(r)
         if shown == "pass":
@@ -100,14 +104,16 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
             missing_env += 1
         elif shown == QUARANTINED:
             quarantined += 1
+        elif shown == ADVISORY:
+            advisory += 1
         elif shown == "error":
             errors += 1
         else:
             failed += 1
-    total = passed + failed + errors + quarantined + missing_env
+    total = passed + failed + errors + quarantined + missing_env + advisory
     return Summary(total=total, passed=passed, failed=failed, errors=errors,
                    pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total),
-                   quarantined=quarantined, missing_env=missing_env)
+                   quarantined=quarantined, missing_env=missing_env, advisory=advisory)
 
 
 __all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "TargetTraffic", "summarise"]

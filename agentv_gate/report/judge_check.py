@@ -13,7 +13,7 @@ is a fail, as `rejudge_on_fail` decides), and against the humans' pass/fail: **a
 kappa** ((p_o - p_e) / (1 - p_e), p_e the agreement two raters with these pass rates would reach by
 chance; none when p_e is 1, every label and verdict alike) and the **confusion matrix** (human ×
 judge). The JSON form (`judge_check_json`) is what `.agentv/gate.yaml`'s `judges.check` reads back
-(`read_judge_check`).
+(`loader/judge_floor.py`).
 """
 
 from __future__ import annotations
@@ -315,41 +315,6 @@ def html_section(reports: Sequence[JudgeReport], asks: int) -> str:
     return "".join(parts)
 
 
-@dataclass(frozen=True)
-class JudgeMeasure:
-    """What the last `judge-check` measured of one judge, as `.agentv/gate.yaml`'s floor reads it."""
-
-    judge: str
-    flip_rate: float | None
-    kappa: float | None
-
-
-def read_judge_check(path: Path) -> dict[str, JudgeMeasure]:
-    """The judges of a `judge-check --json` file, by name; a file that is not one raises `ValueError` saying why."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read {path}: {exc}") from None
-    judges = data.get("judges") if isinstance(data, dict) else None
-    if not isinstance(judges, list):
-        raise ValueError(f"{path} is not the output of `agentv-gate judge-check --json` (no 'judges' list)")
-    found: dict[str, JudgeMeasure] = {}
-    for item in judges:
-        if not isinstance(item, dict) or not isinstance(item.get("judge"), str):
-            raise ValueError(f"{path}: a judge entry without its name")
-        labels = item.get("labels")
-        kappa = labels.get("kappa") if isinstance(labels, dict) else None
-        flip = item.get("flip_rate")
-        found[item["judge"]] = JudgeMeasure(item["judge"], _number(flip), _number(kappa))
-    return found
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-__all__ = ["Agreement", "CaseAsks", "JudgeMeasure", "JudgeReport", "Label", "agreement", "build_reports",
-           "cohen_kappa", "html_section", "judge_check_json", "read_judge_check", "read_labels", "table_lines",
+__all__ = ["Agreement", "CaseAsks", "JudgeReport", "Label", "agreement", "build_reports",
+           "cohen_kappa", "html_section", "judge_check_json", "read_labels", "table_lines",
            "unmatched_labels"]
