@@ -5,7 +5,6 @@ model failing answers at random, seeded (`tests/helpers/noisy_judge.py`)."""
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 from typing import Any
 
@@ -185,4 +184,8 @@ def test_rejudge_on_fail_values_are_checked_where_written(tmp_path: Path) -> Non
     checked = run_cli("validate", "evals", cwd=root)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert run_cli("run", "evals", "--rejudge-on-fail", "11", cwd=root).returncode == 2
-    assert json.loads("1") == 1
+    write(root / "evals/noisy.eval.yaml", judged_suite(1, "{name: says-hi, type: contains, value: Hi, rejudge_on_fail: 2}"))
+    checked = run_cli("validate", "evals", cwd=root)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert ("'rejudge_on_fail' has no effect here: contains evaluator 'says-hi': only an LLM judge is asked again"
+            in checked.stdout)
