@@ -131,6 +131,8 @@ def test_a_bad_floor_is_refused_at_its_line(tmp_path: Path) -> None:
     proc = run_cli("run", "evals", cwd=root)
     assert proc.returncode == 2
     assert "gate.yaml:2: judges.min_kappa must be a number from -1 to 1, got 2" in proc.stderr
+    checked = run_cli("validate", "evals", cwd=root)
+    assert checked.returncode == 1 and "judges.min_kappa must be a number from -1 to 1" in checked.stdout
     write(root / ".agentv/gate.yaml", "judges:\n  min_kapa: 0.5\n")
     proc = run_cli("run", "evals", cwd=root)
     assert proc.returncode == 2 and "unknown key 'min_kapa' in judges (did you mean 'min_kappa'?)" in proc.stderr

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from agentv_gate.models import CaseResult
+from agentv_gate.report.comment import Verdict, render_comment
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer
 from tests.helpers.files import make_repo, write
@@ -115,6 +117,10 @@ def test_the_majority_of_three_says_failed_2_of_3_everywhere(tmp_path: Path) -> 
     assert "judge 'tone' failed 2 of 3 judge calls" in summary.read_text(encoding="utf-8")
     page = html.unescape((root / ".agentv-gate/report.html").read_text(encoding="utf-8"))
     assert "judge 'tone' failed 2 of 3 judge calls" in page
+    # the pull-request comment's body, from the rows the run wrote (what `agentv-gate comment` reads)
+    rows = [CaseResult.model_validate(row) for row in read_rows(root / RESULTS)]
+    body = html.unescape(render_comment(rows, Verdict(False, "gate (--fail-on all): failed"), key="k"))
+    assert "| c0 |" in body and "judge 'tone' failed 2 of 3 judge calls" in body
     assert len(server.requests_for(CHAT)) == 2 + 2
 
 
