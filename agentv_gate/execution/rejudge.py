@@ -58,10 +58,12 @@ def majority_passed(votes: list[dict[str, object]]) -> bool:
 def vote_line(name: str, votes: list[dict[str, object]]) -> str:
     """`judge 'tone' failed 2 of 3 judge calls`, the line every report shows (a miss), or, when the
     majority passed, `judge 'tone' passed 2 of 3 judge calls` (a hit)."""
-    failed = sum(1 for vote in votes if not vote["passed"])
+    errored = sum(1 for vote in votes if vote.get("error"))
+    failed = sum(1 for vote in votes if not vote["passed"]) - errored
     if majority_passed(votes):
         return f"judge '{name}' passed {len(votes) - failed} of {len(votes)} judge calls"
-    return f"judge '{name}' failed {failed} of {len(votes)} judge calls"
+    broke = f" ({errored} errored)" if errored else ""
+    return f"judge '{name}' failed {failed} of {len(votes)} judge calls{broke}"
 
 
 def confirm(first: EvaluationScore, extra: int, mark: Mark,

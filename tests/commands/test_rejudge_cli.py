@@ -13,7 +13,7 @@ import yaml
 from agentv_gate.models import CaseResult
 from agentv_gate.report.comment import Verdict, render_comment
 from tests.helpers.cli import run_cli
-from tests.helpers.fake_llm_server import FakeLLMServer
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.files import make_repo, write
 from tests.helpers.noisy_judge import NoisyJudge, case_marker
 from tests.helpers.reports import RESULTS, read_rows
@@ -195,3 +195,26 @@ def test_rejudge_on_fail_values_are_checked_where_written(tmp_path: Path) -> Non
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert ("'rejudge_on_fail' has no effect here: contains evaluator 'says-hi': only an LLM judge is asked again"
             in checked.stdout)
+
+
+def test_a_re_ask_that_errors_makes_the_case_an_error_never_a_pass(tmp_path: Path) -> None:
+    """Fail, then a judge that answers 500 on every retry: the case is an error (the judge broke), and its
+    votes say one call failed and one errored."""
+    judge = NoisyJudge(1.0)
+    answered: list[int] = []
+
+    def respond(request):  # type: ignore[no-untyped-def]
+        answered.append(1)
+        return judge(request) if len(answered) == 1 else FakeReply.error(500, "judge down")
+
+    server = FakeLLMServer()
+    server.set_default(CHAT, respond)
+    root = project(tmp_path, server.url, judged_suite(1, "{name: tone, type: llm_judge, rejudge_on_fail: 2}"))
+    proc = run_cli("run", "evals", "--no-cache", "--workers", "1", cwd=root)
+    server.close()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = read_rows(root / RESULTS)[0]
+    assert row["verdict"] == "error" and "judge down" in row["error"]
+    assert row["judge_votes"]["tone"][0] == {"score": 0.0, "passed": False}
+    assert row["judge_votes"]["tone"][1]["error"]
+    assert row["misses"][0] == "judge 'tone' failed 1 of 2 judge calls (1 errored)"
