@@ -210,7 +210,9 @@ def _checks_section(result: ReportedCase, root: Path | None) -> str:
 
 
 def totals_line(summary: Summary) -> str:
-    mark = "✅" if summary.ok else ("⚠️" if summary.not_run or summary.incomplete else "❌")
+    # advisory verdicts pass nothing: a gate that passes with them is marked as one with warnings
+    mark = ("⚠️" if summary.advisory else "✅") if summary.ok else (
+        "⚠️" if summary.not_run or summary.incomplete else "❌")
     unfinished = f" · **interrupted: {summary.not_run} not run**" if summary.not_run else ""
     if summary.quarantined:
         unfinished += f" · {summary.quarantined} quarantined (not failing the gate)"

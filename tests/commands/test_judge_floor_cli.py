@@ -67,6 +67,7 @@ def test_a_judge_below_the_floor_advises_through_run_and_the_action(tmp_path: Pa
     assert "advisory" not in rows["c1"]
     assert "🟡 advisory" in run.summary and WHY in html.unescape(run.summary)
     assert "1 advisory (a judge below its floor; not failing the gate)" in run.summary
+    assert "⚠️ **1 passed, 0 failed, 0 errors**" in run.summary, "a pass with advisory verdicts is marked so"
     assert "ADVISORY" in run.stdout
     page = (root / ".agentv-gate/report.html").read_text(encoding="utf-8")
     data = json.loads(re.search(r'<script type="application/json" id="agentv-gate-data">(.*?)</script>', page,
