@@ -218,3 +218,20 @@ def test_a_re_ask_that_errors_makes_the_case_an_error_never_a_pass(tmp_path: Pat
     assert row["judge_votes"]["tone"][0] == {"score": 0.0, "passed": False}
     assert row["judge_votes"]["tone"][1]["error"]
     assert row["misses"][0] == "judge 'tone' failed 1 of 2 judge calls (1 errored)"
+
+
+def test_a_verdict_exactly_at_the_threshold_passes_and_is_not_asked_again(tmp_path: Path) -> None:
+    for score, calls, code in ((0.5, 1, 0), (0.49, 2, 1)):  # two failing calls settle a majority of three
+        judge = NoisyJudge(0.0, scores=lambda name, k, s=score: s)
+        root, proc, server = run_noisy(tmp_path / str(score), judge,
+                                       judged_suite(1, header="threshold: 0.5\nexecution:\n  rejudge_on_fail: 2\n"),
+                                       "--no-cache")
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        assert len(server.requests_for(CHAT)) == calls, score
+
+
+def test_rejudge_on_fail_takes_0_to_10_on_the_command_line(tmp_path: Path) -> None:
+    root = project(tmp_path, "http://127.0.0.1:9", judged_suite(1))
+    assert run_cli("run", "evals", "--list", "--rejudge-on-fail", "10", cwd=root).returncode == 0
+    refused = run_cli("run", "evals", "--list", "--rejudge-on-fail", "-1", cwd=root)
+    assert refused.returncode == 2 and "--rejudge-on-fail -1 is not in 0..10" in refused.stderr
