@@ -135,3 +135,18 @@ def test_a_malformed_label_is_refused_at_its_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "bad.jsonl:1: 'label' must be \"pass\" or \"fail\", got 'yes'" in proc.stderr
     assert read_rows(results)
+
+
+def test_judge_check_refuses_what_it_cannot_measure(tmp_path: Path) -> None:
+    server = FakeLLMServer()
+    root = project(tmp_path, server.url)
+    results = results_of_a_run(root, server)
+    for asks, code in (("0", 2), ("51", 2)):
+        proc = run_cli("judge-check", str(results), "-k", asks, cwd=root)
+        assert proc.returncode == code and f"--asks {asks} is not in 1..50" in proc.stderr
+    write(root / "evals/tone.eval.yaml", "tests:\n  - id: c0\n    input: Q\n    criteria: Good\n    assert:\n"
+          "      - {name: has-answer, type: contains, value: answer}\n")
+    proc = run_cli("judge-check", str(results), cwd=root)
+    server.close()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "is graded by an LLM judge of the eval files given" in proc.stderr
