@@ -49,6 +49,8 @@ BROKEN = "regression (broken in every trial)"
 """The per-case guard's label: never quiet under any `--fail-on` with a base."""
 FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
+NOT_DECIDED = "not decided against the base"
+"""A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
 
 
 @dataclass
@@ -260,6 +262,8 @@ class BaselineReport:
             head = change.head
             if head is not None and (head.suite, head.eval_id) in self.flaky:
                 labels[(head.suite, head.eval_id, head.target)] = FLAKY
+            if head is not None and outcome(head) == ADVISORY:
+                labels[(head.suite, head.eval_id, head.target)] = NOT_DECIDED
         return labels
 
     def print_console(self, quiet: bool) -> None:
@@ -275,7 +279,7 @@ def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str
     """The labels annotated as warnings under `fail_on`: what cannot fail the gate by itself."""
     if fail_on == "all":
         return ()
-    quiet: tuple[str, ...] = (*WARN_ONLY, FLAKY)
+    quiet: tuple[str, ...] = (*WARN_ONLY, FLAKY, NOT_DECIDED)
     if isinstance(test, paired.SuiteTest):
         # the suite test decides under `regression`: a case label only informs
         quiet += ("unchanged", "improvement", "unchanged (flaky)", "improvement (flaky)")

@@ -118,8 +118,11 @@ def test_fail_on_counts_an_advisory_case_as_not_decided(tmp_path: Path) -> None:
     server.set_default(CHAT, judge_failing("c0"))
     write(root / ".agentv/judge-check.json", check_file(0.41))
     for fail_on in ("all", "regression", "inconclusive"):
-        proc = run_cli("run", "evals", "--no-cache", "--baseline", "base.jsonl", "--fail-on", fail_on, cwd=root)
+        proc = run_cli("run", "evals", "--no-cache", "--baseline", "base.jsonl", "--fail-on", fail_on, cwd=root,
+                       env={"GITHUB_ACTIONS": "true"})
         assert proc.returncode == 0, (fail_on, proc.stdout + proc.stderr)
+        assert any(line.startswith("::warning ") and "failed (advisory) (not decided against the base)" in line
+                   for line in proc.stdout.splitlines()), proc.stdout
     write(root / ".agentv/judge-check.json", check_file(0.41, judge="other"))
     proc = run_cli("run", "evals", "--no-cache", "--baseline", "base.jsonl", "--fail-on", "regression", cwd=root)
     server.close()
