@@ -17,6 +17,8 @@
 #   INPUT_OUTPUT_DIR, INPUT_JUNIT, INPUT_RESULTS
 #   INPUT_BASELINE, INPUT_FAIL_ON (run and merge: the base branch's results JSONL, all | regression)
 #   (merge refuses INPUT_THRESHOLD: the shards' runs applied theirs)
+#   INPUT_AFFECTED     true | false (default), run only: --affected-since INPUT_BASELINE
+#   INPUT_RECORD, INPUT_REPLAY   run only: --record DIR / --replay DIR; INPUT_RECORD_JUDGES true | false
 #   INPUT_COMMENT      true | false (default): the sticky pull-request comment, posted by a second
 #                      call of this script (AGENTV_GATE_STEP=comment) in a later step of the action
 #                      that runs `agentv-gate comment` on the results. The step that runs the suites
@@ -111,6 +113,17 @@ case $comment in
   true | false | '') ;;
   *) fail_usage "input comment is '$comment': expected true or false" ;;
 esac
+# The other switches: true or false, nothing else, for the same reason.
+switch_of() {
+  local value
+  value=$(value_of "$1")
+  case $value in
+    true | false | '') printf '%s' "${value:-false}" ;;
+    *) fail_usage "input $(tr 'A-Z_' 'a-z-' <<<"$1") is '$value': expected true or false" ;;
+  esac
+}
+affected=$(switch_of AFFECTED)
+record_judges=$(switch_of RECORD_JUDGES)
 step=${AGENTV_GATE_STEP:-}
 case $step in
   '' | comment) ;;
@@ -158,12 +171,24 @@ case $command in
     add_option RESULTS --results
     add_option BASELINE --baseline
     add_option FAIL_ON --fail-on
+    # affected: the cases the change can affect, judged against the baseline's digests; without a
+    # baseline (main never ran yet) every case runs, and the log says so.
+    if [[ $affected == true ]]; then
+      if [[ -n $(value_of BASELINE) ]]; then
+        args+=(--affected-since "$(value_of BASELINE)")
+      else
+        printf '::notice title=agentv-gate action::input affected: no baseline to compare with, so every case runs\n'
+      fi
+    fi
+    add_option RECORD --record
+    add_option REPLAY --replay
+    [[ $record_judges == true ]] && args+=(--record-judges)
     add_comment
     ;;
   validate)
     # validate checks the target names the cases use against the targets file: it needs it too
     add_option TARGETS --targets
-    warn_unused THRESHOLD TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON
+    warn_unused THRESHOLD TARGET WORKERS SHARD OUTPUT_DIR JUNIT RESULTS BASELINE FAIL_ON RECORD REPLAY
     if [[ $comment == true ]]; then
       printf '::warning title=agentv-gate action::input comment is ignored by the validate command\n'
     fi
@@ -174,7 +199,7 @@ case $command in
     if [[ -n $(value_of THRESHOLD) ]]; then
       fail_usage "input threshold does not reach a merge: each shard's run applied its own threshold; set threshold on the shard jobs (command: run), not on the merge step"
     fi
-    warn_unused TARGETS TARGET WORKERS SHARD
+    warn_unused TARGETS TARGET WORKERS SHARD RECORD REPLAY
     add_option OUTPUT_DIR --output-dir
     add_option JUNIT --junit
     add_option RESULTS --results-out

@@ -112,6 +112,23 @@ def _add_pull_request_options(run: argparse.ArgumentParser) -> None:
                        help="run again the cases that failed or errored in PREV; the other rows are kept")
     run.add_argument("--max-failures", type=int, action=_Once, default=None, metavar="N",
                      help="start no new case after N cases failed or errored; the rest are reported as not run")
+    run.add_argument("--affected-since", type=Path, action=_Once, default=None, dest="affected_since",
+                     metavar="BASE.jsonl", help="run only the cases changed since BASE (their case_digest) or new, "
+                     "every case when the agent's files changed (agent_paths: in .agentv/gate.yaml); carry the "
+                     "other rows over from BASE, marked carried")
+    run.add_argument("--base-ref", action=_Once, default=None, dest="base_ref", metavar="REF",
+                     help="with --affected-since: the commit BASE judged (default: the commit its rows record)")
+    run.add_argument("--allow-empty-selection", action="store_true", dest="allow_empty_selection",
+                     help="with --affected-since: when no case is affected, exit by the carried rows' verdict "
+                          "instead of exit 3")
+    replay = run.add_mutually_exclusive_group()
+    replay.add_argument("--record", type=Path, action=_Once, default=None, metavar="DIR",
+                        help="write every target answer to DIR (one JSON file per request), for --replay")
+    replay.add_argument("--replay", type=Path, action=_Once, default=None, metavar="DIR",
+                        help="answer every target request from the recording DIR: no network, no key; a request "
+                             "not recorded makes its case error, naming the field that differs")
+    run.add_argument("--record-judges", action="store_true", dest="record_judges",
+                     help="with --record: the LLM judges' replies too (a replay then judges from them)")
     _add_baseline_options(run)
     _add_comment_option(run)
 

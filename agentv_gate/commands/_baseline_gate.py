@@ -92,6 +92,9 @@ class Baseline:
             return False, f"{gate}: failed, {summary.not_run} case(s) not run (interrupted)"
         if stopped:
             return False, f"{gate}: failed, the run stopped early ({stopped})"
+        if summary.unanswered:  # a new case erroring is only "new" to the comparison: it was never judged
+            return False, (f"{gate}: failed, {summary.unanswered} case(s) need new answers (not in the replayed "
+                           "recording): they were not judged")
         incomplete = (f"{gate}: incomplete, {summary.missing_env} case(s) not run (environment variables unset)"
                       if summary.missing_env else None)
         if isinstance(test, paired.SuiteTest):

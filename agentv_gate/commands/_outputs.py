@@ -9,16 +9,18 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 
 from ..errors import EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
 from ..report.console import ConsoleReporter
-from ..report.github import write_github_reports
+from ..report.github import md_cell, write_github_reports
 from ..report.html import html_path_for, write_html
 from ..report.junit import write_junit
 from ..report.rows import ReportedCase
 from ..report.run_info import RunInfo
+from ..report.selection import selection_lines
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
@@ -74,12 +76,16 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     write_junit([*results, *not_run], junit)
     summary = summarise(results, planned)
     against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
+    notes = selection_lines(results)  # carried rows, replayed answers: said in every report alike
+    notes_html = "".join(f"<p class=\"selection\">{escape(line)}</p>" for line in notes)
+    notes_markdown = "".join(f"**{md_cell(line, 500)}**\n\n" for line in notes)
     if html is not None:
         if usage is not None:  # the judges are known from the rows' usage only: rows keep no judge names
             info = replace(info or RunInfo(), judges=tuple(usage.judges))
         try:
             write_html(results, html, planned,
-                       extra=(against.html if against else "") + (usage_html(usage) if usage else ""), info=info)
+                       extra=notes_html + (against.html if against else "") + (usage_html(usage) if usage else ""),
+                       info=info)
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
             html = None  # not there: no output or summary line may point at it
@@ -90,11 +96,13 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
                                  planned=planned,
                                  labels=against.labels() if against else None,
                                  warn_only=against.warn_only if against else (),
-                                 extra_markdown=against.markdown if against else "",
+                                 extra_markdown=notes_markdown + (against.markdown if against else ""),
                                  traffic=traffic, usage_markdown=usage_markdown(usage) if usage else "")
         except ReportWriteError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
     console.finish(results, planned)
+    for line in notes:
+        print(inert_log_text(f"agentv-gate: {line}"))
     for line in console_lines(usage) if usage else []:
         print(line)
     if stopped:
@@ -104,7 +112,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     code = gate_exit(against, summary, stopped)
     if comment is not None:
         ok = code == EXIT_OK
-        gate_line = against.gate_line if against is not None else plain_gate_line(ok, stopped)
+        gate_line = " · ".join([against.gate_line if against is not None else plain_gate_line(ok, stopped), *notes])
         post_comment(comment, results, ok=ok, gate_line=gate_line, planned=planned,
                      comparison=against.comparison if against is not None else None,
                      base_rows=baseline.rows if baseline is not None else None, usage=usage,

@@ -15,6 +15,7 @@ from ..errors import EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report import summarise
 from ..report.jsonl import missing_shards, unfinished_runs
+from ..report.selection import selection_lines
 from ..report.usage import UsageTotals
 from ._baseline_gate import baseline_report, check_baseline_options, load_baseline
 from ._comment import comment_setup, plain_gate_line, post_comment, scope_of
@@ -36,13 +37,16 @@ def execute(args: argparse.Namespace) -> int:
     baseline = load_baseline(args, {(r.suite, r.eval_id) for r in rows})
     summary = summarise(finished, len(rows))
     stopped = stopped_shards(rows)
+    notes = selection_lines(finished)  # carried rows, replayed answers, as the run's reports said them
     if baseline is not None:
         report = baseline_report(baseline, finished, summary, stopped)
-        post_comment(setup, finished, ok=report.ok, gate_line=report.gate_line, planned=len(rows),
+        post_comment(setup, finished, ok=report.ok, gate_line=" · ".join([report.gate_line, *notes]),
+                     planned=len(rows),
                      comparison=report.comparison, base_rows=baseline.rows, usage=UsageTotals.of(finished),
                      paired=report.test)
     else:
         ok = summary.ok and stopped is None
-        post_comment(setup, finished, ok=ok, gate_line=plain_gate_line(ok, stopped), planned=len(rows),
+        post_comment(setup, finished, ok=ok, gate_line=" · ".join([plain_gate_line(ok, stopped), *notes]),
+                     planned=len(rows),
                      usage=UsageTotals.of(finished))
     return EXIT_OK

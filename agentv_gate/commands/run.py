@@ -19,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 from ..base.defaults import MAX_DURATION_MS, MAX_REJUDGE
+from ..base.files import project_root
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
@@ -40,9 +41,21 @@ from ..report.text import inert_lines, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.cli_batch import plan_batches
+from ..targets.recording import (
+    AGENT_CHANGED,
+    NOT_RECORDED,
+    Manifest,
+    Recorder,
+    Replay,
+    current_ref,
+    recording_wrapper,
+    replay_env,
+    replaying_wrapper,
+)
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
+from ._affected import agent_changes, load_affected
 from ._baseline_gate import Baseline, check_baseline_options, load_baseline
 from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
@@ -74,6 +87,8 @@ def check_options(args: argparse.Namespace) -> None:
     if args.no_cache and args.cache_dir is not None:
         raise UsageError(f"--cache-dir {args.cache_dir} and --no-cache contradict each other: the run would "
                          "neither read nor write that folder; drop one")
+    if getattr(args, "record_judges", False) and getattr(args, "record", None) is None:
+        raise UsageError("--record-judges without --record DIR: it says what a recording holds")
     if args.max_failures is not None and args.max_failures < 1:
         raise UsageError(f"--max-failures {args.max_failures} is not a whole number >= 1")
     if args.budget_usd is not None and not 0 < args.budget_usd < float("inf"):
@@ -140,6 +155,10 @@ class RunSession:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
+        self.replay: Replay | None = None
+        self.carried_total = 0
+        self.affected = False
+        """With --affected-since: the rows carried over, every shard's (the first shard writes them)."""
         self.started, self.started_at = time.monotonic(), utc_now_iso()
         self.rows: list[ReportRow] = []
         """What the end-of-run reports read; full rows are only in the JSONL."""
@@ -230,22 +249,89 @@ class RunSession:
         matches only other shards' cases."""
         self.rerun = load_rerun(self.args)
         self.selected = self.every_chosen = select_cases(self.args, self.plan.refs, self.rerun)
+        affected = load_affected(self.args, self.selected, self.quarantine.agent_paths, self.plan.files)
+        if affected is not None:  # before the shards, which deal out only the affected cases
+            self.rerun, self.selected = affected
+            self.every_chosen = self.selected
+            self.affected = True
         if shard is not None:
             self.selected = select_shard(self.selected, shard)
+
+    def _carry_for_targets(self) -> None:
+        """--affected-since, once the targets are known: a base row is carried only for a target the case
+        runs on now, and a case the base has rows for on only some of its targets now runs on every one
+        (another `--target` is another agent). Every shard works this out alike, so they agree on the
+        whole; the first shard runs those cases and writes the carried rows."""
+        assert self.rerun is not None
+        refs = {(ref.suite, ref.id): ref for ref in self.plan.refs}
+        had: dict[tuple[str, str], set[str]] = {}
+        for row in self.rerun.kept:
+            had.setdefault((row.suite, row.eval_id), set()).add(row.target)
+        stale = {key for key, targets in had.items() if set(self.resolver.target_names(refs[key])) != targets}
+        partial = [ref for ref in self.plan.refs if (ref.suite, ref.id) in stale]
+        if partial:
+            print(f"agentv-gate: {len(partial)} case(s) have base rows for other targets than they run on now: "
+                  "they run on every target", file=sys.stderr)
+        self.rerun.kept = [row for row in self.rerun.kept if (row.suite, row.eval_id) not in stale]
+        self.every_chosen = [*self.every_chosen, *partial]
+        self.carried_total = len(self.rerun.kept)
+        if not self.every_chosen:
+            self._nothing_affected()
+        shard = _shard_of(self.args)
+        if shard is None or shard.index == 1:
+            self.selected = [*self.selected, *partial]
+        else:
+            self.rerun.kept = []  # the first shard writes the carried rows, once
+
+    def _nothing_affected(self) -> None:
+        """No case is affected: never a quiet green run of nothing."""
+        assert self.rerun is not None
+        carried = len({(row.suite, row.eval_id) for row in self.rerun.kept})
+        said = (f"--affected-since {self.rerun.previous}: NO CASE IS AFFECTED by this change; 0 cases run, "
+                f"{carried} carried over")
+        if not self.args.allow_empty_selection:
+            self.resolver.close()
+            raise NoCasesError(f"{said}: nothing was judged (pass --allow-empty-selection to take the carried "
+                               "rows' verdict)")
+        print(f"agentv-gate: warning: {said}: the verdict is the carried rows' (--allow-empty-selection)",
+              file=sys.stderr)
 
     def _open_targets(self) -> None:
         """The response cache and the targets of every case, not just this shard's: a bad target name fails
         every shard alike. Then a rerun's cases on some targets only, and the cases left out for an unset
         variable (--skip-missing-env)."""
         args = self.args
-        self.cache = None if args.no_cache else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
-        self.resolver = TargetResolver.from_options(args.targets, args.target, self.plan.refs,
-                                                    wrap=caching_wrapper(self.cache) if self.cache else None,
+        recording = getattr(args, "record", None) or getattr(args, "replay", None)
+        # A recording holds the answers as the model gave them, and a replay gives only those: neither
+        # reads the response cache.
+        self.cache = None if args.no_cache or recording else ResponseCache(args.cache_dir or DEFAULT_CACHE_DIR)
+        wrap, env_for = caching_wrapper(self.cache) if self.cache else None, None
+        root = str(project_root(Path.cwd()))
+        if getattr(args, "record", None) is not None:
+            manifest = Manifest(_gate_version(), current_commit(), current_ref(), judges=args.record_judges)
+            wrap = recording_wrapper(Recorder(args.record, manifest, root))
+        elif getattr(args, "replay", None) is not None:
+            replay = self.replay = Replay.open(args.replay, root)
+            changes = agent_changes(replay.manifest.commit, self.quarantine.agent_paths, self.plan.files,
+                                    since="the recording", ignore=[args.replay])
+            if changes.changed:  # its answers are another agent's: none of them judges this one
+                replay.agent_changed = changes.describe()
+                print(f"agentv-gate: warning: {AGENT_CHANGED} ({replay.manifest.source}): {changes.describe()}; "
+                      "no case can be judged from it (record again, with the keys)", file=sys.stderr)
+            wrap = replaying_wrapper(replay)
+            env_for = lambda targets: replay_env(targets, os.environ, replay)  # noqa: E731
+            print(f"agentv-gate: replaying the answers recorded at {replay.manifest.source} in {args.replay} "
+                  f"({len(replay.entries)} request(s){', judges too' if replay.manifest.judges else ''}); "
+                  "nothing is sent to a model", file=sys.stderr)
+        self.resolver = TargetResolver.from_options(args.targets, args.target, self.plan.refs, wrap=wrap,
                                                     allow_unknown_keys=args.allow_unknown_keys,
-                                                    skip_missing_env=args.skip_missing_env, strict=args.strict)
+                                                    skip_missing_env=args.skip_missing_env, strict=args.strict,
+                                                    env_for=env_for)
         for warning in self.resolver.warnings:
             print(inert_lines(one_line(warning)), file=sys.stderr)
-        if self.rerun is not None:
+        if self.rerun is not None and self.affected:
+            self._carry_for_targets()
+        elif self.rerun is not None:
             self.selected = rerun_partial_cases(args, self.plan.refs, self.rerun, self.selected,
                                                 self.resolver.target_names)
         self.left_out = _missing_env_rows(self.resolver, self.selected)
@@ -266,7 +352,7 @@ class RunSession:
             raise
         target_names = self.resolver.target_names
         self.planned = sum(len(target_names(ref)) for ref in self.selected) + len(self.carried)
-        self.chosen = sum(len(target_names(ref)) for ref in self.every_chosen)
+        self.chosen = sum(len(target_names(ref)) for ref in self.every_chosen) + self.carried_total
 
     def _runnable_targets(self, case: Any) -> list[str]:
         return [t for t in self.resolver.target_names(case) if (case.suite, case.id, t) not in self.skipped]
@@ -339,6 +425,11 @@ class RunSession:
     def on_result(self, result: CaseResult) -> None:
         """One case ended: its row goes to the results file and the console at once (on the main thread,
         as `write_partial_reports`)."""
+        if self.replay is not None:
+            result.replayed = self.replay.manifest.source
+            if result.verdict == "error" and result.eval_id in self.replay.missed and \
+                    "not in the recording" in (result.error or ""):
+                result.failure_reason_code = NOT_RECORDED
         self.writer.write(self.stamp(result))
         self.rows.append(ReportRow.of(result, evaluators=self.args.verbose, review=True))  # report.html shows every case
         self.usage.add(result)
@@ -445,6 +536,12 @@ def first_signal(exc: BaseException) -> KeyboardInterrupt | None:
             first = current
         current = current.__context__
     return first
+
+
+def _gate_version() -> str:
+    from .. import __version__
+
+    return str(__version__)
 
 
 def _shard_of(args: argparse.Namespace) -> ShardSpec | None:

@@ -39,8 +39,9 @@ ENTRY_KEYS = {"id": "the case's id (a glob such as 'refund-*' allowed)",
               "file": "the eval file the case is in, relative to the repository root (optional)",
               "reason": "why the case is known to fail (required)",
               "until": "the last day the quarantine holds, YYYY-MM-DD (optional)"}
-TOP_KEYS = ("quarantine", "agentv", "judges")
-"""agentv: the files' AgentV generation (file_generation.py); judges: the judges' floor (judge_floor.py)."""
+TOP_KEYS = ("quarantine", "agentv", "agent_paths", "judges")
+"""agentv: the files' AgentV generation (file_generation.py); agent_paths: globs of the agent's files, for
+`run --affected-since` (commands/_affected.py); judges: the judges' floor (judge_floor.py)."""
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -72,6 +73,8 @@ class Quarantine:
     path: Path | None = None
     problems: list[Problem] = field(default_factory=list)
     today: datetime.date = field(default_factory=datetime.date.today)
+    agent_paths: list[str] | None = None
+    """`agent_paths:` (repo-relative globs): the files whose change makes `--affected-since` run every case."""
 
     def entry_for(self, suite: str, eval_id: str) -> QuarantineEntry | None:
         """The first entry naming the case, expired or not."""
@@ -170,6 +173,14 @@ def load_quarantine(path: Path | None) -> Quarantine:
                                                ", ".join(TOP_KEYS), unknown_key=True))
     if "agentv" in data:
         quarantine.problems.extend(pin_problems(data["agentv"], path, key_line(data, "agentv")))
+    if "agent_paths" in data:
+        paths = data["agent_paths"]
+        if isinstance(paths, list) and paths and all(isinstance(p, str) and p.strip() for p in paths):
+            quarantine.agent_paths = [p.strip() for p in paths]
+        else:
+            quarantine.problems.append(Problem(path, key_line(data, "agent_paths"),
+                                               "agent_paths must be a non-empty list of globs",
+                                               "agent_paths: [src/**, prompts/**]"))
     listed = data.get("quarantine")
     if listed is None:
         return quarantine

@@ -172,6 +172,10 @@ class CaseResult(BaseModel):
     case_digest: str | None = None
     """Which version of the case, under which threshold and trials, the row judged (see
     `commands._select.run_digest`): a rerun carries the row over only while that is unchanged."""
+    carried: bool | None = None
+    """True on a row `--affected-since` carried over from its base unrun (the case did not change)."""
+    replayed: str | None = None
+    """With `--replay`: the recording's source (`main@abc1234`) the row's model answers came from."""
     agentv_generation: str | None = None
     agentv_generation_reason: str | None = None
     """Which AgentV (2.x / 4.x) the case's file was read as, and why (`assertions: at line 3`)."""

@@ -32,6 +32,8 @@ class Summary:
     """Cases that failed or errored while on the gate's quarantine list: reported, not failing the gate."""
     missing_env: int = 0
     """Cases `--skip-missing-env` left out (a variable their targets read is unset): never a pass."""
+    unanswered: int = 0
+    """Of the errors, cases a `--replay` had no recorded answer for: not judged, whatever `--fail-on` says."""
     advisory: int = 0
     """Cases failed only by judges below `.agentv/gate.yaml`'s `judges:` floor: warnings, never passes, not
     deciding the gate."""
@@ -93,11 +95,13 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
     `planned` is how many cases the run set out to run: fewer results than that (an interrupted
     run) makes the summary say so and never count as a pass.
     """
+    from ..targets.recording import NOT_RECORDED
     from .rows import ADVISORY, NOT_RUN, QUARANTINED, outcome
 
-    passed = failed = errors = quarantined = missing_env = advisory = 0
+    passed = failed = errors = quarantined = missing_env = unanswered = advisory = 0
     for r in results:
         shown = outcome(r)
+        unanswered += r.failure_reason_code == NOT_RECORDED
         if shown == "pass":
             passed += 1
         elif shown == NOT_RUN:
@@ -113,7 +117,7 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
     total = passed + failed + errors + quarantined + missing_env + advisory
     return Summary(total=total, passed=passed, failed=failed, errors=errors,
                    pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total),
-                   quarantined=quarantined, missing_env=missing_env, advisory=advisory)
+                   quarantined=quarantined, missing_env=missing_env, unanswered=unanswered, advisory=advisory)
 
 
 __all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "TargetTraffic", "summarise"]

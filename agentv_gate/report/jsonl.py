@@ -218,7 +218,7 @@ def missing_shards(results: list[CaseResult]) -> str | None:
     # (A shard beyond the case count has none and writes no row; it is not missing.)
     cases_of: dict[str, set[tuple[str, str]]] = {}
     for r in results:
-        if r.shard:
+        if r.shard and not r.carried:  # `--affected-since`'s carried rows are not dealt out: the first shard has them
             cases_of.setdefault(r.shard, set()).add((r.suite, r.eval_id))
     least = max([len({(r.suite, r.eval_id) for r in results})]
                 + [(len(cases) - 1) * count + int(label.split("/")[0]) for label, cases in cases_of.items()

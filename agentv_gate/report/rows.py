@@ -226,6 +226,10 @@ class ReportRow:
     """What a reviewer reads in report.html of every case, passed ones too (`ReportRow.of(review=True)`)."""
     trials: TrialOutcomes | None = None
     """Each trial's pass and score, for the paired comparison with a baseline; None for a single run."""
+    carried_from: str | None = None
+    """A row `--affected-since` carried over unrun: the short commit of the base it came from ("" unknown)."""
+    replayed: str | None = None
+    """With `--replay`: where the model answers came from (`main@abc1234`)."""
     advisory: str | None = None
 
     @classmethod
@@ -238,7 +242,8 @@ class ReportRow:
                    sys.intern(result.dataset) if result.dataset else None, result.case_file,
                    () if passed else tuple(result.checks), evaluator_details(result) if evaluators else (),
                    result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None,
-                   TrialOutcomes.of_row(result.trials, result.aggregation), result.advisory)
+                   TrialOutcomes.of_row(result.trials, result.aggregation),
+                   (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ errors), and wrapping each provider once (the response cache).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -115,8 +115,8 @@ def check_targets(explicit: Path | None, cases: Sequence[NamesTarget], allow_unk
 
 class TargetResolver(ProviderRegistry):
     def __init__(self, targets: TargetsConfig, forced_target: str | Sequence[str] | None = None,
-                 wrap: ProviderWrapper | None = None):
-        super().__init__(targets)
+                 wrap: ProviderWrapper | None = None, env: Mapping[str, str] | None = None):
+        super().__init__(targets, env)
         forced = [forced_target] if isinstance(forced_target, str) else list(forced_target or ())
         if forced == [DEFAULT_TARGET]:
             # AgentV's `pickTargetName`: `--target default` is the flag's own default value there, so it
@@ -137,12 +137,14 @@ class TargetResolver(ProviderRegistry):
     def from_options(cls, targets_file: Path | None, forced_target: str | Sequence[str] | None,
                      cases: Sequence[NamesTarget],
                      wrap: ProviderWrapper | None = None, allow_unknown_keys: bool = False,
-                     skip_missing_env: bool = False, strict: bool = False) -> TargetResolver:
+                     skip_missing_env: bool = False, strict: bool = False,
+                     env_for: Callable[[TargetsConfig], Mapping[str, str]] | None = None) -> TargetResolver:
         """The resolver for one run: `targets_file` or the one found near the cases; every name checked.
 
         Plain values, not the CLI's arguments, so an embedder builds one without argparse. With
         `skip_missing_env`, targets reading unset variables are no error: they are listed in
-        `missing_env`, and the run leaves the cases that need them out (`missing_env_for`).
+        `missing_env`, and the run leaves the cases that need them out (`missing_env_for`). `env_for`
+        gives the environment the targets are resolved in (a replay's, where unset keys have stand-ins).
         """
         path = locate_targets_file(targets_file, cases)
         if path is None:
@@ -152,7 +154,7 @@ class TargetResolver(ProviderRegistry):
             targets = load_targets(path)
         except TargetsConfigError as exc:  # keep the place, so CI can annotate targets.yaml at the line
             raise TargetsConfigError(str(exc), problems=exc.problems or [problem_of(exc, path, None)]) from exc
-        resolver = cls(targets, forced_target, wrap)
+        resolver = cls(targets, forced_target, wrap, env_for(targets) if env_for is not None else None)
         # TargetsConfigError (a ConfigError) stops the run before any target or judge is called.
         resolver.warnings = resolver.check(cases, allow_unknown_keys=allow_unknown_keys,
                                            skip_missing_env=skip_missing_env, strict=strict)
