@@ -1,4 +1,4 @@
-"""The single entry point: `run` (default), `validate`, `merge`, `compare`, `plan-trials`, `init`.
+"""The single entry point: `run` (default), `validate`, `merge`, `compare`, `plan-trials`, `judge-check`, `init`.
 
 This module parses the command line, hands the Namespace to the command's `execute`, and is the
 only place that turns errors into exit codes (the table is `errors.EXIT_CODES`): 0 everything
@@ -21,7 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
+from .base.defaults import (
+    DEFAULT_JUDGE_CHECK_ASKS,
+    DEFAULT_JUDGE_TIMEOUT_SECONDS,
+    DEFAULT_THRESHOLD,
+    DEFAULT_WORKERS,
+    FAIL_ON,
+)
 from .errors import (
     EXIT_CODES,
     EXIT_FAILED,
@@ -44,6 +50,7 @@ COMMANDS: dict[str, str] = {  # name -> module with `execute(args) -> int`; impo
     "compare": "agentv_gate.commands.compare",
     "plan-trials": "agentv_gate.commands.plan_trials",
     "comment": "agentv_gate.commands.comment",
+    "judge-check": "agentv_gate.commands.judge_check",
 }
 
 
@@ -154,6 +161,43 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
                              "(and fails the gate, with --fail-on all too)")
 
 
+def _add_judge_check_parser(sub: Any) -> None:
+    """`judge-check`: each LLM judge asked k times on a results file's answers (commands/judge_check.py)."""
+    check = sub.add_parser("judge-check", help="re-ask each LLM judge k times on a results file's answers: flip "
+                                               "rate, score spread, and agreement with human labels")
+    check.add_argument("results", type=Path, help="results JSONL whose answers are judged again (no target call)")
+    check.add_argument("paths", nargs="*", type=Path, default=None,
+                       help="eval files or folders holding the judges (default: ./evals, else .)")
+    check.add_argument("--asks", "-k", type=int, action=_Once, default=DEFAULT_JUDGE_CHECK_ASKS, metavar="K",
+                       help=f"calls per case and judge (default {DEFAULT_JUDGE_CHECK_ASKS})")
+    check.add_argument("--labels", type=Path, action=_Once, default=None, metavar="labels.jsonl",
+                       help="human verdicts, one JSON object a line: eval_file, test_id, evaluator, and label "
+                            "(pass or fail) or score (0..1): adds accuracy, Cohen's kappa and the confusion matrix")
+    check.add_argument("--json", action="store_true", help="print the measures as JSON (what gate.yaml's "
+                                                          "judges.check reads)")
+    check.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"),
+                       help="where judge-check.json and report.html go (default: .agentv-gate)")
+    check.add_argument("--test-id", "--eval-id", action="append", default=None, dest="test_id", metavar="GLOB",
+                       help="check only cases whose id matches GLOB (repeatable)")
+    check.add_argument("--suite", action="append", default=None, metavar="GLOB",
+                       help="check only suites whose path or file name matches GLOB (repeatable)")
+    check.add_argument("--targets", type=Path, action=_Once, default=None,
+                       help="targets file (default: .agentv/targets.yaml)")
+    check.add_argument("--workers", type=int, action=_Once, default=None,
+                       help=f"judge calls at _Once (default {DEFAULT_WORKERS})")
+    check.add_argument("--judge-timeout", type=float, action=_Once, default=None,
+                       help=f"seconds before a prompt script is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
+    check.add_argument("--repo-root", type=Path, action=_Once, default=None,
+                       help="root for '/'-prefixed file references (default: nearest folder with .git)")
+    check.add_argument("--allow-outside-root", action="store_true",
+                       help="let scripts and file references resolve outside the repository root")
+    check.add_argument("--allow-unknown-keys", action="store_true",
+                       help="report keys agentv-gate does not know as warnings, not errors")
+    check.add_argument("-q", "--quiet", action="store_true", help="say nothing on stderr but problems")
+
+
+
+
 class _VersionAction(argparse.Action):
     """argparse's `version` action wants the string when the parser is built; reading it costs
     `importlib.metadata` (tens of milliseconds) that only `--version` needs."""
@@ -225,6 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
                      action=_Once, default=None, dest="trials_strategy",
                      help="the trials strategy of every case; pass_hat_k (pass^k: every trial must pass) is "
                           "agentv-gate's, AgentV has no such strategy")
+    run.add_argument("--rejudge-on-fail", type=int, action=_Once, default=None, dest="rejudge_on_fail", metavar="N",
+                     help="ask an LLM judge whose verdict fails up to N more times, fresh, and take the majority "
+                          "(a pass costs nothing; code judges and deterministic checks are never asked again); "
+                          "an evaluator's or suite execution's rejudge_on_fail wins")
     run.add_argument("--strict", action="store_true",
                      help="refuse to run a suite with a setting that has no effect (AgentV accepts and ignores it; "
                           "a warning otherwise)")
@@ -299,6 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the run's --suite filters, if any: with the paths, they pick the comment")
     _add_baseline_options(comment)
     comment.set_defaults(comment=True)
+
+    _add_judge_check_parser(sub)
 
     init = sub.add_parser("init", help="write a starter eval suite, judge and targets file", **_with_exit_codes("init"))
     init.add_argument("folder", nargs="?", type=Path, default=Path("."),

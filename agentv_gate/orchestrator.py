@@ -28,6 +28,7 @@ from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
 from .execution.file_changes import capture_file_changes
 from .execution.hooks import WorkspaceHooks
+from .execution.rejudge import Mark, confirm, majority_passed, vote_line
 from .execution.stop import StopPolicy
 from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
@@ -76,6 +77,21 @@ class RunSettings:
     comparison has N outcomes per case; the verdict and score are AgentV's all the same."""
     trials_strategy: str | None = None
     """`--trials-strategy`: every case's trials strategy, `pass_hat_k` (pass^k, agentv-gate's) included."""
+    rejudge_on_fail: int | None = None
+    """`--rejudge-on-fail N`: the extra calls a failing LLM-judge verdict gets where its evaluator and its
+    suite's `execution` say nothing (execution/rejudge.py)."""
+
+
+def rejudge_count(case: EvalCase, config: EvaluatorConfig, settings: RunSettings) -> int:
+    """How many more times a failing verdict of `config` is asked: the judge's own `rejudge_on_fail`, else
+    its suite's, else `--rejudge-on-fail`; 0 for anything but an LLM judge (a code judge or a deterministic
+    check gives the same verdict again)."""
+    if not isinstance(config, LlmJudgeConfig):
+        return 0
+    for given in (config.rejudge_on_fail, case.suite_execution.rejudge_on_fail, settings.rejudge_on_fail):
+        if given is not None:
+            return given
+    return 0
 
 
 def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
@@ -139,6 +155,11 @@ def _negated(config: EvaluatorConfig, score: EvaluationScore) -> EvaluationScore
     return score.model_copy(update={"score": 1.0 - score.score, "hits": score.misses, "misses": score.hits,
                                     "verdict": None,
                                     "reasoning": f"negated: {score.reasoning}" if score.reasoning else "negated"})
+
+
+def judge_once(registry: EvaluatorRegistry, config: EvaluatorConfig, context: EvaluationContext) -> EvaluationScore:
+    """One evaluation of `config` as a run makes it: `negate` applied, a broken evaluator a result."""
+    return _negated(config, evaluate_safely(registry, context))
 
 
 TIMED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini"})
@@ -326,6 +347,11 @@ class Orchestrator:
         result.hits = [h for r in evaluations for h in r.hits]
         # AgentV's misses are its evaluators' only; why a required gate zeroed the case leads the reasoning
         result.misses = [m for r in evaluations for m in r.misses]
+        voted = {r.name: r.judge_votes for r in evaluations if r.judge_votes}
+        if voted:  # a confirmed failure says so first: every report shows a case's first miss
+            result.judge_votes = voted
+            said = [vote_line(name, votes) for name, votes in voted.items()]
+            result.misses = [m for m in said if m in result.misses] + [m for m in result.misses if m not in said]
         result.reasoning = " | ".join([*gate, *(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning)]) or None
         result.candidate_answer = response.text
         result.scores = [r.score_row() for r in evaluations]
@@ -374,9 +400,29 @@ class Orchestrator:
                 run=run,
             )
             started = time.monotonic()
-            score = _negated(config, evaluate_safely(self.registry, context))
-            results.append(_to_result(config, score, _ms_since(started)))
+            score = judge_once(self.registry, config, context)
+            score, votes = self._confirmed(case, config, context, score)
+            result = _to_result(config, score, _ms_since(started))
+            if votes:
+                result.judge_votes = votes
+                line = vote_line(config.name, votes)
+                if majority_passed(votes) and not score.error:
+                    result.hits = [line, *result.hits]
+                else:
+                    result.misses = [line, *result.misses]
+            results.append(result)
         return results
+
+    def _confirmed(self, case: EvalCase, config: EvaluatorConfig, context: EvaluationContext,
+                   score: EvaluationScore) -> tuple[EvaluationScore, list[dict[str, Any]] | None]:
+        """A failing LLM-judge verdict asked again under `rejudge_on_fail` (execution/rejudge.py), each call
+        fresh: the response cache neither answers nor keeps it."""
+        extra = rejudge_count(case, config, self.settings)
+        if not extra:
+            return score, None
+        fresh = replace(context, run=replace(context.run, use_cache=False))
+        mark = Mark(case_threshold(case, self.settings), config.required_mark)
+        return confirm(score, extra, mark, lambda: judge_once(self.registry, config, fresh))
 
     # ---------------------------------------------------------------- many cases
 

@@ -27,3 +27,10 @@ FAIL_ON = ("all", "regression", "case-regression", "inconclusive")
 """Each stricter than the one before: `regression` fails on a significant suite-level drop (one trial
 a side: on any case that regressed), `case-regression` on a significant case too, `inconclusive` on a
 case whose pass rate fell without significance as well."""
+
+MAX_REJUDGE = 10
+"""The most extra calls `rejudge_on_fail` / `--rejudge-on-fail` may ask of a judge whose verdict failed:
+past a handful, a judge that needs them is the problem `judge-check` measures, not noise to outvote."""
+
+DEFAULT_JUDGE_CHECK_ASKS = 5
+"""`judge-check`'s default: each judged case asked this many times."""

@@ -39,7 +39,7 @@ from ..report.comparison import (
     console_lines,
 )
 from ..report.jsonl import missing_shards, unfinished_runs
-from ..report.rows import NOT_RUN, QUARANTINED, ReportedCase, outcome
+from ..report.rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
 
@@ -49,6 +49,8 @@ BROKEN = "regression (broken in every trial)"
 """The per-case guard's label: never quiet under any `--fail-on` with a base."""
 FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
+NOT_DECIDED = "not decided against the base"
+"""A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
 
 
 @dataclass
@@ -151,9 +153,10 @@ def check_alpha(alpha: float | None) -> None:
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
     """The regressions that fail a gate: not a quarantined failure's (it never fails the gate; a quarantined
-    error still does), nor a case `--skip-missing-env` left out (counted apart: the run is incomplete, exit 5)."""
+    error still does), nor a case `--skip-missing-env` left out (counted apart: the run is incomplete, exit 5),
+    nor an advisory one (failed only by a judge below its floor: not decided, listed)."""
     return [c for c in comparison.regressed
-            if c.head is None or outcome(c.head) not in (QUARANTINED, NOT_RUN)]
+            if c.head is None or outcome(c.head) not in (QUARANTINED, NOT_RUN, ADVISORY)]
 
 
 def check_baseline_options(args: argparse.Namespace) -> None:
@@ -262,6 +265,8 @@ class BaselineReport:
             head = change.head
             if head is not None and (head.suite, head.eval_id) in self.flaky:
                 labels[(head.suite, head.eval_id, head.target)] = FLAKY
+            if head is not None and outcome(head) == ADVISORY:
+                labels[(head.suite, head.eval_id, head.target)] = NOT_DECIDED
         return labels
 
     def print_console(self, quiet: bool) -> None:
@@ -277,7 +282,7 @@ def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str
     """The labels annotated as warnings under `fail_on`: what cannot fail the gate by itself."""
     if fail_on == "all":
         return ()
-    quiet: tuple[str, ...] = (*WARN_ONLY, FLAKY)
+    quiet: tuple[str, ...] = (*WARN_ONLY, FLAKY, NOT_DECIDED)
     if isinstance(test, paired.SuiteTest):
         # the suite test decides under `regression`: a case label only informs
         quiet += ("unchanged", "improvement", "unchanged (flaky)", "improvement (flaky)")

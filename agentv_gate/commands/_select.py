@@ -44,6 +44,8 @@ def run_digest(args: argparse.Namespace, ref: CaseRef) -> str:
     settings = f"{DEFAULT_THRESHOLD if threshold is None else threshold!r}|{getattr(args, 'trials', None)!r}"
     if getattr(args, "trials_strategy", None):
         settings += f"|{args.trials_strategy}"
+    if getattr(args, "rejudge_on_fail", None) is not None:  # a pass confirmed by votes is another judgement
+        settings += f"|rejudge {args.rejudge_on_fail}"
     return hashlib.sha256(f"{ref.digest}|{settings}".encode()).hexdigest()[:16]
 
 

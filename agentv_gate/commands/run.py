@@ -18,13 +18,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..base.defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS, MAX_REJUDGE
 from ..base.files import project_root
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
 from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, RunBudget, execution_block_policies
 from ..loader import CaseRef, SuitePlan, nothing_found, plan_paths
+from ..loader.judge_floor import JudgeFloor, load_judge_floor
 from ..loader.quarantine import Quarantine, find_gate_config, load_quarantine
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
@@ -102,6 +103,8 @@ def check_options(args: argparse.Namespace) -> None:
                          f"{MAX_DURATION_MS / 1000:.3f}")
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
+    if args.rejudge_on_fail is not None and not 0 <= args.rejudge_on_fail <= MAX_REJUDGE:
+        raise UsageError(f"--rejudge-on-fail {args.rejudge_on_fail} is not in 0..{MAX_REJUDGE}")
     forkserver = forkserver_env_problem(os.environ)
     if forkserver:
         raise UsageError(forkserver)
@@ -123,6 +126,7 @@ class RunSession:
     comment: CommentSetup | None
     plan: SuitePlan
     quarantine: Quarantine
+    judge_floor: JudgeFloor | None
     rerun: Rerun | None
     selected: list[CaseRef]
     """The cases this job runs (this shard's, after the filters and a rerun's choice)."""
@@ -223,13 +227,20 @@ class RunSession:
         if self.args.verbose:
             for index, said in self.plan.generations.items():
                 print(inert_lines(one_line(f"{self.plan.files[index]}: {said}")), file=sys.stderr)
-        self.quarantine = quarantine = load_quarantine(find_gate_config(self.plan.files))
+        gate_config = find_gate_config(self.plan.files)
+        self.quarantine = quarantine = load_quarantine(gate_config)
         quarantine.problems += quarantine.notices([(ref.suite, ref.id) for ref in self.plan.refs])
+        self.judge_floor = load_judge_floor(gate_config)
+        if self.judge_floor is not None:
+            quarantine.problems += self.judge_floor.problems
         for problem in quarantine.problems:
             print(inert_lines(one_line(redact(str(problem)))), file=sys.stderr)
         if any(p.severity == "error" for p in quarantine.problems):
-            raise ConfigError(f"the gate config {quarantine.path} has problems; nothing was run",
+            raise ConfigError(f"the gate config {gate_config} has problems; nothing was run",
                               problems=quarantine.problems)
+        for why in (self.judge_floor.below.values() if self.judge_floor is not None else ()):
+            print(inert_lines(one_line(f"agentv-gate: {why} (judges in .agentv/gate.yaml): its failing verdicts "
+                                       "are warnings, not failures of the gate")), file=sys.stderr)
 
     def _choose(self, shard: ShardSpec | None) -> None:
         """The pull-request loop's choice (filters, reruns; see _select), then this shard's part of it.
@@ -355,6 +366,7 @@ class RunSession:
         result.case_digest = self.digests.get((result.suite, result.eval_id), result.case_digest)
         result.commit = result.commit or self.commit
         result.quarantined = self.quarantine.reason_for(result.suite, result.eval_id)
+        result.advisory = self.judge_floor.advisory_for(result) if self.judge_floor is not None else None
         if self.args.shard:
             result.shard, result.shard_total = self.args.shard, self.chosen
         return result
@@ -401,7 +413,7 @@ class RunSession:
         # Without --workers, enough threads for the most `workers:` any target declares.
         workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
         settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,
-                               trials_strategy=args.trials_strategy)
+                               trials_strategy=args.trials_strategy, rejudge_on_fail=args.rejudge_on_fail)
         if args.trials is not None and args.trials > 1 and not args.quiet:
             print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at "
                   "the first passing trial; the verdict is the same), so each case has its pass count for a "

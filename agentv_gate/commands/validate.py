@@ -15,6 +15,7 @@ from pathlib import Path
 from ..base.problems import Problem
 from ..errors import EXIT_FAILED, EXIT_OK, ConfigError, NoCasesError, ReportWriteError
 from ..loader import nothing_found, plan_paths
+from ..loader.judge_floor import load_judge_floor
 from ..loader.quarantine import find_gate_config, load_quarantine
 from ..redaction import redact
 from ..report.github import write_github_problems
@@ -67,8 +68,11 @@ def _unset_note(checked: TargetsCheck) -> str:
 def execute(args: argparse.Namespace) -> int:
     paths = eval_paths(args)
     plan = plan_paths(paths, args.repo_root, args.allow_outside_root, args.allow_unknown_keys, digests=False)
-    quarantine = load_quarantine(find_gate_config(plan.files))
+    gate_config = find_gate_config(plan.files)
+    quarantine = load_quarantine(gate_config)
     plan.problems.extend(quarantine.problems + quarantine.notices([(ref.suite, ref.id) for ref in plan.refs]))
+    floor = load_judge_floor(gate_config)
+    plan.problems.extend(floor.problems if floor is not None else [])
     unset_note = ""
     no_targets = False
     if plan.refs:

@@ -28,7 +28,13 @@ CASE_LIST_KEYS = ("tests", "eval_cases", "evalcases")
 DESCRIPTIVE_KEYS = ("description", "metadata")
 """Read by no scorer on purpose: they describe, they never change a verdict."""
 
-SUITE_ONLY_EXECUTION_KEYS = ("total_budget_usd", "fail_on_error", "cache", *SUITE_EXECUTION_KEYS_4X)
+GATE_EXECUTION_KEYS = ("rejudge_on_fail",)
+"""agentv-gate's own `execution` keys, read in files of either generation: AgentV 2.19 and 4.42 accept them
+without a word and ignore them (their `validate` passes such a file), so the same file runs in both, AgentV
+judging once. They decide nothing about a file's generation. `rejudge_on_fail` is also an LLM judge's own key
+(`LlmJudgeConfig`, so in `EVALUATOR_KEYS`, and in `RUBRICS_TYPE_KEYS`)."""
+SUITE_ONLY_EXECUTION_KEYS = ("total_budget_usd", "fail_on_error", "cache", *SUITE_EXECUTION_KEYS_4X,
+                             *GATE_EXECUTION_KEYS)
 """They steer the whole suite (stop starting cases, the response cache): a test writing them is an error."""
 SUITE_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", *SUITE_ONLY_EXECUTION_KEYS)
 TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets", "skip_defaults",
@@ -106,7 +112,8 @@ def _evaluator_keys() -> dict[str, frozenset[str]]:
 
 EVALUATOR_KEYS = _evaluator_keys()
 
-RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate", "model", "target", "min_score")
+RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate", "model", "target", "min_score",
+                     *GATE_EXECUTION_KEYS)
 """`type: rubrics` (AgentV's shorthand, read as an llm_judge with a rubric list): its own keys, since
 `criteria` is its list here and `prompt`/`rubrics` are refused on it."""
 

@@ -38,6 +38,7 @@ from .composite_parser import composite
 from .eval_file_keys import (
     AGGREGATOR_KEYS,
     EVALUATOR_KEYS,
+    GATE_EXECUTION_KEYS,
     RUBRICS_TYPE_KEYS,
     aggregator_key_problems,
     key_problems,
@@ -291,6 +292,12 @@ def _key_problems(w: Written, index: int) -> None:
         w.problems.append(no_effect(w.file, key_line(w.raw, "id", line_of(w.raw)), "id", f"{where}: {EVALUATOR_ID_UNREAD}",
                                     "'name' to label the evaluator"))
         known = (*known, "id")
+    for key in GATE_EXECUTION_KEYS:  # the gate's own re-asking of LLM judges, written on another evaluator
+        if key in w.raw and key not in known:
+            w.problems.append(no_effect(w.file, key_line(w.raw, key, line_of(w.raw)), key,
+                                        f"{where}: only an LLM judge is asked again (a {w.kind} gives the same verdict "
+                                        "on the same answer)", "rejudge_on_fail on an llm_judge / llm-grader"))
+            known = (*known, key)
     for key, (why, instead) in w.config_class.IGNORED.items():  # read by AgentV and never used: a warning
         if key in w.raw:
             w.problems.append(no_effect(w.file, key_line(w.raw, key, line_of(w.raw)), key, f"{where}: {why}", instead))

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..base.defaults import MAX_DURATION_MS
+from ..base.defaults import MAX_DURATION_MS, MAX_REJUDGE
 from ..base.key_checks import not_yet_message
 from ..base.problems import Problem, no_effect
 from ..base.template_links import outside_link
@@ -92,7 +92,14 @@ def suite_execution(execution: Any) -> SuiteExecution:
             raise EvalFileError(key_line(execution, key), f"'{key}' must be true or false, got {value!r}",
                                 f"{key}: {str(not default).lower()}")
         flags[key] = value
-    return SuiteExecution(total_budget_usd=None if budget is None else float(budget), workers=workers, **flags)
+    rejudge = execution.get("rejudge_on_fail")
+    if rejudge is not None and (isinstance(rejudge, bool) or not isinstance(rejudge, int)
+                                or not 0 <= rejudge <= MAX_REJUDGE):
+        raise EvalFileError(key_line(execution, "rejudge_on_fail"), f"'rejudge_on_fail' must be a whole number "
+                            f"from 0 to {MAX_REJUDGE}, got {rejudge!r}",
+                            "rejudge_on_fail: 2 (a failing LLM judge verdict is asked twice more; the majority decides)")
+    return SuiteExecution(total_budget_usd=None if budget is None else float(budget), workers=workers,
+                          rejudge_on_fail=rejudge, **flags)
 
 
 def budget_name(execution: Any) -> str:

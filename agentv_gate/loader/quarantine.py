@@ -39,8 +39,9 @@ ENTRY_KEYS = {"id": "the case's id (a glob such as 'refund-*' allowed)",
               "file": "the eval file the case is in, relative to the repository root (optional)",
               "reason": "why the case is known to fail (required)",
               "until": "the last day the quarantine holds, YYYY-MM-DD (optional)"}
-TOP_KEYS = ("quarantine", "agentv", "agent_paths")  # agentv: the files' AgentV generation (file_generation.py)
-# agent_paths: globs of the agent's files, for `run --affected-since` (commands/_affected.py)
+TOP_KEYS = ("quarantine", "agentv", "agent_paths", "judges")
+"""agentv: the files' AgentV generation (file_generation.py); agent_paths: globs of the agent's files, for
+`run --affected-since` (commands/_affected.py); judges: the judges' floor (judge_floor.py)."""
 GLOB_CHARS = frozenset("*?[")
 
 

@@ -68,6 +68,9 @@ class SuiteExecution(BaseModel):
     cache: bool = True
     workers: int | None = None
     """AgentV 4.x's `execution.workers`: at most this many of the suite's cases run at once (None: no cap)."""
+    rejudge_on_fail: int | None = None
+    """agentv-gate's own `execution.rejudge_on_fail` (AgentV accepts and ignores it): how many more times
+    each LLM judge of the suite is asked when its verdict fails; None: `--rejudge-on-fail`, else never."""
 
 
 # ---------------------------------------------------------------- eval cases

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..base.defaults import PASS_SCORE
+from ..base.defaults import MAX_REJUDGE, PASS_SCORE
 from ..base.generations import Generation
 from ..base.jscompat import js_trim
 
@@ -197,6 +197,9 @@ class LlmJudgeConfig(_EvaluatorBase):
     """A rubric judge (`type: rubrics`, `rubrics:`, or a case's `rubrics:`): checklist or score-range mode."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """AgentV 4.x's per-grader sampling temperature (0..2), sent with the judge's request; None: the run's."""
+    rejudge_on_fail: int | None = Field(default=None, ge=0, le=MAX_REJUDGE, strict=True)
+    """agentv-gate's own (AgentV accepts the key and ignores it): a failing verdict is asked again up to this
+    many more times, fresh, and the majority decides (`execution/rejudge.py`); None: the suite's, else the run's."""
     # Filled by the loader: prompt text read from a file, or the executable template's argv.
     resolved_prompt_text: str | None = Field(default=None, exclude=True)
     resolved_prompt_script: list[str] | None = Field(default=None, exclude=True)

@@ -73,6 +73,9 @@ class EvaluatorResult(BaseModel):
     """Children, for a composite evaluator."""
     generation: Generation = Field(default="2.x", exclude=True)
     """The AgentV generation of the evaluator's type name: how its `scores[]` entry spells the type."""
+    judge_votes: list[dict[str, Any]] | None = None
+    """With `rejudge_on_fail`: every call of an LLM judge whose first verdict failed, in order
+    (`{score, passed}`); the result is the majority's. Absent when the judge was asked once."""
 
     def score_row(self) -> dict[str, Any]:
         """This result as one entry of AgentV's `scores[]` (its type spelled as its generation spells it)."""
@@ -88,6 +91,8 @@ class EvaluatorResult(BaseModel):
             row["error"] = self.error
         if self.evaluator_results:
             row["scores"] = [child.score_row() for child in self.evaluator_results]
+        if self.judge_votes:
+            row["judge_votes"] = self.judge_votes
         return {k: v for k, v in row.items() if v is not None}
 
 
@@ -212,6 +217,11 @@ class CaseResult(BaseModel):
     quarantined: str | None = None
     """The reason the gate's quarantine list (`.agentv/gate.yaml`) gives for this case, while its entry
     holds: the case ran and is reported, but a failure or error of it does not fail the gate."""
+    judge_votes: dict[str, list[dict[str, Any]]] | None = None
+    """Per LLM judge re-asked under `rejudge_on_fail` (its name): every call's `{score, passed}`, in order."""
+    advisory: str | None = None
+    """Why the case's failure is advisory (a judge below the `judges:` floor of `.agentv/gate.yaml`
+    failed it, and nothing else did): reported as a warning, never as a pass, and not deciding the gate."""
     before_all_output: str | None = None
     before_each_output: str | None = None
     after_each_output: str | None = None

@@ -34,6 +34,9 @@ class Summary:
     """Cases `--skip-missing-env` left out (a variable their targets read is unset): never a pass."""
     unanswered: int = 0
     """Of the errors, cases a `--replay` had no recorded answer for: not judged, whatever `--fail-on` says."""
+    advisory: int = 0
+    """Cases failed only by judges below `.agentv/gate.yaml`'s `judges:` floor: warnings, never passes, not
+    deciding the gate."""
 
     @property
     def ok(self) -> bool:
@@ -61,6 +64,7 @@ class Summary:
         unfinished = f", {self.not_run} not run (interrupted)" if self.not_run else ""
         quarantined = f", {self.quarantined} quarantined" if self.quarantined else ""
         unset = f", {self.missing_env} not run (environment variables unset)" if self.missing_env else ""
+        quarantined += f", {self.advisory} advisory (judge below its floor)" if self.advisory else ""
         return (
             f"{self.total} case{'s' if self.total != 1 else ''}: {self.passed} passed, {self.failed} failed, "
             f"{self.errors} error{'s' if self.errors != 1 else ''}{quarantined}{unset}{unfinished} "
@@ -92,9 +96,9 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
     run) makes the summary say so and never count as a pass.
     """
     from ..targets.recording import NOT_RECORDED
-    from .rows import NOT_RUN, QUARANTINED, outcome
+    from .rows import ADVISORY, NOT_RUN, QUARANTINED, outcome
 
-    passed = failed = errors = quarantined = missing_env = unanswered = 0
+    passed = failed = errors = quarantined = missing_env = unanswered = advisory = 0
     for r in results:
         shown = outcome(r)
         unanswered += r.failure_reason_code == NOT_RECORDED
@@ -104,14 +108,16 @@ def summarise(results: Iterable[ReportedCase], planned: int | None = None) -> Su
             missing_env += 1
         elif shown == QUARANTINED:
             quarantined += 1
+        elif shown == ADVISORY:
+            advisory += 1
         elif shown == "error":
             errors += 1
         else:
             failed += 1
-    total = passed + failed + errors + quarantined + missing_env
+    total = passed + failed + errors + quarantined + missing_env + advisory
     return Summary(total=total, passed=passed, failed=failed, errors=errors,
                    pass_rate=passed / total if total else 0.0, not_run=max(0, (planned or 0) - total),
-                   quarantined=quarantined, missing_env=missing_env, unanswered=unanswered)
+                   quarantined=quarantined, missing_env=missing_env, unanswered=unanswered, advisory=advisory)
 
 
 __all__ = ["ReportError", "ReportWriteError", "ResultsReadError", "Summary", "TargetTraffic", "summarise"]

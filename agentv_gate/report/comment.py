@@ -27,7 +27,7 @@ from .console import first_problem
 from .github import md_cell
 from .paired import LABEL_ORDER, NoTest, SuiteTest, detection_line
 from .paths import source_path
-from .rows import QUARANTINED, ReportedCase, outcome
+from .rows import ADVISORY, QUARANTINED, ReportedCase, outcome
 from .usage import UsageTotals, usage_markdown
 
 COMMENT_LIMIT = 65_536
@@ -130,7 +130,7 @@ def _several(changes: Sequence[CaseChange]) -> bool:
 
 def _failing_table(rows: Sequence[ReportedCase], links: Links) -> _Section | None:
     """Without a base: the cases that did not pass, as the regressions table would show them."""
-    bad = [r for r in rows if r.verdict != "pass" and outcome(r) != QUARANTINED]
+    bad = [r for r in rows if r.verdict != "pass" and outcome(r) not in (QUARANTINED, ADVISORY)]
     if not bad:
         return None
     lines = [f"| {comment_text(r.eval_id, 200)} | {_where(r, links)} | {r.score:.2f} {r.verdict} | "
@@ -149,6 +149,20 @@ def _quarantined_table(rows: Sequence[ReportedCase], links: Links) -> _Section |
              f"{comment_text(r.quarantined, 300)} | {comment_text(first_problem(r), 300)} |\n" for r in held]
     return _case_list("Quarantined", len(held), "_Known gaps listed in `.agentv/gate.yaml`: they do not fail the gate._\n\n"
                       "| Case | Eval file | Score | Quarantined for | First miss |\n| --- | --- | --- | --- | --- |\n",
+                      lines, links)
+
+
+def _advisory_table(rows: Sequence[ReportedCase], links: Links) -> _Section | None:
+    """The cases failed only by judges below `.agentv/gate.yaml`'s `judges:` floor: warnings, apart."""
+    held = [r for r in rows if outcome(r) == ADVISORY]
+    if not held:
+        return None
+    lines = [f"| {comment_text(r.eval_id, 200)} | {_where(r, links)} | {r.score:.2f} | "
+             f"{comment_text(r.advisory, 300)} | {comment_text(r.misses[0] if r.misses else '', 300)} |\n"
+             for r in held]
+    return _case_list("Advisory", len(held), "_Failed only by a judge below its floor in `.agentv/gate.yaml`: "
+                      "not decided, not failing the gate._\n\n"
+                      "| Case | Eval file | Score | Why advisory | First miss |\n| --- | --- | --- | --- | --- |\n",
                       lines, links)
 
 
@@ -246,9 +260,9 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
                     _case_table("Fixes", comparison.with_status("fixed"), links, with_miss=False),
                     _case_table("New", comparison.with_status("new"), links, with_miss=True),
                     _case_table("Removed", comparison.with_status("removed"), links, with_miss=False),
-                    _unchanged(comparison, links), _quarantined_table(head, links)]
+                    _unchanged(comparison, links), _quarantined_table(head, links), _advisory_table(head, links)]
     else:
-        sections = [_failing_table(head, links), _quarantined_table(head, links)]
+        sections = [_failing_table(head, links), _quarantined_table(head, links), _advisory_table(head, links)]
     kept = [s for s in sections if s is not None]
     tail = (_totals(head, summary, base_rows if comparison is not None else None)
             + usage_markdown(usage or UsageTotals(), base_usage if comparison is not None else None)

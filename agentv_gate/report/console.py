@@ -30,7 +30,7 @@ from typing import TextIO
 from . import Summary, summarise
 from .live import HEARTBEAT_SECONDS, CaseKey, LiveLog
 from .paths import source_path
-from .rows import NEVER_QUARANTINED, NOT_RUN, QUARANTINED, EvaluatorDetail, ReportedCase, details_of, outcome
+from .rows import ADVISORY, NEVER_QUARANTINED, NOT_RUN, QUARANTINED, EvaluatorDetail, ReportedCase, details_of, outcome
 from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 PASSED_ROWS_SHOWN = 50
@@ -51,7 +51,7 @@ _MIN_WIDTH = 12
 _EVALUATOR_PREFIX = re.compile(r"(?:^|; )evaluator '[^']*': ")
 """How the orchestrator joins evaluator errors into a case's error."""
 _COLOURS = {"PASS": "\x1b[32m", "FAIL": "\x1b[31m", "ERROR": "\x1b[33m", "QUARANTINED": "\x1b[35m",
-            "NOT RUN": "\x1b[36m"}
+            "NOT RUN": "\x1b[36m", "ADVISORY": "\x1b[33m"}
 _RESET = "\x1b[0m"
 
 
@@ -71,6 +71,8 @@ def first_problem(result: ReportedCase) -> str:
     """The error, else the first miss, else the start of the reasoning: the one thing to read first."""
     if result.verdict == "error":
         return f"error: {one_line(result.error or 'unknown error')}"
+    if outcome(result) == ADVISORY:  # why it does not fail the gate, then why the judge failed it
+        return one_line(f"{result.advisory}; {result.misses[0]}" if result.misses else result.advisory)
     if result.misses:
         return one_line(result.misses[0])
     if result.verdict != "pass" and result.reasoning:
@@ -79,7 +81,7 @@ def first_problem(result: ReportedCase) -> str:
 
 
 def _sorted_for_table(results: Iterable[ReportedCase]) -> list[ReportedCase]:
-    rank = {"error": 0, "fail": 1, QUARANTINED: 2, NOT_RUN: 3, "pass": 4}
+    rank = {"error": 0, "fail": 1, ADVISORY: 2, QUARANTINED: 2, NOT_RUN: 3, "pass": 4}
     return sorted(results, key=lambda r: (rank.get(outcome(r), 1), r.suite, r.line, r.eval_id))
 
 
@@ -219,6 +221,8 @@ def case_details(result: ReportedCase, verbose: bool = False) -> list[str]:
         label = ("quarantined, and now passes: lift its quarantine in .agentv/gate.yaml" if result.verdict == "pass"
                  else NEVER_QUARANTINED if result.verdict == "error" else "quarantined")
         lines += _text_lines(label, result.quarantined, "  ")
+    if outcome(result) == ADVISORY:
+        lines += _text_lines("advisory, not failing the gate", result.advisory or "", "  ")
     errors = _error_parts(result.error)
     evaluators = details_of(result) if verbose else ()
     told = {d.error.strip() for d in evaluators if d.error}  # the evaluators' own lines will say these

@@ -36,7 +36,7 @@ from ..redaction import redact
 from . import Summary, TargetTraffic, summarise
 from .jsonl import describe_os_error
 from .paths import display_path, source_path
-from .rows import NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
+from .rows import ADVISORY, NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from .text import case_label, clean, inert_log_text, one_line, several_targets, truncate
 
 ANNOTATIONS_PER_STEP = 10
@@ -91,6 +91,8 @@ def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
             lines.append(f"- … and {len(result.misses) - ANNOTATION_MISSES_SHOWN} more")
     if result.reasoning:
         lines.append(f"Reasoning: {clean(result.reasoning)}")
+    if outcome(result) == ADVISORY:
+        lines.insert(0, f"Advisory (does not fail the gate): {clean(result.advisory)}")
     if result.quarantined:
         lines.insert(0, f"{NEVER_QUARANTINED[0].upper()}{NEVER_QUARANTINED[1:]}: {clean(result.quarantined)}"
                      if result.verdict == "error" else f"Quarantined (does not fail the gate): {clean(result.quarantined)}")
@@ -106,7 +108,7 @@ def annotation_line(result: ReportedCase, root: Path | None = None, label: str |
     `with_target` names the target (a matrix run has a row per target)."""
     verb = "error" if result.verdict == "error" else "failed"
     verb = {"pass": "passes: lift its quarantine", QUARANTINED: f"{verb} (quarantined)",
-            NOT_RUN: "not run"}.get(outcome(result), verb)
+            NOT_RUN: "not run", ADVISORY: "failed (advisory)"}.get(outcome(result), verb)
     title = f"agentv-gate: {truncate(case_label(result, with_target), 200)} {verb}" + (f" ({label})" if label else "")
     props = [f"file={escape_property(_command_text(source_path(result, root)))}"]
     if result.line > 0:
@@ -136,7 +138,8 @@ def annotation_lines(results: Iterable[ReportedCase], root: Path | None = None,
     def line(r: ReportedCase) -> str:
         label = labels.get((r.suite, r.eval_id, r.target))
         # What does not fail the gate is no error: a quarantined case (a notice once it passes), a case not run.
-        level = {"pass": "notice", QUARANTINED: "warning", NOT_RUN: "warning"}.get(outcome(r), "error")
+        level = {"pass": "notice", QUARANTINED: "warning", NOT_RUN: "warning", ADVISORY: "warning"}.get(outcome(r),
+                                                                                                       "error")
         return annotation_line(r, root, label, "warning" if label in warn_only else level, with_target)
 
     if len(bad) <= limit:
@@ -169,13 +172,15 @@ def md_cell(text: object, limit: int = CELL_LIMIT) -> str:
 
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error", QUARANTINED: "🔕 quarantined",
-            NOT_RUN: "⏸️ not run"}
+            NOT_RUN: "⏸️ not run", ADVISORY: "🟡 advisory"}
 
 
 def _problem_cell(result: ReportedCase) -> str:
     if result.verdict == "error":
         return "error: " + md_cell(result.error or "unknown error")
     items = [md_cell(m) for m in result.misses[:MISSES_PER_CELL]]
+    if outcome(result) == ADVISORY:
+        items.insert(0, md_cell(result.advisory))
     if len(result.misses) > MISSES_PER_CELL:
         items.append(f"… and {len(result.misses) - MISSES_PER_CELL} more")
     if not items and result.reasoning:
@@ -205,10 +210,14 @@ def _checks_section(result: ReportedCase, root: Path | None) -> str:
 
 
 def totals_line(summary: Summary) -> str:
-    mark = "✅" if summary.ok else ("⚠️" if summary.not_run or summary.incomplete else "❌")
+    # advisory verdicts pass nothing: a gate that passes with them is marked as one with warnings
+    mark = ("⚠️" if summary.advisory else "✅") if summary.ok else (
+        "⚠️" if summary.not_run or summary.incomplete else "❌")
     unfinished = f" · **interrupted: {summary.not_run} not run**" if summary.not_run else ""
     if summary.quarantined:
         unfinished += f" · {summary.quarantined} quarantined (not failing the gate)"
+    if summary.advisory:
+        unfinished += f" · {summary.advisory} advisory (a judge below its floor; not failing the gate)"
     if summary.missing_env:
         unfinished += f" · **{summary.missing_env} not run: environment variables unset**"
     return (f"{mark} **{summary.passed} passed, {summary.failed} failed, {summary.errors} "
@@ -449,8 +458,8 @@ def output_values(summary: Summary, junit_path: Path | str | None = None,
                   results_path: Path | str | None = None, report_path: Path | str | None = None,
                   root: Path | None = None) -> dict[str, str]:
     """The step outputs; `pass-rate` is a fraction 0..1 (like thresholds) with four decimals; paths as
-    `workspace_path` gives them. The counts add up: passed + failed + errors + quarantined + not-run
-    = total, `not-run` holding the cases left out for unset variables and those an interrupted run
+    `workspace_path` gives them. The counts add up: passed + failed + errors + quarantined + advisory +
+    not-run = total, `not-run` holding the cases left out for unset variables and those an interrupted run
     never finished (these last are not in `pass-rate`)."""
     return {
         "pass-rate": f"{summary.pass_rate:.4f}",
@@ -458,6 +467,7 @@ def output_values(summary: Summary, junit_path: Path | str | None = None,
         "failed": str(summary.failed),
         "errors": str(summary.errors),
         "quarantined": str(summary.quarantined),
+        "advisory": str(summary.advisory),
         "total": str(summary.total + summary.not_run),
         "not-run": str(summary.not_run + summary.missing_env),
         "junit-path": workspace_path(junit_path, root),

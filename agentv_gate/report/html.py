@@ -50,7 +50,7 @@ PASSED_TEXT_LIMIT = 1000
 """A passed case's texts (answer, messages, reasoning) are cut shorter: every case carries them now,
 and a run of thousands of passed cases must stay a page a browser opens (results.jsonl has all)."""
 
-_VERDICT_ORDER = {"error": 0, "fail": 1, "quarantined": 2, "not run": 3, "pass": 4}
+_VERDICT_ORDER = {"error": 0, "fail": 1, "advisory": 2, "quarantined": 2, "not run": 3, "pass": 4}
 
 STYLE = """
 :root { color-scheme: light dark; --fg: #1f2328; --muted: #59636e; --bg: #fff; --line: #d1d9e0;
@@ -83,7 +83,7 @@ table.cases > tbody > tr > td { overflow-wrap: anywhere; }
 td.where { color: var(--muted); }
 .verdict { font-weight: 600; text-transform: uppercase; font-size: .8rem; }
 .verdict.pass { color: var(--pass); } .verdict.fail { color: var(--fail); } .verdict.error { color: var(--error); }
-.verdict.quarantined, .verdict.not-run { color: var(--muted); }
+.verdict.quarantined, .verdict.not-run, .verdict.advisory { color: var(--muted); }
 .meta { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .9rem; margin: 0 0 1rem; }
 .meta dt { margin: 0; color: var(--muted); font-weight: 400; } .meta dd { margin: 0; overflow-wrap: anywhere; }
 .msg { margin: .2rem 0; } .msg .role { font-weight: 600; color: var(--muted); }
@@ -370,6 +370,8 @@ def build_html(results: Iterable[ReportedCase], planned: int | None = None, extr
     counts = [("passed", summary.passed), ("failed", summary.failed), ("errors", summary.errors)]
     if summary.quarantined:
         counts.append(("quarantined", summary.quarantined))
+    if summary.advisory:
+        counts.append(("advisory", summary.advisory))
     if summary.missing_env:
         counts.append(("not run (environment variables unset)", summary.missing_env))
     if summary.not_run:
@@ -379,6 +381,8 @@ def build_html(results: Iterable[ReportedCase], planned: int | None = None, extr
                ("pass", f"pass ({summary.passed})")]
     if summary.quarantined:
         options.append(("quarantined", f"quarantined ({summary.quarantined})"))
+    if summary.advisory:
+        options.append(("advisory", f"advisory ({summary.advisory})"))
     if summary.missing_env:
         options.append(("not run", f"not run ({summary.missing_env})"))
     data = script_json({"page": PAGE_ROWS, "rows": [_row(r) for r in results]})

@@ -40,7 +40,7 @@ from ..errors import ReportWriteError
 from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path, suite_path
-from .rows import NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
+from .rows import ADVISORY, NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from .text import clean, one_line, truncate
 
 SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
@@ -170,8 +170,9 @@ def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) ->
     tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
                   file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
     shown = outcome(r)
-    if shown in (QUARANTINED, NOT_RUN):  # reported, not failing the gate: a dashboard must not show it red
-        why = (f"quarantined: {r.quarantined}" if shown == QUARANTINED else _first_line(r.error) or "not run")
+    if shown in (QUARANTINED, NOT_RUN, ADVISORY):  # reported, not failing the gate: a dashboard must not show it red
+        why = (f"quarantined: {r.quarantined}" if shown == QUARANTINED else str(r.advisory) if shown == ADVISORY
+               else _first_line(r.error) or "not run")
         detail = error_body(r) if r.verdict == "error" else failure_body(r)
         tc.add_skipped_info(message=truncate(why, MESSAGE_LIMIT), output=detail)
     elif r.verdict == "error":
@@ -206,8 +207,8 @@ def _write_suite(out: _CleanWriter, suite_name: str, cases: list[ReportedCase], 
     head.set("errors", str(totals.errors))
     head.set("failures", str(totals.failed))
     head.set("tests", str(totals.total))
-    if totals.quarantined or totals.missing_env:
-        head.set("skipped", str(totals.quarantined + totals.missing_env))
+    if totals.quarantined or totals.missing_env or totals.advisory:
+        head.set("skipped", str(totals.quarantined + totals.missing_env + totals.advisory))
     # junit-xml writes time as "%f" and leaves it out when zero; AgentV writes three decimals always.
     head.set("time", _seconds(sum(r.duration_ms for r in cases)))
     properties: dict[str, str] = {}  # two cases of one name (a long id cut short) share an entry, as in a dict-built suite

@@ -38,7 +38,7 @@ from ..models import CaseResult
 from .comparison import CaseChange, Comparison
 from .github import md_cell
 from .paths import source_path
-from .rows import NOT_RUN, TrialOutcomes, outcome, trial_outcomes
+from .rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, trial_outcomes
 from .stats import Interval, benjamini_hochberg, drop_weights, fisher_two_sided, paired_interval, sign_flip_p
 from .text import inert_log_text, one_line
 
@@ -158,6 +158,7 @@ def case_guard(case: CaseTest) -> Guard | None:
     itself. A quarantined or not-run head is no evidence either way (counted by the gate apart)."""
     head = case.change.head
     if case.flaky or not case.base.passed or not all(case.base.passed) or head is None or head.quarantined \
+            or outcome(head) == ADVISORY \
             or outcome(head) == NOT_RUN or not case.head.passed:
         return None
     failed = case.head.passed.count(False)
@@ -216,6 +217,8 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     cases that flipped in the history file; a case whose base trials disagree is flaky too."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
+    # an advisory head (failed only by a judge below its floor) is not decided: no evidence of a drop
+    paired = [c for c in paired if c.head is None or outcome(c.head) != ADVISORY]
     if not paired:
         return NoTest("no case has results on both sides")
     sides = [(trial_outcomes(c.base), trial_outcomes(c.head)) for c in paired if c.base and c.head]

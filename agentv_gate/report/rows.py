@@ -58,6 +58,8 @@ class ReportedCase(Protocol):
     def failure_reason_code(self) -> str | None: ...
     @property
     def quarantined(self) -> str | None: ...
+    @property
+    def advisory(self) -> str | None: ...
 
 
 QUARANTINED = "quarantined"
@@ -65,6 +67,8 @@ NEVER_QUARANTINED = ("on the quarantine list, but errors are never quarantined (
                      "says nothing of the case): this error fails the gate")
 """What every report says of a quarantined case that errored."""
 NOT_RUN = "not run"
+ADVISORY = "advisory"
+"""A failure only judges below `.agentv/gate.yaml`'s `judges:` floor gave: a warning, neither pass nor failure."""
 
 
 def outcome(result: ReportedCase) -> str:
@@ -78,6 +82,8 @@ def outcome(result: ReportedCase) -> str:
         return NOT_RUN
     if result.quarantined and result.verdict != "error":
         return QUARANTINED
+    if result.advisory and result.verdict == "fail":
+        return ADVISORY
     return result.verdict
 
 
@@ -224,6 +230,7 @@ class ReportRow:
     """A row `--affected-since` carried over unrun: the short commit of the base it came from ("" unknown)."""
     replayed: str | None = None
     """With `--replay`: where the model answers came from (`main@abc1234`)."""
+    advisory: str | None = None
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
@@ -236,7 +243,7 @@ class ReportRow:
                    () if passed else tuple(result.checks), evaluator_details(result) if evaluators else (),
                    result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None,
                    TrialOutcomes.of_row(result.trials, result.aggregation),
-                   (result.commit or "")[:7] if result.carried else None, result.replayed)
+                   (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,5 +286,5 @@ def trial_outcomes(result: ReportedCase) -> TrialOutcomes:
     return found or TrialOutcomes((result.verdict == "pass",), (result.score,))
 
 
-__all__ = ["NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase", "TrialOutcomes",
+__all__ = ["ADVISORY", "NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase", "TrialOutcomes",
            "details_of", "evaluator_details", "outcome", "review_of", "trial_outcomes"]

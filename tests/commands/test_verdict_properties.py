@@ -1,6 +1,6 @@
 """Properties of the verdict under `--baseline`, across the dimensions that meet there: trials per
 side (1, k, unequal), stable or flaky base cases, interrupted (`planned` above the rows) and
-`--max-failures`-stopped runs, cases `--skip-missing-env` left out, quarantined cases, each
+`--max-failures`-stopped runs, cases `--skip-missing-env` left out, quarantined and advisory cases, each
 `--fail-on` mode and alpha. The real decision code runs (`baseline_report`, `gate_exit`) on real
 result rows; the CLI runs the same table in test_case_guard_cli.py and test_paired_cli.py.
 
@@ -36,6 +36,8 @@ def row(case: str, passes: int, trials: int, head: str = "ran") -> CaseResult:
         trials = 1
     elif head.startswith("quarantined") and verdict != "pass":
         extra = {"quarantined": "flaky upstream"}
+    elif head == "advisory" and verdict != "pass":  # failed only by a judge below its floor (gate.yaml)
+        extra = {"advisory": "advisory: judge 'tone' agrees with humans at kappa 0.41 < 0.6"}
     return CaseResult(eval_id=case, suite="evals/s.eval.yaml", file="evals/s.eval.yaml", line=3 + int(case[1:]),
                       verdict=verdict, score=sum(outcomes) / len(outcomes),
                       trials=[{"attempt": i + 1, "score": s, "verdict": "pass" if s else "fail"}
@@ -49,7 +51,7 @@ class Case:
     base_passes: int
     head_trials: int
     head_passes: int
-    head: str  # ran | missing-env | quarantined | quarantined-error
+    head: str  # ran | missing-env | quarantined | quarantined-error | advisory
     flaky: bool
 
 
@@ -58,7 +60,8 @@ def cases(draw: st.DrawFn) -> Case:
     base_trials = draw(st.sampled_from((1, 3, 8)))
     head_trials = draw(st.sampled_from((base_trials, base_trials, 1, 3)))
     return Case(base_trials, draw(st.integers(0, base_trials)), head_trials, draw(st.integers(0, head_trials)),
-                draw(st.sampled_from(("ran", "ran", "ran", "ran", "missing-env", "quarantined", "quarantined-error"))),
+                draw(st.sampled_from(("ran", "ran", "ran", "ran", "missing-env", "quarantined", "quarantined-error",
+                                      "advisory"))),
                 draw(st.booleans()))
 
 
@@ -152,7 +155,23 @@ def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run
 def test_a_quarantined_error_is_never_counted_as_a_pass(table: list[Case]) -> None:
     head = [row(f"c{i}", c.head_passes, c.head_trials, c.head) for i, c in enumerate(table)]
     summary = summarise(head)
-    assert summary.passed == sum(1 for c in table if c.head in ("ran", "quarantined", "quarantined-error")
+    assert summary.passed == sum(1 for c in table if c.head in ("ran", "quarantined", "quarantined-error", "advisory")
                                  and c.head_passes == c.head_trials)
+    assert summary.advisory == sum(1 for c in table if c.head == "advisory" and c.head_passes < c.head_trials)
     errored = sum(1 for c in table if c.head == "quarantined-error" and c.head_passes < c.head_trials)
     assert summary.errors >= errored  # errors are never quarantined: they count, and fail, as errors
+
+
+@settings(max_examples=150, deadline=None)
+@given(TABLES, st.sampled_from((0.05, 0.25)))
+@example([Case(3, 3, 3, 0, "advisory", False), Case(3, 3, 3, 3, "ran", False)], 0.05)
+@example([Case(1, 1, 1, 0, "advisory", False)], 0.05)
+def test_advisory_cases_alone_never_fail_the_gate(table: list[Case], alpha: float) -> None:
+    """Not decided: when every head that failed a trial is advisory (a judge below its floor failed it) and
+    the run was whole, no mode fails the gate; nor does an advisory case ever count as passed (above)."""
+    if any(c.head == "missing-env" for c in table) or any(
+            c.head != "advisory" and c.head_passes < c.head_trials for c in table):
+        return
+    for mode in MODES:
+        out = decide(table, mode, alpha, 0, None)
+        assert out.code == EXIT_OK, (mode, out.line)

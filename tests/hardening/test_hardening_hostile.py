@@ -36,8 +36,8 @@ BIG = (HOSTILE + "\n") * (1024 * 1024 // (len(HOSTILE) + 1) + 1)
 """A little over 1 MB of it."""
 
 HOSTILE_ID = "id\n::add-mask::x ##[error]y"
-OUR_KEYS = {"pass-rate", "passed", "failed", "errors", "quarantined", "total", "not-run", "junit-path", "results-path",
-            "report-path"}
+OUR_KEYS = {"pass-rate", "passed", "failed", "errors", "quarantined", "advisory", "total", "not-run", "junit-path",
+            "results-path", "report-path"}
 
 
 def targets_yaml() -> str:

@@ -419,8 +419,8 @@ def test_action_passes_inputs_only_through_env() -> None:
 
 def test_action_outputs_come_from_the_gate_step() -> None:
     outputs = _action()["outputs"]
-    expected = {"pass-rate", "total", "passed", "failed", "errors", "quarantined", "not-run", "junit-path", "results-path",
-                "report-path", "exit-code"}
+    expected = {"pass-rate", "total", "passed", "failed", "errors", "quarantined", "advisory", "not-run", "junit-path",
+                "results-path", "report-path", "exit-code"}
     assert set(outputs) == expected
     for name, spec in outputs.items():
         assert spec["value"] == f"${{{{ steps.gate.outputs.{name} }}}}"

@@ -327,7 +327,8 @@ def test_workspace_path_relative_inside_absolute_outside(tmp_path: Path) -> None
 def test_output_values_are_exact() -> None:
     summary = summarise([case("a"), case("b", "fail"), case("c", "error")])
     assert output_values(summary, "j.xml", None, "") == {
-        "pass-rate": "0.3333", "passed": "1", "failed": "1", "errors": "1", "quarantined": "0", "total": "3", "not-run": "0",
+        "pass-rate": "0.3333", "passed": "1", "failed": "1", "errors": "1", "quarantined": "0", "advisory": "0",
+        "total": "3", "not-run": "0",
         "junit-path": "j.xml", "results-path": "", "report-path": ""}
 
 

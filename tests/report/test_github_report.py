@@ -225,7 +225,8 @@ def test_outputs_are_written_to_github_output(tmp_path: Path) -> None:
     text = out_file.read_text(encoding="utf-8")
     assert "pass-rate=0.5000\n" in text and "failed=1\n" in text and "junit-path=o/junit.xml\n" in text
     assert parse_github_output(text) == {"earlier": "1", "pass-rate": "0.5000", "passed": "2", "failed": "1",
-                                  "errors": "1", "quarantined": "0", "total": "4", "not-run": "0", "junit-path": "o/junit.xml",
+                                  "errors": "1", "quarantined": "0", "advisory": "0", "total": "4", "not-run": "0",
+                                      "junit-path": "o/junit.xml",
                                   "results-path": "o/results.jsonl", "report-path": ""}
 
 
