@@ -76,6 +76,9 @@ class RunSettings:
     comparison has N outcomes per case; the verdict and score are AgentV's all the same."""
     trials_strategy: str | None = None
     """`--trials-strategy`: every case's trials strategy, `pass_hat_k` (pass^k, agentv-gate's) included."""
+    first_trial: int = 0
+    """The number (0-based) of the first trial run: the per-case guard's re-runs go on from the trials
+    a case already ran, so a target's `{ATTEMPT}` and the cache (first trial only) see a later trial."""
 
 
 def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
@@ -234,8 +237,8 @@ class Orchestrator:
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
-            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(attempt),
-                                time.monotonic())
+            run = self._attempt(case, provider, base.model_copy(deep=True),
+                                case_run.for_trial(self.settings.first_trial + attempt), time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
             if strategy == "pass_at_k" and _agentv_pass(run) and self.settings.trials is None:

@@ -43,9 +43,11 @@ from ..report.rows import NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..report.text import inert_log_text, one_line
 from ._previous import read_previous
 
+MAX_GUARD_TRIALS = 1000
+"""The most head trials `--max-trials` may ask of one case."""
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
-BROKEN = "regression (broken in every trial)"
+BROKEN = "regression (per-case guard)"
 """The per-case guard's label: never quiet under any `--fail-on` with a base."""
 FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
@@ -60,12 +62,14 @@ class Baseline:
     alpha: float = paired.DEFAULT_ALPHA
     flaky: frozenset[tuple[str, str]] = frozenset()
     """(suite, test id) of cases that flipped in the `--history` file on the base's digest."""
+    max_trials: int | None = None
+    """`--max-trials`: the head trials the per-case guard decides a case on (None: its default)."""
 
     def compare(self, results: Sequence[ReportedCase]) -> Comparison:
         return compare_results(self.rows, results, self.max_drop)
 
     def test(self, comparison: Comparison) -> paired.SuiteTest | paired.NoTest:
-        return paired.paired_test(comparison, self.alpha, self.flaky)
+        return paired.paired_test(comparison, self.alpha, self.flaky, self.max_trials)
 
     def flaky_regressions(self, comparison: Comparison) -> list[str]:
         """Ids of cases that regressed on one trial and are flaky in the history."""
@@ -110,11 +114,12 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
     """(passed, why) when a paired test was possible: the suite test decides `regression`; the case
     labels add to it under `case-regression` and `inconclusive`."""
     rate = test.pass_rate.describe(100, " points") if test.pass_rate else "n/a"
+    level = f"{test.suite_alpha:.3g} (alpha {test.alpha:g} less the per-case guard's share)"
     if test.dropped:
         drivers = ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, p={c.p:.2g})"
                             for c in test.drivers()[:5])
         return False, (f"{gate}: failed, the pass rate fell against {against}: {rate}, p={test.p_drop:.3g} "
-                       f"<= alpha {test.alpha:g}; largest drops: {drivers}")
+                       f"<= {level}; largest drops: {drivers}")
     cases = test.with_label("regression")
     if cases and fail_on in ("case-regression", "inconclusive"):
         return False, (f"{gate}: failed, {len(cases)} case(s) regressed significantly (Fisher, BH q <= "
@@ -122,8 +127,10 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
                                                         for c in cases[:5]))
     broken = test.guarded("broken")
     if broken:
-        return False, (f"{gate}: failed, {len(broken)} case(s) that passed every base trial failed every head "
-                       "trial: " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in broken[:5]))
+        return False, (f"{gate}: failed, {len(broken)} case(s) fail beyond what the base allows (per-case guard, "
+                       f"one-sided Fisher p <= {test.guard_level:.2g} each, or every head trial failed where every "
+                       "base trial passed): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, "
+                                                         f"p={c.p_guard:.2g})" for c in broken[:5]))
     unsure = test.with_label("inconclusive")
     if unsure and fail_on == "inconclusive":
         return False, (f"{gate}: failed, {len(unsure)} case(s) inconclusive (pass rate fell, not "
@@ -132,9 +139,9 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
     listed = f"; {len(unsure)} inconclusive case(s) listed" if unsure else ""
     suspicious = test.guarded("suspicious")
     if suspicious:
-        listed += f"; {len(suspicious)} suspicious case(s) (stable on the base, failed most head trials) listed"
+        listed += f"; {len(suspicious)} suspicious case(s) (the per-case guard could not decide them) listed"
     return True, (f"{gate}: passed, no significant drop against {against} (pass rate {rate}, "
-                  f"p={test.p_drop:.3g} > alpha {test.alpha:g}){listed}")
+                  f"p={test.p_drop:.3g} > {level}){listed}")
 
 
 
@@ -144,6 +151,11 @@ def check_alpha(alpha: float | None) -> None:
         raise UsageError(f"--alpha {alpha} is not a probability strictly between 0 and 1")
     if alpha is not None and alpha / 2 == 0:  # the two-sided interval's tail would be no float at all
         raise UsageError(f"--alpha {alpha} is too small to compute with (use 1e-300 or more)")
+
+
+def check_max_trials(max_trials: int | None) -> None:
+    if max_trials is not None and not 2 <= max_trials <= MAX_GUARD_TRIALS:
+        raise UsageError(f"--max-trials {max_trials} is not in 2..{MAX_GUARD_TRIALS}")
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
@@ -160,11 +172,13 @@ def check_baseline_options(args: argparse.Namespace) -> None:
     fail_on = getattr(args, "fail_on", None) or "all"
     max_drop = getattr(args, "max_drop", None)
     check_alpha(getattr(args, "alpha", None))
+    max_trials = getattr(args, "max_trials", None)
+    check_max_trials(max_trials)
     if getattr(args, "baseline", None) is None:
         if fail_on != "all":
             raise UsageError(f"--fail-on {fail_on} needs --baseline BASE.jsonl (the results of the base branch)")
         for flag, value in (("--max-drop", max_drop), ("--alpha", getattr(args, "alpha", None)),
-                            ("--history", getattr(args, "history", None))):
+                            ("--history", getattr(args, "history", None)), ("--max-trials", max_trials)):
             if value is not None:
                 raise UsageError(f"{flag} needs --baseline BASE.jsonl (the results of the base branch)")
     elif max_drop is not None and not (math.isfinite(max_drop) and 0 <= max_drop <= 1):
@@ -220,7 +234,7 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     alpha = getattr(args, "alpha", None)
     return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None),
                     paired.DEFAULT_ALPHA if alpha is None else alpha,
-                    read_history(getattr(args, "history", None), kept))
+                    read_history(getattr(args, "history", None), kept), getattr(args, "max_trials", None))
 
 
 @dataclass

@@ -36,7 +36,7 @@ from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.text import inert_json, inert_log_text, one_line
-from ._baseline_gate import check_alpha, paired_verdict, read_history
+from ._baseline_gate import check_alpha, check_max_trials, paired_verdict, read_history
 from ._outputs import output_paths
 from ._previous import read_previous
 
@@ -127,6 +127,7 @@ def execute(args: argparse.Namespace) -> int:
     _check_delta("--min-delta", args.min_delta)
     _check_delta("--max-drop", args.max_drop)
     check_alpha(args.alpha)
+    check_max_trials(args.max_trials)
     every_base = read_previous(args.base, f"the base results {args.base} hold no rows", keep_not_run=True)
     base = [row for row in every_base if row.failure_reason_code != NOT_RUN_INTERRUPTED]
     if not base:
@@ -141,7 +142,8 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
     flaky = read_history(args.history, base)
-    test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky)
+    test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
+                              args.max_trials)
     failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
     if args.json:
         # Printed to the CI log, whose runner takes `##[command]` anywhere in a line (ids are a PR's text).

@@ -29,6 +29,7 @@ Reads rows only, like every reporter.
 from __future__ import annotations
 
 import html
+import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -38,8 +39,17 @@ from ..models import CaseResult
 from .comparison import CaseChange, Comparison
 from .github import md_cell
 from .paths import source_path
-from .rows import NOT_RUN, TrialOutcomes, outcome, trial_outcomes
-from .stats import Interval, benjamini_hochberg, drop_weights, fisher_two_sided, paired_interval, sign_flip_p
+from .rows import NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from .sequential import Decision, decide, default_budget, guard_level, suite_level
+from .stats import (
+    Interval,
+    benjamini_hochberg,
+    drop_weights,
+    fisher_drop_p,
+    fisher_two_sided,
+    paired_interval,
+    sign_flip_p,
+)
 from .text import inert_log_text, one_line
 
 DEFAULT_ALPHA = 0.05
@@ -65,6 +75,19 @@ class CaseTest:
     q: float
     label: Label
     flaky: bool
+    reruns: tuple[bool, ...] = ()
+    """The head trials the per-case guard re-ran (`run` with a budget), after the row's own."""
+    rerun_cost: float | None = None
+    """What those re-runs cost (None: no trial reported a cost)."""
+    decision: Decision | None = None
+    """The per-case guard's sequential test on every head trial, re-runs included (`sequential.decide`)."""
+    p_guard: float = 1.0
+    """Its one-sided Fisher p on the trials run (head lower than base)."""
+
+    @property
+    def head_passed(self) -> tuple[bool, ...]:
+        """Every head trial: the row's own, then the guard's re-runs."""
+        return self.head.passed + self.reruns
 
     @property
     def base_rate(self) -> float:
@@ -83,9 +106,10 @@ class CaseTest:
         return _mean(self.head.scores) - _mean(self.base.scores)
 
     def counts(self) -> str:
-        """`3/3 -> 0/3`: passing trials over trials run, base then head."""
+        """`3/3 -> 0/3`: passing trials over trials run, base then head (`3/3 -> 0/3 (0/27 with re-runs)`)."""
+        rerun = (f" ({sum(self.head_passed)}/{len(self.head_passed)} with re-runs)" if self.reruns else "")
         return (f"{sum(self.base.passed)}/{len(self.base.passed)} -> "
-                f"{sum(self.head.passed)}/{len(self.head.passed)}")
+                f"{sum(self.head.passed)}/{len(self.head.passed)}{rerun}")
 
     def describe(self) -> str:
         flaky = ", flaky" if self.flaky else ""
@@ -105,11 +129,40 @@ class SuiteTest:
     """The same test on the per-case mean-score differences (not cubed), reported beside it."""
     pass_rate: Interval | None
     score: Interval | None
+    budget: int | None = None
+    """`--max-trials`: the most head trials the guard may run a case (None: `sequential.default_budget`)."""
+
+    @property
+    def suite_alpha(self) -> float:
+        """The suite test's level: alpha less the per-case guard's share (`sequential.suite_level`)."""
+        return suite_level(self.alpha)
+
+    @property
+    def guard_level(self) -> float:
+        """Each case's level in the per-case guard (its share of alpha over the paired cases)."""
+        return guard_level(self.alpha, len(self.cases))
 
     @property
     def dropped(self) -> bool:
-        """The suite-level decision: the pass rate fell beyond chance at alpha."""
-        return self.p_drop <= self.alpha
+        """The suite-level decision: the pass rate fell beyond chance at the suite test's level."""
+        return self.p_drop <= self.suite_alpha
+
+    def reran(self) -> list[CaseTest]:
+        """The cases the guard re-ran."""
+        return [c for c in self.cases if c.reruns]
+
+    def reruns_line(self) -> str | None:
+        """What the per-case guard's re-runs cost, or None when it re-ran nothing."""
+        reran = self.reran()
+        if not reran:
+            return None
+        trials = sum(len(c.reruns) for c in reran)
+        costs = [c.rerun_cost for c in reran if c.rerun_cost is not None]
+        cost = f", ${math.fsum(costs):.4f}" if costs else ", cost not reported"
+        budget = f"--max-trials {self.budget}" if self.budget is not None else "the default budget"
+        return (f"per-case guard: re-ran {trials} trial(s) of {len(reran)} case(s) whose evidence was short "
+                f"({budget}, each case decided at one-sided p <= {self.guard_level:.2g}){cost}: "
+                + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in reran[:DRIVERS]))
 
     def with_label(self, *labels: Label) -> list[CaseTest]:
         return [c for c in self.cases if c.label in labels]
@@ -151,19 +204,31 @@ Guard = Literal["broken", "suspicious"]
 
 
 def case_guard(case: CaseTest) -> Guard | None:
-    """The per-case guard, beside the suite test: a case stable on the base (every base trial passed,
-    and the history, if given, never saw it flip on its digest) is `broken` when it fails every head
-    trial, however many trials ran (one case alone never moves a sign-flip test over many cases), and
-    `suspicious` when it fails most of them but not all (2 of 3, 3 or 4 of 5): said, never a failure by
-    itself. A quarantined or not-run head is no evidence either way (counted by the gate apart)."""
+    """The per-case guard, beside the suite test. `broken` when its sequential test (`sequential`,
+    every head trial, the guard's re-runs included) finds the head failing beyond what the base
+    allows, and, whatever the evidence, when a case stable on the base (every base trial passed, and
+    the history, if given, never saw it flip on its digest) failed every head trial; `suspicious`
+    while the test is undecided (its trial budget not spent, as in `compare`, which runs nothing):
+    said, never a failure by itself. A quarantined or not-run head is no evidence either way (counted
+    by the gate apart)."""
     head = case.change.head
-    if case.flaky or not case.base.passed or not all(case.base.passed) or head is None or head.quarantined \
-            or outcome(head) == NOT_RUN or not case.head.passed:
+    if head is None or head.quarantined or outcome(head) == NOT_RUN or not case.head.passed:
         return None
-    failed = case.head.passed.count(False)
-    if failed == len(case.head.passed):
+    if case.decision == "broken":
         return "broken"
-    return "suspicious" if 2 * failed > len(case.head.passed) else None
+    stable = not case.flaky and case.base.passed and all(case.base.passed)
+    if stable and not any(case.head_passed):
+        return "broken"
+    return "suspicious" if case.decision == "undecided" else None
+
+
+def guard_decision(base: TrialOutcomes, head: tuple[bool, ...], budget: int | None,
+                   level: float) -> tuple[Decision, float]:
+    """The guard's decision and p for one case, with `budget` head trials (None: the default)."""
+    passed, n = sum(base.passed), len(base.passed)
+    budget = default_budget(n, level) if budget is None else budget
+    return (decide(passed, n, sum(head), len(head), budget, level),
+            fisher_drop_p(passed, n, sum(head), len(head)))
 
 
 @dataclass(frozen=True)
@@ -211,9 +276,10 @@ def suite_drop_p(counts: Sequence[tuple[int, int, int, int]]) -> float:
 
 
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
-                flaky: Collection[CaseKey] = ()) -> SuiteTest | NoTest:
+                flaky: Collection[CaseKey] = (), budget: int | None = None) -> SuiteTest | NoTest:
     """The statistical reading of `comparison`, or why there is none. `flaky`: (suite, test id) of
-    cases that flipped in the history file; a case whose base trials disagree is flaky too."""
+    cases that flipped in the history file; a case whose base trials disagree is flaky too.
+    `budget`: `--max-trials`, the head trials the per-case guard decides each case on."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
     if not paired:
@@ -231,6 +297,7 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     pvalues = [fisher_two_sided(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     qvalues = benjamini_hochberg(pvalues)
     cases = []
+    level = guard_level(alpha, len(sides))
     for change, (b, h), p, q in zip(paired, sides, pvalues, qvalues, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
@@ -239,12 +306,15 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
         else:
             label = "inconclusive" if rate < 0 else "unchanged"
         mixed = len(set(b.passed)) > 1
-        cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky))
+        extra = rerun_outcomes(change.head) if change.head is not None else TrialOutcomes((), ())
+        decision, p_guard = guard_decision(b, h.passed + extra.passed, budget, level)
+        cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky,
+                              extra.passed, extra.cost_usd, decision, p_guard))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     return SuiteTest(cases, alpha, suite_drop_p(counts), sign_flip_p(scores),
-                     paired_interval(rates, alpha), paired_interval(scores, alpha))
+                     paired_interval(rates, alpha), paired_interval(scores, alpha), budget)
 
 
 def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> set[CaseKey]:
@@ -286,8 +356,12 @@ def console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
         lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
                                     + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
     for case in test.guarded("suspicious"):
-        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — stable "
-                                    "on the base, failed most head trials (not all): re-run it to decide"))
+        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — the "
+                                    "per-case guard needs more head trials to decide it (`run --fail-on regression` "
+                                    "re-runs it, up to --max-trials)"))
+    reruns = test.reruns_line()
+    if reruns:
+        lines.append(inert_log_text(reruns))
     lines.append(test.counts_line())
     return lines
 
@@ -297,6 +371,9 @@ def markdown(test: SuiteTest | NoTest) -> str:
     if isinstance(test, NoTest):
         return md_cell(test.line(), 1000) + "\n\n"
     parts = [f"**Paired test:** {md_cell(test.headline(), 1000)}\n\n", md_cell(test.counts_line(), 1000) + "\n\n"]
+    reruns = test.reruns_line()
+    if reruns:
+        parts.append(md_cell(reruns, 1000) + "\n\n")
     shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
     if shown:
         parts.append("| Label | Case | Where | Base trials | Head trials | Score | Fisher p | q |\n"
@@ -318,6 +395,9 @@ def html_section(test: SuiteTest | NoTest) -> str:
     if isinstance(test, NoTest):
         return f"<p>{esc(test.line())}</p>\n"
     parts = [f"<h3>Paired test</h3>\n<p class=\"totals\">{esc(test.headline())}</p>\n<p>{esc(test.counts_line())}</p>\n"]
+    reruns = test.reruns_line()
+    if reruns:
+        parts.append(f"<p>{esc(reruns)}</p>\n")
     shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
     if shown:
         parts.append("<table>\n<thead><tr><th>Label</th><th>Case</th><th>Eval file</th><th>Base trials</th>"
