@@ -173,6 +173,9 @@ def _paired(test: SuiteTest | NoTest | None, links: Links) -> _Section | None:
         line = f"**Paired test:** {comment_text(test.line(), 500)}\n\n"
         return _Section(line, line)
     top = f"**Paired test:** {comment_text(test.headline(), 500)} · {comment_text(test.counts_line(), 300)}\n\n"
+    reruns = test.reruns_line()
+    if reruns:
+        top += f"{comment_text(reruns, 600)}\n\n"
     detects = detection_line(test)
     if detects:
         top += f"_{detects}_\n\n"
