@@ -34,9 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentv_gate.commands._baseline_gate import Baseline, baseline_report  # noqa: E402
 from agentv_gate.commands._reruns import decided, wanted  # noqa: E402
-from agentv_gate.report import paired  # noqa: E402
 from agentv_gate.models import CaseResult  # noqa: E402
-from agentv_gate.report import summarise  # noqa: E402
+from agentv_gate.report import (
+    paired,  # noqa: E402
+    summarise,  # noqa: E402
+)
 
 SUITE = "evals/sim.eval.yaml"
 
