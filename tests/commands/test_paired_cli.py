@@ -245,5 +245,6 @@ def test_the_pull_request_comment_lists_the_paired_tests_cases_with_their_trials
     assert "**Paired test:** paired test over 12 case(s), 3 trials a side" in body
     assert "| inconclusive (flaky) | c11 | " in body and " | 2/3 → 1/3 | " in body
     # what the gate can detect at these settings, from the bench
-    assert "_At 3 trials a side (bench/stats_bench.py, 50 cases): a single stable case breaking is caught with " \
-        "probability at least 52.5%" in body and "at most 35.5% when many are flaky" in body
+    assert "_At 3 trials a side (bench/stats_bench.py, 50 cases, alpha 0.05, the per-case guard's default " \
+        "re-runs): a single stable case breaking is caught with probability 100% (10.5% when the judge flips " \
+        "10% of verdicts); unchanged reruns fail at most 3.5% of the time" in body
