@@ -234,11 +234,12 @@ class Orchestrator:
         runs: list[CaseResult] = []
         cost = 0.0
         cost_limited = False
+        first = self.settings.first_trial  # the per-case guard's re-runs number on from the case's trials
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
-            run = self._attempt(case, provider, base.model_copy(deep=True),
-                                case_run.for_trial(self.settings.first_trial + attempt), time.monotonic())
+            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(first + attempt),
+                                time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
             if strategy == "pass_at_k" and _agentv_pass(run) and self.settings.trials is None:

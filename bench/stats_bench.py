@@ -7,8 +7,8 @@ same probabilities (a pull request whose only change is noise), or with `k` case
 0.95 to 0.2 on the head (a real regression; those k cases pass with 0.95 on the base). Each
 simulated run becomes real results rows (`CaseResult` with every trial in `trials[]`, as
 `run --trials N` writes them, pass_at_k verdicts), and the gate's own code decides: the
-comparison (`report.comparison.compare_results`), the paired test (`report.paired`) and
-`--fail-on regression`'s verdict (`commands._baseline_gate.baseline_report`), nothing re-implemented.
+comparison (`report.baseline.compare.compare_results`), the paired test (`report.baseline.paired`) and
+`--fail-on regression`'s verdict (`report.baseline.render.baseline_report`), nothing re-implemented.
 
 Beside it, on the very same rows, today's case-by-case rule: fail when any case that passed on
 the base does not pass on the head (with N trials the row's pass_at_k verdict: any trial passed).
@@ -32,13 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentv_gate.commands._baseline_gate import Baseline, baseline_report  # noqa: E402
 from agentv_gate.commands._reruns import decided, wanted  # noqa: E402
 from agentv_gate.models import CaseResult  # noqa: E402
-from agentv_gate.report import (
-    paired,  # noqa: E402
-    summarise,  # noqa: E402
-)
+from agentv_gate.report import summarise  # noqa: E402
+from agentv_gate.report.baseline import paired  # noqa: E402
+from agentv_gate.report.baseline.gate import Baseline  # noqa: E402
+from agentv_gate.report.baseline.render import baseline_report  # noqa: E402
 
 SUITE = "evals/sim.eval.yaml"
 

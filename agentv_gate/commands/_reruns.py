@@ -1,6 +1,6 @@
 """`run --baseline --fail-on regression` with trials: re-run just the cases the per-case guard cannot decide yet.
 
-After every case ran its `--trials`, the guard's sequential test (`report.sequential`) reads each
+After every case ran its `--trials`, the guard's sequential test (`report/baseline/sequential.py`) reads each
 paired case; a case still undecided runs more head trials (the real target and evaluators, through
 the orchestrator), round after round, until its test is decided or its `--max-trials` budget is
 spent. The new trials go to the row's `reruns` (numbered on from its `trials[]`), never into its
@@ -19,12 +19,12 @@ from typing import Any
 from ..errors import ReportWriteError
 from ..models import CaseResult, EvalCase
 from ..orchestrator import Orchestrator, RunSettings
-from ..report import paired
+from ..report.baseline import paired
+from ..report.baseline.gate import Baseline
+from ..report.baseline.sequential import default_budget, trials_to_run
 from ..report.jsonl import JsonlWriter, read_results
 from ..report.rows import NOT_RUN, ReportRow, TrialOutcomes, outcome
-from ..report.sequential import default_budget, trials_to_run
 from ..report.text import inert_log_text, one_line
-from ._baseline_gate import Baseline
 
 RowKey = tuple[str, str, str]
 

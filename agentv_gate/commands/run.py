@@ -31,6 +31,7 @@ from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult,
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
 from ..report import TargetTraffic
+from ..report.baseline.gate import Baseline
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
@@ -44,7 +45,7 @@ from ..targets.cli_batch import plan_batches
 from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
-from ._baseline_gate import Baseline, check_baseline_options, load_baseline
+from ._baseline import check_baseline_options, load_baseline
 from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
 from ._hints import import_hint

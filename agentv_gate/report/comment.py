@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import Summary, summarise
-from .comparison import CaseChange, Comparison
+from .baseline.compare import CaseChange, Comparison
+from .baseline.paired import LABEL_ORDER, NoTest, SuiteTest
+from .baseline.render import detection_line
 from .console import first_problem
 from .github import md_cell
-from .paired import LABEL_ORDER, NoTest, SuiteTest, detection_line
 from .paths import source_path
 from .rows import QUARANTINED, ReportedCase, outcome
 from .usage import UsageTotals, usage_markdown

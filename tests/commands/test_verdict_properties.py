@@ -15,12 +15,13 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from agentv_gate.commands._baseline_gate import Baseline, baseline_report, gate_exit
 from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
 from agentv_gate.execution.stop import NOT_RUN_MISSING_ENV
 from agentv_gate.models import CaseResult
 from agentv_gate.report import summarise
-from agentv_gate.report.paired import SuiteTest
+from agentv_gate.report.baseline.gate import Baseline, gate_exit
+from agentv_gate.report.baseline.paired import SuiteTest
+from agentv_gate.report.baseline.render import baseline_report
 
 MODES = ("regression", "case-regression", "inconclusive")
 """Each stricter than the one before: it fails whenever a looser one does."""

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentv_gate.report.sequential import decide, default_budget, guard_level, suite_level, trials_to_run
-from agentv_gate.report.stats import fisher_drop_p
+from agentv_gate.report.baseline.sequential import decide, default_budget, guard_level, suite_level, trials_to_run
+from agentv_gate.report.baseline.stats import fisher_drop_p
 
 
 def test_the_guard_and_the_suite_test_share_alpha() -> None:

@@ -28,18 +28,16 @@ Reads rows only, like every reporter.
 
 from __future__ import annotations
 
-import html
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..models import CaseResult
-from .comparison import CaseChange, Comparison
-from .github import md_cell
-from .paths import source_path
-from .rows import NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from ...models import CaseResult
+from ..rows import NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from ..text import one_line
+from .compare import CaseChange, Comparison
 from .sequential import Decision, decide, default_budget, guard_level, suite_level
 from .stats import (
     Interval,
@@ -50,7 +48,6 @@ from .stats import (
     paired_interval,
     sign_flip_p,
 )
-from .text import inert_log_text, one_line
 
 DEFAULT_ALPHA = 0.05
 Label = Literal["regression", "improvement", "inconclusive", "unchanged"]
@@ -241,43 +238,6 @@ class NoTest:
         return f"no statistical decision was possible: {self.reason}"
 
 
-@dataclass(frozen=True)
-class Detects:
-    """What bench/stats_bench.py measured at one trial count (50 cases, 200 simulated pull requests a
-    cell, seed 2026, alpha 0.05, the default --max-trials, the per-case guard's re-runs simulated)."""
-
-    broken: float
-    """One stable case broken completely, caught: with a steady judge (all stable; 30% flaky)."""
-    broken_noisy_judge: float
-    """The same under a judge that flips 10% of verdicts (the broken case then passes 10% of trials)."""
-    false_alarms: float
-    """Unchanged reruns failed, at worst over the noise models (all stable; 30% flaky; judge flips 10%)."""
-    broad: tuple[float, float]
-    """10 of 50 cases dropping 30 points, caught: the least and the most over those noise models."""
-
-
-DETECTS: dict[int, Detects] = {
-    3: Detects(1.0, 0.105, 0.035, (0.265, 0.91)),
-    5: Detects(1.0, 0.305, 0.025, (0.39, 1.0)),
-}
-"""Per trials a side, from `bench/stats_bench.py --noise MODEL --trials 3,5 --drops 0,break1,10`."""
-
-
-def detection_line(test: SuiteTest) -> str | None:
-    """What the gate can detect at the trials this test ran, for the pull-request comment's footer;
-    None at a trial count, alpha or --max-trials the bench did not measure."""
-    counts = {len(c.base.passed) for c in test.cases} | {len(c.head.passed) for c in test.cases}
-    if len(counts) != 1 or next(iter(counts)) not in DETECTS or test.alpha != DEFAULT_ALPHA or test.budget:
-        return None
-    trials = next(iter(counts))
-    d = DETECTS[trials]
-    return (f"At {trials} trials a side (bench/stats_bench.py, 50 cases, alpha {DEFAULT_ALPHA:g}, the per-case "
-            f"guard's default re-runs): a single stable case breaking is caught with probability {d.broken:.0%} "
-            f"({d.broken_noisy_judge:.1%} when the judge flips 10% of verdicts); unchanged reruns fail at most "
-            f"{d.false_alarms:.1%} of the time; 10 of 50 cases dropping 30 points are caught {d.broad[0]:.1%} "
-            f"(noisy judge) to {d.broad[1]:.0%} (stable cases) of the time.")
-
-
 def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
     """Rows whose trials AgentV's pass_at_k cut short at a pass: fewer trials than the most any row of
     the side has, the last one a pass. Their pass counts over-state the pass rate."""
@@ -348,108 +308,5 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
     return {(suite, eval_id) for (suite, eval_id, _), outcomes in seen.items() if len(outcomes) > 1}
 
 
-# ---------------------------------------------------------------- text for the reports
-
-
-def _where(change: CaseChange) -> str:
-    row = change.row
-    return f"{row.suite}:{row.line}" if row.line > 0 else row.suite
-
-
-def console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
-    """The console's block: the suite line, the cases that drove a drop, inconclusive and flaky cases."""
-    if isinstance(test, NoTest):
-        return [test.line()]
-    lines = [test.headline()]
-    shown = test.with_label("regression", "inconclusive", "improvement") if not quiet else \
-        test.with_label("regression", "inconclusive")
-    for case in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta, c.p)):
-        lines.append(inert_log_text(f"{case.label.upper()}: {one_line(case.change.row.eval_id)} "
-                                    f"({one_line(_where(case.change))}) — {case.describe()}"))
-    flaky = [c.change.row.eval_id for c in test.flaky]
-    if flaky:
-        more = f" and {len(flaky) - DRIVERS * 2} more" if len(flaky) > DRIVERS * 2 else ""
-        lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
-                                    + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
-    for case in test.guarded("suspicious"):
-        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — the "
-                                    "per-case guard needs more head trials to decide it (`run --fail-on regression` "
-                                    "re-runs it, up to --max-trials)"))
-    reruns = test.reruns_line()
-    if reruns:
-        lines.append(inert_log_text(reruns))
-    lines.append(test.counts_line())
-    return lines
-
-
-def markdown(test: SuiteTest | NoTest) -> str:
-    """The job summary's part: the suite line and a row per case that did not stay unchanged (or is flaky)."""
-    if isinstance(test, NoTest):
-        return md_cell(test.line(), 1000) + "\n\n"
-    parts = [f"**Paired test:** {md_cell(test.headline(), 1000)}\n\n", md_cell(test.counts_line(), 1000) + "\n\n"]
-    reruns = test.reruns_line()
-    if reruns:
-        parts.append(md_cell(reruns, 1000) + "\n\n")
-    shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
-    if shown:
-        parts.append("| Label | Case | Where | Base trials | Head trials | Score | Fisher p | q |\n"
-                     "| --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n")
-        for c in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))[:200]:
-            row = c.change.row
-            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            label = c.label + (" (flaky)" if c.flaky else "")
-            parts.append(f"| {label} | {md_cell(row.eval_id)} | {md_cell(where, 200)} | "
-                         f"{sum(c.base.passed)}/{len(c.base.passed)} | {sum(c.head.passed)}/{len(c.head.passed)} | "
-                         f"{_mean(c.base.scores):.3f} → {_mean(c.head.scores):.3f} | {c.p:.3g} | {c.q:.3g} |\n")
-        parts.append("\n")
-    return "".join(parts)
-
-
-def html_section(test: SuiteTest | NoTest) -> str:
-    """report.html's part, every value escaped."""
-    esc = html.escape
-    if isinstance(test, NoTest):
-        return f"<p>{esc(test.line())}</p>\n"
-    parts = [f"<h3>Paired test</h3>\n<p class=\"totals\">{esc(test.headline())}</p>\n<p>{esc(test.counts_line())}</p>\n"]
-    reruns = test.reruns_line()
-    if reruns:
-        parts.append(f"<p>{esc(reruns)}</p>\n")
-    shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
-    if shown:
-        parts.append("<table>\n<thead><tr><th>Label</th><th>Case</th><th>Eval file</th><th>Base trials</th>"
-                     "<th>Head trials</th><th>Score</th><th>Fisher p</th><th>q</th></tr></thead>\n<tbody>\n")
-        for c in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))[:200]:
-            row = c.change.row
-            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            cells = [c.label + (" (flaky)" if c.flaky else ""), row.eval_id, where,
-                     f"{sum(c.base.passed)}/{len(c.base.passed)}", f"{sum(c.head.passed)}/{len(c.head.passed)}",
-                     f"{_mean(c.base.scores):.3f} → {_mean(c.head.scores):.3f}", f"{c.p:.3g}", f"{c.q:.3g}"]
-            parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
-        parts.append("</tbody>\n</table>\n")
-    return "".join(parts)
-
-
-def as_json(test: SuiteTest | NoTest) -> dict[str, object]:
-    """`compare --json`'s `paired` object."""
-    if isinstance(test, NoTest):
-        return {"decision": None, "reason": test.reason}
-
-    def interval(i: Interval | None) -> dict[str, float] | None:
-        return None if i is None else {"mean": round(i.mean, 6), "low": round(i.low, 6), "high": round(i.high, 6),
-                                       "level": round(i.level, 6)}
-
-    return {
-        "decision": "regression" if test.dropped else "no significant drop",
-        "alpha": test.alpha, "suite_alpha": test.suite_alpha, "guard_level": test.guard_level,
-        "max_trials": test.budget, "p_drop": test.p_drop, "p_score_drop": test.p_score_drop,
-        "pass_rate_delta": interval(test.pass_rate), "score_delta": interval(test.score),
-        "cases": [{"suite": c.change.row.suite, "test_id": c.change.row.eval_id, "label": c.label, "flaky": c.flaky,
-                   "base_passed": sum(c.base.passed), "base_trials": len(c.base.passed),
-                   "head_passed": sum(c.head.passed), "head_trials": len(c.head.passed),
-                   "p": c.p, "q": c.q, "guard": case_guard(c), "guard_p": c.p_guard,
-                   "reruns": len(c.reruns), "reruns_passed": sum(c.reruns)} for c in test.cases],
-    }
-
-
-__all__ = ["DEFAULT_ALPHA", "DETECTS", "CaseTest", "Detects", "Guard", "NoTest", "SuiteTest", "as_json", "case_guard",
-           "console_lines", "detection_line", "flaky_cases", "html_section", "markdown", "paired_test", "suite_drop_p"]
+__all__ = ["DEFAULT_ALPHA", "DRIVERS", "LABEL_ORDER", "CaseTest", "Guard", "Label", "NoTest", "SuiteTest", "case_guard",
+           "flaky_cases", "guard_decision", "paired_test", "suite_drop_p"]
