@@ -156,6 +156,10 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
                         help="with --baseline: results rows of earlier runs of the base branch; a case whose "
                              "outcome flipped there (same case digest) is flaky")
+    parser.add_argument("--max-trials", type=int, action=_Once, default=None, dest="max_trials", metavar="N",
+                        help="with --baseline, trials and --fail-on regression: the most head trials the per-case "
+                             "guard runs a case whose evidence is short, re-runs included (default: the least "
+                             "that can call a stable case failing all but one of them broken)")
     parser.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
                         help="with --baseline: a passing case whose score fell by more than DELTA also regressed "
                              "(and fails the gate, with --fail-on all too)")
@@ -320,6 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the paired tests' significance level (default 0.05)")
     compare.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
                          help="results rows of earlier base runs: a case whose outcome flipped there is flaky")
+    compare.add_argument("--max-trials", type=int, action=_Once, default=None, dest="max_trials", metavar="N",
+                         help="the per-case guard's budget of head trials a case, as the run used it")
     compare.add_argument("--output-dir", type=Path, action=_Once, default=Path(".agentv-gate"),
                          help="where report.html goes (default: .agentv-gate)")
 

@@ -77,6 +77,9 @@ class RunSettings:
     comparison has N outcomes per case; the verdict and score are AgentV's all the same."""
     trials_strategy: str | None = None
     """`--trials-strategy`: every case's trials strategy, `pass_hat_k` (pass^k, agentv-gate's) included."""
+    first_trial: int = 0
+    """The number (0-based) of the first trial run: the per-case guard's re-runs go on from the trials
+    a case already ran, so a target's `{ATTEMPT}` and the cache (first trial only) see a later trial."""
     rejudge_on_fail: int | None = None
     """`--rejudge-on-fail N`: the extra calls a failing LLM-judge verdict gets where its evaluator and its
     suite's `execution` say nothing (execution/rejudge.py)."""
@@ -261,10 +264,11 @@ class Orchestrator:
         runs: list[CaseResult] = []
         cost = 0.0
         cost_limited = False
+        first = self.settings.first_trial  # the per-case guard's re-runs number on from the case's trials
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
-            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(attempt),
+            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(first + attempt),
                                 time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))  # the loopback GitHub server the tests use
 
 from agentv_gate.commands._comment import comment_setup, post_comment  # noqa: E402
 from agentv_gate.models import CaseResult  # noqa: E402
-from agentv_gate.report.comparison import compare_results  # noqa: E402
+from agentv_gate.report.baseline.compare import compare_results  # noqa: E402
 from agentv_gate.report.rows import ReportRow  # noqa: E402
 from agentv_gate.report.usage import UsageTotals  # noqa: E402
 from tests.helpers.fake_github import FakeGitHub  # noqa: E402

@@ -7,8 +7,8 @@ same probabilities (a pull request whose only change is noise), or with `k` case
 0.95 to 0.2 on the head (a real regression; those k cases pass with 0.95 on the base). Each
 simulated run becomes real results rows (`CaseResult` with every trial in `trials[]`, as
 `run --trials N` writes them, pass_at_k verdicts), and the gate's own code decides: the
-comparison (`report.comparison.compare_results`), the paired test (`report.paired`) and
-`--fail-on regression`'s verdict (`commands._baseline_gate.baseline_report`), nothing re-implemented.
+comparison (`report.baseline.compare.compare_results`), the paired test (`report.baseline.paired`) and
+`--fail-on regression`'s verdict (`report.baseline.render.baseline_report`), nothing re-implemented.
 
 Beside it, on the very same rows, today's case-by-case rule: fail when any case that passed on
 the base does not pass on the head (with N trials the row's pass_at_k verdict: any trial passed).
@@ -32,9 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentv_gate.commands._baseline_gate import Baseline, baseline_report  # noqa: E402
+from agentv_gate.commands._reruns import decided, wanted  # noqa: E402
 from agentv_gate.models import CaseResult  # noqa: E402
 from agentv_gate.report import summarise  # noqa: E402
+from agentv_gate.report.baseline import paired  # noqa: E402
+from agentv_gate.report.baseline.gate import Baseline  # noqa: E402
+from agentv_gate.report.baseline.render import baseline_report  # noqa: E402
 
 SUITE = "evals/sim.eval.yaml"
 
@@ -89,14 +92,40 @@ def probabilities(noise: str, cases: int, dropped: int, rng: random.Random) -> t
     return [judged(p) for p in true], [judged(p) for p in head_true]
 
 
+def rerun(baseline: Baseline, head: list[CaseResult], head_p: list[float], trials: int, rng: random.Random) -> int:
+    """The per-case guard's re-runs, as `run` makes them (`_reruns.decided` and `wanted`, the gate's own
+    code, choose the cases and how many trials each round); only the trials are simulated, at the
+    head's pass probability. The trials re-run."""
+    by_key = {(row.suite, row.eval_id, row.target): (row, head_p[i]) for i, row in enumerate(head)}
+    spent = 0
+    while True:
+        test = baseline.test(baseline.compare(head))
+        if not isinstance(test, paired.SuiteTest) or decided(test, baseline.fail_on):
+            return spent
+        want = wanted(test, trials)
+        if not want:
+            return spent
+        for key, more in want.items():
+            row, p = by_key[key]
+            kept = row.reruns or []
+            for _ in range(more):
+                ok = rng.random() < p
+                kept.append({"attempt": trials + len(kept) + 1, "score": 1.0 if ok else 0.0,
+                             "verdict": "pass" if ok else "fail", "rerun": True})
+            row.reruns = kept
+            spent += more
+
+
 def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Random,
-           noise: str = "uniform") -> tuple[bool, bool]:
-    """(the gate failed, the case-by-case rule failed) for one simulated pull request."""
+           noise: str = "uniform", reruns: bool = True) -> tuple[bool, bool, int]:
+    """(the gate failed, the case-by-case rule failed, trials re-run) for one simulated pull request."""
     base_p, head_p = probabilities(noise, cases, dropped, rng)
     base, head = rows(base_p, trials, rng), rows(head_p, trials, rng)
     baseline = Baseline(Path("base.jsonl"), base, "regression", None, alpha)
+    rule = bool(baseline.compare(head).regressed)
+    spent = rerun(baseline, head, head_p, trials, rng) if reruns and trials > 1 else 0
     report = baseline_report(baseline, head, summarise(head), None)
-    return not report.ok, bool(report.comparison.regressed)
+    return not report.ok, rule, spent
 
 
 def name(dropped: int, cases: int) -> str:
@@ -112,6 +141,8 @@ def main() -> int:
     parser.add_argument("--drops", default="0,3,5,10", help="cases falling from 0.95 to 0.2 (0: noise only)")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--noise", default="uniform", choices=NOISE, help="the noise model (see NOISE)")
+    parser.add_argument("--no-reruns", action="store_true", help="decide on the --trials alone (no per-case guard "
+                                                                  "re-runs), as `compare` does")
     parser.add_argument("--markdown", action="store_true", help="print the README's table too")
     args = parser.parse_args()
     trial_counts = [int(t) for t in args.trials.split(",")]
@@ -123,18 +154,20 @@ def main() -> int:
           + f"alpha {args.alpha}; gate = run --baseline --fail-on regression (paired sign-flip test from 2 "
           "trials a side, and the per-case guard); "
           "case-by-case = any case passing on the base and not on the head (pass_at_k verdict)")
-    table: dict[tuple[int, int], tuple[float, float]] = {}
+    table: dict[tuple[int, int], tuple[float, float, float]] = {}
     started = time.monotonic()
     for trials in trial_counts:
         for dropped in drops:
             rng = random.Random(f"{args.seed}-{trials}-{dropped}")
-            gate = rule = 0
+            gate = rule = spent = 0
             for _ in range(args.prs):
-                g, r = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise)
+                g, r, extra = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise, not args.no_reruns)
                 gate += g
                 rule += r
-            table[(trials, dropped)] = (gate / args.prs, rule / args.prs)
+                spent += extra
+            table[(trials, dropped)] = (gate / args.prs, rule / args.prs, spent / args.prs)
         cells = "  ".join(f"{name(d, args.cases)}: gate {table[(trials, d)][0]:6.1%}"
+                          f" (re-ran {table[(trials, d)][2]:.1f} trials)"
                           f" case-by-case {table[(trials, d)][1]:6.1%}" for d in drops)
         print(f"trials {trials}: {cells}  [{time.monotonic() - started:.0f}s]", flush=True)
     if args.markdown:
@@ -142,7 +175,8 @@ def main() -> int:
                           "case-by-case" for d in drops)
         print(f"\n| trials a side | {head} |\n| ---: |" + " ---: |" * len(drops))
         for trials in trial_counts:
-            cells = " | ".join(f"{table[(trials, d)][0]:.1%} / {table[(trials, d)][1]:.1%}" for d in drops)
+            cells = " | ".join(f"{table[(trials, d)][0]:.1%} / {table[(trials, d)][1]:.1%} "
+                               f"(+{table[(trials, d)][2]:.1f})" for d in drops)
             print(f"| {trials} | {cells} |")
     return 0
 

@@ -114,8 +114,10 @@ MODULES: dict[str, list[str]] = {
         "tests/report/test_github_problems.py"],
     "agentv_gate/report/jsonl.py": [
         "tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py", "tests/commands/test_merge.py"],
-    "agentv_gate/report/stats.py": ["tests/report/test_stats.py", "tests/report/test_paired.py"],
-    "agentv_gate/report/paired.py": ["tests/report/test_paired.py"],
+    "agentv_gate/report/baseline/stats.py": ["tests/report/test_stats.py", "tests/report/test_paired.py"],
+    "agentv_gate/report/baseline/sequential.py": ["tests/report/test_sequential.py"],
+    "agentv_gate/report/baseline/paired.py": ["tests/report/test_paired.py", "tests/commands/test_verdict_properties.py"],
+    "agentv_gate/report/baseline/gate.py": ["tests/commands/test_verdict_properties.py"],
     "agentv_gate/commands/merge.py": [
         "tests/hardening/test_hardening_merge.py", "tests/commands/test_execute.py", "tests/commands/test_merge.py"],
     "agentv_gate/judging/judge_reply.py": [
@@ -136,7 +138,9 @@ MODULES: dict[str, list[str]] = {
         "tests/commands/test_required_and_rubrics_cli.py"],
     "agentv_gate/report/html.py": ["tests/report/test_html_verdict.py", "tests/report/test_html.py"],
     "agentv_gate/report/live.py": ["tests/report/test_live_edges.py", "tests/report/test_live.py"],
-    "agentv_gate/report/comparison.py": [
+    "agentv_gate/report/baseline/compare.py": [
+        "tests/report/test_baseline_limits.py", "tests/report/test_baseline.py", "tests/commands/test_compare_cli.py"],
+    "agentv_gate/report/baseline/render.py": [
         "tests/report/test_baseline_limits.py", "tests/report/test_baseline.py", "tests/commands/test_compare_cli.py"],
     "agentv_gate/evaluators/target_proxy.py": [
         "tests/evaluators/test_target_proxy_edges.py", "tests/evaluators/test_target_proxy.py"],

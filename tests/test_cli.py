@@ -162,6 +162,9 @@ def test_quiet_and_verbose_exclude_each_other(repo: Path) -> None:
     (["run", "evals", "--list", "--baseline", "b.jsonl", "--alpha", "1"],
      "--alpha 1.0 is not a probability strictly between 0 and 1"),
     (["compare", "a.jsonl", "b.jsonl", "--alpha", "0"], "--alpha 0.0 is not a probability strictly between 0 and 1"),
+    (["run", "evals", "--list", "--max-trials", "20"], "--max-trials needs --baseline"),
+    (["run", "evals", "--list", "--baseline", "b.jsonl", "--max-trials", "1"], "--max-trials 1 is not in 2..1000"),
+    (["compare", "a.jsonl", "b.jsonl", "--max-trials", "1001"], "--max-trials 1001 is not in 2..1000"),
     # two reports written to one file: the last one written replaces the other
     (["run", "evals", "--junit", "out/x", "--results", "out/x"],
      "--junit out/x and --results out/x name the same file"),

@@ -115,3 +115,46 @@ def test_the_github_client_is_in_transport_and_no_command_speaks_http() -> None:
     talking = [str(p.relative_to(PACKAGE)) for folder in ("commands", "report") for p in (PACKAGE / folder).rglob("*.py")
                if {"requests", "urllib3", "http"} & _outside_imports(p)]
     assert not talking, f"HTTP spoken outside transport/: {talking}"
+
+
+BASELINE_LAYERS: list[set[str]] = [  # inside agentv_gate/report/baseline, lowest first
+    {"__init__"},  # says the order; imports nothing
+    {"stats"},  # the arithmetic
+    {"sequential"},  # the per-case guard's sequential test, on it
+    {"compare"},  # base and head rows paired, each case labelled
+    {"paired"},  # the statistical reading over trials
+    {"gate"},  # the verdict, and the one place the exit code is decided
+    {"render"},  # what the reports show of it
+]
+BASELINE_RANK = {name: rank for rank, names in enumerate(BASELINE_LAYERS) for name in names}
+
+
+def test_the_baseline_feature_runs_one_way() -> None:
+    """stats -> compare -> paired -> gate -> render: each module of report/baseline/ imports only those
+    before it, and nothing of report/ outside it imports back into the decision but through its names."""
+    folder = PACKAGE / "report" / "baseline"
+    assert {p.stem for p in folder.glob("*.py")} == set(BASELINE_RANK), "a baseline module with no place in BASELINE_LAYERS"
+    wrong = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 1):
+                continue
+            names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
+            for there in names:
+                if BASELINE_RANK[there] >= BASELINE_RANK[path.stem]:
+                    wrong.append(f"report/baseline/{path.name}:{node.lineno}: {path.stem} -> {there}")
+    assert not wrong, "imports against the baseline order:\n" + "\n".join(wrong)
+
+
+def test_no_command_imports_another_command() -> None:
+    """commands/ is one file per subcommand and the glue they share (`_`-named): a subcommand never
+    imports another subcommand."""
+    folder = PACKAGE / "commands"
+    commands = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+    wrong = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
+                wrong += [f"commands/{path.name}:{node.lineno}: -> {n}" for n in names if n in commands and n != path.stem]
+    assert not wrong, "a command imports another:\n" + "\n".join(wrong)

@@ -29,10 +29,10 @@ from urllib.parse import quote
 
 from ..models import CaseResult
 from ..redaction import register_secrets
+from ..report.baseline.compare import Comparison
+from ..report.baseline.paired import NoTest, SuiteTest
 from ..report.comment import Base, Links, Verdict, marker, render_comment
-from ..report.comparison import Comparison
 from ..report.github import append_step_summary, escape_data
-from ..report.paired import NoTest, SuiteTest
 from ..report.rows import ReportedCase
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ..errors import EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
+from ..report.baseline.gate import Baseline, gate_exit
+from ..report.baseline.render import baseline_report
 from ..report.console import ConsoleReporter
 from ..report.github import md_cell, write_github_reports
 from ..report.html import html_path_for, write_html
@@ -24,7 +26,6 @@ from ..report.selection import selection_lines
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
-from ._baseline_gate import Baseline, baseline_report, gate_exit
 from ._comment import CommentSetup, plain_gate_line, post_comment
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..execution.stop import NOT_RUN_INTERRUPTED
+from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
 from ..models import CaseResult
 from ..report.jsonl import read_results
 
@@ -25,3 +25,13 @@ def read_previous(path: Path | str, if_empty: str, keep_not_run: bool = False) -
     if not rows:
         raise UsageError(if_empty)
     return rows
+
+
+def stopped_shards(results: list[CaseResult]) -> str | None:
+    """Why the merged run counts as stopped early: a shard stopped by `--max-failures` wrote its
+    cases not started as rows of that reason, and a stopped run never passes (see `_baseline`)."""
+    runs = sorted({f"shard {r.shard}" if r.shard else "the run (no --shard)" for r in results
+                   if r.failure_reason_code == STOPPED_BY_MAX_FAILURES})
+    if not runs:
+        return None
+    return f"{', '.join(runs)} stopped early (--max-failures): its cases not started did not run"

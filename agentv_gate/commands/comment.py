@@ -14,13 +14,13 @@ import argparse
 from ..errors import EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report import summarise
+from ..report.baseline.render import baseline_report
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.selection import selection_lines
 from ..report.usage import UsageTotals
-from ._baseline_gate import baseline_report, check_baseline_options, load_baseline
+from ._baseline import check_baseline_options, load_baseline
 from ._comment import comment_setup, plain_gate_line, post_comment, scope_of
-from ._previous import read_previous
-from .merge import stopped_shards
+from ._previous import read_previous, stopped_shards
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """`agentv-gate compare BASE.jsonl HEAD.jsonl`: what a change did to each case, and exit 1 if any regressed.
 
-With several trials a case on both sides, the paired test decides instead (see `report.paired`
+With several trials a case on both sides, the paired test decides instead (see `report/baseline/paired.py`
 and `--fail-on`): exit 1 when the suite's pass rate fell beyond chance at `--alpha`.
 
 AgentV's `compare` (rows paired by test id; wins, losses and ties beyond `--threshold`), plus the
@@ -22,21 +22,23 @@ from pathlib import Path
 from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
-from ..report import paired
-from ..report.comparison import (
-    LABELS,
-    Comparison,
-    Status,
-    compare_results,
+from ..report.baseline import paired
+from ..report.baseline.compare import LABELS, Comparison, Status, compare_results
+from ..report.baseline.gate import paired_verdict
+from ..report.baseline.render import (
     comparison_html,
     comparison_json,
     comparison_markdown,
+    paired_console_lines,
+    paired_html,
+    paired_json,
+    paired_markdown,
 )
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import missing_shards, unfinished_runs
 from ..report.text import inert_json, inert_log_text, one_line
-from ._baseline_gate import check_alpha, paired_verdict, read_history
+from ._baseline import check_alpha, check_max_trials, read_history
 from ._outputs import output_paths
 from ._previous import read_previous
 
@@ -81,7 +83,7 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
     lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "
                  f"mean delta {outcome.mean_delta:+.3f} over {len(comparison.paired)} paired case(s)")
     lines.append(comparison.describe())
-    lines += paired.console_lines(test)
+    lines += paired_console_lines(test)
     lines.append(inert_log_text(f"agentv-gate {line}"))  # it names cases, a pull request's text
     return "\n".join(lines) + "\n"
 
@@ -98,7 +100,7 @@ def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, te
         print(line, file=sys.stderr if json_out else sys.stdout)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         markdown = ("## agentv-gate compare\n\n" + comparison_markdown(comparison, line, root, min_delta)
-                    + paired.markdown(test))
+                    + paired_markdown(test))
         try:
             append_step_summary(markdown, os.environ["GITHUB_STEP_SUMMARY"])
         except ReportWriteError as exc:
@@ -127,6 +129,7 @@ def execute(args: argparse.Namespace) -> int:
     _check_delta("--min-delta", args.min_delta)
     _check_delta("--max-drop", args.max_drop)
     check_alpha(args.alpha)
+    check_max_trials(args.max_trials)
     every_base = read_previous(args.base, f"the base results {args.base} hold no rows", keep_not_run=True)
     base = [row for row in every_base if row.failure_reason_code != NOT_RUN_INTERRUPTED]
     if not base:
@@ -141,18 +144,19 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
     flaky = read_history(args.history, base)
-    test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky)
+    test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
+                              args.max_trials)
     failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
     if args.json:
         # Printed to the CI log, whose runner takes `##[command]` anywhere in a line (ids are a PR's text).
-        document = {**comparison_json(comparison, args.min_delta), "paired": paired.as_json(test),
+        document = {**comparison_json(comparison, args.min_delta), "paired": paired_json(test),
                     "gate": {"failed": failed, "line": line}}
         sys.stdout.write(inert_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
     else:
         sys.stdout.write(render_text(comparison, args.min_delta, test, line))
     _, _, html = output_paths(args.output_dir, None, None)
     try:
-        write_html(head, html, extra=comparison_html(comparison, line, args.min_delta) + paired.html_section(test))
+        write_html(head, html, extra=comparison_html(comparison, line, args.min_delta) + paired_html(test))
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":

@@ -10,25 +10,15 @@ import argparse
 import sys
 
 from ..errors import ReportError
-from ..execution.stop import NOT_RUN_INTERRUPTED, STOPPED_BY_MAX_FAILURES
-from ..models import CaseResult
+from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
 from ..report.run_info import RunInfo, current_commit
 from ..report.usage import UsageTotals
-from ._baseline_gate import check_baseline_options, load_baseline
+from ._baseline import check_baseline_options, load_baseline
 from ._comment import comment_setup
 from ._outputs import check_output_paths, output_paths, write_reports
-
-
-def stopped_shards(results: list[CaseResult]) -> str | None:
-    """Why the merged run counts as stopped early: a shard stopped by `--max-failures` wrote its
-    cases not started as rows of that reason, and a stopped run never passes (see `_baseline`)."""
-    runs = sorted({f"shard {r.shard}" if r.shard else "the run (no --shard)" for r in results
-                   if r.failure_reason_code == STOPPED_BY_MAX_FAILURES})
-    if not runs:
-        return None
-    return f"{', '.join(runs)} stopped early (--max-failures): its cases not started did not run"
+from ._previous import stopped_shards
 
 
 def execute(args: argparse.Namespace) -> int:

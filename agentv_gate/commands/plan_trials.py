@@ -2,7 +2,7 @@
 
 From the base's results (each case's pass rate over its trials), it simulates pull requests in
 which the suite's pass rate falls by D points and counts how often the gate's own suite test
-(`report.paired.suite_drop_p`) fails them at alpha, for 2, 3, ... trials a side, and names the
+(`report/baseline/paired.py`'s `suite_drop_p`) fails them at alpha, for 2, 3, ... trials a side, and names the
 fewest reaching the asked power. A drop is modelled two ways, since the answer depends on it:
 concentrated (the most reliable cases break, each falling to a 20% pass rate: what a regression
 of an agent usually looks like, and what the cubed differences are built to see), and spread
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from ..errors import EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
-from ..report.paired import DEFAULT_ALPHA, suite_drop_p
+from ..report.baseline.paired import DEFAULT_ALPHA, suite_drop_p
 from ..report.rows import trial_outcomes
-from ._baseline_gate import check_alpha
+from ._baseline import check_alpha
 from ._previous import read_previous
 
 BROKEN_RATE = 0.2

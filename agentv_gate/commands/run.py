@@ -14,6 +14,8 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -27,10 +29,11 @@ from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLi
 from ..loader import CaseRef, SuitePlan, nothing_found, plan_paths
 from ..loader.judge_floor import JudgeFloor, load_judge_floor
 from ..loader.quarantine import Quarantine, find_gate_config, load_quarantine
-from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, utc_now_iso
+from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, EvalCase, utc_now_iso
 from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
 from ..redaction import redact
 from ..report import TargetTraffic
+from ..report.baseline.gate import Baseline
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter
 from ..report.junit import write_junit
@@ -57,11 +60,12 @@ from ..targets.resolver import TargetResolver
 from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._affected import agent_changes, load_affected
-from ._baseline_gate import Baseline, check_baseline_options, load_baseline
+from ._baseline import check_baseline_options, load_baseline
 from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
 from ._hints import import_hint
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
+from ._reruns import Reruns, rerun_suspicious, write_reruns
 from ._select import Rerun, list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
 
 MAX_TRIALS = 100
@@ -165,6 +169,10 @@ class RunSession:
         """What the end-of-run reports read; full rows are only in the JSONL."""
         self.usage = UsageTotals()
         """Tokens and dollars, added up as rows come: the compact rows do not keep them."""
+        self.spent = 0.0
+        """Dollars the rows reported, for `--budget-usd` across the per-case guard's re-runs."""
+        self.reruns = Reruns()
+        """The trials the per-case guard re-ran, written into the results file at the end."""
 
     @property
     def carried(self) -> list[CaseResult]:
@@ -390,6 +398,7 @@ class RunSession:
             orchestrator.run(each_target(self.plan.read_cases(runnable), self._runnable_targets))
             for ref in self.plan.vanished:
                 self.on_result(_vanished_result(ref))
+            self._rerun_suspicious()
         except KeyboardInterrupt as exc:
             return self.interrupted(first_signal(exc) or exc)
         except ReportError:
@@ -405,6 +414,30 @@ class RunSession:
             self._close(previous, previous_int)
         return self.finish()
 
+    def _rerun_suspicious(self) -> None:
+        """The per-case guard's re-runs (`_reruns`): only with a baseline, trials and `--fail-on` past
+        `all`, and only for a run that went to its end (a stopped run fails whatever they would show)."""
+        baseline = self.baseline
+        if baseline is None or baseline.fail_on == "all" or (self.args.trials or 1) < 2 or (
+                self.failure_limit is not None and self.failure_limit.message):
+            return
+        refs = {(ref.suite, ref.id): ref for ref in self.selected}
+
+        def cases_of(keys: set[tuple[str, str, str]]) -> Iterator[EvalCase]:
+            wanted = [refs[(suite, case_id)] for suite, case_id, _ in sorted(keys) if (suite, case_id) in refs]
+            for case in each_target(self.plan.read_cases(wanted), self._runnable_targets):
+                if (case.suite, case.id, self.resolver.target_name(case)) in keys:
+                    yield case
+
+        def orchestrator_for(settings: RunSettings) -> Orchestrator:
+            budget = [RunBudget(self.args.budget_usd, self.spent)] if self.args.budget_usd is not None else []
+            return Orchestrator(self.resolver, self.registry,
+                                replace(self.settings, trials=settings.trials, first_trial=settings.first_trial),
+                                stop=execution_block_policies(*budget), hooks=self.hooks)
+
+        self.reruns = rerun_suspicious(baseline, self.rows, self.settings.trials or 1, cases_of, orchestrator_for,
+                                       self.args.quiet)
+
     def _orchestrator(self) -> Orchestrator:
         args, resolver = self.args, self.resolver
         registry = build_evaluator_registry(None, resolver.judge_resolver(),
@@ -412,8 +445,10 @@ class RunSession:
                                             targets=resolver)
         # Without --workers, enough threads for the most `workers:` any target declares.
         workers = args.workers or min(MAX_WORKERS, max(DEFAULT_WORKERS, resolver.most_workers() or 0))
-        settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False, trials=args.trials,
-                               trials_strategy=args.trials_strategy, rejudge_on_fail=args.rejudge_on_fail)
+        self.settings = settings = RunSettings(threshold=args.threshold, workers=workers, keep_results=False,
+                                               trials=args.trials, trials_strategy=args.trials_strategy,
+                                               rejudge_on_fail=args.rejudge_on_fail)
+        self.registry = registry
         if args.trials is not None and args.trials > 1 and not args.quiet:
             print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at "
                   "the first passing trial; the verdict is the same), so each case has its pass count for a "
@@ -436,6 +471,7 @@ class RunSession:
         self.writer.write(self.stamp(result))
         self.rows.append(ReportRow.of(result, evaluators=self.args.verbose, review=True))  # report.html shows every case
         self.usage.add(result)
+        self.spent += result.cost_usd or 0.0
         self.console.case_done(result)
 
     def interrupted(self, exc: KeyboardInterrupt) -> int:
@@ -487,6 +523,7 @@ class RunSession:
     def finish(self) -> int:
         """The run ended on its own: every report, and the exit code they decide."""
         self.writer.close()
+        write_reruns(self.results_path, self.reruns)
         report_traffic(self.traffic(), self.args.quiet)
         code = write_reports(self.rows, self.junit, self.results_path, self.console, planned=self.planned,
                              html=self.html, baseline=self.baseline,

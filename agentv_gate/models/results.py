@@ -208,6 +208,10 @@ class CaseResult(BaseModel):
     execution_status, duration_ms), in order."""
     aggregation: dict[str, Any] | None = None
     """How the trials made the row's score (AgentV's: strategy, and its figures)."""
+    reruns: list[dict[str, Any]] | None = None
+    """The trials the per-case guard re-ran after `trials[]` (`--fail-on regression` with a baseline:
+    the case's evidence was short), numbered on from them, each as a `trials[]` entry. The row's
+    verdict and score stay its `trials[]`'s; the guard reads both."""
     cost_limited: bool | None = None
     """True when the trials' summed cost reached `cost_limit_usd` before `count` trials ran."""
     budget_exceeded: bool | None = None

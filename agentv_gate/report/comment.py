@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import Summary, summarise
-from .comparison import CaseChange, Comparison
+from .baseline.compare import CaseChange, Comparison
+from .baseline.paired import LABEL_ORDER, NoTest, SuiteTest
+from .baseline.render import detection_line
 from .console import first_problem
 from .github import md_cell
-from .paired import LABEL_ORDER, NoTest, SuiteTest, detection_line
 from .paths import source_path
 from .rows import ADVISORY, QUARANTINED, ReportedCase, outcome
 from .usage import UsageTotals, usage_markdown
@@ -187,6 +188,9 @@ def _paired(test: SuiteTest | NoTest | None, links: Links) -> _Section | None:
         line = f"**Paired test:** {comment_text(test.line(), 500)}\n\n"
         return _Section(line, line)
     top = f"**Paired test:** {comment_text(test.headline(), 500)} · {comment_text(test.counts_line(), 300)}\n\n"
+    reruns = test.reruns_line()
+    if reruns:
+        top += f"{comment_text(reruns, 600)}\n\n"
     detects = detection_line(test)
     if detects:
         top += f"_{detects}_\n\n"

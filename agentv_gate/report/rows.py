@@ -231,6 +231,8 @@ class ReportRow:
     replayed: str | None = None
     """With `--replay`: where the model answers came from (`main@abc1234`)."""
     advisory: str | None = None
+    reruns: TrialOutcomes | None = None
+    """The per-case guard's re-run trials (`CaseResult.reruns`), None when it re-ran none."""
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
@@ -243,7 +245,8 @@ class ReportRow:
                    () if passed else tuple(result.checks), evaluator_details(result) if evaluators else (),
                    result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None,
                    TrialOutcomes.of_row(result.trials, result.aggregation),
-                   (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory)
+                   (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory,
+                   TrialOutcomes.of_row(result.reruns, None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +261,8 @@ class TrialOutcomes:
     strategy: str | None = None
     """The row's trials strategy (`aggregation.strategy`): AgentV's `pass_at_k` may stop at the first
     pass, which leaves a biased sample the comparison must not test."""
+    cost_usd: float | None = None
+    """What the trials cost, added up; None when none reported a cost."""
 
     @classmethod
     def of_row(cls, trials: Sequence[Any] | None, aggregation: dict[str, Any] | None) -> TrialOutcomes | None:
@@ -265,15 +270,19 @@ class TrialOutcomes:
         from elsewhere is then read as a single run, never a crash)."""
         if not trials:
             return None
-        passed, scores = [], []
+        passed, scores, costs = [], [], []
         for trial in trials:
             score = trial.get("score") if isinstance(trial, dict) else None
             if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
                 return None
             passed.append(trial.get("verdict") == "pass")
             scores.append(float(score))
+            cost = trial.get("cost_usd")
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost):
+                costs.append(float(cost))
         strategy = aggregation.get("strategy") if isinstance(aggregation, dict) else None
-        return cls(tuple(passed), tuple(scores), strategy if isinstance(strategy, str) else None)
+        return cls(tuple(passed), tuple(scores), strategy if isinstance(strategy, str) else None,
+                   math.fsum(costs) if costs else None)
 
 
 def trial_outcomes(result: ReportedCase) -> TrialOutcomes:
@@ -286,5 +295,12 @@ def trial_outcomes(result: ReportedCase) -> TrialOutcomes:
     return found or TrialOutcomes((result.verdict == "pass",), (result.score,))
 
 
-__all__ = ["ADVISORY", "NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase", "TrialOutcomes",
-           "details_of", "evaluator_details", "outcome", "review_of", "trial_outcomes"]
+def rerun_outcomes(result: ReportedCase) -> TrialOutcomes:
+    """The trials the per-case guard re-ran of a reported case (none when it re-ran none)."""
+    found = result.reruns if isinstance(result, ReportRow) else (
+        TrialOutcomes.of_row(result.reruns, None) if isinstance(result, CaseResult) else None)
+    return found or TrialOutcomes((), ())
+
+
+__all__ = ["ADVISORY", "NOT_RUN", "QUARANTINED", "CaseReview", "EvaluatorDetail", "ReportRow", "ReportedCase",
+           "TrialOutcomes", "details_of", "evaluator_details", "outcome", "rerun_outcomes", "review_of", "trial_outcomes"]

@@ -4,11 +4,15 @@ sign-flip test over ten cases cannot reach alpha for one case alone."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.commands.test_paired_cli import base_run, project, run, schedule
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write
+from tests.helpers.reports import read_rows
 
 STABLE = {f"c{i}": "PPPPP" for i in range(10)}
 
@@ -24,18 +28,77 @@ def test_one_stable_case_broken_in_every_trial_fails_the_gate(tmp_path: Path, tr
     assert ran.returncode == 1, ran.stdout + ran.stderr
     # annotated as an error (the suite test's "inconclusive" would be only a warning)
     assert "::error file=evals/s.eval.yaml,line=" in ran.stdout
-    assert "c3 failed (regression (broken in every trial))::" in ran.stdout
-    assert (f"gate (--fail-on {fail_on}): failed, 1 case(s) that passed every base trial failed every head "
-            f"trial: c3 ({trials}/{trials} -> 0/{trials})") in ran.stdout
+    assert "c3 failed (regression (per-case guard))::" in ran.stdout
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    if fail_on == "inconclusive":  # c3 is inconclusive on its own trials: the gate fails, whatever re-runs show
+        assert "reruns" not in rows["c3"] and "re-ran" not in ran.stdout
+        assert f"c3 ({trials}/{trials} -> 0/{trials}, p=0.05)" in ran.stdout
+        return
+    # the guard re-ran c3 alone until its budget decided it, and said what that cost
+    reruns = rows["c3"]["reruns"]
+    assert [t["attempt"] for t in reruns] == list(range(int(trials) + 1, int(trials) + 1 + len(reruns)))
+    assert all(t["rerun"] is True and t["verdict"] == "fail" for t in reruns)
+    assert all("reruns" not in row for case, row in rows.items() if case != "c3")
+    assert len(rows["c3"]["trials"]) == int(trials) and rows["c3"]["verdict"] == "fail"
+    total = int(trials) + len(reruns)
+    assert (f"per-case guard: re-ran {len(reruns)} trial(s) of 1 case(s) whose evidence was short (the default "
+            "budget, each case decided at one-sided p <= 0.001), cost not reported: "
+            f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs))") in ran.stdout
+    assert f"per-case guard: re-ran {len(reruns)} trial(s)" in (tmp_path / "summary.md").read_text()
+    assert (f"gate (--fail-on {fail_on}): failed, 1 case(s) fail beyond what the base allows (per-case guard, "
+            "one-sided Fisher p <= 0.001 each") in ran.stdout
+    assert f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs), p=" in ran.stdout
 
 
-def test_a_stable_case_failing_two_of_three_is_suspicious_not_a_regression(tmp_path: Path) -> None:
+FLAKE = """\
+import sys
+from pathlib import Path
+counter = Path(sys.argv[1]) / (sys.argv[2] + ".count")
+calls = int(counter.read_text()) + 1 if counter.exists() else 1
+counter.write_text(str(calls))
+print("no" if sys.argv[2] == "c3" and calls <= 2 else "ok")
+"""
+"""A target that flakes through a counter file: c3's first two calls fail, every later one passes."""
+
+
+def test_a_case_failing_two_of_three_then_passing_its_reruns_passes_the_gate(tmp_path: Path) -> None:
     repo = project(tmp_path, 10)
     base_run(repo, STABLE, "--trials", "3")
-    schedule(repo, {**STABLE, "c3": "FFP"})
+    write(repo / "flake.py", FLAKE)
+    (repo / "counts").mkdir()
+    write(repo / ".agentv/targets.yaml", f"""
+        targets:
+          - name: default
+            provider: cli
+            command_template: "{sys.executable} -S {repo / 'flake.py'} {repo / 'counts'} {{EVAL_ID}}"
+    """)
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
-    assert "SUSPICIOUS: c3 (3/3 -> 1/3)" in ran.stdout, ran.stdout + ran.stderr
     assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert [t["verdict"] for t in rows["c3"]["trials"]] == ["fail", "fail", "pass"]
+    assert [(t["attempt"], t["verdict"]) for t in rows["c3"]["reruns"]] == [(4, "pass"), (5, "pass"), (6, "pass")]
+    assert (repo / "counts/c3.count").read_text() == "6"  # the real target ran again, only for c3
+    assert (repo / "counts/c0.count").read_text() == "3"
+    assert "per-case guard: re-ran 3 trial(s) of 1 case(s)" in ran.stdout
+    assert "c3 (3/3 -> 1/3 (4/6 with re-runs))" in ran.stdout
+    assert "gate (--fail-on regression): passed, no significant drop" in ran.stdout
+    # the same rows decided again (compare, comment) reach the same verdict
+    again = run_cli("compare", "base.jsonl", ".agentv-gate/results.jsonl", "--fail-on", "regression", cwd=repo)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_suspicious_case_without_reruns_is_listed_not_failed(tmp_path: Path) -> None:
+    """`compare` runs nothing: a case the guard cannot decide on the trials there are is said, not failed."""
+    repo = project(tmp_path, 10)
+    base_run(repo, STABLE, "--trials", "3")
+    base_run(repo, {**STABLE, "c3": "FFP"}, "--trials", "3", name="head.jsonl")
+    ran = run_cli("compare", "base.jsonl", "head.jsonl", "--fail-on", "regression", cwd=repo)
+    assert "SUSPICIOUS: c3 (3/3 -> 1/3)" in ran.stdout, ran.stdout + ran.stderr
+    assert "1 suspicious case(s) (the per-case guard could not decide them) listed" in ran.stdout
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # with a budget of its own 3 trials the test is decided on them: cleared
+    spent = run_cli("compare", "base.jsonl", "head.jsonl", "--max-trials", "3", cwd=repo)
+    assert "SUSPICIOUS" not in spent.stdout and spent.returncode == 0, spent.stdout + spent.stderr
 
 
 @pytest.mark.parametrize("alpha", ["1e-300", "1e-320"])
@@ -46,7 +109,7 @@ def test_a_tiny_alpha_computes_instead_of_an_internal_error(tmp_path: Path, alph
     schedule(repo, {**three, "c1": "PPF"})
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--alpha", alpha)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert f"> alpha {float(alpha):g})" in ran.stdout
+    assert f"(alpha {float(alpha):g} less the per-case guard's share)" in ran.stdout
 
 
 def test_an_alpha_too_small_for_a_float_is_refused_before_anything_runs(tmp_path: Path) -> None:

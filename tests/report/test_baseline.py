@@ -1,8 +1,10 @@
-"""report/comparison.py: how rows of two runs pair up, and that case text stays inert in every report of the comparison."""
+"""report/baseline/compare.py and render.py: how rows of two runs pair up, and that case text stays inert in
+every report of the comparison."""
 
 from __future__ import annotations
 
-from agentv_gate.report.comparison import compare_results, comparison_html, comparison_markdown, console_lines
+from agentv_gate.report.baseline.compare import compare_results
+from agentv_gate.report.baseline.render import comparison_html, comparison_markdown, console_lines
 from tests.helpers.github_runner import runner_commands
 from tests.helpers.reports import case_result
 

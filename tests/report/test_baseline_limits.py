@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentv_gate.models import CaseResult
-from agentv_gate.report.comparison import compare_results, comparison_html, comparison_markdown, console_lines
+from agentv_gate.report.baseline.compare import compare_results
+from agentv_gate.report.baseline.render import comparison_html, comparison_markdown, console_lines
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import case_result
@@ -151,7 +152,7 @@ def test_the_job_summary_keeps_a_gate_line_of_1000_characters_whole(chars: int, 
 
 
 def test_the_tables_name_a_row_s_line_only_when_it_has_one_and_json_deltas_keep_six_decimals() -> None:
-    from agentv_gate.report.comparison import comparison_json
+    from agentv_gate.report.baseline.render import comparison_json
 
     comparison = compare_results([case_result("c", line=0, score=0.9)], [case_result("c", "fail", line=0, score=0.9 - 1 / 3)])
     assert "| evals/a.yaml |" in comparison_markdown(comparison, "gate")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentv_gate.models import CaseResult
-from agentv_gate.report.comparison import compare_results
-from agentv_gate.report.paired import NoTest, SuiteTest, flaky_cases, paired_test
+from agentv_gate.report.baseline.compare import compare_results
+from agentv_gate.report.baseline.paired import NoTest, SuiteTest, flaky_cases, paired_test
 
 
 def row(case: str, passes: int, trials: int, digest: str | None = None,

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from agentv_gate.report import stats
-from agentv_gate.report.stats import (
+from agentv_gate.report.baseline import stats
+from agentv_gate.report.baseline.stats import (
     benjamini_hochberg,
     drop_weighted,
     fisher_two_sided,
@@ -106,7 +106,7 @@ def test_paired_interval_is_the_mean_difference_with_its_clustered_standard_erro
 
 
 def test_drop_weights_are_exact_integers_over_the_common_denominator() -> None:
-    from agentv_gate.report.stats import drop_weights
+    from agentv_gate.report.baseline.stats import drop_weights
 
     assert drop_weights([(3, 3, 0, 3), (3, 3, 2, 3)]) == [-27, -1]  # -1 and -1/3, cubed, times 3^3
     assert drop_weights([(2, 4, 1, 2), (0, 4, 2, 2)]) == [0, 4**3]  # 1/2 -> 1/2; 0 -> 1, over lcm(4, 2)

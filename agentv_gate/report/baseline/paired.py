@@ -28,19 +28,26 @@ Reads rows only, like every reporter.
 
 from __future__ import annotations
 
-import html
+import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..models import CaseResult
-from .comparison import CaseChange, Comparison
-from .github import md_cell
-from .paths import source_path
-from .rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, trial_outcomes
-from .stats import Interval, benjamini_hochberg, drop_weights, fisher_two_sided, paired_interval, sign_flip_p
-from .text import inert_log_text, one_line
+from ...models import CaseResult
+from ..rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from ..text import one_line
+from .compare import CaseChange, Comparison
+from .sequential import Decision, decide, default_budget, guard_level, suite_level
+from .stats import (
+    Interval,
+    benjamini_hochberg,
+    drop_weights,
+    fisher_drop_p,
+    fisher_two_sided,
+    paired_interval,
+    sign_flip_p,
+)
 
 DEFAULT_ALPHA = 0.05
 Label = Literal["regression", "improvement", "inconclusive", "unchanged"]
@@ -65,6 +72,19 @@ class CaseTest:
     q: float
     label: Label
     flaky: bool
+    reruns: tuple[bool, ...] = ()
+    """The head trials the per-case guard re-ran (`run` with a budget), after the row's own."""
+    rerun_cost: float | None = None
+    """What those re-runs cost (None: no trial reported a cost)."""
+    decision: Decision | None = None
+    """The per-case guard's sequential test on every head trial, re-runs included (`sequential.decide`)."""
+    p_guard: float = 1.0
+    """Its one-sided Fisher p on the trials run (head lower than base)."""
+
+    @property
+    def head_passed(self) -> tuple[bool, ...]:
+        """Every head trial: the row's own, then the guard's re-runs."""
+        return self.head.passed + self.reruns
 
     @property
     def base_rate(self) -> float:
@@ -83,9 +103,10 @@ class CaseTest:
         return _mean(self.head.scores) - _mean(self.base.scores)
 
     def counts(self) -> str:
-        """`3/3 -> 0/3`: passing trials over trials run, base then head."""
+        """`3/3 -> 0/3`: passing trials over trials run, base then head (`3/3 -> 0/3 (0/27 with re-runs)`)."""
+        rerun = (f" ({sum(self.head_passed)}/{len(self.head_passed)} with re-runs)" if self.reruns else "")
         return (f"{sum(self.base.passed)}/{len(self.base.passed)} -> "
-                f"{sum(self.head.passed)}/{len(self.head.passed)}")
+                f"{sum(self.head.passed)}/{len(self.head.passed)}{rerun}")
 
     def describe(self) -> str:
         flaky = ", flaky" if self.flaky else ""
@@ -105,11 +126,40 @@ class SuiteTest:
     """The same test on the per-case mean-score differences (not cubed), reported beside it."""
     pass_rate: Interval | None
     score: Interval | None
+    budget: int | None = None
+    """`--max-trials`: the most head trials the guard may run a case (None: `sequential.default_budget`)."""
+
+    @property
+    def suite_alpha(self) -> float:
+        """The suite test's level: alpha less the per-case guard's share (`sequential.suite_level`)."""
+        return suite_level(self.alpha)
+
+    @property
+    def guard_level(self) -> float:
+        """Each case's level in the per-case guard (its share of alpha over the paired cases)."""
+        return guard_level(self.alpha, len(self.cases))
 
     @property
     def dropped(self) -> bool:
-        """The suite-level decision: the pass rate fell beyond chance at alpha."""
-        return self.p_drop <= self.alpha
+        """The suite-level decision: the pass rate fell beyond chance at the suite test's level."""
+        return self.p_drop <= self.suite_alpha
+
+    def reran(self) -> list[CaseTest]:
+        """The cases the guard re-ran."""
+        return [c for c in self.cases if c.reruns]
+
+    def reruns_line(self) -> str | None:
+        """What the per-case guard's re-runs cost, or None when it re-ran nothing."""
+        reran = self.reran()
+        if not reran:
+            return None
+        trials = sum(len(c.reruns) for c in reran)
+        costs = [c.rerun_cost for c in reran if c.rerun_cost is not None]
+        cost = f", ${math.fsum(costs):.4f}" if costs else ", cost not reported"
+        budget = f"--max-trials {self.budget}" if self.budget is not None else "the default budget"
+        return (f"per-case guard: re-ran {trials} trial(s) of {len(reran)} case(s) whose evidence was short "
+                f"({budget}, each case decided at one-sided p <= {self.guard_level:.2g}){cost}: "
+                + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in reran[:DRIVERS]))
 
     def with_label(self, *labels: Label) -> list[CaseTest]:
         return [c for c in self.cases if c.label in labels]
@@ -151,20 +201,31 @@ Guard = Literal["broken", "suspicious"]
 
 
 def case_guard(case: CaseTest) -> Guard | None:
-    """The per-case guard, beside the suite test: a case stable on the base (every base trial passed,
-    and the history, if given, never saw it flip on its digest) is `broken` when it fails every head
-    trial, however many trials ran (one case alone never moves a sign-flip test over many cases), and
-    `suspicious` when it fails most of them but not all (2 of 3, 3 or 4 of 5): said, never a failure by
-    itself. A quarantined or not-run head is no evidence either way (counted by the gate apart)."""
+    """The per-case guard, beside the suite test. `broken` when its sequential test (`sequential`,
+    every head trial, the guard's re-runs included) finds the head failing beyond what the base
+    allows, and, whatever the evidence, when a case stable on the base (every base trial passed, and
+    the history, if given, never saw it flip on its digest) failed every head trial; `suspicious`
+    while the test is undecided (its trial budget not spent, as in `compare`, which runs nothing):
+    said, never a failure by itself. A quarantined or not-run head is no evidence either way (counted
+    by the gate apart)."""
     head = case.change.head
-    if case.flaky or not case.base.passed or not all(case.base.passed) or head is None or head.quarantined \
-            or outcome(head) == ADVISORY \
-            or outcome(head) == NOT_RUN or not case.head.passed:
+    if head is None or head.quarantined or outcome(head) in (NOT_RUN, ADVISORY) or not case.head.passed:
         return None
-    failed = case.head.passed.count(False)
-    if failed == len(case.head.passed):
+    if case.decision == "broken":
         return "broken"
-    return "suspicious" if 2 * failed > len(case.head.passed) else None
+    stable = not case.flaky and case.base.passed and all(case.base.passed)
+    if stable and not any(case.head_passed):
+        return "broken"
+    return "suspicious" if case.decision == "undecided" else None
+
+
+def guard_decision(base: TrialOutcomes, head: tuple[bool, ...], budget: int | None,
+                   level: float) -> tuple[Decision, float]:
+    """The guard's decision and p for one case, with `budget` head trials (None: the default)."""
+    passed, n = sum(base.passed), len(base.passed)
+    budget = default_budget(n, level) if budget is None else budget
+    return (decide(passed, n, sum(head), len(head), budget, level),
+            fisher_drop_p(passed, n, sum(head), len(head)))
 
 
 @dataclass(frozen=True)
@@ -175,27 +236,6 @@ class NoTest:
 
     def line(self) -> str:
         return f"no statistical decision was possible: {self.reason}"
-
-
-DETECTS: dict[int, tuple[float, float, float]] = {3: (0.525, 0.0, 0.355), 5: (0.42, 0.0, 0.08)}
-"""Per trials a side, from `bench/stats_bench.py` (50 cases, 200 simulated pull requests a cell, seed
-2026, alpha 0.05): the least share of pull requests caught where one stable case broke completely
-(the worst noise model: a judge flipping 10% of verdicts), and the share of unchanged reruns failed
-with every case stable and at worst (every case's pass rate 0.5-0.99, no `--history`)."""
-
-
-def detection_line(test: SuiteTest) -> str | None:
-    """What the gate can detect at the trials this test ran, for the pull-request comment's footer;
-    None at a trial count the bench did not measure."""
-    counts = {len(c.base.passed) for c in test.cases} | {len(c.head.passed) for c in test.cases}
-    if len(counts) != 1 or next(iter(counts)) not in DETECTS:
-        return None
-    trials = next(iter(counts))
-    caught, stable, worst = DETECTS[trials]
-    return (f"At {trials} trials a side (bench/stats_bench.py, 50 cases): a single stable case breaking is caught "
-            f"with probability at least {caught:.1%} (100% unless the judge flips verdicts); unchanged reruns "
-            f"fail {stable:.0%} of the time when every case is stable, at most {worst:.1%} when many are flaky "
-            "and no --history names them.")
 
 
 def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
@@ -212,9 +252,10 @@ def suite_drop_p(counts: Sequence[tuple[int, int, int, int]]) -> float:
 
 
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
-                flaky: Collection[CaseKey] = ()) -> SuiteTest | NoTest:
+                flaky: Collection[CaseKey] = (), budget: int | None = None) -> SuiteTest | NoTest:
     """The statistical reading of `comparison`, or why there is none. `flaky`: (suite, test id) of
-    cases that flipped in the history file; a case whose base trials disagree is flaky too."""
+    cases that flipped in the history file; a case whose base trials disagree is flaky too.
+    `budget`: `--max-trials`, the head trials the per-case guard decides each case on."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
     # an advisory head (failed only by a judge below its floor) is not decided: no evidence of a drop
@@ -234,6 +275,7 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     pvalues = [fisher_two_sided(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     qvalues = benjamini_hochberg(pvalues)
     cases = []
+    level = guard_level(alpha, len(sides))
     for change, (b, h), p, q in zip(paired, sides, pvalues, qvalues, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
@@ -242,12 +284,15 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
         else:
             label = "inconclusive" if rate < 0 else "unchanged"
         mixed = len(set(b.passed)) > 1
-        cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky))
+        extra = rerun_outcomes(change.head) if change.head is not None else TrialOutcomes((), ())
+        decision, p_guard = guard_decision(b, h.passed + extra.passed, budget, level)
+        cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky,
+                              extra.passed, extra.cost_usd, decision, p_guard))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     return SuiteTest(cases, alpha, suite_drop_p(counts), sign_flip_p(scores),
-                     paired_interval(rates, alpha), paired_interval(scores, alpha))
+                     paired_interval(rates, alpha), paired_interval(scores, alpha), budget)
 
 
 def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> set[CaseKey]:
@@ -265,96 +310,5 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
     return {(suite, eval_id) for (suite, eval_id, _), outcomes in seen.items() if len(outcomes) > 1}
 
 
-# ---------------------------------------------------------------- text for the reports
-
-
-def _where(change: CaseChange) -> str:
-    row = change.row
-    return f"{row.suite}:{row.line}" if row.line > 0 else row.suite
-
-
-def console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
-    """The console's block: the suite line, the cases that drove a drop, inconclusive and flaky cases."""
-    if isinstance(test, NoTest):
-        return [test.line()]
-    lines = [test.headline()]
-    shown = test.with_label("regression", "inconclusive", "improvement") if not quiet else \
-        test.with_label("regression", "inconclusive")
-    for case in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta, c.p)):
-        lines.append(inert_log_text(f"{case.label.upper()}: {one_line(case.change.row.eval_id)} "
-                                    f"({one_line(_where(case.change))}) — {case.describe()}"))
-    flaky = [c.change.row.eval_id for c in test.flaky]
-    if flaky:
-        more = f" and {len(flaky) - DRIVERS * 2} more" if len(flaky) > DRIVERS * 2 else ""
-        lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
-                                    + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
-    for case in test.guarded("suspicious"):
-        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — stable "
-                                    "on the base, failed most head trials (not all): re-run it to decide"))
-    lines.append(test.counts_line())
-    return lines
-
-
-def markdown(test: SuiteTest | NoTest) -> str:
-    """The job summary's part: the suite line and a row per case that did not stay unchanged (or is flaky)."""
-    if isinstance(test, NoTest):
-        return md_cell(test.line(), 1000) + "\n\n"
-    parts = [f"**Paired test:** {md_cell(test.headline(), 1000)}\n\n", md_cell(test.counts_line(), 1000) + "\n\n"]
-    shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
-    if shown:
-        parts.append("| Label | Case | Where | Base trials | Head trials | Score | Fisher p | q |\n"
-                     "| --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n")
-        for c in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))[:200]:
-            row = c.change.row
-            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            label = c.label + (" (flaky)" if c.flaky else "")
-            parts.append(f"| {label} | {md_cell(row.eval_id)} | {md_cell(where, 200)} | "
-                         f"{sum(c.base.passed)}/{len(c.base.passed)} | {sum(c.head.passed)}/{len(c.head.passed)} | "
-                         f"{_mean(c.base.scores):.3f} → {_mean(c.head.scores):.3f} | {c.p:.3g} | {c.q:.3g} |\n")
-        parts.append("\n")
-    return "".join(parts)
-
-
-def html_section(test: SuiteTest | NoTest) -> str:
-    """report.html's part, every value escaped."""
-    esc = html.escape
-    if isinstance(test, NoTest):
-        return f"<p>{esc(test.line())}</p>\n"
-    parts = [f"<h3>Paired test</h3>\n<p class=\"totals\">{esc(test.headline())}</p>\n<p>{esc(test.counts_line())}</p>\n"]
-    shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
-    if shown:
-        parts.append("<table>\n<thead><tr><th>Label</th><th>Case</th><th>Eval file</th><th>Base trials</th>"
-                     "<th>Head trials</th><th>Score</th><th>Fisher p</th><th>q</th></tr></thead>\n<tbody>\n")
-        for c in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))[:200]:
-            row = c.change.row
-            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            cells = [c.label + (" (flaky)" if c.flaky else ""), row.eval_id, where,
-                     f"{sum(c.base.passed)}/{len(c.base.passed)}", f"{sum(c.head.passed)}/{len(c.head.passed)}",
-                     f"{_mean(c.base.scores):.3f} → {_mean(c.head.scores):.3f}", f"{c.p:.3g}", f"{c.q:.3g}"]
-            parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
-        parts.append("</tbody>\n</table>\n")
-    return "".join(parts)
-
-
-def as_json(test: SuiteTest | NoTest) -> dict[str, object]:
-    """`compare --json`'s `paired` object."""
-    if isinstance(test, NoTest):
-        return {"decision": None, "reason": test.reason}
-
-    def interval(i: Interval | None) -> dict[str, float] | None:
-        return None if i is None else {"mean": round(i.mean, 6), "low": round(i.low, 6), "high": round(i.high, 6),
-                                       "level": round(i.level, 6)}
-
-    return {
-        "decision": "regression" if test.dropped else "no significant drop",
-        "alpha": test.alpha, "p_drop": test.p_drop, "p_score_drop": test.p_score_drop,
-        "pass_rate_delta": interval(test.pass_rate), "score_delta": interval(test.score),
-        "cases": [{"suite": c.change.row.suite, "test_id": c.change.row.eval_id, "label": c.label, "flaky": c.flaky,
-                   "base_passed": sum(c.base.passed), "base_trials": len(c.base.passed),
-                   "head_passed": sum(c.head.passed), "head_trials": len(c.head.passed),
-                   "p": c.p, "q": c.q} for c in test.cases],
-    }
-
-
-__all__ = ["DEFAULT_ALPHA", "DETECTS", "CaseTest", "Guard", "NoTest", "SuiteTest", "as_json", "case_guard",
-           "console_lines", "detection_line", "flaky_cases", "html_section", "markdown", "paired_test", "suite_drop_p"]
+__all__ = ["DEFAULT_ALPHA", "DRIVERS", "LABEL_ORDER", "CaseTest", "Guard", "Label", "NoTest", "SuiteTest", "case_guard",
+           "flaky_cases", "guard_decision", "paired_test", "suite_drop_p"]

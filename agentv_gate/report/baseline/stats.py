@@ -54,6 +54,21 @@ def fisher_two_sided(passed_a: int, n_a: int, passed_b: int, n_b: int) -> float:
     return min(1.0, p)
 
 
+def fisher_drop_p(base_passed: int, base_n: int, head_passed: int, head_n: int) -> float:
+    """One-sided p of Fisher's exact test that the head passes less often than the base: with the
+    margins fixed, the probability that the base holds at least the passes it holds. Exact for
+    any common pass probability (the null "the change did nothing"), which is why the per-case
+    guard can test a flaky case as validly as a stable one."""
+    if not (0 <= base_passed <= base_n and 0 <= head_passed <= head_n):
+        raise ValueError(f"pass counts {base_passed}/{base_n}, {head_passed}/{head_n} are not counts")
+    passes, total = base_passed + head_passed, base_n + head_n
+    denominator = _log_comb(total, passes)
+    high = min(passes, base_n)
+    p = math.fsum(math.exp(_log_comb(base_n, x) + _log_comb(head_n, passes - x) - denominator)
+                  for x in range(base_passed, high + 1) if passes - x <= head_n)
+    return min(1.0, p)
+
+
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     """Benjamini–Hochberg adjusted p-values, in the order given: a case whose q is at most alpha is
     a discovery, and the expected share of false discoveries among them is at most alpha."""
@@ -190,5 +205,5 @@ def paired_interval(differences: Sequence[float], alpha: float) -> Interval | No
 
 
 __all__ = ["DRAWS", "EXACT_LIMIT", "SEED", "Interval", "benjamini_hochberg", "drop_weighted", "drop_weights",
-           "fisher_two_sided",
+           "fisher_drop_p", "fisher_two_sided",
            "normal_quantile", "paired_interval", "sign_flip_p", "t_quantile"]

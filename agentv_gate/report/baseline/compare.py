@@ -19,17 +19,12 @@ Everything here reads rows only (never an eval file), like every reporter.
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from .github import md_cell
-from .paths import source_path
-from .rows import ReportedCase
-from .text import clean, inert_log_text, one_line
+from ..rows import ReportedCase
 
 Status = Literal["regressed", "still failing", "fixed", "passing", "new", "removed"]
 STATUSES: tuple[Status, ...] = ("regressed", "still failing", "fixed", "new", "removed", "passing")
@@ -179,113 +174,5 @@ def compare_results(base: Sequence[ReportedCase], head: Sequence[ReportedCase],
     return Comparison(changes, max_drop)
 
 
-# ---------------------------------------------------------------- text for the reports
-
-
-def _score(row: ReportedCase | None) -> str:
-    return "—" if row is None else f"{row.score:.3f} {row.verdict}"
-
-
-def _delta(change: CaseChange) -> str:
-    delta = change.delta
-    return "" if delta is None else f"{delta:+.3f}"
-
-
-def console_lines(comparison: Comparison, shown: Sequence[Status] = ("regressed", "fixed", "still failing", "new",
-                                                                       "removed")) -> list[str]:
-    """A block for the console: a line per case whose status is in `shown`, then the counts line."""
-    lines = []
-    for status in shown:
-        for change in comparison.with_status(status):
-            row = change.row
-            where = f"{row.suite}:{row.line}" if row.line > 0 else row.suite
-            reason = f" — {change.reason}" if change.reason else ""
-            lines.append(inert_log_text(f"{change.label.upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}"))
-    return lines + [comparison.describe()]
-
-
-TABLE_ROWS = 200
-"""Cases listed in the job summary's and report.html's comparison table (still-passing ones never are)."""
-
-
-def _shown(comparison: Comparison) -> list[CaseChange]:
-    order = {s: i for i, s in enumerate(STATUSES)}
-    return sorted((c for c in comparison.changes if c.status != "passing"),
-                  key=lambda c: (order[c.status], c.row.suite, c.row.line, c.row.eval_id))
-
-
-def _outcome_line(comparison: Comparison, min_delta: float) -> str:
-    """Wins, losses and ties beyond `min_delta`, and the mean delta: one sentence, plain text."""
-    o = comparison.outcome(min_delta)
-    return (f"{o.wins} wins, {o.losses} losses, {o.ties} ties (a score change beyond {min_delta:g}); "
-            f"mean delta {o.mean_delta:+.3f}")
-
-
-def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | None = None,
-                        min_delta: float | None = None) -> str:
-    """The job summary's section: the gate's line, the counts, and a row per case that did not stay green."""
-    parts = ["### Against the base results\n\n", md_cell(gate_line, 1000) + "\n\n",
-             md_cell(comparison.describe(), 1000) + "\n\n"]
-    if min_delta is not None:
-        parts.append(_outcome_line(comparison, min_delta) + "\n\n")
-    shown = _shown(comparison)
-    if shown:
-        parts.append("| Change | Case | Where | Base | Now | Delta |\n| --- | --- | --- | --- | --- | ---: |\n")
-        for c in shown[:TABLE_ROWS]:
-            row = c.row
-            where = f"{source_path(row, root)}:{row.line}" if row.line > 0 else source_path(row, root)
-            parts.append(f"| {c.label} | {md_cell(row.eval_id)} | {md_cell(where, 200)} | {_score(c.base)} | "
-                         f"{_score(c.head)} | {_delta(c)} |\n")
-        if len(shown) > TABLE_ROWS:
-            parts.append(f"\n_{len(shown) - TABLE_ROWS} more changed case(s) not listed; "
-                         "`agentv-gate compare BASE.jsonl HEAD.jsonl --json` lists them all._\n")
-        parts.append("\n")
-    return "".join(parts)
-
-
-def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | None = None) -> str:
-    """report.html's section, plain HTML (readable without JavaScript); every value escaped."""
-    esc = html.escape
-    parts = ["<h2>Against the base results</h2>\n", f"<p class=\"totals\">{esc(clean(gate_line))}</p>\n",
-             f"<p>{esc(comparison.describe())}</p>\n"]
-    if min_delta is not None:
-        parts.append(f"<p>{esc(_outcome_line(comparison, min_delta))}</p>\n")
-    shown = _shown(comparison)
-    if shown:
-        parts.append("<table>\n<thead><tr><th>Change</th><th>Case</th><th>Eval file</th><th>Base</th><th>Now</th>"
-                     "<th>Delta</th><th>Why</th></tr></thead>\n<tbody>\n")
-        for c in shown[:TABLE_ROWS]:
-            row = c.row
-            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            cells = [c.label, clean(row.eval_id), clean(where), _score(c.base), _score(c.head), _delta(c), c.reason]
-            parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
-        parts.append("</tbody>\n</table>\n")
-        if len(shown) > TABLE_ROWS:
-            parts.append(f"<p>{len(shown) - TABLE_ROWS} more changed case(s) not listed.</p>\n")
-    return "".join(parts)
-
-
-def comparison_json(comparison: Comparison, min_delta: float) -> dict[str, object]:
-    """`compare --json`: AgentV's totals plus each case's status, scores and delta."""
-    outcome = comparison.outcome(min_delta)
-    return {
-        "min_delta": min_delta,
-        "max_drop": comparison.max_drop,
-        "wins": outcome.wins, "losses": outcome.losses, "ties": outcome.ties,
-        "mean_delta": round(outcome.mean_delta, 6),
-        "counts": {s: comparison.counts()[s] for s in STATUSES},
-        "regressed": len(comparison.regressed),
-        "cases": [{
-            "suite": c.row.suite, "test_id": c.row.eval_id, "target": c.row.target, "status": c.status,
-            "base_score": None if c.base is None else c.base.score,
-            "head_score": None if c.head is None else c.head.score,
-            "base_verdict": None if c.base is None else c.base.verdict,
-            "head_verdict": None if c.head is None else c.head.verdict,
-            "delta": None if c.delta is None else round(c.delta, 6),
-            "reason": c.reason,
-        } for c in comparison.changes],
-    }
-
-
 __all__ = ["DEFAULT_MIN_DELTA", "LABELS", "STATUSES", "CaseChange", "Comparison", "Outcome", "Status", "case_key",
-           "comparison_html", "comparison_json", "comparison_markdown", "compare_results", "console_lines"]
+           "compare_results"]

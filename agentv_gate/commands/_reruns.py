@@ -1,0 +1,135 @@
+"""`run --baseline --fail-on regression` with trials: re-run just the cases the per-case guard cannot decide yet.
+
+After every case ran its `--trials`, the guard's sequential test (`report/baseline/sequential.py`) reads each
+paired case; a case still undecided runs more head trials (the real target and evaluators, through
+the orchestrator), round after round, until its test is decided or its `--max-trials` budget is
+spent. The new trials go to the row's `reruns` (numbered on from its `trials[]`), never into its
+verdict or score, and the results file is written again with them at the end of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ReportWriteError
+from ..models import CaseResult, EvalCase
+from ..orchestrator import Orchestrator, RunSettings
+from ..report.baseline import paired
+from ..report.baseline.gate import Baseline
+from ..report.baseline.sequential import default_budget, trials_to_run
+from ..report.jsonl import JsonlWriter, read_results
+from ..report.rows import NOT_RUN, ReportRow, TrialOutcomes, outcome
+from ..report.text import inert_log_text, one_line
+
+RowKey = tuple[str, str, str]
+
+
+@dataclass
+class Reruns:
+    """The trials re-run so far, by (suite, test id, target): `trials[]` entries, numbered on."""
+
+    trials: dict[RowKey, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return sum(len(t) for t in self.trials.values())
+
+    def add(self, key: RowKey, first: int, result: CaseResult) -> None:
+        """The trials of `result` (a re-run of `first`-numbered trials on), appended to the case's."""
+        entries = result.trials or [{"attempt": 1, "score": result.score, "verdict": result.verdict,
+                                     **({"error": result.error} if result.error else {}),
+                                     **({"cost_usd": result.cost_usd} if result.cost_usd is not None else {})}]
+        kept = self.trials.setdefault(key, [])
+        start = first - len(kept)  # the row's own trials: re-runs are numbered on from them
+        for entry in entries:
+            kept.append({**entry, "attempt": start + len(kept) + 1, "rerun": True})
+
+
+def decided(test: paired.SuiteTest, fail_on: str) -> bool:
+    """The gate fails whatever re-runs would show: the suite test found a drop, the guard's test called a
+    case broken, or a case label that `fail_on` fails on (labels read the rows' own trials) is there."""
+    return test.dropped or any(c.decision == "broken" for c in test.cases) or (
+        fail_on != "regression" and bool(test.with_label("regression"))) or (
+        fail_on == "inconclusive" and bool(test.with_label("inconclusive")))
+
+
+def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
+    """(row key) -> how many more trials each undecided case runs in this round."""
+    out: dict[RowKey, int] = {}
+    for case in test.cases:
+        head = case.change.head
+        # a stable case failing every head trial is undecided too: its re-runs may clear it (a flaky case
+        # passing its few base trials) where the guard's rule for no more evidence would call it broken
+        if head is None or head.quarantined or case.decision != "undecided" or outcome(head) == NOT_RUN:
+            continue
+        budget = test.budget if test.budget is not None else default_budget(len(case.base.passed),
+                                                                            test.guard_level)
+        more = trials_to_run(sum(case.base.passed), len(case.base.passed), sum(case.head_passed),
+                             len(case.head_passed), budget, test.guard_level, batch)
+        if more:
+            out[(head.suite, head.eval_id, head.target)] = more
+    return out
+
+
+def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
+                     cases_of: Callable[[set[RowKey]], Iterable[EvalCase]],
+                     orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool) -> Reruns:
+    """Round after round, the undecided cases' next trials; `rows` is updated in place with them."""
+    reruns = Reruns()
+    while True:
+        test = baseline.test(baseline.compare(rows))
+        if not isinstance(test, paired.SuiteTest):
+            return reruns
+        want = {} if decided(test, baseline.fail_on) else wanted(test, batch)
+        if not want:
+            return reruns
+        if not quiet:
+            print(inert_log_text(f"agentv-gate: per-case guard: {len(want)} case(s) undecided, re-running "
+                                 f"{sum(want.values())} trial(s): "
+                                 + ", ".join(one_line(key[1]) for key in list(want)[:10])), file=sys.stderr)
+        index = {(r.suite, r.eval_id, r.target): i for i, r in enumerate(rows)}
+        ran_any = False
+        first = {key: _trials_run(rows[index[key]]) + len(reruns.trials.get(key, ())) for key in want}
+        for more, start in sorted({(n, first[key]) for key, n in want.items()}):
+            keys = {key for key, n in want.items() if (n, first[key]) == (more, start)}
+            done: list[CaseResult] = []
+            orchestrator = orchestrator_for(RunSettings(trials=more, first_trial=start))
+            orchestrator.on_result = done.append
+            orchestrator.run(cases_of(keys))
+            for result in done:
+                key = (result.suite, result.eval_id, result.target)
+                if key not in keys or result.failure_reason_code:  # not run (a spent --budget-usd): no evidence
+                    continue
+                reruns.add(key, start, result)
+                ran_any = True
+                rows[index[key]] = replace(rows[index[key]], reruns=TrialOutcomes.of_row(reruns.trials[key], None))
+        if not ran_any:
+            return reruns
+
+
+def _trials_run(row: ReportRow) -> int:
+    return len(row.trials.passed) if row.trials else 1
+
+
+def write_reruns(path: Path, reruns: Reruns) -> None:
+    """The results file again, each re-run case's row with its `reruns`, replacing the file whole."""
+    if not reruns.trials:
+        return
+    rows, _ = read_results([path])
+    temporary = path.with_name(path.name + ".reruns")
+    with JsonlWriter(temporary) as writer:
+        for row in rows:
+            extra = reruns.trials.get((row.suite, row.eval_id, row.target))
+            writer.write(row.model_copy(update={"reruns": extra}) if extra else row)
+    try:
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ReportWriteError(f"cannot write results to {path}: {exc}") from exc
+
+
+__all__ = ["Reruns", "decided", "rerun_suspicious", "wanted", "write_reruns"]

@@ -1,0 +1,317 @@
+"""The baseline feature's text: the comparison and the paired test in the console, the job summary,
+report.html and `compare --json`, and the verdict with its reports (`BaselineReport`). The last
+layer of `report/baseline/`: it reads what the others decided and decides nothing.
+
+Every value from a case (ids, paths, answers) is escaped for where it goes: inert in a CI log, a
+cell in Markdown, escaped in HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...redaction import redact
+from .. import Summary
+from ..github import md_cell
+from ..paths import source_path
+from ..rows import ReportedCase
+from ..text import clean, inert_log_text, one_line
+from .compare import STATUSES, CaseChange, Comparison, Status
+from .gate import Baseline, Verdict, decide
+from .paired import DEFAULT_ALPHA, DRIVERS, LABEL_ORDER, NoTest, SuiteTest, case_guard
+from .stats import Interval
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+# ---------------------------------------------------------------- the comparison
+
+
+def _score(row: ReportedCase | None) -> str:
+    return "—" if row is None else f"{row.score:.3f} {row.verdict}"
+
+
+def _delta(change: CaseChange) -> str:
+    delta = change.delta
+    return "" if delta is None else f"{delta:+.3f}"
+
+
+def console_lines(comparison: Comparison, shown: Sequence[Status] = ("regressed", "fixed", "still failing", "new",
+                                                                       "removed")) -> list[str]:
+    """A block for the console: a line per case whose status is in `shown`, then the counts line."""
+    lines = []
+    for status in shown:
+        for change in comparison.with_status(status):
+            row = change.row
+            where = f"{row.suite}:{row.line}" if row.line > 0 else row.suite
+            reason = f" — {change.reason}" if change.reason else ""
+            lines.append(inert_log_text(f"{change.label.upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}"))
+    return lines + [comparison.describe()]
+
+
+TABLE_ROWS = 200
+"""Cases listed in the job summary's and report.html's comparison table (still-passing ones never are)."""
+
+
+def _shown(comparison: Comparison) -> list[CaseChange]:
+    order = {s: i for i, s in enumerate(STATUSES)}
+    return sorted((c for c in comparison.changes if c.status != "passing"),
+                  key=lambda c: (order[c.status], c.row.suite, c.row.line, c.row.eval_id))
+
+
+def _outcome_line(comparison: Comparison, min_delta: float) -> str:
+    """Wins, losses and ties beyond `min_delta`, and the mean delta: one sentence, plain text."""
+    o = comparison.outcome(min_delta)
+    return (f"{o.wins} wins, {o.losses} losses, {o.ties} ties (a score change beyond {min_delta:g}); "
+            f"mean delta {o.mean_delta:+.3f}")
+
+
+def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | None = None,
+                        min_delta: float | None = None) -> str:
+    """The job summary's section: the gate's line, the counts, and a row per case that did not stay green."""
+    parts = ["### Against the base results\n\n", md_cell(gate_line, 1000) + "\n\n",
+             md_cell(comparison.describe(), 1000) + "\n\n"]
+    if min_delta is not None:
+        parts.append(_outcome_line(comparison, min_delta) + "\n\n")
+    shown = _shown(comparison)
+    if shown:
+        parts.append("| Change | Case | Where | Base | Now | Delta |\n| --- | --- | --- | --- | --- | ---: |\n")
+        for c in shown[:TABLE_ROWS]:
+            row = c.row
+            where = f"{source_path(row, root)}:{row.line}" if row.line > 0 else source_path(row, root)
+            parts.append(f"| {c.label} | {md_cell(row.eval_id)} | {md_cell(where, 200)} | {_score(c.base)} | "
+                         f"{_score(c.head)} | {_delta(c)} |\n")
+        if len(shown) > TABLE_ROWS:
+            parts.append(f"\n_{len(shown) - TABLE_ROWS} more changed case(s) not listed; "
+                         "`agentv-gate compare BASE.jsonl HEAD.jsonl --json` lists them all._\n")
+        parts.append("\n")
+    return "".join(parts)
+
+
+def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | None = None) -> str:
+    """report.html's section, plain HTML (readable without JavaScript); every value escaped."""
+    esc = html.escape
+    parts = ["<h2>Against the base results</h2>\n", f"<p class=\"totals\">{esc(clean(gate_line))}</p>\n",
+             f"<p>{esc(comparison.describe())}</p>\n"]
+    if min_delta is not None:
+        parts.append(f"<p>{esc(_outcome_line(comparison, min_delta))}</p>\n")
+    shown = _shown(comparison)
+    if shown:
+        parts.append("<table>\n<thead><tr><th>Change</th><th>Case</th><th>Eval file</th><th>Base</th><th>Now</th>"
+                     "<th>Delta</th><th>Why</th></tr></thead>\n<tbody>\n")
+        for c in shown[:TABLE_ROWS]:
+            row = c.row
+            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
+            cells = [c.label, clean(row.eval_id), clean(where), _score(c.base), _score(c.head), _delta(c), c.reason]
+            parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
+        parts.append("</tbody>\n</table>\n")
+        if len(shown) > TABLE_ROWS:
+            parts.append(f"<p>{len(shown) - TABLE_ROWS} more changed case(s) not listed.</p>\n")
+    return "".join(parts)
+
+
+def comparison_json(comparison: Comparison, min_delta: float) -> dict[str, object]:
+    """`compare --json`: AgentV's totals plus each case's status, scores and delta."""
+    outcome = comparison.outcome(min_delta)
+    return {
+        "min_delta": min_delta,
+        "max_drop": comparison.max_drop,
+        "wins": outcome.wins, "losses": outcome.losses, "ties": outcome.ties,
+        "mean_delta": round(outcome.mean_delta, 6),
+        "counts": {s: comparison.counts()[s] for s in STATUSES},
+        "regressed": len(comparison.regressed),
+        "cases": [{
+            "suite": c.row.suite, "test_id": c.row.eval_id, "target": c.row.target, "status": c.status,
+            "base_score": None if c.base is None else c.base.score,
+            "head_score": None if c.head is None else c.head.score,
+            "base_verdict": None if c.base is None else c.base.verdict,
+            "head_verdict": None if c.head is None else c.head.verdict,
+            "delta": None if c.delta is None else round(c.delta, 6),
+            "reason": c.reason,
+        } for c in comparison.changes],
+    }
+
+
+# ---------------------------------------------------------------- the paired test
+
+
+def _where(change: CaseChange) -> str:
+    row = change.row
+    return f"{row.suite}:{row.line}" if row.line > 0 else row.suite
+
+
+def paired_console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[str]:
+    """The console's block: the suite line, the cases that drove a drop, inconclusive and flaky cases."""
+    if isinstance(test, NoTest):
+        return [test.line()]
+    lines = [test.headline()]
+    shown = test.with_label("regression", "inconclusive", "improvement") if not quiet else \
+        test.with_label("regression", "inconclusive")
+    for case in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta, c.p)):
+        lines.append(inert_log_text(f"{case.label.upper()}: {one_line(case.change.row.eval_id)} "
+                                    f"({one_line(_where(case.change))}) — {case.describe()}"))
+    flaky = [c.change.row.eval_id for c in test.flaky]
+    if flaky:
+        more = f" and {len(flaky) - DRIVERS * 2} more" if len(flaky) > DRIVERS * 2 else ""
+        lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
+                                    + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
+    for case in test.guarded("suspicious"):
+        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — the "
+                                    "per-case guard needs more head trials to decide it (`run --fail-on regression` "
+                                    "re-runs it, up to --max-trials)"))
+    reruns = test.reruns_line()
+    if reruns:
+        lines.append(inert_log_text(reruns))
+    lines.append(test.counts_line())
+    return lines
+
+
+def paired_markdown(test: SuiteTest | NoTest) -> str:
+    """The job summary's part: the suite line and a row per case that did not stay unchanged (or is flaky)."""
+    if isinstance(test, NoTest):
+        return md_cell(test.line(), 1000) + "\n\n"
+    parts = [f"**Paired test:** {md_cell(test.headline(), 1000)}\n\n", md_cell(test.counts_line(), 1000) + "\n\n"]
+    reruns = test.reruns_line()
+    if reruns:
+        parts.append(md_cell(reruns, 1000) + "\n\n")
+    shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
+    if shown:
+        parts.append("| Label | Case | Where | Base trials | Head trials | Score | Fisher p | q |\n"
+                     "| --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n")
+        for c in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))[:200]:
+            row = c.change.row
+            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
+            label = c.label + (" (flaky)" if c.flaky else "")
+            parts.append(f"| {label} | {md_cell(row.eval_id)} | {md_cell(where, 200)} | "
+                         f"{sum(c.base.passed)}/{len(c.base.passed)} | {sum(c.head.passed)}/{len(c.head.passed)} | "
+                         f"{_mean(c.base.scores):.3f} → {_mean(c.head.scores):.3f} | {c.p:.3g} | {c.q:.3g} |\n")
+        parts.append("\n")
+    return "".join(parts)
+
+
+def paired_html(test: SuiteTest | NoTest) -> str:
+    """report.html's part, every value escaped."""
+    esc = html.escape
+    if isinstance(test, NoTest):
+        return f"<p>{esc(test.line())}</p>\n"
+    parts = [f"<h3>Paired test</h3>\n<p class=\"totals\">{esc(test.headline())}</p>\n<p>{esc(test.counts_line())}</p>\n"]
+    reruns = test.reruns_line()
+    if reruns:
+        parts.append(f"<p>{esc(reruns)}</p>\n")
+    shown = [c for c in test.cases if c.label != "unchanged" or c.flaky]
+    if shown:
+        parts.append("<table>\n<thead><tr><th>Label</th><th>Case</th><th>Eval file</th><th>Base trials</th>"
+                     "<th>Head trials</th><th>Score</th><th>Fisher p</th><th>q</th></tr></thead>\n<tbody>\n")
+        for c in sorted(shown, key=lambda c: (LABEL_ORDER.index(c.label), c.rate_delta))[:200]:
+            row = c.change.row
+            where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
+            cells = [c.label + (" (flaky)" if c.flaky else ""), row.eval_id, where,
+                     f"{sum(c.base.passed)}/{len(c.base.passed)}", f"{sum(c.head.passed)}/{len(c.head.passed)}",
+                     f"{_mean(c.base.scores):.3f} → {_mean(c.head.scores):.3f}", f"{c.p:.3g}", f"{c.q:.3g}"]
+            parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
+        parts.append("</tbody>\n</table>\n")
+    return "".join(parts)
+
+
+def paired_json(test: SuiteTest | NoTest) -> dict[str, object]:
+    """`compare --json`'s `paired` object."""
+    if isinstance(test, NoTest):
+        return {"decision": None, "reason": test.reason}
+
+    def interval(i: Interval | None) -> dict[str, float] | None:
+        return None if i is None else {"mean": round(i.mean, 6), "low": round(i.low, 6), "high": round(i.high, 6),
+                                       "level": round(i.level, 6)}
+
+    return {
+        "decision": "regression" if test.dropped else "no significant drop",
+        "alpha": test.alpha, "suite_alpha": test.suite_alpha, "guard_level": test.guard_level,
+        "max_trials": test.budget, "p_drop": test.p_drop, "p_score_drop": test.p_score_drop,
+        "pass_rate_delta": interval(test.pass_rate), "score_delta": interval(test.score),
+        "cases": [{"suite": c.change.row.suite, "test_id": c.change.row.eval_id, "label": c.label, "flaky": c.flaky,
+                   "base_passed": sum(c.base.passed), "base_trials": len(c.base.passed),
+                   "head_passed": sum(c.head.passed), "head_trials": len(c.head.passed),
+                   "p": c.p, "q": c.q, "guard": case_guard(c), "guard_p": c.p_guard,
+                   "reruns": len(c.reruns), "reruns_passed": sum(c.reruns)} for c in test.cases],
+    }
+
+
+@dataclass(frozen=True)
+class Detects:
+    """What bench/stats_bench.py measured at one trial count (50 cases, 200 simulated pull requests a
+    cell, seed 2026, alpha 0.05, the default --max-trials, the per-case guard's re-runs simulated)."""
+
+    broken: float
+    """One stable case broken completely, caught: with a steady judge (all stable; 30% flaky)."""
+    broken_noisy_judge: float
+    """The same under a judge that flips 10% of verdicts (the broken case then passes 10% of trials)."""
+    false_alarms: float
+    """Unchanged reruns failed, at worst over the noise models (all stable; 30% flaky; judge flips 10%)."""
+    broad: tuple[float, float]
+    """10 of 50 cases dropping 30 points, caught: the least and the most over those noise models."""
+
+
+DETECTS: dict[int, Detects] = {
+    3: Detects(1.0, 0.105, 0.035, (0.265, 0.91)),
+    5: Detects(1.0, 0.305, 0.025, (0.39, 1.0)),
+}
+"""Per trials a side, from `bench/stats_bench.py --noise MODEL --trials 3,5 --drops 0,break1,10`."""
+
+
+def detection_line(test: SuiteTest) -> str | None:
+    """What the gate can detect at the trials this test ran, for the pull-request comment's footer;
+    None at a trial count, alpha or --max-trials the bench did not measure."""
+    counts = {len(c.base.passed) for c in test.cases} | {len(c.head.passed) for c in test.cases}
+    if len(counts) != 1 or next(iter(counts)) not in DETECTS or test.alpha != DEFAULT_ALPHA or test.budget:
+        return None
+    trials = next(iter(counts))
+    d = DETECTS[trials]
+    return (f"At {trials} trials a side (bench/stats_bench.py, 50 cases, alpha {DEFAULT_ALPHA:g}, the per-case "
+            f"guard's default re-runs): a single stable case breaking is caught with probability {d.broken:.0%} "
+            f"({d.broken_noisy_judge:.1%} when the judge flips 10% of verdicts); unchanged reruns fail at most "
+            f"{d.false_alarms:.1%} of the time; 10 of 50 cases dropping 30 points are caught {d.broad[0]:.1%} "
+            f"(noisy judge) to {d.broad[1]:.0%} (stable cases) of the time.")
+
+
+# ---------------------------------------------------------------- the verdict
+
+
+@dataclass
+class BaselineReport(Verdict):
+    """The verdict, with what each report shows of it."""
+
+    @property
+    def markdown(self) -> str:
+        return comparison_markdown(self.comparison, self.gate_line) + (
+            paired_markdown(self.test) if self.test else "")
+
+    @property
+    def html(self) -> str:
+        return comparison_html(self.comparison, self.gate_line) + (paired_html(self.test) if self.test else "")
+
+    def print_console(self, quiet: bool) -> None:
+        shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
+                                                                  "removed")
+        extra = paired_console_lines(self.test, quiet) if self.test else []
+        # the gate line names cases (a pull request's text): inert in a CI log
+        print(redact("\n".join(console_lines(self.comparison, shown) + extra
+                               + [inert_log_text(f"agentv-gate: {self.gate_line}")])))
+
+
+
+
+def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
+                    stopped: str | None) -> BaselineReport:
+    """The verdict (`gate.decide`) and its reports."""
+    verdict = decide(baseline, results, summary, stopped)
+    return BaselineReport(verdict.comparison, verdict.ok, verdict.gate_line, verdict.warn_only, verdict.test,
+                          verdict.flaky, verdict.incomplete)
+
+
+__all__ = ["DETECTS", "BaselineReport", "Detects", "baseline_report", "comparison_html", "comparison_json",
+           "comparison_markdown", "console_lines", "detection_line", "paired_console_lines", "paired_html",
+           "paired_json", "paired_markdown"]
