@@ -3,7 +3,7 @@
 A key nobody reads is a setting whose meaning was dropped: `asserts:` for `assert:` once fell
 back to the default judge, and a suite-level `treshold: 0.99` was ignored, so both cases passed.
 Each level (suite, test, `execution`, evaluator, targets.yaml entry) declares the keys its reader
-reads (`loader/eval_file_keys.py`, `targets/target_keys.py`); `unknown_key_problems` reports every other one at its
+reads (`loader/eval_file_keys.py`, `targets/settings.py`); `unknown_key_problems` reports every other one at its
 line, with a suggestion.
 
 `NOT_YET` is the one list of what AgentV (2.19 or 4.42) knows and agentv-gate does not run yet. Such a key
