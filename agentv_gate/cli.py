@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .base.defaults import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_WORKERS, FAIL_ON
+from .base.trial_strategies import AGENTV_STRATEGIES, STRATEGIES
 from .errors import (
     EXIT_CODES,
     EXIT_FAILED,
@@ -204,9 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trials", type=int, action=_Once, default=None, metavar="N",
                      help="run every case N times, every trial (its execution.trials strategy, default pass_at_k; "
                           "unlike AgentV's, pass_at_k does not stop at the first pass, so --baseline can compare)")
-    run.add_argument("--trials-strategy", choices=("pass_at_k", "mean", "confidence_interval", "pass_hat_k"),
+    ours = ", ".join(name for name in STRATEGIES if name not in AGENTV_STRATEGIES)
+    run.add_argument("--trials-strategy", choices=tuple(STRATEGIES),
                      action=_Once, default=None, dest="trials_strategy",
-                     help="the trials strategy of every case; pass_hat_k (pass^k: every trial must pass) is "
+                     help=f"the trials strategy of every case; {ours} (pass^k: every trial must pass) is "
                           "agentv-gate's, AgentV has no such strategy")
     run.add_argument("--strict", action="store_true",
                      help="refuse to run a suite with a setting that has no effect (AgentV accepts and ignores it; "
