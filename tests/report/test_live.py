@@ -132,7 +132,7 @@ def test_heartbeat_before_any_case_finished_says_the_time_left_is_unknown() -> N
     assert first.startswith("[0/2] still running: 0 cases · 0 failed, 0 errors · ")
     assert first.endswith("time left unknown until a case finishes")
     after = log.getvalue()
-    assert not live._thread, "end() stops the heartbeat"  # noqa: SLF001
+    assert not live._thread, "end() stops the heartbeat"
     assert log.getvalue() == after
 
 
