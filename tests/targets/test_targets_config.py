@@ -111,7 +111,7 @@ def test_unset_required_variable_names_the_variable() -> None:
 
 def test_embedded_reference_to_unset_variable_is_recorded_with_the_others() -> None:
     """Resolving notes every unset variable, an embedded one too, so the preflight (which refuses a
-    target with any) names them all at once (issue 36), where resolving used to stop at the first."""
+    target with any) names them all at once, where resolving used to stop at the first."""
     config = parse_targets(AGENTV_FILE)
     target = config.resolve("local", {})
     assert target.unset_env["base_url"] == ("VLLM_HOST",)
