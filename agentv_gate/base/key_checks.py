@@ -107,7 +107,7 @@ def not_yet_message(name: str, feature: str) -> str:
 
 def closest(key: str, known: Collection[str]) -> str | None:
     """The known name closest to `key` (case aside), or None when nothing is close."""
-    lowered = {k.lower(): k for k in known}
+    lowered = {k.lower(): k for k in sorted(known)}  # sorted: `baseUrl` and `baseURL` suggest one, whatever the hash seed
     close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
     return lowered[close[0]] if close else None
 

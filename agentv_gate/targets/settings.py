@@ -14,6 +14,7 @@ field holds the value as written, `${{ VAR }}` resolved. `kinds.py` names each k
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -38,18 +39,15 @@ class Settings(BaseModel):
 
     _read_from: dict[str, str] = PrivateAttr(default_factory=dict)
 
-
     @classmethod
     def spellings(cls, field: str) -> tuple[str, ...]:
         """The names `field` is read from, in the order they are read."""
-        alias = cls.model_fields[field].validation_alias
-        assert isinstance(alias, AliasChoices)
-        return tuple(str(choice) for choice in alias.choices)
+        return _spellings(cls)[field]
 
     @classmethod
     def every_spelling(cls) -> tuple[tuple[str, ...], ...]:
         """Each field's spellings, in declaration order."""
-        return tuple(cls.spellings(field) for field in cls.model_fields)
+        return tuple(_spellings(cls).values())
 
     @classmethod
     def keys(cls) -> frozenset[str]:
@@ -84,19 +82,30 @@ class Settings(BaseModel):
         and an empty value are unset, so a later spelling is read then)."""
         values: dict[str, Any] = {}
         read_from: dict[str, str] = {}
-        for field in cls.model_fields:
-            for key in cls.spellings(field):
+        for field, names in _spellings(cls).items():
+            for key in names:
                 value = settings.get(key)
                 if value is not None and value != "":
                     values[field], read_from[field] = value, key
                     break
-        model = cls.model_validate(values)
+        model = cls.model_construct(**values)  # the values as written: the providers check them
         model._read_from.update(read_from)
         return model
 
     def key_of(self, field: str) -> str:
         """The spelling `field` was read from (its first when unset): for messages about its value."""
         return self._read_from.get(field, self.spellings(field)[0])
+
+
+@functools.cache
+def _spellings(model: type[Settings]) -> dict[str, tuple[str, ...]]:
+    """Each field of `model` -> its spellings, once per model (reading a target's settings is on every build)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for field, info in model.model_fields.items():
+        alias = info.validation_alias
+        assert isinstance(alias, AliasChoices), f"{model.__name__}.{field} is declared without setting()"
+        found[field] = tuple(str(choice) for choice in alias.choices)
+    return found
 
 
 class ProviderSettings(Settings):

@@ -124,10 +124,10 @@ def test_a_setting_agentv_accepts_and_ignores_is_a_located_warning(entry: str, k
 
 
 def test_a_spelling_no_field_declares_is_refused_at_its_line() -> None:
-    [problem] = parse_targets("targets:\n  - name: a\n    provider: openai\n    model: m\n    baseurl: http://x\n",
+    [problem] = parse_targets("targets:\n  - name: a\n    provider: openai\n    model: m\n    endpont: http://x\n",
                               Path("t.yaml")).key_problems
     assert (problem.line, problem.severity, problem.unknown_key) == (5, "error", True)
-    assert problem.message == "unknown key 'baseurl' in target 'a' (did you mean 'baseUrl'?)"
+    assert problem.message == "unknown key 'endpont' in target 'a' (did you mean 'endpoint'?)"
 
 
 def test_common_settings_are_every_kinds() -> None:
