@@ -50,6 +50,8 @@ from .settings import ProviderSettings, RetrySettings, Settings
 from .target_checks import ENV_REF, any_provider_keys, entry_problems, env_name, key_lines, line_of
 
 S = TypeVar("S", bound=Settings)
+_ENV_REF = ENV_REF
+"""`${{ VAR }}` (target_checks.py), under the name recording.py imports."""
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
 
 
@@ -208,16 +210,16 @@ def _interpolate(value: str, env: Mapping[str, str]) -> tuple[str | None, list[s
     A value reading an unset variable gives None, whole (`${{ KEY }}`) or embedded
     (`http://${{ HOST }}:8000`): the caller records every such variable, so the preflight names them
     all at once rather than stopping at the first."""
-    unset = [name for name in ENV_REF.findall(value) if (env.get(name) or "").strip() == ""]
+    unset = [name for name in _ENV_REF.findall(value) if (env.get(name) or "").strip() == ""]
     if unset:
         return None, list(dict.fromkeys(unset))
-    return ENV_REF.sub(lambda match: env[match.group(1)], value), []
+    return _ENV_REF.sub(lambda match: env[match.group(1)], value), []
 
 
 def _env_values(value: Any, env: Mapping[str, str]) -> list[str]:
     """The environment values `${{ VAR }}` references in `value` (a string, list or mapping) read."""
     if isinstance(value, str):
-        return [env[name] for name in ENV_REF.findall(value) if env.get(name)]
+        return [env[name] for name in _ENV_REF.findall(value) if env.get(name)]
     if isinstance(value, list):
         return [v for item in value for v in _env_values(item, env)]
     if isinstance(value, dict):
@@ -233,7 +235,7 @@ def _secret_named_values(value: Any, env: Mapping[str, str]) -> list[str]:
     a healthcheck URL's `?token=`, an `env:` entry named `AUTH`), as it is in eval files (loader/env.py).
     """
     if isinstance(value, str):
-        return [env[name] for name in ENV_REF.findall(value) if is_secret_field(name) and env.get(name)]
+        return [env[name] for name in _ENV_REF.findall(value) if is_secret_field(name) and env.get(name)]
     if isinstance(value, list):
         return [v for item in value for v in _secret_named_values(item, env)]
     if isinstance(value, dict):
