@@ -28,6 +28,7 @@ from .base.defaults import (
     DEFAULT_WORKERS,
     FAIL_ON,
 )
+from .base.trial_strategies import AGENTV_STRATEGIES, STRATEGIES
 from .errors import (
     EXIT_CODES,
     EXIT_FAILED,
@@ -269,9 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trials", type=int, action=_Once, default=None, metavar="N",
                      help="run every case N times, every trial (its execution.trials strategy, default pass_at_k; "
                           "unlike AgentV's, pass_at_k does not stop at the first pass, so --baseline can compare)")
-    run.add_argument("--trials-strategy", choices=("pass_at_k", "mean", "confidence_interval", "pass_hat_k"),
+    ours = ", ".join(name for name in STRATEGIES if name not in AGENTV_STRATEGIES)
+    run.add_argument("--trials-strategy", choices=tuple(STRATEGIES),
                      action=_Once, default=None, dest="trials_strategy",
-                     help="the trials strategy of every case; pass_hat_k (pass^k: every trial must pass) is "
+                     help=f"the trials strategy of every case; {ours} (pass^k: every trial must pass) is "
                           "agentv-gate's, AgentV has no such strategy")
     run.add_argument("--rejudge-on-fail", type=int, action=_Once, default=None, dest="rejudge_on_fail", metavar="N",
                      help="ask an LLM judge whose verdict fails up to N more times, fresh, and take the majority "

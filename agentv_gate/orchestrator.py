@@ -23,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 
 from .base.generations import GENERATIONS
 from .base.jscompat import js_sum
+from .base.trial_strategies import STRATEGIES, aggregate
 from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
@@ -31,7 +32,6 @@ from .execution.hooks import WorkspaceHooks
 from .execution.rejudge import Mark, confirm, majority_passed, vote_line
 from .execution.stop import StopPolicy
 from .execution.suite_workers import SuiteSlots
-from .execution.trials import aggregate
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
 from .models import (
@@ -261,6 +261,7 @@ class Orchestrator:
         trial that passes, unless `--trials N` asked for every trial; summed cost reaching
         `cost_limit_usd` starts no further trial."""
         strategy = self.settings.trials_strategy or trials.strategy
+        rule = STRATEGIES[strategy]
         runs: list[CaseResult] = []
         cost = 0.0
         cost_limited = False
@@ -272,7 +273,7 @@ class Orchestrator:
                                 time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
-            if strategy == "pass_at_k" and _agentv_pass(run) and self.settings.trials is None:
+            if rule.stops_at_first_pass and _agentv_pass(run) and self.settings.trials is None:
                 break
             if trials.cost_limit_usd is not None and cost >= trials.cost_limit_usd and attempt + 1 < trials.count:
                 cost_limited = True
@@ -281,7 +282,7 @@ class Orchestrator:
         errored = [r for r in runs if r.verdict == "error"]
         score, aggregation = aggregate(strategy, [r.score for r in scored],
                                        sum(1 for r in runs if _agentv_pass(r)))
-        if strategy == "pass_at_k":
+        if rule.shows_best_trial:
             shown = max(scored, key=lambda r: r.score) if scored else errored[0]
         else:
             shown = errored[0] if errored else min(scored, key=lambda r: r.score)
@@ -296,9 +297,9 @@ class Orchestrator:
         result.retries = sum(r.retries for r in runs)
         result.duration_ms = _ms_since(started)
         passed_any = any(r.verdict == "pass" for r in runs)
-        if strategy == "pass_at_k" and passed_any:
+        if rule.verdict == "any_pass" and passed_any:
             result.verdict, result.error = "pass", None
-        elif strategy == "pass_hat_k" and not errored:
+        elif rule.verdict == "every_pass" and not errored:
             # pass^k: every trial must pass its threshold (cut short by a cost limit, the trials not run never passed)
             passed = sum(1 for r in runs if r.verdict == "pass")
             result.aggregation = {**aggregation, "passed_attempts": passed}

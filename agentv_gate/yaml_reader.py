@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import codecs
 import marshal
-import pickle  # noqa: S403 - only ever loads what `_pack_object` dumped in this process
+import pickle  # only ever loads what `_pack_object` dumped in this process
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -277,7 +277,7 @@ class _Unpacker:
         elif kind == _ERR:
             raise EvalFileError(packed[1], packed[2], packed[3])
         else:
-            value = pickle.loads(packed[1])  # noqa: S301 - dumped by `_Walker.scalar` from a value SafeLoader built
+            value = pickle.loads(packed[1])  # dumped by `_Walker.scalar` from a value SafeLoader built
         self.built[id(packed)] = value
         return value
 

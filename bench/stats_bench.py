@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentv_gate.commands._reruns import decided, wanted  # noqa: E402
-from agentv_gate.models import CaseResult  # noqa: E402
-from agentv_gate.report import summarise  # noqa: E402
-from agentv_gate.report.baseline import paired  # noqa: E402
-from agentv_gate.report.baseline.gate import Baseline  # noqa: E402
-from agentv_gate.report.baseline.render import baseline_report  # noqa: E402
+from agentv_gate.commands._reruns import decided, wanted
+from agentv_gate.models import CaseResult
+from agentv_gate.report import summarise
+from agentv_gate.report.baseline import paired
+from agentv_gate.report.baseline.gate import Baseline
+from agentv_gate.report.baseline.render import baseline_report
 
 SUITE = "evals/sim.eval.yaml"
 

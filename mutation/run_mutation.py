@@ -128,7 +128,7 @@ MODULES: dict[str, list[str]] = {
         "tests/transport/test_http_rate_limits.py"],
     # Added since the list above was made (issue 38): in-process edge tests first, the CLI files after.
     "agentv_gate/execution/stop.py": ["tests/execution/test_stop_policies.py", "tests/commands/test_boundaries_cli.py"],
-    "agentv_gate/execution/trials.py": ["tests/execution/test_trials.py"],
+    "agentv_gate/base/trial_strategies.py": ["tests/execution/test_trials.py"],
     "agentv_gate/execution/hooks.py": [
         "tests/execution/test_hook_output.py", "tests/commands/test_workspace_hooks_cli.py",
         "tests/commands/test_workspace_file_changes_cli.py"],

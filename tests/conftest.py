@@ -21,10 +21,10 @@ from pathlib import Path
 # test only through the keys its tables declare, and a read of any other key fails the test (AssertionError).
 os.environ["AGENTV_GATE_SELF_CHECK"] = "1"
 
-import pytest  # noqa: E402
+import pytest
 
-from tests.helpers.fake_llm_server import FakeLLMServer  # noqa: E402
-from tests.helpers.files import make_repo  # noqa: E402
+from tests.helpers.fake_llm_server import FakeLLMServer
+from tests.helpers.files import make_repo
 
 
 @pytest.fixture()

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from agentv_gate.base.jscompat import js_sum
+from agentv_gate.base.trial_strategies import aggregate as trials_aggregate
 from agentv_gate.evaluators.field_accuracy import FieldResult
 from agentv_gate.evaluators.field_accuracy import aggregate as field_aggregate
-from agentv_gate.execution.trials import aggregate as trials_aggregate
 from agentv_gate.models import EvaluatorResult
 from agentv_gate.orchestrator import weighted_mean
 from tests.evaluators.test_composite import composite_case, evaluate, fixed

@@ -111,8 +111,8 @@ def test_prompt_template_error_goes_to_stderr_with_exit_1(tmp_path: Path) -> Non
 def test_handler_error_exits_1_with_agentv_failure_result(tmp_path: Path) -> None:
     done = run(JUDGES / "sdk_raises.py", payload(), tmp_path)
     assert done.returncode == 1
-    # The whole traceback on stderr; the miss names the exception and the judge's own line (issue 36:
-    # a bare `'rubric file missing'` said neither what was raised nor where).
+    # The whole traceback on stderr; the miss names the exception and the judge's own line (a
+    # bare `'rubric file missing'` said neither what was raised nor where).
     assert "Traceback (most recent call last):" in done.stderr and 'sdk_raises.py", line 7, in judge' in done.stderr
     miss = "KeyError: 'rubric file missing' (tests/judges/sdk_raises.py:7)"
     assert json.loads(done.stdout) == {"score": 0, "hits": [], "misses": [miss],
@@ -150,7 +150,7 @@ def test_sdk_input_is_the_same_whatever_generation_sent_it(tmp_path: Path, sampl
     assert ours["input_roles"] == ["system", "user"] and ours["output_texts"] == [ANSWER]
 
 
-def test_seed_003_payload_fills_new_names() -> None:
+def test_an_older_camel_case_payload_fills_the_current_names() -> None:
     data = parse_judge_input({"question": "q", "expectedOutcome": "be right", "candidateAnswer": "yes",
                               "inputMessages": [{"role": "user", "content": "q"}],
                               "traceSummary": {"eventCount": 2, "toolNames": ["a"],

@@ -8,8 +8,9 @@ each evaluator, never to the run: the name written says which AgentV the author 
 
 `GENERATIONS` is the one table of that: per generation, the type names that mean it and what such an
 evaluator gets (its payload, the reply it may give, its prompt variables), for the README and for the
-layers above, which key their behaviour by the same `Generation` (evaluators/generations.py holds the
-payload builders and reply readers for code graders; judging/grader_prompts.py the 4.x prompts).
+layers above, which key their behaviour by the same `Generation` (`CODE_WIRES` in evaluators/code_judge.py
+and `LLM_WIRES` in evaluators/llm_judge.py pick each generation's payload and reply reader;
+judging/grader_prompts.py holds the 4.x prompts).
 """
 
 from __future__ import annotations
@@ -62,6 +63,14 @@ GENERATIONS: dict[Generation, GenerationRow] = {
 _BY_TYPE: dict[str, Generation] = {
     name: generation for generation, row in GENERATIONS.items() for name in (*row.code_types, *row.llm_types)
 }
+
+
+def judge_type_aliases(kind: str) -> tuple[str, ...]:
+    """Every other spelling of a judge's `type:` (`code_judge`, `llm_judge`) that some generation writes, as the
+    loader compares them (`-` as `_`): what its config class reads as its own type."""
+    field = {"code_judge": "code_types", "llm_judge": "llm_types"}[kind]
+    names = (name.replace("-", "_") for row in GENERATIONS.values() for name in getattr(row, field))
+    return tuple(name for name in dict.fromkeys(names) if name != kind)
 
 
 def generation_of_type(raw_type: object) -> Generation:

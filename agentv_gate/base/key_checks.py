@@ -3,7 +3,7 @@
 A key nobody reads is a setting whose meaning was dropped: `asserts:` for `assert:` once fell
 back to the default judge, and a suite-level `treshold: 0.99` was ignored, so both cases passed.
 Each level (suite, test, `execution`, evaluator, targets.yaml entry) declares the keys its reader
-reads (`loader/eval_file_keys.py`, `targets/target_keys.py`); `unknown_key_problems` reports every other one at its
+reads (`loader/eval_file_keys.py`, `targets/settings.py`); `unknown_key_problems` reports every other one at its
 line, with a suggestion.
 
 `NOT_YET` is the one list of what AgentV (2.19 or 4.42) knows and agentv-gate does not run yet. Such a key
@@ -107,7 +107,7 @@ def not_yet_message(name: str, feature: str) -> str:
 
 def closest(key: str, known: Collection[str]) -> str | None:
     """The known name closest to `key` (case aside), or None when nothing is close."""
-    lowered = {k.lower(): k for k in known}
+    lowered = {k.lower(): k for k in sorted(known)}  # sorted: `baseUrl` and `baseURL` suggest one, whatever the hash seed
     close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
     return lowered[close[0]] if close else None
 

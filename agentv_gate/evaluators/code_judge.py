@@ -326,7 +326,7 @@ class CodeJudgeEvaluator:
         assert config.target is not None
         try:
             provider = self.resolve_judge_provider(context) if self.resolve_judge_provider is not None else None
-        except Exception as exc:  # a misconfigured judge target is this case's error, not a crash
+        except Exception as exc:  # noqa: BLE001 - a misconfigured judge target (any resolver's) is this case's error
             return _no_model(f"{what} has target: but its judge target cannot be used: {exc}", raw)
         if provider is None:
             return _no_model(

@@ -142,7 +142,7 @@ class LlmJudgeEvaluator:
             raw["model"] = model
         try:
             provider = self._provider(context)
-        except Exception as exc:  # a misconfigured judge target is this case's error, not a crash
+        except Exception as exc:  # noqa: BLE001 - a misconfigured judge target (any resolver's) is this case's error
             raw["error"] = str(exc)
             return _failed(f"judge target cannot be used: {exc}", raw)
         if provider is None:
@@ -284,7 +284,7 @@ class LlmJudgeEvaluator:
                 raw["error"] = str(exc)
                 raw["attempts"] = attempt
                 return _Asked(None, retries, _failed(f"judge target '{provider.name}' failed: {exc}", raw, retries))
-            except Exception as exc:  # a provider bug must not take the run down
+            except Exception as exc:  # noqa: BLE001 - a provider bug must not take the run down
                 raw["error"] = f"{type(exc).__name__}: {exc}"
                 raw["attempts"] = attempt
                 message = f"judge target '{provider.name}' failed: {type(exc).__name__}: {exc}"

@@ -175,13 +175,13 @@ class TargetProxy:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the judge's calls are not ours to log
+            def log_message(self, format: str, *args: Any) -> None:  # the judge's calls are not ours to log
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:  # http.server's naming
                 proxy._serve(self)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 proxy._serve(self)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -1,4 +1,5 @@
-"""What the orchestrator runs around a case: trials and their aggregate, stop policies, workspace hooks.
+"""What the orchestrator runs around a case: stop policies, workspace hooks, per-suite workers (the trial
+strategies are a table below every layer: base/trial_strategies.py).
 
 Below the orchestrator and beside the evaluators (it imports neither), so each piece reads and
 tests on its own.

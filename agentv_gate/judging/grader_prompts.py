@@ -93,7 +93,7 @@ You must return a valid JSON object matching this schema:
   "overall_reasoning": "string (summary, optional)"
 }
 
-Important: The "score" must be an integer from 0 to 10 that falls within one of the defined score ranges for that criterion."""  # noqa: E501
+Important: The "score" must be an integer from 0 to 10 that falls within one of the defined score ranges for that criterion."""
 """AgentV 4.42's buildScoreRangeOutputSchema(), verbatim."""
 
 GRADER_VERDICT_SCHEMA: dict[str, Any] = {

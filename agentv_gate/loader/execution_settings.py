@@ -18,6 +18,7 @@ from ..base.defaults import MAX_DURATION_MS, MAX_REJUDGE
 from ..base.key_checks import not_yet_message
 from ..base.problems import Problem, no_effect
 from ..base.template_links import outside_link
+from ..base.trial_strategies import AGENTV_STRATEGIES
 from ..errors import EvalFileError
 from ..models import (
     HOOK_NAMES,
@@ -51,7 +52,7 @@ def parse_trials(raw: Any, line: int) -> TrialsConfig | None:
         where = ".".join(str(part) for part in first["loc"]) or "trials"
         key = str(first["loc"][0]) if first["loc"] else ""
         raise EvalFileError(key_line(raw, key, line_of(raw, line)), f"trials.{where}: {first['msg']}{written_value(first)}",
-                            "count: 1..100, strategy: pass_at_k | mean | confidence_interval, "
+                            f"count: 1..100, strategy: {' | '.join(AGENTV_STRATEGIES)}, "
                             "cost_limit_usd: a number >= 0") from None
 
 

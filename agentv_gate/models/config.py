@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..base.defaults import MAX_REJUDGE, PASS_SCORE
-from ..base.generations import Generation
+from ..base.generations import Generation, judge_type_aliases
 from ..base.jscompat import js_trim
 
 STRICT_VALUES = ConfigDict(strict=True)
@@ -111,7 +111,7 @@ class TargetAccessConfig(BaseModel):
 
 
 class CodeJudgeConfig(_EvaluatorBase):
-    TYPE_ALIASES = ("code", "code_grader", "code_evaluator", "script")
+    TYPE_ALIASES = judge_type_aliases("code_judge")  # the generations' table lists them (base/generations.py)
     RENAMED = {"command": ("script", "command is AgentV 2.19's name"), **_EvaluatorBase.RENAMED}
 
     type: Literal["code_judge"] = "code_judge"
@@ -179,7 +179,7 @@ class RubricItem(BaseModel):
 
 
 class LlmJudgeConfig(_EvaluatorBase):
-    TYPE_ALIASES = ("llm_grader", "llm", "llm_evaluator", "judge")
+    TYPE_ALIASES = judge_type_aliases("llm_judge")
     RUBRIC_TYPES: ClassVar[tuple[str, ...]] = ("rubrics", "rubric")
     """AgentV's `type: rubrics` (with `criteria:`): an llm_judge with a rubric list."""
     IGNORED = {"evaluatorTemplate": ("AgentV accepts an LLM judge's 'evaluatorTemplate' (named in older AgentV "

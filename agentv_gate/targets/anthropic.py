@@ -21,6 +21,7 @@ from .base import ProviderRequest
 from .chat_params import optional_number
 from .config import TargetConfig
 from .openai_compat import HttpChatProvider, chat_messages, text_response
+from .settings import AnthropicSettings
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
@@ -49,16 +50,13 @@ class AnthropicProvider(HttpChatProvider):
 
     def __init__(self, target: TargetConfig) -> None:
         super().__init__(target)
-        base = str(target.get("base_url", "endpoint", "baseUrl", default=DEFAULT_ANTHROPIC_BASE_URL)).rstrip(
-            "/"
-        )
+        settings = target.read(AnthropicSettings)
+        base = str(settings.endpoint or DEFAULT_ANTHROPIC_BASE_URL).rstrip("/")
         self.base_url = base[: -len("/v1")] if base.endswith("/v1") else base
-        self._api_key = str(target.require("api_key", "api_key", "apiKey"))
-        self.model = str(target.require("model", "model", "deployment", "variant"))
-        self.version = str(
-            target.get("anthropic_version", "anthropicVersion", default=DEFAULT_ANTHROPIC_VERSION)
-        )
-        self.thinking_budget = optional_number(target, "thinking_budget", "thinking_budget", "thinkingBudget")
+        self._api_key = str(target.required(settings, "api_key"))
+        self.model = str(target.required(settings, "model"))
+        self.version = str(settings.anthropic_version or DEFAULT_ANTHROPIC_VERSION)
+        self.thinking_budget = optional_number(target, "thinking_budget", settings.thinking_budget)
         if self.options.reasoning_effort is not None or self.options.reasoning_model is not None:
             raise TargetsConfigError(
                 f"{target.describe()}: reasoning_effort and reasoning_model are OpenAI/Azure keys; "

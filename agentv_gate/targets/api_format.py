@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base.key_checks import not_yet_message
-from .target_keys import API_FORMAT_KEYS
+from .settings import OpenAISettings
 
 RUN_HERE = "chat"
 
@@ -19,7 +19,7 @@ RUN_HERE = "chat"
 def api_format_problem(settings: dict[str, Any], name: str) -> tuple[str, str] | None:
     """(key, message) when the target's `api_format` is one agentv-gate does not send as written; None when it
     is absent, `chat`, or still a `${{ VAR }}` (checked again once resolved)."""
-    for key in API_FORMAT_KEYS:
+    for key in OpenAISettings.spellings("api_format"):
         value = settings.get(key)
         if value is None or (isinstance(value, str) and "${{" in value):
             continue

@@ -2,7 +2,8 @@
 
 Keys as AgentV resolves them: endpoint `endpoint ?? resource ?? resourceName` (a full URL, or
 a bare resource name meaning https://<name>.openai.azure.com), key `api_key ?? apiKey` (sent as
-the `api-key` header), deployment `deployment ?? deployment_name ?? deploymentName ?? model`,
+the `api-key` header), deployment `deployment ?? deployment_name ?? deploymentName ?? model` (so a `model` beside a
+deployment is never read, as in AgentV: `AzureSettings`),
 API version `version ?? api_version` (default 2024-12-01-preview; a leading `api-version=` is
 stripped), plus `temperature`, `max_output_tokens`, `system_prompt`, the reasoning-model and
 structured-output keys of `ChatOptions`, and the retry keys.
@@ -29,6 +30,7 @@ from ..models import TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig
 from .openai_compat import HttpChatProvider, chat_completion_text, chat_messages, chat_tool_calls, text_response
+from .settings import AzureSettings
 
 DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"
 V1_VERSIONS = ("v1", "preview")
@@ -62,14 +64,11 @@ class AzureOpenAIProvider(HttpChatProvider):
 
     def __init__(self, target: TargetConfig) -> None:
         super().__init__(target)
-        endpoint = str(target.require("endpoint", "endpoint", "resource", "resourceName", "resource_name"))
-        self.deployment = str(
-            target.require("deployment", "deployment", "deployment_name", "deploymentName", "model")
-        )
-        self.model_name = target.get("model")
-        """The `model` key, which may name the model behind a custom-named deployment."""
-        self._api_key = str(target.require("api_key", "api_key", "apiKey"))
-        version = target.get("version", "api_version", "apiVersion")
+        settings = target.read(AzureSettings)
+        endpoint = str(target.required(settings, "endpoint"))
+        self.deployment = str(target.required(settings, "deployment"))
+        self._api_key = str(target.required(settings, "api_key"))
+        version = settings.version
         self.api_version = normalise_api_version(str(version) if version is not None else None)
         v1_base = v1_base_url(endpoint)
         self.v1 = v1_base is not None or self.api_version.lower() == "v1"
@@ -107,9 +106,9 @@ class AzureOpenAIProvider(HttpChatProvider):
         if self.v1:
             model = request.model or self.deployment
             return {"model": model, "messages": chat_messages(request, self.system_prompt),
-                    **self.options.params(request, model, self.model_name)}
+                    **self.options.params(request, model)}
         return {"messages": chat_messages(request, self.system_prompt),
-                **self.options.params(request, self.deployment, self.model_name)}
+                **self.options.params(request, self.deployment)}
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         result = self.post(request)

@@ -51,6 +51,7 @@ from ..models import TargetResponse
 from ..redaction import redact_tree
 from .base import Provider, ProviderRequest
 from .kinds import PROVIDERS
+from .settings import OpenAISettings
 
 DEFAULT_CACHE_DIR = Path(".agentv-gate-cache")
 """Relative to the working folder, so `actions/cache` can keep it between CI runs."""
@@ -87,7 +88,8 @@ def _strip_userinfo(url: str) -> str:
 def _answer_headers(provider: Provider) -> dict[str, str]:
     """Extra headers from the target that may steer the answer; credential-like ones are left out."""
     target = getattr(provider, "target", None)
-    headers = target.get("headers", default={}) if target is not None and target.declares("headers") else {}
+    headers = target.read(OpenAISettings).headers if target is not None and target.declares("headers") else None
+    headers = {} if headers is None else headers
     if not isinstance(headers, dict):
         return {}
     return {str(k): str(v) for k, v in sorted(headers.items())
@@ -120,7 +122,7 @@ def request_identity(provider: Provider, request: ProviderRequest) -> dict[str, 
             "temperature": request.temperature, "max_output_tokens": request.max_output_tokens,
             "input_files": request.input_files,
         }
-    for attribute in ("version", "api_version"):  # e.g. Anthropic's `anthropic-version` header
+    for attribute in ("api_version", "version"):  # e.g. Anthropic's `anthropic-version` header
         value = getattr(provider, attribute, None)
         if isinstance(value, str):
             identity[attribute] = value

@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import TargetsConfigError
 from .base import ProviderRequest
 from .config import TargetConfig
+from .settings import HttpChatSettings
 
 REASONING_MODEL_PATTERNS: tuple[str, ...] = (r"o\d+(?:-.*)?", r"gpt-5(?:[-.].*)?")
 """Names (lower-cased, any `vendor/` prefix removed) of OpenAI reasoning models: o1, o3-mini,
@@ -41,8 +42,7 @@ def is_reasoning_model(name: str | None) -> bool:
     return any(re.fullmatch(pattern, bare) for pattern in REASONING_MODEL_PATTERNS)
 
 
-def optional_number(target: TargetConfig, description: str, *keys: str) -> float | None:
-    value = target.get(*keys)
+def optional_number(target: TargetConfig, description: str, value: Any) -> float | None:
     if value is None:
         return None
     try:
@@ -55,8 +55,7 @@ def optional_number(target: TargetConfig, description: str, *keys: str) -> float
         ) from None
 
 
-def optional_flag(target: TargetConfig, description: str, *keys: str) -> bool | None:
-    value = target.get(*keys)
+def optional_flag(target: TargetConfig, description: str, value: Any) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     raise TargetsConfigError(f"{target.describe()}: {description} must be true or false, got {value!r}")
@@ -81,16 +80,17 @@ class ChatOptions:
 
     @classmethod
     def from_target(cls, target: TargetConfig) -> ChatOptions:
-        effort = target.get("reasoning_effort", "reasoningEffort")
+        settings = target.read(HttpChatSettings)
+        effort = settings.reasoning_effort
         if effort is not None and (not isinstance(effort, str) or effort.strip().lower() not in REASONING_EFFORTS):
             raise TargetsConfigError(
                 f"{target.describe()}: reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}"
             )
-        structured = optional_flag(target, "structured_output", "structured_output", "structuredOutput")
+        structured = optional_flag(target, "structured_output", settings.structured_output)
         return cls(
-            temperature=optional_number(target, "temperature", "temperature"),
-            max_output_tokens=optional_number(target, "max_output_tokens", "max_output_tokens", "maxTokens"),
-            reasoning_model=optional_flag(target, "reasoning_model", "reasoning_model", "reasoningModel"),
+            temperature=optional_number(target, "temperature", settings.temperature),
+            max_output_tokens=optional_number(target, "max_output_tokens", settings.max_output_tokens),
+            reasoning_model=optional_flag(target, "reasoning_model", settings.reasoning_model),
             reasoning_effort=effort.strip().lower() if isinstance(effort, str) else None,
             structured_output=structured is not False,
         )

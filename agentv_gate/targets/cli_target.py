@@ -50,11 +50,8 @@ from ..models import Message, TargetResponse
 from ..transport.process import ScriptResult, run_script
 from .base import ProviderRequest
 from .config import TargetConfig, response_byte_cap
+from .settings import CliSettings, HealthcheckSettings
 
-COMMAND_KEYS = ("command", "command_template", "commandTemplate")
-"""Where a cli target's (and its healthcheck's) command is read: AgentV 2.8+ first, then the older names."""
-HEALTHCHECK_KEYS = ("type", "url", "cwd", "timeout_seconds", "timeoutSeconds", *COMMAND_KEYS)
-"""Every key a `healthcheck:` mapping may hold."""
 CLI_PLACEHOLDERS = ("PROMPT", "PROMPT_FILE", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
@@ -229,29 +226,26 @@ class CliProvider:
     def __init__(self, target: TargetConfig) -> None:
         self.name = target.name
         self.target = target
-        self.command_template = _template(target.require("command or command_template", *COMMAND_KEYS), target.describe())
+        settings = target.read(CliSettings)
+        self.command_template = _template(target.required(settings, "command", "command or command_template"),
+                                          target.describe())
         check_placeholders(self.command_template, f"{target.describe()}: command")
-        timeout = target.get("timeout_seconds", "timeoutSeconds")
+        timeout = settings.timeout_seconds
         self.timeout_seconds = (
             DEFAULT_TIMEOUT_SECONDS if timeout is None else _seconds(target, timeout, "timeout_seconds")
         )
-        self.files_format = str(
-            target.get(
-                "files_format", "filesFormat", "attachments_format", "attachmentsFormat", default="{path}"
-            )
-        )
-        cwd = target.get("cwd")
-        self.cwd = None if cwd is None else str(cwd)
-        env = target.get("env", default={})
+        self.files_format = str("{path}" if settings.files_format is None else settings.files_format)
+        self.cwd = None if settings.cwd is None else str(settings.cwd)
+        env = {} if settings.env is None else settings.env
         if not isinstance(env, dict):
             raise TargetsConfigError(f"{target.describe()}: env must be a mapping of variable to value")
         self.env = {str(k): _env_text(str(k), v, target.describe()) for k, v in env.items()}
-        keep = target.get("keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", default=False)
+        keep = False if settings.keep_temp_files is None else settings.keep_temp_files
         if not isinstance(keep, bool):
             raise TargetsConfigError(f"{target.describe()}: keep_temp_files must be true or false, got {keep!r}")
         self.keep_temp_files = keep
         self.max_response_bytes = response_byte_cap(target)
-        self.healthcheck = self._healthcheck(target.get("healthcheck"))
+        self.healthcheck = self._healthcheck(settings.healthcheck)
         self._health_lock = threading.Lock()
         self._health_error: str | None = None
         self._health_done = False
@@ -266,13 +260,15 @@ class CliProvider:
         where = f"{self.target.describe()}: healthcheck"
         if not isinstance(raw, dict):
             raise TargetsConfigError(f"{where} must be a mapping: {{command: ...}} or {{url: ...}}")
+        check_settings = HealthcheckSettings.read(raw)
         kind = raw.get("type")
         if kind is None:
-            kind = "http" if "url" in raw else "command" if any(k in raw for k in COMMAND_KEYS) else None
+            kind = "http" if "url" in raw else "command" if any(
+                k in raw for k in HealthcheckSettings.spellings("command")) else None
         if kind not in ("command", "http"):
             raise TargetsConfigError(f"{where} must have 'command' (a command check) or 'url' (an HTTP check)"
                                      + (f", got type {raw['type']!r}" if "type" in raw else ""))
-        timeout = raw.get("timeout_seconds", raw.get("timeoutSeconds"))
+        timeout = check_settings.timeout_seconds
         check = {
             "type": kind,
             "timeout": self.timeout_seconds
@@ -284,7 +280,7 @@ class CliProvider:
                 raise TargetsConfigError(f"{where}: url is required for an http healthcheck")
             check["url"] = raw["url"]
         else:
-            command = next((raw[k] for k in COMMAND_KEYS if raw.get(k) is not None), None)
+            command = check_settings.command
             if not isinstance(command, str) or not command.strip():
                 raise TargetsConfigError(f"{where}: command (or command_template) is required for a command healthcheck")
             check_placeholders(command, f"{where}.command")

@@ -31,44 +31,28 @@ every target in the file are hidden from the start of a run, whether it uses the
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES, MAX_DURATION_MS
-from ..base.key_checks import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message, unknown_key_problems
-from ..base.problems import Problem, no_effect
+from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..base.key_checks import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message
+from ..base.problems import Problem
 from ..base.yaml12 import MERGE_KEY_REFUSED
 from ..errors import EvalFileError, TargetsConfigError
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
 from ..yaml_reader import load_yaml_text
-from .api_format import api_format_problem
 from .kinds import ALIASES, PROVIDERS
-from .target_keys import (
-    ANY_PROVIDER_KEYS,
-    BATCHING_KEYS,
-    CLI_HEALTHCHECK_RETRY_KEYS,
-    CLI_LOG_KEYS,
-    CLI_UNREAD_KEYS,
-    COMMON_SPELLINGS,
-    FILES_FORMAT_KEYS,
-    HEALTHCHECK_KEYS,
-    HEALTHCHECK_KEYS_BY_KIND,
-    HEALTHCHECK_SPELLINGS,
-    MOCK_DELAY_RANGE,
-    MOCK_RULE_KEYS,
-    MOCK_RULE_SPELLINGS,
-    PROVIDER_KEYS,
-    SPELLINGS,
-)
+from .settings import ProviderSettings, RetrySettings, Settings
+from .target_checks import ENV_REF, any_provider_keys, entry_problems, env_name, key_lines, line_of
 
-_ENV_REF = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+S = TypeVar("S", bound=Settings)
+_ENV_REF = ENV_REF
+"""`${{ VAR }}` (target_checks.py), under the name recording.py imports."""
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
-_WHOLE_ENV_REF = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
 
 
 @dataclass(frozen=True)
@@ -87,35 +71,42 @@ class TargetConfig:
     unset_env: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     """Fields reading a `${{ VAR }}` that is unset or empty: field -> those variables' names. A field
     inside a mapping or list is named by its path (`healthcheck.url`, `env.API_TOKEN`, `command[0]`)."""
+    _read: dict[type[Settings], Settings] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """`read`'s models, each built once (a model is a quarter of a millisecond, and the cache key reads one
+    on every request); `without` and `replace` start a new target with none."""
 
     def declares(self, key: str) -> bool:
-        """Whether this target's provider reads `key` (targets/target_keys.py)."""
-        return key in PROVIDER_KEYS.get(self.provider, ANY_PROVIDER_KEYS)
+        """Whether this target's provider reads `key` (its settings model, targets/settings.py)."""
+        return key in _known_keys(self.provider)
 
-    def get(self, *keys: str, default: Any = None) -> Any:
-        """The first of `keys` that is set (AgentV accepts snake_case and camelCase spellings)."""
-        for key in keys:
-            assert self.declares(key), f"{self.provider} reads undeclared key {key!r}: add it to targets/target_keys.py"
-            value = self.settings.get(key)
-            if value is not None and value != "":
-                return value
-        return default
+    def read(self, model: type[S]) -> S:
+        """The settings as `model`, its provider's settings model or one that model extends (settings.py):
+        each setting from the first of its spellings that is set."""
+        found = self._read.get(model)
+        if found is None:
+            spec = PROVIDERS.get(self.provider)
+            assert spec is not None and issubclass(spec.settings, model), f"{self.provider} does not read {model.__name__}"
+            found = self._read[model] = model.read(self.settings)
+        assert isinstance(found, model)
+        return found
 
-    def require(self, description: str, *keys: str) -> Any:
-        """The first set value among `keys`, or a TargetsConfigError saying why it is missing."""
-        value = self.get(*keys)
+    def required(self, values: Settings, field: str, description: str | None = None) -> Any:
+        """`field` of `values` (read from this target), or a TargetsConfigError saying why it is missing:
+        the unset `${{ VAR }}` it reads, else the spellings to set."""
+        value = getattr(values, field)
         if value is not None:
             return value
+        keys = type(values).spellings(field)
         where = _where(self.source_file, self.source_line)
         for key in keys:
             if key in self.unset_env:
                 variable = self.unset_env[key][0]
                 raise TargetsConfigError(
-                    f"{where}{self.describe()}: {description} is required, but environment variable "
+                    f"{where}{self.describe()}: {description or field} is required, but environment variable "
                     f"'{variable}' (from {key}: ${{{{ {variable} }}}}) is not set or empty"
                 )
         raise TargetsConfigError(
-            f"{where}{self.describe()}: {description} is required (set {' or '.join(keys)})"
+            f"{where}{self.describe()}: {description or field} is required (set {' or '.join(keys)})"
         )
 
     def redact(self, text: str) -> str:
@@ -176,7 +167,7 @@ class _Found:
 def response_byte_cap(target: TargetConfig) -> int:
     """The target's `max_response_bytes` (a whole number >= 1), else the default. An answer over it
     is an error for its case, never cut and judged as if whole."""
-    raw = target.get("max_response_bytes", "maxResponseBytes")
+    raw = target.read(RetrySettings).max_response_bytes
     if raw is None:
         return DEFAULT_MAX_RESPONSE_BYTES
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
@@ -188,14 +179,19 @@ def response_byte_cap(target: TargetConfig) -> int:
 
 
 class _DeclaredSettings(DeclaredOnly):
-    """A target's settings, readable only through the keys its provider declares (targets/target_keys.py)."""
+    """A target's settings, readable only through the keys its provider declares (targets/settings.py)."""
 
     reader = "a provider"
-    table = "targets/target_keys.py"
+    table = "its settings model in targets/settings.py"
+
+
+def _known_keys(provider: str) -> frozenset[str]:
+    spec = PROVIDERS.get(provider)
+    return spec.settings.keys() if spec is not None else any_provider_keys()
 
 
 def _declared_settings(settings: dict[str, Any], provider: str) -> _DeclaredSettings:
-    return _DeclaredSettings(settings, PROVIDER_KEYS.get(provider, ANY_PROVIDER_KEYS))
+    return _DeclaredSettings(settings, _known_keys(provider))
 
 
 def normalise_provider(raw: str) -> str | None:
@@ -277,14 +273,6 @@ def _url_passwords(value: Any) -> list[str]:
     return []
 
 
-def _env_name(value: Any) -> str | None:
-    if isinstance(value, str):
-        match = _WHOLE_ENV_REF.match(value)
-        if match:
-            return match.group(1)
-    return None
-
-
 @dataclass(frozen=True)
 class RawTarget:
     """A target as written in the file, before the environment is applied."""
@@ -304,7 +292,7 @@ class TargetsConfig:
     definitions: dict[str, RawTarget]
     source_file: Path | None = None
     key_problems: list[Problem] = field(default_factory=list)
-    """Keys no provider reads, and AgentV features not run yet, in any entry (targets/target_keys.py)."""
+    """Keys no provider reads, and AgentV features not run yet, in any entry (targets/settings.py)."""
 
     def names(self) -> list[str]:
         return list(self.definitions)
@@ -358,7 +346,7 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     for key, value in raw.data.items():
         key = str(key)
         if is_secret_field(key) and isinstance(value, str) and value.strip():
-            if _env_name(value) is None:
+            if env_name(value) is None:
                 found.add(key, f"{key} must use ${{{{ VARIABLE_NAME }}}} syntax to read it from the "
                                f"environment; a literal secret in targets.yaml is refused")
                 continue
@@ -384,7 +372,7 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     if _delegates(raw.data):
         found.add(None, not_yet_message("use_target", NOT_YET["target"]["use_target"]))
     elif not isinstance(provider_raw, str) or not provider_raw.strip():
-        env_var = _env_name(raw.data.get("provider"))
+        env_var = env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
         found.add(None, f"'provider' is required{hint}; one of {', '.join(PROVIDERS)}")
     provider = normalise_provider(provider_raw) if isinstance(provider_raw, str) else None
@@ -394,10 +382,10 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     elif isinstance(provider_raw, str) and provider_raw.strip() and provider is None:
         found.add(None, f"unsupported provider '{provider_raw}'; expected one of {', '.join(PROVIDERS)} "
                               f"(or an alias: {', '.join(k for k in ALIASES if k not in PROVIDERS)})")
-    judge = settings.get("judge_target", settings.get("grader_target", settings.get("judgeTarget")))
+    judge_key = next((key for key in ProviderSettings.spellings("judge_target") if key in settings), None)
+    judge = None if judge_key is None else settings[judge_key]
     if judge is not None and not isinstance(judge, str):
-        found.add(next(k for k in ("judge_target", "grader_target", "judgeTarget") if k in settings),
-                  f"judge_target must be a target name, got {judge!r}")
+        found.add(judge_key, f"judge_target must be a target name, got {judge!r}")
     workers = settings.get("workers")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         found.add("workers", f"workers must be a whole number >= 1, got {workers!r}")
@@ -417,20 +405,6 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
     )
 
 
-def _line(mapping: Any, default: int = 1) -> int:
-    """Where a mapping of targets.yaml is written: its first key's line (a mapping's own start can sit
-    on a blank line before it)."""
-    lines = getattr(mapping, "key_lines", None)
-    if lines:
-        return int(next(iter(lines.values())))
-    return int(getattr(mapping, "line", default))
-
-
-def _key_lines(mapping: Any) -> dict[str, int]:
-    """Each key's line in a mapping of targets.yaml, by the key as text (`1:` is "1")."""
-    return {str(key): line for key, line in getattr(mapping, "key_lines", {}).items()}
-
-
 def _plain(value: Any) -> Any:
     """A value of targets.yaml as plain dicts and lists: a target's settings carry no line bookkeeping."""
     if isinstance(value, dict):
@@ -444,10 +418,10 @@ def _key_paths(mapping: dict[str, Any], prefix: str = "") -> dict[str, int]:
     """Where each key of `mapping` (as `yaml_reader` read it) and of the mappings and lists in it is
     written: `{"healthcheck": 6, "healthcheck.url": 7, "command[0]": 3}`."""
     lines: dict[str, int] = {}
-    key_lines = _key_lines(mapping)
+    written = key_lines(mapping)
     for key, value in mapping.items():
         path = f"{prefix}{key}"
-        lines[path] = key_lines.get(str(key), _line(mapping))
+        lines[path] = written.get(str(key), line_of(mapping))
         lines.update(_nested_paths(value, path, lines[path]))
     return lines
 
@@ -459,7 +433,7 @@ def _nested_paths(value: Any, path: str, line: int) -> dict[str, int]:
         found: dict[str, int] = {}
         for index, item in enumerate(value):
             item_path = f"{path}[{index}]"
-            found[item_path] = _line(item, line) if isinstance(item, dict) else line
+            found[item_path] = line_of(item, line) if isinstance(item, dict) else line
             found.update(_nested_paths(item, item_path, found[item_path]))
         return found
     return {}
@@ -491,7 +465,7 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
     problems: list[Problem] = []
     if isinstance(doc, dict):
         # AgentV's file: `targets` and its `$schema` tag; a global setting here is read by no target.
-        top_lines = _key_lines(doc)
+        top_lines = key_lines(doc)
         problems.extend(Problem(source_file or Path("targets.yaml"), top_lines.get(str(key), 1),
                                 f"unknown key '{key}' at the top of targets.yaml (a target's settings go in its entry)",
                                 unknown_key=True)
@@ -499,7 +473,7 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise TargetsConfigError(f"{where}targets[{index}] must be a mapping, got {type(item).__name__}")
-        line = _line(item)
+        line = line_of(item)
         data = _plain(item)
         at = _where(source_file, line)
         name = data.get("name")
@@ -519,14 +493,14 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
             )
         kind = normalise_provider(provider)
         not_yet = provider.strip().lower() in NOT_YET_PROVIDERS  # refused when a run uses the target
-        if _env_name(provider) is None and kind is None and not not_yet:
+        if env_name(provider) is None and kind is None and not not_yet:
             raise TargetsConfigError(
                 f"{at}target '{name}': unsupported provider '{provider}'"
                 f"{did_you_mean(provider, [*ALIASES, *NOT_YET_PROVIDERS])}; "
                 f"expected one of {', '.join(PROVIDERS)}"
             )
         if not not_yet:
-            problems.extend(_key_problems(item, name, kind, source_file))
+            problems.extend(entry_problems(item, name, kind, PROVIDERS.get(kind or ""), source_file or Path("targets.yaml")))
         definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
     return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
 
@@ -536,201 +510,6 @@ def _delegates(data: Mapping[str, Any]) -> bool:
     delegation writes it: what it runs is AgentV's to resolve, so it is refused when a run uses it."""
     provider = data.get("provider")
     return "use_target" in data and (not isinstance(provider, str) or not provider.strip())
-
-
-def _line_of_key(lines: dict[str, int], at: int, key: str) -> int:
-    return lines.get(key, at)
-
-
-def _key_problems(item: dict[str, Any], name: str, kind: str | None, source_file: Path | None) -> list[Problem]:
-    """Every key of one entry (its healthcheck, its mock rules) that its provider does not read."""
-    file = source_file or Path("targets.yaml")
-    checks: list[tuple[Any, frozenset[str], dict[str, str], str, tuple[tuple[str, ...], ...]]] = [
-        (item, PROVIDER_KEYS.get(kind or "", ANY_PROVIDER_KEYS), NOT_YET["target"], f"target '{name}'",
-         (*COMMON_SPELLINGS, *SPELLINGS.get(kind or "", ())))]
-    if kind == "cli" and isinstance(item.get("healthcheck"), dict):
-        checks.append((item["healthcheck"], HEALTHCHECK_KEYS, {}, f"the healthcheck of target '{name}'",
-                       HEALTHCHECK_SPELLINGS))
-    if kind == "mock" and isinstance(item.get("responses"), list):
-        checks.extend((rule, MOCK_RULE_KEYS, {}, f"responses[{index}] of target '{name}'", MOCK_RULE_SPELLINGS)
-                      for index, rule in enumerate(item["responses"]) if isinstance(rule, dict))
-    problems: list[Problem] = []
-    for mapping, known, not_yet, where, spellings in checks:
-        lines = _key_lines(mapping)
-        at = _line(mapping)
-        keys = dict(mapping)
-        found = unknown_key_problems(keys, known, not_yet, where, functools.partial(_line_of_key, lines, at))
-        problems.extend(Problem(file, p.line, p.message, unknown_key=p.unknown) for p in found)
-        problems.extend(Problem(file, line, message, unknown_key=True)
-                        for line, message in _second_spellings(keys, lines, at, where, spellings))
-    problems.extend(Problem(file, line, message, unknown_key=False) for line, message in _switches(item, name, kind))
-    problems.extend(_batching_no_effect(item, name, kind, file))
-    if kind == "cli":
-        problems.extend(Problem(file, line, message, unknown_key=True)
-                        for line, message in _cli_unread_keys(item, name))
-    if kind == "mock" or kind == "anthropic":
-        problems.extend(Problem(file, line, message, unknown_key=True)
-                        for line, message in _replaced_settings(item, name, kind))
-    problems.extend(Problem(file, line, message) for line, message in _overlong_durations(item, name))
-    refused = api_format_problem(item, name) if kind == "openai" else None
-    if refused is not None:
-        problems.append(Problem(file, _key_lines(item).get(refused[0], _line(item)), refused[1]))
-    return problems
-
-
-DURATION_SCALES = {
-    **dict.fromkeys(("timeout_seconds", "timeoutSeconds", "request_timeout_seconds", "retry_max_total_seconds",
-                     "retryMaxTotalSeconds", "retry_after_max_seconds", "retryAfterMaxSeconds"), 1000.0),
-    **dict.fromkeys(("delay_ms", "delayMs", "delay_min_ms", "delayMinMs", "delay_max_ms", "delayMaxMs",
-                     "retry_initial_delay_ms", "retryInitialDelayMs", "retry_max_delay_ms", "retryMaxDelayMs",
-                     "retry_jitter_ms", "retryJitterMs"), 1.0),
-}
-"""Every duration key a target (or its healthcheck) may hold, and how many ms one unit of it is."""
-
-
-def _overlong_durations(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
-    """(line, message) for each duration longer than `MAX_DURATION_MS`, in the target and its
-    healthcheck: refused here, where it is written, rather than overflowing a clock mid-run. A
-    `${{ VAR }}` is read when the target is resolved, where the same bound holds."""
-    found: list[tuple[int, str]] = []
-    check = item.get("healthcheck")
-    for mapping, where in ((item, f"target '{name}'"), (check, f"the healthcheck of target '{name}'")):
-        if not isinstance(mapping, dict):
-            continue
-        lines = _key_lines(mapping)
-        at = _line(mapping, _line(item))
-        for key, scale in DURATION_SCALES.items():
-            value = mapping.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_DURATION_MS / scale:
-                found.append((lines.get(key, at), f"'{key}' in {where}: {value!r} is longer than any run waits; "
-                              f"expected at most {duration_limit(scale)}"))
-    return found
-
-
-def duration_limit(scale: float) -> str:
-    """The bound in the unit of a key whose one unit is `scale` ms: `2147483.647 seconds`, `2147483647 ms`."""
-    return f"{MAX_DURATION_MS} ms" if scale == 1.0 else f"{MAX_DURATION_MS / scale:.3f} seconds"
-
-
-def _second_spellings(keys: dict[str, Any], lines: dict[str, int], at: int, where: str,
-                      spellings: tuple[tuple[str, ...], ...]) -> list[tuple[int, str]]:
-    """(line, message) for each spelling of a setting written beside an earlier one the provider reads
-    instead (`base_url` beside `endpoint`). An earlier one that is a whole `${{ VAR }}` may be unset,
-    and the later one read then: no problem."""
-    found: list[tuple[int, str]] = []
-    for names in spellings:
-        written = [name for name in names if name in keys]
-        if len(written) < 2 or _env_name(keys[written[0]]) is not None:
-            continue
-        first = written[0]
-        found.extend((lines.get(key, at), f"'{key}' in {where} is never read: '{first}' (line {lines.get(first, at)}) "
-                      f"is written too, and only the first of {', '.join(names)} is read") for key in written[1:])
-    return found
-
-
-def _replaced_settings(item: dict[str, Any], name: str, kind: str) -> list[tuple[int, str]]:
-    """(line, message) for a setting another one replaces: a mock's `delay_ms` beside a delay range (as
-    in AgentV's mock, the range picks the delay), an anthropic `temperature` beside `thinking_budget`
-    (extended thinking takes none, so it is never sent) and an anthropic `structured_output` (no reply
-    schema is ever sent to Anthropic)."""
-    lines = _key_lines(item)
-    at = _line(item)
-    if kind == "mock":
-        ranged = [key for key in MOCK_DELAY_RANGE if item.get(key) not in (None, 0)]
-        return [(lines.get(key, at), f"'{key}' in target '{name}' is never read: delay_min_ms/delay_max_ms "
-                 f"(line {lines.get(ranged[0], at)}) pick the delay instead")
-                for key in ("delay_ms", "delayMs") if key in item and ranged]
-    found = [(lines.get(key, at), f"'{key}' in target '{name}' is never read: an anthropic target sends no reply "
-              "schema (its judges ask for their JSON in the prompt)")
-             for key in ("structured_output", "structuredOutput") if key in item]
-    thinking = next((key for key in ("thinking_budget", "thinkingBudget") if item.get(key) is not None), None)
-    if thinking is not None and "temperature" in item:
-        found.append((lines.get("temperature", at), f"'temperature' in target '{name}' is never sent: with {thinking} "
-                      f"(line {lines.get(thinking, at)}), Anthropic's extended thinking takes no temperature"))
-    return found
-
-
-def _switches(item: dict[str, Any], name: str, kind: str | None) -> list[tuple[int, str]]:
-    """(line, message) for AgentV's on/off settings: `provider_batching` (its `true` is run on a cli target,
-    `cli_batch.py`, except with `{FILES}`, not run yet) and a cli target's `verbose` (AgentV logs the
-    command; no score changes). AgentV's schema takes only true or false, so any other value is refused, not read as off."""
-    lines = _key_lines(item)
-    at = _line(item)
-    found: list[tuple[int, str]] = []
-    for key in (*BATCHING_KEYS, *(CLI_LOG_KEYS if kind == "cli" else ())):
-        value = item.get(key)
-        if key not in item or _env_name(value) is not None:
-            continue
-        if not isinstance(value, bool):
-            found.append((lines.get(key, at), f"'{key}' in target '{name}' must be true or false, got {value!r} "
-                          "(AgentV refuses any other value)"))
-        elif value and key in BATCHING_KEYS and kind not in UNBATCHED_KINDS and (
-                kind != "cli" or any("{FILES}" in str(item.get(k) or "") for k in ("command", "command_template",
-                                                                                   "commandTemplate"))):
-            found.append((lines.get(key, at), not_yet_message(
-                f"{key}: true", "provider batching with {FILES}: every case's files given to one run"
-                if kind == "cli" else "provider batching: one agent run answering every case")))
-    return found
-
-
-UNBATCHED_KINDS = frozenset({"openai", "azure", "anthropic", "gemini", "mock"})
-"""Providers AgentV 2.19 never batches (only its cli and vscode providers advertise `supportsBatch`):
-`provider_batching: true` on one of these sends the cases one by one there, as without it."""
-
-
-def _batching_no_effect(item: dict[str, Any], name: str, kind: str | None, file: Path) -> list[Problem]:
-    """`provider_batching: true` on a provider AgentV does not batch: accepted, as AgentV accepts it, and said."""
-    if kind not in UNBATCHED_KINDS:
-        return []
-    lines = _key_lines(item)
-    at = _line(item)
-    return [no_effect(file, lines.get(key, at), key, f"target '{name}' ({kind}): AgentV 2.19 batches only cli and "
-                      "vscode targets, and sends this one's cases one by one, as without it")
-            for key in BATCHING_KEYS if item.get(key) is True]
-
-
-def _healthcheck_kind(check: dict[str, Any]) -> str | None:
-    """As cli_target reads it: `type:`, else `url` makes an http check and a command a command check."""
-    kind = check.get("type")
-    if kind is None:
-        kind = "http" if "url" in check else "command" if any(
-            k in check for k in ("command", "command_template", "commandTemplate")) else None
-    return kind if kind in HEALTHCHECK_KEYS_BY_KIND else None  # anything else is refused when it is built
-
-
-def _cli_unread_keys(item: dict[str, Any], name: str) -> list[tuple[int, str]]:
-    """(line, message) for each key a cli target reads somewhere but not where it is written: a
-    healthcheck key only the other kind of healthcheck reads, a retry key without an http healthcheck
-    to retry, `request_timeout_seconds`, and `files_format` for a command with no `{FILES}`."""
-    lines = _key_lines(item)
-    at = _line(item)
-    where = f"target '{name}'"
-    found: list[tuple[int, str]] = []
-    check = item.get("healthcheck")
-    kind = _healthcheck_kind(check) if isinstance(check, dict) else None
-    if isinstance(check, dict) and kind is not None:
-        other = "command" if kind == "http" else "http"
-        described = {"http": "an http healthcheck" + ("" if "type" in check else " (it has 'url')"),
-                     "command": "a command healthcheck"}
-        check_lines = _key_lines(check)
-        check_at = _line(check, at)
-        found.extend((check_lines.get(key, check_at),
-                      f"'{key}' in the healthcheck of {where}: {described[kind]} does not read it "
-                      f"(read by: {'an http' if other == 'http' else 'a command'} healthcheck)")
-                     for key in check if key in HEALTHCHECK_KEYS_BY_KIND[other]
-                     and key not in HEALTHCHECK_KEYS_BY_KIND[kind])
-    for key in item:
-        if key in CLI_UNREAD_KEYS:
-            found.append((lines.get(key, at), f"'{key}' in {where}: a cli target does not read it (its command's "
-                          "timeout is timeout_seconds, its healthcheck's is healthcheck.timeout_seconds)"))
-        elif key in CLI_HEALTHCHECK_RETRY_KEYS and kind != "http":
-            found.append((lines.get(key, at), f"'{key}' in {where}: the command of a cli target is never retried; "
-                          "only an http healthcheck (healthcheck: {url: ...}) reads it"))
-    command = next((item[k] for k in ("command", "command_template", "commandTemplate") if item.get(k)), None)
-    if isinstance(command, str) and _ENV_REF.search(command) is None and "{FILES}" not in command:
-        found.extend((lines.get(key, at), f"'{key}' in {where}: its command has no {{FILES}}, so nothing reads it")
-                     for key in item if key in FILES_FORMAT_KEYS)
-    return found
 
 
 def _yaml_problem(exc: EvalFileError) -> str:

@@ -28,6 +28,7 @@ from .anthropic import fold_messages
 from .base import ProviderRequest
 from .config import TargetConfig
 from .openai_compat import HttpChatProvider, chat_messages, text_response
+from .settings import GeminiSettings
 
 DEFAULT_GEMINI_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"
@@ -93,11 +94,12 @@ class GeminiProvider(HttpChatProvider):
 
     def __init__(self, target: TargetConfig) -> None:
         super().__init__(target)
-        base = str(target.get("base_url", "endpoint", "baseUrl", "baseURL", default=DEFAULT_GEMINI_BASE_URL))
+        settings = target.read(GeminiSettings)
+        base = str(settings.endpoint or DEFAULT_GEMINI_BASE_URL)
         base = base.strip().rstrip("/")
         self.base_url = base[: -len(f"/{API_VERSION}")] if base.endswith(f"/{API_VERSION}") else base
-        self._api_key = str(target.require("api_key", "api_key", "apiKey"))
-        self.model = str(target.require("model", "model", "deployment", "variant"))
+        self._api_key = str(target.required(settings, "api_key"))
+        self.model = str(target.required(settings, "model"))
         if self.options.reasoning_effort is not None or self.options.reasoning_model is not None:
             raise TargetsConfigError(
                 f"{target.describe()}: reasoning_effort and reasoning_model are OpenAI/Azure keys, "

@@ -18,31 +18,32 @@ from ..errors import TargetsConfigError
 from ..transport.limiter import Limits, RateLimiter
 from ..transport.policy import RetryPolicy
 from .config import TargetConfig, response_byte_cap
+from .settings import RetryPolicySettings
 
 _SECONDS = (
-    ("initial_delay_seconds", ("retry_initial_delay_ms", "retryInitialDelayMs"), 0.001),
-    ("max_delay_seconds", ("retry_max_delay_ms", "retryMaxDelayMs"), 0.001),
-    ("backoff_factor", ("retry_backoff_factor", "retryBackoffFactor"), 1.0),
-    ("jitter_seconds", ("retry_jitter_ms", "retryJitterMs"), 0.001),
-    ("max_total_seconds", ("retry_max_total_seconds", "retryMaxTotalSeconds"), 1.0),
-    ("max_retry_after_seconds", ("retry_after_max_seconds", "retryAfterMaxSeconds"), 1.0),
-    ("request_timeout_seconds", ("request_timeout_seconds", "timeout_seconds", "timeoutSeconds"), 1.0),
+    ("initial_delay_seconds", "retry_initial_delay_ms", 0.001),
+    ("max_delay_seconds", "retry_max_delay_ms", 0.001),
+    ("backoff_factor", "retry_backoff_factor", 1.0),
+    ("jitter_seconds", "retry_jitter_ms", 0.001),
+    ("max_total_seconds", "retry_max_total_seconds", 1.0),
+    ("max_retry_after_seconds", "retry_after_max_seconds", 1.0),
+    ("request_timeout_seconds", "request_timeout_seconds", 1.0),
 )
-"""RetryPolicy field <- its keys (the first one given is read) and the unit they are written in."""
+"""RetryPolicy field <- its setting (`RetryPolicySettings`, with its spellings) and the unit it is written in."""
 
 
-def _number(settings: Mapping[str, Any], *keys: str) -> float | None:
-    for key in keys:
-        if key in settings and settings[key] is not None and settings[key] != "":
-            raw = settings[key]
-            try:
-                value = float(raw)
-            except (TypeError, ValueError, OverflowError):
-                raise ValueError(f"{key} must be a number, got {raw!r}") from None
-            if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
-            return value
-    return None
+def _number(values: RetryPolicySettings, field: str) -> float | None:
+    raw = getattr(values, field)
+    if raw is None:
+        return None
+    key = values.key_of(field)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{key} must be a number, got {raw!r}") from None
+    if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
+    return value
 
 
 def retry_policy_from_settings(settings: Mapping[str, Any], base: RetryPolicy | None = None) -> RetryPolicy:
@@ -55,18 +56,19 @@ def retry_policy_from_settings(settings: Mapping[str, Any], base: RetryPolicy | 
     variable) keeps the default. Bad values raise ValueError naming the key.
     """
     changes: dict[str, Any] = {}
-    retries = _number(settings, "max_retries", "maxRetries")
+    values = RetryPolicySettings.read(settings)
+    retries = _number(values, "max_retries")
     if retries is not None:
         changes["max_attempts"] = int(retries) + 1
-    for attr, keys, scale in _SECONDS:
-        value = _number(settings, *keys)
+    for attr, field, scale in _SECONDS:
+        value = _number(values, field)
         if value is not None and attr != "backoff_factor" and value * (1000 * scale) > MAX_DURATION_MS:
-            raise ValueError(f"{keys[0]} {value:g} is longer than any run waits (at most {MAX_DURATION_MS} ms)")
+            raise ValueError(f"{field} {value:g} is longer than any run waits (at most {MAX_DURATION_MS} ms)")
         if value is not None:
             changes[attr] = value * scale
     if changes.get("request_timeout_seconds") == 0:
         raise ValueError("timeout_seconds must be greater than zero")
-    codes = settings.get("retry_status_codes", settings.get("retryStatusCodes"))
+    codes = values.retry_status_codes
     if codes is not None:
         if not isinstance(codes, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in codes):
             raise ValueError(f"retry_status_codes must be a list of HTTP status codes, got {codes!r}")

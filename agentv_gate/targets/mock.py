@@ -37,6 +37,7 @@ from ..errors import TargetsConfigError
 from ..models import Message, TargetResponse
 from .base import ProviderRequest
 from .config import TargetConfig
+from .settings import MockRuleSettings, MockSettings
 
 DEFAULT_MOCK_RESPONSE = (
     '{"answer":"Mock provider response. Configure targets.yaml to supply a custom value."}'
@@ -69,22 +70,22 @@ class MockProvider:
     def __init__(self, target: TargetConfig) -> None:
         self.name = target.name
         self.target = target
-        self.response = _as_text(target.get("response", default=DEFAULT_MOCK_RESPONSE))
-        judge = target.get("judge_response", "judgeResponse")
-        self.judge_response = None if judge is None else _as_text(judge)
-        self.rules = self._rules(target.get("responses", default=[]))
-        self.delay_ms = self._ms("delay_ms", "delayMs")
-        self.delay_min_ms = self._ms("delay_min_ms", "delayMinMs")
-        self.delay_max_ms = self._ms("delay_max_ms", "delayMaxMs")
+        settings = target.read(MockSettings)
+        self.response = _as_text(DEFAULT_MOCK_RESPONSE if settings.response is None else settings.response)
+        self.judge_response = None if settings.judge_response is None else _as_text(settings.judge_response)
+        self.rules = self._rules([] if settings.responses is None else settings.responses)
+        self.delay_ms = self._ms("delay_ms", settings.delay_ms)
+        self.delay_min_ms = self._ms("delay_min_ms", settings.delay_min_ms)
+        self.delay_max_ms = self._ms("delay_max_ms", settings.delay_max_ms)
 
     def __repr__(self) -> str:
         return f"MockProvider(name={self.name!r}, rules={len(self.rules)})"
 
-    def _ms(self, *keys: str) -> float:
-        value = self.target.get(*keys, default=0)
+    def _ms(self, key: str, value: Any) -> float:
+        value = 0 if value is None else value
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DURATION_MS:
             raise TargetsConfigError(
-                f"{self.target.describe()}: {keys[0]} must be a non-negative number of ms, at most {MAX_DURATION_MS}"
+                f"{self.target.describe()}: {key} must be a non-negative number of ms, at most {MAX_DURATION_MS}"
             )
         return float(value)
 
@@ -100,7 +101,7 @@ class MockProvider:
         for index, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise TargetsConfigError(f"{where}: responses[{index}] must be a mapping")
-            case_id = item.get("id", item.get("eval_id", item.get("case_id")))
+            case_id = next((item[key] for key in MockRuleSettings.spellings("id") if key in item), None)
             pattern = item.get("regex")
             try:
                 regex = re.compile(str(pattern)) if pattern is not None else None

@@ -27,6 +27,7 @@ from .base import ProviderRequest
 from .chat_params import ChatOptions
 from .config import TargetConfig
 from .http_settings import limiter_for, retry_policy_for
+from .settings import HttpChatSettings, OpenAISettings
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 _CHAT_ROLES = {"system", "user", "assistant"}
@@ -155,7 +156,7 @@ class HttpChatProvider:
         self.options = ChatOptions.from_target(target)
         self.temperature = self.options.temperature
         self.max_output_tokens = self.options.max_output_tokens
-        self.system_prompt = target.get("system_prompt", "systemPrompt")
+        self.system_prompt = target.read(HttpChatSettings).system_prompt
         self.policy = retry_policy_for(target)
         self.limiter = limiter_for(target, self.policy)
         """Shared by every call of this target: the case's answer, judging, composite members."""
@@ -194,13 +195,14 @@ class OpenAICompatProvider(HttpChatProvider):
 
     def __init__(self, target: TargetConfig) -> None:
         super().__init__(target)
-        self.base_url = normalise_base_url(target.get("endpoint", "base_url", "baseUrl", "baseURL"))
-        self.model = str(target.require("model", "model", "deployment", "variant"))
+        settings = target.read(OpenAISettings)
+        self.base_url = normalise_base_url(settings.endpoint)
+        self.model = str(target.required(settings, "model"))
         refused = api_format_problem(dict(target.settings), target.name)
         if refused is not None:  # a `${{ VAR }}` resolved to a format this provider does not send
             raise TargetsConfigError(f"{target.describe()}: {refused[1]}")
-        self._api_key = target.get("api_key", "apiKey")
-        extra = target.get("headers", default={})
+        self._api_key = settings.api_key
+        extra = {} if settings.headers is None else settings.headers
         if not isinstance(extra, dict):
             raise TargetsConfigError(f"{target.describe()}: headers must be a mapping")
         self._extra_headers = {str(k): str(v) for k, v in extra.items()}

@@ -19,6 +19,7 @@ from ..base.key_checks import NOT_YET_PROVIDERS, did_you_mean
 from ..base.problems import Problem, no_effect
 from ..errors import TargetsConfigError
 from .config import RawTarget, TargetConfig, TargetsConfig, normalise_provider, resolve_target
+from .kinds import PROVIDERS
 from .registry import ProviderRegistry, build_capped, no_judge_message
 from .usage import PRICE_KEYS
 
@@ -269,7 +270,8 @@ def _unreachable_cost_limits(costed: dict[tuple[str, Path, int], set[str]], targ
     problems = []
     for (key, file, line), names in costed.items():
         kinds = {name: _kind(targets, name) for name in sorted(names)}
-        if any(kind in (None, "cli") or (kind != "mock" and _priced(targets, name)) for name, kind in kinds.items()):
+        if any(kind is None or PROVIDERS[kind].reports_cost or (PROVIDERS[kind].reports_tokens and _priced(targets, name))
+               for name, kind in kinds.items()):
             continue  # a cli agent may report a cost (or the target is unknown: reported above)
         described = ", ".join(f"'{name}' ({kind})" for name, kind in kinds.items())
         problems.append(no_effect(file, line, key, f"it can never be reached: target{'s' if len(kinds) > 1 else ''} "

@@ -21,6 +21,7 @@ from .cli_batch import BatchedCli
 from .cli_target import CliProvider
 from .config import TargetConfig, TargetsConfig, load_targets_file
 from .kinds import PROVIDERS
+from .settings import ProviderSettings
 from .usage import PRICE_KEYS, Prices
 
 if TYPE_CHECKING:
@@ -112,14 +113,15 @@ def build_capped(target: TargetConfig) -> Provider:
         provider = ConcurrencyCapped(provider, target.workers)
     where = f"{target.source_file}:{target.source_line}: {target.describe()}" if target.source_file \
         else target.describe()
-    prices = Prices.of({key: target.get(key) for key in PRICE_KEYS}, where)
+    settings = target.read(ProviderSettings)
+    prices = Prices.of({key: getattr(settings, key) for key in PRICE_KEYS}, where)
     return provider if prices is None else Priced(provider, prices)
 
 
 def batching(target: TargetConfig) -> bool:
     """`provider_batching: true` on a cli target: one run answers every case of a suite (cli_batch.py).
     (AgentV batches no other provider the gate runs: there the setting is a no-effect warning.)"""
-    return target.provider == "cli" and target.get("provider_batching", "providerBatching") is True
+    return PROVIDERS[target.provider].batches and target.read(ProviderSettings).provider_batching is True
 
 
 def no_judge_message(target_name: str) -> str:
@@ -204,7 +206,7 @@ class ProviderRegistry:
                 known = self.targets.names()
                 lines = self.targets.definitions[target_name].key_lines
                 # At the `judge_target:` key (whichever spelling), not the target's `- name:` line.
-                line = next((lines[k] for k in ("judge_target", "grader_target", "judgeTarget") if k in lines),
+                line = next((lines[k] for k in ProviderSettings.spellings("judge_target") if k in lines),
                             target.source_line)
                 where = f"{target.source_file}:{line}: " if target.source_file else ""
                 raise TargetsConfigError(

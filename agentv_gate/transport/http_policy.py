@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -384,44 +384,90 @@ def http_call(
     the reply said: its status, its rate-limit headers, the tokens it used.
     """
     policy = policy or RetryPolicy()
-    limiter = limiter or RateLimiter(max_pause_seconds=policy.max_retry_after_seconds)
-    secret_list = [s for s in secrets if s]
-    started = time.monotonic()
-    attempts = 0
-    refused = 0
-    """Attempts answered 429: retried while time allows, not counted against max_attempts."""
-    last_status: int | None = None
+    return _Call(method, url, body, headers, policy, [s for s in secrets if s], describe, expect_json,
+                 limiter or RateLimiter(max_pause_seconds=policy.max_retry_after_seconds), tokens).run()
 
-    def elapsed() -> float:
-        return time.monotonic() - started
 
-    def attempt() -> HttpResult:
-        nonlocal attempts, refused, last_status
+class _Call:
+    """One `http_call`, its steps one method each: `run` retries `attempt`, which takes a rate-limit slot
+    and `send`s; `send` gives the slot back with what `exchange` (one request, under its deadline)
+    learnt; `answer` reads the reply. The counts the retry loop stops on live here, for one call."""
+
+    def __init__(self, method: str, url: str, body: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
+                 policy: RetryPolicy, secrets: list[str], describe: str, expect_json: bool, limiter: RateLimiter,
+                 tokens: int) -> None:
+        self.method, self.url, self.body, self.headers = method, url, body, headers
+        self.policy, self.secrets, self.describe, self.expect_json = policy, secrets, describe, expect_json
+        self.limiter, self.tokens = limiter, tokens
+        self.started = time.monotonic()
+        self.attempts = 0
+        self.refused = 0
+        """Attempts answered 429: retried while time allows, not counted against max_attempts."""
+        self.last_status: int | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+    def run(self) -> HttpResult:
+        """The call: attempts under the policy's stop and wait rules, and what a failure for good says."""
+        policy = self.policy
+        retrying = Retrying(
+            stop=_Stop(policy, self.limiter, lambda: self.attempts - self.refused, self.elapsed),
+            wait=_WaitRetryAfterOrBackoff(policy),
+            retry=retry_if_exception_type(_Retryable),
+            reraise=True,
+        )
         try:
-            ticket = limiter.acquire(tokens, deadline=started + policy.max_total_seconds)
-        except RateLimitWait as exc:
-            raise HttpCallError(redact(
-                f"{describe}: {method} {url}: no slot under the target's rate limit within "
-                f"retry_max_total_seconds ({policy.max_total_seconds:g}s): {exc}"
-                + (f" (last answer HTTP {last_status})" if last_status else ""), secret_list),
-                status=last_status) from None
-        attempts += 1
-        try:
-            return send(ticket)
+            result = retrying(self.attempt)
         except _Retryable as exc:
-            last_status = exc.status
-            refused += exc.rate_limited
+            waiting = self.limiter.pause_remaining() if exc.rate_limited else 0.0
+            budget = (f"; the rate limit asks for {waiting:.1f}s more, past retry_max_total_seconds "
+                      f"({policy.max_total_seconds:g}s)") if waiting else ""
+            raise HttpCallError(
+                self.redact(f"{self.describe}: {self.method} {self.url} failed after {self.attempts} attempt(s) in "
+                            f"{self.elapsed():.1f}s: {exc.message}{budget}"),
+                retries=max(0, self.attempts - 1),
+                status=exc.status,
+                detail=exc.detail,
+            ) from None
+        except HttpCallError as exc:
+            exc.retries = max(0, self.attempts - 1)
+            raise
+        result.retries = self.attempts - 1
+        result.duration_ms = int(self.elapsed() * 1000)
+        return result
+
+    def attempt(self) -> HttpResult:
+        """One attempt: a slot under the target's rate limit (within the call's time budget), then `send`."""
+        try:
+            ticket = self.limiter.acquire(self.tokens, deadline=self.started + self.policy.max_total_seconds)
+        except RateLimitWait as exc:
+            raise HttpCallError(self.redact(
+                f"{self.describe}: {self.method} {self.url}: no slot under the target's rate limit within "
+                f"retry_max_total_seconds ({self.policy.max_total_seconds:g}s): {exc}"
+                + (f" (last answer HTTP {self.last_status})" if self.last_status else "")),
+                status=self.last_status) from None
+        self.attempts += 1
+        try:
+            return self.send(ticket)
+        except _Retryable as exc:
+            self.last_status = exc.status
+            self.refused += exc.rate_limited
             raise
         except HttpCallError as exc:
-            last_status = exc.status
+            self.last_status = exc.status
             raise
 
-    def send(ticket: Ticket) -> HttpResult:
+    def send(self, ticket: Ticket) -> HttpResult:
+        """`exchange`, and the slot given back with what the reply taught: its status, headers, tokens used."""
         status: int | None = None
         reply_headers: Mapping[str, str] = {}
         used: int | None = None
         try:
-            result = exchange()
+            result = self.exchange()
             status, reply_headers, used = result.status, result.headers, used_tokens(result.data)
             return result
         except (_Retryable, HttpCallError) as exc:
@@ -431,18 +477,21 @@ def http_call(
                 status = None  # refused for good (a quota, or 429 not retried): no reason to slow the target
             raise
         finally:
-            limiter.release(ticket, status=status, headers=reply_headers, used_tokens=used)
+            self.limiter.release(ticket, status=status, headers=reply_headers, used_tokens=used)
 
-    def exchange() -> HttpResult:
-        remaining = policy.max_total_seconds - elapsed()
+    def exchange(self) -> HttpResult:
+        """One request and its whole reply, under a deadline of what is left of the time budget."""
+        policy, url = self.policy, self.url
+        remaining = policy.max_total_seconds - self.elapsed()
         timeout = max(0.05, min(policy.request_timeout_seconds, remaining))
         proxies, verify = environment(url)
         failed: BaseException | None = None
         with attempt_deadline(timeout) as deadline:
             try:
                 response = session().request(
-                    method, url, json=None if body is None else dict(body), headers=dict(headers or {}),
-                    timeout=(timeout, timeout), stream=True, proxies=proxies, verify=verify, allow_redirects=False,
+                    self.method, url, json=None if self.body is None else dict(self.body),
+                    headers=dict(self.headers or {}), timeout=(timeout, timeout), stream=True, proxies=proxies,
+                    verify=verify, allow_redirects=False,
                 )
                 with closing(response):  # a half-read connection is closed, never put back in the pool
                     if 300 <= response.status_code < 400:
@@ -451,8 +500,8 @@ def http_call(
                         reply = _read(response, policy.max_response_bytes)
             except _BodyTooLarge:
                 raise HttpCallError(
-                    redact(f"{describe}: the reply from {url} was more than {policy.max_response_bytes} bytes "
-                           "(max_response_bytes); raise it if such replies are expected", secret_list)
+                    self.redact(f"{self.describe}: the reply from {url} was more than {policy.max_response_bytes} "
+                                "bytes (max_response_bytes); raise it if such replies are expected")
                 ) from None
             except Exception as exc:  # noqa: BLE001 - classified below, once the deadline's verdict is final
                 failed = exc
@@ -464,73 +513,53 @@ def http_call(
                 raise failed
             if failure.retry:
                 raise _Retryable(failure.message)
-            raise HttpCallError(redact(f"{describe}: {failure.message}", secret_list))
-        return answer(reply)
+            raise HttpCallError(self.redact(f"{self.describe}: {failure.message}"))
+        return self.answer(reply)
 
-    def answer(reply: _Reply) -> HttpResult:
+    def answer(self, reply: _Reply) -> HttpResult:
+        """The reply as a result, or why not: a redirect (never followed), an error status, a body not JSON."""
         status = reply.status
         if 300 <= status < 400:
-            location = reply.header("location")
-            said = (f"a redirect to {_redirect_host(url, location)}, not followed (a model API never needs one, and "
-                    "no key or prompt goes anywhere but the configured endpoint); set the target's endpoint to the "
-                    "final address if the API has moved" if location else
-                    "with no Location header: not an answer, and a model API never redirects")
-            raise HttpCallError(redact(f"{describe}: HTTP {status} from {method} {url}"
-                                       f"{' ' if not location else ': '}{said}", secret_list), status=status)
+            self.redirected(reply)
         if status >= 400:
-            said, detail = _error_reply(reply, secret_list)
-            quota = status == 429 and detail is not None and "insufficient_quota" in (detail.code, detail.type)
-            if policy.is_retryable_status(status) and not quota:
-                retryable = _Retryable(
-                    f"HTTP {status}: {said}", retry_after=parse_retry_after(reply.headers), status=status,
-                    detail=detail,
-                )
-                retryable.headers = reply.headers
-                raise retryable
-            hint = "; the account's quota is used up, which waiting will not change" if quota else ""
-            failed = HttpCallError(
-                redact(f"{describe}: HTTP {status} from {method} {url}: {said}{hint}", secret_list), status=status,
-                detail=detail,
-            )
-            failed.headers = reply.headers
-            raise failed
+            self.refused_with(reply)
         data: Any = reply.text()
-        if expect_json:
+        if self.expect_json:
             try:
                 data = reply.json()
             except (ValueError, RecursionError):
-                text = redact(reply.text(), secret_list)[:_BODY_SNIPPET_CHARS]  # scrubbed whole, then cut
+                text = self.redact(reply.text())[:_BODY_SNIPPET_CHARS]  # scrubbed whole, then cut
                 raise HttpCallError(
-                    f"{describe}: expected a JSON reply from {url}, got {text!r} (HTTP {status})",
+                    f"{self.describe}: expected a JSON reply from {self.url}, got {text!r} (HTTP {status})",
                     status=status,
                 ) from None
         return HttpResult(status=status, data=data, headers=reply.headers)
 
-    retrying = Retrying(
-        stop=_Stop(policy, limiter, lambda: attempts - refused, elapsed),
-        wait=_WaitRetryAfterOrBackoff(policy),
-        retry=retry_if_exception_type(_Retryable),
-        reraise=True,
-    )
-    try:
-        result = retrying(attempt)
-    except _Retryable as exc:
-        waiting = limiter.pause_remaining() if exc.rate_limited else 0.0
-        budget = (f"; the rate limit asks for {waiting:.1f}s more, past retry_max_total_seconds "
-                  f"({policy.max_total_seconds:g}s)") if waiting else ""
-        raise HttpCallError(
-            redact(
-                f"{describe}: {method} {url} failed after {attempts} attempt(s) in {elapsed():.1f}s: "
-                f"{exc.message}{budget}",
-                secret_list,
-            ),
-            retries=max(0, attempts - 1),
-            status=exc.status,
-            detail=exc.detail,
-        ) from None
-    except HttpCallError as exc:
-        exc.retries = max(0, attempts - 1)
-        raise
-    result.retries = attempts - 1
-    result.duration_ms = int(elapsed() * 1000)
-    return result
+    def redirected(self, reply: _Reply) -> NoReturn:
+        """A 3xx: an error naming the host it points to; no key or prompt is ever sent there."""
+        location = reply.header("location")
+        said = (f"a redirect to {_redirect_host(self.url, location)}, not followed (a model API never needs one, and "
+                "no key or prompt goes anywhere but the configured endpoint); set the target's endpoint to the "
+                "final address if the API has moved" if location else
+                "with no Location header: not an answer, and a model API never redirects")
+        raise HttpCallError(self.redact(f"{self.describe}: HTTP {reply.status} from {self.method} {self.url}"
+                                        f"{' ' if not location else ': '}{said}"), status=reply.status)
+
+    def refused_with(self, reply: _Reply) -> NoReturn:
+        """A 4xx or 5xx: retried when the policy retries its status (never a used-up quota), else for good."""
+        status = reply.status
+        said, detail = _error_reply(reply, self.secrets)
+        quota = status == 429 and detail is not None and "insufficient_quota" in (detail.code, detail.type)
+        if self.policy.is_retryable_status(status) and not quota:
+            retryable = _Retryable(
+                f"HTTP {status}: {said}", retry_after=parse_retry_after(reply.headers), status=status, detail=detail,
+            )
+            retryable.headers = reply.headers
+            raise retryable
+        hint = "; the account's quota is used up, which waiting will not change" if quota else ""
+        failed = HttpCallError(
+            self.redact(f"{self.describe}: HTTP {status} from {self.method} {self.url}: {said}{hint}"),
+            status=status, detail=detail,
+        )
+        failed.headers = reply.headers
+        raise failed

@@ -309,7 +309,7 @@ def _exit_status(exc: SystemExit) -> int:
         return exc.code & 0xFF if -_C_LONG <= exc.code < _C_LONG else 0xFF
     try:
         sys.stderr.write(str(exc.code) + "\n")
-    except Exception:  # noqa: BLE001,S110 - as the interpreter, say nothing more
+    except Exception:  # noqa: BLE001 - as the interpreter, say nothing more
         pass
     return 1
 
@@ -369,7 +369,7 @@ def _flush_files() -> None:
             try:
                 if not obj.closed:
                     obj.flush()
-            except Exception:  # noqa: BLE001,S112 - at exit the interpreter ignores these too
+            except Exception:  # noqa: BLE001 - at exit the interpreter ignores these too
                 continue
 
 
@@ -386,7 +386,7 @@ def _close_files() -> None:
     for obj in files:
         try:
             obj.close()
-        except Exception:  # noqa: BLE001,S112 - at exit the interpreter ignores these too
+        except Exception:  # noqa: BLE001 - at exit the interpreter ignores these too
             continue
 
 

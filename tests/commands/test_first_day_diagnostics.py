@@ -1,4 +1,4 @@
-"""The first-hour messages of issue 36, point 6, each through the real CLI.
+"""The messages a user meets in a first hour with the gate, each through the real CLI.
 
 targets.yaml problems are named repo-relative and at the key they are about; every unset variable
 at once; a code judge's exception with its line; `validate` agreeing with `run` when there is no

@@ -1,4 +1,4 @@
-"""A run where every case breaks the same way says it once, and says why (issue 36).
+"""A run where every case breaks the same way says it once, and says why.
 
 The first-day failure of a Python team: the agent's healthcheck imports the team's package in an
 environment that does not have it, and every case errors with the same ModuleNotFoundError.

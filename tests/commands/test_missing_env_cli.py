@@ -1,4 +1,4 @@
-"""Runs without some targets' secrets (a fork's pull request), issue 36.
+"""Runs without some targets' secrets (a fork's pull request).
 
 `validate` needs no secrets; `run` stops on an unset variable (exit 2, every one named at once);
 `run --skip-missing-env` runs what can run and reports the rest as not run, naming the variable,

@@ -1,4 +1,4 @@
-"""Quarantine (issue 36): known-failing cases listed in the gate's own config, `.agentv/gate.yaml`.
+"""Quarantine: known-failing cases listed in the gate's own config, `.agentv/gate.yaml`.
 
 The eval files stay AgentV's; a quarantined case still runs, is reported as quarantined (a GitHub
 warning, a skipped JUnit test), and never fails the gate. When it passes, the reports say to lift

@@ -110,7 +110,7 @@ def test_an_invalid_max_rpm_is_a_located_configuration_error(tmp_path: Path) -> 
         result = run_cli("run", "evals", "--output-dir", "out", cwd=repo)
         sent = len(server.requests)
     assert result.returncode == 2
-    # at the `max_rpm:` key, not the target's `- name:` line (issue 36)
+    # at the `max_rpm:` key, not the target's `- name:` line
     assert "targets.yaml:12" in result.stderr and "max_rpm must be a number > 0, got 'lots'" in result.stderr
     assert sent == 0
 

@@ -1,6 +1,6 @@
 """AgentV 4.x code-graders get 4.42's payload and reply rules; 2.x code judges keep theirs, in one suite.
 
-The bug (issue 33): a `code-grader` copied from AgentV 4.42's docs reads the answer as the string `output`;
+The bug: a `code-grader` copied from AgentV 4.42's docs reads the answer as the string `output`;
 the gate sent it 2.x's message list there, so it found no answer and scored 0 where AgentV scores 1.
 """
 

@@ -107,7 +107,7 @@ def test_payload_carries_every_field_of_agentv_2_18s_payload(repo: Path) -> None
 
 
 def test_payload_holds_agentv_2_19s_keys_and_no_other(repo: Path) -> None:
-    """A key AgentV 2.19 does not send would let a judge pass here and fail there (issue 43.5)."""
+    """A key AgentV 2.19 does not send would let a judge pass here and fail there."""
     sample = json.loads(SAMPLE_218.read_text())
     payload = build_judge_payload(capital_context(capital_case(repo), 10), None)
     assert set(payload) == set(sample) | {"candidate_answer"}  # seed 003's name for the answer
@@ -116,7 +116,7 @@ def test_payload_holds_agentv_2_19s_keys_and_no_other(repo: Path) -> None:
     assert payload["output"] == [{"role": "assistant", "content": ANSWER}]
 
 
-def test_payload_keeps_seed_003s_candidate_answer(repo: Path) -> None:
+def test_payload_keeps_candidate_answer_beside_answer(repo: Path) -> None:
     case = capital_case(repo)
     payload = build_judge_payload(capital_context(case, 10), {"keywords": ["Paris"]})
     assert payload["candidate_answer"] == ANSWER == payload["answer"]
@@ -624,8 +624,9 @@ def test_a_judge_gets_the_start_and_end_times_on_the_agent_s_messages_and_calls(
 
 
 def test_a_2x_judge_reading_keys_agentv_2_19_does_not_send_finds_nothing_and_fails(tmp_path: Path) -> None:
-    """Issue 43.5: the gate sent `expected_outcome`, `input_messages`, `expected_messages`, `output_messages` and
-    `trace_summary` too, so a judge reading them passed here and failed under AgentV 2.19, which sends none."""
+    """A 2.x judge gets only what AgentV 2.19 sends: were `expected_outcome`, `input_messages`,
+    `expected_messages`, `output_messages` or `trace_summary` sent too, a judge reading them would pass here
+    and fail under AgentV 2.19, which sends none."""
     from tests.helpers.agents import scripted_agent
     from tests.helpers.cli import run_cli
     from tests.helpers.reports import RESULTS, rows_by_id

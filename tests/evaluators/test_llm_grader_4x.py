@@ -1,5 +1,5 @@
 """AgentV 4.x llm-graders get 4.42's prompts (plain-text variables, its default template and reply), through
-the real CLI against a loopback judge; `llm_judge` keeps 2.19's (issue 33)."""
+the real CLI against a loopback judge; `llm_judge` keeps 2.19's."""
 
 from __future__ import annotations
 

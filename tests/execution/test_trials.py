@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
+from typing import get_args
 
 import pytest
+from pydantic import ValidationError
 
-from agentv_gate.execution.trials import aggregate, t_critical
+from agentv_gate.base import trial_strategies
+from agentv_gate.base.trial_strategies import AGENTV_STRATEGIES, STRATEGIES, aggregate, t_critical
+from agentv_gate.cli import build_parser
+from agentv_gate.models import TrialsConfig, TrialStrategy
 
 
 def test_pass_at_k_keeps_the_best_score_and_counts_the_passes() -> None:
@@ -129,3 +136,36 @@ def test_every_table_entry_is_the_exact_quantile_to_three_decimals(df: int) -> N
 @pytest.mark.parametrize("df", [31, 32, 35, 45, 60, 100, 1000])
 def test_past_the_table_the_series_is_within_two_millionths_of_the_exact_quantile(df: int) -> None:
     assert abs(t_critical(df) - exact_t_975(df)) <= 2e-6
+
+
+# ---------------------------------------------------------------- the table every reader reads
+
+STRATEGY_BRANCH = re.compile(r"""[=!]=\s*["'](pass_at_k|pass_hat_k|mean|confidence_interval)["']""")
+
+
+def test_no_module_branches_on_a_strategy_name() -> None:
+    """A rule of a strategy is a column of STRATEGIES, never an `if strategy == "pass_at_k"` somewhere."""
+    package = Path(trial_strategies.__file__).parents[1]
+    found = [f"{path.relative_to(package)}:{number}: {line.strip()}"
+             for path in sorted(package.rglob("*.py"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if STRATEGY_BRANCH.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_the_cli_offers_every_strategy_and_eval_files_name_agentvs_only() -> None:
+    run = next(action for action in build_parser()._subparsers._group_actions[0].choices["run"]._actions  # type: ignore[union-attr]
+               if action.dest == "trials_strategy")
+    assert tuple(run.choices or ()) == tuple(STRATEGIES)
+    assert get_args(TrialStrategy) == AGENTV_STRATEGIES == ("pass_at_k", "mean", "confidence_interval")
+    with pytest.raises(ValidationError, match="Input should be 'pass_at_k', 'mean' or 'confidence_interval'"):
+        TrialsConfig.model_validate({"count": 3, "strategy": "pass_hat_k"})
+
+
+@pytest.mark.parametrize(("strategy", "stops", "verdict"), [
+    ("pass_at_k", True, "any_pass"), ("mean", False, "score"), ("confidence_interval", False, "score"),
+    ("pass_hat_k", False, "every_pass"),
+])
+def test_each_strategy_s_stop_and_verdict_rule(strategy: str, stops: bool, verdict: str) -> None:
+    rule = STRATEGIES[strategy]
+    assert (rule.stops_at_first_pass, rule.verdict) == (stops, verdict)

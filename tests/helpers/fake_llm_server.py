@@ -392,7 +392,7 @@ class FakeLLMServer:
             # delayed ACK (~40 ms on Linux), which would add to every request's scripted latency.
             disable_nagle_algorithm = True
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet tests
+            def log_message(self, format: str, *args: Any) -> None:  # quiet tests
                 pass
 
             def _handle(self) -> None:

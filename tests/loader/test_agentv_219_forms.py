@@ -145,7 +145,7 @@ def test_a_suite_level_evaluator_template_warns_and_strict_refuses_it(tmp_path: 
 
 
 def test_an_llm_judge_s_evaluator_template_warns_where_written_and_is_not_refused(tmp_path: Path) -> None:
-    """Issue 43.7: AgentV accepts `evaluatorTemplate` on an llm_judge and never reads it; the gate refused it."""
+    """AgentV accepts `evaluatorTemplate` on an llm_judge and never reads it; the gate refused it."""
     make_repo(tmp_path, MOCK)
     write(tmp_path / "evals/t.eval.yaml", "evalcases:\n  - id: a\n    expected_outcome: Paris\n"
                                           "    input_messages: [{role: user, content: q}]\n    execution:\n"

@@ -1,4 +1,4 @@
-"""AgentV 4.x's eval-file forms, read as AgentV 4.42.4 reads them (issue 33), and 2.19's meaning kept elsewhere.
+"""AgentV 4.x's eval-file forms, read as AgentV 4.42.4 reads them, and 2.19's meaning kept elsewhere.
 
 Each was refused before (the 4.42 examples counted 26 files with `governance:`, 7 with string criteria,
 4 with `assertions:` in a composite, 4 with `execution.workers`): now read, or refused with a located

@@ -70,3 +70,13 @@ def test_resolution_returns_a_copy(tmp_path: Path) -> None:
     assert resolved.resolved_script == [str(script)]
     assert config.resolved_script is None, "the validated config was written into"
 
+
+
+def test_every_judge_type_the_generations_list_is_read_as_its_kind() -> None:
+    """The judges' type spellings are one list (base/generations.py): the config classes read them off it, so
+    a spelling that decides a file's generation is never one the loader refuses as an unknown type."""
+    from agentv_gate.base.generations import GENERATIONS
+
+    for row in GENERATIONS.values():
+        assert {evaluator_parser.normalise_kind(name) for name in row.code_types} == {"code_judge"}
+        assert {evaluator_parser.normalise_kind(name) for name in row.llm_types} == {"llm_judge"}

@@ -1,4 +1,4 @@
-"""Nothing in a suite is silently ignored: every key is read, or reported at its line (issue 13, part 2).
+"""Nothing in a suite is silently ignored: every key is read, or reported at its line.
 
 Through the real CLI: `validate` reports every problem at once; `run` refuses with exit 2 before
 any target is called (the agent is a cli target that leaves a marker file when it runs).

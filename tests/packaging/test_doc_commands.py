@@ -1,4 +1,4 @@
-"""Every shell block of the docs that is meant to run runs, here, as written (issue 36).
+"""Every shell block of the docs that is meant to run runs, here, as written.
 
 The blocks run in page order, in one bash process, in a scratch project laid out as the docs
 assume a user's: the bundled examples as its `evals/`, `judges/` and `.agentv/` (where

@@ -110,7 +110,7 @@ HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
 EVAL_FILE_HOOKS = [h for h in HOOKS if not h["id"].startswith("agentv-gate-all")]
 ALL_SUITES_HOOK = next(h for h in HOOKS if h["id"] == "agentv-gate-all")
 SYSTEM_HOOKS = {"agentv-gate-system": "agentv-gate", "agentv-gate-all-system": "agentv-gate-all"}
-"""Each hook that runs suites has a variant in the developer's own environment (issue 36)."""
+"""Each hook that runs suites has a variant in the developer's own environment."""
 
 
 def _selects(hook: dict, path: str) -> bool:

@@ -1,4 +1,4 @@
-"""The first day of a Python agent team, end to end through real `git commit`s (issue 36).
+"""The first day of a Python agent team, end to end through real `git commit`s.
 
 A scratch team repository: a src-layout agent package (`support_agent`, installed editable in the
 team's virtualenv as `pip install -e .` would, by a .pth file) that imports a third-party package

@@ -84,7 +84,7 @@ def test_eval_file_problems_are_annotated_where_they_are(project: Path, command:
     unknown = gh.annotation("evals/bad.eval.yaml,line=5")
     assert "title=agentv-gate%3A configuration error" in unknown
     assert "unknown evaluator type 'nonsense'" in unknown
-    assert "missing.py" in gh.annotation("evals/bad.eval.yaml,line=10")  # at `script:` (issue 36)
+    assert "missing.py" in gh.annotation("evals/bad.eval.yaml,line=10")  # at `script:`
     assert "### agentv-gate: " + ("configuration error" if command == "run" else "eval files have problems") in gh.summary
     assert "evals/bad.eval.yaml:5" in gh.summary and "unknown evaluator type 'nonsense'" in gh.summary
     assert "evals/bad.eval.yaml:10" in gh.summary
@@ -112,7 +112,7 @@ def test_a_targets_file_problem_is_annotated_in_targets_yaml(project: Path) -> N
     write(project / "evals" / "ok.eval.yaml", GOOD)
     gh = github_cli(project, "run", "evals")
     assert gh.proc.returncode == 2
-    annotation = gh.annotation(".agentv/targets.yaml,line=5")  # at `api_key:` (issue 36)
+    annotation = gh.annotation(".agentv/targets.yaml,line=5")  # at `api_key:`
     assert "api_key must use ${{ VARIABLE_NAME }}" in annotation
     assert "sk-literal-secret-in-the-file" not in gh.proc.stdout + gh.summary
     assert ".agentv/targets.yaml:5" in gh.summary

@@ -1,4 +1,4 @@
-"""report.html for a reviewer (issue 36): every case, passed ones too, shows its input, criteria,
+"""report.html for a reviewer: every case, passed ones too, shows its input, criteria,
 expected output, answer and a row per evaluator (name, type, score, weight, verdict, hits, misses,
 reasoning); the run's metadata is at the top; long paths wrap at a `/`. Checked in headless Chromium
 at a phone's width and a desktop's (`.ci/run` installs it, so CI runs these rather than skipping).

@@ -41,7 +41,7 @@ def test_quiet_leaves_the_cases_that_did_not_pass_to_the_end() -> None:
     for r in (case("ok"), case("bad", "fail", misses=["no Seine"]), case("broken", "error", error="timeout")):
         reporter.case_done(r)
     reporter.finish([])
-    assert log.getvalue().splitlines() == []  # the end lists each case that did not pass, once (issue 49)
+    assert log.getvalue().splitlines() == []  # the end lists each case that did not pass, once
 
 
 def test_a_line_shows_the_duration_and_never_starts_with_untrusted_text() -> None:
@@ -132,7 +132,7 @@ def test_heartbeat_before_any_case_finished_says_the_time_left_is_unknown() -> N
     assert first.startswith("[0/2] still running: 0 cases · 0 failed, 0 errors · ")
     assert first.endswith("time left unknown until a case finishes")
     after = log.getvalue()
-    assert not live._thread, "end() stops the heartbeat"  # noqa: SLF001
+    assert not live._thread, "end() stops the heartbeat"
     assert log.getvalue() == after
 
 

@@ -59,7 +59,7 @@ def test_a_heartbeat_names_the_three_longest_running_and_counts_the_rest() -> No
     clock = Clock()
     live = LiveLog(io.StringIO(), quiet=True, github=False, heartbeat=3600, clock=clock)
     live.total = 12
-    live._started = clock.now  # noqa: SLF001 - no thread: the text alone
+    live._started = clock.now  # no thread: the text alone
     for n, started in enumerate((5.0, 1.0, 3.0)):
         live.running[("evals/a.yaml", f"c{n}", n)] = clock.now + started
     clock.now += 20
@@ -80,7 +80,7 @@ def test_a_heartbeat_with_one_case_running_says_case() -> None:
     clock = Clock()
     live = LiveLog(io.StringIO(), quiet=True, github=False, heartbeat=3600, clock=clock)
     live.total = 2
-    live._started = clock.now  # noqa: SLF001
+    live._started = clock.now
     live.case_started(("evals/a.yaml", "slow", 1))
     assert "still running: 1 case (evals/a.yaml slow 0.00s)" in live.heartbeat_text()
     for n in range(2):

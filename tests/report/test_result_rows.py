@@ -58,7 +58,7 @@ def make_project(tmp_path: Path) -> Path:
     return project
 
 
-def test_rows_have_agentv_names_beside_seed_004_names_and_survive_merge(tmp_path: Path) -> None:
+def test_rows_have_agentv_names_beside_the_gates_own_and_survive_merge(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr

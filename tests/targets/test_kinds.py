@@ -14,6 +14,7 @@ from agentv_gate.targets.cache import CachingProvider, ResponseCache, caching_wr
 from agentv_gate.targets.config import TargetConfig, parse_targets
 from agentv_gate.targets.kinds import ALIASES, PROVIDERS, ProviderKind
 from agentv_gate.targets.registry import ProviderRegistry, build_provider
+from agentv_gate.targets.settings import ProviderSettings
 
 
 class Parrot:
@@ -50,7 +51,7 @@ def test_what_the_table_says_about_judging_and_caching() -> None:
 
 def test_a_provider_added_as_one_line_is_resolved_built_judged_and_cached(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setitem(PROVIDERS, "parrot", ProviderKind(__name__, "Parrot", aliases=("polly",), judges=False))
+    monkeypatch.setitem(PROVIDERS, "parrot", ProviderKind(__name__, "Parrot", ProviderSettings, aliases=("polly",), judges=False))
     monkeypatch.setitem(ALIASES, "parrot", "parrot")
     monkeypatch.setitem(ALIASES, "polly", "parrot")
     targets = parse_targets("targets:\n  - name: bird\n    provider: Polly\n")

@@ -1,4 +1,4 @@
-"""Preflight: every target and judge a run will call is checked before the first call (issue 13, part 3).
+"""Preflight: every target and judge a run will call is checked before the first call.
 
 The agent is a cli target that leaves a marker file when it runs, so each test proves the
 configuration error stopped the run before the agent was called (and paid for).
@@ -174,7 +174,7 @@ def test_validate_takes_a_targets_file_and_says_when_there_is_none(repo: Path) -
             provider: mock
     """, SUITE)
     (repo / ".agentv/targets.yaml").rename(repo / "ci-targets.yaml")
-    # No targets file: `run` would stop (exit 2), so validate does too, saying so (issue 36)
+    # No targets file: `run` would stop (exit 2), so validate does too, saying so
     plain = run_cli("validate", "evals", cwd=repo, drop=OWN_VARIABLES)
     assert plain.returncode == 2 and "no targets file" in plain.stderr, plain.stderr
     ran = run_cli("run", "evals", "--no-cache", cwd=repo, drop=OWN_VARIABLES)

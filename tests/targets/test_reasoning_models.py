@@ -250,9 +250,16 @@ def test_azure_deployment_named_like_a_reasoning_model(fake_llm: FakeLLMServer) 
     assert request.json["max_completion_tokens"] == 40 and "temperature" not in request.json
 
 
-def test_azure_custom_deployment_of_a_reasoning_model_by_its_model_key(fake_llm: FakeLLMServer) -> None:
+def test_azure_custom_deployment_of_a_reasoning_model_by_reasoning_model(fake_llm: FakeLLMServer) -> None:
     fake_llm.set_default("/openai/deployments/judge-prod/chat/completions", reasoning_model("ok"))
-    azure(fake_llm, deployment="judge-prod", model="gpt-5-mini").invoke(judge_like(max_output_tokens=40))
+    azure(fake_llm, deployment="judge-prod", reasoning_model=True).invoke(judge_like(max_output_tokens=40))
+    assert len(fake_llm.requests) == 1 and "max_completion_tokens" in fake_llm.requests[0].json
+
+
+def test_azure_model_alone_is_the_deployment(fake_llm: FakeLLMServer) -> None:
+    """AgentV reads `deployment ?? deploymentName ?? model`: a lone `model` names the deployment."""
+    fake_llm.set_default("/openai/deployments/gpt-5-mini/chat/completions", reasoning_model("ok"))
+    azure(fake_llm, model="gpt-5-mini").invoke(judge_like(max_output_tokens=40))
     assert len(fake_llm.requests) == 1 and "max_completion_tokens" in fake_llm.requests[0].json
 
 

@@ -15,6 +15,7 @@ from agentv_gate.targets.config import RawTarget, declared_secrets, parse_target
 from agentv_gate.targets.mock import MockProvider
 from agentv_gate.targets.openai_compat import OpenAICompatProvider
 from agentv_gate.targets.registry import ProviderRegistry, build_provider, find_targets_file, load_targets
+from agentv_gate.targets.settings import AzureSettings
 
 AGENTV_FILE = """\
 $schema: agentv-targets-v2.2
@@ -70,17 +71,19 @@ def test_agentv_targets_file_resolves_every_provider() -> None:
     }
     azure = config.resolve("azure_base", ENV)
     assert azure.provider == "azure" and azure.judge_target == "claude"
-    assert azure.get("endpoint") == "https://example.openai.azure.com"
+    assert azure.read(AzureSettings).endpoint == "https://example.openai.azure.com"
     assert "version" not in azure.settings  # unset optional variable: as if not written
     local = build_provider(config.resolve("local", ENV))
     assert isinstance(local, OpenAICompatProvider) and local.base_url == "http://gpu-box:8000/v1"
 
 
 def test_a_provider_cannot_read_a_setting_its_provider_does_not_declare() -> None:
-    """The settings a provider reads are the ones targets/target_keys.py declares, so none is reported as unknown."""
+    """The settings a provider reads are the ones its model in targets/settings.py declares, so none is reported
+    as unknown."""
     offline = parse_targets(AGENTV_FILE).resolve("offline", ENV)
     assert offline.settings.get("response") == "42"
-    with pytest.raises(AssertionError, match="a provider reads undeclared key 'endpoint': add it to targets/target_keys.py"):
+    with pytest.raises(AssertionError, match="a provider reads undeclared key 'endpoint': add it to its settings model in "
+                                               "targets/settings.py"):
         offline.settings.get("endpoint")
     with pytest.raises(AssertionError, match="undeclared key 'endpoint'"):
         assert "endpoint" in offline.settings
@@ -108,7 +111,7 @@ def test_unset_required_variable_names_the_variable() -> None:
 
 def test_embedded_reference_to_unset_variable_is_recorded_with_the_others() -> None:
     """Resolving notes every unset variable, an embedded one too, so the preflight (which refuses a
-    target with any) names them all at once (issue 36), where resolving used to stop at the first."""
+    target with any) names them all at once, where resolving used to stop at the first."""
     config = parse_targets(AGENTV_FILE)
     target = config.resolve("local", {})
     assert target.unset_env["base_url"] == ("VLLM_HOST",)
@@ -153,6 +156,7 @@ def test_malformed_files_give_located_errors(text: str, expected: str) -> None:
 
 
 NEVER_READ = "is never read: '{first}' (line {line}) is written too, and only the first of {names} is read"
+AZURE_DEPLOYMENT = "deployment, deployment_name, deploymentName, model"
 
 
 @pytest.mark.parametrize(("entry", "line", "message"), [
@@ -163,9 +167,13 @@ NEVER_READ = "is never read: '{first}' (line {line}) is written too, and only th
     ("provider: openai\n    model: m\n    timeout_seconds: 5\n    request_timeout_seconds: 9",
      5, "'timeout_seconds' in target 'a' " + NEVER_READ.format(
          first="request_timeout_seconds", line=6, names="request_timeout_seconds, timeout_seconds, timeoutSeconds")),
-    ("provider: azure\n    endpoint: http://a\n    deployment: d\n    deployment_name: e\n    api_key: ${{ K }}",
-     6, "'deployment_name' in target 'a' " + NEVER_READ.format(
-         first="deployment", line=5, names="deployment, deployment_name, deploymentName")),
+    ("provider: azure\n    endpoint: http://a\n    deployment: d\n    deploymentName: e\n    api_key: ${{ K }}",
+     6, "'deploymentName' in target 'a' " + NEVER_READ.format(
+         first="deployment", line=5, names=AZURE_DEPLOYMENT)),
+    # AgentV reads an azure deployment as `deployment ?? deploymentName ?? model`: `model` is refused beside
+    # `deployment` as `deploymentName` is, never read as a second setting
+    ("provider: azure\n    endpoint: http://a\n    deployment: d\n    model: gpt-5-mini\n    api_key: ${{ K }}",
+     6, "'model' in target 'a' " + NEVER_READ.format(first="deployment", line=5, names=AZURE_DEPLOYMENT)),
     ("provider: mock\n    judge_target: j\n    judgeTarget: k",
      5, "'judgeTarget' in target 'a' " + NEVER_READ.format(
          first="judge_target", line=4, names="judge_target, grader_target, judgeTarget")),
@@ -188,7 +196,7 @@ NEVER_READ = "is never read: '{first}' (line {line}) is written too, and only th
     ("provider: anthropic\n    model: m\n    api_key: ${{ K }}\n    structured_output: false",
      6, "'structured_output' in target 'a' is never read: an anthropic target sends no reply schema (its "
         "judges ask for their JSON in the prompt)"),
-], ids=["base_url", "timeout_seconds", "deployment_name", "judgeTarget", "command_template", "healthcheck",
+], ids=["base_url", "timeout_seconds", "deploymentName", "azure-model", "judgeTarget", "command_template", "healthcheck",
         "mock-rule", "delay_ms", "temperature", "structured_output"])
 def test_a_setting_another_one_replaces_is_located(entry: str, line: int, message: str) -> None:
     problems = parse_targets(f"targets:\n  - name: a\n    {entry}\n", Path("t.yaml")).key_problems

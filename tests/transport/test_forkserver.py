@@ -397,7 +397,7 @@ def test_judges_in_flight_when_the_warm_interpreter_dies_keep_their_own_outcome(
     workers = [threading.Thread(target=judge, args=(name,)) for name in gates]
     for worker in workers:
         worker.start()
-    writers = {name: open(gate, "w") for name, gate in gates.items()}  # noqa: SIM115 - returns once each judge runs
+    writers = {name: open(gate, "w") for name, gate in gates.items()}  # returns once each judge runs
     try:
         zygotes = [z for z in forkserver._zygotes.values() if z.alive]
         assert zygotes

@@ -480,7 +480,7 @@ def test_a_server_that_closes_the_connection_after_its_reply_is_read_normally() 
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             data = json.dumps(OK).encode()
             self.send_response(200)

@@ -34,6 +34,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ...base.trial_strategies import STRATEGIES
 from ...models import CaseResult
 from ..rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
 from ..text import one_line
@@ -242,7 +243,8 @@ def _stopped_early(side: Sequence[TrialOutcomes]) -> int:
     """Rows whose trials AgentV's pass_at_k cut short at a pass: fewer trials than the most any row of
     the side has, the last one a pass. Their pass counts over-state the pass rate."""
     most = max((len(t.passed) for t in side), default=0)
-    return sum(1 for t in side if t.strategy == "pass_at_k" and len(t.passed) < most and t.passed[-1])
+    return sum(1 for t in side if t.strategy in STRATEGIES and STRATEGIES[t.strategy].stops_at_first_pass
+               and len(t.passed) < most and t.passed[-1])
 
 
 def suite_drop_p(counts: Sequence[tuple[int, int, int, int]]) -> float:
