@@ -40,7 +40,6 @@ from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.cli_batch import plan_batches
 from ..targets.resolver import TargetResolver
-from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._baseline_gate import Baseline, check_baseline_options, load_baseline
 from ._comment import CommentSetup, comment_setup, scope_of
@@ -86,9 +85,6 @@ def check_options(args: argparse.Namespace) -> None:
                          f"{MAX_DURATION_MS / 1000:.3f}")
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
-    forkserver = forkserver_env_problem(os.environ)
-    if forkserver:
-        raise UsageError(forkserver)
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
-from . import reaper
-from .forkserver import ForkedProcess, spawn_warm, warm_pids
+from . import reaper, shims
 
 _CHUNK = 64 * 1024
 _DRAIN_GRACE_SECONDS = 1.0
@@ -146,16 +145,13 @@ _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11)
 (setpgid) measured 2-3 ms cheaper per spawn than `start_new_session` (setsid), see bench/README.md."""
 
 
-def _wait_for_exit(proc: subprocess.Popen[bytes] | ForkedProcess, timeout: float) -> None:
+def _wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
     """`proc.wait(timeout)`, but woken the moment the script exits.
 
     Popen.wait with a timeout polls, sleeping 0.5, 1, 2, ... up to 50 ms between looks, so a judge
     that takes 40 ms is noticed at about 63 ms: half again its own cost, on every case. A pidfd
     (Linux 5.3+) becomes readable exactly at exit; elsewhere the polling wait is kept.
     """
-    if isinstance(proc, ForkedProcess):
-        proc.wait(timeout)  # woken by its parent's exit report, which is as exact
-        return
     pidfd_open = getattr(os, "pidfd_open", None)
     try:
         fd = pidfd_open(proc.pid) if pidfd_open is not None else None
@@ -210,13 +206,13 @@ def kill_running_scripts() -> int:
 
 def end_orphans() -> int:
     """Kill what this run's scripts left running outside their process groups (a daemon in a
-    session of its own): the orphans agentv-gate adopted, never a live script or a warm interpreter.
+    session of its own): the orphans agentv-gate adopted, never a live script.
     Called when a run ends and at exit; returns how many were ended."""
     with _starting:
         with _live_lock:
             live = set(_live_groups)
             _script_groups.intersection_update(live)  # the others' orphans end now: their pids may be reused
-        return reaper.end_orphans(live | warm_pids())
+        return reaper.end_orphans(live)
 
 
 _SWEEP_PAUSE_SECONDS = 0.02
@@ -237,7 +233,7 @@ def _sweep_exited_orphans() -> None:
 
     `waitid(..., WNOWAIT)` sleeps until some child has exited and reaps nothing, so a status the
     runner (or `subprocess`) waits for stays there; the sweep then reaps only adopted orphans
-    (`reaper.reap_exited`), never a live script or a warm interpreter. A shell double-forking a
+    (`reaper.reap_exited`), never a live script. A shell double-forking a
     helper a millisecond hands us one a millisecond, and each is reaped within a sweep or two.
     """
     pause = 0.0
@@ -251,7 +247,7 @@ def _sweep_exited_orphans() -> None:
         with _starting:  # a script just started is registered live before a sweep can see it exit
             with _live_lock:
                 live, groups = set(_live_groups), set(_script_groups)
-            reaped = reaper.reap_exited(live | warm_pids(), groups)
+            reaped = reaper.reap_exited(live, groups)
         pause = 0.0 if reaped else min(max(pause * 2, 0.001), _SWEEP_PAUSE_SECONDS)
         if pause:
             time.sleep(pause)  # the exited child is someone else's to reap: let them, do not spin
@@ -317,9 +313,9 @@ def judge_environment() -> dict[str, str]:
 
 def run_judge(argv: list[str], stdin_text: str, timeout_seconds: float, cwd: Path | None = None,
               max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, call_env: dict[str, str] | None = None) -> ScriptResult:
-    """`run_script` for a judge: with `judge_environment()`, and forked warm when it is `python3 SCRIPT`."""
+    """`run_script` for a judge: with `judge_environment()`, a fresh process as `python3 judge.py` by hand."""
     return run_script(argv, stdin_text, timeout_seconds, cwd=cwd, env=judge_environment(),
-                      max_output_bytes=max_output_bytes, warm=True, call_env=call_env)
+                      max_output_bytes=max_output_bytes, call_env=call_env)
 
 
 def run_script(
@@ -329,19 +325,18 @@ def run_script(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    warm: bool = False,
     call_env: dict[str, str] | None = None,
     teardown: bool = False,
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
     `env` holds extra variables laid over the environment exactly as agentv-gate received it
-    (PATH and all): the program runs as it would from the user's shell. `warm` lets a
-    `python3 SCRIPT` command be forked from a warm interpreter (judges only, see forkserver.py);
-    otherwise, and always for the agent under test, the command is started afresh.
+    (PATH and all): the program runs as it would from the user's shell, always a fresh process.
+    A `python3 ...` whose `python3` is a pyenv or asdf shim starts the interpreter the shim would
+    run, with the environment it would give it, resolved once per folder and environment (shims.py).
     `call_env` holds variables for this one run only (a code judge's proxy URL and token): the
-    program sees them like `env`, but they do not choose the warm interpreter, so judges that differ
-    only in them are forked from the same one. `max_output_bytes` caps each of stdout and stderr;
+    program sees them like `env`, but they do not choose the interpreter (no shim reads them), so
+    judges that differ only in them share one resolution. `max_output_bytes` caps each of stdout and stderr;
     the excess is read and discarded so the script never blocks on a full pipe, and `*_truncated`
     says it happened. `teardown` (a workspace's `after_*` hook) starts even after the run was
     interrupted: cleaning up is what an interrupted run still owes.
@@ -363,15 +358,17 @@ def run_script(
     full_env = {**os.environ, **(env or {})}
     if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
-    if reaper.become_subreaper():  # before any start: orphans (a dead warm interpreter's judges too) come to us
+    if reaper.become_subreaper():  # before any start: orphans come to us
         _start_sweeper()
+    command = argv
+    resolved = shims.resolve(argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env)
+    if resolved is not None:
+        command, full_env = resolved.command(argv), resolved.environment(full_env)
+    full_env.update(call_env or {})
     with _starting:  # started and registered as live before an orphan sweep can see it
-        proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
-            argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env, call_env) if warm else None
-        full_env.update(call_env or {})
         try:
-            proc = proc or subprocess.Popen(
-                argv,
+            proc = subprocess.Popen(
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -396,7 +393,7 @@ def run_script(
             _live_groups.discard(proc.pid)
 
 
-def _supervise(proc: subprocess.Popen[bytes] | ForkedProcess, argv: list[str], stdin_text: str, timeout_seconds: float,
+def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, timeout_seconds: float,
                max_output_bytes: int, started: float) -> ScriptResult:
     """Feed, capture and wait for a started script; kill its group at the timeout or if it lingers."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
