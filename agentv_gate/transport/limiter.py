@@ -303,8 +303,8 @@ class RateLimiter:
             # is left: count them as spent. Those sent before it were (the provider counted them as they
             # came in); counting them again held a short suite back by half a second at its start.
             others = sum(1 for started in self._inflight_starts if started > ticket.started)
-            self._learn_ceilings(learned, now, others)
-            self._learn_windows(learned, now, others)
+            self._learn_ceilings(learned, ticket.started, others)
+            self._learn_windows(learned, now, ticket.started, others)
             if status == 429:
                 self._on_rate_limited(ticket, now, retry_after)
             elif status is not None:
@@ -315,7 +315,7 @@ class RateLimiter:
 
     # ------------------------------------------------------------------ learning
 
-    def _learn_ceilings(self, learned: _Learned, now: float, others: int) -> None:
+    def _learn_ceilings(self, learned: _Learned, said_at: float, others: int) -> None:
         """A limit the provider states becomes the ceiling where targets.yaml set none (or a higher one)."""
         if learned.limit_requests and learned.limit_requests > 0:
             stated = learned.limit_requests / 60
@@ -325,7 +325,7 @@ class RateLimiter:
                     self._increase_rps = max(self._increase_rps, stated * _INCREASE_SHARE)
                     if self._requests is None:  # as full as the provider says it is, never fuller
                         left = max(0.0, (learned.remaining_requests or 0.0) - others)
-                        self._requests = _Bucket(stated, 0.0, now, _REQUEST_BURST_SECONDS)
+                        self._requests = _Bucket(stated, 0.0, said_at, _REQUEST_BURST_SECONDS)
                         self._requests.level = min(self._requests.capacity, left)
                     else:
                         self._requests.rate = min(self._requests.rate, stated)
@@ -334,20 +334,22 @@ class RateLimiter:
             if self.limits.max_tpm is None or stated < self.limits.max_tpm / 60:
                 self._tokens_ceiling = stated
                 if self._tokens is None:
-                    self._tokens = _Bucket(stated, 0.0, now)
+                    self._tokens = _Bucket(stated, 0.0, said_at)
                 else:
                     self._tokens.rate = min(self._tokens.rate, stated)
 
-    def _learn_windows(self, learned: _Learned, now: float, others: int) -> None:
+    def _learn_windows(self, learned: _Learned, now: float, said_at: float, others: int) -> None:
+        """What is left and when it resets, as the provider said it when this call came in (`said_at`, its
+        start: it counts a request as it arrives); what an earlier call's late reply says is older news."""
         for window, remaining, reset in (
             (self._request_window, learned.remaining_requests, learned.reset_requests),
             (self._token_window, learned.remaining_tokens, learned.reset_tokens),
         ):
-            if remaining is None:
+            if remaining is None or (window.remaining is not None and said_at < window.stamp):
                 continue
             window.remaining = remaining - (others if window is self._request_window else 0)
-            window.stamp = now
-            window.reset_at = now + reset if reset is not None else (window.reset_at or now + 1.0)
+            window.stamp = said_at
+            window.reset_at = said_at + reset if reset is not None else (window.reset_at or now + 1.0)
 
     def _on_rate_limited(self, ticket: Ticket, now: float, retry_after: float | None) -> None:
         self.stats.rate_limited += 1

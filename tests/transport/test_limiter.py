@@ -312,3 +312,29 @@ def test_limits_from_settings() -> None:
 
 def test_ticket_is_plain_data() -> None:
     assert Ticket(started=1.0, tokens=3) == Ticket(1.0, 3)
+
+
+def test_what_a_reply_says_is_as_of_its_calls_start_not_its_end() -> None:
+    """The provider counts a request as it comes in: a reply that took 0.2 s states what was left 0.2 s ago,
+    and what refilled meanwhile is there (taken as said at the reply, each 200 ms call held the next one back)."""
+    clock = FakeClock()
+    lim = limiter(clock)
+    ticket = lim.acquire()
+    clock.now += 0.2
+    lim.release(ticket, status=200, headers={"x-ratelimit-limit-requests": "600",
+                                             "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.1s"})
+    lim.acquire()
+    assert clock.now == pytest.approx(100.2)
+
+
+def test_an_earlier_calls_late_reply_is_older_news() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    early = lim.acquire()
+    clock.now += 0.05
+    late = lim.acquire()
+    clock.now += 0.2
+    lim.release(late, status=200, headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2s"})
+    lim.release(early, status=200, headers={"x-ratelimit-remaining-requests": "50", "x-ratelimit-reset-requests": "2s"})
+    lim.acquire()
+    assert clock.now == pytest.approx(102.05)  # the later call's word (nothing left until 2 s after it came in) holds
