@@ -78,66 +78,29 @@ class ScriptResult:
         return None
 
 
-class _Capture:
-    """Reads one pipe to EOF on its own thread, keeping at most `limit` bytes."""
+class _Sink:
+    """What one pipe said: at most `limit` bytes kept, the total counted."""
 
-    def __init__(self, stream: IO[bytes], limit: int) -> None:
-        self._stream = stream
+    def __init__(self, limit: int) -> None:
         self._limit = max(0, limit)
         self._chunks: list[bytes] = []
         self._kept = 0
         self.total = 0
-        self._lock = threading.Lock()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
 
-    def _run(self) -> None:
-        fd = self._stream.fileno()
-        try:
-            while True:
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    break
-                with self._lock:
-                    self.total += len(chunk)
-                    room = self._limit - self._kept
-                    if room > 0:
-                        kept = chunk[:room]
-                        self._chunks.append(kept)
-                        self._kept += len(kept)
-        except OSError:
-            pass
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self._limit - self._kept
+        if room > 0:
+            kept = chunk[:room]
+            self._chunks.append(kept)
+            self._kept += len(kept)
 
     def text(self) -> str:
-        with self._lock:
-            data = b"".join(self._chunks)
-        return data.decode("utf-8", errors="replace")
+        return b"".join(self._chunks).decode("utf-8", errors="replace")
 
     @property
     def truncated(self) -> bool:
-        with self._lock:
-            return self.total > self._kept
-
-    def close(self) -> None:
-        """Close our end once the reader is finished; a stuck reader keeps its fd (rare leak)."""
-        if not self.thread.is_alive():
-            try:
-                self._stream.close()
-            except OSError:
-                pass
-
-
-def _feed(stream: IO[bytes], data: bytes) -> None:
-    try:
-        stream.write(data)
-        stream.flush()
-    except (BrokenPipeError, ConnectionResetError, OSError, ValueError):
-        pass  # the judge does not read stdin, or died: its exit status tells the story
-    finally:
-        try:
-            stream.close()
-        except (OSError, ValueError):
-            pass
+        return self.total > self._kept
 
 
 _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
@@ -145,29 +108,14 @@ _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11)
 (setpgid) measured 2-3 ms cheaper per spawn than `start_new_session` (setsid), see bench/README.md."""
 
 
-def _wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """`proc.wait(timeout)`, but woken the moment the script exits.
-
-    Popen.wait with a timeout polls, sleeping 0.5, 1, 2, ... up to 50 ms between looks, so a judge
-    that takes 40 ms is noticed at about 63 ms: half again its own cost, on every case. A pidfd
-    (Linux 5.3+) becomes readable exactly at exit; elsewhere the polling wait is kept.
-    """
+def _exit_fd(pid: int) -> int | None:
+    """A pidfd for `pid` (Linux 5.3+): readable exactly when it exits. None elsewhere (macOS), where
+    the exit is polled for as `Popen.wait` does (every 0.5 ms, doubling up to 50 ms)."""
     pidfd_open = getattr(os, "pidfd_open", None)
     try:
-        fd = pidfd_open(proc.pid) if pidfd_open is not None else None
+        return pidfd_open(pid) if pidfd_open is not None else None
     except OSError:
-        fd = None
-    if fd is None:
-        proc.wait(timeout=timeout)
-        return
-    try:
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        if not poller.poll(max(0.0, timeout) * 1000):
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-    finally:
-        os.close(fd)
-    proc.wait()  # it has exited: this only reaps it
+        return None
 
 
 def _kill_group(pgid: int) -> None:
@@ -395,39 +343,84 @@ def run_script(
 
 def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, timeout_seconds: float,
                max_output_bytes: int, started: float) -> ScriptResult:
-    """Feed, capture and wait for a started script; kill its group at the timeout or if it lingers."""
+    """Feed, capture and wait for a started script, all from this thread; kill its group at the timeout
+    or if it lingers.
+
+    One `poll` loop over stdin (written without blocking, so a script that never reads it cannot hold
+    us), stdout, stderr and the script's exit (a pidfd), rather than a thread per pipe: three thread
+    starts a script were most of the gate's own cost of a judge.
+    """
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    out = _Capture(proc.stdout, max_output_bytes)
-    err = _Capture(proc.stderr, max_output_bytes)
-    writer = threading.Thread(target=_feed, args=(proc.stdin, stdin_text.encode("utf-8")), daemon=True)
-    writer.start()
-
-    timed_out = False
+    out, err = _Sink(max_output_bytes), _Sink(max_output_bytes)
+    sinks = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    data = memoryview(stdin_text.encode("utf-8"))
+    stdin_fd = proc.stdin.fileno()
+    poller = select.poll()
+    for fd in sinks:
+        poller.register(fd, select.POLLIN)
+    if data:
+        os.set_blocking(stdin_fd, False)
+        poller.register(stdin_fd, select.POLLOUT)
+    else:
+        _close(proc.stdin)
+    exit_fd = _exit_fd(proc.pid)
+    if exit_fd is not None:
+        poller.register(exit_fd, select.POLLIN)
+    open_pipes = set(sinks)
+    deadline = started + max(0.0, timeout_seconds)
+    timed_out = exited = killed = False
+    duration_ms = 0
+    until = deadline  # the script's deadline, then the grace for stray holders of its pipes, then the reap
+    pause = 0.0005  # the polling wait's first look, where there is no pidfd
     try:
-        _wait_for_exit(proc, max(0.0, timeout_seconds))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc.pid)
-        proc.wait()
-    duration_ms = int((time.monotonic() - started) * 1000)
-
-    # The judge is gone, but a grandchild in its group may still hold the pipes open.
-    if not timed_out:
-        remaining = timeout_seconds - (time.monotonic() - started)
-        grace = min(_DRAIN_GRACE_SECONDS, max(remaining, 0.1))
-        deadline = time.monotonic() + grace
-        for capture in (out, err):
-            capture.thread.join(max(0.0, deadline - time.monotonic()))
+        while open_pipes or not exited:
+            now = time.monotonic()
+            if not exited and (proc.poll() is not None if exit_fd is None else False):
+                exited, duration_ms = True, int((now - started) * 1000)
+                until = _after_exit(started, timeout_seconds, now)
+            if exited and not open_pipes:
+                break
+            if now >= until:
+                if not exited:  # the timeout: the whole group goes, and the pipes get a while to close
+                    timed_out, exited, duration_ms = True, True, int((now - started) * 1000)
+                    _kill_group(proc.pid)
+                    proc.wait()
+                    until, killed = now + _REAP_SECONDS, True
+                    continue
+                if not killed:  # exited, but something in its group still holds the pipes: it goes too
+                    _kill_group(proc.pid)
+                    until, killed = now + _REAP_SECONDS, True
+                    continue
+                break  # a holder outside the group (setsid) keeps them: give up on them
+            wait = until - now
+            if exit_fd is None and not exited:
+                wait, pause = min(wait, pause), min(pause * 2, 0.05)
+            for fd, events in poller.poll(max(0.0, wait) * 1000):
+                if fd == exit_fd:
+                    poller.unregister(fd)
+                    proc.wait()  # it has exited: this only reaps it
+                    exited, duration_ms = True, int((time.monotonic() - started) * 1000)
+                    until = _after_exit(started, timeout_seconds, time.monotonic())
+                elif fd == stdin_fd:
+                    data = _write_some(fd, data, events)
+                    if not data:
+                        poller.unregister(fd)
+                        _close(proc.stdin)
+                else:
+                    chunk = _read_some(fd)
+                    if chunk:
+                        sinks[fd].add(chunk)
+                    else:
+                        poller.unregister(fd)
+                        open_pipes.discard(fd)
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
     # Whatever is left of the group (a daemon the script detached from its pipes, a grandchild
     # still holding them) must not outlive the script: the gate leaves no process behind.
     _kill_group(proc.pid)
-    if out.thread.is_alive() or err.thread.is_alive():
-        for capture in (out, err):
-            capture.thread.join(_REAP_SECONDS)
-    writer.join(0.5)
-    out.close()
-    err.close()
-
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        _close(stream)
     return ScriptResult(
         argv=argv,
         exit_code=None if timed_out else proc.returncode,
@@ -441,3 +434,36 @@ def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, 
         stderr_bytes=err.total,
         timeout_seconds=timeout_seconds,
     )
+
+
+def _after_exit(started: float, timeout_seconds: float, now: float) -> float:
+    """How long after the script's exit a grandchild in its group may keep its pipes open: the grace,
+    within what is left of the timeout (at least 0.1 s)."""
+    return now + min(_DRAIN_GRACE_SECONDS, max(timeout_seconds - (now - started), 0.1))
+
+
+def _write_some(fd: int, data: memoryview, events: int) -> memoryview:
+    """Write what the pipe takes now; what is left (empty once all is written, or when the script
+    closed its stdin or died: its exit status tells the story)."""
+    if events & (select.POLLERR | select.POLLHUP) and not events & select.POLLOUT:
+        return data[:0]
+    try:
+        return data[os.write(fd, data[:_CHUNK]):]
+    except BlockingIOError:
+        return data
+    except OSError:  # BrokenPipe: the script does not read stdin
+        return data[:0]
+
+
+def _read_some(fd: int) -> bytes:
+    try:
+        return os.read(fd, _CHUNK)
+    except OSError:
+        return b""
+
+
+def _close(stream: IO[bytes]) -> None:
+    try:
+        stream.close()
+    except (OSError, ValueError):
+        pass  # a pipe whose reader is gone: flushing nothing more into it is fine
