@@ -13,7 +13,8 @@ allows it):
 * `max_rpm` / `max_tpm`: token buckets refilled continuously (rate per second = limit / 60,
   holding at most half a second's worth of requests and a second's worth of tokens, so the start
   may burst). A per-minute limit says nothing of the provider's own burst: half a second's worth
-  at once is what providers that enforce a minute's limit per second or finer still accept. A call is charged its
+  at once is what providers that enforce a minute's limit per second or finer still accept, and
+  until the first reply comes back no more than that first burst is sent. A call is charged its
   tokens estimated before it is sent; the estimate is corrected from the reply's `usage` after;
 * what the provider says: `Retry-After` / `retry-after-ms` on a 429 pauses the whole target for
   that long; `x-ratelimit-remaining-requests` / `-tokens` (OpenAI, Azure) and
@@ -231,8 +232,17 @@ class RateLimiter:
                     wait = min(wait, (max(need, 1) - window.remaining) / rate - (now - window.stamp))
                 longer(wait, f"the provider's {what} limit is used up until it refills")
         if self._requests is not None:
-            self._requests.refill(now)
-            longer(self._requests.delay_for(1), "the request rate")
+            if self._first_reply < math.inf:
+                self._requests.refill(now)
+                longer(self._requests.delay_for(1), "the request rate")
+            else:
+                # Sent blind, the first burst is all: what refills meanwhile is the provider's to count
+                # from when the first calls reached it, which may be later than we sent them. A full
+                # bucket only keeps its time (it refills from the first call on, as the provider's does).
+                if self._requests.level >= self._requests.capacity:
+                    self._requests.refill(now)
+                if self._requests.level < 1:
+                    longer(math.inf, "the first burst waiting for the provider's first answer")
         if self._tokens is not None and tokens:
             self._tokens.refill(now)
             longer(self._tokens.delay_for(tokens), "the token rate")
@@ -309,8 +319,7 @@ class RateLimiter:
                 self._on_rate_limited(ticket, now, retry_after)
             elif status is not None:
                 self._on_answered(ticket, now, used_tokens if status < 400 else 0)
-            if status is not None:
-                self._first_reply = min(self._first_reply, now)
+            self._first_reply = min(self._first_reply, now)  # a call with no reply ends the blind start too
             self._condition.notify_all()
 
     # ------------------------------------------------------------------ learning

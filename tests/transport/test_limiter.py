@@ -59,11 +59,18 @@ def test_max_rpm_600_sends_five_at_once_not_ten() -> None:
     """A provider limiting 10 a second may hold only 5: a one-second burst had 3 of 8 workers answered 429."""
     clock = FakeClock()
     lim = limiter(clock, max_rpm=600)
-    for _ in range(5):
-        lim.acquire()
+    first = [lim.acquire() for _ in range(5)]
     assert clock.now == 100.0
+    with pytest.raises(RateLimitWait):  # sent blind, the first burst is all until the provider answers
+        lim.acquire(deadline=101.0)
+    lim.release(first[0], status=200)
     lim.acquire()
-    assert clock.now - 100 == pytest.approx(0.1)
+    assert clock.now == pytest.approx(101.0)  # what refilled meanwhile, at once
+    lim.acquire()
+    assert clock.now == pytest.approx(101.0)
+    for _ in range(4):
+        lim.acquire()
+    assert clock.now == pytest.approx(101.1)  # then the pace
 
 
 def test_the_opening_rounds_429s_pause_the_target_but_keep_its_rate() -> None:
