@@ -59,6 +59,12 @@ _BURST_SECONDS = 1.0
 """A token bucket holds this many seconds of its rate: a short burst, then the steady pace."""
 _REQUEST_BURST_SECONDS = 0.5
 """The request bucket holds this many seconds of its rate (see the module docstring)."""
+_LEAD_SECONDS = 0.025
+_LEAD_REQUESTS = 0.5
+"""Paced at the provider's rate, a call sent exactly when our bucket refilled reaches a bucket that
+began refilling when the first calls arrived, a few ms after we sent them: one that travels faster
+than the one before is refused. Once the provider has answered, a call waits until the bucket holds
+this much more than it (25 ms at the rate, at most half a request); the pace is the rate all the same."""
 _CHARS_PER_TOKEN = 4
 """The usual rule of thumb for English and JSON: a token is about four characters."""
 
@@ -234,7 +240,8 @@ class RateLimiter:
         if self._requests is not None:
             if self._first_reply < math.inf:
                 self._requests.refill(now)
-                longer(self._requests.delay_for(1), "the request rate")
+                lead = min(_LEAD_REQUESTS, self._requests.rate * _LEAD_SECONDS)
+                longer(self._requests.delay_for(1 + lead), "the request rate")
             else:
                 # Sent blind, the first burst is all: what refills meanwhile is the provider's to count
                 # from when the first calls reached it, which may be later than we sent them. A full
