@@ -100,7 +100,10 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
     (folder / ".agentv").mkdir()
     (folder / "evals").mkdir()
     (folder / "judge.py").write_text(JUDGE_SCRIPT)
-    if kind in AGENT_KINDS:  # an OpenAI-compatible agent on the loopback server that calls tools
+    if kind in ("cli", "cli-contains"):  # a command-line agent, started by the gate under /bin/sh -c for every case
+        # command_template: the name every version reads (--gate-ref runs older ones too)
+        targets = ["targets:", "  - name: default", "    provider: cli", f"    command_template: {CLI_COMMAND!r}"]
+    elif kind in AGENT_KINDS:  # an OpenAI-compatible agent on the loopback server that calls tools
         targets = ["targets:", "  - name: default", "    provider: openai", f"    base_url: {server_url}/agent",
                    "    model: bench-agent", "    max_retries: 0", "    timeout_seconds: 30"]
     else:
@@ -111,11 +114,11 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
         targets += ["    judge_target: grader", "  - name: grader", "    provider: openai",
                     f"    base_url: {judge_base}", "    model: bench-judge", "    timeout_seconds: 30", *judge_keys]
     (folder / ".agentv" / "targets.yaml").write_text("\n".join(targets) + "\n")
-    if kind == "mock":
+    if kind in ("mock", "cli-contains"):
         evaluator = "    assert:\n      - {name: names, type: contains, value: Paris}\n"
-    elif kind in ("code", "trials"):
-        # `python3 judge.py`, as suites are written; judges run with our interpreter's folder first on
-        # PATH, so this is the virtualenv's python3, the one the bare spawns below use too.
+    elif kind in ("code", "trials", "cli"):
+        # `python3 judge.py`, as suites are written: the first python3 on the PATH the gate is given
+        # (a pyenv shim or a real interpreter, see bench_cli), the one the bare spawns use too.
         evaluator = ("    assert:\n      - name: keywords\n        type: code_judge\n"
                      "        script: [python3, judge.py]\n        keywords: [Paris, Seine]\n")
     elif kind in AGENT_KINDS:
@@ -143,6 +146,8 @@ def write_project(folder: Path, n: int, kind: str, server_url: str | None,
 
 
 AGENT_KINDS = ("trajectory", "contains", "rubrics", "judged")
+CLI_COMMAND = "echo 'Paris is the capital of France, on the Seine.'"
+"""The cli suite's agent: one /bin/sh per case, as the gate (and AgentV) start a `cli` target."""
 JUDGED_KINDS = ("rubrics", "judged")
 """`rubrics`: contains + tool_trajectory + a rubric checklist judge; `judged`: contains + one llm_judge."""
 CHECKS = ('{"checks": [{"id": "capital", "satisfied": true, "reasoning": "says Paris"}, '
@@ -157,6 +162,9 @@ AGENT_REPLY = {
                        {"id": "c2", "type": "function", "function": {"name": "fetch", "arguments": '{"url": "x"}'}}]}}],
     "usage": {"prompt_tokens": 20, "completion_tokens": 12}}
 
+
+GATE_COMMAND: list[str] = []
+"""The command every run uses (`--gate-ref`: agentv-gate as it was at a commit); empty: the installed one."""
 
 LAST_CPU: dict[str, float] = {}
 """CPU seconds (user + system, the judges it reaped included) of the last `run_gate`."""
@@ -182,7 +190,8 @@ own peak is 51 MB)."""
 def run_gate(folder: Path, workers: int, *extra: str, env: dict[str, str] | None = None,
              gate: list[str] | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MB, exit code) of one `agentv-gate run` in `folder` (`gate`: another command)."""
-    argv = [*(gate or [GATE]), "run", "evals", "--workers", str(workers), "--output-dir", "out", "--quiet", *extra]
+    argv = [*(gate or GATE_COMMAND or [GATE]), "run", "evals", "--workers", str(workers), "--output-dir", "out",
+            "--quiet", *extra]
     report = folder / "gate.rusage.json"
     with open(folder / "gate.log", "w") as log:
         subprocess.run([sys.executable, "-c", LAUNCHER, str(report), *argv], cwd=folder, stdout=log,
@@ -212,12 +221,12 @@ def check_results(folder: Path, n: int) -> float:
 # ---------------------------------------------------------------- bare costs
 
 
-def capture_payload(folder: Path) -> bytes:
+def capture_payload(folder: Path, kind: str = "code", env: dict[str, str] | None = None) -> bytes:
     """The exact stdin one case's judge gets, from a one-case run of the real tool."""
-    probe = folder / "probe"
-    write_project(probe, 1, "code", None)
+    probe = folder / f"probe-{kind}"
+    write_project(probe, 1, kind, None)
     dump = probe / "payload.json"
-    _, _, code = run_gate(probe, 1, "--no-cache", env={"BENCH_PAYLOAD_OUT": str(dump)})
+    _, _, code = run_gate(probe, 1, "--no-cache", env={**(env or {}), "BENCH_PAYLOAD_OUT": str(dump)})
     if code != 0 or not dump.exists():
         raise SystemExit(f"probe run failed:\n{(probe / 'gate.log').read_text()}")
     return dump.read_bytes()
@@ -226,9 +235,10 @@ def capture_payload(folder: Path) -> bytes:
 PYTHON3 = shutil.which("python3", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
-def spawn_judge(judge: Path, payload: bytes) -> None:
+def spawn_judge(judge: Path, payload: bytes, python: str | None = None) -> None:
     """The least a runner must do per judge: start it, write the payload, read the verdict, reap it."""
-    proc = subprocess.Popen([PYTHON3 or sys.executable, str(judge)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([python or PYTHON3 or sys.executable, str(judge)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, cwd=judge.parent)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(payload)
@@ -262,6 +272,102 @@ def bare_spawns(judge: Path, payload: bytes, n: int, workers: int) -> float:
     wall = time.perf_counter() - started
     LAST_CPU["bare"] = _cpu_seconds() - cpu
     return wall
+
+
+def spawn_target(folder: Path) -> None:
+    """The least a runner must do per `cli` case: the agent's command under /bin/sh, its answer read."""
+    done = subprocess.run(["/bin/sh", "-c", CLI_COMMAND], stdin=subprocess.DEVNULL, capture_output=True, cwd=folder)
+    if done.returncode != 0 or b"Paris" not in done.stdout:
+        raise SystemExit(f"bare target failed: {done.stdout[:500]!r}")
+
+
+def bare_cli_cases(folder: Path, payload: bytes, python: str, n: int, workers: int) -> float:
+    """Wall seconds for N bare cases (the agent's command, then the judge, started fresh) at the same
+    concurrency; their CPU goes to LAST_CPU["bare"]."""
+    cpu = _cpu_seconds()
+    started = time.perf_counter()
+
+    def one(_: int) -> None:
+        spawn_target(folder / "evals")
+        spawn_judge(folder / "judge.py", payload, python)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(one, range(n)))
+    wall = time.perf_counter() - started
+    LAST_CPU["bare"] = _cpu_seconds() - cpu
+    return wall
+
+
+def real_python3() -> str:
+    """The interpreter the first `python3` on PATH runs (through a shim, if it is one)."""
+    return subprocess.run(["python3", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def bench_cli(work: Path, n: int, workers: int, repeat: int, which: tuple[str, ...] = ("real", "shim")) -> list[Measure]:
+    """A `cli` target (a /bin/sh command per case) and a `python3 judge.py` code judge, every process
+    started fresh, against the floor of the same fresh spawns without the gate (target, then judge, per
+    case, at the same concurrency, with the real interpreter): once with the real interpreter first on
+    PATH, once with a pyenv-like shim first on PATH (tests/helpers/fake_pyenv.py: a shim script, a
+    `pyenv exec` that reads the version files, a versions/ folder), whose resolution must be paid once."""
+    from tests.helpers.fake_pyenv import FakePyenv
+
+    python = real_python3()
+    base_path = os.environ.get("PATH", "")
+    pyenv = FakePyenv(work / "pyenv", python)
+    paths = {label: path for label, path in (("real", f"{Path(python).parent}{os.pathsep}{base_path}"),
+                                             ("shim", f"{pyenv.shims}{os.pathsep}{base_path}")) if label in which}
+    folder = work / f"cli-{n}"
+    write_project(folder, n, "cli", None)
+    payload = capture_payload(work, "cli", {"PATH": f"{Path(python).parent}{os.pathsep}{base_path}"})
+    measured: dict[str, list[tuple[float, float, float, int, float]]] = {label: [] for label in paths}
+    bares = []
+    for _ in range(repeat):
+        for label, path in paths.items():
+            pyenv.calls.write_text("")
+            wall_i, rss_i, code = run_gate(folder, workers, "--no-cache", env={"PATH": path})
+            if code != 0:
+                raise SystemExit((folder / "gate.log").read_text()[-2000:])
+            shim_runs = len(pyenv.calls.read_text().splitlines())
+            measured[label].append((wall_i, rss_i, LAST_CPU["gate"], shim_runs, check_results(folder, n)))
+        bares.append((bare_cli_cases(folder, payload, python, n, workers), LAST_CPU["bare"]))
+    bare, bare_cpu = min(bares)
+    out = []
+    for label in paths:
+        wall, rss, cpu, shim_runs, window = min(measured[label])
+        out.append(Measure(f"cli+judge ({label} python3)", n, workers, wall, n / wall, rss, bare, bare,
+                           (wall - bare) / n * 1000,
+                           {"x_floor": round(wall / bare, 3), "fixed_s": round(wall - window, 2),
+                            "in_run_x_floor": round(window / bare, 3), "cpu_ms_case": round(cpu / n * 1000, 1),
+                            "floor_cpu_ms_case": round(bare_cpu / n * 1000, 1),
+                            "gate_cpu_ms_case": round((cpu - bare_cpu) / n * 1000, 1), "shim_runs": shim_runs}))
+    return out
+
+
+def bench_cli_contains(work: Path, n: int, workers: int, repeat: int) -> Measure:
+    """The cli suite's target with a `contains` assertion and no judge, against the floor of its target
+    spawns alone: the gate's own work per case, whatever a judge's start costs (comparable across
+    versions that started judges differently)."""
+    folder = work / f"cli-contains-{n}"
+    write_project(folder, n, "cli-contains", None)
+    runs, bares = [], []
+    for _ in range(repeat):
+        wall_i, rss_i, code = run_gate(folder, workers, "--no-cache")
+        if code != 0:
+            raise SystemExit((folder / "gate.log").read_text()[-2000:])
+        runs.append((wall_i, rss_i, LAST_CPU["gate"], check_results(folder, n)))
+        cpu = _cpu_seconds()
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(lambda _: spawn_target(folder / "evals"), range(n)))
+        bares.append((time.perf_counter() - started, _cpu_seconds() - cpu))
+    wall, rss, gate_cpu, window = min(runs)
+    bare, bare_cpu = min(bares)
+    return Measure("cli+contains", n, workers, wall, n / wall, rss, bare, bare, (wall - bare) / n * 1000,
+                   {"x_floor": round(wall / bare, 3), "fixed_s": round(wall - window, 2),
+                    "in_run_x_floor": round(window / bare, 3), "cpu_ms_case": round(gate_cpu / n * 1000, 2),
+                    "floor_cpu_ms_case": round(bare_cpu / n * 1000, 2),
+                    "gate_cpu_ms_case": round((gate_cpu - bare_cpu) / n * 1000, 2)})
 
 
 # ---------------------------------------------------------------- scenarios
@@ -379,7 +485,7 @@ RATE_LIMITED_BASELINE = "19ca074"
 def baseline_gate(work: Path, ref: str) -> list[str]:
     """A command running agentv-gate as it was at `ref` (its package extracted from git), on our interpreter."""
     folder = work / f"baseline-{ref}"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "agentv_gate"], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(folder)!r}); import agentv_gate.cli as c; "
@@ -387,19 +493,19 @@ def baseline_gate(work: Path, ref: str) -> list[str]:
 
 
 def bench_ratelimited(work: Path, n: int, workers: int, rpm: int, tpm: int, latency: float,
-                      baseline_ref: str) -> list[Measure]:
-    """N LLM-judged cases against a judge limited to `rpm` (burst: one second's worth) and `tpm`,
-    answering 429 with OpenAI's headers: today's scheduling, then learning the limit from the
-    headers alone, then with `max_rpm` set. Ideal: N / rpm minutes."""
-    ideal = n / rpm * 60
-    runs = [("ratelimited-baseline", (), baseline_gate(work, baseline_ref)),
-            ("ratelimited-learned", (), None),
-            ("ratelimited-max_rpm", (f"    max_rpm: {rpm}",), None)]
+                      baseline_ref: str, burst: float | None = None, modes: tuple[str, ...] = ("baseline", "learned",
+                                                                                            "max_rpm")) -> list[Measure]:
+    """N LLM-judged cases against a judge limited to `rpm` (burst: one second's worth unless given) and
+    `tpm`, answering 429 with OpenAI's headers: today's scheduling, then learning the limit from the
+    headers alone, then with `max_rpm` set. Ideal: the burst at once, the rest at the rate."""
+    ideal = max(0.0, n - (burst if burst is not None else max(1.0, rpm / 60))) / rpm * 60
+    runs = [(f"ratelimited-{mode}", (f"    max_rpm: {rpm}",) if mode == "max_rpm" else (),
+             baseline_gate(work, baseline_ref) if mode == "baseline" else None) for mode in modes]
     measures = []
     for label, keys, gate in runs:
         folder = work / f"{label}-{n}"
         with FakeLLMServer() as server:
-            limited = RateLimited(FakeReply.openai(VERDICT, delay=latency), rpm=rpm, tpm=tpm)
+            limited = RateLimited(FakeReply.openai(VERDICT, delay=latency), rpm=rpm, tpm=tpm, burst=burst)
             server.set_default(JUDGE_PATH, limited)
             write_project(folder, n, "llm", server.url, keys)
             wall, rss, code = run_gate(folder, workers, "--no-cache", gate=gate)
@@ -407,8 +513,11 @@ def bench_ratelimited(work: Path, n: int, workers: int, rpm: int, tpm: int, late
         rows = [json.loads(line) for line in (folder / "out" / "results.jsonl").read_text().splitlines()]
         errored = sum(row["verdict"] == "error" for row in rows)
         sent = refused + answered
+        starts = [datetime.fromisoformat(row["timestamp"].replace("Z", "+00:00")).timestamp() for row in rows]
+        window = max(start + row["duration_ms"] / 1000 for start, row in zip(starts, rows, strict=True)) - min(starts)
         measures.append(Measure(label, n, workers, wall, n / wall, rss, ideal, ideal, (wall - ideal) / n * 1000,
-                                {"x_ideal": round(wall / ideal, 3), "errored": errored, "exit": code,
+                                {"x_ideal": round(wall / ideal, 3), "in_run_x_ideal": round(window / ideal, 3),
+                                 "fixed_s": round(wall - window, 2), "errored": errored, "exit": code,
                                  "requests": sent, "answered_429": f"{refused / sent:.1%}" if sent else "-"}))
         print_table(measures[-1:], False)
     return measures
@@ -502,9 +611,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="200,1000,5000", help="comma-separated case counts")
     parser.add_argument("--kinds", default="code,llm",
-                        help="code, llm, mock, trajectory, rubrics, ratelimited, trials (comma-separated)")
+                        help="code, llm, cli, mock, trajectory, rubrics, ratelimited, trials (comma-separated)")
     parser.add_argument("--rpm", type=int, default=600, help="the ratelimited judge's requests per minute")
     parser.add_argument("--tpm", type=int, default=200000, help="the ratelimited judge's tokens per minute")
+    parser.add_argument("--burst", type=float, default=None,
+                        help="the ratelimited judge's burst (requests it holds; default: one second's worth)")
+    parser.add_argument("--modes", default="baseline,learned,max_rpm",
+                        help="the ratelimited runs: baseline, learned, max_rpm (comma-separated)")
+    parser.add_argument("--python3", default="real,shim",
+                        help="the cli suite's python3 first on PATH: real, shim (a pyenv-like one), or both")
+    parser.add_argument("--gate-ref", default=None,
+                        help="run agentv-gate as it was at this git ref (its package extracted) for every suite")
     parser.add_argument("--baseline", default=RATE_LIMITED_BASELINE,
                         help="git ref whose agentv-gate is the ratelimited suite's 'today' (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None,
@@ -527,13 +644,15 @@ def main() -> int:
     llm_workers = args.llm_workers or default_workers
     cores = os.cpu_count() or 1
     work = Path(tempfile.mkdtemp(prefix="agentv-gate-bench-"))
+    if args.gate_ref:
+        GATE_COMMAND[:] = baseline_gate(work, args.gate_ref)
     info = machine()
     print("machine: " + "; ".join(f"{k} {v}" for k, v in info.items()), flush=True)
     measures: list[Measure] = []
     try:
         if "code" in kinds:
             payload = capture_payload(work)
-            spawn_s = one_spawn_seconds(work / "probe" / "judge.py", payload)
+            spawn_s = one_spawn_seconds(work / "probe-code" / "judge.py", payload)
             print(f"one judge spawn (median of 30, alone): {spawn_s * 1000:.1f} ms; payload {len(payload)} bytes",
                   flush=True)
             info["one judge spawn ms"] = f"{spawn_s * 1000:.1f}"
@@ -552,7 +671,13 @@ def main() -> int:
                 print_table(measures[-1:], False)
             if "ratelimited" in kinds:
                 measures.extend(bench_ratelimited(work, n, llm_workers, args.rpm, args.tpm, args.latency_ms / 1000,
-                                                  args.baseline))
+                                                  args.baseline, args.burst, tuple(args.modes.split(","))))
+            if "cli" in kinds:
+                measures.extend(bench_cli(work, n, code_workers, args.repeat, tuple(args.python3.split(","))))
+                print_table(measures[-2:], False)
+            if "cli-contains" in kinds:
+                measures.append(bench_cli_contains(work, n, code_workers, args.repeat))
+                print_table(measures[-1:], False)
             if "mock" in kinds:
                 measures.append(bench_mock(work, n, default_workers, args.repeat))
                 print_table(measures[-1:], False)

@@ -57,7 +57,6 @@ from ..targets.recording import (
     replaying_wrapper,
 )
 from ..targets.resolver import TargetResolver
-from ..transport.forkserver import forkserver_env_problem
 from ..transport.process import allow_new_scripts, end_orphans, kill_running_scripts
 from ._affected import agent_changes, load_affected
 from ._baseline import check_baseline_options, load_baseline
@@ -109,9 +108,6 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--trials {args.trials} is not in 1..{MAX_TRIALS}")
     if args.rejudge_on_fail is not None and not 0 <= args.rejudge_on_fail <= MAX_REJUDGE:
         raise UsageError(f"--rejudge-on-fail {args.rejudge_on_fail} is not in 0..{MAX_REJUDGE}")
-    forkserver = forkserver_env_problem(os.environ)
-    if forkserver:
-        raise UsageError(forkserver)
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -24,9 +24,9 @@ else, is the answer as written (see `parse_cli_output`). A reply's `error` makes
 
 The command runs under `/bin/sh -c` in its own process group, which is killed at the timeout,
 exactly as from the user's shell: PATH and every variable as agentv-gate received them, plus only
-the target's `env:`. It is the system under test, so it is always started afresh, never forked
-from a warm interpreter, and nothing of agentv-gate's own (its interpreter, the judges' SDK
-path) is put in front of it.
+the target's `env:`. It is the system under test, so it is always started afresh, as a
+judge is, and nothing of agentv-gate's own (its interpreter, the judges' SDK path) is put in
+front of it.
 """
 
 from __future__ import annotations

@@ -1,2 +1,2 @@
 """The floor every layer stands on: how bytes leave the process (HTTP with the one retry policy;
-subprocesses and the warm fork server). Imports nothing of agentv-gate but errors and redaction."""
+subprocesses, started fresh). Imports nothing of agentv-gate but errors and redaction."""

@@ -11,7 +11,10 @@ allows it):
 
 * `workers`: at most that many calls of the target in flight at once;
 * `max_rpm` / `max_tpm`: token buckets refilled continuously (rate per second = limit / 60,
-  holding at most one second's worth, so the first second may burst). A call is charged its
+  holding at most half a second's worth of requests and a second's worth of tokens, so the start
+  may burst). A per-minute limit says nothing of the provider's own burst: half a second's worth
+  at once is what providers that enforce a minute's limit per second or finer still accept, and
+  until the first reply comes back no more than that first burst is sent. A call is charged its
   tokens estimated before it is sent; the estimate is corrected from the reply's `usage` after;
 * what the provider says: `Retry-After` / `retry-after-ms` on a 429 pauses the whole target for
   that long; `x-ratelimit-remaining-requests` / `-tokens` (OpenAI, Azure) and
@@ -21,7 +24,10 @@ allows it):
 * AIMD on the request rate: on a 429 the rate is halved (once per round of calls in flight, not
   once per 429 of that round) and, for a 429 without `Retry-After`, the target pauses with
   exponential backoff; every call answered without a 429 then adds back 1% of the halved rate,
-  up to the ceiling, so the target probes its way back up.
+  up to the ceiling, so the target probes its way back up. Not for the opening round (calls sent
+  before any reply came back): those were sent knowing nothing of the provider's burst, so their
+  429s pause the target and teach it the headers, but say nothing against the rate; halving it
+  there cost a third of a short suite's time, climbing back at 1% an answer.
 
 Everything reads the time through `clock` and waits through `wait`, so the unit tests drive it
 with a fake clock. Only the standard library: a run with `mock`/`cli` targets never imports this
@@ -50,7 +56,15 @@ _FLOOR_RPS = 1 / 60
 _OBSERVE_SECONDS = 5.0
 """A target with no known rate learns one at its first 429 from the answers of this last span."""
 _BURST_SECONDS = 1.0
-"""A bucket holds this many seconds of its rate: a short burst, then the steady pace."""
+"""A token bucket holds this many seconds of its rate: a short burst, then the steady pace."""
+_REQUEST_BURST_SECONDS = 0.5
+"""The request bucket holds this many seconds of its rate (see the module docstring)."""
+_LEAD_SECONDS = 0.025
+_LEAD_REQUESTS = 0.5
+"""Paced at the provider's rate, a call sent exactly when our bucket refilled reaches a bucket that
+began refilling when the first calls arrived, a few ms after we sent them: one that travels faster
+than the one before is refused. Once the provider has answered, a call waits until the bucket holds
+this much more than it (25 ms at the rate, at most half a request); the pace is the rate all the same."""
 _CHARS_PER_TOKEN = 4
 """The usual rule of thumb for English and JSON: a token is about four characters."""
 
@@ -98,10 +112,11 @@ class _Bucket:
     """Units per second."""
     level: float
     stamp: float
+    burst_seconds: float = _BURST_SECONDS
 
     @property
     def capacity(self) -> float:
-        return max(1.0, self.rate * _BURST_SECONDS)
+        return max(1.0, self.rate * self.burst_seconds)
 
     def refill(self, now: float) -> None:
         if now > self.stamp:
@@ -164,15 +179,20 @@ class RateLimiter:
         now = clock()
         self._created = now
         self._inflight = 0
+        self._inflight_starts: list[float] = []
+        """When each call in flight started: those sent after a reply's call may not be counted in its headers."""
         self._paused_until = now
         self._ceiling_rps = self.limits.max_rpm / 60 if self.limits.max_rpm else None
-        self._requests = _Bucket(self._ceiling_rps, self._ceiling_rps * _BURST_SECONDS, now) if self._ceiling_rps else None
+        self._requests = (_Bucket(self._ceiling_rps, max(1.0, self._ceiling_rps * _REQUEST_BURST_SECONDS), now,
+                                  _REQUEST_BURST_SECONDS) if self._ceiling_rps else None)
         self._increase_rps = (self._ceiling_rps or 0.0) * _INCREASE_SHARE
         self._tokens_ceiling = self.limits.max_tpm / 60 if self.limits.max_tpm else None
         self._tokens = _Bucket(self._tokens_ceiling, self._tokens_ceiling * _BURST_SECONDS, now) if self._tokens_ceiling else None
         self._request_window = _Window()
         self._token_window = _Window()
         self._last_decrease = -math.inf
+        self._first_reply = math.inf
+        """When the first reply (of any status) came back: calls sent before it are the opening round."""
         self._consecutive_429 = 0
         self._answered: deque[float] = deque()
 
@@ -218,8 +238,18 @@ class RateLimiter:
                     wait = min(wait, (max(need, 1) - window.remaining) / rate - (now - window.stamp))
                 longer(wait, f"the provider's {what} limit is used up until it refills")
         if self._requests is not None:
-            self._requests.refill(now)
-            longer(self._requests.delay_for(1), "the request rate")
+            if self._first_reply < math.inf:
+                self._requests.refill(now)
+                lead = min(_LEAD_REQUESTS, self._requests.rate * _LEAD_SECONDS)
+                longer(self._requests.delay_for(1 + lead), "the request rate")
+            else:
+                # Sent blind, the first burst is all: what refills meanwhile is the provider's to count
+                # from when the first calls reached it, which may be later than we sent them. A full
+                # bucket only keeps its time (it refills from the first call on, as the provider's does).
+                if self._requests.level >= self._requests.capacity:
+                    self._requests.refill(now)
+                if self._requests.level < 1:
+                    longer(math.inf, "the first burst waiting for the provider's first answer")
         if self._tokens is not None and tokens:
             self._tokens.refill(now)
             longer(self._tokens.delay_for(tokens), "the token rate")
@@ -252,6 +282,7 @@ class RateLimiter:
                 if waited_from is not None:
                     self.stats.waited_seconds += max(0.0, self._clock() - waited_from)
             self._inflight += 1
+            self._inflight_starts.append(now)
             self.stats.calls += 1
             if self._requests is not None:
                 self._requests.level -= 1
@@ -283,17 +314,24 @@ class RateLimiter:
         with self._condition:
             now = self._clock()
             self._inflight = max(0, self._inflight - 1)
-            self._learn_ceilings(learned, now)
-            self._learn_windows(learned, now)
+            if ticket.started in self._inflight_starts:
+                self._inflight_starts.remove(ticket.started)
+            # Calls sent after this one and still in flight may not be counted in what the provider says
+            # is left: count them as spent. Those sent before it were (the provider counted them as they
+            # came in); counting them again held a short suite back by half a second at its start.
+            others = sum(1 for started in self._inflight_starts if started > ticket.started)
+            self._learn_ceilings(learned, ticket.started, others)
+            self._learn_windows(learned, now, ticket.started, others)
             if status == 429:
                 self._on_rate_limited(ticket, now, retry_after)
             elif status is not None:
                 self._on_answered(ticket, now, used_tokens if status < 400 else 0)
+            self._first_reply = min(self._first_reply, now)  # a call with no reply ends the blind start too
             self._condition.notify_all()
 
     # ------------------------------------------------------------------ learning
 
-    def _learn_ceilings(self, learned: _Learned, now: float) -> None:
+    def _learn_ceilings(self, learned: _Learned, said_at: float, others: int) -> None:
         """A limit the provider states becomes the ceiling where targets.yaml set none (or a higher one)."""
         if learned.limit_requests and learned.limit_requests > 0:
             stated = learned.limit_requests / 60
@@ -301,8 +339,10 @@ class RateLimiter:
                 if self._ceiling_rps != stated:
                     self._ceiling_rps = stated
                     self._increase_rps = max(self._increase_rps, stated * _INCREASE_SHARE)
-                    if self._requests is None:
-                        self._requests = _Bucket(stated, 0.0, now)
+                    if self._requests is None:  # as full as the provider says it is, never fuller
+                        left = max(0.0, (learned.remaining_requests or 0.0) - others)
+                        self._requests = _Bucket(stated, 0.0, said_at, _REQUEST_BURST_SECONDS)
+                        self._requests.level = min(self._requests.capacity, left)
                     else:
                         self._requests.rate = min(self._requests.rate, stated)
         if learned.limit_tokens and learned.limit_tokens > 0:
@@ -310,22 +350,22 @@ class RateLimiter:
             if self.limits.max_tpm is None or stated < self.limits.max_tpm / 60:
                 self._tokens_ceiling = stated
                 if self._tokens is None:
-                    self._tokens = _Bucket(stated, 0.0, now)
+                    self._tokens = _Bucket(stated, 0.0, said_at)
                 else:
                     self._tokens.rate = min(self._tokens.rate, stated)
 
-    def _learn_windows(self, learned: _Learned, now: float) -> None:
-        # Calls still in flight may not be counted in what the provider says is left: count them as spent.
-        others = self._inflight
+    def _learn_windows(self, learned: _Learned, now: float, said_at: float, others: int) -> None:
+        """What is left and when it resets, as the provider said it when this call came in (`said_at`, its
+        start: it counts a request as it arrives); what an earlier call's late reply says is older news."""
         for window, remaining, reset in (
             (self._request_window, learned.remaining_requests, learned.reset_requests),
             (self._token_window, learned.remaining_tokens, learned.reset_tokens),
         ):
-            if remaining is None:
+            if remaining is None or (window.remaining is not None and said_at < window.stamp):
                 continue
             window.remaining = remaining - (others if window is self._request_window else 0)
-            window.stamp = now
-            window.reset_at = now + reset if reset is not None else (window.reset_at or now + 1.0)
+            window.stamp = said_at
+            window.reset_at = said_at + reset if reset is not None else (window.reset_at or now + 1.0)
 
     def _on_rate_limited(self, ticket: Ticket, now: float, retry_after: float | None) -> None:
         self.stats.rate_limited += 1
@@ -338,12 +378,14 @@ class RateLimiter:
         self._paused_until = max(self._paused_until, now + min(retry_after, self._max_pause))
         if ticket.started < self._last_decrease:
             return  # this call was sent before the last slow-down: the same congestion, already answered
+        if ticket.started < self._first_reply:
+            return  # the opening round: over the provider's burst, not its rate (see the module docstring)
         before = self._requests.rate if self._requests is not None else self._observed_rps(now)
         if before is None:
             return  # nothing measured yet: the pause is all there is to go on
         rate = max(_FLOOR_RPS, before * _DECREASE)
         if self._requests is None:
-            self._requests = _Bucket(rate, 0.0, now)
+            self._requests = _Bucket(rate, 0.0, now, _REQUEST_BURST_SECONDS)
         else:
             self._requests.refill(now)
             self._requests.rate = rate

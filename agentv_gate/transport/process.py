@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
-from . import reaper
-from .forkserver import ForkedProcess, spawn_warm, warm_pids
+from . import reaper, shims
 
 _CHUNK = 64 * 1024
 _DRAIN_GRACE_SECONDS = 1.0
@@ -79,66 +78,29 @@ class ScriptResult:
         return None
 
 
-class _Capture:
-    """Reads one pipe to EOF on its own thread, keeping at most `limit` bytes."""
+class _Sink:
+    """What one pipe said: at most `limit` bytes kept, the total counted."""
 
-    def __init__(self, stream: IO[bytes], limit: int) -> None:
-        self._stream = stream
+    def __init__(self, limit: int) -> None:
         self._limit = max(0, limit)
         self._chunks: list[bytes] = []
         self._kept = 0
         self.total = 0
-        self._lock = threading.Lock()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
 
-    def _run(self) -> None:
-        fd = self._stream.fileno()
-        try:
-            while True:
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    break
-                with self._lock:
-                    self.total += len(chunk)
-                    room = self._limit - self._kept
-                    if room > 0:
-                        kept = chunk[:room]
-                        self._chunks.append(kept)
-                        self._kept += len(kept)
-        except OSError:
-            pass
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self._limit - self._kept
+        if room > 0:
+            kept = chunk[:room]
+            self._chunks.append(kept)
+            self._kept += len(kept)
 
     def text(self) -> str:
-        with self._lock:
-            data = b"".join(self._chunks)
-        return data.decode("utf-8", errors="replace")
+        return b"".join(self._chunks).decode("utf-8", errors="replace")
 
     @property
     def truncated(self) -> bool:
-        with self._lock:
-            return self.total > self._kept
-
-    def close(self) -> None:
-        """Close our end once the reader is finished; a stuck reader keeps its fd (rare leak)."""
-        if not self.thread.is_alive():
-            try:
-                self._stream.close()
-            except OSError:
-                pass
-
-
-def _feed(stream: IO[bytes], data: bytes) -> None:
-    try:
-        stream.write(data)
-        stream.flush()
-    except (BrokenPipeError, ConnectionResetError, OSError, ValueError):
-        pass  # the judge does not read stdin, or died: its exit status tells the story
-    finally:
-        try:
-            stream.close()
-        except (OSError, ValueError):
-            pass
+        return self.total > self._kept
 
 
 _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
@@ -146,32 +108,14 @@ _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11)
 (setpgid) measured 2-3 ms cheaper per spawn than `start_new_session` (setsid), see bench/README.md."""
 
 
-def _wait_for_exit(proc: subprocess.Popen[bytes] | ForkedProcess, timeout: float) -> None:
-    """`proc.wait(timeout)`, but woken the moment the script exits.
-
-    Popen.wait with a timeout polls, sleeping 0.5, 1, 2, ... up to 50 ms between looks, so a judge
-    that takes 40 ms is noticed at about 63 ms: half again its own cost, on every case. A pidfd
-    (Linux 5.3+) becomes readable exactly at exit; elsewhere the polling wait is kept.
-    """
-    if isinstance(proc, ForkedProcess):
-        proc.wait(timeout)  # woken by its parent's exit report, which is as exact
-        return
+def _exit_fd(pid: int) -> int | None:
+    """A pidfd for `pid` (Linux 5.3+): readable exactly when it exits. None elsewhere (macOS), where
+    the exit is polled for as `Popen.wait` does (every 0.5 ms, doubling up to 50 ms)."""
     pidfd_open = getattr(os, "pidfd_open", None)
     try:
-        fd = pidfd_open(proc.pid) if pidfd_open is not None else None
+        return pidfd_open(pid) if pidfd_open is not None else None
     except OSError:
-        fd = None
-    if fd is None:
-        proc.wait(timeout=timeout)
-        return
-    try:
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        if not poller.poll(max(0.0, timeout) * 1000):
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-    finally:
-        os.close(fd)
-    proc.wait()  # it has exited: this only reaps it
+        return None
 
 
 def _kill_group(pgid: int) -> None:
@@ -210,13 +154,13 @@ def kill_running_scripts() -> int:
 
 def end_orphans() -> int:
     """Kill what this run's scripts left running outside their process groups (a daemon in a
-    session of its own): the orphans agentv-gate adopted, never a live script or a warm interpreter.
+    session of its own): the orphans agentv-gate adopted, never a live script.
     Called when a run ends and at exit; returns how many were ended."""
     with _starting:
         with _live_lock:
             live = set(_live_groups)
             _script_groups.intersection_update(live)  # the others' orphans end now: their pids may be reused
-        return reaper.end_orphans(live | warm_pids())
+        return reaper.end_orphans(live)
 
 
 _SWEEP_PAUSE_SECONDS = 0.02
@@ -237,7 +181,7 @@ def _sweep_exited_orphans() -> None:
 
     `waitid(..., WNOWAIT)` sleeps until some child has exited and reaps nothing, so a status the
     runner (or `subprocess`) waits for stays there; the sweep then reaps only adopted orphans
-    (`reaper.reap_exited`), never a live script or a warm interpreter. A shell double-forking a
+    (`reaper.reap_exited`), never a live script. A shell double-forking a
     helper a millisecond hands us one a millisecond, and each is reaped within a sweep or two.
     """
     pause = 0.0
@@ -251,7 +195,7 @@ def _sweep_exited_orphans() -> None:
         with _starting:  # a script just started is registered live before a sweep can see it exit
             with _live_lock:
                 live, groups = set(_live_groups), set(_script_groups)
-            reaped = reaper.reap_exited(live | warm_pids(), groups)
+            reaped = reaper.reap_exited(live, groups)
         pause = 0.0 if reaped else min(max(pause * 2, 0.001), _SWEEP_PAUSE_SECONDS)
         if pause:
             time.sleep(pause)  # the exited child is someone else's to reap: let them, do not spin
@@ -317,9 +261,9 @@ def judge_environment() -> dict[str, str]:
 
 def run_judge(argv: list[str], stdin_text: str, timeout_seconds: float, cwd: Path | None = None,
               max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, call_env: dict[str, str] | None = None) -> ScriptResult:
-    """`run_script` for a judge: with `judge_environment()`, and forked warm when it is `python3 SCRIPT`."""
+    """`run_script` for a judge: with `judge_environment()`, a fresh process as `python3 judge.py` by hand."""
     return run_script(argv, stdin_text, timeout_seconds, cwd=cwd, env=judge_environment(),
-                      max_output_bytes=max_output_bytes, warm=True, call_env=call_env)
+                      max_output_bytes=max_output_bytes, call_env=call_env)
 
 
 def run_script(
@@ -329,19 +273,18 @@ def run_script(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    warm: bool = False,
     call_env: dict[str, str] | None = None,
     teardown: bool = False,
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
     `env` holds extra variables laid over the environment exactly as agentv-gate received it
-    (PATH and all): the program runs as it would from the user's shell. `warm` lets a
-    `python3 SCRIPT` command be forked from a warm interpreter (judges only, see forkserver.py);
-    otherwise, and always for the agent under test, the command is started afresh.
+    (PATH and all): the program runs as it would from the user's shell, always a fresh process.
+    A `python3 ...` whose `python3` is a pyenv or asdf shim starts the interpreter the shim would
+    run, with the environment it would give it, resolved once per folder and environment (shims.py).
     `call_env` holds variables for this one run only (a code judge's proxy URL and token): the
-    program sees them like `env`, but they do not choose the warm interpreter, so judges that differ
-    only in them are forked from the same one. `max_output_bytes` caps each of stdout and stderr;
+    program sees them like `env`, but they do not choose the interpreter (no shim reads them), so
+    judges that differ only in them share one resolution. `max_output_bytes` caps each of stdout and stderr;
     the excess is read and discarded so the script never blocks on a full pipe, and `*_truncated`
     says it happened. `teardown` (a workspace's `after_*` hook) starts even after the run was
     interrupted: cleaning up is what an interrupted run still owes.
@@ -363,15 +306,17 @@ def run_script(
     full_env = {**os.environ, **(env or {})}
     if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
-    if reaper.become_subreaper():  # before any start: orphans (a dead warm interpreter's judges too) come to us
+    if reaper.become_subreaper():  # before any start: orphans come to us
         _start_sweeper()
+    command = argv
+    resolved = shims.resolve(argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env)
+    if resolved is not None:
+        command, full_env = resolved.command(argv), resolved.environment(full_env)
+    full_env.update(call_env or {})
     with _starting:  # started and registered as live before an orphan sweep can see it
-        proc: subprocess.Popen[bytes] | ForkedProcess | None = spawn_warm(
-            argv, os.path.abspath(cwd) if cwd is not None else os.getcwd(), full_env, call_env) if warm else None
-        full_env.update(call_env or {})
         try:
-            proc = proc or subprocess.Popen(
-                argv,
+            proc = subprocess.Popen(
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -396,41 +341,86 @@ def run_script(
             _live_groups.discard(proc.pid)
 
 
-def _supervise(proc: subprocess.Popen[bytes] | ForkedProcess, argv: list[str], stdin_text: str, timeout_seconds: float,
+def _supervise(proc: subprocess.Popen[bytes], argv: list[str], stdin_text: str, timeout_seconds: float,
                max_output_bytes: int, started: float) -> ScriptResult:
-    """Feed, capture and wait for a started script; kill its group at the timeout or if it lingers."""
+    """Feed, capture and wait for a started script, all from this thread; kill its group at the timeout
+    or if it lingers.
+
+    One `poll` loop over stdin (written without blocking, so a script that never reads it cannot hold
+    us), stdout, stderr and the script's exit (a pidfd), rather than a thread per pipe: three thread
+    starts a script were most of the gate's own cost of a judge.
+    """
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    out = _Capture(proc.stdout, max_output_bytes)
-    err = _Capture(proc.stderr, max_output_bytes)
-    writer = threading.Thread(target=_feed, args=(proc.stdin, stdin_text.encode("utf-8")), daemon=True)
-    writer.start()
-
-    timed_out = False
+    out, err = _Sink(max_output_bytes), _Sink(max_output_bytes)
+    sinks = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    data = memoryview(stdin_text.encode("utf-8"))
+    stdin_fd = proc.stdin.fileno()
+    poller = select.poll()
+    for fd in sinks:
+        poller.register(fd, select.POLLIN)
+    if data:
+        os.set_blocking(stdin_fd, False)
+        poller.register(stdin_fd, select.POLLOUT)
+    else:
+        _close(proc.stdin)
+    exit_fd = _exit_fd(proc.pid)
+    if exit_fd is not None:
+        poller.register(exit_fd, select.POLLIN)
+    open_pipes = set(sinks)
+    deadline = started + max(0.0, timeout_seconds)
+    timed_out = exited = killed = False
+    duration_ms = 0
+    until = deadline  # the script's deadline, then the grace for stray holders of its pipes, then the reap
+    pause = 0.0005  # the polling wait's first look, where there is no pidfd
     try:
-        _wait_for_exit(proc, max(0.0, timeout_seconds))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc.pid)
-        proc.wait()
-    duration_ms = int((time.monotonic() - started) * 1000)
-
-    # The judge is gone, but a grandchild in its group may still hold the pipes open.
-    if not timed_out:
-        remaining = timeout_seconds - (time.monotonic() - started)
-        grace = min(_DRAIN_GRACE_SECONDS, max(remaining, 0.1))
-        deadline = time.monotonic() + grace
-        for capture in (out, err):
-            capture.thread.join(max(0.0, deadline - time.monotonic()))
+        while open_pipes or not exited:
+            now = time.monotonic()
+            if not exited and (proc.poll() is not None if exit_fd is None else False):
+                exited, duration_ms = True, int((now - started) * 1000)
+                until = _after_exit(started, timeout_seconds, now)
+            if exited and not open_pipes:
+                break
+            if now >= until:
+                if not exited:  # the timeout: the whole group goes, and the pipes get a while to close
+                    timed_out, exited, duration_ms = True, True, int((now - started) * 1000)
+                    _kill_group(proc.pid)
+                    proc.wait()
+                    until, killed = now + _REAP_SECONDS, True
+                    continue
+                if not killed:  # exited, but something in its group still holds the pipes: it goes too
+                    _kill_group(proc.pid)
+                    until, killed = now + _REAP_SECONDS, True
+                    continue
+                break  # a holder outside the group (setsid) keeps them: give up on them
+            wait = until - now
+            if exit_fd is None and not exited:
+                wait, pause = min(wait, pause), min(pause * 2, 0.05)
+            for fd, events in poller.poll(max(0.0, wait) * 1000):
+                if fd == exit_fd:
+                    poller.unregister(fd)
+                    proc.wait()  # it has exited: this only reaps it
+                    exited, duration_ms = True, int((time.monotonic() - started) * 1000)
+                    until = _after_exit(started, timeout_seconds, time.monotonic())
+                elif fd == stdin_fd:
+                    data = _write_some(fd, data, events)
+                    if not data:
+                        poller.unregister(fd)
+                        _close(proc.stdin)
+                else:
+                    chunk = _read_some(fd)
+                    if chunk:
+                        sinks[fd].add(chunk)
+                    else:
+                        poller.unregister(fd)
+                        open_pipes.discard(fd)
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
     # Whatever is left of the group (a daemon the script detached from its pipes, a grandchild
     # still holding them) must not outlive the script: the gate leaves no process behind.
     _kill_group(proc.pid)
-    if out.thread.is_alive() or err.thread.is_alive():
-        for capture in (out, err):
-            capture.thread.join(_REAP_SECONDS)
-    writer.join(0.5)
-    out.close()
-    err.close()
-
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        _close(stream)
     return ScriptResult(
         argv=argv,
         exit_code=None if timed_out else proc.returncode,
@@ -444,3 +434,36 @@ def _supervise(proc: subprocess.Popen[bytes] | ForkedProcess, argv: list[str], s
         stderr_bytes=err.total,
         timeout_seconds=timeout_seconds,
     )
+
+
+def _after_exit(started: float, timeout_seconds: float, now: float) -> float:
+    """How long after the script's exit a grandchild in its group may keep its pipes open: the grace,
+    within what is left of the timeout (at least 0.1 s)."""
+    return now + min(_DRAIN_GRACE_SECONDS, max(timeout_seconds - (now - started), 0.1))
+
+
+def _write_some(fd: int, data: memoryview, events: int) -> memoryview:
+    """Write what the pipe takes now; what is left (empty once all is written, or when the script
+    closed its stdin or died: its exit status tells the story)."""
+    if events & (select.POLLERR | select.POLLHUP) and not events & select.POLLOUT:
+        return data[:0]
+    try:
+        return data[os.write(fd, data[:_CHUNK]):]
+    except BlockingIOError:
+        return data
+    except OSError:  # BrokenPipe: the script does not read stdin
+        return data[:0]
+
+
+def _read_some(fd: int) -> bytes:
+    try:
+        return os.read(fd, _CHUNK)
+    except OSError:
+        return b""
+
+
+def _close(stream: IO[bytes]) -> None:
+    try:
+        stream.close()
+    except (OSError, ValueError):
+        pass  # a pipe whose reader is gone: flushing nothing more into it is fine

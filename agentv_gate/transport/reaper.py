@@ -4,12 +4,11 @@ A judge or `cli` target runs in a process group of its own, and the whole group 
 ends; a descendant that calls `setsid` leaves that group. On Linux, agentv-gate makes itself a
 *child subreaper* (`prctl(PR_SET_CHILD_SUBREAPER)`): a process whose parent dies is then
 re-parented to agentv-gate instead of to init, so every such orphan becomes a child of ours that
-we can see (`/proc/PID/stat`, parent pid) and end. The same re-parenting hands us the judges a
-dead warm interpreter forked, so their own exit status is read by us (forkserver.py).
+we can see (`/proc/PID/stat`, parent pid) and end.
 
 Which children are orphans to end: children of this process that it did not start itself (the
-caller names those it did: live scripts, warm interpreters) and that started after this run
-began (`mark_run_start`), so an embedding program's own earlier children are never touched. Only
+caller names those it did: live scripts) and that started after this run began
+(`mark_run_start`), so an embedding program's own earlier children are never touched. Only
 specific pids are ever waited for, never "any child": `subprocess` keeps the statuses it waits for.
 Orphans that exit during the run are reaped as they do (`reap_exited`, from a sweep the caller
 runs while scripts do), so their zombies never pile up; live ones are ended with the run.

@@ -48,11 +48,62 @@ def test_no_limits_means_no_waiting() -> None:
     assert lim.stats.calls == 5 and lim.stats.waited_seconds == 0
 
 
-def test_max_rpm_paces_calls_after_a_one_second_burst() -> None:
+def test_max_rpm_paces_calls_after_a_half_second_burst() -> None:
     clock = FakeClock()
-    lim = limiter(clock, max_rpm=120)  # 2 per second, a bucket of 2
-    assert starts(lim, clock, 6) == [0, 0, 0.5, 1.0, 1.5, 2.0]
-    assert lim.stats.waited_seconds == pytest.approx(2.0)
+    lim = limiter(clock, max_rpm=240)  # 4 per second, a bucket of 2
+    # each call answered before the next: past the first, each waits for a 25 ms lead (0.1 of a request) too
+    assert starts(lim, clock, 6) == [0, 0.025, 0.275, 0.525, 0.775, 1.025]
+    assert lim.stats.waited_seconds == pytest.approx(1.025)
+
+
+def test_max_rpm_600_sends_five_at_once_not_ten() -> None:
+    """A provider limiting 10 a second may hold only 5: a one-second burst had 3 of 8 workers answered 429."""
+    clock = FakeClock()
+    lim = limiter(clock, max_rpm=600)
+    first = [lim.acquire() for _ in range(5)]
+    assert clock.now == 100.0
+    with pytest.raises(RateLimitWait):  # sent blind, the first burst is all until the provider answers
+        lim.acquire(deadline=101.0)
+    lim.release(first[0], status=200)
+    lim.acquire()
+    assert clock.now == pytest.approx(101.0)  # what refilled meanwhile, at once
+    lim.acquire()
+    assert clock.now == pytest.approx(101.0)
+    for _ in range(4):
+        lim.acquire()
+    assert clock.now == pytest.approx(101.125)  # then the pace, each call 25 ms ahead of the provider's refill
+
+
+def test_the_opening_rounds_429s_pause_the_target_but_keep_its_rate() -> None:
+    """Calls sent before any reply came back were sent blind to the provider's burst: halving the rate for
+    their 429s made 80 cases behind 10 a second take 1.6x the floor, climbing back at 1% an answer."""
+    clock = FakeClock()
+    lim = limiter(clock, max_rpm=600)
+    in_flight = [lim.acquire() for _ in range(4)]
+    clock.now += 0.01
+    lim.release(in_flight[0], status=200)
+    for ticket in in_flight[1:]:
+        lim.release(ticket, status=429, headers={"Retry-After": "0.5"})
+    assert lim.stats.rate_limited == 3
+    assert lim.rate_rpm == pytest.approx(600)
+    assert lim.pause_remaining() == pytest.approx(0.5)
+
+
+def test_what_a_reply_says_is_left_counts_only_the_calls_sent_after_it() -> None:
+    """The provider counted the calls that came in before this one: subtracting them again held the
+    start of a rate-limited suite back by half a second."""
+    clock = FakeClock()
+    lim = limiter(clock)
+    first, second, third = lim.acquire(), lim.acquire(), lim.acquire()
+    clock.now += 0.2
+    # `third` came in last: what is left after it counts the two before it, and nothing after it is in flight
+    lim.release(third, status=200, headers={"x-ratelimit-limit-requests": "600",
+                                            "x-ratelimit-remaining-requests": "2", "x-ratelimit-reset-requests": "0.3s"})
+    lim.release(first, status=200)
+    lim.release(second, status=200)
+    lim.acquire()
+    lim.acquire()
+    assert clock.now == pytest.approx(100.2)  # the two left, at once
 
 
 def test_max_tpm_charges_the_estimate_and_refunds_what_usage_says_was_not_used() -> None:
@@ -106,7 +157,9 @@ def test_a_429_without_retry_after_backs_the_target_off_exponentially() -> None:
 def test_aimd_halves_once_per_round_then_probes_back_up_to_the_ceiling() -> None:
     clock = FakeClock()
     lim = limiter(clock, max_rpm=600)
-    in_flight = [lim.acquire() for _ in range(4)]  # one round of calls, all sent before any answer
+    lim.release(lim.acquire(), status=200)  # past the opening round (see the test above)
+    clock.now += 1.0
+    in_flight = [lim.acquire() for _ in range(4)]  # one round of calls, all sent before any of their answers
     clock.now += 0.01
     for ticket in in_flight:
         lim.release(ticket, status=429, headers={"Retry-After": "0"})
@@ -267,3 +320,29 @@ def test_limits_from_settings() -> None:
 
 def test_ticket_is_plain_data() -> None:
     assert Ticket(started=1.0, tokens=3) == Ticket(1.0, 3)
+
+
+def test_what_a_reply_says_is_as_of_its_calls_start_not_its_end() -> None:
+    """The provider counts a request as it comes in: a reply that took 0.2 s states what was left 0.2 s ago,
+    and what refilled meanwhile is there (taken as said at the reply, each 200 ms call held the next one back)."""
+    clock = FakeClock()
+    lim = limiter(clock)
+    ticket = lim.acquire()
+    clock.now += 0.2
+    lim.release(ticket, status=200, headers={"x-ratelimit-limit-requests": "600",
+                                             "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.1s"})
+    lim.acquire()
+    assert clock.now == pytest.approx(100.2)
+
+
+def test_an_earlier_calls_late_reply_is_older_news() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    early = lim.acquire()
+    clock.now += 0.05
+    late = lim.acquire()
+    clock.now += 0.2
+    lim.release(late, status=200, headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2s"})
+    lim.release(early, status=200, headers={"x-ratelimit-remaining-requests": "50", "x-ratelimit-reset-requests": "2s"})
+    lim.acquire()
+    assert clock.now == pytest.approx(102.05)  # the later call's word (nothing left until 2 s after it came in) holds
