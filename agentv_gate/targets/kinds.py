@@ -34,7 +34,7 @@ class ProviderKind:
 
 
 PROVIDERS: dict[str, ProviderKind] = {
-    "openai": ProviderKind(".openai_compat", "OpenAICompatProvider", aliases=(
+    "openai": ProviderKind(".openai_responses", "openai_provider", aliases=(
         "openai-compatible", "openai_compatible", "vllm", "ollama", "llama.cpp", "llamacpp", "llama-cpp", "lmstudio")),
     "azure": ProviderKind(".azure", "AzureOpenAIProvider", aliases=("azure-openai", "azure_openai")),
     "anthropic": ProviderKind(".anthropic", "AnthropicProvider"),

@@ -42,7 +42,7 @@ HTTP_CHAT_KEYS = (*RETRY_KEYS, *CAP_KEYS, *LIMIT_KEYS, "temperature", "max_outpu
 
 API_FORMAT_KEYS = ("api_format", "apiFormat")
 """AgentV 4.x's choice of OpenAI API on an `openai` target: `chat` (chat completions, what agentv-gate sends)
-or `responses` (the Responses API, not run yet: refused). 4.42 refuses it on azure targets, 2.19 knows it nowhere."""
+or `responses` (the Responses API, openai_responses.py). 4.42 refuses it on azure targets, 2.19 knows it nowhere."""
 
 PROVIDER_KEYS: dict[str, frozenset[str]] = {
     "openai": frozenset({*COMMON_KEYS, *HTTP_CHAT_KEYS, "endpoint", "base_url", "baseUrl", "baseURL", "model",
