@@ -15,7 +15,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +26,7 @@ from .base.jscompat import js_sum
 from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
+from .execution.dependencies import DependencyWaves
 from .execution.file_changes import capture_file_changes
 from .execution.hooks import WorkspaceHooks
 from .execution.stop import StopPolicy
@@ -33,6 +34,7 @@ from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
+from .loader.dependencies import dependency_groups
 from .models import (
     DEFAULT_WORKERS,
     PROVIDER_ERROR,
@@ -177,6 +179,7 @@ class Orchestrator:
         on_start: Callable[[EvalCase], None] | None = None,
         stop: StopPolicy | None = None,
         hooks: WorkspaceHooks | None = None,
+        dependent_suites: Collection[str] = (),
     ):
         self.providers = providers
         self.registry = registry
@@ -189,6 +192,9 @@ class Orchestrator:
         self.hooks = hooks
         """Workspace hooks around each case (see execution/hooks.py); None when no suite has any."""
         self.cancelled = threading.Event()
+        self.dependent_suites = frozenset(dependent_suites)
+        """The suites whose cases use `depends_on`: run in waves (execution/dependencies.py)."""
+        self.dependencies: DependencyWaves | None = None
         self.suite_slots = SuiteSlots()
         """Each suite's `execution.workers` cap (AgentV 4.x), below the run's workers."""
         self.finished: list[CaseResult] = []
@@ -378,6 +384,9 @@ class Orchestrator:
         self.finished = results
         pending: set[Future[CaseResult]] = set()
         workers = max(1, self.settings.workers)
+        if self.dependent_suites:
+            self.dependencies = DependencyWaves(self.dependent_suites, self.providers.target_name, self.cancelled)
+            cases = self.dependencies.arrange(cases)
         iterator = iter(cases)
         pool = _DaemonPool(workers)
         try:
@@ -411,8 +420,17 @@ class Orchestrator:
             results.append(result)
 
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
-        with self.suite_slots.slot(case):
-            return self._run_in_slot(case)
+        waves = self.dependencies
+        if waves is not None:  # outside the suite's slot: a waiting case must not hold one its dependency needs
+            waves.wait_turn(case)
+        result: CaseResult | None = None
+        try:
+            with self.suite_slots.slot(case):
+                result = self._run_in_slot(case)
+            return result
+        finally:
+            if waves is not None:
+                waves.record(case, result)
 
     def _run_in_slot(self, case: EvalCase) -> CaseResult:
         refusal = self.stop.refusal(case) if self.stop is not None else None
@@ -420,6 +438,11 @@ class Orchestrator:
             result = scrubbed(refusal.apply(self._base_result(case)))
             result.target = self.providers.target_name(case)
             return result
+        blocked = self.dependencies.refusal(case) if self.dependencies is not None else None
+        if blocked is not None:  # AgentV writes it unrun, with no hook run: an error, never a pass
+            result = _errored(self._base_result(case), blocked, time.monotonic())
+            result.target, result.failure_reason_code = self.providers.target_name(case), "dependency_failed"
+            return scrubbed(result)
         run: CaseRun | None = None
         outputs: dict[str, str] = {}
         try:
@@ -597,12 +620,18 @@ class Shardable(Protocol):
     @property
     def id(self) -> str: ...
 
+    @property
+    def depends_on(self) -> Sequence[str]: ...
+
 
 CaseT = TypeVar("CaseT", bound=Shardable)
 
 
 def select_shard(cases: list[CaseT], shard: ShardSpec) -> list[CaseT]:
     """Round-robin over cases sorted by (suite, id): every case in exactly one shard, shards
-    within one case of each other in size, and the same split on every machine and run."""
+    within one case of each other in size, and the same split on every machine and run. Cases linked by
+    `depends_on` are dealt out together, as one, so each runs where its dependencies run."""
     ordered = sorted(cases, key=lambda c: (c.suite, c.id))
-    return [case for position, case in enumerate(ordered) if position % shard.count == shard.index - 1]
+    groups = dependency_groups(ordered)
+    return [case for position, group in enumerate(groups) if position % shard.count == shard.index - 1
+            for case in group]

@@ -27,6 +27,7 @@ from ..models import (
     question_text,
 )
 from .case_vars import case_variables, render, rendered_case
+from .dependencies import parse_depends_on
 from .eval_file_keys import (
     EXPECTED_SEGMENT_KEYS,
     SEGMENT_KEYS,
@@ -430,6 +431,7 @@ class CaseBuilder:
             self.problems.append(Problem(self.file, key_line(raw, "workspace", line), not_yet_message(
                 "template", "workspace templates in an AgentV 4.x file, copied per test with their file changes "
                 "tracked; a 2.x file's template runs as AgentV 2.19 runs it")))
+        depends_on, on_dependency_failure = parse_depends_on(raw, line)
 
         return EvalCase(
             id=case_id,
@@ -458,6 +460,8 @@ class CaseBuilder:
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),
+            depends_on=list(depends_on),
+            on_dependency_failure=on_dependency_failure,
             generation=_case_generation(decided, four_x),
             generation_reason=decided.reason if decided is not None else "",
         )

@@ -115,5 +115,9 @@ class EvalCase(BaseModel):
     """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
     generation_reason: str = Field(default="", exclude=True)
     """Why its file was read as that generation (loader/file_generation.py), for `-v` and results rows."""
+    depends_on: list[str] = Field(default_factory=list)
+    """AgentV 4.x's `depends_on`: ids of tests of the same file that run before it (execution/dependencies.py)."""
+    on_dependency_failure: Literal["skip", "fail", "run"] = "skip"
+    """What a dependency that ended in an execution error does to it: skip or fail it unrun, or run it anyway."""
     suite_tags: list[str] = Field(default_factory=list, exclude=True)
     """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""

@@ -23,6 +23,7 @@ import pytest
 
 from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
+from tests.execution import test_depends_on as depends_on
 from tests.helpers.cli import run_cli
 
 MODEL = """\
@@ -44,6 +45,8 @@ class Suite:
     """AgentV 4.42.4's result per case: (score, verdict)."""
     paths: dict[str, int] = field(default_factory=dict)
     """How many calls each tool makes on each path of the loopback model."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Other files of the repository (an agent script)."""
 
 
 SUITES: dict[str, Suite] = {
@@ -74,6 +77,12 @@ SUITES: dict[str, Suite] = {
         agentv={"capital": (0.9, "pass"), "river": (0.0, "fail"), "graded": (0.8, "pass")},
         paths={"/v1/responses": 5},
     ),
+    "depends-on": Suite(
+        targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
+        agentv={"setup": (0.0, "error"), "second": (0.0, "error"), "failing": (0.0, "error"),
+                "runs-anyway": (1.0, "pass"), "chain": (1.0, "pass"), "lowscore": (0.0, "fail"),
+                "after-low": (1.0, "pass")},
+    ),
 }
 
 
@@ -84,6 +93,8 @@ def _repo(tmp_path: Path, suite: Suite) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / ".agentv" / "targets.yaml").write_text(suite.targets)
     (repo / "evals" / "s.eval.yaml").write_text(textwrap.dedent(suite.suite))
+    for name, text in suite.files.items():
+        (repo / name).write_text(text)
     return repo
 
 
