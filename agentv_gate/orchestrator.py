@@ -26,6 +26,8 @@ from .base.jscompat import js_sum
 from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
+from .execution.conversation import aggregate as conversation_score
+from .execution.conversation import transcript, windowed
 from .execution.dependencies import DependencyWaves
 from .execution.file_changes import capture_file_changes
 from .execution.hooks import WorkspaceHooks
@@ -34,11 +36,13 @@ from .execution.suite_workers import SuiteSlots
 from .execution.trials import aggregate
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
+from .loader.conversation import content_text
 from .loader.dependencies import dependency_groups
 from .models import (
     DEFAULT_WORKERS,
     PROVIDER_ERROR,
     CaseResult,
+    Conversation,
     EvalCase,
     EvaluationContext,
     EvaluationScore,
@@ -287,6 +291,8 @@ class Orchestrator:
     def _attempt(self, case: EvalCase, provider: Provider, result: CaseResult, run: CaseRun,
                  started: float) -> CaseResult:
         """One run of the target and the evaluators, filling `result`."""
+        if case.conversation is not None:
+            return self._converse(case, case.conversation, provider, result, run, started)
         called = time.monotonic()
         try:
             response = provider.invoke(
@@ -338,6 +344,93 @@ class Orchestrator:
         result.retries = response.retries + sum(r.retries for r in evaluations)
         result.duration_ms = _ms_since(started)
         return result
+
+    def _converse(self, case: EvalCase, conversation: Conversation, provider: Provider, result: CaseResult,
+                  run: CaseRun, started: float) -> CaseResult:
+        """A conversation test, as AgentV 4.42 runs it (execution/conversation.py): each turn's user message
+        sent with the conversation so far, the reply judged by the turn's assertions and added to the
+        conversation, then the test's own assertions on the transcript, the scores aggregated. A turn whose
+        target or grader broke scores 0 as in AgentV, and makes the case an error here: never a pass on part
+        of the evidence."""
+        threshold, window = result.threshold, conversation.window_size
+        history = [Message(role=m.role, content=m.content if isinstance(m.content, str) else content_text(m.content))
+                   for m in case.input_messages]
+        turns: list[EvaluatorResult] = []
+        errors: list[str] = []
+        responses: list[TargetResponse] = []
+        stopped = False
+        for number, turn in enumerate(conversation.turns, 1):
+            name = f"turn-{number}"
+            if stopped:
+                turns.append(EvaluatorResult(name=name, type="rubrics", score=0.0, verdict="skip", generation="4.x",
+                                             misses=["Skipped due to previous turn failure"]))
+                continue
+            history.append(Message(role="user", content=turn.input))
+            try:
+                response = provider.invoke(ProviderRequest(
+                    question=turn.input, messages=windowed(history, window), eval_case_id=f"{case.id}/{name}",
+                    attempt=run.trial, run=run, suite=case.suite))
+            except Exception as exc:  # noqa: BLE001 - a turn's target failure is this case's, never the run's
+                said = str(exc) or type(exc).__name__
+                turns.append(EvaluatorResult(name=name, type="rubrics", score=0.0, verdict="fail", generation="4.x",
+                                             misses=[f"Provider error: {said}"]))
+                errors.append(f"{name}: target {provider.name}: {said}")
+                stopped = conversation.on_turn_failure == "stop"
+                continue
+            responses.append(response)
+            history.append(Message(role="assistant", content=response.text))
+            if not turn.evaluators and not turn.expected_messages:
+                turns.append(EvaluatorResult(name=name, type="rubrics", score=1.0, verdict="pass", generation="4.x"))
+                continue
+            turn_case = case.model_copy(update={
+                "id": f"{case.id}/{name}", "evaluators": turn.evaluators, "input_messages": windowed(history, window),
+                "question": transcript(history, window), "expected_messages": turn.expected_messages,
+                "reference_answer": turn.reference_answer, "conversation": None})
+            evaluations = self.run_evaluators_for_case(turn_case, provider, response, run)
+            turns.append(self._graded(name, evaluations, threshold, errors, nested=not turn.default_grader))
+            stopped = conversation.on_turn_failure == "stop" and turns[-1].score < threshold
+        graded = list(turns)
+        if case.evaluators:
+            whole = transcript(history)
+            whole_case = case.model_copy(update={
+                "id": f"{case.id}/conversation", "input_messages": list(history), "question": whole,
+                "expected_messages": [], "reference_answer": "", "conversation": None})
+            evaluations = self.run_evaluators_for_case(whole_case, provider, TargetResponse(text=whole), run)
+            graded.append(self._graded("conversation", evaluations, threshold, errors))
+        result.score = conversation_score([r.score for r in graded], conversation.aggregation)
+        failing = [f"{r.name} failed ({'skipped' if r.verdict == 'skip' else f'score {r.score:.3f} < {threshold:g}'})"
+                   for r in graded if r.verdict in ("fail", "skip") or r.error]
+        result.hits = [h for r in graded for h in r.hits]
+        result.misses = [*failing, *(f"{r.name}: {m}" for r in graded for m in r.misses)]
+        result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in graded if r.reasoning) or None
+        result.scores = [r.score_row() for r in graded]
+        last = next((m for m in reversed(history) if m.role == "assistant"), None)
+        result.candidate_answer = last.content if last is not None and isinstance(last.content, str) else ""
+        result.token_usage = _summed_usage([r.token_usage for r in responses])
+        costs = [r.cost_usd for r in responses if r.cost_usd is not None]
+        result.cost_usd = js_sum(costs) if costs else None
+        result.judge_usage = summed_judge_usage([judge_usage(r.evaluator_results or []) for r in graded])
+        result.trace = _trace(TargetResponse(text=result.candidate_answer, output_messages=history[len(case.input_messages):]))
+        result.verdict = "error" if errors else ("pass" if result.score >= threshold else "fail")
+        result.error = "; ".join(errors) or None
+        result.retries = sum(r.retries for r in responses) + sum(r.retries for r in graded)
+        result.duration_ms = _ms_since(started)
+        return result
+
+    @staticmethod
+    def _graded(name: str, evaluations: list[EvaluatorResult], threshold: float, errors: list[str],
+                nested: bool = True) -> EvaluatorResult:
+        """A turn's (or the transcript's) graders as one `rubrics` entry, scored as a case is, with AgentV's verdict."""
+        errors += [f"{name}: evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
+        score = case_score(evaluations)
+        score = score if math.isfinite(score) else 0.0
+        return EvaluatorResult(name=name, type="rubrics", score=score, verdict="pass" if score >= threshold else "fail",
+                               generation="4.x", hits=[h for r in evaluations for h in r.hits],
+                               misses=[m for r in evaluations for m in r.misses],
+                               reasoning=" | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning)
+                               or None, retries=sum(r.retries for r in evaluations),
+                               evaluator_results=evaluations if nested else None,
+                               error="; ".join(r.error for r in evaluations if r.error) or None)
 
     def _workspace_path(self, case: EvalCase) -> str | None:
         """The workspace the case runs in (its suite's, see execution/hooks.py), if any."""

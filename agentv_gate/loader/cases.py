@@ -27,6 +27,7 @@ from ..models import (
     question_text,
 )
 from .case_vars import case_variables, render, rendered_case
+from .conversation import parse_conversation
 from .dependencies import parse_depends_on
 from .eval_file_keys import (
     EXPECTED_SEGMENT_KEYS,
@@ -246,6 +247,11 @@ class CaseBuilder:
         check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
         return configs
 
+    def _turn_evaluators(self, entries: list[Any], line: int) -> list[EvaluatorConfig]:
+        """A conversation turn's assertions, read as a 4.x test's are."""
+        return parse_evaluators(entries, self.roots, self.file, self.problems, name_required=False, line=line,
+                                criteria_strings=True, assertions_key=True)
+
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
         required unless they say otherwise."""
@@ -381,7 +387,8 @@ class CaseBuilder:
                                 "'reference_answer' must be text", "a string")
 
         evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x)
-        if not str(outcome).strip() and not expected_messages and not evaluators:
+        conversation = parse_conversation(raw, line, self.file, self.problems, self._turn_evaluators, reference_text)
+        if not str(outcome).strip() and not expected_messages and not evaluators and conversation is None:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
@@ -460,6 +467,7 @@ class CaseBuilder:
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),
+            conversation=conversation,
             depends_on=list(depends_on),
             on_dependency_failure=on_dependency_failure,
             generation=_case_generation(decided, four_x),

@@ -70,6 +70,35 @@ class SuiteExecution(BaseModel):
     """AgentV 4.x's `execution.workers`: at most this many of the suite's cases run at once (None: no cap)."""
 
 
+class Turn(BaseModel):
+    """One turn of a conversation test (AgentV 4.x `turns[]`): what the user says, and how the reply is judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: str
+    """The user's message as AgentV sends it: text, or other content as JSON."""
+    expected_messages: list[Message] = Field(default_factory=list)
+    reference_answer: str = ""
+    evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    """The turn's assertions (its strings one `turn-rubrics` grader, first); none and no expected output:
+    the turn scores 1."""
+    default_grader: bool = False
+    """No assertions, an expected output: 4.42's default grader judges the reply (and lists no grader of its own)."""
+    line: int = 1
+
+
+class Conversation(BaseModel):
+    """`mode: conversation` with its `turns` (AgentV 4.x): each turn's reply judged, the scores aggregated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[Turn]
+    aggregation: Literal["mean", "min", "max"] = "mean"
+    on_turn_failure: Literal["continue", "stop"] = "continue"
+    window_size: int | None = None
+    """Each call sees the system messages and the last `window_size` exchanges (None: the whole conversation)."""
+
+
 # ---------------------------------------------------------------- eval cases
 
 
@@ -115,6 +144,8 @@ class EvalCase(BaseModel):
     """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
     generation_reason: str = Field(default="", exclude=True)
     """Why its file was read as that generation (loader/file_generation.py), for `-v` and results rows."""
+    conversation: Conversation | None = None
+    """A conversation test (AgentV 4.x `mode: conversation`): its turns replace the single call."""
     depends_on: list[str] = Field(default_factory=list)
     """AgentV 4.x's `depends_on`: ids of tests of the same file that run before it (execution/dependencies.py)."""
     on_dependency_failure: Literal["skip", "fail", "run"] = "skip"

@@ -37,6 +37,71 @@ def _target(name: str, extra: str) -> str:
     return textwrap.indent(f"name: {name}\nprovider: openai\n{extra}{MODEL}", "    ").replace("    name", "  - name", 1)
 
 
+CONVERSATION = """\
+description: Conversations
+tests:
+  - id: mean-rubrics
+    mode: conversation
+    criteria: Answers about France
+    input:
+      - role: system
+        content: You are a geography expert.
+    turns:
+      - input: What is the capital of France?
+        assertions:
+          - Names Paris
+          - Is one sentence
+      - input: And its river?
+      - input: Say it again
+        assertions:
+          - type: contains
+            value: Paris
+          - Mentions France
+  - id: min-with-miss
+    mode: conversation
+    aggregation: min
+    criteria: Geography
+    input: Hello
+    turns:
+      - input: Capital of France?
+        assertions:
+          - type: contains
+            value: Paris
+      - input: Capital of Germany?
+        assertions:
+          - type: contains
+            value: Berlin
+  - id: stop-on-failure
+    mode: conversation
+    on_turn_failure: stop
+    window_size: 1
+    criteria: Geography
+    input: Hello
+    turns:
+      - input: Capital of Germany?
+        assertions:
+          - type: contains
+            value: Berlin
+      - input: And of France?
+        assertions:
+          - type: contains
+            value: Paris
+  - id: whole-transcript
+    mode: conversation
+    criteria: Geography
+    input: Hello
+    turns:
+      - input: Capital of France?
+        expected_output: Paris is the capital of France.
+      - input: Again?
+    assertions:
+      - type: contains
+        value: "user: Again?"
+"""
+"""Conversation tests: string and structured turn assertions, a turn with none, `aggregation: min`,
+`on_turn_failure: stop` with `window_size`, an expected output alone, the test's assertions on the transcript."""
+
+
 @dataclass(frozen=True)
 class Suite:
     targets: str
@@ -76,6 +141,13 @@ SUITES: dict[str, Suite] = {
             """,
         agentv={"capital": (0.9, "pass"), "river": (0.0, "fail"), "graded": (0.8, "pass")},
         paths={"/v1/responses": 5},
+    ),
+    "conversation": Suite(
+        targets="targets:\n" + _target("default", "grader_target: grader\n") + _target("grader", ""),
+        suite=CONVERSATION,
+        agentv={"mean-rubrics": (1.0, "pass"), "min-with-miss": (0.0, "fail"), "stop-on-failure": (0.0, "fail"),
+                "whole-transcript": (0.933333, "pass")},
+        paths={"/v1/chat/completions": 11},
     ),
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
