@@ -53,6 +53,9 @@ class WorkspaceConfig(BaseModel):
     template: Path | None = None
     """`template:`, resolved: a folder copied into a fresh workspace the suite's cases, hooks and cli
     targets run in (execution/workspace_copy.py)."""
+    resets: dict[str, tuple[str, Path, int]] = Field(default_factory=dict)
+    """A hook's `reset` (`fast` or `strict`) as (mode, file, line), by hook name: AgentV 4.42 resets the
+    workspace to its baseline (git reset --hard, git clean) before `before_each` / `after_each` runs."""
     template_roots: tuple[Path, ...] = ()
     """The folders a template's links may resolve into (the repository root, the template itself);
     a link resolving elsewhere is refused when the copy is made."""

@@ -24,6 +24,7 @@ import pytest
 from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
 from tests.execution import test_depends_on as depends_on
+from tests.execution import test_workspace_4x as workspace
 from tests.helpers.cli import run_cli
 
 MODEL = """\
@@ -149,6 +150,17 @@ SUITES: dict[str, Suite] = {
                 "whole-transcript": (0.933333, "pass")},
         paths={"/v1/chat/completions": 11},
     ),
+    "workspace-template": Suite(
+        targets=workspace.TARGETS, suite=workspace.suite(pin="execution: {workers: 1}\n"),
+        files={k: v for k, v in workspace.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/w"))},
+        agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
+    ),
+    "workspace-reset": Suite(
+        targets=workspace.TARGETS, files={k: v for k, v in workspace.files(Path("{repo}"), "").items()
+                                          if not k.startswith((".agentv", "evals/w"))},
+        suite=workspace.suite(pin="execution: {workers: 1}\n", reset=", reset: fast", b_notes="second,"),
+        agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
+    ),
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
         agentv={"setup": (0.0, "error"), "second": (0.0, "error"), "failing": (0.0, "error"),
@@ -163,9 +175,10 @@ def _repo(tmp_path: Path, suite: Suite) -> Path:
     (repo / "evals").mkdir(parents=True)
     (repo / ".agentv").mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / ".agentv" / "targets.yaml").write_text(suite.targets)
+    (repo / ".agentv" / "targets.yaml").write_text(suite.targets.replace("{repo}", str(repo)))
     (repo / "evals" / "s.eval.yaml").write_text(textwrap.dedent(suite.suite))
     for name, text in suite.files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
     return repo
 
