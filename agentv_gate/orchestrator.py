@@ -15,7 +15,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +27,9 @@ from .base.trial_strategies import STRATEGIES, aggregate
 from .case_run import CaseRun
 from .errors import ProviderError
 from .evaluators.registry import EvaluatorRegistry, evaluate_safely
+from .execution.conversation import aggregate as conversation_score
+from .execution.conversation import transcript, windowed
+from .execution.dependencies import DependencyWaves
 from .execution.file_changes import capture_file_changes
 from .execution.hooks import WorkspaceHooks
 from .execution.rejudge import Mark, confirm, majority_passed, vote_line
@@ -34,10 +37,13 @@ from .execution.stop import StopPolicy
 from .execution.suite_workers import SuiteSlots
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
+from .loader.conversation import content_text
+from .loader.dependencies import dependency_groups
 from .models import (
     DEFAULT_WORKERS,
     PROVIDER_ERROR,
     CaseResult,
+    Conversation,
     EvalCase,
     EvaluationContext,
     EvaluationScore,
@@ -207,6 +213,7 @@ class Orchestrator:
         on_start: Callable[[EvalCase], None] | None = None,
         stop: StopPolicy | None = None,
         hooks: WorkspaceHooks | None = None,
+        dependent_suites: Collection[str] = (),
     ):
         self.providers = providers
         self.registry = registry
@@ -219,6 +226,9 @@ class Orchestrator:
         self.hooks = hooks
         """Workspace hooks around each case (see execution/hooks.py); None when no suite has any."""
         self.cancelled = threading.Event()
+        self.dependent_suites = frozenset(dependent_suites)
+        """The suites whose cases use `depends_on`: run in waves (execution/dependencies.py)."""
+        self.dependencies: DependencyWaves | None = None
         self.suite_slots = SuiteSlots()
         """Each suite's `execution.workers` cap (AgentV 4.x), below the run's workers."""
         self.finished: list[CaseResult] = []
@@ -316,6 +326,8 @@ class Orchestrator:
     def _attempt(self, case: EvalCase, provider: Provider, result: CaseResult, run: CaseRun,
                  started: float) -> CaseResult:
         """One run of the target and the evaluators, filling `result`."""
+        if case.conversation is not None:
+            return self._converse(case, case.conversation, provider, result, run, started)
         called = time.monotonic()
         try:
             response = provider.invoke(
@@ -374,6 +386,93 @@ class Orchestrator:
         result.retries = response.retries + sum(r.retries for r in evaluations)
         result.duration_ms = _ms_since(started)
         return result
+
+    def _converse(self, case: EvalCase, conversation: Conversation, provider: Provider, result: CaseResult,
+                  run: CaseRun, started: float) -> CaseResult:
+        """A conversation test, as AgentV 4.42 runs it (execution/conversation.py): each turn's user message
+        sent with the conversation so far, the reply judged by the turn's assertions and added to the
+        conversation, then the test's own assertions on the transcript, the scores aggregated. A turn whose
+        target or grader broke scores 0 as in AgentV, and makes the case an error here: never a pass on part
+        of the evidence."""
+        threshold, window = result.threshold, conversation.window_size
+        history = [Message(role=m.role, content=m.content if isinstance(m.content, str) else content_text(m.content))
+                   for m in case.input_messages]
+        turns: list[EvaluatorResult] = []
+        errors: list[str] = []
+        responses: list[TargetResponse] = []
+        stopped = False
+        for number, turn in enumerate(conversation.turns, 1):
+            name = f"turn-{number}"
+            if stopped:
+                turns.append(EvaluatorResult(name=name, type="rubrics", score=0.0, verdict="skip", generation="4.x",
+                                             misses=["Skipped due to previous turn failure"]))
+                continue
+            history.append(Message(role="user", content=turn.input))
+            try:
+                response = provider.invoke(ProviderRequest(
+                    question=turn.input, messages=windowed(history, window), eval_case_id=f"{case.id}/{name}",
+                    attempt=run.trial, run=run, suite=case.suite))
+            except Exception as exc:  # noqa: BLE001 - a turn's target failure is this case's, never the run's
+                said = str(exc) or type(exc).__name__
+                turns.append(EvaluatorResult(name=name, type="rubrics", score=0.0, verdict="fail", generation="4.x",
+                                             misses=[f"Provider error: {said}"]))
+                errors.append(f"{name}: target {provider.name}: {said}")
+                stopped = conversation.on_turn_failure == "stop"
+                continue
+            responses.append(response)
+            history.append(Message(role="assistant", content=response.text))
+            if not turn.evaluators and not turn.expected_messages:
+                turns.append(EvaluatorResult(name=name, type="rubrics", score=1.0, verdict="pass", generation="4.x"))
+                continue
+            turn_case = case.model_copy(update={
+                "id": f"{case.id}/{name}", "evaluators": turn.evaluators, "input_messages": windowed(history, window),
+                "question": transcript(history, window), "expected_messages": turn.expected_messages,
+                "reference_answer": turn.reference_answer, "conversation": None})
+            evaluations = self.run_evaluators_for_case(turn_case, provider, response, run)
+            turns.append(self._graded(name, evaluations, threshold, errors, nested=not turn.default_grader))
+            stopped = conversation.on_turn_failure == "stop" and turns[-1].score < threshold
+        graded = list(turns)
+        if case.evaluators:
+            whole = transcript(history)
+            whole_case = case.model_copy(update={
+                "id": f"{case.id}/conversation", "input_messages": list(history), "question": whole,
+                "expected_messages": [], "reference_answer": "", "conversation": None})
+            evaluations = self.run_evaluators_for_case(whole_case, provider, TargetResponse(text=whole), run)
+            graded.append(self._graded("conversation", evaluations, threshold, errors))
+        result.score = conversation_score([r.score for r in graded], conversation.aggregation)
+        failing = [f"{r.name} failed ({'skipped' if r.verdict == 'skip' else f'score {r.score:.3f} < {threshold:g}'})"
+                   for r in graded if r.verdict in ("fail", "skip") or r.error]
+        result.hits = [h for r in graded for h in r.hits]
+        result.misses = [*failing, *(f"{r.name}: {m}" for r in graded for m in r.misses)]
+        result.reasoning = " | ".join(f"{r.name}: {r.reasoning}" for r in graded if r.reasoning) or None
+        result.scores = [r.score_row() for r in graded]
+        last = next((m for m in reversed(history) if m.role == "assistant"), None)
+        result.candidate_answer = last.content if last is not None and isinstance(last.content, str) else ""
+        result.token_usage = _summed_usage([r.token_usage for r in responses])
+        costs = [r.cost_usd for r in responses if r.cost_usd is not None]
+        result.cost_usd = js_sum(costs) if costs else None
+        result.judge_usage = summed_judge_usage([judge_usage(r.evaluator_results or []) for r in graded])
+        result.trace = _trace(TargetResponse(text=result.candidate_answer, output_messages=history[len(case.input_messages):]))
+        result.verdict = "error" if errors else ("pass" if result.score >= threshold else "fail")
+        result.error = "; ".join(errors) or None
+        result.retries = sum(r.retries for r in responses) + sum(r.retries for r in graded)
+        result.duration_ms = _ms_since(started)
+        return result
+
+    @staticmethod
+    def _graded(name: str, evaluations: list[EvaluatorResult], threshold: float, errors: list[str],
+                nested: bool = True) -> EvaluatorResult:
+        """A turn's (or the transcript's) graders as one `rubrics` entry, scored as a case is, with AgentV's verdict."""
+        errors += [f"{name}: evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
+        score = case_score(evaluations)
+        score = score if math.isfinite(score) else 0.0
+        return EvaluatorResult(name=name, type="rubrics", score=score, verdict="pass" if score >= threshold else "fail",
+                               generation="4.x", hits=[h for r in evaluations for h in r.hits],
+                               misses=[m for r in evaluations for m in r.misses],
+                               reasoning=" | ".join(f"{r.name}: {r.reasoning}" for r in evaluations if r.reasoning)
+                               or None, retries=sum(r.retries for r in evaluations),
+                               evaluator_results=evaluations if nested else None,
+                               error="; ".join(r.error for r in evaluations if r.error) or None)
 
     def _workspace_path(self, case: EvalCase) -> str | None:
         """The workspace the case runs in (its suite's, see execution/hooks.py), if any."""
@@ -442,6 +541,9 @@ class Orchestrator:
         self.finished = results
         pending: set[Future[CaseResult]] = set()
         workers = max(1, self.settings.workers)
+        if self.dependent_suites:
+            self.dependencies = DependencyWaves(self.dependent_suites, self.providers.target_name, self.cancelled)
+            cases = self.dependencies.arrange(cases)
         iterator = iter(cases)
         pool = _DaemonPool(workers)
         try:
@@ -475,8 +577,17 @@ class Orchestrator:
             results.append(result)
 
     def _safe_run_case(self, case: EvalCase) -> CaseResult:
-        with self.suite_slots.slot(case):
-            return self._run_in_slot(case)
+        waves = self.dependencies
+        if waves is not None:  # outside the suite's slot: a waiting case must not hold one its dependency needs
+            waves.wait_turn(case)
+        result: CaseResult | None = None
+        try:
+            with self.suite_slots.slot(case):
+                result = self._run_in_slot(case)
+            return result
+        finally:
+            if waves is not None:
+                waves.record(case, result)
 
     def _run_in_slot(self, case: EvalCase) -> CaseResult:
         refusal = self.stop.refusal(case) if self.stop is not None else None
@@ -484,6 +595,11 @@ class Orchestrator:
             result = scrubbed(refusal.apply(self._base_result(case)))
             result.target = self.providers.target_name(case)
             return result
+        blocked = self.dependencies.refusal(case) if self.dependencies is not None else None
+        if blocked is not None:  # AgentV writes it unrun, with no hook run: an error, never a pass
+            result = _errored(self._base_result(case), blocked, time.monotonic())
+            result.target, result.failure_reason_code = self.providers.target_name(case), "dependency_failed"
+            return scrubbed(result)
         run: CaseRun | None = None
         outputs: dict[str, str] = {}
         try:
@@ -661,12 +777,18 @@ class Shardable(Protocol):
     @property
     def id(self) -> str: ...
 
+    @property
+    def depends_on(self) -> Sequence[str]: ...
+
 
 CaseT = TypeVar("CaseT", bound=Shardable)
 
 
 def select_shard(cases: list[CaseT], shard: ShardSpec) -> list[CaseT]:
     """Round-robin over cases sorted by (suite, id): every case in exactly one shard, shards
-    within one case of each other in size, and the same split on every machine and run."""
+    within one case of each other in size, and the same split on every machine and run. Cases linked by
+    `depends_on` are dealt out together, as one, so each runs where its dependencies run."""
     ordered = sorted(cases, key=lambda c: (c.suite, c.id))
-    return [case for position, case in enumerate(ordered) if position % shard.count == shard.index - 1]
+    groups = dependency_groups(ordered)
+    return [case for position, group in enumerate(groups) if position % shard.count == shard.index - 1
+            for case in group]

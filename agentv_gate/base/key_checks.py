@@ -25,13 +25,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "preprocessors": "answer preprocessors",
     },
     "test": {
-        "turns": "multi-turn conversations (turns)",
-        "mode": "multi-turn conversations (mode: conversation)",
-        "aggregation": "multi-turn conversations (a conversation's score aggregation)",
-        "on_turn_failure": "multi-turn conversations (on_turn_failure)",
-        "window_size": "multi-turn conversations (window_size)",
-        "depends_on": "tests that depend on other tests (depends_on)",
-        "on_dependency_failure": "tests that depend on other tests (on_dependency_failure)",
     },
     "execution": {
         "workspace": "workspaces and lifecycle hooks",

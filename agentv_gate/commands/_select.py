@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import NoCasesError, UsageError
-from ..loader import CaseRef, filter_refs
+from ..errors import ConfigError, NoCasesError, UsageError
+from ..loader import CaseRef, filter_refs, left_out_dependencies, with_dependencies
 from ..models import DEFAULT_THRESHOLD, CaseResult
 from ..redaction import redact
 from ..report.paths import display_path
@@ -80,6 +80,12 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
         given = " ".join([*(f"--test-id {g!r}" for g in test_ids), *(f"--suite {g!r}" for g in suites),
                           *(f"--tag {t!r}" for t in tags), *(f"--exclude-tag {t!r}" for t in exclude_tags)])
         raise NoCasesError(f"{given} matched none of the {len(refs)} case(s) found")
+    left_out = left_out_dependencies(selected)
+    if left_out:  # AgentV 4.42 refuses to run a test whose dependency its filter left out
+        case, dependency = left_out[0]
+        raise ConfigError(f"{case.source_file}:{case.source_line}: test '{one_line(case.id)}' depends on "
+                          f"'{one_line(dependency)}', which the filters leave out: select it too "
+                          f"({len(left_out)} such dependency(ies))")
     if rerun is None:
         return selected
     present = {(ref.suite, ref.id) for ref in refs}
@@ -105,6 +111,8 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
               "threshold or trials; or its rows do not say): they run again", file=sys.stderr)
     again = rerun.again | changed
     chosen = [ref for ref in selected if (ref.suite, ref.id) in again or (ref.suite, ref.id) not in had]
+    # a case run again runs after its dependencies, as its first run did: they run again with it
+    chosen = with_dependencies(chosen, selected)
     running = {(ref.suite, ref.id) for ref in chosen}
     rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running]
     return chosen

@@ -454,7 +454,8 @@ class RunSession:
         stop = execution_block_policies(*([self.failure_limit] if self.failure_limit else []), *run_budget)
         console = self.console
         return Orchestrator(resolver, registry, settings, on_result=self.on_result, stop=stop, hooks=self.hooks,
-                            on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)))
+                            on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)),
+                            dependent_suites={ref.suite for ref in self.selected if ref.depends_on})
 
     def on_result(self, result: CaseResult) -> None:
         """One case ended: its row goes to the results file and the console at once (on the main thread,

@@ -77,6 +77,20 @@ def initialize_baseline(workspace: Path) -> str | None:
     return head.strip() if head else None
 
 
+def reset_workspace(workspace: Path, mode: str, baseline: str | None) -> bool:
+    """A hook's `reset` (AgentV 4.42's resetWorkspaceRoot): the workspace back to `baseline` (else its last
+    commit) with `git reset --hard`, untracked files removed (`git clean -fd`; `strict` also ignored ones,
+    `-fdx`). False, doing nothing, when the workspace is not a repository of its own; raises OSError when
+    git failed."""
+    root = workspace.resolve()
+    if not os.path.lexists(root / ".git") or not _own_git_dir(root):
+        return False
+    for args in (["reset", "-q", "--hard", baseline or "HEAD"], ["clean", "-q", "-fdx" if mode == "strict" else "-fd"]):
+        if _git(root, *args) is None:
+            raise OSError(f"git {' '.join(args[:1])} failed in the workspace")
+    return True
+
+
 def cut_diff(data: bytes, size: int, limit: int = FILE_CHANGES_LIMIT) -> str:
     """The first bytes of a `size`-byte diff decoded, cut past `limit` bytes with a note saying how
     much was left out."""

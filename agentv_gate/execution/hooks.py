@@ -30,7 +30,7 @@ from typing import Any
 from ..models import EvalCase, HookConfig
 from ..redaction import redact
 from ..transport.process import run_script
-from .file_changes import initialize_baseline
+from .file_changes import initialize_baseline, reset_workspace
 from .workspace_copy import copy_template, empty_workspace, remove_workspace
 
 OUTPUT_CHARS = 4000
@@ -131,6 +131,8 @@ class WorkspaceHooks:
         self._lock = threading.Lock()
         self._holding: dict[int, _Suite] = {}
         """id(case) -> its suite, for each case holding its suite's workspace copy."""
+        self._own_baselines: dict[int, str | None] = {}
+        """id(case) -> the baseline taken after its `before_each` (AgentV 4.x): its file changes are its own."""
 
     def _suite(self, name: str) -> _Suite:
         with self._lock:
@@ -143,8 +145,14 @@ class WorkspaceHooks:
         return self._suite(case.suite).workspace
 
     def baseline_of(self, case: EvalCase) -> str | None:
-        """The git baseline of the workspace `case` runs in, if it has one."""
-        return self._suite(case.suite).baseline if self.workspace_of(case) is not None else None
+        """The git baseline of the workspace `case` runs in, if it has one: in an AgentV 4.x file, the one
+        taken after its `before_each` ran, as 4.42 takes it; otherwise the suite's, taken after `before_all`."""
+        if self.workspace_of(case) is None:
+            return None
+        with self._lock:
+            if id(case) in self._own_baselines:
+                return self._own_baselines[id(case)]
+        return self._suite(case.suite).baseline
 
     def before(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
@@ -179,11 +187,22 @@ class WorkspaceHooks:
             outputs["before_all_output"] = suite.before_all.output
             if suite.before_all.failure:
                 return outputs, suite.before_all.describe()
+        four_x = case.generation == "4.x"
+        reset = case.workspace.resets.get("before_each") if case.workspace is not None and four_x else None
+        if reset is not None:
+            try:
+                reset_workspace(suite.workspace, reset[0], suite.baseline)
+            except OSError as exc:
+                return outputs, f"before_each reset failed ({reset[1]}:{reset[2]}): {exc}"
         if "before_each" in hooks:
             ran = run_hook(hooks["before_each"], case, self.eval_run_id, suite.workspace, _eval_dir(case))
             outputs["before_each_output"] = ran.output
             if ran.failure:
                 return outputs, ran.describe()
+            if four_x:  # 4.42: what before_each did is not the agent's change
+                baseline = initialize_baseline(suite.workspace)
+                with self._lock:
+                    self._own_baselines[id(case)] = baseline
         return outputs, None
 
     def after(self, case: EvalCase) -> dict[str, str]:
@@ -198,7 +217,17 @@ class WorkspaceHooks:
 
     def _after_each(self, case: EvalCase) -> dict[str, str]:
         hook = case.workspace.hooks.get("after_each") if case.workspace is not None else None
-        workspace = self._suite(case.suite).workspace
+        suite = self._suite(case.suite)
+        workspace = suite.workspace
+        with self._lock:
+            self._own_baselines.pop(id(case), None)
+        reset = case.workspace.resets.get("after_each") if case.workspace is not None and \
+            case.generation == "4.x" else None
+        if reset is not None and workspace is not None:
+            try:
+                reset_workspace(workspace, reset[0], suite.baseline)
+            except OSError as exc:  # as AgentV: an after_each reset that failed fails no case
+                self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
         if hook is None or workspace is None:  # no workspace was made: nothing of this case's to clean up
             return {}
         ran = run_hook(hook, case, self.eval_run_id, workspace, _eval_dir(case))

@@ -27,6 +27,8 @@ from ..models import (
     question_text,
 )
 from .case_vars import case_variables, render, rendered_case
+from .conversation import parse_conversation
+from .dependencies import parse_depends_on
 from .eval_file_keys import (
     EXPECTED_SEGMENT_KEYS,
     SEGMENT_KEYS,
@@ -39,6 +41,7 @@ from .eval_file_keys import (
 from .evaluator_parser import check_weight_total, parse_evaluator, parse_evaluators
 from .execution_settings import (
     BLANK_TARGET,
+    RESET_IN_2X,
     blank_target_line,
     parse_input_files,
     parse_targets,
@@ -104,6 +107,8 @@ class CaseBuilder:
         self.generations = GenerationTracker(suite_generation) if suite_generation is not None else None
         self.case_file = self._display(file.resolve()) if suite_file is not None else None
         self.suite_execution: SuiteExecution = defaults.get("suite_execution") or SuiteExecution()
+        self._reset_warned: set[tuple[Path, int]] = set()
+        """The `reset`s already said to have no effect (a suite's hooks reach every case)."""
         """One for every case of the file, as the suite's own is: a new one per case cost a tenth of making the case."""
 
     # ---------------------------------------------------------------- messages
@@ -245,6 +250,11 @@ class CaseBuilder:
         check_weight_total([c.weight for c in configs], line, "the weights of the test's evaluators")
         return configs
 
+    def _turn_evaluators(self, entries: list[Any], line: int) -> list[EvaluatorConfig]:
+        """A conversation turn's assertions, read as a 4.x test's are."""
+        return parse_evaluators(entries, self.roots, self.file, self.problems, name_required=False, line=line,
+                                criteria_strings=True, assertions_key=True)
+
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items
         required unless they say otherwise."""
@@ -379,7 +389,8 @@ class CaseBuilder:
                                 "'reference_answer' must be text", "a string")
 
         evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x)
-        if not str(outcome).strip() and not expected_messages and not evaluators:
+        conversation = parse_conversation(raw, line, self.file, self.problems, self._turn_evaluators, reference_text)
+        if not str(outcome).strip() and not expected_messages and not evaluators and conversation is None:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
 
@@ -424,11 +435,18 @@ class CaseBuilder:
             targets = None if ("target" in raw or "target" in execution) else targets
         workspace = parse_workspace(raw.get("workspace"), key_line(raw, "workspace", line), self.roots, self.file,
                                     self.problems, suite=False, inherited=self.defaults.get("workspace"))
-        if workspace is not None and workspace.template is not None and four_x:
-            # 4.42 copies a template per test and tracks its file changes for graders: not 2.19's one copy a suite
+        if raw.get("workspace") == {"template": str(self.file.parent / "workspace")}:
+            # a case folder's `workspace/` (case_folders.py): 4.42 makes the first case's the suite's shared
+            # workspace unless `isolation: per_test`, which agentv-gate does not run yet
             self.problems.append(Problem(self.file, key_line(raw, "workspace", line), not_yet_message(
-                "template", "workspace templates in an AgentV 4.x file, copied per test with their file changes "
-                "tracked; a 2.x file's template runs as AgentV 2.19 runs it")))
+                "template", "a case folder's workspace/ template, which AgentV 4.42 shares between the suite's "
+                "cases unless isolation: per_test")))
+        if workspace is not None and workspace.resets and _case_generation(decided, four_x) == "2.x":
+            for _mode, where, at in workspace.resets.values():
+                if (where, at) not in self._reset_warned:
+                    self._reset_warned.add((where, at))
+                    self.problems.append(no_effect(where, at, "reset", RESET_IN_2X))
+        depends_on, on_dependency_failure = parse_depends_on(raw, line)
 
         return EvalCase(
             id=case_id,
@@ -457,6 +475,9 @@ class CaseBuilder:
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),
+            conversation=conversation,
+            depends_on=list(depends_on),
+            on_dependency_failure=on_dependency_failure,
             generation=_case_generation(decided, four_x),
             generation_reason=decided.reason if decided is not None else "",
         )

@@ -66,9 +66,12 @@ TEST_KEYS = (
     "criteria", "expected_outcome", "outcome", "expected_output", "expected_messages", "reference_answer",
     "assertions", "assert", "evaluators", "evaluator", "grader",
     "execution", "threshold", "target", "conversation_id", "rubrics", "workspace", "vars",
+    "depends_on", "on_dependency_failure", "mode", "turns", "aggregation", "on_turn_failure", "window_size",
 )
 """`note` is a test's free text in AgentV 2.x's eval files, read by no scorer there or here (like `description`);
-`vars` fills the test's `{{name}}` placeholders (AgentV 4.x, loader/case_vars.py)."""
+`vars` fills the test's `{{name}}` placeholders (AgentV 4.x, loader/case_vars.py); `depends_on` and
+`on_dependency_failure` order and gate tests (AgentV 4.x, loader/dependencies.py); `mode: conversation` and
+its keys make a conversation test (AgentV 4.x, loader/conversation.py)."""
 
 EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
     "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`

@@ -189,8 +189,9 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         template_links = template_roots(template, roots)
     hooks_raw = raw.get("hooks")
     hooks = dict(inherited.hooks) if inherited is not None else {}
+    resets = dict(inherited.resets) if inherited is not None else {}
     if hooks_raw is None:
-        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links)
+        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets)
     if not isinstance(hooks_raw, dict):
         raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
                             f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
@@ -206,8 +207,18 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
         hook = _hook(name, hooks_raw[name], at, roots, file, problems, cwd_base)
         if hook is not None:
             hooks[name] = hook
-    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links)
+        mode = hooks_raw[name].get("reset") if isinstance(hooks_raw[name], dict) else None
+        if mode is not None:
+            resets.pop(name, None)
+        if name in RESET_HOOKS and mode in ("fast", "strict"):
+            resets[name] = (mode, file, key_line(hooks_raw[name], "reset", at))
+    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets)
 
+
+RESET_HOOKS = ("before_each", "after_each")
+"""The hooks whose `reset` AgentV 4.42 acts on (2.19 acts on none without `repos`: said per case, loader/cases.py)."""
+RESET_IN_2X = ("AgentV 2.19 resets only the workspace's 'repos' (git reset and clean), which agentv-gate refuses; "
+               "AgentV 4.x resets the workspace itself")
 
 WITHOUT_REPOS = ("AgentV 2.19 acts on it only for a workspace with 'repos' (which agentv-gate refuses); without "
                  "them every mode copies the template once per suite")
@@ -304,8 +315,9 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
         if raw["reset"] not in ("none", "fast", "strict"):
             raise EvalFileError(reset_at, f"hook '{name}': reset must be none, fast or strict, got {raw['reset']!r}",
                                 "reset: fast")
-        problems.append(no_effect(file, reset_at, "reset", "AgentV 2.19 resets only the workspace's 'repos' "
-                                  "(git reset and clean), which agentv-gate refuses"))
+        if name not in RESET_HOOKS:
+            problems.append(no_effect(file, reset_at, "reset", "AgentV resets a workspace only before "
+                                      "before_each and after_each"))
         if "command" not in raw:
             return None
     if "command" not in raw:

@@ -59,6 +59,8 @@ class CaseRef(NamedTuple):
     """The case's own `threshold` (its suite's, or its own), which wins over `--threshold`."""
     tags: tuple[str, ...] = ()
     """Its suite's `tags`, for `--tag` / `--exclude-tag` (AgentV 4.x selects whole eval files by them)."""
+    depends_on: tuple[str, ...] = ()
+    """`depends_on` (AgentV 4.x): the tests of its suite that run before it, so a selection keeps them."""
 
 
 WHERE_KEYS = frozenset({"source_file", "source_line", "suite_file", "target_line", "cost_limits"})
@@ -309,7 +311,7 @@ def _plan_files(plan: SuitePlan, files: list[Path], roots: list[Path], digests: 
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
                                      tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold,
-                                     tuple(case.suite_tags)))
+                                     tuple(case.suite_tags), tuple(case.depends_on)))
 
 
 def matches_suite(suite: str, pattern: str) -> bool:

@@ -20,6 +20,7 @@ from ..yaml_reader import CaseList
 from .case_folders import FolderCase, folder_cases, has_case_folders
 from .case_globs import NoMatch, glob_case_files, is_glob
 from .cases import CaseBuilder, mapping, parse_threshold
+from .dependencies import Dependencies, graph_problems
 from .documents import Documents
 from .env import interpolate
 from .eval_file_keys import CASE_LIST_KEYS, SUITE_EXECUTION_KEYS, SUITE_KEYS, declared, key_problems, one_of_problems
@@ -298,6 +299,7 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
     defaults = _suite_defaults(header, roots, settings_file, problems)
     builders = {file: CaseBuilder(file, suite, roots, defaults, problems)}
     seen: dict[str, tuple[Path, int]] = {}
+    graph: list[Dependencies] = []
     count = 0
     try:
         for index, (source, line, raw) in enumerate(_expanded(entries(), file, roots, documents)):
@@ -325,10 +327,15 @@ def iter_eval_file(file: Path, problems: list[Problem], repo_root: Path | None =
                                         "unique case ids within a file"))
                 continue
             seen[case.id] = (source, case.source_line)
+            graph.append(Dependencies(case.id, tuple(case.depends_on), source,
+                                      key_line(raw, "depends_on", case.source_line) if isinstance(raw, dict)
+                                      else case.source_line))
             yield index, case
     except EvalFileError as exc:  # the file itself broke off (malformed YAML past the header)
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         return
+    if any(entry.depends_on for entry in graph):
+        problems.extend(graph_problems(graph))
     if not count and not any(p.file == file for p in problems):
         problems.append(Problem(file, 1, "the file has no cases", "at least one case", severity="warning"))
 

@@ -19,11 +19,13 @@ from ..base.defaults import PASS_SCORE as PASS_SCORE
 from .cases import HOOK_NAMES as HOOK_NAMES
 from .cases import SETUP_HOOK_TIMEOUT_MS as SETUP_HOOK_TIMEOUT_MS
 from .cases import TEARDOWN_HOOK_TIMEOUT_MS as TEARDOWN_HOOK_TIMEOUT_MS
+from .cases import Conversation as Conversation
 from .cases import EvalCase as EvalCase
 from .cases import HookConfig as HookConfig
 from .cases import SuiteExecution as SuiteExecution
 from .cases import TrialsConfig as TrialsConfig
 from .cases import TrialStrategy as TrialStrategy
+from .cases import Turn as Turn
 from .cases import WorkspaceConfig as WorkspaceConfig
 from .config import ABSENT as ABSENT
 from .config import AGGREGATOR_KINDS as AGGREGATOR_KINDS

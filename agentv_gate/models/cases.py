@@ -58,6 +58,9 @@ class WorkspaceConfig(BaseModel):
     template: Path | None = None
     """`template:`, resolved: a folder copied into a fresh workspace the suite's cases, hooks and cli
     targets run in (execution/workspace_copy.py)."""
+    resets: dict[str, tuple[str, Path, int]] = Field(default_factory=dict)
+    """A hook's `reset` (`fast` or `strict`) as (mode, file, line), by hook name: AgentV 4.42 resets the
+    workspace to its baseline (git reset --hard, git clean) before `before_each` / `after_each` runs."""
     template_roots: tuple[Path, ...] = ()
     """The folders a template's links may resolve into (the repository root, the template itself);
     a link resolving elsewhere is refused when the copy is made."""
@@ -76,6 +79,35 @@ class SuiteExecution(BaseModel):
     rejudge_on_fail: int | None = None
     """agentv-gate's own `execution.rejudge_on_fail` (AgentV accepts and ignores it): how many more times
     each LLM judge of the suite is asked when its verdict fails; None: `--rejudge-on-fail`, else never."""
+
+
+class Turn(BaseModel):
+    """One turn of a conversation test (AgentV 4.x `turns[]`): what the user says, and how the reply is judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: str
+    """The user's message as AgentV sends it: text, or other content as JSON."""
+    expected_messages: list[Message] = Field(default_factory=list)
+    reference_answer: str = ""
+    evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    """The turn's assertions (its strings one `turn-rubrics` grader, first); none and no expected output:
+    the turn scores 1."""
+    default_grader: bool = False
+    """No assertions, an expected output: 4.42's default grader judges the reply (and lists no grader of its own)."""
+    line: int = 1
+
+
+class Conversation(BaseModel):
+    """`mode: conversation` with its `turns` (AgentV 4.x): each turn's reply judged, the scores aggregated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[Turn]
+    aggregation: Literal["mean", "min", "max"] = "mean"
+    on_turn_failure: Literal["continue", "stop"] = "continue"
+    window_size: int | None = None
+    """Each call sees the system messages and the last `window_size` exchanges (None: the whole conversation)."""
 
 
 # ---------------------------------------------------------------- eval cases
@@ -123,5 +155,11 @@ class EvalCase(BaseModel):
     """The AgentV generation its file's (or its own) forms say it was written for: its default pass mark."""
     generation_reason: str = Field(default="", exclude=True)
     """Why its file was read as that generation (loader/file_generation.py), for `-v` and results rows."""
+    conversation: Conversation | None = None
+    """A conversation test (AgentV 4.x `mode: conversation`): its turns replace the single call."""
+    depends_on: list[str] = Field(default_factory=list)
+    """AgentV 4.x's `depends_on`: ids of tests of the same file that run before it (execution/dependencies.py)."""
+    on_dependency_failure: Literal["skip", "fail", "run"] = "skip"
+    """What a dependency that ended in an execution error does to it: skip or fail it unrun, or run it anyway."""
     suite_tags: list[str] = Field(default_factory=list, exclude=True)
     """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""

@@ -7,7 +7,7 @@ call is sent again once without it, or with the replacement the error names:
 
 * `Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens' instead.` -> renamed;
 * `Unsupported value: 'temperature' does not support 0 ...` -> left out (the model's default);
-* a refused `response_format` / `json_schema` -> left out: the judge falls back to asking for
+* a refused `response_format` / `json_schema` (the Responses API's `text.format`) -> left out: the judge falls back to asking for
   JSON in the prompt and parsing the reply tolerantly, as it does for any other server.
 
 Only parameters whose absence leaves the question the same are ever adjusted (`ADJUSTABLE`);
@@ -28,6 +28,8 @@ from ..transport.http_policy import HttpCallError, HttpResult
 from .notices import notice
 
 ADJUSTABLE = frozenset({"temperature", "max_tokens", "max_completion_tokens", "response_format"})
+STRUCTURED_KEYS = ("response_format", "text")
+"""Where a body asks for a structured reply: chat completions' `response_format`, the Responses API's `text`."""
 """Parameters the provider may leave out or rename when the server refuses them."""
 _STATUSES = (400, 422)
 _UNSUPPORTED_PARAMETER = re.compile(r"unsupported parameter:?\s*'([\w.]+)'", re.IGNORECASE)
@@ -55,7 +57,7 @@ class Adjustment:
     def describe(self) -> str:
         if self.replacement is not None:
             return f"sending '{self.replacement}' instead of '{self.param}'"
-        if self.param == "response_format":
+        if self.param in STRUCTURED_KEYS:
             return "asking for the JSON reply in the prompt only (no structured output)"
         return f"leaving '{self.param}' out"
 
@@ -83,10 +85,9 @@ def adjustment_for(error: HttpCallError, body: dict[str, Any]) -> Adjustment | N
         if param in ADJUSTABLE and param in body:
             return Adjustment(param, None, reason)
         return None
-    if "response_format" in body and (
-        _STRUCTURED.search(message) or _STRUCTURED.search(detail.param or "")
-    ):
-        return Adjustment("response_format", None, reason)
+    structured = next((key for key in STRUCTURED_KEYS if key in body), None)
+    if structured is not None and (_STRUCTURED.search(message) or _STRUCTURED.search(detail.param or "")):
+        return Adjustment(structured, None, reason)
     return None
 
 

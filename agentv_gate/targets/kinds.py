@@ -52,7 +52,7 @@ class ProviderKind:
 
 
 PROVIDERS: dict[str, ProviderKind] = {
-    "openai": ProviderKind(".openai_compat", "OpenAICompatProvider", OpenAISettings, aliases=(
+    "openai": ProviderKind(".openai_responses", "openai_provider", OpenAISettings, aliases=(
         "openai-compatible", "openai_compatible", "vllm", "ollama", "llama.cpp", "llamacpp", "llama-cpp", "lmstudio"),
         checks=(target_checks.openai_api_format,)),
     "azure": ProviderKind(".azure", "AzureOpenAIProvider", AzureSettings, aliases=("azure-openai", "azure_openai")),

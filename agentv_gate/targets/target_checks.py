@@ -306,7 +306,7 @@ def anthropic_replaced(item: dict[str, Any], name: str, file: Path) -> list[Prob
 
 
 def openai_api_format(item: dict[str, Any], name: str, file: Path) -> list[Problem]:
-    """An `api_format` other than `chat` (api_format.py)."""
+    """An `api_format` other than `chat` or `responses` (api_format.py)."""
     refused = api_format_problem(item, name)
     if refused is None:
         return []

@@ -1,4 +1,5 @@
-"""The deterministic loopback model the AgentV 4.42 differential gives both tools (OpenAI chat completions).
+"""The deterministic loopback model the AgentV 4.42 differential gives both tools (OpenAI chat completions,
+and the Responses API on `/v1/responses`, streamed when asked as AgentV asks).
 
 It answers from what the request asks, never from chance, so AgentV and agentv-gate get the same reply
 to the same kind of request:
@@ -72,12 +73,50 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send(self, data: bytes, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _responses(self, body: dict[str, Any]) -> None:
+        """The Responses API: the reply as one `message` output item; as its events when `stream` is set."""
+        items = body.get("input")
+        content = reply_for([i for i in items if isinstance(i, dict)] if isinstance(items, list) else
+                            [{"content": str(items)}])
+        model = str(body.get("model", "fake"))
+        message = {"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                   "content": [{"type": "output_text", "text": content, "annotations": []}]}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        done = {"id": "resp_fake", "object": "response", "created_at": 0, "status": "completed", "error": None,
+                "incomplete_details": None, "model": model, "output": [message], "usage": usage}
+        if not body.get("stream"):
+            self._send(json.dumps(done).encode(), "application/json")
+            return
+        part = {"type": "output_text", "text": "", "annotations": []}
+        events = [{"type": "response.created", "response": {**done, "status": "in_progress", "output": []}},
+                  {"type": "response.output_item.added", "output_index": 0,
+                   "item": {**message, "status": "in_progress", "content": []}},
+                  {"type": "response.content_part.added", "output_index": 0, "content_index": 0, "part": part},
+                  {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": content},
+                  {"type": "response.output_item.done", "output_index": 0, "item": message},
+                  {"type": "response.completed", "response": done}]
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+        self._send(data, "text/event-stream")
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
             body = {}
+        with self.server.lock:  # type: ignore[attr-defined]
+            self.server.paths.append(self.path)  # type: ignore[attr-defined]
+        if self.path.rstrip("/").endswith("/responses"):
+            self._responses(body)
+            return
         content = reply_for(body.get("messages") or [])
         if body.get("stream"):
             self._stream(content, str(body.get("model", "fake")))
@@ -99,6 +138,9 @@ class FakeModel:
 
     def __init__(self) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.paths = self.paths = []  # type: ignore[attr-defined]
+        """Every request's path, in arrival order: which API each tool called."""
+        self.server.lock = threading.Lock()  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

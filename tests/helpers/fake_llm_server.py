@@ -21,6 +21,9 @@ API
 Replies (``FakeReply``), built with helpers:
 
 * ``FakeReply.openai(text)`` - an OpenAI / Azure chat completion whose message content is ``text``;
+* ``FakeReply.openai_responses(text, reasoning_tokens=None, cached_tokens=0, calls=(), status="completed",
+  incomplete_reason=None)`` - an OpenAI Responses API reply (a reasoning item first when
+  ``reasoning_tokens`` is given; ``calls``: ``(name, arguments JSON)`` pairs as ``function_call`` items);
 * ``FakeReply.anthropic(text)`` - an Anthropic Messages reply with one text block;
 * ``FakeReply.gemini(text, thoughts=None, finish_reason="STOP")`` - a Gemini ``generateContent``
   reply (with a thought part and ``thoughtsTokenCount`` when ``thoughts`` is given);
@@ -43,6 +46,10 @@ callable ``(RecordedRequest) -> str``):
   ``max_tokens`` gets OpenAI's exact 400 for it, a ``temperature`` other than 1 its exact 400
   (``MAX_TOKENS_REFUSED`` / ``temperature_refused(value)``); otherwise the answer, with
   ``completion_tokens_details.reasoning_tokens`` in ``usage``;
+* ``responses_model(answer, reasoning=False)`` - OpenAI's Responses API: a body with chat-completions
+  keys (``messages``, ``max_tokens``, ``response_format``) or any key the API does not take gets its 400,
+  an ``input`` item with a role it does not take too, a reasoning model (``reasoning=True``) refuses a
+  ``temperature``; otherwise ``FakeReply.openai_responses`` with the answer;
 * ``without_json_schema(answer)`` - a server without structured output: a body with
   ``response_format`` of type ``json_schema`` gets a 400 (``JSON_SCHEMA_REFUSED``);
 * ``content_filtered()`` - Azure's 400 for a prompt its content filter blocked;
@@ -144,6 +151,30 @@ class FakeReply:
             },
             delay=delay,
         )
+
+    @staticmethod
+    def openai_responses(
+        text: str, *, model: str = "fake-model", reasoning_tokens: int | None = None, cached_tokens: int = 0,
+        calls: tuple[tuple[str, str], ...] = (), status: str = "completed", incomplete_reason: str | None = None,
+    ) -> FakeReply:
+        output: list[dict[str, Any]] = []
+        if reasoning_tokens is not None:
+            output.append({"type": "reasoning", "id": "rs_fake", "summary": []})
+        if text:
+            output.append({"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                           "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        output.extend({"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": name,
+                       "arguments": arguments, "status": "completed"} for i, (name, arguments) in enumerate(calls))
+        out_tokens = 7 + (reasoning_tokens or 0)
+        return FakeReply.json({
+            "id": "resp_fake", "object": "response", "created_at": 0, "status": status, "error": None,
+            "incomplete_details": {"reason": incomplete_reason} if incomplete_reason else None,
+            "model": model, "output": output,
+            "usage": {"input_tokens": 11, "input_tokens_details": {"cached_tokens": cached_tokens},
+                      "output_tokens": out_tokens,
+                      "output_tokens_details": {"reasoning_tokens": reasoning_tokens or 0},
+                      "total_tokens": 11 + out_tokens},
+        })
 
     @staticmethod
     def anthropic(text: str, *, model: str = "claude-fake", delay: float = 0.0) -> FakeReply:
@@ -248,6 +279,47 @@ def reasoning_model(answer: Answer) -> Callable[[RecordedRequest], FakeReply]:
         if "temperature" in body and body["temperature"] != 1:
             return FakeReply.json(temperature_refused(body["temperature"]), status=400)
         return FakeReply.openai(_answer(answer, request), model="o3-mini", reasoning_tokens=REASONING_TOKENS)
+
+    return respond
+
+
+RESPONSES_KEYS = frozenset({"model", "input", "instructions", "store", "stream", "temperature", "top_p",
+                            "max_output_tokens", "reasoning", "text", "tools", "tool_choice", "include",
+                            "previous_response_id", "metadata", "parallel_tool_calls", "prompt_cache_key",
+                            "service_tier", "truncation", "user"})
+"""The request keys OpenAI's `POST /v1/responses` takes."""
+_MOVED = {"messages": "input", "max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens",
+          "response_format": "text.format"}
+
+
+def responses_model(answer: Answer, *, reasoning: bool = False) -> Callable[[RecordedRequest], FakeReply]:
+    """A responder that checks requests as OpenAI's Responses API does (see the module docstring)."""
+
+    def refuse(message: str, param: str | None, code: str) -> FakeReply:
+        return FakeReply.json({"error": {"message": message, "type": "invalid_request_error", "param": param,
+                                         "code": code}}, status=400)
+
+    def respond(request: RecordedRequest) -> FakeReply:
+        body = request.json if isinstance(request.json, dict) else {}
+        for key in sorted(body):
+            if key in _MOVED:
+                return refuse(f"Unsupported parameter: '{key}'. In the Responses API, this parameter has moved "
+                              f"to '{_MOVED[key]}'.", key, "unsupported_parameter")
+            if key not in RESPONSES_KEYS:
+                return refuse(f"Unknown parameter: '{key}'.", key, "unknown_parameter")
+        items = body.get("input")
+        if not isinstance(items, (list, str)) or not items:
+            return refuse("Missing required parameter: 'input'.", "input", "missing_required_parameter")
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            role = item.get("role") if isinstance(item, dict) else None
+            if role not in ("user", "assistant", "system", "developer"):
+                return refuse(f"Invalid value: '{role}'. Supported values are: 'assistant', 'system', "
+                              "'developer', and 'user'.", f"input[{index}].role", "invalid_value")
+        if reasoning and "temperature" in body:
+            return refuse("Unsupported parameter: 'temperature' is not supported with this model.", "temperature",
+                          "unsupported_parameter")
+        return FakeReply.openai_responses(_answer(answer, request), model="o3-mini" if reasoning else "fake-model",
+                                          reasoning_tokens=REASONING_TOKENS if reasoning else None)
 
     return respond
 

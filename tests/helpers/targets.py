@@ -15,6 +15,7 @@ from tests.helpers.fake_llm_server import FakeLLMServer
 SECRET = "sk-test-SECRET-0123456789"
 """The value of TEST_API_KEY: `api_key: ${{ TEST_API_KEY }}` resolves to it, and no message may show it."""
 CHAT = "/v1/chat/completions"
+RESPONSES = "/v1/responses"
 FAST = {"retry_initial_delay_ms": 1, "retry_max_delay_ms": 5, "retry_jitter_ms": 1, "timeout_seconds": 0.3}
 
 
