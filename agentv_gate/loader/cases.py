@@ -209,7 +209,7 @@ class CaseBuilder:
     # ---------------------------------------------------------------- evaluators
 
     def _evaluators(self, raw: dict[str, Any], execution: dict[str, Any], line: int, *, skips_defaults: bool,
-                    four_x: bool) -> list[EvaluatorConfig]:
+                    four_x: bool, generation: Generation) -> list[EvaluatorConfig]:
         """AgentV's precedence. AgentV 2.x (`evalcases`): the case's list, else the suite's. AgentV 3+
         (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
         appended = self.defaults.get("generation") == 3  # AgentV 3+ (`tests:`) appends the suite's
@@ -227,7 +227,7 @@ class CaseBuilder:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
                                                 line=key_line(holder, key, line), criteria_strings=four_x,
-                                                assertions_key=key == "assertions"))
+                                                assertions_key=key == "assertions", file_generation=generation))
         if not found:
             single, single_key = raw.get("evaluator"), "evaluator"
             if single is None and "grader" in raw:
@@ -236,7 +236,7 @@ class CaseBuilder:
                                          severity="warning"))
             if single is not None:
                 configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False,
-                                               line=key_line(raw, single_key, line)))
+                                               line=key_line(raw, single_key, line), file_generation=generation))
                 found = True
         suite_configs = [] if skips_defaults else list(self.defaults.get("evaluators", []))
         configs = configs + suite_configs if appended else configs if found else suite_configs
@@ -379,7 +379,9 @@ class CaseBuilder:
             raise EvalFileError(line_of(reference, key_line(raw, "reference_answer", line)),
                                 "'reference_answer' must be text", "a string")
 
-        evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x)
+        generation = _case_generation(decided, four_x)
+        evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x,
+                                      generation=generation)
         if not str(outcome).strip() and not expected_messages and not evaluators:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
                                 "'criteria' (or 'expected_outcome'), 'expected_output', or evaluators")
@@ -458,7 +460,7 @@ class CaseBuilder:
             workspace=workspace,
             cost_limits=cost_limits,
             suite_tags=list(self.defaults.get("tags") or []),
-            generation=_case_generation(decided, four_x),
+            generation=generation,
             generation_reason=decided.reason if decided is not None else "",
         )
 
