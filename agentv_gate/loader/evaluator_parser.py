@@ -374,7 +374,8 @@ def _script_config(w: Written) -> None:
 
 
 def _code_judge(w: Written) -> None:
-    _script_config(w)
+    if w.generation == "2.x":  # a 4.x code-grader's `config:` is merged flat over its other keys (4.42's mergedConfig)
+        _script_config(w)
     if not (w.data.get("script") or w.data.get("command")):
         raise EvalFileError(w.line, f"code_judge '{w.data['name']}' has no 'script'",
                             "script: [python3, judge.py] or script: python3 judge.py")
