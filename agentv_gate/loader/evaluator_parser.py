@@ -405,7 +405,9 @@ def _trajectory_items(w: Written) -> None:
 
 
 def _composite_members(w: Written) -> None:
-    """The member list (under any of `MEMBER_LISTS`) kept for after the composite validates."""
+    """The member list (under any of `MEMBER_LISTS`) kept for after the composite validates; its generation its
+    file's (both AgentVs name it `composite`)."""
+    w.generation = w.file_generation
     w.members = next((w.data[key] for key in CompositeConfig.MEMBER_LISTS if key in w.data), None)
     for key in CompositeConfig.MEMBER_LISTS:
         w.data.pop(key, None)

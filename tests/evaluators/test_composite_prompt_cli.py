@@ -107,3 +107,35 @@ def test_a_path_that_names_no_file_is_still_refused(tmp_path: Path, fake_llm: Fa
     assert done.returncode == 1, done.stdout + done.stderr
     assert "evals/c.eval.yaml:10: composite 'both': aggregator prompt file '../prompts/missing.md' not found" \
         in done.stdout + done.stderr
+
+
+THRESHOLD = """\
+tests:
+  - id: c
+    input: Capital of France?
+    {key}:
+      - name: gate
+        type: composite
+        {key}: [{{name: p, type: contains, value: Paris}}, {{name: r, type: contains, value: Rome}}]
+        aggregator: {{type: threshold, threshold: 0.5}}
+"""
+
+
+@pytest.mark.parametrize(("key", "hits"), [
+    ("assertions", ["1/2 evaluators passed (threshold: 0.5)", "[p] Output contains \"Paris\""]),  # 4.42's first entry
+    ("assert", ["[p] Output contains \"Paris\""]),  # 2.19 (the file pinned to it): the count is the reasoning only
+])
+def test_a_threshold_composite_lists_its_count_as_its_agentv_lists_it(
+        tmp_path: Path, fake_llm: FakeLLMServer, key: str, hits: list[str]) -> None:
+    """AgentV 4.42's threshold aggregator puts `k/n evaluators passed (threshold: t)` first among its assertions,
+    passed when the composite passes (composite.ts); 2.19 gives it as the reasoning alone."""
+    repo = _repo(tmp_path, fake_llm)
+    if key == "assert":
+        write(repo / ".agentv" / "gate.yaml", 'agentv:\n  version: "2.19"\n')
+    write(repo / "evals" / "c.eval.yaml", THRESHOLD.format(key=key))
+    done = run_cli("run", "evals/c.eval.yaml", "--no-cache", cwd=repo, env=KEY)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    (row,) = read_rows(repo / ".agentv-gate" / "results.jsonl")
+    (composite,) = row["scores"]
+    assert composite["hits"] == hits
+    assert composite["reasoning"].startswith("1/2 evaluators passed (threshold: 0.5)")
