@@ -86,6 +86,10 @@ TEXT_CAUSES: dict[str, str] = {
         f"code-grader-safety-gate: {EVIDENCE}; llm-grader-conflict-resolution: AgentV 4.42 sends its aggregator's "
         "prompt path itself (`../prompts/conflict-resolution.md`) as the prompt, the gate the file's text (a "
         "documented deliberate difference), so the loopback judge answers otherwise ('fake pass' / 'fake hit')",
+    "features/threshold-grader/evals/dataset.eval.yaml":
+        f"{EVIDENCE}; and its composite's `type: rubrics` members are reported as `llm-judge` where AgentV 4.42 "
+        "writes `llm-grader` (a member is parsed without its file's 4.x reading of `type: rubrics`; the score and "
+        "verdict are AgentV's)",
     "features/sdk-custom-assertion/evals/dataset.eval.yaml":
         "a custom assertion's reported type: AgentV 4.42 writes the assertion's own type name (`word-count`), the "
         "gate `custom-assertion`",
@@ -518,10 +522,8 @@ def cause_of(suite: Path, rel: str, a: dict[str, Any], g: dict[str, Any]) -> str
         return "a judge that cannot run here is an error in the gate, a failure in AgentV (the documented difference)"
     if rel in TEXT_CAUSES and a["score"] == g["score"] and a["verdict"] == g["verdict"]:
         return TEXT_CAUSES[rel]
-    text = suite.read_text(errors="replace")
-    if a["score"] == g["score"] and g["passed"] and "assertions:" in text:
-        return ("issue 43.1 (helper gen): the file's only 4.x sign is `assertions:`, read as 2.19 (pass mark 0.5, "
-                "not 0.8)")
+    if a["score"] == g["score"] and a["verdict"] == g["verdict"]:
+        return "evaluator names, types or assertion texts: not yet explained"
     return "not yet explained"
 
 
