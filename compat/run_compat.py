@@ -90,6 +90,10 @@ def install_agentv(version: str) -> Path:
     cli = home / "node_modules" / ".bin" / "agentv"
     if cli.exists():
         return cli
+    shared = Path(f"/tmp/av{version.split('.')[0]}") / "node_modules" / ".bin" / "agentv"  # the shared README's
+    if shared.exists() and subprocess.run([str(shared), "--version"], capture_output=True, text=True, check=False,
+                                          env={**os.environ, "AGENTV_NO_UPDATE_CHECK": "1"}).stdout.strip() == version:
+        return shared
     home.mkdir(parents=True, exist_ok=True)
     for item in (shared_root() / version).iterdir():
         shutil.copy2(item, home / item.name)
@@ -99,6 +103,8 @@ def install_agentv(version: str) -> Path:
 
 def install_bun() -> Path | None:
     """bun from npm (AgentV runs the examples' TypeScript judges with it), once; None when npm cannot."""
+    if shutil.which("bun"):
+        return Path(str(shutil.which("bun"))).parent
     home = CACHE / "bun"
     binary = home / "node_modules" / ".bin" / "bun"
     if not binary.exists() and shutil.which("npm"):

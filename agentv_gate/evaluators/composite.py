@@ -10,7 +10,7 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
   is `fail` whatever its score, a nested threshold composite is what its threshold said); the score
   is the passing fraction, the verdict AgentV's `pass` when the fraction reaches `threshold`, else `fail`
   (not the fraction's own label); the reasoning says `k/n evaluators passed (threshold: t)`, the hits and
-  misses are the members' (AgentV's words).
+  misses are the members' (AgentV's words), after that count in a 4.x file (4.42 lists it first).
 * `code_judge`: a script (`path`, or `script`; `cwd` relative to the eval file) reads
   `{"results": {member: {score, hits, misses, reasoning, verdict, ...}}}` on stdin and prints
   `{score, hits, misses, reasoning}`, with the same failure rules as a code judge.
@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..base.generations import Generation
 from ..base.jscompat import is_finite_number, js_sum
 from ..errors import JudgeReplyError
 from ..judging.judge_reply import validate_verdict
@@ -117,7 +118,7 @@ class CompositeEvaluator:
         scores = self._run_members(context, config.evaluators)
         members = [member_result(m, s, w) for (m, w), s in zip(weighted, scores, strict=True)]
         if kind == "threshold":
-            result = self._threshold(members, aggregator)
+            result = self._threshold(members, aggregator, config.generation)
         elif kind == "code_judge":
             result = self._code_aggregator(members, aggregator, config, context)
         elif kind == "llm_judge":
@@ -161,7 +162,8 @@ class CompositeEvaluator:
                                reasoning=reasoning,
                                evaluator_raw_request=raw)
 
-    def _threshold(self, members: list[EvaluatorResult], aggregator: dict[str, Any]) -> EvaluationScore:
+    def _threshold(self, members: list[EvaluatorResult], aggregator: dict[str, Any],
+                   generation: Generation = "2.x") -> EvaluationScore:
         threshold = aggregator.get("threshold", 0.5)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             return _error(f"aggregator threshold must be a number, got {threshold!r}")
@@ -170,7 +172,9 @@ class CompositeEvaluator:
         score = passing / len(members)
         passed = score >= threshold
         summary = f"{passing}/{len(members)} evaluators passed (threshold: {threshold})"
-        hits, misses = self._prefixed(members)  # AgentV's: the members' lines only; the count is the reasoning
+        hits, misses = self._prefixed(members)  # 2.19's: the members' lines only; the count is the reasoning
+        if generation == "4.x":  # 4.42 lists the count first among the assertions, passed when the composite is
+            (hits if passed else misses).insert(0, summary)
         return EvaluationScore(score=score, verdict="pass" if passed else "fail", hits=hits, misses=misses,
                                reasoning=summary,
                                evaluator_raw_request={"aggregator": "threshold", "threshold": threshold})

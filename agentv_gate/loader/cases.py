@@ -214,7 +214,7 @@ class CaseBuilder:
     # ---------------------------------------------------------------- evaluators
 
     def _evaluators(self, raw: dict[str, Any], execution: dict[str, Any], line: int, *, skips_defaults: bool,
-                    four_x: bool) -> list[EvaluatorConfig]:
+                    four_x: bool, generation: Generation) -> list[EvaluatorConfig]:
         """AgentV's precedence. AgentV 2.x (`evalcases`): the case's list, else the suite's. AgentV 3+
         (`tests`): the case's list with the suite's appended. `execution.skip_defaults`: never the suite's."""
         appended = self.defaults.get("generation") == 3  # AgentV 3+ (`tests:`) appends the suite's
@@ -232,7 +232,7 @@ class CaseBuilder:
                 found = True
                 configs.extend(parse_evaluators(value, self.roots, self.file, self.problems, name_required=name_required,
                                                 line=key_line(holder, key, line), criteria_strings=four_x,
-                                                assertions_key=key == "assertions"))
+                                                assertions_key=key == "assertions", file_generation=generation))
         if not found:
             single, single_key = raw.get("evaluator"), "evaluator"
             if single is None and "grader" in raw:
@@ -241,7 +241,7 @@ class CaseBuilder:
                                          severity="warning"))
             if single is not None:
                 configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False,
-                                               line=key_line(raw, single_key, line)))
+                                               line=key_line(raw, single_key, line), file_generation=generation))
                 found = True
         suite_configs = [] if skips_defaults else list(self.defaults.get("evaluators", []))
         configs = configs + suite_configs if appended else configs if found else suite_configs
@@ -388,7 +388,9 @@ class CaseBuilder:
             raise EvalFileError(line_of(reference, key_line(raw, "reference_answer", line)),
                                 "'reference_answer' must be text", "a string")
 
-        evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x)
+        generation = _case_generation(decided, four_x)
+        evaluators = self._evaluators(raw, execution, line, skips_defaults=skips_defaults, four_x=four_x,
+                                      generation=generation)
         conversation = parse_conversation(raw, line, self.file, self.problems, self._turn_evaluators, reference_text)
         if not str(outcome).strip() and not expected_messages and not evaluators and conversation is None:
             raise EvalFileError(line, f"case '{case_id}' has nothing to judge against",
@@ -478,7 +480,7 @@ class CaseBuilder:
             conversation=conversation,
             depends_on=list(depends_on),
             on_dependency_failure=on_dependency_failure,
-            generation=_case_generation(decided, four_x),
+            generation=generation,
             generation_reason=decided.reason if decided is not None else "",
         )
 

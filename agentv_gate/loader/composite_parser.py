@@ -8,6 +8,7 @@ aggregator's files are resolved as a code judge's are, into a copy of the config
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.jscompat import is_finite_number
@@ -87,10 +88,13 @@ def _aggregator(config: CompositeConfig, w: Written) -> CompositeConfig:
         raise EvalFileError(key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line)),
                             f"composite '{config.name}': unknown aggregator type {aggregator.get('type')!r}",
                             "weighted_average, threshold, code_judge or llm_judge")
+    written = aggregator.get("prompt")
     if aggregating == "llm_judge":
         aggregator = aggregator_prompt_file(aggregator, w.roots, raw, line)
         config = config.model_copy(update={"aggregator": aggregator})
     _check_aggregator_settings(config.name, aggregating, aggregator, raw, line)
+    if aggregating == "llm_judge" and isinstance(aggregator.get("prompt"), str):
+        _aggregator_prompt(config.name, aggregator["prompt"], aggregator["prompt"] is not written, w)
     script = aggregator.get("path", aggregator.get("script"))
     if aggregating != "code_judge" or not isinstance(script, (str, list)) or not script:
         return config
@@ -102,8 +106,8 @@ def _aggregator(config: CompositeConfig, w: Written) -> CompositeConfig:
 
 
 def _check_aggregator_settings(name: str, aggregating: str, aggregator: dict[str, Any], raw: Any, line: int) -> None:
-    """A threshold the composite can only refuse once the run is paid for, and an LLM aggregator prompt that
-    never shows the judge what it aggregates (text without the results, or not text, silently the default)."""
+    """A threshold the composite can only refuse once the run is paid for, and an LLM aggregator prompt that is
+    not text (AgentV would silently send its default)."""
     at = key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line))
     if aggregating == "threshold" and "threshold" in aggregator:
         threshold = aggregator["threshold"]
@@ -111,16 +115,29 @@ def _check_aggregator_settings(name: str, aggregating: str, aggregator: dict[str
             raise EvalFileError(key_line(raw.get("aggregator"), "threshold", at),
                                 f"composite '{name}': aggregator threshold {threshold!r} is not a number from 0 to 1",
                                 "the share of members that must pass, such as 0.5")
-    if aggregating == "llm_judge" and aggregator.get("prompt") is not None:
-        prompt = aggregator["prompt"]
-        at = key_line(raw.get("aggregator"), "prompt", at)
-        if not isinstance(prompt, str):
-            raise EvalFileError(at, f"composite '{name}': the aggregator prompt must be text, got {yaml_kind(prompt)}",
-                                f"prompt text holding {AGGREGATOR_RESULTS_VARIABLE}, or no prompt (the default)")
-        if AGGREGATOR_RESULTS_VARIABLE not in prompt:
-            raise EvalFileError(at, f"composite '{name}': the aggregator prompt has no {AGGREGATOR_RESULTS_VARIABLE}, "
-                                    "so the judge never sees the members' results (a file path is not read here)",
-                                f"{AGGREGATOR_RESULTS_VARIABLE} in the prompt text, or no prompt (the default)")
+    if aggregating == "llm_judge" and aggregator.get("prompt") is not None and not isinstance(aggregator["prompt"], str):
+        raise EvalFileError(key_line(raw.get("aggregator"), "prompt", at), f"composite '{name}': the aggregator "
+                            f"prompt must be text, got {yaml_kind(aggregator['prompt'])}",
+                            f"prompt text holding {AGGREGATOR_RESULTS_VARIABLE}, or no prompt (the default)")
+
+
+def _aggregator_prompt(name: str, prompt: str, from_file: bool, w: Written) -> None:
+    """A prompt without `{{EVALUATOR_RESULTS_JSON}}` is sent as written, as AgentV 2.19 and 4.42 send it (they
+    replace the variable and nothing else): the judge sees none of the members' results, which is said. Text that
+    is only a file name naming no file is refused: AgentV would send the name itself, which the author never meant."""
+    if AGGREGATOR_RESULTS_VARIABLE in prompt:
+        return
+    at = key_line(w.raw.get("aggregator"), "prompt", key_line(w.raw, "aggregator", w.line))
+    text = prompt.strip()
+    if not from_file and text and not any(c.isspace() for c in text) and PurePosixPath(text).suffix:
+        raise EvalFileError(at, f"composite '{name}': aggregator prompt file {text!r} not found",
+                            "a file relative to the eval file, or prompt text (holding "
+                            f"{AGGREGATOR_RESULTS_VARIABLE} for the members' results)")
+    w.problems.append(Problem(w.file, at, f"composite '{name}': the aggregator prompt has no "
+                              f"{AGGREGATOR_RESULTS_VARIABLE}, so the judge sees none of the members' results "
+                              "(sent as written, as AgentV sends it)",
+                              f"{AGGREGATOR_RESULTS_VARIABLE} where the results go", severity="warning",
+                              no_effect=True))  # --strict refuses it, as every setting that changes nothing
 
 
 def _unread_member_weight(member: str, aggregating: str | None, named: dict[Any, Any]) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..base.generations import generation_of_type
+from ..base.generations import Generation, generation_of_type
 from ..base.key_checks import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..base.problems import Problem, no_effect
 from ..errors import EvalFileError
@@ -105,7 +105,7 @@ def normalise_kind(raw: Any) -> str:
 
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
-    line: int, criteria_strings: bool = False, assertions_key: bool = False,
+    line: int, criteria_strings: bool = False, assertions_key: bool = False, file_generation: Generation = "2.x",
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
@@ -114,7 +114,8 @@ def parse_evaluators(
     `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
     scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
     loader/forms4.py) in a 4.x file (`criteria_strings`) or when one of them is a sentence; otherwise a
-    string names an evaluator type (`- is-json`)."""
+    string names an evaluator type (`- is-json`). `file_generation`: the AgentV the file is read as, which
+    names the unnamed entries (`auto_name`)."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
@@ -134,7 +135,8 @@ def parse_evaluators(
         line = item_line(raw_list, index, line_of(raw_list))
         try:
             configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
-                                           four_x=criteria_strings, assertions_key=assertions_key))
+                                           four_x=criteria_strings, assertions_key=assertions_key,
+                                           file_generation=file_generation))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
@@ -142,12 +144,12 @@ def parse_evaluators(
 
 def parse_evaluator(
     raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True, index: int = 0,
-    line: int, four_x: bool = False, assertions_key: bool = False,
+    line: int, four_x: bool = False, assertions_key: bool = False, file_generation: Generation = "2.x",
 ) -> EvaluatorConfig:
     """`line`: where the entry is written, for one that is not a mapping (a mapping carries its own). `four_x`: the
     file is read with AgentV 4.x's meaning, so a `type: rubrics` is a 4.x grader (its prompt, and its items
     required unless they say otherwise, as 4.42 reads them)."""
-    w = _written(raw, roots, file, problems, line_of(raw, line), four_x, assertions_key)
+    w = _written(raw, roots, file, problems, line_of(raw, line), four_x, assertions_key, file_generation)
     normalise(w, name_required=name_required, index=index)
     try:  # where it is written goes in with what is written (a key of that name is an unknown key, reported)
         config = _ADAPTER.validate_python({**w.data, "source_file": file, "source_line": w.line})
@@ -159,7 +161,7 @@ def parse_evaluator(
 
 
 def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], line: int, four_x: bool,
-             assertions_key: bool = False) -> Written:
+             assertions_key: bool, file_generation: Generation) -> Written:
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
     if not isinstance(raw, dict):
@@ -171,8 +173,10 @@ def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], 
     # a suite's own type has no name of its own to tell its generation: the file's forms, or the list it is in
     own_type = kind not in BUILT_IN_SPELLINGS and (four_x or assertions_key)
     return Written(raw, dict(raw), kind, line, file, roots, problems,
-                   lambda members: parse_evaluators(members, roots, file, problems, name_required=False, line=line),
-                   "4.x" if (four_x and rubric_form) or own_type else generation_of_type(raw["type"]), rubric_form)
+                   lambda members: parse_evaluators(members, roots, file, problems, name_required=False, line=line,
+                                                    file_generation=file_generation),
+                   "4.x" if (four_x and rubric_form) or own_type else generation_of_type(raw["type"]), file_generation,
+                   rubric_form)
 
 
 def normalise(w: Written, *, name_required: bool, index: int) -> None:
@@ -189,14 +193,26 @@ def normalise(w: Written, *, name_required: bool, index: int) -> None:
     if not w.data.get("name"):
         if name_required:
             raise EvalFileError(w.line, f"{w.kind} evaluator is missing 'name'", "a name for the evaluator")
-        base = "rubrics" if w.rubric_form else w.kind
-        w.data["name"] = auto_name(w.raw["type"], w.raw.get("value")) or (base if index == 0 else f"{base}_{index + 1}")
+        w.data["name"] = _unnamed(w, index)
     _gates(w)
     _one_name(w)
     config_class = w.config_class
     PREPARE.get(config_class, _nothing)(w)
     if config_class in _GENERATIONAL:
         w.data["generation"] = w.generation  # its payload, reply and prompt variables (generations.py)
+
+
+def _unnamed(w: Written, index: int) -> str:
+    """An unnamed entry's name. AgentV 4.42 (`generateAssertionName`) names an assertion by its value and any
+    other grader by its type as written, `_` read as `-` (`llm-grader`, `cost`), a second one alike; 2.19 names
+    only assertions (and skips the others), which the gate numbers by position (`llm_judge_2`)."""
+    named = auto_name(w.raw["type"], w.raw.get("value"))
+    if named:
+        return named
+    if w.file_generation == "4.x":
+        return str(w.raw["type"]).replace("_", "-")
+    base = "rubrics" if w.rubric_form else w.kind
+    return base if index == 0 else f"{base}_{index + 1}"
 
 
 _GENERATIONAL = frozenset(cls for cls in EVALUATOR_CONFIG_CLASSES if "generation" in cls.model_fields)
@@ -365,7 +381,8 @@ def _script_config(w: Written) -> None:
 
 
 def _code_judge(w: Written) -> None:
-    _script_config(w)
+    if w.generation == "2.x":  # a 4.x code-grader's `config:` is merged flat over its other keys (4.42's mergedConfig)
+        _script_config(w)
     if not (w.data.get("script") or w.data.get("command")):
         raise EvalFileError(w.line, f"code_judge '{w.data['name']}' has no 'script'",
                             "script: [python3, judge.py] or script: python3 judge.py")
@@ -395,7 +412,9 @@ def _trajectory_items(w: Written) -> None:
 
 
 def _composite_members(w: Written) -> None:
-    """The member list (under any of `MEMBER_LISTS`) kept for after the composite validates."""
+    """The member list (under any of `MEMBER_LISTS`) kept for after the composite validates; its generation its
+    file's (both AgentVs name it `composite`)."""
+    w.generation = w.file_generation
     w.members = next((w.data[key] for key in CompositeConfig.MEMBER_LISTS if key in w.data), None)
     for key in CompositeConfig.MEMBER_LISTS:
         w.data.pop(key, None)

@@ -33,6 +33,8 @@ class Written:
     parse_members: Callable[[Any], list[EvaluatorConfig]]
     """Parses a composite's member list with the same roots and problems (the parser's own entry point)."""
     generation: Generation = "2.x"
+    file_generation: Generation = "2.x"
+    """The AgentV the entry's file is read as: it names an unnamed entry as that AgentV names it."""
     rubric_form: bool = False
     """Written as `type: rubrics` with `criteria:` (its own keys, and `rubrics` as its default name)."""
     members: Any = field(default=None)

@@ -3,7 +3,8 @@
 Three places hold a rubric list: `type: rubrics` with `criteria:`, an `llm_judge` with `rubrics:`,
 and the deprecated case-level `rubrics:`. An item is a string (`{outcome: <string>, weight: 1,
 required: true}`) or a mapping with `id` (default `rubric-<n>`, 1-based), `outcome`, `weight`
-(default 1), `required` (default false; true in the case-level list), `required_min_score`
+(default 1), `required` (default false; true in the case-level list and a 4.x file, for a checklist item
+only, as AgentV: a score-range item is never required unless it says so), `required_min_score`
 (an integer 0-10) and `score_ranges` (`[{score_range: [low, high], outcome}]`, integers 0-10,
 not overlapping). Every other key is an error: a rubric key nobody reads is a criterion the
 judge never sees.
@@ -116,7 +117,8 @@ def _item(raw: Any, index: int, line: int, where: str, objects_required: bool) -
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
         raise EvalFileError(key_line(raw, "weight", line), f"{label}: weight {weight!r} is not a number >= 0",
                             "a number, default 1")
-    required = raw.get("required", objects_required)
+    # AgentV (2.19 and 4.42) makes an unmarked checklist item required, never a score-range one (10/10 it would need)
+    required = raw.get("required", objects_required and ranges is None)
     if not isinstance(required, bool):
         raise EvalFileError(key_line(raw, "required", line), f"{label}: required {required!r} is not true or false",
                             "true or false")

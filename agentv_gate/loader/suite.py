@@ -488,7 +488,9 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     try:
         defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=name_required,
                                                   line=evaluators_line, criteria_strings=four_x,
-                                                  assertions_key=listed_under == "assertions")
+                                                  assertions_key=listed_under == "assertions",
+                                                  file_generation="4.x" if four_x and not decided.pinned
+                                                  else decided.generation)
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []

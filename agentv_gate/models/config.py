@@ -449,6 +449,8 @@ class CompositeConfig(_EvaluatorBase):
     type: Literal["composite"] = "composite"
     evaluators: list[EvaluatorConfig]
     aggregator: dict[str, Any] | None = None
+    generation: Generation = Field(default="2.x", exclude=True)
+    """The AgentV its file is read as (both name it `composite`): how its threshold aggregator lists its count."""
     # Filled by the loader for a code_judge aggregator, as for a code_judge's own script.
     resolved_aggregator_script: list[str] | None = Field(default=None, exclude=True)
     resolved_aggregator_cwd: Path | None = Field(default=None, exclude=True)

@@ -24,7 +24,8 @@
 With `--record`, AgentV's per-case results (score, verdict), its version and a hash of each file's inputs go to
 `tests/compat/agentv-4.42/expected.json`, which tests/compat/test_agentv_442_replay.py replays against the
 gate without node, beside `known-differences.json` (each remaining difference with its cause). `--reuse DIR`
-compares (and records) what a `--keep` run left in DIR. AgentV's files are read from ../shared and copied
+compares (and records) what a `--keep` run left in DIR; with `--rerun-gate` the gate runs again there (after a
+fix), AgentV's kept results unchanged. AgentV's files are read from ../shared and copied
 only to the temporary folder.
 """
 
@@ -70,6 +71,31 @@ KNOWN_DIFFERENCES = {
         "model's answer lacks the two tokens it asks for)",
 }
 """Eval files whose cases differ for a reason outside the gate's reading of them: listed with it, never recorded."""
+
+EVIDENCE = ("the gate writes a 4.x assertion that has evidence as `text: evidence` in its hits and misses (the judge's "
+            "or grader's reasoning); AgentV 4.42 keeps the text alone and the evidence in assertions[].evidence: the "
+            "same assertions and verdicts, written differently")
+TEXT_CAUSES: dict[str, str] = {
+    **dict.fromkeys(("features/autoresearch/EVAL.yaml", "features/default-graders/evals/dataset.eval.yaml",
+                     "features/experiments/evals/coding-ability.eval.yaml", "features/rubric/evals/dataset.eval.yaml",
+                     "features/rubric/evals/operators.eval.yaml", "features/nlp-metrics/evals/dataset.eval.yaml",
+                     "red-team/archetypes/coding-agent/suites/screenshot-pii-upload.eval.yaml",
+                     "showcase/export-screening/evals/dataset.eval.yaml",
+                     "showcase/tool-evaluation-plugins/tool-eval-demo.eval.yaml"), EVIDENCE),
+    "features/composite/evals/dataset.eval.yaml":
+        f"code-grader-safety-gate: {EVIDENCE}; llm-grader-conflict-resolution: AgentV 4.42 sends its aggregator's "
+        "prompt path itself (`../prompts/conflict-resolution.md`) as the prompt, the gate the file's text (a "
+        "documented deliberate difference), so the loopback judge answers otherwise ('fake pass' / 'fake hit')",
+    "features/threshold-grader/evals/dataset.eval.yaml":
+        f"{EVIDENCE}; and its composite's `type: rubrics` members are reported as `llm-judge` where AgentV 4.42 "
+        "writes `llm-grader` (a member is parsed without its file's 4.x reading of `type: rubrics`; the score and "
+        "verdict are AgentV's)",
+    "features/sdk-custom-assertion/evals/dataset.eval.yaml":
+        "a custom assertion's reported type: AgentV 4.42 writes the assertion's own type name (`word-count`), the "
+        "gate `custom-assertion`",
+}
+"""Eval files whose cases have AgentV's score and verdict and differ in evaluator types or assertion texts: why,
+for known-differences.json (checked by a person, not guessed)."""
 
 
 def shared_root() -> Path:
@@ -231,16 +257,28 @@ def _rounded(value: Any) -> float | None:
     return round(float(value), 6) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?ms\b")
+_TREE = re.compile(r"/\S*?/ex/")
+
+
+def _text(value: Any) -> str:
+    """An assertion text as the two runs can compare it: a timing (`Duration 78ms`) and the temporary tree's
+    path (`/tmp/agentv442-x/ex/`) differ from run to run and say nothing about the reading."""
+    return _TREE.sub("<tree>/", _DURATION.sub("<n>ms", str(value)))
+
+
 def _graders(entries: Any) -> list[dict[str, Any]]:
-    """Each `scores[]` entry (composite members after their composite) as name, type, hits and misses."""
+    """Each `scores[]` entry (composite members after their composite) as name, type (`_` as `-`), hits and
+    misses (sorted: the order AgentV lists them in is not compared)."""
     found: list[dict[str, Any]] = []
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict):
             continue
         assertions = [a for a in entry.get("assertions") or [] if isinstance(a, dict)]
-        hits = [str(a.get("text")) for a in assertions if a.get("passed")] + list(entry.get("hits") or [])
-        misses = [str(a.get("text")) for a in assertions if not a.get("passed")] + list(entry.get("misses") or [])
-        found.append({"name": entry.get("name"), "type": entry.get("type"), "hits": hits, "misses": misses})
+        hits = [a.get("text") for a in assertions if a.get("passed")] + list(entry.get("hits") or [])
+        misses = [a.get("text") for a in assertions if not a.get("passed")] + list(entry.get("misses") or [])
+        found.append({"name": entry.get("name"), "type": _type(entry.get("type")),
+                      "hits": sorted(_text(t) for t in hits), "misses": sorted(_text(t) for t in misses)})
         found += _graders(entry.get("scores"))
     return found
 
@@ -284,17 +322,35 @@ def differences(a: dict[str, Any], g: dict[str, Any]) -> list[str]:
     """What differs in one case between AgentV's row `a` and the gate's `g`: score, verdict, error state,
     evaluator names and types, assertion texts (empty when the case is identical)."""
     found = [f"{key} {a[key]} vs {g[key]}" for key in ("score", "verdict", "error") if a[key] != g[key]]
-    if a["graders"] and g["graders"]:  # AgentV writes no scores[] for some rows (a single default grader)
-        names = ([x["name"] for x in a["graders"]], [x["name"] for x in g["graders"]])
-        if names[0] != names[1]:
-            found.append(f"evaluator names {names[0]} vs {names[1]}")
-        for x, y in zip(a["graders"], g["graders"], strict=False):
-            if _type(x["type"]) != _type(y["type"]):
-                found.append(f"{x['name']}: type {x['type']} vs {y['type']}")
-            for key in ("hits", "misses"):
-                if sorted(x[key]) != sorted(y[key]):
-                    found.append(f"{x['name']}: {key} {x[key][:6]} vs {y[key][:6]}")
+    return found + grader_differences(a["graders"], g["graders"])
+
+
+def grader_differences(a: list[dict[str, Any]], g: list[dict[str, Any]]) -> list[str]:
+    """Evaluator names, types and assertion texts (`_graders`) that differ; none when either side wrote no
+    `scores[]` (AgentV writes none for some rows: a single default grader)."""
+    if not a or not g:
+        return []
+    found: list[str] = []
+    names = ([x["name"] for x in a], [x["name"] for x in g])
+    if names[0] != names[1]:
+        found.append(f"evaluator names {names[0]} vs {names[1]}")
+    for x, y in zip(a, g, strict=False):
+        if x["type"] != y["type"]:
+            found.append(f"{x['name']}: type {x['type']} vs {y['type']}")
+        for key in ("hits", "misses"):
+            if x[key] != y[key]:
+                found.append(f"{x['name']}: {key} {x[key][:6]} vs {y[key][:6]}")
     return found
+
+
+def names_only(found: list[str]) -> bool:
+    """A case whose only difference is its evaluators' names."""
+    return bool(found) and all(item.startswith("evaluator names ") for item in found)
+
+
+def texts_differ(found: list[str]) -> bool:
+    """A case whose evaluators' types or assertion texts differ."""
+    return any(": type " in item or ": hits " in item or ": misses " in item for item in found)
 
 
 def _type(value: Any) -> str:
@@ -332,15 +388,18 @@ def main() -> int:
                              "codex ...) that are not the loopback model, to see the differences behind a refusal")
     parser.add_argument("--reuse", type=Path, default=None,
                         help="compare (and record) the logs a --keep run left in this folder, running nothing")
+    parser.add_argument("--rerun-gate", action="store_true",
+                        help="with --reuse: run the gate again (validate and run, as before) on the kept tree, keeping "
+                             "AgentV's results: the current gate against a kept AgentV run")
     args = parser.parse_args()
     cli = args.agentv or install_agentv()
     version = _version(cli)
-    bun = None if args.reuse else find_bun(cli)
+    bun = None if args.reuse and not args.rerun_gate else find_bun(cli)
     work = args.reuse or Path(tempfile.mkdtemp(prefix="agentv442-"))
     tree = work / "ex" if args.reuse else prepare_tree(work)
     recorded: dict[str, Any] = {"agentv": version, "suites": {}}
     counts = {"files": 0, "cases": 0, "same_score": 0, "same_verdict": 0, "agentv_fail_gate_pass": 0,
-              "gate_fail_agentv_pass": 0, "identical": 0}
+              "gate_fail_agentv_pass": 0, "identical": 0, "names_only": 0, "texts_differ": 0}
     refused_but_run: list[str] = []
     known: dict[str, Any] = {"refused": {}, "cases": {}}
     lines: list[str] = []
@@ -351,7 +410,14 @@ def main() -> int:
             if args.only and not fnmatch.fnmatch(rel, args.only):
                 continue
             out = work / "out" / rel.replace("/", "__")
-            if args.reuse:
+            if args.reuse and args.rerun_gate:
+                if not (out / "validate.log").is_file():
+                    continue
+                shutil.rmtree(out / "gate", ignore_errors=True)
+                (out / "gate.log").unlink(missing_ok=True)
+                check = run([str(GATE), "validate", str(suite), "--targets", str(out / "targets.yaml")], tree, env,
+                            out / "validate.log")
+            elif args.reuse:
                 if not (out / "validate.log").is_file():
                     continue
                 check = 0 if (out / "gate.log").is_file() else 1
@@ -377,9 +443,9 @@ def main() -> int:
                 else:
                     lines.append(f"REFUSED  {rel} (AgentV ran no case either): {reason}")
                 continue
-            if not args.reuse:
-                run([str(GATE), "run", str(suite), "--targets", str(targets), "--output-dir", str(out / "gate"),
-                     "--no-cache", "-q"], tree, env, out / "gate.log")
+            if not args.reuse or args.rerun_gate:
+                run([str(GATE), "run", str(suite), "--targets", str(out / "targets.yaml"), "--output-dir",
+                     str(out / "gate"), "--no-cache", "-q"], tree, env, out / "gate.log")
             gate = gate_rows(out / "gate" / "results.jsonl")
             if not av:
                 lines.append(f"SKIPPED  {rel}: AgentV ran no case here ({_last_line(out / 'agentv.log')})")
@@ -397,15 +463,24 @@ def main() -> int:
                 counts["gate_fail_agentv_pass"] += a["passed"] and not g["passed"]
                 found = differences(a, g)
                 counts["identical"] += not found
+                counts["names_only"] += names_only(found)
+                counts["texts_differ"] += texts_differ(found)
                 if found:
                     tag = "KNOWN   " if rel in KNOWN_DIFFERENCES else "WRONG-PASS" if g["passed"] and not a["passed"] \
                         else "DIFFERS "
                     lines.append(f"{tag} {rel} {case}: " + "; ".join(found)
                                  + (f" [{KNOWN_DIFFERENCES[rel]}]" if rel in KNOWN_DIFFERENCES else ""))
-                cases[case] = {"score": a["score"], "passed": a["passed"], "verdict": a["verdict"]}
-                if a["score"] != g["score"] or a["verdict"] != g["verdict"]:
-                    entry = known["cases"].setdefault(rel, {"cause": cause_of(suite, rel, a, g), "cases": {}})
-                    entry["cases"][case] = {"score": g["score"], "verdict": g["verdict"]}
+                cases[case] = {"score": a["score"], "passed": a["passed"], "verdict": a["verdict"],
+                               "graders": a["graders"]}
+                differs = {key: g[key] for key in ("score", "verdict") if a[key] != g[key]}
+                if compares_graders(a, g) and grader_differences(a["graders"], g["graders"]):
+                    differs["graders"] = g["graders"]
+                if differs:
+                    cause = cause_of(suite, rel, a, g)
+                    entry = known["cases"].setdefault(rel, {"cause": cause, "cases": {}})
+                    if cause not in entry["cause"]:  # a file whose cases differ for two reasons says both
+                        entry["cause"] += f"; {cause}"
+                    entry["cases"][case] = {"score": g["score"], "verdict": g["verdict"], **differs}
             if cases:
                 counts["files"] += 1
                 recorded["suites"][rel] = {"inputs_sha256": inputs_hash(suite), "cases": cases}
@@ -413,7 +488,9 @@ def main() -> int:
     print("\n".join(lines))
     print(f"\nAgentV {version} vs agentv-gate, each with its own defaults: {counts['files']} eval file(s) run "
           f"by both; {counts['cases']} case(s): {counts['same_score']} same score, {counts['same_verdict']} same "
-          f"verdict, {counts['identical']} identical in every field; AgentV fails and the gate passes: "
+          f"verdict, {counts['identical']} identical in every field, {counts['names_only']} differing only in "
+          f"evaluator names, {counts['texts_differ']} in evaluator types or assertion texts; AgentV fails and the "
+          f"gate passes: "
           f"{counts['agentv_fail_gate_pass']}; the gate fails and AgentV passes: {counts['gate_fail_agentv_pass']}; "
           f"files AgentV runs offline that the gate refuses: {len(refused_but_run)}")
     for line in refused_but_run:
@@ -431,16 +508,22 @@ def main() -> int:
     return 1 if failed else 0
 
 
+def compares_graders(a: dict[str, Any], g: dict[str, Any]) -> bool:
+    """Names and texts are recorded and replayed unless a side is an error (an execution error's text is a
+    documented difference) or the file's difference has a cause outside the gate's reading of it."""
+    return not (a["error"] or g["error"])
+
+
 def cause_of(suite: Path, rel: str, a: dict[str, Any], g: dict[str, Any]) -> str:
     """Why a recorded case differs, for known-differences.json: a first reading for a person to check."""
     if rel in KNOWN_DIFFERENCES:
         return KNOWN_DIFFERENCES[rel]
     if g["error"] and not a["error"]:
         return "a judge that cannot run here is an error in the gate, a failure in AgentV (the documented difference)"
-    text = suite.read_text(errors="replace")
-    if a["score"] == g["score"] and g["passed"] and "assertions:" in text:
-        return ("issue 43.1 (helper gen): the file's only 4.x sign is `assertions:`, read as 2.19 (pass mark 0.5, "
-                "not 0.8)")
+    if rel in TEXT_CAUSES and a["score"] == g["score"] and a["verdict"] == g["verdict"]:
+        return TEXT_CAUSES[rel]
+    if a["score"] == g["score"] and a["verdict"] == g["verdict"]:
+        return "evaluator names, types or assertion texts: not yet explained"
     return "not yet explained"
 
 

@@ -212,6 +212,24 @@ def test_score_ranges_score_each_item_out_of_ten_and_keep_raw_scores(tmp_path: P
     assert "[tone] Neutral tone - Score: 9/10 (Any): neutral" in row["hits"]
 
 
+@pytest.mark.parametrize("key", ["assertions", "assert"])  # a 4.x file, and a sign-less one (read as 4.x)
+def test_a_score_range_item_without_required_has_no_minimum_as_in_agentv(tmp_path: Path, fake_llm: FakeLLMServer,
+                                                                         key: str) -> None:
+    """AgentV (2.19 and 4.42, parseRubricItems) defaults `required: true` for a checklist item only; a score-range
+    item without `required` or `min_score` has no minimum: a hit from 7/10. The gate read 4.x object items as
+    required, which for a scored item means 10/10, so 8/10 failed the case AgentV passes (0.8, its pass mark)."""
+    fake_llm.enqueue(CHAT, checks_reply({"id": "brevity", "score": 8, "reasoning": "short"}))
+    suite = (f"tests:\n  - id: c\n    input: q\n    {key}:\n      - name: depth\n        type: rubrics\n"
+             "        criteria:\n          - id: brevity\n            score_ranges:\n"
+             "              - {score_range: [0, 6], outcome: Long}\n              - {score_range: [7, 10], outcome: Short}\n")
+    project = make_project(tmp_path, suite, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = rows_by_id(project / RESULTS)["c"]
+    assert (row["score"], row["verdict"]) == (0.8, "pass")
+    assert row["hits"] == ["[brevity] brevity - Score: 8/10 (Short): short"]
+
+
 def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_an_error(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:

@@ -1,14 +1,16 @@
 """AgentV 4.42.4's recorded results on its own examples, replayed against agentv-gate without node (issues 33, 43).
 
-`compat/agentv_4_42/run_differential.py --record` ran each example eval file with the real AgentV 4.42.4, both
-tools with their own defaults, and kept, per case, AgentV's score and verdict (pass / fail / error) in
-tests/compat/agentv-4.42/expected.json, with AgentV's version and a hash of each example's files. This test
-runs the gate on the same files, prepared the same way (AgentV's root `.agentv/`, the loopback model, the
-`@agentv/sdk` stand-in, the `uv` shim) and with no flag AgentV was not given, and asks for AgentV's score and
-verdict on every case, or, for a case listed in known-differences.json with its cause, exactly the value
-listed there: a known difference that changes fails here too. An example whose files changed since the
-recording is skipped, saying so, and so is the whole test when ../shared/agentv is not beside the
-repository. TypeScript graders need `bun`: without it their suites are skipped by name.
+`compat/agentv_4_42/run_differential.py --record` ran each example eval file with the real AgentV 4.42.4,
+both tools with their own defaults, and kept, per case, AgentV's score, verdict (pass / fail / error) and
+evaluators (name, type, hits, misses) in tests/compat/agentv-4.42/expected.json, with AgentV's version and a
+hash of each example's files. This test runs the gate on the same files, prepared the same way (AgentV's root
+`.agentv/`, the loopback model, the `@agentv/sdk` stand-in, the `uv` shim) and with no flag AgentV was not
+given, and asks for AgentV's score and verdict on every case, and its evaluators' names, types and assertion
+texts (`harness.grader_differences`; an error's text aside, a documented difference), or, for a case listed in
+known-differences.json with its cause, exactly the values listed there: a known difference that changes fails
+here too. An example whose files changed since the recording is skipped, saying so, and so is the whole test
+when ../shared/agentv is not beside the repository. TypeScript graders need `bun`: without it their suites are
+skipped by name.
 """
 
 from __future__ import annotations
@@ -115,6 +117,12 @@ def test_every_recorded_case_has_agentv_4_42s_score_and_verdict_or_a_known_diffe
                 differences.append(f"{rel} {case}: {'known difference changed, ' if known else ''}expected "
                                    f"{expect['score']} {expect['verdict']} (AgentV {want['score']} "
                                    f"{want['verdict']}), agentv-gate {have.get('score')} {have.get('verdict')}")
+            elif "error" not in (want["verdict"], have.get("verdict")):  # an error's text is a documented difference
+                graders = (known or {}).get("graders", want.get("graders") or [])
+                found = harness.grader_differences(graders, have.get("graders") or [])
+                if found:
+                    changed = "known difference changed, " if known and "graders" in known else ""
+                    differences.append(f"{rel} {case}: {changed}" + "; ".join(found))
     assert not differences, "\n".join(differences)
 
 

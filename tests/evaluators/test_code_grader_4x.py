@@ -119,6 +119,34 @@ tests:
     assert [entry["type"] for entry in rows_by_id(repo / RESULTS)["capital"]["scores"]] == ["code-judge", "code-grader"]
 
 
+def test_a_4x_grader_s_written_config_is_merged_flat_as_4_42_merges_it(tmp_path: Path) -> None:
+    """AgentV 4.42 (grader-parser.ts) merges a code-grader's `config:` over its other keys: `config.limit`, the
+    written `config` winning (checked with `agentv eval`: `{"limit": 3, "mode": "slow"}`). The gate nested it as
+    2.19 does (`config.config.limit`), so AgentV's own trace-evaluation graders never saw their `maxLlmCalls` and
+    checked their defaults instead (a limit of 5 read as 10: a pass where AgentV fails). A 2.x code judge keeps
+    2.19's nesting."""
+    repo = _project(tmp_path, f"""\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - name: new
+        type: code-grader
+        command: [{PY}, recorder.py, new.json]
+        mode: fast
+        config: {{limit: 3, mode: slow}}
+      - name: old
+        type: code_judge
+        script: [{PY}, recorder.py, old.json]
+        mode: fast
+        config: {{limit: 3}}
+""", {"recorder.py": RECORDER})
+    proc = run_cli("run", "evals", "--no-cache", cwd=repo)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert json.loads((repo / "evals" / "new.json").read_text())["config"] == {"limit": 3, "mode": "slow"}
+    assert json.loads((repo / "evals" / "old.json").read_text())["config"] == {"mode": "fast", "config": {"limit": 3}}
+
+
 @pytest.mark.skipif(not SPEC_SAMPLE.is_file(), reason="../shared/spec (AgentV 4.42's payload sample) is not here")
 def test_the_4x_payload_has_the_keys_of_agentv_4_42s_sample_and_no_other(tmp_path: Path) -> None:
     sample = json.loads(SPEC_SAMPLE.read_text())

@@ -482,7 +482,8 @@ def test_threshold_aggregator_defaults_to_half_and_passes_at_it(tmp_path: Path) 
     score = evaluate(case)
     assert score.error is None, score.error
     assert score.score == 0.5
-    assert score.hits == ['[has_paris] Output contains "Paris"']  # AgentV's: the members' lines, the count is the reasoning
+    # an `assertions:` file is 4.x: 4.42 lists the count first (a hit, the composite passing), then the members' lines
+    assert score.hits == ["1/2 evaluators passed (threshold: 0.5)", '[has_paris] Output contains "Paris"']
     assert score.misses == ['[has_berlin] Output does not contain "Berlin"']
     assert score.reasoning == "1/2 evaluators passed (threshold: 0.5)"
     assert score.evaluator_raw_request == {"aggregator": "threshold", "threshold": 0.5}
@@ -835,7 +836,8 @@ def test_threshold_aggregator_counts_a_rubric_member_failing_its_required_item_a
     [row] = read_rows(repo / ".agentv-gate/results.jsonl")
     [combo] = row["scores"]
     assert (combo["score"], combo["verdict"]) == (0.5, "fail")
-    assert combo["misses"][0] == "[rub] [cites] Cites a source: no source given"
+    # a 4.x file (no pin, no 2.x sign): 4.42 lists the count first, a miss as the composite fails
+    assert combo["misses"][:2] == ["1/2 evaluators passed (threshold: 1.0)", "[rub] [cites] Cites a source: no source given"]
     assert row["verdict"] == "fail"
 
 

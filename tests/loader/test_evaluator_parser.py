@@ -206,14 +206,13 @@ def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str,
     ("- {name: r, type: regex, value: x, rubrics: 5}", 6, "unknown key 'rubrics' in regex evaluator 'r'"),
     ("- {name: c, type: composite, assert: [{type: is_json}],\n   aggregator: {type: majority_vote}}", 7,
      "composite 'c': unknown aggregator type 'majority_vote'"),
-    # aggregator settings found only while judging (a text threshold), or never seen (a prompt without the results)
+    # aggregator settings found only while judging (a text threshold), or never meant (a prompt naming no file)
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: threshold, threshold: half}}", 6,
      "composite 'c': aggregator threshold 'half' is not a number from 0 to 1"),
     ("- name: c\n  type: composite\n  assert: [{type: is_json}]\n  aggregator:\n    type: threshold\n    threshold: 1.5",
      11, "aggregator threshold 1.5 is not a number from 0 to 1"),
     ("- name: c\n  type: composite\n  assert: [{type: is_json}]\n  aggregator:\n    type: llm_judge\n"
-     "    prompt: ./aggregate.md", 11, "composite 'c': the aggregator prompt has no {{EVALUATOR_RESULTS_JSON}}, so the "
-     "judge never sees the members' results"),
+     "    prompt: ./aggregate.md", 11, "composite 'c': aggregator prompt file './aggregate.md' not found"),
     ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: llm_judge, prompt: {file: x}}}", 6,
      "composite 'c': the aggregator prompt must be text, got a mapping"),
     # an aggregator weight for no member (a typo, or the name before an auto-name) was never read
