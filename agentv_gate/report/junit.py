@@ -41,6 +41,7 @@ from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path, suite_path
 from .rows import ADVISORY, NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
+from .selection import selection_lines
 from .text import clean, one_line, truncate
 
 SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
@@ -169,6 +170,14 @@ def _group_by_suite(results: Iterable[ReportedCase]) -> list[tuple[str, list[Rep
 def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) -> TestCase:
     tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
                   file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
+    carried_from = getattr(r, "carried_from", None)
+    if carried_from is None and getattr(r, "carried", None):
+        carried_from = (getattr(r, "commit", None) or "")[:7]
+    if carried_from is not None:  # a dashboard must tell a verdict of this run from one taken over unrun
+        tc.stdout = f"carried from the base{f' ({carried_from})' if carried_from else ''}: not run in this run"
+    replayed = getattr(r, "replayed", None)
+    if replayed:
+        tc.stdout = "\n".join(filter(None, [tc.stdout, f"replayed: the agent's answer recorded at {replayed}"]))
     shown = outcome(r)
     if shown in (QUARANTINED, NOT_RUN, ADVISORY):  # reported, not failing the gate: a dashboard must not show it red
         why = (f"quarantined: {r.quarantined}" if shown == QUARANTINED else str(r.advisory) if shown == ADVISORY
@@ -215,6 +224,10 @@ def _write_suite(out: _CleanWriter, suite_name: str, cases: list[ReportedCase], 
     for name, r in zip(names, cases, strict=True):
         properties[f"{name}.score"] = f"{r.score:.3f}"
         properties[f"{name}.threshold"] = f"{r.threshold:.3f}"
+    for line in selection_lines(cases):  # "2 of 10 cases run; 8 carried from main@abc1234", a replay's source
+        properties.setdefault("agentv-gate.selection", line)
+        if line.startswith("replayed:"):
+            properties["agentv-gate.replayed"] = line
     out.write("\n  " + _open_tag(head) + "\n    <properties>")
     for key, value in properties.items():
         out.write("\n      " + ET.tostring(ET.Element("property", {"name": key, "value": value}), encoding="unicode"))

@@ -83,6 +83,24 @@ def test_editing_one_case_runs_exactly_that_case_and_carries_the_others(tmp_path
     assert "1 of 3 case(s) affected (1 changed, 0 new)" in proc.stderr
 
 
+def test_the_junit_file_tells_a_carried_case_from_one_this_run_judged(tmp_path: Path) -> None:
+    """A dashboard reading junit.xml alone must not show a carried-over pass as this pull request's."""
+    import xml.etree.ElementTree as ET
+
+    repo, base, sha = base_project(tmp_path)
+    edit(repo / "evals" / "cases.yaml", "input: question b", "input: question b, reworded")
+    proc = affected(repo, base)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tree = ET.parse(repo / ".agentv-gate" / "junit.xml")
+    outs = {tc.get("name"): (tc.findtext("system-out") or "") for tc in tree.iter("testcase")}
+    carried = {name for name, out in outs.items() if out.startswith("carried from the base")}
+    assert len(outs) == 3 and len(carried) == 2, outs
+    assert not any(name.startswith("b") for name in carried), outs
+    assert all(sha[:7] in outs[name] for name in carried)
+    said = {p.get("name"): p.get("value") for p in tree.iter("property")}
+    assert said["agentv-gate.selection"] == f"1 of 3 cases run; 2 carried from {sha[:7]}"
+
+
 def test_a_new_case_runs_and_a_removed_one_is_not_carried(tmp_path: Path) -> None:
     repo, base, _sha = base_project(tmp_path)
     write(repo / "evals" / "cases.yaml", suite(case("a"), case("b", judged=True), case("d")))
