@@ -19,6 +19,7 @@ import atexit
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -261,9 +262,10 @@ def judge_environment() -> dict[str, str]:
 
 def run_judge(argv: list[str], stdin_text: str, timeout_seconds: float, cwd: Path | None = None,
               max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, call_env: dict[str, str] | None = None) -> ScriptResult:
-    """`run_script` for a judge: with `judge_environment()`, a fresh process as `python3 judge.py` by hand."""
+    """`run_script` for a judge: with `judge_environment()`, a fresh process as `python3 judge.py` by hand,
+    its payload on a socket as AgentV (run by node, as `npm install -g agentv` installs it) hands it."""
     return run_script(argv, stdin_text, timeout_seconds, cwd=cwd, env=judge_environment(),
-                      max_output_bytes=max_output_bytes, call_env=call_env)
+                      max_output_bytes=max_output_bytes, call_env=call_env, stdin_socket=True)
 
 
 def run_script(
@@ -275,6 +277,7 @@ def run_script(
     max_output_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     call_env: dict[str, str] | None = None,
     teardown: bool = False,
+    stdin_socket: bool = False,
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
@@ -287,7 +290,10 @@ def run_script(
     judges that differ only in them share one resolution. `max_output_bytes` caps each of stdout and stderr;
     the excess is read and discarded so the script never blocks on a full pipe, and `*_truncated`
     says it happened. `teardown` (a workspace's `after_*` hook) starts even after the run was
-    interrupted: cleaning up is what an interrupted run still owes.
+    interrupted: cleaning up is what an interrupted run still owes. `stdin_socket`: stdin is one end of a
+    Unix socket pair, not a pipe, as node's `child_process.spawn` (libuv) gives AgentV's graders theirs: a
+    script reading its stdin stream reads the same bytes, one opening `/dev/stdin` by name fails as it
+    fails under AgentV (ENXIO), so such a grader cannot pass here and fail there.
     """
     argv = [str(a) for a in argv]
     started = time.monotonic()
@@ -313,11 +319,12 @@ def run_script(
     if resolved is not None:
         command, full_env = resolved.command(argv), resolved.environment(full_env)
     full_env.update(call_env or {})
+    ours, theirs = socket.socketpair() if stdin_socket and hasattr(socket, "AF_UNIX") else (None, None)
     with _starting:  # started and registered as live before an orphan sweep can see it
         try:
             proc = subprocess.Popen(
                 command,
-                stdin=subprocess.PIPE,
+                stdin=theirs.fileno() if theirs is not None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=str(cwd) if cwd is not None else None,
@@ -326,7 +333,16 @@ def run_script(
                 **_OWN_GROUP,
             )
         except OSError as exc:
+            for end in (ours, theirs):
+                if end is not None:
+                    end.close()
             return failed_start(_spawn_error(argv, exc, cwd))
+        finally:
+            if theirs is not None:  # the script's end is the script's alone
+                theirs.close()
+        if ours is not None:  # written and closed like a pipe's end: its close is the script's EOF
+            proc.stdin = open(os.dup(ours.fileno()), "wb", buffering=0)
+            ours.close()
         with _live_lock:
             _live_groups.add(proc.pid)
             _script_groups.add(proc.pid)

@@ -193,3 +193,37 @@ def test_a_wrapper_that_is_not_a_known_shim_runs_every_time(judge_folder: Path, 
     for _ in range(3):
         same_but_seed(through_gate(judge_folder, "{}", path, monkeypatch), hand)
     assert len(log.read_text().splitlines()) == 3
+
+
+STDIN_BY_NAME = """
+import json, os, stat, sys
+mode = os.fstat(0).st_mode
+try:
+    with open("/dev/stdin", encoding="utf-8") as named:
+        by_name = named.read()
+except OSError as exc:
+    by_name = f"error {exc.errno}"
+print(json.dumps({"socket": stat.S_ISSOCK(mode), "by_name": by_name}))
+"""
+
+STDIN_STREAM = """
+import json, sys
+print(json.dumps({"read": sys.stdin.read()}))
+"""
+
+
+def test_a_judge_gets_its_payload_on_a_socket_as_agentv_run_by_node_hands_it(tmp_path: Path) -> None:
+    """AgentV installed with npm runs graders through node's child_process, whose stdin is a Unix socket:
+    a grader opening `/dev/stdin` by name fails there (ENXIO, AgentV's own contract example), so it
+    must not pass here; one reading its stdin stream reads every byte, however large."""
+    import errno
+
+    (tmp_path / "by_name.py").write_text(STDIN_BY_NAME, encoding="utf-8")
+    (tmp_path / "stream.py").write_text(STDIN_STREAM, encoding="utf-8")
+    named = run_judge(["python3", "by_name.py"], '{"answer": "Paris"}', 30, cwd=tmp_path)
+    assert named.exit_code == 0, named.stderr
+    assert json.loads(named.stdout) == {"socket": True, "by_name": f"error {errno.ENXIO}"}
+    payload = json.dumps({"answer": "é" * 300_000})
+    streamed = run_judge(["python3", "stream.py"], payload, 30, cwd=tmp_path)
+    assert streamed.exit_code == 0, streamed.stderr
+    assert json.loads(streamed.stdout) == {"read": payload}
