@@ -140,7 +140,7 @@ tests:
         script: [{PY}, recorder.py, old.json]
         mode: fast
         config: {{limit: 3}}
-""", {"recorder.py": RECORDER})
+""", {"recorder.py": RECORDER}, gate=MIGRATING)
     proc = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert json.loads((repo / "evals" / "new.json").read_text())["config"] == {"limit": 3, "mode": "slow"}
