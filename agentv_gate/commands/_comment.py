@@ -24,18 +24,20 @@ from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..models import CaseResult
 from ..redaction import register_secrets
-from ..report.baseline.compare import Comparison
-from ..report.baseline.paired import NoTest, SuiteTest
-from ..report.comment import Base, Links, Verdict, marker, render_comment
 from ..report.github import append_step_summary, escape_data
 from ..report.rows import ReportedCase
 from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals
+
+if TYPE_CHECKING:  # the comment's renderer is imported where a comment is posted: most runs post none
+    from ..report.baseline.compare import Comparison
+    from ..report.baseline.paired import NoTest, SuiteTest
+    from ..report.comment import Base, Links
 
 TOKEN_VARIABLE = "AGENTV_GATE_GITHUB_TOKEN"
 
@@ -113,6 +115,8 @@ def _links(env: Mapping[str, str], head_sha: str | None) -> Links:
             return None
         return f"{server}/{repo}/blob/{sha}/{quote(path)}" + (f"#L{line}" if line > 0 else "")
 
+    from ..report.comment import Links
+
     return Links(run=run, summary=run, report=f"{run}#artifacts" if run else None, file=file)
 
 
@@ -121,6 +125,8 @@ def base_of(rows: Sequence[CaseResult], name: str | None) -> Base:
     commits = Counter(r.commit for r in rows if r.commit)
     stamps = sorted(r.timestamp for r in rows if r.timestamp)
     date = stamps[-1][:16].replace("T", " ") + " UTC" if stamps else None
+    from ..report.comment import Base
+
     return Base(name, commits.most_common(1)[0][0] if commits else None, date)
 
 
@@ -149,6 +155,7 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
     if isinstance(pr, str):
         print(inert_log_text(f"agentv-gate: no pull-request comment: {pr}"), file=sys.stderr)
         return False
+    from ..report.comment import Verdict, marker, render_comment
     from ..transport.github import PERMISSION, CommentFault, GitHubApi  # here: `requests` only when commenting
 
     missing = [name for name in ("GITHUB_REPOSITORY",) if not env.get(name)]

@@ -35,7 +35,9 @@ S = TypeVar("S", bound="Settings")
 class Settings(BaseModel):
     """A mapping of targets.yaml as fields, each read from its spellings; subclasses declare the fields."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    # defer_build: settings are read with `model_construct` (see `read`), never validated, so the schema of
+    # each of the dozen provider models is built only if something validates one (tens of ms at start-up).
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True, defer_build=True)
 
     _read_from: dict[str, str] = PrivateAttr(default_factory=dict)
 
