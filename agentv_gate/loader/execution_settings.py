@@ -325,7 +325,9 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
     cwd: Path | None = None
     if raw.get("cwd") is not None:
         cwd = _folder(raw["cwd"], key_line(raw, "cwd", line), roots, name, cwd_base)
-    argv = resolve_script(raw["command"], key_line(raw, "command", line), roots, cwd, problems, file)
+    command_at = key_line(raw, "command", line)
+    argv = resolve_script(hook_command(raw["command"], command_at, file, problems), command_at, roots, cwd,
+                          problems, file, verbatim=_not_a_path)
     default = SETUP_HOOK_TIMEOUT_MS if name.startswith("before") else TEARDOWN_HOOK_TIMEOUT_MS
     timeout = raw.get("timeout_ms", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
@@ -335,6 +337,30 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
         raise EvalFileError(key_line(raw, "timeout_ms", line), f"hook '{name}': timeout_ms {timeout} is longer "
                             "than any run waits", f"at most {MAX_DURATION_MS}")
     return HookConfig(name=name, argv=argv, timeout_ms=timeout, cwd=cwd, source_file=file, source_line=line)
+
+
+SHELL_SIGNS = ("'", '"', "&&", "||", "|", ";", "$(", "`", ">", "<")
+"""What in a string command means its author expected a shell, which AgentV 4.42 does not start."""
+
+
+def hook_command(command: Any, line: int, file: Path, problems: list[Problem]) -> Any:
+    """A string `command` split as AgentV 4.42 splits it (`parseCommandArray`): on whitespace, quotes kept,
+    no shell; `git init && echo hi` runs git with `&&`, `echo` and `hi` as its arguments. When the string
+    reads as shell, that is said (it changes no verdict: the hook runs as AgentV runs it)."""
+    if not isinstance(command, str):
+        return command
+    words = command.split()
+    if any(sign in command for sign in SHELL_SIGNS):
+        problems.append(Problem(file, line, f"hook command {command!r} is split on whitespace and run without a "
+                                "shell, as AgentV runs it: its quotes and shell operators reach the program as "
+                                "they are", "command: [bash, -c, '...'] for a shell script", severity="warning"))
+    return words
+
+
+def _not_a_path(token: str) -> bool:
+    """A hook argument that names no file to find now: a script for `bash -c`, a word of a string split on
+    whitespace (`>/dev/null;`), or one with a `{{variable}}` (replaced when the hook runs, as AgentV does)."""
+    return any(char.isspace() for char in token) or "{{" in token or any(sign in token for sign in SHELL_SIGNS)
 
 
 def _folder(value: Any, line: int, roots: SearchRoots, name: str, base: Path | None = None) -> Path:

@@ -25,6 +25,7 @@ from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
 from tests.execution import test_depends_on as depends_on
 from tests.execution import test_workspace_4x as workspace
+from tests.execution import test_workspace_4x_commands as commands
 from tests.helpers.cli import run_cli
 
 MODEL = """\
@@ -160,6 +161,11 @@ SUITES: dict[str, Suite] = {
                                           if not k.startswith((".agentv", "evals/w"))},
         suite=workspace.suite(pin="execution: {workers: 1}\n", reset=", reset: fast", b_notes="second,"),
         agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
+    ),
+    "hook-commands": Suite(
+        targets=commands.TARGETS, suite=commands.SUITE,
+        files={k: v for k, v in commands.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/s"))},
+        agentv={"list-shell": (1.0, "pass")},
     ),
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
