@@ -15,6 +15,12 @@ template (`workspace_copy.py`), else an empty folder, as AgentV 2.19 makes one. 
 that folder, a `cli` target runs in it, and since the suite's cases share it they run one at a time,
 each holding it from its `before` to its `after`. A hook without `cwd` runs in the eval file's
 folder, as AgentV runs it.
+
+With AgentV 4.42's `isolation: per_test` each case gets a workspace of its own instead (a copy of the
+template, else an empty folder), made when the case starts: its `before_all` runs in it for that case
+alone (with the case's `test_id` and input, as 4.42 runs it), then its reset and `before_each`, and its
+baseline is taken after them; `after_each` runs in it, and it is removed when the case ends. `after_all`
+never runs (4.42 runs it only on a shared workspace), and such cases do not wait for one another.
 """
 
 from __future__ import annotations
@@ -47,6 +53,11 @@ class HookRun:
         """`before_all hook failed (exit 3): <output>`, for a row's error or a warning."""
         tail = f": {self.output}" if self.output else ""
         return f"{self.name} hook {self.failure}{tail}"
+
+
+def _per_test(case: EvalCase) -> bool:
+    """A case of an AgentV 4.x suite with `isolation: per_test`: its workspace is its own."""
+    return case.workspace is not None and case.workspace.isolation == "per_test" and case.generation == "4.x"
 
 
 def _eval_dir(case: EvalCase) -> Path:
@@ -133,6 +144,8 @@ class WorkspaceHooks:
         """id(case) -> its suite, for each case holding its suite's workspace copy."""
         self._own_baselines: dict[int, str | None] = {}
         """id(case) -> the baseline taken after its `before_each` (AgentV 4.x): its file changes are its own."""
+        self._own_workspaces: dict[int, Path] = {}
+        """id(case) -> the workspace of a case of an `isolation: per_test` suite, while it runs."""
 
     def _suite(self, name: str) -> _Suite:
         with self._lock:
@@ -142,6 +155,9 @@ class WorkspaceHooks:
         """The workspace `case` runs in, or None (it has no hooks and no template)."""
         if case.workspace is None or (case.workspace.template is None and not case.workspace.hooks):
             return None
+        if _per_test(case):
+            with self._lock:
+                return self._own_workspaces.get(id(case))
         return self._suite(case.suite).workspace
 
     def baseline_of(self, case: EvalCase) -> str | None:
@@ -160,6 +176,8 @@ class WorkspaceHooks:
         template = case.workspace.template if case.workspace is not None else None
         if not hooks and template is None:
             return {}, None
+        if _per_test(case):
+            return self._before_own(case)
         outputs: dict[str, str] = {}
         suite = self._suite(case.suite)
         suite.one_at_a_time.acquire()
@@ -205,6 +223,36 @@ class WorkspaceHooks:
                     self._own_baselines[id(case)] = baseline
         return outputs, None
 
+    def _before_own(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
+        """`before` for a case of an `isolation: per_test` suite: a workspace, before_all, reset and before_each
+        of its own, then its baseline (4.42's prepareEvalCaseWorkspace with no shared workspace)."""
+        assert case.workspace is not None
+        hooks, template = case.workspace.hooks, case.workspace.template
+        try:
+            workspace = copy_template(template, case.workspace.template_roots) if template is not None \
+                else empty_workspace()
+        except OSError as exc:
+            return {}, f"Failed to create workspace{f' from template {template}' if template else ''}: {exc}"
+        with self._lock:
+            self._own_workspaces[id(case)] = workspace
+        outputs: dict[str, str] = {}
+        for name in ("before_all", "before_each"):
+            reset = case.workspace.resets.get(name)
+            if reset is not None:
+                try:
+                    reset_workspace(workspace, reset[0], None)
+                except OSError as exc:
+                    return outputs, f"{name} reset failed ({reset[1]}:{reset[2]}): {exc}"
+            if name in hooks:
+                ran = run_hook(hooks[name], case, self.eval_run_id, workspace, _eval_dir(case))
+                outputs[f"{name}_output"] = ran.output
+                if ran.failure:
+                    return outputs, ran.describe()
+        baseline = initialize_baseline(workspace)
+        with self._lock:
+            self._own_baselines[id(case)] = baseline
+        return outputs, None
+
     def after(self, case: EvalCase) -> dict[str, str]:
         """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
         with self._lock:
@@ -220,7 +268,13 @@ class WorkspaceHooks:
         suite = self._suite(case.suite)
         workspace = suite.workspace
         with self._lock:
-            self._own_baselines.pop(id(case), None)
+            own_baseline = self._own_baselines.pop(id(case), None)
+            own = self._own_workspaces.pop(id(case), None)
+        if own is not None:
+            try:
+                return self._after_own(case, hook, own, own_baseline)
+            finally:
+                remove_workspace(own)
         reset = case.workspace.resets.get("after_each") if case.workspace is not None and \
             case.generation == "4.x" else None
         if reset is not None and workspace is not None:
@@ -229,6 +283,21 @@ class WorkspaceHooks:
             except OSError as exc:  # as AgentV: an after_each reset that failed fails no case
                 self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
         if hook is None or workspace is None:  # no workspace was made: nothing of this case's to clean up
+            return {}
+        ran = run_hook(hook, case, self.eval_run_id, workspace, _eval_dir(case))
+        if ran.failure:
+            self._warn(f"{case.source_file}:{case.source_line}: case '{case.id}': {ran.describe()}")
+        return {"after_each_output": ran.output}
+
+    def _after_own(self, case: EvalCase, hook: HookConfig | None, workspace: Path, baseline: str | None) -> dict[str, str]:
+        """`after_each` of a case with a workspace of its own (`isolation: per_test`): its reset, then its hook."""
+        reset = case.workspace.resets.get("after_each") if case.workspace is not None else None
+        if reset is not None:
+            try:
+                reset_workspace(workspace, reset[0], baseline)
+            except OSError as exc:
+                self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
+        if hook is None:
             return {}
         ran = run_hook(hook, case, self.eval_run_id, workspace, _eval_dir(case))
         if ran.failure:

@@ -9,6 +9,7 @@ case does.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from ..models import (
     WorkspaceConfig,
 )
 from .eval_file_keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
+from .evaluator_files import SCRIPT_SUFFIXES
 from .evaluator_parser import resolve_script, written_value
 from .refs import SearchRoots
 from .workspace_file import read_workspace_file
@@ -184,6 +186,10 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
     raw = declared(raw, WORKSPACE_KEYS)
     template = inherited.template if inherited is not None else None
     template_links = inherited.template_roots if inherited is not None else ()
+    if not suite and "isolation" in raw:  # 4.42 reads the isolation of the suite's (first test's) workspace
+        problems.append(Problem(file, key_line(raw, "isolation", line), not_yet_message(
+            "isolation", "a test's own workspace isolation"), "isolation in the suite's 'workspace'"))
+    isolation = _isolation(raw if suite else {}, line, file, inherited)
     if raw.get("template") is not None:
         template = workspace_template(raw["template"], key_line(raw, "template", line), roots, cwd_base)
         template_links = template_roots(template, roots)
@@ -191,7 +197,8 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
     hooks = dict(inherited.hooks) if inherited is not None else {}
     resets = dict(inherited.resets) if inherited is not None else {}
     if hooks_raw is None:
-        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets)
+        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets,
+                               **isolation)
     if not isinstance(hooks_raw, dict):
         raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
                             f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
@@ -212,7 +219,26 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
             resets.pop(name, None)
         if name in RESET_HOOKS and mode in ("fast", "strict"):
             resets[name] = (mode, file, key_line(hooks_raw[name], "reset", at))
-    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets)
+    if isolation.get("isolation") == "per_test" and "after_all" in hooks_raw:
+        problems.append(no_effect(file, key_line(hooks_raw, "after_all", line), "after_all", PER_TEST_AFTER_ALL))
+    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets,
+                           **isolation)
+
+
+PER_TEST_AFTER_ALL = ("with isolation: per_test AgentV 4.42 runs after_all on no workspace (only on a shared one); "
+                      "after_each runs for every case")
+
+
+def _isolation(raw: dict[Any, Any], line: int, file: Path, inherited: WorkspaceConfig | None) -> dict[str, Any]:
+    """`isolation: shared | per_test` (AgentV's schema); any other value is a typo 4.42 would drop, running the
+    suite shared: refused at its line."""
+    if "isolation" not in raw:
+        return {} if inherited is None else {"isolation": inherited.isolation, "isolation_at": inherited.isolation_at}
+    at, value = key_line(raw, "isolation", line), raw["isolation"]
+    if value not in ("shared", "per_test"):
+        raise EvalFileError(at, f"workspace 'isolation' must be shared or per_test, got {value!r}",
+                            "isolation: per_test (a workspace per case) or shared (the default)")
+    return {"isolation": value, "isolation_at": (file, at)}
 
 
 RESET_HOOKS = ("before_each", "after_each")
@@ -327,7 +353,7 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
         cwd = _folder(raw["cwd"], key_line(raw, "cwd", line), roots, name, cwd_base)
     command_at = key_line(raw, "command", line)
     argv = resolve_script(hook_command(raw["command"], command_at, file, problems), command_at, roots, cwd,
-                          problems, file, verbatim=_not_a_path)
+                          problems, file, verbatim=lambda token: _not_a_path(token, cwd or cwd_base or roots.eval_dir))
     default = SETUP_HOOK_TIMEOUT_MS if name.startswith("before") else TEARDOWN_HOOK_TIMEOUT_MS
     timeout = raw.get("timeout_ms", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
@@ -357,10 +383,14 @@ def hook_command(command: Any, line: int, file: Path, problems: list[Problem]) -
     return words
 
 
-def _not_a_path(token: str) -> bool:
+def _not_a_path(token: str, base: Path) -> bool:
     """A hook argument that names no file to find now: a script for `bash -c`, a word of a string split on
-    whitespace (`>/dev/null;`), or one with a `{{variable}}` (replaced when the hook runs, as AgentV does)."""
-    return any(char.isspace() for char in token) or "{{" in token or any(sign in token for sign in SHELL_SIGNS)
+    whitespace (`>/dev/null;`), one with a `{{variable}}` (replaced when the hook runs, as AgentV does), or
+    a file the hook is to write (`out/log.txt`: no script's suffix, nothing there yet). AgentV passes every
+    argument as written; a script that is missing is still said here."""
+    if any(char.isspace() for char in token) or "{{" in token or any(sign in token for sign in SHELL_SIGNS):
+        return True
+    return Path(token).suffix.lower() not in SCRIPT_SUFFIXES and not os.path.lexists(base / token)
 
 
 def _folder(value: Any, line: int, roots: SearchRoots, name: str, base: Path | None = None) -> Path:

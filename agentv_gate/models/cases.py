@@ -64,6 +64,10 @@ class WorkspaceConfig(BaseModel):
     template_roots: tuple[Path, ...] = ()
     """The folders a template's links may resolve into (the repository root, the template itself);
     a link resolving elsewhere is refused when the copy is made."""
+    isolation: Literal["shared", "per_test"] = "shared"
+    """AgentV 4.42's `isolation`: `per_test` gives each case a workspace of its own (execution/hooks.py)."""
+    isolation_at: tuple[Path, int] | None = None
+    """Where `isolation` is written, for what is said about it."""
 
 
 class SuiteExecution(BaseModel):
