@@ -30,7 +30,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "workspace": "workspaces and lifecycle hooks",
     },
     "workspace": {
-        "repos": "git repositories cloned into the workspace",
         "path": "reusable workspaces at a fixed path",
         "docker": "graders run in a Docker workspace",
     },

@@ -37,6 +37,7 @@ from ..models import EvalCase, HookConfig
 from ..redaction import redact
 from ..transport.process import run_script
 from .file_changes import initialize_baseline, reset_workspace
+from .repos import RepoError, materialize, reset_repos
 from .workspace_copy import copy_template, empty_workspace, remove_workspace
 
 OUTPUT_CHARS = 4000
@@ -53,6 +54,12 @@ class HookRun:
         """`before_all hook failed (exit 3): <output>`, for a row's error or a warning."""
         tail = f": {self.output}" if self.output else ""
         return f"{self.name} hook {self.failure}{tail}"
+
+
+def _has_workspace(case: EvalCase) -> bool:
+    """Hooks, a template or repos: the case runs in a workspace (its suite's, or its own)."""
+    w = case.workspace
+    return w is not None and (w.template is not None or bool(w.hooks) or bool(w.repos))
 
 
 def _per_test(case: EvalCase) -> bool:
@@ -134,8 +141,10 @@ class _Suite:
 class WorkspaceHooks:
     """The hooks of one run. Thread-safe: cases of a suite may start on several workers at once."""
 
-    def __init__(self, eval_run_id: str | None = None) -> None:
+    def __init__(self, eval_run_id: str | None = None, repo_cache: Path = Path(".agentv-gate-cache/repos")) -> None:
         self.eval_run_id = eval_run_id or uuid.uuid4().hex
+        self.repo_cache = repo_cache
+        """Where a workspace's `repos` are mirrored between runs (execution/repos.py)."""
         self.warnings: list[str] = []
         """What failed without failing a case (after_* hooks), for the command to say."""
         self._suites: dict[str, _Suite] = {}
@@ -153,7 +162,7 @@ class WorkspaceHooks:
 
     def workspace_of(self, case: EvalCase) -> Path | None:
         """The workspace `case` runs in, or None (it has no hooks and no template)."""
-        if case.workspace is None or (case.workspace.template is None and not case.workspace.hooks):
+        if not _has_workspace(case):
             return None
         if _per_test(case):
             with self._lock:
@@ -174,7 +183,7 @@ class WorkspaceHooks:
         """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
         hooks = case.workspace.hooks if case.workspace is not None else {}
         template = case.workspace.template if case.workspace is not None else None
-        if not hooks and template is None:
+        if not _has_workspace(case):
             return {}, None
         if _per_test(case):
             return self._before_own(case)
@@ -194,6 +203,11 @@ class WorkspaceHooks:
                 except OSError as exc:
                     source = f" from template {template}" if template is not None else ""
                     suite.workspace_failure = f"Failed to create shared workspace{source}: {exc}"
+                if suite.workspace is not None and case.workspace is not None and case.workspace.repos:
+                    failure = self._repos(case, suite.workspace)
+                    if failure is not None:
+                        remove_workspace(suite.workspace)
+                        suite.workspace, suite.workspace_failure = None, failure
                 if "before_all" in hooks and suite.workspace is not None:
                     suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id, suite.workspace,
                                                 _eval_dir(case))
@@ -209,7 +223,7 @@ class WorkspaceHooks:
         reset = case.workspace.resets.get("before_each") if case.workspace is not None and four_x else None
         if reset is not None:
             try:
-                reset_workspace(suite.workspace, reset[0], suite.baseline)
+                self._reset(case, suite.workspace, reset[0], suite.baseline)
             except OSError as exc:
                 return outputs, f"before_each reset failed ({reset[1]}:{reset[2]}): {exc}"
         if "before_each" in hooks:
@@ -236,11 +250,15 @@ class WorkspaceHooks:
         with self._lock:
             self._own_workspaces[id(case)] = workspace
         outputs: dict[str, str] = {}
+        if case.workspace.repos:
+            failure = self._repos(case, workspace)
+            if failure is not None:
+                return outputs, failure
         for name in ("before_all", "before_each"):
             reset = case.workspace.resets.get(name)
             if reset is not None:
                 try:
-                    reset_workspace(workspace, reset[0], None)
+                    self._reset(case, workspace, reset[0], None)
                 except OSError as exc:
                     return outputs, f"{name} reset failed ({reset[1]}:{reset[2]}): {exc}"
             if name in hooks:
@@ -252,6 +270,26 @@ class WorkspaceHooks:
         with self._lock:
             self._own_baselines[id(case)] = baseline
         return outputs, None
+
+    def _repos(self, case: EvalCase, workspace: Path) -> str | None:
+        """Clone the case's `repos` into `workspace`; why that failed (located at the repository), or None."""
+        assert case.workspace is not None
+        for spec in case.workspace.repos:
+            try:
+                materialize(spec, workspace, self.repo_cache)
+            except (RepoError, OSError) as exc:
+                return f"Failed to materialize repos: {exc} ({spec.source_file}:{spec.source_line})"
+        return None
+
+    @staticmethod
+    def _reset(case: EvalCase, workspace: Path, mode: str, baseline: str | None) -> None:
+        """A hook's reset: with repos in `mode: temp`, each repository back to its commit (4.42's
+        RepoManager.reset); otherwise the workspace back to its baseline (4.42 keeps pooled repos in a slot,
+        and resets its root)."""
+        if case.workspace is not None and case.workspace.repos and not case.workspace.pooled:
+            reset_repos(case.workspace.repos, workspace, mode)
+        else:
+            reset_workspace(workspace, mode, baseline)
 
     def after(self, case: EvalCase) -> dict[str, str]:
         """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
@@ -279,7 +317,7 @@ class WorkspaceHooks:
             case.generation == "4.x" else None
         if reset is not None and workspace is not None:
             try:
-                reset_workspace(workspace, reset[0], suite.baseline)
+                self._reset(case, workspace, reset[0], suite.baseline)
             except OSError as exc:  # as AgentV: an after_each reset that failed fails no case
                 self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
         if hook is None or workspace is None:  # no workspace was made: nothing of this case's to clean up
@@ -294,7 +332,7 @@ class WorkspaceHooks:
         reset = case.workspace.resets.get("after_each") if case.workspace is not None else None
         if reset is not None:
             try:
-                reset_workspace(workspace, reset[0], baseline)
+                self._reset(case, workspace, reset[0], baseline)
             except OSError as exc:
                 self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
         if hook is None:

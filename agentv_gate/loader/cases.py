@@ -449,6 +449,12 @@ class CaseBuilder:
                 if (where, at) not in self._reset_warned:
                     self._reset_warned.add((where, at))
                     self.problems.append(no_effect(where, at, "reset", RESET_IN_2X))
+        if workspace is not None and workspace.repos and _case_generation(decided, four_x) == "2.x":
+            first = workspace.repos[0]
+            if (first.source_file, first.source_line) not in self._reset_warned:
+                self._reset_warned.add((first.source_file, first.source_line))
+                self.problems.append(Problem(first.source_file, first.source_line, not_yet_message(
+                    "repos", "AgentV 4.x's repository form (repo:) in an AgentV 2.x file")))
         if workspace is not None and workspace.isolation_at is not None and \
                 _case_generation(decided, four_x) == "2.x" and workspace.isolation_at not in self._reset_warned:
             self._reset_warned.add(workspace.isolation_at)
