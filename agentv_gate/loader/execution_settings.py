@@ -484,9 +484,11 @@ def hook_command(command: Any, line: int, file: Path, problems: list[Problem]) -
 def _not_a_path(token: str, base: Path) -> bool:
     """A hook argument that names no file to find now: a script for `bash -c`, a word of a string split on
     whitespace (`>/dev/null;`), one with a `{{variable}}` (replaced when the hook runs, as AgentV does), or
-    a file the hook is to write (`out/log.txt`: no script's suffix, nothing there yet). AgentV passes every
+    a folder, or a file the hook is to write (`out/log.txt`: no script's suffix, nothing there yet). AgentV passes every
     argument as written; a script that is missing is still said here."""
     if any(char.isspace() for char in token) or "{{" in token or any(sign in token for sign in SHELL_SIGNS):
+        return True
+    if (base / token).is_dir():  # a folder the hook is given (`--marketplace-source ../marketplace`)
         return True
     return Path(token).suffix.lower() not in SCRIPT_SUFFIXES and not os.path.lexists(base / token)
 

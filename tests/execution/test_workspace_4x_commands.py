@@ -88,3 +88,14 @@ def test_a_quoted_string_command_is_split_on_whitespace_as_agentv_splits_it(tmp_
     assert rows["quoted-string"]["verdict"] == "error"
     assert "matching" in rows["quoted-string"]["error"]
     assert "split on whitespace" in out  # said before the run, at the command's line
+
+
+
+def test_a_folder_is_a_hook_argument_as_written(tmp_path: Path) -> None:
+    """`[ls, ./tpl]`: AgentV passes every argument as written; the gate once refused a folder as a script file
+    that is not there (AgentV's features/workspace-setup-script, `--marketplace-source ../marketplace`)."""
+    suite = SUITE.replace("command: python3 ../hook.py {{workspace_path}}/each.txt",
+                          "command: [bash, -c, 'cat >/dev/null; ls \"$1\" > \"{{workspace_path}}/each.txt\"', x, ./tpl]")
+    code, rows, out = _run(tmp_path, suite)
+    assert code == 0, out
+    assert rows["list-shell"]["score"] == 1.0
