@@ -4,6 +4,7 @@ the gate's cache folder, and a clone that fails making that suite's cases errors
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -128,3 +129,39 @@ def test_a_local_repo_outside_the_repository_is_refused_at_its_line(tmp_path: Pa
     ran = run_cli("run", "evals", cwd=repo)
     assert ran.returncode == 2
     assert "evals/s.eval.yaml:8:" in ran.stderr and "outside the repository root" in ran.stderr
+
+
+NOTE_AGENT = """\
+import os, sys
+prompt, out = sys.argv[1], sys.argv[2]
+seen = os.path.exists("lib/agent-note.txt")
+open("lib/agent-note.txt", "w").write(prompt)
+open(out, "w").write(f"seen-earlier-note={seen}")
+"""
+RESET = """\
+execution: {workers: 1}
+workspace:
+  mode: MODE
+  repos:
+    - path: lib
+      repo: ./vendor/lib
+  hooks:
+    before_each: {reset: fast}
+tests:
+  - {id: one, input: first, assertions: [{type: contains, value: "seen-earlier-note=False"}]}
+  - {id: two, input: second, assertions: [{type: contains, value: "seen-earlier-note=False"}]}
+"""
+"""Checked against AgentV 4.42.4 by hand: temp 1.0 pass twice; pooled: one 1.0 pass, two 0.0 fail (4.42 resets a
+pool slot's root, whose `git clean` does not enter the nested repository)."""
+
+
+def test_a_reset_with_repos_resets_each_repository_in_temp_mode_and_the_root_when_pooled(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    setup(repo, {"temp": RESET.replace("MODE", "temp"), "pooled": RESET.replace("MODE", "pooled")})
+    write(repo / "agent.py", NOTE_AGENT)
+    ran = run_cli("run", "evals", cwd=repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = {(Path(row["suite"]).name.split(".")[0], row["eval_id"]): row["verdict"]
+            for row in map(json.loads, (repo / ".agentv-gate/results.jsonl").read_text().splitlines())}
+    assert rows == {("temp", "one"): "pass", ("temp", "two"): "pass", ("pooled", "one"): "pass",
+                    ("pooled", "two"): "fail"}
