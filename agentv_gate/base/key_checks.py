@@ -30,8 +30,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "workspace": "workspaces and lifecycle hooks",
     },
     "workspace": {
-        "isolation": "workspace isolation",
-        "repos": "git repositories cloned into the workspace",
         "path": "reusable workspaces at a fixed path",
         "docker": "graders run in a Docker workspace",
     },

@@ -449,7 +449,7 @@ class RunSession:
             print(f"agentv-gate: --trials {args.trials}: every trial runs, also under pass_at_k (AgentV stops at "
                   "the first passing trial; the verdict is the same), so each case has its pass count for a "
                   "paired comparison", file=sys.stderr)
-        self.hooks = WorkspaceHooks()
+        self.hooks = WorkspaceHooks(repo_cache=Path(args.cache_dir or DEFAULT_CACHE_DIR) / "repos")
         run_budget = [RunBudget(args.budget_usd)] if args.budget_usd is not None else []
         stop = execution_block_policies(*([self.failure_limit] if self.failure_limit else []), *run_budget)
         console = self.console

@@ -15,6 +15,12 @@ template (`workspace_copy.py`), else an empty folder, as AgentV 2.19 makes one. 
 that folder, a `cli` target runs in it, and since the suite's cases share it they run one at a time,
 each holding it from its `before` to its `after`. A hook without `cwd` runs in the eval file's
 folder, as AgentV runs it.
+
+With AgentV 4.42's `isolation: per_test` each case gets a workspace of its own instead (a copy of the
+template, else an empty folder), made when the case starts: its `before_all` runs in it for that case
+alone (with the case's `test_id` and input, as 4.42 runs it), then its reset and `before_each`, and its
+baseline is taken after them; `after_each` runs in it, and it is removed when the case ends. `after_all`
+never runs (4.42 runs it only on a shared workspace), and such cases do not wait for one another.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ..models import EvalCase, HookConfig
 from ..redaction import redact
 from ..transport.process import run_script
 from .file_changes import initialize_baseline, reset_workspace
+from .repos import RepoError, materialize, reset_repos
 from .workspace_copy import copy_template, empty_workspace, remove_workspace
 
 OUTPUT_CHARS = 4000
@@ -47,6 +54,17 @@ class HookRun:
         """`before_all hook failed (exit 3): <output>`, for a row's error or a warning."""
         tail = f": {self.output}" if self.output else ""
         return f"{self.name} hook {self.failure}{tail}"
+
+
+def _has_workspace(case: EvalCase) -> bool:
+    """Hooks, a template or repos: the case runs in a workspace (its suite's, or its own)."""
+    w = case.workspace
+    return w is not None and (w.template is not None or bool(w.hooks) or bool(w.repos))
+
+
+def _per_test(case: EvalCase) -> bool:
+    """A case of an AgentV 4.x suite with `isolation: per_test`: its workspace is its own."""
+    return case.workspace is not None and case.workspace.isolation == "per_test" and case.generation == "4.x"
 
 
 def _eval_dir(case: EvalCase) -> Path:
@@ -123,8 +141,10 @@ class _Suite:
 class WorkspaceHooks:
     """The hooks of one run. Thread-safe: cases of a suite may start on several workers at once."""
 
-    def __init__(self, eval_run_id: str | None = None) -> None:
+    def __init__(self, eval_run_id: str | None = None, repo_cache: Path = Path(".agentv-gate-cache/repos")) -> None:
         self.eval_run_id = eval_run_id or uuid.uuid4().hex
+        self.repo_cache = repo_cache
+        """Where a workspace's `repos` are mirrored between runs (execution/repos.py)."""
         self.warnings: list[str] = []
         """What failed without failing a case (after_* hooks), for the command to say."""
         self._suites: dict[str, _Suite] = {}
@@ -133,6 +153,8 @@ class WorkspaceHooks:
         """id(case) -> its suite, for each case holding its suite's workspace copy."""
         self._own_baselines: dict[int, str | None] = {}
         """id(case) -> the baseline taken after its `before_each` (AgentV 4.x): its file changes are its own."""
+        self._own_workspaces: dict[int, Path] = {}
+        """id(case) -> the workspace of a case of an `isolation: per_test` suite, while it runs."""
 
     def _suite(self, name: str) -> _Suite:
         with self._lock:
@@ -140,8 +162,11 @@ class WorkspaceHooks:
 
     def workspace_of(self, case: EvalCase) -> Path | None:
         """The workspace `case` runs in, or None (it has no hooks and no template)."""
-        if case.workspace is None or (case.workspace.template is None and not case.workspace.hooks):
+        if not _has_workspace(case):
             return None
+        if _per_test(case):
+            with self._lock:
+                return self._own_workspaces.get(id(case))
         return self._suite(case.suite).workspace
 
     def baseline_of(self, case: EvalCase) -> str | None:
@@ -158,8 +183,10 @@ class WorkspaceHooks:
         """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
         hooks = case.workspace.hooks if case.workspace is not None else {}
         template = case.workspace.template if case.workspace is not None else None
-        if not hooks and template is None:
+        if not _has_workspace(case):
             return {}, None
+        if _per_test(case):
+            return self._before_own(case)
         outputs: dict[str, str] = {}
         suite = self._suite(case.suite)
         suite.one_at_a_time.acquire()
@@ -176,6 +203,11 @@ class WorkspaceHooks:
                 except OSError as exc:
                     source = f" from template {template}" if template is not None else ""
                     suite.workspace_failure = f"Failed to create shared workspace{source}: {exc}"
+                if suite.workspace is not None and case.workspace is not None and case.workspace.repos:
+                    failure = self._repos(case, suite.workspace)
+                    if failure is not None:
+                        remove_workspace(suite.workspace)
+                        suite.workspace, suite.workspace_failure = None, failure
                 if "before_all" in hooks and suite.workspace is not None:
                     suite.before_all = run_hook(hooks["before_all"], None, self.eval_run_id, suite.workspace,
                                                 _eval_dir(case))
@@ -191,7 +223,7 @@ class WorkspaceHooks:
         reset = case.workspace.resets.get("before_each") if case.workspace is not None and four_x else None
         if reset is not None:
             try:
-                reset_workspace(suite.workspace, reset[0], suite.baseline)
+                self._reset(case, suite.workspace, reset[0], suite.baseline)
             except OSError as exc:
                 return outputs, f"before_each reset failed ({reset[1]}:{reset[2]}): {exc}"
         if "before_each" in hooks:
@@ -204,6 +236,60 @@ class WorkspaceHooks:
                 with self._lock:
                     self._own_baselines[id(case)] = baseline
         return outputs, None
+
+    def _before_own(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
+        """`before` for a case of an `isolation: per_test` suite: a workspace, before_all, reset and before_each
+        of its own, then its baseline (4.42's prepareEvalCaseWorkspace with no shared workspace)."""
+        assert case.workspace is not None
+        hooks, template = case.workspace.hooks, case.workspace.template
+        try:
+            workspace = copy_template(template, case.workspace.template_roots) if template is not None \
+                else empty_workspace()
+        except OSError as exc:
+            return {}, f"Failed to create workspace{f' from template {template}' if template else ''}: {exc}"
+        with self._lock:
+            self._own_workspaces[id(case)] = workspace
+        outputs: dict[str, str] = {}
+        if case.workspace.repos:
+            failure = self._repos(case, workspace)
+            if failure is not None:
+                return outputs, failure
+        for name in ("before_all", "before_each"):
+            reset = case.workspace.resets.get(name)
+            if reset is not None:
+                try:
+                    self._reset(case, workspace, reset[0], None)
+                except OSError as exc:
+                    return outputs, f"{name} reset failed ({reset[1]}:{reset[2]}): {exc}"
+            if name in hooks:
+                ran = run_hook(hooks[name], case, self.eval_run_id, workspace, _eval_dir(case))
+                outputs[f"{name}_output"] = ran.output
+                if ran.failure:
+                    return outputs, ran.describe()
+        baseline = initialize_baseline(workspace)
+        with self._lock:
+            self._own_baselines[id(case)] = baseline
+        return outputs, None
+
+    def _repos(self, case: EvalCase, workspace: Path) -> str | None:
+        """Clone the case's `repos` into `workspace`; why that failed (located at the repository), or None."""
+        assert case.workspace is not None
+        for spec in case.workspace.repos:
+            try:
+                materialize(spec, workspace, self.repo_cache)
+            except (RepoError, OSError) as exc:
+                return f"Failed to materialize repos: {exc} ({spec.source_file}:{spec.source_line})"
+        return None
+
+    @staticmethod
+    def _reset(case: EvalCase, workspace: Path, mode: str, baseline: str | None) -> None:
+        """A hook's reset: with repos in `mode: temp`, each repository back to its commit (4.42's
+        RepoManager.reset); otherwise the workspace back to its baseline (4.42 keeps pooled repos in a slot,
+        and resets its root)."""
+        if case.workspace is not None and case.workspace.repos and not case.workspace.pooled:
+            reset_repos(case.workspace.repos, workspace, mode)
+        else:
+            reset_workspace(workspace, mode, baseline)
 
     def after(self, case: EvalCase) -> dict[str, str]:
         """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
@@ -220,15 +306,36 @@ class WorkspaceHooks:
         suite = self._suite(case.suite)
         workspace = suite.workspace
         with self._lock:
-            self._own_baselines.pop(id(case), None)
+            own_baseline = self._own_baselines.pop(id(case), None)
+            own = self._own_workspaces.pop(id(case), None)
+        if own is not None:
+            try:
+                return self._after_own(case, hook, own, own_baseline)
+            finally:
+                remove_workspace(own)
         reset = case.workspace.resets.get("after_each") if case.workspace is not None and \
             case.generation == "4.x" else None
         if reset is not None and workspace is not None:
             try:
-                reset_workspace(workspace, reset[0], suite.baseline)
+                self._reset(case, workspace, reset[0], suite.baseline)
             except OSError as exc:  # as AgentV: an after_each reset that failed fails no case
                 self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
         if hook is None or workspace is None:  # no workspace was made: nothing of this case's to clean up
+            return {}
+        ran = run_hook(hook, case, self.eval_run_id, workspace, _eval_dir(case))
+        if ran.failure:
+            self._warn(f"{case.source_file}:{case.source_line}: case '{case.id}': {ran.describe()}")
+        return {"after_each_output": ran.output}
+
+    def _after_own(self, case: EvalCase, hook: HookConfig | None, workspace: Path, baseline: str | None) -> dict[str, str]:
+        """`after_each` of a case with a workspace of its own (`isolation: per_test`): its reset, then its hook."""
+        reset = case.workspace.resets.get("after_each") if case.workspace is not None else None
+        if reset is not None:
+            try:
+                self._reset(case, workspace, reset[0], baseline)
+            except OSError as exc:
+                self._warn(f"{reset[1]}:{reset[2]}: case '{case.id}': after_each reset failed: {exc}")
+        if hook is None:
             return {}
         ran = run_hook(hook, case, self.eval_run_id, workspace, _eval_dir(case))
         if ran.failure:

@@ -437,9 +437,10 @@ class CaseBuilder:
             targets = None if ("target" in raw or "target" in execution) else targets
         workspace = parse_workspace(raw.get("workspace"), key_line(raw, "workspace", line), self.roots, self.file,
                                     self.problems, suite=False, inherited=self.defaults.get("workspace"))
-        if raw.get("workspace") == {"template": str(self.file.parent / "workspace")}:
+        if raw.get("workspace") == {"template": str(self.file.parent / "workspace")} and (
+                workspace is None or workspace.isolation != "per_test"):
             # a case folder's `workspace/` (case_folders.py): 4.42 makes the first case's the suite's shared
-            # workspace unless `isolation: per_test`, which agentv-gate does not run yet
+            # workspace unless `isolation: per_test` (then each case gets a copy of its own folder's)
             self.problems.append(Problem(self.file, key_line(raw, "workspace", line), not_yet_message(
                 "template", "a case folder's workspace/ template, which AgentV 4.42 shares between the suite's "
                 "cases unless isolation: per_test")))
@@ -448,6 +449,17 @@ class CaseBuilder:
                 if (where, at) not in self._reset_warned:
                     self._reset_warned.add((where, at))
                     self.problems.append(no_effect(where, at, "reset", RESET_IN_2X))
+        if workspace is not None and workspace.repos and _case_generation(decided, four_x) == "2.x":
+            first = workspace.repos[0]
+            if (first.source_file, first.source_line) not in self._reset_warned:
+                self._reset_warned.add((first.source_file, first.source_line))
+                self.problems.append(Problem(first.source_file, first.source_line, not_yet_message(
+                    "repos", "AgentV 4.x's repository form (repo:) in an AgentV 2.x file")))
+        if workspace is not None and workspace.isolation_at is not None and \
+                _case_generation(decided, four_x) == "2.x" and workspace.isolation_at not in self._reset_warned:
+            self._reset_warned.add(workspace.isolation_at)
+            self.problems.append(Problem(*workspace.isolation_at, not_yet_message(
+                "isolation", "workspace isolation in an AgentV 2.x file")))
         depends_on, on_dependency_failure = parse_depends_on(raw, line)
 
         return EvalCase(

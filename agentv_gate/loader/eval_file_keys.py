@@ -41,7 +41,8 @@ TEST_EXECUTION_KEYS = ("evaluators", "threshold", "target", "trials", "targets",
                        *SUITE_ONLY_EXECUTION_KEYS)
 """A test's suite-only keys are declared so the case builder can say where they belong (loader/execution_settings.py)."""
 
-WORKSPACE_KEYS = ("hooks", "template", "mode")
+WORKSPACE_KEYS = ("hooks", "template", "mode", "isolation", "repos")
+REPO_KEYS = ("path", "repo", "commit", "base_commit", "ancestor", "sparse")
 HOOK_KEYS = ("command", "timeout_ms", "cwd", "reset")
 
 SEGMENT_KEYS = {"text": ("type", "value"), "file": ("type", "value")}

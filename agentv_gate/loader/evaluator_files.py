@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,16 @@ def _looks_like_path(token: str) -> bool:
 
 
 def resolve_script(
-    script: Any, line: int, roots: SearchRoots, cwd: Path | None, problems: list[Problem], file: Path
+    script: Any, line: int, roots: SearchRoots, cwd: Path | None, problems: list[Problem], file: Path,
+    verbatim: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """argv with every path-like token made absolute; a missing script file is an error.
 
     A string is shell-split (never run through a shell). Tokens that name an existing file are
     resolved from `cwd` (or the eval folder), then the repo root; a token that looks like a script
     path but exists nowhere is reported, since the judge could never run. The command word itself
-    is no exception: only a bare name (no `/`) falls back to a PATH lookup.
+    is no exception: only a bare name (no `/`) falls back to a PATH lookup. A token `verbatim` says is
+    no path (a hook's `bash -c` script, a `{{workspace_path}}/...` argument) is passed on as written.
     """
     if isinstance(script, str):
         try:
@@ -61,7 +64,7 @@ def resolve_script(
         raise EvalFileError(line, "script is empty", "a command to run")
     out: list[str] = []
     for index, token in enumerate(argv):
-        if token.startswith("-") or not _looks_like_path(token):
+        if token.startswith("-") or not _looks_like_path(token) or (verbatim is not None and verbatim(token)):
             out.append(token)
             continue
         try:

@@ -9,8 +9,11 @@ case does.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pydantic import ValidationError
 
@@ -25,11 +28,20 @@ from ..models import (
     SETUP_HOOK_TIMEOUT_MS,
     TEARDOWN_HOOK_TIMEOUT_MS,
     HookConfig,
+    RepoSpec,
     SuiteExecution,
     TrialsConfig,
     WorkspaceConfig,
 )
-from .eval_file_keys import HOOK_KEYS, SUITE_ONLY_EXECUTION_KEYS, WORKSPACE_KEYS, declared, key_problems
+from .eval_file_keys import (
+    HOOK_KEYS,
+    REPO_KEYS,
+    SUITE_ONLY_EXECUTION_KEYS,
+    WORKSPACE_KEYS,
+    declared,
+    key_problems,
+)
+from .evaluator_files import SCRIPT_SUFFIXES
 from .evaluator_parser import resolve_script, written_value
 from .refs import SearchRoots
 from .workspace_file import read_workspace_file
@@ -182,8 +194,17 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
     problems.extend([*(p for p in found if not (named and p.message.startswith("'repos' "))), *named])
     problems.extend(_mode_problems(raw, line, file))
     raw = declared(raw, WORKSPACE_KEYS)
+    if not named and "repos" in raw:
+        inherited_repos = parse_repos(raw["repos"], key_line(raw, "repos", line), roots, file, problems)
+        extra: dict[str, Any] = {"repos": inherited_repos, "pooled": raw.get("mode") != "temp"}
+    else:
+        extra = {} if inherited is None else {"repos": inherited.repos, "pooled": inherited.pooled}
     template = inherited.template if inherited is not None else None
     template_links = inherited.template_roots if inherited is not None else ()
+    if not suite and "isolation" in raw:  # 4.42 reads the isolation of the suite's (first test's) workspace
+        problems.append(Problem(file, key_line(raw, "isolation", line), not_yet_message(
+            "isolation", "a test's own workspace isolation"), "isolation in the suite's 'workspace'"))
+    isolation = _isolation(raw if suite else {}, line, file, inherited)
     if raw.get("template") is not None:
         template = workspace_template(raw["template"], key_line(raw, "template", line), roots, cwd_base)
         template_links = template_roots(template, roots)
@@ -191,7 +212,8 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
     hooks = dict(inherited.hooks) if inherited is not None else {}
     resets = dict(inherited.resets) if inherited is not None else {}
     if hooks_raw is None:
-        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets)
+        return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets,
+                               **isolation, **extra)
     if not isinstance(hooks_raw, dict):
         raise EvalFileError(line_of(hooks_raw, key_line(raw, "hooks", line)), "'hooks' must be a mapping",
                             f"hooks: {{{', '.join(f'{n}: ...' for n in HOOK_NAMES)}}}")
@@ -212,7 +234,108 @@ def parse_workspace(raw: Any, line: int, roots: SearchRoots, file: Path, problem
             resets.pop(name, None)
         if name in RESET_HOOKS and mode in ("fast", "strict"):
             resets[name] = (mode, file, key_line(hooks_raw[name], "reset", at))
-    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets)
+    if isolation.get("isolation") == "per_test" and "after_all" in hooks_raw:
+        problems.append(no_effect(file, key_line(hooks_raw, "after_all", line), "after_all", PER_TEST_AFTER_ALL))
+    return WorkspaceConfig(hooks=hooks, template=template, template_roots=template_links, resets=resets,
+                           **isolation, **extra)
+
+
+REMOVED_REPO_KEYS = {"checkout": "workspace.repos[].checkout has been removed. Use top-level commit, base_commit, "
+                                 "and ancestor.",
+                     "clone": "workspace.repos[].clone has been removed. Use top-level sparse if needed."}
+"""AgentV 4.42's own errors for its 2.x repository keys (repo-config-parser.ts)."""
+
+
+def parse_repos(raw: Any, line: int, roots: SearchRoots, file: Path, problems: list[Problem]) -> list[RepoSpec]:
+    """AgentV 4.x's `repos:` (`path`, `repo`, `commit` / `base_commit`, `ancestor`, `sparse`), each located.
+    A local source (a path, `file://`) must lie inside the repository root, as every file the gate reads; a
+    relative one is found from the working folder, as 4.42's `git clone` finds it."""
+    if not isinstance(raw, list):
+        raise EvalFileError(line_of(raw, line), "'repos' must be a list", "repos: [{path: lib, repo: ./vendor/lib}]")
+    specs = []
+    for index, item in enumerate(raw):
+        at = line_of(item, line)
+        if not isinstance(item, dict):
+            raise EvalFileError(at, f"repos[{index}] must be a mapping", "- {path: lib, repo: file:///srv/lib.git}")
+        for key, message in REMOVED_REPO_KEYS.items():
+            if key in item:
+                raise EvalFileError(key_line(item, key, at), message, "commit / base_commit / ancestor / sparse")
+        problems.extend(key_problems(item, REPO_KEYS, "repo", f"repos[{index}]", file))
+        item = declared(item, REPO_KEYS)
+        texts = {key: item.get(key) for key in ("path", "repo", "commit", "base_commit")}
+        for key, value in texts.items():
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise EvalFileError(key_line(item, key, at), f"repos[{index}].{key} must be text, got {value!r}",
+                                    f"{key}: ...")
+        if not texts["path"] or not texts["repo"]:  # 4.42 skips such a repository, cloning nothing
+            problems.append(no_effect(file, at, f"repos[{index}]", "AgentV 4.42 clones a repository only with both "
+                                      "'path' and 'repo'"))
+            continue
+        commit, base = texts["commit"], texts["base_commit"]
+        if commit is not None and base is not None and commit != base:
+            raise EvalFileError(key_line(item, "base_commit", at), "workspace.repos[].commit and "
+                                "workspace.repos[].base_commit must match.", "one of the two")
+        ancestor = item.get("ancestor", 0)
+        if isinstance(ancestor, bool) or not isinstance(ancestor, int) or ancestor < 0:
+            raise EvalFileError(key_line(item, "ancestor", at), f"repos[{index}].ancestor must be a whole number "
+                                f">= 0, got {ancestor!r}", "ancestor: 1")
+        sparse = item.get("sparse") or []
+        if not isinstance(sparse, list) or not all(isinstance(s, str) and s.strip() for s in sparse):
+            raise EvalFileError(key_line(item, "sparse", at), f"repos[{index}].sparse must be a list of folders",
+                                "sparse: [src, docs]")
+        where = Path(texts["path"])
+        if where.is_absolute() or ".." in where.parts:
+            raise EvalFileError(key_line(item, "path", at), f"repos[{index}].path {texts['path']!r} leaves the "
+                                "workspace", "a folder inside the workspace: path: lib")
+        specs.append(RepoSpec(path=texts["path"], repo=texts["repo"], ref=commit or base or "HEAD",
+                              source=_repo_source(texts["repo"], key_line(item, "repo", at), roots),
+                              ancestor=ancestor, sparse=list(sparse), source_file=file, source_line=at))
+    return specs
+
+
+GITHUB_SHORTHAND = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+"""`org/name`: 4.42 clones it from GitHub (repo-identity.ts), even when such a folder exists here."""
+
+
+def clone_url(repo: str) -> str:
+    """What git clones, as 4.42's resolveRepoCloneUrl: `org/name` is GitHub's, anything else as written."""
+    trimmed = repo.strip()
+    return f"https://github.com/{trimmed}.git" if GITHUB_SHORTHAND.match(trimmed) else trimmed
+
+
+def _repo_source(repo: str, line: int, roots: SearchRoots) -> str:
+    """What git clones: a URL as 4.42 makes it, or a local folder, resolved and kept inside the repository."""
+    url = clone_url(repo)
+    if url.startswith("file://"):
+        local = Path(unquote(urlparse(url).path))
+    elif "://" in url or re.match(r"^[^/]+@[^/:]+:", url):
+        return url  # remote: cloned as written (here the network may be blocked: the clone's error says so)
+    else:
+        local = Path(url).expanduser()
+    folder = (Path.cwd() / local).resolve()
+    if not roots.allow_outside_root and not roots.inside_root(folder):
+        raise EvalFileError(line, f"repo {repo!r} is outside the repository root ({folder})",
+                            "a repository inside this one, a URL (or --allow-outside-root)")
+    if not folder.exists():
+        raise EvalFileError(line, f"repo {repo!r} not found (resolved to {folder}, from the working folder, "
+                            "as AgentV's git clone finds it)", "an existing git repository")
+    return str(folder)
+
+
+PER_TEST_AFTER_ALL = ("with isolation: per_test AgentV 4.42 runs after_all on no workspace (only on a shared one); "
+                      "after_each runs for every case")
+
+
+def _isolation(raw: dict[Any, Any], line: int, file: Path, inherited: WorkspaceConfig | None) -> dict[str, Any]:
+    """`isolation: shared | per_test` (AgentV's schema); any other value is a typo 4.42 would drop, running the
+    suite shared: refused at its line."""
+    if "isolation" not in raw:
+        return {} if inherited is None else {"isolation": inherited.isolation, "isolation_at": inherited.isolation_at}
+    at, value = key_line(raw, "isolation", line), raw["isolation"]
+    if value not in ("shared", "per_test"):
+        raise EvalFileError(at, f"workspace 'isolation' must be shared or per_test, got {value!r}",
+                            "isolation: per_test (a workspace per case) or shared (the default)")
+    return {"isolation": value, "isolation_at": (file, at)}
 
 
 RESET_HOOKS = ("before_each", "after_each")
@@ -254,7 +377,8 @@ def repos_problems(workspace: dict[Any, Any], file: Path) -> list[Problem]:
             continue
         at = line_of(source, line_of(repo, key_line(workspace, "repos")))
         found.append(Problem(file, at, f"workspace repository {where!r} (repos[{index}]) would be cloned into the "
-                             "workspace with git, as AgentV does: agentv-gate does not clone repositories yet",
+                             "workspace with git, as AgentV 2.19 does: agentv-gate clones only AgentV 4.x's "
+                             "form yet (repo:, commit:, sparse:; AgentV 4.42 refuses source:)",
                              "a workspace 'template' folder holding the files, or a before_all hook that "
                              "fetches them"))
     return found
@@ -325,7 +449,9 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
     cwd: Path | None = None
     if raw.get("cwd") is not None:
         cwd = _folder(raw["cwd"], key_line(raw, "cwd", line), roots, name, cwd_base)
-    argv = resolve_script(raw["command"], key_line(raw, "command", line), roots, cwd, problems, file)
+    command_at = key_line(raw, "command", line)
+    argv = resolve_script(hook_command(raw["command"], command_at, file, problems), command_at, roots, cwd,
+                          problems, file, verbatim=lambda token: _not_a_path(token, cwd or cwd_base or roots.eval_dir))
     default = SETUP_HOOK_TIMEOUT_MS if name.startswith("before") else TEARDOWN_HOOK_TIMEOUT_MS
     timeout = raw.get("timeout_ms", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
@@ -335,6 +461,36 @@ def _hook(name: str, raw: Any, line: int, roots: SearchRoots, file: Path, proble
         raise EvalFileError(key_line(raw, "timeout_ms", line), f"hook '{name}': timeout_ms {timeout} is longer "
                             "than any run waits", f"at most {MAX_DURATION_MS}")
     return HookConfig(name=name, argv=argv, timeout_ms=timeout, cwd=cwd, source_file=file, source_line=line)
+
+
+SHELL_SIGNS = ("'", '"', "&&", "||", "|", ";", "$(", "`", ">", "<")
+"""What in a string command means its author expected a shell, which AgentV 4.42 does not start."""
+
+
+def hook_command(command: Any, line: int, file: Path, problems: list[Problem]) -> Any:
+    """A string `command` split as AgentV 4.42 splits it (`parseCommandArray`): on whitespace, quotes kept,
+    no shell; `git init && echo hi` runs git with `&&`, `echo` and `hi` as its arguments. When the string
+    reads as shell, that is said (it changes no verdict: the hook runs as AgentV runs it)."""
+    if not isinstance(command, str):
+        return command
+    words = command.split()
+    if any(sign in command for sign in SHELL_SIGNS):
+        problems.append(Problem(file, line, f"hook command {command!r} is split on whitespace and run without a "
+                                "shell, as AgentV runs it: its quotes and shell operators reach the program as "
+                                "they are", "command: [bash, -c, '...'] for a shell script", severity="warning"))
+    return words
+
+
+def _not_a_path(token: str, base: Path) -> bool:
+    """A hook argument that names no file to find now: a script for `bash -c`, a word of a string split on
+    whitespace (`>/dev/null;`), one with a `{{variable}}` (replaced when the hook runs, as AgentV does), or
+    a folder, or a file the hook is to write (`out/log.txt`: no script's suffix, nothing there yet). AgentV passes every
+    argument as written; a script that is missing is still said here."""
+    if any(char.isspace() for char in token) or "{{" in token or any(sign in token for sign in SHELL_SIGNS):
+        return True
+    if (base / token).is_dir():  # a folder the hook is given (`--marketplace-source ../marketplace`)
+        return True
+    return Path(token).suffix.lower() not in SCRIPT_SUFFIXES and not os.path.lexists(base / token)
 
 
 def _folder(value: Any, line: int, roots: SearchRoots, name: str, base: Path | None = None) -> Path:

@@ -22,6 +22,7 @@ from .cases import TEARDOWN_HOOK_TIMEOUT_MS as TEARDOWN_HOOK_TIMEOUT_MS
 from .cases import Conversation as Conversation
 from .cases import EvalCase as EvalCase
 from .cases import HookConfig as HookConfig
+from .cases import RepoSpec as RepoSpec
 from .cases import SuiteExecution as SuiteExecution
 from .cases import TrialsConfig as TrialsConfig
 from .cases import TrialStrategy as TrialStrategy

@@ -49,6 +49,23 @@ class HookConfig(BaseModel):
     source_line: int
 
 
+class RepoSpec(BaseModel):
+    """One of a 4.x workspace's `repos`: `repo` (a path, `file://` URL, URL or GitHub `org/name`) cloned at `path`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    repo: str
+    source: str
+    """What git clones: the URL as 4.42 makes it, or the local folder resolved."""
+    ref: str = "HEAD"
+    """`commit`, else `base_commit`, else HEAD."""
+    ancestor: int = 0
+    sparse: list[str] = Field(default_factory=list)
+    source_file: Path
+    source_line: int
+
+
 class WorkspaceConfig(BaseModel):
     """A suite's `workspace:` as agentv-gate runs it: lifecycle hooks (a test's own replace the suite's)."""
 
@@ -64,6 +81,14 @@ class WorkspaceConfig(BaseModel):
     template_roots: tuple[Path, ...] = ()
     """The folders a template's links may resolve into (the repository root, the template itself);
     a link resolving elsewhere is refused when the copy is made."""
+    isolation: Literal["shared", "per_test"] = "shared"
+    """AgentV 4.42's `isolation`: `per_test` gives each case a workspace of its own (execution/hooks.py)."""
+    isolation_at: tuple[Path, int] | None = None
+    """Where `isolation` is written, for what is said about it."""
+    repos: list[RepoSpec] = Field(default_factory=list)
+    """AgentV 4.x's `repos`, cloned into the workspace before `before_all` (execution/repos.py)."""
+    pooled: bool = True
+    """`mode` is not `temp`: 4.42 keeps repos in a pool slot, and a hook's reset is then the workspace's own."""
 
 
 class SuiteExecution(BaseModel):

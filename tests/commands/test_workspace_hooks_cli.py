@@ -146,7 +146,7 @@ def test_after_all_runs_when_the_run_is_terminated(tmp_path: Path) -> None:
 def test_workspace_settings_not_run_yet_and_misplaced_hooks_are_refused(repo: Path) -> None:
     write(repo / "evals/s.eval.yaml", """
         workspace:
-          isolation: per_test
+          path: ./fixed
         tests:
           - id: a
             input: Hi
@@ -157,7 +157,7 @@ def test_workspace_settings_not_run_yet_and_misplaced_hooks_are_refused(repo: Pa
     """)
     ran = run_cli("run", "evals", cwd=repo)
     assert ran.returncode == 2
-    assert "evals/s.eval.yaml:2: 'isolation' is an AgentV feature agentv-gate does not run yet" in ran.stderr
+    assert "evals/s.eval.yaml:2: 'path' is an AgentV feature agentv-gate does not run yet" in ran.stderr
     assert "evals/s.eval.yaml:9: 'before_all' runs once per suite" in ran.stderr
 
 
@@ -248,7 +248,7 @@ def test_a_workspace_file_named_by_a_2x_and_a_4x_suite_runs_its_hooks_for_both(r
 def test_a_workspace_file_that_is_missing_not_a_mapping_or_holds_a_feature_not_run_yet_is_located(
         repo: Path) -> None:
     write(repo / "shared/list.yaml", "- hooks\n")
-    write(repo / "shared/template.yaml", "hooks: {}\nisolation: per_test\n")
+    write(repo / "shared/template.yaml", "hooks: {}\npath: ./fixed\n")
     write(repo / "shared/broken.yaml", "hooks: [oops\n")
     for name, ref in [("gone", "../shared/nowhere.yaml"), ("list", "../shared/list.yaml"),
                       ("template", "../shared/template.yaml"), ("broken", "../shared/broken.yaml")]:
@@ -263,7 +263,7 @@ def test_a_workspace_file_that_is_missing_not_a_mapping_or_holds_a_feature_not_r
     assert ran.returncode == 1, out
     assert "evals/gone.eval.yaml:2: Workspace file not found: ../shared/nowhere.yaml" in out
     assert "evals/list.eval.yaml:2: Invalid workspace file format: ../shared/list.yaml (expected a YAML object)" in out
-    assert "shared/template.yaml:2: 'isolation' is an AgentV feature agentv-gate does not run yet" in out
+    assert "shared/template.yaml:2: 'path' is an AgentV feature agentv-gate does not run yet" in out
     assert "evals/broken.eval.yaml:2: ../shared/broken.yaml:2: malformed YAML" in out
 
 

@@ -25,6 +25,8 @@ from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
 from tests.execution import test_depends_on as depends_on
 from tests.execution import test_workspace_4x as workspace
+from tests.execution import test_workspace_4x_commands as commands
+from tests.execution import test_workspace_per_test as per_test
 from tests.helpers.cli import run_cli
 
 MODEL = """\
@@ -159,6 +161,16 @@ SUITES: dict[str, Suite] = {
         targets=workspace.TARGETS, files={k: v for k, v in workspace.files(Path("{repo}"), "").items()
                                           if not k.startswith((".agentv", "evals/w"))},
         suite=workspace.suite(pin="execution: {workers: 1}\n", reset=", reset: fast", b_notes="second,"),
+        agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
+    ),
+    "hook-commands": Suite(
+        targets=commands.TARGETS, suite=commands.SUITE,
+        files={k: v for k, v in commands.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/s"))},
+        agentv={"list-shell": (1.0, "pass")},
+    ),
+    "per-test": Suite(
+        targets=per_test.TARGETS, suite=per_test.SUITE,
+        files={k: v for k, v in per_test.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/s"))},
         agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
     ),
     "depends-on": Suite(
