@@ -48,9 +48,7 @@ NOT_YET: dict[str, dict[str, str]] = {
 """level -> key -> the AgentV feature it belongs to. Evaluator types use their own level (`code_judge`)
 on top of `evaluator`."""
 
-NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
-    "skill_trigger": "skill-trigger graders (whether the agent invoked a skill)",
-}
+NOT_YET_EVALUATOR_TYPES: dict[str, str] = {}
 """Evaluator `type`s (lower case, `-` as `_`) AgentV 2.19 runs and agentv-gate does not yet."""
 
 NOT_YET_PROVIDERS: dict[str, str] = {

@@ -48,6 +48,7 @@ from .config import FieldAccuracyConfig as FieldAccuracyConfig
 from .config import FieldSpec as FieldSpec
 from .config import Flag as Flag
 from .config import IsJsonConfig as IsJsonConfig
+from .config import SkillTriggerConfig as SkillTriggerConfig
 from .config import LatencyConfig as LatencyConfig
 from .config import LlmJudgeConfig as LlmJudgeConfig
 from .config import NonNegative as NonNegative
