@@ -73,7 +73,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "openrouter": "AgentV 4.x's OpenRouter provider",
     "agentv": "AgentV 4.x's own agent provider",
     "transcript": "AgentV 4.x's replay of a recorded transcript",
-    "replay": "AgentV 4.x's replay provider",
     "bedrock": "AgentV's Bedrock provider",
     "vertex": "AgentV's Vertex provider",
 }

@@ -48,7 +48,6 @@ from .config import FieldAccuracyConfig as FieldAccuracyConfig
 from .config import FieldSpec as FieldSpec
 from .config import Flag as Flag
 from .config import IsJsonConfig as IsJsonConfig
-from .config import SkillTriggerConfig as SkillTriggerConfig
 from .config import LatencyConfig as LatencyConfig
 from .config import LlmJudgeConfig as LlmJudgeConfig
 from .config import NonNegative as NonNegative
@@ -57,6 +56,7 @@ from .config import PromptScriptConfig as PromptScriptConfig
 from .config import RegexConfig as RegexConfig
 from .config import RubricItem as RubricItem
 from .config import ScoreRange as ScoreRange
+from .config import SkillTriggerConfig as SkillTriggerConfig
 from .config import TargetAccessConfig as TargetAccessConfig
 from .config import TokenUsageConfig as TokenUsageConfig
 from .config import ToolTrajectoryConfig as ToolTrajectoryConfig
