@@ -34,6 +34,9 @@ class CaseRun:
     eval_dir: str | None = None
     """The folder of the case's eval file (its suite file for a case read from a dataset): a `cli`
     target's relative `cwd` and healthcheck folder are resolved from it."""
+    eval_file: str | None = None
+    """The case's eval file (its suite file for a case read from a dataset), absolute: a `replay` target
+    looks its recorded answer up by it, as AgentV looks one up by the eval file's path."""
     trial: int = 0
     """0 for a single run or the first trial; trial N + 1 is `trial == N`."""
     use_cache: bool = True

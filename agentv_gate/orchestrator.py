@@ -689,8 +689,8 @@ def scrubbed(result: CaseResult) -> CaseResult:
 
 def case_run_of(case: EvalCase) -> CaseRun:
     """A new run of `case`: its eval file's folder, and the cache unless its suite turned it off."""
-    return CaseRun(eval_dir=str((case.suite_file or case.source_file).resolve().parent),
-                   use_cache=case.suite_execution.cache)
+    eval_file = (case.suite_file or case.source_file).resolve()
+    return CaseRun(eval_dir=str(eval_file.parent), eval_file=str(eval_file), use_cache=case.suite_execution.cache)
 
 
 def _trace(response: TargetResponse) -> dict[str, Any]:

@@ -22,7 +22,10 @@ from typing import Any
 
 NOT_YET: dict[str, dict[str, str]] = {
     "suite": {
-        "preprocessors": "answer preprocessors",
+        "preprocessors": ("answer preprocessors: AgentV 4.42 turns the file content blocks of the agent's last message "
+                          "into text for its llm-graders, running a command per media type and adding an llm-grader "
+                          "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
+                          "yet"),
     },
     "test": {
     },
@@ -34,7 +37,10 @@ NOT_YET: dict[str, dict[str, str]] = {
         "docker": "graders run in a Docker workspace",
     },
     "evaluator": {
-        "preprocessors": "answer preprocessors",
+        "preprocessors": ("answer preprocessors: AgentV 4.42 turns the file content blocks of the agent's last message "
+                          "into text for its llm-graders, running a command per media type and adding an llm-grader "
+                          "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
+                          "yet"),
         "max_steps": "agentic llm-graders that explore the workspace with tools (max_steps)",
         "maxSteps": "agentic llm-graders that explore the workspace with tools (max_steps)",
     },
@@ -46,9 +52,7 @@ NOT_YET: dict[str, dict[str, str]] = {
 """level -> key -> the AgentV feature it belongs to. Evaluator types use their own level (`code_judge`)
 on top of `evaluator`."""
 
-NOT_YET_EVALUATOR_TYPES: dict[str, str] = {
-    "skill_trigger": "skill-trigger graders (whether the agent invoked a skill)",
-}
+NOT_YET_EVALUATOR_TYPES: dict[str, str] = {}
 """Evaluator `type`s (lower case, `-` as `_`) AgentV 2.19 runs and agentv-gate does not yet."""
 
 NOT_YET_PROVIDERS: dict[str, str] = {
@@ -73,7 +77,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "openrouter": "AgentV 4.x's OpenRouter provider",
     "agentv": "AgentV 4.x's own agent provider",
     "transcript": "AgentV 4.x's replay of a recorded transcript",
-    "replay": "AgentV 4.x's replay provider",
     "bedrock": "AgentV's Bedrock provider",
     "vertex": "AgentV's Vertex provider",
 }

@@ -32,6 +32,7 @@ from ..models import (
     LatencyConfig,
     LlmJudgeConfig,
     RegexConfig,
+    SkillTriggerConfig,
     TokenUsageConfig,
     ToolTrajectoryConfig,
 )
@@ -48,6 +49,7 @@ from .field_accuracy import FieldAccuracyEvaluator
 from .is_json import IsJsonEvaluator
 from .latency import LatencyEvaluator
 from .regex import RegexEvaluator
+from .skill_trigger import SkillTriggerEvaluator
 from .target_proxy import CaseTargets, NamedTargets
 from .token_usage import TokenUsageEvaluator
 from .tool_trajectory import ToolTrajectoryEvaluator
@@ -108,6 +110,7 @@ def build_evaluator_registry(
     _register(registry, CostConfig, CostEvaluator())
     _register(registry, TokenUsageConfig, TokenUsageEvaluator())
     _register(registry, ExecutionMetricsConfig, ExecutionMetricsEvaluator())
+    _register(registry, SkillTriggerConfig, SkillTriggerEvaluator())
     _register(registry, CustomAssertionConfig, CustomAssertionEvaluator(default_timeout_seconds=judge_timeout_seconds))
     _register(registry, CompositeConfig, CompositeEvaluator(
         run_member=lambda context: evaluate_safely(registry, context),

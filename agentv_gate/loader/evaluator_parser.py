@@ -82,6 +82,7 @@ AUTO_NAMES: dict[str, Callable[[str, Any], str]] = {
     **dict.fromkeys(("contains-any", "contains-all", "icontains-any", "icontains-all"), _named_by_count),
     "regex": lambda kind, value: f"regex-{value[:30]}" if isinstance(value, str) and value else kind,
     **dict.fromkeys(("is-json", "rubrics"), lambda kind, value: kind),
+    "skill-trigger": _named_by_value,
 }
 """AgentV 2.19's `generateAssertionName`, by the type as written (lower case, `_` as `-`)."""
 
@@ -206,7 +207,7 @@ def _unnamed(w: Written, index: int) -> str:
     """An unnamed entry's name. AgentV 4.42 (`generateAssertionName`) names an assertion by its value and any
     other grader by its type as written, `_` read as `-` (`llm-grader`, `cost`), a second one alike; 2.19 names
     only assertions (and skips the others), which the gate numbers by position (`llm_judge_2`)."""
-    named = auto_name(w.raw["type"], w.raw.get("value"))
+    named = auto_name(w.raw["type"], w.raw.get(getattr(w.config_class, "NAMED_BY", "value")))
     if named:
         return named
     if w.file_generation == "4.x":

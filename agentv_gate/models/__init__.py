@@ -57,6 +57,7 @@ from .config import PromptScriptConfig as PromptScriptConfig
 from .config import RegexConfig as RegexConfig
 from .config import RubricItem as RubricItem
 from .config import ScoreRange as ScoreRange
+from .config import SkillTriggerConfig as SkillTriggerConfig
 from .config import TargetAccessConfig as TargetAccessConfig
 from .config import TokenUsageConfig as TokenUsageConfig
 from .config import ToolTrajectoryConfig as ToolTrajectoryConfig

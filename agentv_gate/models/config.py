@@ -309,6 +309,19 @@ class IsJsonConfig(_EvaluatorBase):
     type: Literal["is_json"] = "is_json"
 
 
+class SkillTriggerConfig(_EvaluatorBase):
+    """AgentV 4.x's `skill-trigger`: whether the agent invoked the skill `skill` (a `Skill` call naming it, a
+    `Read` of a file under `skills/<skill>/`, or a tool's output naming such a file); `should_trigger: false`
+    passes when it did not."""
+
+    NAMED_BY: ClassVar[str] = "skill"
+    """The setting an unnamed one is named by (4.42: `skill-trigger-<skill>`)."""
+
+    type: Literal["skill_trigger"] = "skill_trigger"
+    skill: Annotated[str, Field(min_length=1)]
+    should_trigger: bool = True
+
+
 class FieldSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
 
@@ -459,7 +472,7 @@ class CompositeConfig(_EvaluatorBase):
 EvaluatorConfig = Annotated[
     CodeJudgeConfig | LlmJudgeConfig | ContainsConfig | RegexConfig | EqualsConfig | IsJsonConfig
     | FieldAccuracyConfig | CompositeConfig | AffixConfig | ToolTrajectoryConfig | LatencyConfig | CostConfig
-    | TokenUsageConfig | ExecutionMetricsConfig | CustomAssertionConfig,
+    | TokenUsageConfig | ExecutionMetricsConfig | CustomAssertionConfig | SkillTriggerConfig,
     Field(discriminator="type"),
 ]
 

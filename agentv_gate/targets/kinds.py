@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import target_checks
-from .settings import AnthropicSettings, AzureSettings, CliSettings, GeminiSettings, MockSettings, OpenAISettings
+from .settings import (
+    AnthropicSettings,
+    AzureSettings,
+    CliSettings,
+    GeminiSettings,
+    MockSettings,
+    OpenAISettings,
+    ReplaySettings,
+)
 
 if TYPE_CHECKING:
     from .base import Provider
@@ -66,6 +74,8 @@ PROVIDERS: dict[str, ProviderKind] = {
                         batches=True,
                         nested=(target_checks.healthcheck_keys,),
                         checks=(target_checks.cli_batching_with_files, target_checks.cli_unread_keys)),
+    "replay": ProviderKind(".replay", "ReplayProvider", ReplaySettings, judges=False, cacheable=False,
+                           reports_cost=True),
 }
 """Kind name (what `TargetConfig.provider` holds once normalised) -> how to build and treat it."""
 

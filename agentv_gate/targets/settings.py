@@ -215,6 +215,17 @@ class CliSettings(RetrySettings, ProviderSettings):
     """AgentV prints the command it runs: read, changes no answer and no score."""
 
 
+class ReplaySettings(ProviderSettings):
+    """AgentV 4.x's `replay`: answers from recorded target outputs (targets/replay.py)."""
+
+    fixtures: Any = setting("fixtures")
+    execution_traces: Any = setting("execution_traces")
+    source_target: Any = setting("source_target")
+    suite: Any = setting("suite")
+    eval_path: Any = setting("eval_path")
+    variant: Any = setting("variant")
+
+
 class HealthcheckSettings(Settings):
     """A cli target's `healthcheck:` mapping (cli_target.py)."""
 

@@ -105,6 +105,55 @@ tests:
 `on_turn_failure: stop` with `window_size`, an expected output alone, the test's assertions on the transcript."""
 
 
+SKILL_AGENT = """\
+import json, sys
+prompt, out = sys.argv[1], sys.argv[2]
+calls = {
+    "skill-tool": [{"tool": "Bash", "input": {"command": "ls"}},
+                   {"tool": "skill", "input": {"skill": "acme-deploy"}}],
+    "read-tool": [{"tool": "Read", "input": {"file_path": None, "path": ".claude/skills/acme-deploy/SKILL.md"}}],
+    "output-path": [{"tool": "Bash", "input": {"command": "cat"}, "output": {"files": ["skills/acme-deploy/x"]}}],
+    "no-calls": [],
+    "other-calls": [{"tool": "Read", "input": {"file_path": "skills/acme-deployer.md"}},
+                    {"tool": "Skill", "input": {"skill": "acme"}}],
+    "prefix": [{"tool": "SKILL", "input": {"skill": "x-acme-deploy-2"}}],
+}[prompt]
+json.dump({"output": [{"role": "assistant", "content": "done", "tool_calls": calls}]}, open(out, "w"))
+"""
+
+SKILL_TRIGGER = """\
+tests:
+  - id: skill-tool
+    input: skill-tool
+    assertions: [{type: skill-trigger, skill: acme-deploy}]
+  - id: read-tool
+    input: read-tool
+    assertions: [{type: skill-trigger, skill: acme-deploy, should_trigger: true}]
+  - id: output-path
+    input: output-path
+    assertions: [{type: skill-trigger, skill: acme-deploy}]
+  - id: no-calls
+    input: no-calls
+    assertions: [{type: skill-trigger, skill: acme-deploy}]
+  - id: other-calls
+    input: other-calls
+    assertions: [{type: skill-trigger, skill: acme-deploy}]
+  - id: not-expected
+    input: skill-tool
+    assertions: [{type: skill-trigger, skill: acme-deploy, should_trigger: false}]
+  - id: rightly-absent
+    input: other-calls
+    assertions:
+      - {type: skill-trigger, skill: acme-deploy, should_trigger: false}
+      - {name: named, type: skill-trigger, skill: acme-deploy, should_trigger: false, negate: true}
+  - id: substring
+    input: prefix
+    assertions: [{type: skill-trigger, skill: acme-deploy}]
+"""
+"""skill-trigger: each way 4.42 finds a skill (a Skill call, a Read of its file, a tool's output), a miss with and
+without tool calls, `should_trigger: false` both ways, `negate`, and 4.42's substring match."""
+
+
 @dataclass(frozen=True)
 class Suite:
     targets: str
@@ -172,6 +221,12 @@ SUITES: dict[str, Suite] = {
         targets=per_test.TARGETS, suite=per_test.SUITE,
         files={k: v for k, v in per_test.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/s"))},
         agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
+    ),
+    "skill-trigger": Suite(
+        targets=depends_on.TARGETS, suite=SKILL_TRIGGER, files={"agent.py": SKILL_AGENT},
+        agentv={"skill-tool": (1.0, "pass"), "read-tool": (1.0, "pass"), "output-path": (1.0, "pass"),
+                "no-calls": (0.0, "fail"), "other-calls": (0.0, "fail"), "not-expected": (0.0, "fail"),
+                "rightly-absent": (0.5, "fail"), "substring": (1.0, "pass")},
     ),
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
