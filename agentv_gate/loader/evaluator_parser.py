@@ -175,7 +175,7 @@ def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], 
     return Written(raw, dict(raw), kind, line, file, roots, problems,
                    lambda members: parse_evaluators(members, roots, file, problems, name_required=False, line=line,
                                                     file_generation=file_generation),
-                   "4.x" if (four_x and rubric_form) or own_type else generation_of_type(raw["type"]), file_generation,
+                   "4.x" if own_type else generation_of_type(raw["type"], file_generation), file_generation,
                    rubric_form)
 
 

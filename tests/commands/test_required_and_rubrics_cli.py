@@ -126,6 +126,7 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
     fake_llm.enqueue(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
                                       {"id": "why", "satisfied": False, "reasoning": "no reason given"}))
     project = make_project(tmp_path, RUBRIC_SUITE, fake_llm.url)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # 2.19's rubric prompt and reply
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # 1 / 4 = 0.25 < 0.5
 
@@ -149,6 +150,46 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
     assert failure is not None
     assert "Checks:\n  checklist: ✓ [rubric-1] Names the matching list entry (required): entry 42 named\n" \
            "  checklist: ✗ [why] Explains the denial: no reason given" in (failure.text or "")
+
+
+COMPOSITE_RUBRIC_SUITE = """
+tests:
+  - id: gated
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - name: gate
+        type: composite
+        aggregator: {type: threshold, threshold: 0.5}
+        assert:
+          - name: member
+            type: rubrics
+            criteria: [Names the matching list entry]
+"""
+
+
+@pytest.mark.parametrize("suite, name", [(RUBRIC_SUITE, "checklist"), (COMPOSITE_RUBRIC_SUITE, "member")])
+def test_type_rubrics_in_a_sign_less_file_is_4_42s_llm_grader(
+    tmp_path: Path, fake_llm: FakeLLMServer, suite: str, name: str
+) -> None:
+    """A file with no sign of either AgentV is read as 4.42 reads it: `type: rubrics` is its llm-grader with
+    rubrics (4.42's prompt, its object items required unless they say otherwise, reported as `llm-grader`),
+    also as a composite's member; it was once 2.19's rubric judge because the type name is shared."""
+    fake_llm.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
+                                            {"id": "why", "satisfied": True, "reasoning": "explained"}))
+    project = make_project(tmp_path, suite, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    body = fake_llm.requests_for(CHAT)[0].json
+    assert body["messages"][0]["content"].startswith("You are an expert grader. Evaluate the candidate answer")
+    prompt = body["messages"][1]["content"]
+    assert prompt.startswith("You are an expert grader. Evaluate the candidate answer against each rubric item")
+    if name == "checklist":
+        assert "- [why] (REQUIRED) (weight: 3): Explains the denial" in prompt
+    row = next(iter(rows_by_id(project / RESULTS).values()))
+    entries = {e["name"]: e for e in row["scores"]}
+    member = entries[name] if name in entries else {c["name"]: c for c in entries["gate"]["scores"]}[name]
+    assert member["type"] == "llm-grader"
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(
