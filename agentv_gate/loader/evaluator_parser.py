@@ -113,13 +113,15 @@ def parse_evaluators(
     own assertion type listed there is run with AgentV 4.x's payload, whatever the rest of the file says.
     `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
     scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
-    loader/forms4.py) in a 4.x file (`criteria_strings`) or when one of them is a sentence; otherwise a
-    string names an evaluator type (`- is-json`). `file_generation`: the AgentV the file is read as, which
-    names the unnamed entries (`auto_name`)."""
+    loader/forms4.py) in a 4.x file (`criteria_strings`, or `file_generation` 4.x) or when one of them is a
+    sentence; otherwise (a 2.x file) a string names an evaluator type (`- is-json`). `file_generation`: the
+    AgentV the file is read as, which names the unnamed entries (`auto_name`)."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
         raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
+    # 4.42's grader-parser reads every string as a criterion (`- is-json` too); 2.19 a word as a type name
+    criteria_strings = criteria_strings or file_generation == "4.x"
     if criteria_strings or any(isinstance(entry, str) and not is_type_name(entry) for entry in raw_list):
         grouped = group_criteria(list(raw_list))
         relined = LineList(grouped)

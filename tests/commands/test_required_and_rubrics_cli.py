@@ -192,6 +192,38 @@ def test_type_rubrics_in_a_sign_less_file_is_4_42s_llm_grader(
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+TYPE_WORD_SUITE = """
+tests:
+  - id: word
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {type: contains, value: Acme}
+      - is-json
+"""
+
+
+def test_a_one_word_string_in_a_sign_less_files_assertions_is_a_criterion_as_in_4_42(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """4.42's grader-parser reads every string entry of an assertion list as a rubric criterion, one word or a
+    sentence; a sign-less file (read as 4.42) once ran `- is-json` as the is-json type (the answer is no JSON:
+    a fail here, where 4.42 asks its grader)."""
+    fake_llm.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "fine"}))
+    project = make_project(tmp_path, TYPE_WORD_SUITE, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    prompts = [r.json["messages"][1]["content"] for r in fake_llm.requests_for(CHAT)]
+    assert len(prompts) == 1 and "- [rubric-1] (REQUIRED): is-json" in prompts[0]
+    row = rows_by_id(project / RESULTS)["word"]
+    assert [(e["name"], e["type"]) for e in row["scores"]] == [("contains-Acme", "contains"), ("rubrics", "llm-grader")]
+    assert (row["score"], row["verdict"]) == (1.0, "pass")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # a 2.x file keeps the type name
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    assert [e["type"] for e in rows_by_id(project / RESULTS)["word"]["scores"]] == ["contains", "is-json"]
+
+
 def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
