@@ -106,6 +106,7 @@ def normalise_kind(raw: Any) -> str:
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
     line: int, criteria_strings: bool = False, assertions_key: bool = False, file_generation: Generation = "2.x",
+    members: bool = False,
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
@@ -115,7 +116,8 @@ def parse_evaluators(
     scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
     loader/forms4.py) in a 4.x file (`criteria_strings`, or `file_generation` 4.x) or when one of them is a
     sentence; otherwise (a 2.x file) a string names an evaluator type (`- is-json`). `file_generation`: the
-    AgentV the file is read as, which names the unnamed entries (`auto_name`)."""
+    AgentV the file is read as, which names the unnamed entries (`auto_name`). `members`: a composite's
+    member list, whose unnamed entries both AgentVs skip (`_skipped_unnamed`)."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
@@ -135,6 +137,10 @@ def parse_evaluators(
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
+        skipped = None if name_required else _skipped_unnamed(raw, file_generation, members)
+        if skipped is not None:
+            problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning"))
+            continue
         try:
             configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
                                            four_x=criteria_strings, assertions_key=assertions_key,
@@ -142,6 +148,31 @@ def parse_evaluators(
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
+
+
+def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> str | None:
+    """Why AgentV skips this entry for want of a name, or None when it runs it. A composite's member without a
+    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type"); in a 2.x file,
+    2.19 names only its assertion types (`generateAssertionName`) and a suite's own types (by the type) and skips
+    any other unnamed evaluator (`latency`, `code_judge`, `llm_judge`: "Skipping evaluator with missing name")."""
+    if not isinstance(raw, dict) or not raw.get("type"):
+        return None
+    kind = str(raw["type"]).replace("_", "-")
+    listed = next((raw[key] for key in CompositeConfig.MEMBER_LISTS if key in raw), None)
+    if kind == "composite" and isinstance(listed, list) and listed and all(
+            isinstance(m, dict) and not (isinstance(m.get("name"), str) and m["name"]) for m in listed):
+        return ("composite has no named member: AgentV skips each unnamed member, then the composite with no "
+                "member left, so it is not run")
+    if isinstance(raw.get("name"), str) and raw["name"]:
+        return None
+    if members:
+        return (f"{kind} member of a composite has no name: AgentV skips such a member, so it is not run "
+                "(the composite scores its named members only)")
+    if file_generation != "2.x" or "name" in raw or auto_name(raw["type"], raw.get("value")) is not None \
+            or normalise_kind(raw["type"]) not in BUILT_IN_SPELLINGS:
+        return None
+    return (f"{kind} evaluator has no name: AgentV 2.19 names only assertion types (contains, regex, ...) "
+            "and skips any other unnamed evaluator, so it is not run")
 
 
 def parse_evaluator(
@@ -176,7 +207,7 @@ def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], 
     own_type = kind not in BUILT_IN_SPELLINGS and (four_x or assertions_key)
     return Written(raw, dict(raw), kind, line, file, roots, problems,
                    lambda members: parse_evaluators(members, roots, file, problems, name_required=False, line=line,
-                                                    file_generation=file_generation),
+                                                    file_generation=file_generation, members=True),
                    "4.x" if own_type else generation_of_type(raw["type"], file_generation), file_generation,
                    rubric_form)
 

@@ -412,10 +412,10 @@ def test_case_level_rubrics_are_a_required_checklist_placed_first_with_a_depreca
         ("- type: rubrics\n        criteria:\n          - id: a\n"
          "            score_ranges: [{score_range: [3, 12], outcome: x}]", 8,
          "score_range must be [low, high], integers 0-10"),
-        ("- type: llm_judge\n        prompt: Grade it\n        rubrics: [a]", 6,
-         "has both 'prompt' and 'rubrics'"),
-        ("- type: composite\n        evaluators:\n          - {type: contains, value: x, required: true}", 7,
-         "'required' on composite member 'contains-x'"),
+        ("- name: j\n        type: llm_judge\n        prompt: Grade it\n        rubrics: [a]", 7,
+         "has both 'prompt' and 'rubrics'"),  # named: 2.19 skips an unnamed llm_judge
+        ("- type: composite\n        evaluators:\n          - {name: x, type: contains, value: x, required: true}", 7,
+         "'required' on composite member 'x'"),  # named: AgentV skips an unnamed member
     ],
 )
 def test_bad_required_and_rubric_config_is_a_located_error(tmp_path: Path, assertion: str, line: int,
@@ -498,3 +498,78 @@ def test_judges_get_agentv_2_19_prompts_word_for_word(tmp_path: Path, fake_llm: 
         "[[ ## scoring_criteria ## ]]", "",
         "### Criterion: structure",
         "Description: Organised answer"]) in scored
+
+
+# ---------------------------------------------------------------- unnamed evaluators AgentV skips
+
+
+UNNAMED_JUDGE_SUITE = """
+tests:
+  - id: unnamed
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {type: contains, value: Acme}
+      - {type: llm_judge, prompt: "Grade {{ answer }}"}
+"""
+
+
+def test_a_2x_files_unnamed_llm_judge_is_skipped_with_a_located_warning_as_2_19_skips_it(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """2.19 names only assertion types when `name:` is missing (`generateAssertionName`) and skips any other
+    evaluator ("Skipping evaluator with missing name"); the gate once ran it as `llm_judge_2`."""
+    fake_llm.set_default(CHAT, FakeReply.openai(json.dumps({"score": 0.0, "hits": [], "misses": ["bad"]})))
+    project = make_project(tmp_path, UNNAMED_JUDGE_SUITE, fake_llm.url)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert fake_llm.requests_for(CHAT) == []
+    row = rows_by_id(project / RESULTS)["unnamed"]
+    assert [e["name"] for e in row["scores"]] == ["contains-Acme"] and row["verdict"] == "pass"
+    assert "evals/screen.eval.yaml:7: warning:" in proc.stderr and "no name" in proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+UNNAMED_MEMBER_SUITE = """
+tests:
+  - id: member
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - name: gate
+        type: composite
+        aggregator: {type: threshold, threshold: 1.0}
+        assert:
+          - {type: contains, value: Globex}
+          - {name: acme, type: contains, value: Acme}
+"""
+
+
+@pytest.mark.parametrize("version", ["2.19", "4.42"])
+def test_an_unnamed_composite_member_is_skipped_with_a_located_warning_as_agentv_skips_it(
+    tmp_path: Path, version: str
+) -> None:
+    """Both AgentVs skip a composite member without `name:` ("Skipping member evaluator with invalid
+    name/type"), an assertion type too; the gate once ran it under its generated name (here a miss: a fail)."""
+    project = make_project(tmp_path, UNNAMED_MEMBER_SUITE)
+    write(project / ".agentv/gate.yaml", f'agentv: {{version: "{version}"}}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["member"]
+    assert [m["name"] for m in row["scores"][0]["scores"]] == ["acme"]
+    assert (row["score"], row["verdict"]) == (1.0, "pass")
+    assert "evals/screen.eval.yaml:10: warning:" in proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_composite_with_no_named_member_is_skipped_with_a_located_warning(tmp_path: Path) -> None:
+    """AgentV skips each unnamed member, then the composite with none left ("no valid member evaluators"):
+    the case is scored on its other evaluators, never an error for a composite AgentV does not run."""
+    suite = UNNAMED_MEMBER_SUITE.replace("{name: acme, type: contains, value: Acme}", "{type: contains, value: Acme}")
+    project = make_project(tmp_path, suite.replace("    assert:\n      - name: gate",
+                                                   "    assert:\n      - {type: contains, value: DENIED}\n"
+                                                   "      - name: gate"))
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["member"]
+    assert [e["name"] for e in row["scores"]] == ["contains-DENIED"] and row["verdict"] == "pass"
+    assert "evals/screen.eval.yaml:7: warning: composite has no named member" in proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
