@@ -158,11 +158,6 @@ def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> st
     if not isinstance(raw, dict) or not raw.get("type"):
         return None
     kind = str(raw["type"]).replace("_", "-")
-    listed = next((raw[key] for key in CompositeConfig.MEMBER_LISTS if key in raw), None)
-    if kind == "composite" and isinstance(listed, list) and listed and all(
-            isinstance(m, dict) and not (isinstance(m.get("name"), str) and m["name"]) for m in listed):
-        return ("composite has no named member: AgentV skips each unnamed member, then the composite with no "
-                "member left, so it is not run")
     if isinstance(raw.get("name"), str) and raw["name"]:
         return None
     if members:

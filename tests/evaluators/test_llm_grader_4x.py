@@ -65,7 +65,7 @@ def test_the_default_4x_prompt_is_4_42s_template_word_for_word_and_the_reply_is_
     assert sent["user"].startswith("You are an expert grader. Your goal is to grade the answer")
     assert sent["system"] == GRADER_SYSTEM_PROMPT
     score = rows_by_id(repo / RESULTS)["capital"]["scores"][0]
-    assert (score["score"], score["hits"], score["misses"]) == (1.0, ["Names Paris: says Paris"], ["One sentence"])
+    assert (score["score"], score["hits"], score["misses"]) == (1.0, ["Names Paris"], ["One sentence"])  # evidence apart, as 4.42
 
 
 def test_4x_variables_are_plain_text_where_2x_gave_json_messages(tmp_path: Path) -> None:
