@@ -137,7 +137,7 @@ def parse_evaluators(
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
-        skipped = None if name_required else _skipped_unnamed(raw, file_generation, members)
+        skipped = None if name_required else _skipped_unnamed(raw, members)
         if skipped is not None:
             problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning"))
             continue
@@ -150,11 +150,9 @@ def parse_evaluators(
     return configs
 
 
-def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> str | None:
-    """Why AgentV skips this entry for want of a name, or None when it runs it. A composite's member without a
-    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type"); in a 2.x file,
-    2.19 names only its assertion types (`generateAssertionName`) and a suite's own types (by the type) and skips
-    any other unnamed evaluator (`latency`, `code_judge`, `llm_judge`: "Skipping evaluator with missing name")."""
+def _skipped_unnamed(raw: Any, members: bool) -> str | None:
+    """Why AgentV skips this entry for want of a name, or None when it runs it: a composite's member without a
+    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type")."""
     if not isinstance(raw, dict) or not raw.get("type"):
         return None
     kind = str(raw["type"]).replace("_", "-")
@@ -163,11 +161,7 @@ def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> st
     if members:
         return (f"{kind} member of a composite has no name: AgentV skips such a member, so it is not run "
                 "(the composite scores its named members only)")
-    if file_generation != "2.x" or "name" in raw or auto_name(raw["type"], raw.get("value")) is not None \
-            or normalise_kind(raw["type"]) not in BUILT_IN_SPELLINGS:
-        return None
-    return (f"{kind} evaluator has no name: AgentV 2.19 names only assertion types (contains, regex, ...) "
-            "and skips any other unnamed evaluator, so it is not run")
+    return None
 
 
 def parse_evaluator(

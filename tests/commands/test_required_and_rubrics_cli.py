@@ -301,7 +301,7 @@ def test_a_score_range_item_without_required_has_no_minimum_as_in_agentv(tmp_pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = rows_by_id(project / RESULTS)["c"]
     assert (row["score"], row["verdict"]) == (0.8, "pass")
-    assert row["hits"] == ["[brevity] brevity - Score: 8/10 (Short): short"]
+    assert row["hits"] == ["[brevity] brevity - Score: 8/10 (Short)"]  # 4.42: the reasoning apart
 
 
 def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_an_error(
@@ -502,33 +502,6 @@ def test_judges_get_agentv_2_19_prompts_word_for_word(tmp_path: Path, fake_llm: 
 
 
 # ---------------------------------------------------------------- unnamed evaluators AgentV skips
-
-
-UNNAMED_JUDGE_SUITE = """
-tests:
-  - id: unnamed
-    criteria: Must flag the denied party
-    input: Screen "Acme Corp"
-    assert:
-      - {type: contains, value: Acme}
-      - {type: llm_judge, prompt: "Grade {{ answer }}"}
-"""
-
-
-def test_a_2x_files_unnamed_llm_judge_is_skipped_with_a_located_warning_as_2_19_skips_it(
-    tmp_path: Path, fake_llm: FakeLLMServer
-) -> None:
-    """2.19 names only assertion types when `name:` is missing (`generateAssertionName`) and skips any other
-    evaluator ("Skipping evaluator with missing name"); the gate once ran it as `llm_judge_2`."""
-    fake_llm.set_default(CHAT, FakeReply.openai(json.dumps({"score": 0.0, "hits": [], "misses": ["bad"]})))
-    project = make_project(tmp_path, UNNAMED_JUDGE_SUITE, fake_llm.url)
-    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
-    proc = run_cli("run", "evals", "--no-cache", cwd=project)
-    assert fake_llm.requests_for(CHAT) == []
-    row = rows_by_id(project / RESULTS)["unnamed"]
-    assert [e["name"] for e in row["scores"]] == ["contains-Acme"] and row["verdict"] == "pass"
-    assert "evals/screen.eval.yaml:7: warning:" in proc.stderr and "no name" in proc.stderr
-    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 UNNAMED_MEMBER_SUITE = """

@@ -344,6 +344,10 @@ def _resolved(repo: Path, name: str) -> str:
     ("- {name: n, type: is_json, weight: 0, required: 1}\n- {name: m, type: is_json, required: 0.5}\n"
      "- {name: o, type: is_json, required: false}",
      [{"weight": 0.0, "required": 1}, {"required": 0.5}, {"required": False}]),
+    ("- {type: llm_judge, prompt: p}\n- {type: llm_judge, prompt: q}\n- {type: rubric, criteria: [be kind]}\n"
+     "- {type: code_judge, script: [python3, judge.py]}",
+     [{"name": "llm_judge"}, {"name": "llm_judge_2"}, {"name": "rubrics_3", "type": "llm_judge"},
+      {"name": "code_judge_4"}]),
     ("- {name: wc, type: word-count, command: fast}\n- {name: r, type: rubrics, criteria: [be kind], weight: 2}",
      [{"name": "wc", "type": "custom_assertion", "model_extra": {"command": "fast"}},  # its config, as written
       {"name": "r", "type": "llm_judge", "weight": 2.0}]),
