@@ -179,6 +179,7 @@ def score_checks(items: list[RubricItem], reply: ChecksReply, evidence_apart: bo
                          "reported": False})
             continue
         for check in reported[item.id]:
+            reasoning = "" if evidence_apart else check.reasoning
             total += item.weight
             row: dict[str, Any] = {"id": item.id, "outcome": item.outcome, "weight": item.weight,
                                    "required": item.required, "reasoning": check.reasoning}
@@ -194,14 +195,14 @@ def score_checks(items: list[RubricItem], reply: ChecksReply, evidence_apart: bo
                 # AgentV 2.19's line, word for word: "[id] label - Score: 7/10 (band): reasoning", a hit when
                 # the item's minimum is met and the score is 7 or more
                 judged = f" - Score: {raw}/10 ({band})"
-                (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, '' if evidence_apart else check.reasoning, judged))
+                (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, reasoning, judged))
             else:
                 row["satisfied"] = bool(check.satisfied)
                 if check.satisfied:
                     earned += item.weight
-                    hits.append(_line(item, '' if evidence_apart else check.reasoning))
+                    hits.append(_line(item, reasoning))
                 else:
-                    misses.append(_line(item, '' if evidence_apart else check.reasoning))
+                    misses.append(_line(item, reasoning))
                     failed_required = failed_required or item.required
             rows.append(row)
     score = min(1.0, max(0.0, earned / total)) if total > 0 else 0.0
