@@ -73,10 +73,11 @@ def judge_type_aliases(kind: str) -> tuple[str, ...]:
     return tuple(name for name in dict.fromkeys(names) if name != kind)
 
 
-def generation_of_type(raw_type: object) -> Generation:
-    """The generation an evaluator `type:` as written belongs to; types both generations share (contains,
-    composite, ...) and custom ones read as 2.x, whose behaviour they keep."""
-    return _BY_TYPE.get(str(raw_type), "2.x")
+def generation_of_type(raw_type: object, shared: Generation) -> Generation:
+    """The generation an evaluator `type:` as written belongs to; a type both generations name alike (rubrics,
+    contains, composite, ...) is read as its file's generation (`shared`): `type: rubrics` in a 4.x file is
+    4.42's llm-grader, in a 2.x file 2.19's rubric judge."""
+    return _BY_TYPE.get(str(raw_type), shared)
 
 
 REPORTED_TYPES: dict[Generation, dict[str, str]] = {

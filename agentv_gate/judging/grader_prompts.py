@@ -285,7 +285,8 @@ def rubric_system_prompt(items: list[RubricItem]) -> str:
 
 def validate_grader_verdict(obj: dict[str, Any]) -> JudgeReply:
     """4.42's freeform schema: `score` a number in 0..1, `assertions` (optional) a list of `{text, passed,
-    evidence?}`; its first 8 are kept, passed ones as hits, failed ones as misses."""
+    evidence?}`; its first 8 are kept, passed ones as hits, failed ones as misses, by their text alone (4.42
+    keeps the evidence apart, in `assertions[].evidence`)."""
     if "score" not in obj:
         keys = ", ".join(sorted(map(str, obj))) or "none"
         raise JudgeReplyError(f"JSON object has no 'score' (keys: {keys})")
@@ -300,9 +301,9 @@ def validate_grader_verdict(obj: dict[str, Any]) -> JudgeReply:
         if not isinstance(item, dict) or not isinstance(item.get("passed"), bool):
             raise JudgeReplyError(f"{where}expected {{text, passed: true|false, evidence?}}")
         text = _text(item, "text", where, required=True) or ""
-        evidence = _text(item, "evidence", where)
+        _text(item, "evidence", where)  # checked as 4.42's schema checks it; not part of the text
         if index < MAX_ASSERTIONS:
-            (hits if item["passed"] else misses).append(f"{text}: {evidence}" if evidence else text)
+            (hits if item["passed"] else misses).append(text)  # 4.42 keeps the evidence apart
     return JudgeReply(score=score, hits=hits, misses=misses)
 
 

@@ -152,9 +152,10 @@ def _line(item: RubricItem, reasoning: str, judged: str = "") -> str:
     return f"{text}: {reasoning}" if reasoning else text
 
 
-def score_checks(items: list[RubricItem], reply: ChecksReply) -> RubricOutcome:
+def score_checks(items: list[RubricItem], reply: ChecksReply, evidence_apart: bool = False) -> RubricOutcome:
     """The evaluator's score, verdict, hits, misses and details from the judge's checks.
 
+    `evidence_apart`: a judged item's line without the judge's reasoning, as 4.42 writes it (2.19 appends it).
     Every check the judge reported for a rubric item counts, as AgentV counts it: an item reported
     twice weighs twice, and a required item judged met and then unmet is unmet (taking one of the
     two would pass it on the judge's other word).
@@ -178,6 +179,7 @@ def score_checks(items: list[RubricItem], reply: ChecksReply) -> RubricOutcome:
                          "reported": False})
             continue
         for check in reported[item.id]:
+            reasoning = "" if evidence_apart else check.reasoning
             total += item.weight
             row: dict[str, Any] = {"id": item.id, "outcome": item.outcome, "weight": item.weight,
                                    "required": item.required, "reasoning": check.reasoning}
@@ -193,14 +195,14 @@ def score_checks(items: list[RubricItem], reply: ChecksReply) -> RubricOutcome:
                 # AgentV 2.19's line, word for word: "[id] label - Score: 7/10 (band): reasoning", a hit when
                 # the item's minimum is met and the score is 7 or more
                 judged = f" - Score: {raw}/10 ({band})"
-                (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, check.reasoning, judged))
+                (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, reasoning, judged))
             else:
                 row["satisfied"] = bool(check.satisfied)
                 if check.satisfied:
                     earned += item.weight
-                    hits.append(_line(item, check.reasoning))
+                    hits.append(_line(item, reasoning))
                 else:
-                    misses.append(_line(item, check.reasoning))
+                    misses.append(_line(item, reasoning))
                     failed_required = failed_required or item.required
             rows.append(row)
     score = min(1.0, max(0.0, earned / total)) if total > 0 else 0.0

@@ -107,6 +107,7 @@ def normalise_kind(raw: Any) -> str:
 def parse_evaluators(
     raw_list: Any, roots: SearchRoots, file: Path, problems: list[Problem], *, name_required: bool = True,
     line: int, criteria_strings: bool = False, assertions_key: bool = False, file_generation: Generation = "2.x",
+    members: bool = False,
 ) -> list[EvaluatorConfig]:
     """Each entry validated on its own: one bad evaluator is reported, the others still load.
 
@@ -114,13 +115,16 @@ def parse_evaluators(
     own assertion type listed there is run with AgentV 4.x's payload, whatever the rest of the file says.
     `line`: where the list's key is written, for a value that is not a list (`assert: is-json`): a
     scalar carries no line of its own. Plain strings are AgentV 4.x's criteria (one `rubrics` evaluator,
-    loader/forms4.py) in a 4.x file (`criteria_strings`) or when one of them is a sentence; otherwise a
-    string names an evaluator type (`- is-json`). `file_generation`: the AgentV the file is read as, which
-    names the unnamed entries (`auto_name`)."""
+    loader/forms4.py) in a 4.x file (`criteria_strings`, or `file_generation` 4.x) or when one of them is a
+    sentence; otherwise (a 2.x file) a string names an evaluator type (`- is-json`). `file_generation`: the
+    AgentV the file is read as, which names the unnamed entries (`auto_name`). `members`: a composite's
+    member list, whose unnamed entries both AgentVs skip (`_skipped_unnamed`)."""
     if raw_list is None:
         return []
     if not isinstance(raw_list, list):
         raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
+    # 4.42's grader-parser reads every string as a criterion (`- is-json` too); 2.19 a word as a type name
+    criteria_strings = criteria_strings or file_generation == "4.x"
     if criteria_strings or any(isinstance(entry, str) and not is_type_name(entry) for entry in raw_list):
         grouped = group_criteria(list(raw_list))
         relined = LineList(grouped)
@@ -134,6 +138,10 @@ def parse_evaluators(
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
+        skipped = None if name_required else _skipped_unnamed(raw, members)
+        if skipped is not None:
+            problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning"))
+            continue
         try:
             configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
                                            four_x=criteria_strings, assertions_key=assertions_key,
@@ -141,6 +149,20 @@ def parse_evaluators(
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
+
+
+def _skipped_unnamed(raw: Any, members: bool) -> str | None:
+    """Why AgentV skips this entry for want of a name, or None when it runs it: a composite's member without a
+    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type")."""
+    if not isinstance(raw, dict) or not raw.get("type"):
+        return None
+    kind = str(raw["type"]).replace("_", "-")
+    if isinstance(raw.get("name"), str) and raw["name"]:
+        return None
+    if members:
+        return (f"{kind} member of a composite has no name: AgentV skips such a member, so it is not run "
+                "(the composite scores its named members only)")
+    return None
 
 
 def parse_evaluator(
@@ -175,8 +197,8 @@ def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], 
     own_type = kind not in BUILT_IN_SPELLINGS and (four_x or assertions_key)
     return Written(raw, dict(raw), kind, line, file, roots, problems,
                    lambda members: parse_evaluators(members, roots, file, problems, name_required=False, line=line,
-                                                    file_generation=file_generation),
-                   "4.x" if (four_x and rubric_form) or own_type else generation_of_type(raw["type"]), file_generation,
+                                                    file_generation=file_generation, members=True),
+                   "4.x" if own_type else generation_of_type(raw["type"], file_generation), file_generation,
                    rubric_form)
 
 

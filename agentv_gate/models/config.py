@@ -439,6 +439,12 @@ class CustomAssertionConfig(_EvaluatorBase):
     config: dict[str, Any] | None = None
     resolved_script: list[str] | None = Field(default=None, exclude=True)
 
+    @property
+    def reported_type(self) -> str:
+        """The type a result row gives it: 4.42 writes the assertion's own type name (`word-count`), 2.19
+        `custom-assertion`."""
+        return self.assertion if self.generation == "4.x" else self.type
+
 
 AGGREGATOR_KINDS = {
     "weighted_average": "weighted_average", "weighted": "weighted_average", "average": "weighted_average",

@@ -126,6 +126,7 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
     fake_llm.enqueue(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
                                       {"id": "why", "satisfied": False, "reasoning": "no reason given"}))
     project = make_project(tmp_path, RUBRIC_SUITE, fake_llm.url)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # 2.19's rubric prompt and reply
     proc = run_cli("run", "evals", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # 1 / 4 = 0.25 < 0.5
 
@@ -149,6 +150,79 @@ def test_rubric_checklist_reaches_the_judge_as_items_and_is_scored_by_weight(
     assert failure is not None
     assert "Checks:\n  checklist: ✓ [rubric-1] Names the matching list entry (required): entry 42 named\n" \
            "  checklist: ✗ [why] Explains the denial: no reason given" in (failure.text or "")
+
+
+COMPOSITE_RUBRIC_SUITE = """
+tests:
+  - id: gated
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - name: gate
+        type: composite
+        aggregator: {type: threshold, threshold: 0.5}
+        assert:
+          - name: member
+            type: rubrics
+            criteria: [Names the matching list entry]
+"""
+
+
+@pytest.mark.parametrize("suite, name", [(RUBRIC_SUITE, "checklist"), (COMPOSITE_RUBRIC_SUITE, "member")])
+def test_type_rubrics_in_a_sign_less_file_is_4_42s_llm_grader(
+    tmp_path: Path, fake_llm: FakeLLMServer, suite: str, name: str
+) -> None:
+    """A file with no sign of either AgentV is read as 4.42 reads it: `type: rubrics` is its llm-grader with
+    rubrics (4.42's prompt, its object items required unless they say otherwise, reported as `llm-grader`),
+    also as a composite's member; it was once 2.19's rubric judge because the type name is shared."""
+    fake_llm.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "entry 42 named"},
+                                            {"id": "why", "satisfied": True, "reasoning": "explained"}))
+    project = make_project(tmp_path, suite, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    body = fake_llm.requests_for(CHAT)[0].json
+    assert body["messages"][0]["content"].startswith("You are an expert grader. Evaluate the candidate answer")
+    prompt = body["messages"][1]["content"]
+    assert prompt.startswith("You are an expert grader. Evaluate the candidate answer against each rubric item")
+    if name == "checklist":
+        assert "- [why] (REQUIRED) (weight: 3): Explains the denial" in prompt
+    row = next(iter(rows_by_id(project / RESULTS).values()))
+    entries = {e["name"]: e for e in row["scores"]}
+    member = entries[name] if name in entries else {c["name"]: c for c in entries["gate"]["scores"]}[name]
+    assert member["type"] == "llm-grader"
+    assert member["hits"][0] == "[rubric-1] Names the matching list entry"  # 4.42 keeps the reasoning apart
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+TYPE_WORD_SUITE = """
+tests:
+  - id: word
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {type: contains, value: Acme}
+      - is-json
+"""
+
+
+def test_a_one_word_string_in_a_sign_less_files_assertions_is_a_criterion_as_in_4_42(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """4.42's grader-parser reads every string entry of an assertion list as a rubric criterion, one word or a
+    sentence; a sign-less file (read as 4.42) once ran `- is-json` as the is-json type (the answer is no JSON:
+    a fail here, where 4.42 asks its grader)."""
+    fake_llm.set_default(CHAT, checks_reply({"id": "rubric-1", "satisfied": True, "reasoning": "fine"}))
+    project = make_project(tmp_path, TYPE_WORD_SUITE, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    prompts = [r.json["messages"][1]["content"] for r in fake_llm.requests_for(CHAT)]
+    assert len(prompts) == 1 and "- [rubric-1] (REQUIRED): is-json" in prompts[0]
+    row = rows_by_id(project / RESULTS)["word"]
+    assert [(e["name"], e["type"]) for e in row["scores"]] == [("contains-Acme", "contains"), ("rubrics", "llm-grader")]
+    assert (row["score"], row["verdict"]) == (1.0, "pass")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # a 2.x file keeps the type name
+    run_cli("run", "evals", "--no-cache", cwd=project)
+    assert [e["type"] for e in rows_by_id(project / RESULTS)["word"]["scores"]] == ["contains", "is-json"]
 
 
 def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(
@@ -227,7 +301,7 @@ def test_a_score_range_item_without_required_has_no_minimum_as_in_agentv(tmp_pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = rows_by_id(project / RESULTS)["c"]
     assert (row["score"], row["verdict"]) == (0.8, "pass")
-    assert row["hits"] == ["[brevity] brevity - Score: 8/10 (Short): short"]
+    assert row["hits"] == ["[brevity] brevity - Score: 8/10 (Short)"]  # 4.42: the reasoning apart
 
 
 def test_unparseable_replies_are_asked_three_times_then_skipped_and_the_case_is_an_error(
@@ -339,10 +413,10 @@ def test_case_level_rubrics_are_a_required_checklist_placed_first_with_a_depreca
         ("- type: rubrics\n        criteria:\n          - id: a\n"
          "            score_ranges: [{score_range: [3, 12], outcome: x}]", 8,
          "score_range must be [low, high], integers 0-10"),
-        ("- type: llm_judge\n        prompt: Grade it\n        rubrics: [a]", 6,
-         "has both 'prompt' and 'rubrics'"),
-        ("- type: composite\n        evaluators:\n          - {type: contains, value: x, required: true}", 7,
-         "'required' on composite member 'contains-x'"),
+        ("- name: j\n        type: llm_judge\n        prompt: Grade it\n        rubrics: [a]", 7,
+         "has both 'prompt' and 'rubrics'"),  # named: 2.19 skips an unnamed llm_judge
+        ("- type: composite\n        evaluators:\n          - {name: x, type: contains, value: x, required: true}", 7,
+         "'required' on composite member 'x'"),  # named: AgentV skips an unnamed member
     ],
 )
 def test_bad_required_and_rubric_config_is_a_located_error(tmp_path: Path, assertion: str, line: int,
@@ -425,3 +499,38 @@ def test_judges_get_agentv_2_19_prompts_word_for_word(tmp_path: Path, fake_llm: 
         "[[ ## scoring_criteria ## ]]", "",
         "### Criterion: structure",
         "Description: Organised answer"]) in scored
+
+
+# ---------------------------------------------------------------- unnamed evaluators AgentV skips
+
+
+UNNAMED_MEMBER_SUITE = """
+tests:
+  - id: member
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - name: gate
+        type: composite
+        aggregator: {type: threshold, threshold: 1.0}
+        assert:
+          - {type: contains, value: Globex}
+          - {name: acme, type: contains, value: Acme}
+"""
+
+
+@pytest.mark.parametrize("version", ["2.19", "4.42"])
+def test_an_unnamed_composite_member_is_skipped_with_a_located_warning_as_agentv_skips_it(
+    tmp_path: Path, version: str
+) -> None:
+    """Both AgentVs skip a composite member without `name:` ("Skipping member evaluator with invalid
+    name/type"), an assertion type too; the gate once ran it under its generated name (here a miss: a fail)."""
+    project = make_project(tmp_path, UNNAMED_MEMBER_SUITE)
+    write(project / ".agentv/gate.yaml", f'agentv: {{version: "{version}"}}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["member"]
+    assert [m["name"] for m in row["scores"][0]["scores"]] == ["acme"]
+    assert (row["score"], row["verdict"]) == (1.0, "pass")
+    assert "evals/screen.eval.yaml:10: warning:" in proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+

@@ -415,3 +415,26 @@ def test_a_4x_grader_killed_by_a_signal_is_an_error_not_an_exit_code_fail(tmp_pa
                                   'os.kill(os.getpid(), signal.SIGKILL)')
     assert (code, row["verdict"]) == (1, "error"), row
     assert "was killed by SIGKILL" in row["scores"][0]["error"]
+
+
+EVIDENCE_GRADER = """\
+import json, sys
+json.load(sys.stdin)
+print(json.dumps({"score": 0.5, "assertions": [{"text": "Mentions Paris", "passed": True, "evidence": "says Paris"},
+                                               {"text": "One word", "passed": False, "evidence": "six words"}]}))
+"""
+
+
+def test_a_4x_graders_assertion_texts_are_4_42s_with_the_evidence_kept_apart(tmp_path: Path) -> None:
+    """4.42 writes an assertion's text as the grader wrote it and its evidence apart (`assertions[].evidence`);
+    the gate once wrote `text: evidence` into a 4.x code-grader's hits and misses."""
+    repo = _project(tmp_path, f"""\
+tests:
+  - id: capital
+    input: What is the capital of France?
+    assertions:
+      - {{name: g, type: code-grader, command: [{PY}, grader.py]}}
+""", {"grader.py": EVIDENCE_GRADER})
+    run_cli("run", "evals", "--no-cache", cwd=repo)
+    (entry,) = rows_by_id(repo / RESULTS)["capital"]["scores"]
+    assert (entry["hits"], entry["misses"]) == (["Mentions Paris"], ["One word"])

@@ -45,7 +45,7 @@ def _repo(tmp_path: Path, fake_llm: FakeLLMServer) -> Path:
 
 def _suite(aggregator: str, list_key: str = "assert") -> str:
     return (f"tests:\n  - id: c\n    input: Capital of France?\n    {list_key}:\n      - name: both\n"
-            f"        type: composite\n        {list_key}: [{{type: contains, value: Paris}}]\n"
+            f"        type: composite\n        {list_key}: [{{name: paris, type: contains, value: Paris}}]\n"
             f"        aggregator:\n{aggregator}")
 
 
@@ -87,7 +87,7 @@ def test_with_the_variable_the_results_replace_it(tmp_path: Path, fake_llm: Fake
     done = run_cli("run", "evals/c.eval.yaml", "--no-cache", cwd=repo, env=KEY)
     assert done.returncode == 0, done.stdout + done.stderr
     (prompt,) = _user_prompts(fake_llm)
-    assert prompt.startswith("Results:\n{") and prompt.endswith("}\nDecide.\n") and '"contains-Paris"' in prompt
+    assert prompt.startswith("Results:\n{") and prompt.endswith("}\nDecide.\n") and '"paris"' in prompt
     assert "{{EVALUATOR_RESULTS_JSON}}" not in prompt and "warning" not in done.stderr
 
 

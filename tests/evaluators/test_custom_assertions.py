@@ -83,7 +83,7 @@ def test_assertion_scripts_are_found_up_the_tree_and_run_as_code_judges(project:
     assert results["word-count"]["score"] == 1.0 and results["word-count"]["hits"] == ["6 words"]
     assert results["short"]["score"] == 0.0 and results["short"]["misses"] == ["6 words > 3"]
     assert results["shouts"]["misses"] == ["not shouting"]
-    assert results["short"]["type"] == "custom_assertion"
+    assert results["short"]["type"] == "word-count"  # a sign-less file: 4.42 reports the own type name
     assert results["short"]["evaluator_raw_request"]["assertion"] == "word-count"
 
 
@@ -241,3 +241,14 @@ def test_an_agentv_assertion_module_runs_with_bun_as_agentv_runs_it(project: Pat
     four = rows_by_id(project / RESULTS)["four"]
     assert four["score"] == 1.0 and four["reasoning"] == "word-count: 6 words, output is string", four
     assert row["evaluator_raw_request"]["script"] == ["bun", "run", str(module)]
+
+
+def test_a_4x_files_custom_assertion_is_reported_by_its_own_type_name_as_4_42_reports_it(project: Path) -> None:
+    """4.42 writes a suite's own assertion type as the result's type (`word-count`, its sdk-custom-assertion
+    example); 2.19's rows (a file pinned to it) keep `custom-assertion`."""
+    write_suite(project, "- {type: word-count, max_words: 10}")
+    run_cli("run", "evals/deep", cwd=project)
+    assert [e["type"] for e in rows_by_id(project / RESULTS)["capital"]["scores"]] == ["word-count"]
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
+    run_cli("run", "evals/deep", cwd=project)
+    assert [e["type"] for e in rows_by_id(project / RESULTS)["capital"]["scores"]] == ["custom-assertion"]

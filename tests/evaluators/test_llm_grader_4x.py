@@ -65,7 +65,7 @@ def test_the_default_4x_prompt_is_4_42s_template_word_for_word_and_the_reply_is_
     assert sent["user"].startswith("You are an expert grader. Your goal is to grade the answer")
     assert sent["system"] == GRADER_SYSTEM_PROMPT
     score = rows_by_id(repo / RESULTS)["capital"]["scores"][0]
-    assert (score["score"], score["hits"], score["misses"]) == (1.0, ["Names Paris: says Paris"], ["One sentence"])
+    assert (score["score"], score["hits"], score["misses"]) == (1.0, ["Names Paris"], ["One sentence"])  # evidence apart, as 4.42
 
 
 def test_4x_variables_are_plain_text_where_2x_gave_json_messages(tmp_path: Path) -> None:
@@ -125,3 +125,19 @@ def test_a_4x_rubric_prompt_says_grader_and_carries_operator_guidance(tmp_path: 
     assert "- [paris] (REQUIRED): Names Paris" in sent["user"]
     assert "- [no-lyon] (REQUIRED) (operator: contradiction): Says Lyon is the capital" in sent["user"]
     assert sent["system"].startswith("You are an expert grader. Evaluate the candidate answer against each rubric item.")
+
+
+def test_a_4x_grader_keeps_its_first_8_assertions_as_4_42_does_and_no_more(tmp_path: Path) -> None:
+    """4.42 keeps `data.assertions.slice(0, 8)` (llm-grader.ts); at the line (8) all are kept, past it the
+    ninth is dropped, whichever of hits or misses it would have been; the score is the grader's."""
+    for count in (8, 9):
+        entries = [{"text": f"check {i}", "passed": i % 2 == 0} for i in range(1, count + 1)]
+        with FakeLLMServer() as server:
+            server.set_default(CHAT, FakeReply.openai(json.dumps({"score": 0.9, "assertions": entries})))
+            (tmp_path / str(count)).mkdir()
+            repo = _repo(tmp_path / str(count), server, CASE + "      - {name: q, type: llm-grader}\n")
+            run_cli("run", "evals", "--no-cache", cwd=repo)
+        (entry,) = rows_by_id(repo / RESULTS)["capital"]["scores"]
+        assert entry["hits"] == [f"check {i}" for i in (2, 4, 6, 8)]
+        assert entry["misses"] == [f"check {i}" for i in (1, 3, 5, 7)]
+        assert entry["score"] == 0.9

@@ -119,9 +119,9 @@ def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str,
     ("- {type: word-count, timeout_seconds: 0}", 6,
      "custom_assertion evaluator 'word-count': timeout_seconds 0.0 is not a finite number > 0"),
     ("- {type: word-count, timeout: -3}", 6, "timeout_seconds -3.0 is not a finite number > 0"),
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "judge.py], timeout_seconds: 0}}", 6, "composite evaluator 'c': aggregator.timeout_seconds 0 is not a finite"),
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "judge.py], timeout_seconds: soon}}", 6, "aggregator.timeout_seconds 'soon' is not a finite number > 0"),
     ("- {name: n, type: llm_judge, prompt: {script: [python3, judge.py], timeout_seconds: -1}}", 6,
      "prompt.timeout_seconds -1.0 is not a finite number > 0"),
@@ -183,9 +183,9 @@ def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str,
     ("- {name: n, type: llm_judge, prompt: '  '}", 6, "llm_judge evaluator 'n': the prompt is empty, so the judge"),
     ("- {name: n, type: llm_judge, prompt: blank.md}", 6, "llm_judge evaluator 'n': prompt file 'blank.md' is empty"),
     ("- {type: rubrics, criteria: [be kind], rubrics: [be kind]}", 6, "'rubrics' is not a setting of a `type: rubrics`"),
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "nowhere.py]}}", 6, "script file 'nowhere.py' not found"),
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, path: [python3, "
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: code_judge, path: [python3, "
      "[judge.py]]}}", 6, "script must be a string or a list of strings, got a list with a list in it"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}, {name: b, type: is_json}], "
      "aggregator: {type: weighted_average, weights: {a: 1, b: -1}}}", 6, "aggregator weight -1 for member 'b'"),
@@ -204,19 +204,19 @@ def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str,
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], args: [x]}}", 6,
      "llm_judge evaluator 'n': unknown key 'prompt.args'"),
     ("- {name: r, type: regex, value: x, rubrics: 5}", 6, "unknown key 'rubrics' in regex evaluator 'r'"),
-    ("- {name: c, type: composite, assert: [{type: is_json}],\n   aggregator: {type: majority_vote}}", 7,
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}],\n   aggregator: {type: majority_vote}}", 7,
      "composite 'c': unknown aggregator type 'majority_vote'"),
     # aggregator settings found only while judging (a text threshold), or never meant (a prompt naming no file)
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: threshold, threshold: half}}", 6,
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: threshold, threshold: half}}", 6,
      "composite 'c': aggregator threshold 'half' is not a number from 0 to 1"),
-    ("- name: c\n  type: composite\n  assert: [{type: is_json}]\n  aggregator:\n    type: threshold\n    threshold: 1.5",
+    ("- name: c\n  type: composite\n  assert: [{name: j, type: is_json}]\n  aggregator:\n    type: threshold\n    threshold: 1.5",
      11, "aggregator threshold 1.5 is not a number from 0 to 1"),
-    ("- name: c\n  type: composite\n  assert: [{type: is_json}]\n  aggregator:\n    type: llm_judge\n"
+    ("- name: c\n  type: composite\n  assert: [{name: j, type: is_json}]\n  aggregator:\n    type: llm_judge\n"
      "    prompt: ./aggregate.md", 11, "composite 'c': aggregator prompt file './aggregate.md' not found"),
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: llm_judge, prompt: {file: x}}}", 6,
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: llm_judge, prompt: {file: x}}}", 6,
      "composite 'c': the aggregator prompt must be text, got a mapping"),
     # an aggregator weight for no member (a typo, or the name before an auto-name) was never read
-    ("- name: c\n  type: composite\n  assert: [{name: accuracy, type: is_json}, {type: contains, value: x}]\n"
+    ("- name: c\n  type: composite\n  assert: [{name: accuracy, type: is_json}, {name: contains-x, type: contains, value: x}]\n"
      "  aggregator:\n    weights:\n      accuracy: 1\n      acurracy: 3", 12,
      "composite 'c': aggregator weights name 'acurracy', which is none of its members (accuracy, contains-x)"),
     ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
@@ -299,7 +299,7 @@ def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str,
      "    - {tool: a, args: {q: x}}", 9,
      "args_match [limit] compares none of the args of expected[0] (a)"),
     # a path on an aggregator that runs no script: refused, never resolved nor silently dropped
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: weighted_average, path: nowhere.py}}",
      6, "'path' in the aggregator of composite evaluator 'c': the weighted_average aggregator does not read it"),
     # an equals value AgentV skips (asString): not text, or empty
     ("- name: e\n  type: equals\n  value: {a: 1}", 6,
@@ -336,7 +336,7 @@ def _resolved(repo: Path, name: str) -> str:
 
 
 @pytest.mark.parametrize(("entries", "expected"), [
-    ("- is-json", [{"type": "is_json", "name": "is_json"}]),
+    ("- is-json", [{"type": "llm_judge", "name": "rubrics", "generation": "4.x"}]),  # a sign-less file: 4.42's criterion
     ("- {type: icontains_any, value: [a, b]}",
      [{"type": "contains", "name": "icontains-any-2", "case_sensitive": False, "any": True}]),
     ("- {type: icontains_all, value: [a]}", [{"type": "contains", "case_sensitive": False, "any": False}]),
@@ -351,9 +351,9 @@ def _resolved(repo: Path, name: str) -> str:
     ("- {name: wc, type: word-count, command: fast}\n- {name: r, type: rubrics, criteria: [be kind], weight: 2}",
      [{"name": "wc", "type": "custom_assertion", "model_extra": {"command": "fast"}},  # its config, as written
       {"name": "r", "type": "llm_judge", "weight": 2.0}]),
-    ("- {name: c, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, "
+    ("- {name: c, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: code_judge, "
      "path: [python3, judge.py, 3], cwd: sub}}\n"
-     "- {name: d, type: composite, assert: [{type: is_json}], aggregator: {type: code_judge, script: run-judge.py -v}}",
+     "- {name: d, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: code_judge, script: run-judge.py -v}}",
      [{"resolved_aggregator_script": ["python3", "@judge.py", "3"], "resolved_aggregator_cwd": "@sub"},
       {"resolved_aggregator_script": ["@run-judge.py", "-v"], "resolved_aggregator_cwd": None}]),
     ("- {type: word-count, min: 3}",
@@ -384,7 +384,7 @@ def _resolved(repo: Path, name: str) -> str:
     ("- {name: n, type: llm_judge, prompt: {command: [python3, judge.py], timeout_seconds: 5, config: {a: 1}}}",
      [{"prompt": {"script": ["python3", "judge.py"], "timeout_seconds": 5.0, "config": {"a": 1}},
        "resolved_prompt_script": ["python3", "@judge.py"]}]),
-    ("- {name: c, type: composite, assert: [{type: is_json}, {type: equals, value: x}], "
+    ("- {name: c, type: composite, assert: [{name: is-json, type: is_json}, {name: equals-x, type: equals, value: x}], "
      "aggregator: {type: weighted_average, weights: {is-json: 0, equals-x: 2}}}",
      [{"type": "composite", "evaluators": ["is-json", "equals-x"]}]),
     (f"- {{{TRAJECTORY}, mode: subset, expected: []}}\n"
@@ -395,8 +395,8 @@ def _resolved(repo: Path, name: str) -> str:
      "- {name: m, type: execution_metrics, target_exploration_ratio: 0.5, exploration_tolerance: 0.1}\n"
      "- {name: w, type: execution_metrics, target_exploration_ratio: 0.3, exploration_tolerance: 0.5}",
      [{"max_output": 5}, {"exploration_tolerance": 0.1}, {"exploration_tolerance": 0.5}]),
-    ("- {name: all, type: composite, assert: [{type: is_json}], aggregator: {type: threshold, threshold: 1}}\n"
-     "- {name: any, type: composite, assert: [{type: is_json}], aggregator: {type: threshold, threshold: 0}}",
+    ("- {name: all, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: threshold, threshold: 1}}\n"
+     "- {name: any, type: composite, assert: [{name: j, type: is_json}], aggregator: {type: threshold, threshold: 0}}",
      [{"aggregator": {"type": "threshold", "threshold": 1}}, {"aggregator": {"type": "threshold", "threshold": 0}}]),
 ])
 def test_an_accepted_entry_becomes_its_config(repo: Path, entries: str, expected: list[dict[str, Any]]) -> None:

@@ -167,12 +167,13 @@ def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Pa
             input: Capital of France?
             assert:
               - type: code_judge
+                name: j
                 script: [python3, judge.py]
                 keywords: [Paris]
                 wieght: 2
     """)
     out = refused(repo)
-    assert "x.eval.yaml:8: unknown key 'wieght' in code_judge evaluator #1 (did you mean 'weight'?)" in out
+    assert "x.eval.yaml:9: unknown key 'wieght' in code_judge evaluator 'j' (did you mean 'weight'?)" in out
     assert "keywords" not in out
     suite(repo, """
         tests:
@@ -180,6 +181,7 @@ def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Pa
             input: Capital of France?
             assert:
               - type: code_judge
+                name: j
                 script: [python3, judge.py]
                 keywords: [Paris]
     """)
