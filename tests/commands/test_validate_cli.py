@@ -40,7 +40,7 @@ def test_each_problem_is_one_located_line_and_exit_is_one(repo: Path) -> None:
     assert lines == [
         "evals/bad.eval.yaml:6: unknown evaluator type 'nonsense' (expected one of code_judge, llm_judge, contains, "
         "regex, equals, is_json, field_accuracy, composite, starts_with, ends_with, tool_trajectory, latency, cost, "
-        "token_usage, execution_metrics, or a script .agentv/assertions/nonsense.py)",
+        "token_usage, execution_metrics, skill_trigger, or a script .agentv/assertions/nonsense.py)",
         "evals/bad.eval.yaml:7: duplicate case id 'a' (first at line 2) (expected unique case ids within a file)",
         "evals/bad.eval.yaml:13: warning: 'grader' is deprecated (expected 'evaluator')",
         "evals/broken.yaml:2: malformed YAML: ... (expected valid YAML)",

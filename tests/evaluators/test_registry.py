@@ -51,7 +51,8 @@ def test_every_config_class_has_an_evaluator() -> None:
 def test_kind_names_are_read_off_the_config_classes() -> None:
     assert list(EVALUATOR_KINDS) == ["code_judge", "llm_judge", "contains", "regex", "equals", "is_json",
                                      "field_accuracy", "composite", "starts_with", "ends_with", "tool_trajectory",
-                                     "latency", "cost", "token_usage", "execution_metrics", "custom_assertion"]
+                                     "latency", "cost", "token_usage", "execution_metrics", "custom_assertion",
+                                     "skill_trigger"]
     assert EVALUATOR_KINDS["starts_with"] is EVALUATOR_KINDS["ends_with"] is AffixConfig
 
 

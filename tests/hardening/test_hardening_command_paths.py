@@ -43,7 +43,7 @@ def test_an_absolute_command_outside_the_repository_is_refused_in_every_form(tmp
             assert: [{{type: llm_judge, name: p, prompt: {{script: [{tool}]}}}}]
           - id: aggregator
             input: q
-            assert: [{{type: composite, name: c, evaluators: [{{type: contains, value: ok}}],
+            assert: [{{type: composite, name: c, evaluators: [{{name: ok, type: contains, value: ok}}],
                       aggregator: {{type: code_judge, path: {tool}}}}}]
           - id: bare-name-on-path
             input: q
