@@ -288,7 +288,8 @@ def test_memory_to_load_a_suite_does_not_grow_with_its_cases(repo: Path, monkeyp
     small = peak_bytes_to_plan_and_read(repo, 100)
     large = peak_bytes_to_plan_and_read(repo, 1100)
     per_case = (large - small) / 1000
-    assert per_case < 1200, f"{per_case:.0f} bytes a case"
+    # ~1.2 KB today (the ref grew a field for depends_on); a parsed tree kept per case would be ~14 KB
+    assert per_case < 1500, f"{per_case:.0f} bytes a case"
 
 
 def test_memory_to_plan_a_case_with_one_long_string_stays_a_few_copies_of_it(repo: Path) -> None:
