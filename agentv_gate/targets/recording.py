@@ -326,17 +326,25 @@ def _manifest(folder: Path, data: Any) -> Manifest:
                     data.get("judges") is True)
 
 
-class RecordingProvider:
-    """`inner`, with each answer it gives (or error it raises) written to the recording."""
+class _Wrapping:
+    """A provider standing in for `inner`: its name, kind and every other attribute are `inner`'s."""
 
-    def __init__(self, inner: Provider, recorder: Recorder) -> None:
-        self.inner, self.recorder = inner, recorder
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
         self.name, self.kind = inner.name, inner.kind
 
     def __getattr__(self, name: str) -> Any:
-        if name == "inner":
+        if name == "inner":  # not set yet (a copy being made): never recurse into itself
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+
+class RecordingProvider(_Wrapping):
+    """`inner`, with each answer it gives (or error it raises) written to the recording."""
+
+    def __init__(self, inner: Provider, recorder: Recorder) -> None:
+        super().__init__(inner)
+        self.recorder = recorder
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         if not self.recorder.records(request):
@@ -351,17 +359,12 @@ class RecordingProvider:
         return response
 
 
-class ReplayingProvider:
+class ReplayingProvider(_Wrapping):
     """`inner`, never called for what the recording holds: its answers come from the folder."""
 
     def __init__(self, inner: Provider, replay: Replay) -> None:
-        self.inner, self.replay = inner, replay
-        self.name, self.kind = inner.name, inner.kind
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.replay = replay
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
         if role_of(request) == "target" or self.replay.manifest.judges:
