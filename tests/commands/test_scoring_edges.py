@@ -135,7 +135,9 @@ def test_negate_never_turns_a_check_that_could_not_be_made_into_a_pass(tmp_path:
           - id: composite
             input: q
             assert:
-              - {type: composite, negate: true, assert: [{name: budget, type: cost, budget: 1}, {name: ok, type: contains, value: ok}]}
+              - type: composite
+                negate: true
+                assert: [{name: budget, type: cost, budget: 1}, {name: ok, type: contains, value: ok}]
           - {id: reported, input: q, assert: [{type: contains, value: nope, negate: true}]}
     """)
     assert {k: r["verdict"] for k, r in rows.items()} == {
