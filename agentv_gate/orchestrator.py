@@ -15,7 +15,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,7 +38,7 @@ from .execution.suite_workers import SuiteSlots
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
 from .loader.conversation import content_text
-from .loader.dependencies import dependency_groups
+from .loader.dependencies import Dependent, dependency_groups
 from .models import (
     DEFAULT_WORKERS,
     PROVIDER_ERROR,
@@ -768,20 +768,8 @@ class ShardSpec:
         return cls(k, n, f"{k}/{n}")
 
 
-class Shardable(Protocol):
-    """A case, or the loader's `CaseRef` for one: what orders it the same way on every machine."""
-
-    @property
-    def suite(self) -> str: ...
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def depends_on(self) -> Sequence[str]: ...
-
-
-CaseT = TypeVar("CaseT", bound=Shardable)
+CaseT = TypeVar("CaseT", bound=Dependent)
+"""A case, or the loader's `CaseRef` for one: its (suite, id) orders it the same way on every machine."""
 
 
 def select_shard(cases: list[CaseT], shard: ShardSpec) -> list[CaseT]:

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from agentv_gate.cli import main
 from agentv_gate.errors import EXIT_OK, EXIT_USAGE
 from agentv_gate.loader import plan_paths
+from agentv_gate.loader.dependencies import Dependent
 from agentv_gate.models import EvalCase
-from agentv_gate.orchestrator import Shardable, ShardSpec, select_shard
+from agentv_gate.orchestrator import ShardSpec, select_shard
 from tests.helpers.files import make_repo
 
 TARGETS = """\
@@ -34,11 +35,11 @@ def make_case(suite: str, case_id: str) -> EvalCase:
     return EvalCase(id=case_id, suite=suite, source_file=Path(suite), question=f"{suite}:{case_id}")
 
 
-def keys(cases: Sequence[Shardable]) -> list[tuple[str, str]]:
+def keys(cases: Sequence[Dependent]) -> list[tuple[str, str]]:
     return [(c.suite, c.id) for c in cases]
 
 
-def split(cases: list[Shardable], count: int) -> list[list[tuple[str, str]]]:
+def split(cases: list[Dependent], count: int) -> list[list[tuple[str, str]]]:
     return [keys(select_shard(cases, ShardSpec(k, count))) for k in range(1, count + 1)]
 
 
