@@ -333,16 +333,14 @@ def run_script(
                 **_OWN_GROUP,
             )
         except OSError as exc:
-            for end in (ours, theirs):
-                if end is not None:
-                    end.close()
+            if ours is not None:
+                ours.close()
             return failed_start(_spawn_error(argv, exc, cwd))
         finally:
             if theirs is not None:  # the script's end is the script's alone
                 theirs.close()
         if ours is not None:  # written and closed like a pipe's end: its close is the script's EOF
-            proc.stdin = open(os.dup(ours.fileno()), "wb", buffering=0)
-            ours.close()
+            proc.stdin = open(ours.detach(), "wb", buffering=0)
         with _live_lock:
             _live_groups.add(proc.pid)
             _script_groups.add(proc.pid)
