@@ -41,7 +41,7 @@ from . import summarise
 from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path, suite_path
 from .rows import ADVISORY, NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
-from .selection import selection_lines
+from .selection import carried_from, selection_lines
 from .text import clean, one_line, truncate
 
 SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
@@ -170,11 +170,9 @@ def _group_by_suite(results: Iterable[ReportedCase]) -> list[tuple[str, list[Rep
 def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) -> TestCase:
     tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
                   file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
-    carried_from = getattr(r, "carried_from", None)
-    if carried_from is None and getattr(r, "carried", None):
-        carried_from = (getattr(r, "commit", None) or "")[:7]
-    if carried_from is not None:  # a dashboard must tell a verdict of this run from one taken over unrun
-        tc.stdout = f"carried from the base{f' ({carried_from})' if carried_from else ''}: not run in this run"
+    base = carried_from(r)
+    if base is not None:  # a dashboard must tell a verdict of this run from one taken over unrun
+        tc.stdout = f"carried from the base{f' ({base})' if base else ''}: not run in this run"
     replayed = getattr(r, "replayed", None)
     if replayed:
         tc.stdout = "\n".join(filter(None, [tc.stdout, f"replayed: the agent's answer recorded at {replayed}"]))

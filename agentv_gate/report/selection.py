@@ -15,7 +15,7 @@ from ..targets.recording import AGENT_CHANGED, NOT_RECORDED
 from .rows import ReportedCase
 
 
-def _carried_from(row: ReportedCase) -> str | None:
+def carried_from(row: ReportedCase) -> str | None:
     """A `ReportRow`'s `carried_from`, or a results row's `carried` with its commit."""
     found = getattr(row, "carried_from", None)
     if found is None and getattr(row, "carried", None):
@@ -33,11 +33,11 @@ def _label(commits: set[str], ref: str | None) -> str:
 def selection_lines(rows: Sequence[ReportedCase], environ: Mapping[str, str] = os.environ) -> list[str]:
     """One line for carried rows, one for a replay; none for a run that judged every case afresh."""
     lines = []
-    carried = [r for r in rows if _carried_from(r) is not None]
+    carried = [r for r in rows if carried_from(r) is not None]
     if carried:
         cases = {(r.suite, r.eval_id) for r in rows}
         kept = {(r.suite, r.eval_id) for r in carried}
-        where = _label({_carried_from(r) or "" for r in carried}, environ.get("GITHUB_BASE_REF") or None)
+        where = _label({carried_from(r) or "" for r in carried}, environ.get("GITHUB_BASE_REF") or None)
         lines.append(f"{len(cases - kept)} of {len(cases)} cases run; {len(kept)} carried from {where}")
     replayed = {str(getattr(r, "replayed", "")) for r in rows} - {"", "None"}
     if replayed:
@@ -48,4 +48,4 @@ def selection_lines(rows: Sequence[ReportedCase], environ: Mapping[str, str] = o
     return lines
 
 
-__all__ = ["selection_lines"]
+__all__ = ["carried_from", "selection_lines"]
