@@ -22,9 +22,16 @@ from pathlib import Path
 os.environ["AGENTV_GATE_SELF_CHECK"] = "1"
 
 import pytest
+from hypothesis import settings
 
 from tests.helpers.fake_llm_server import FakeLLMServer
 from tests.helpers.files import make_repo
+
+# The property tests draw the same examples on every run and every machine (derandomize): a CI failure
+# reproduces locally, and a run's cost is fixed. HYPOTHESIS_PROFILE=explore draws new ones, to look further.
+settings.register_profile("suite", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 @pytest.fixture()
