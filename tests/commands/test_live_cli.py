@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import CLI, cli_env, start_cli
+from tests.helpers.cli import CLI, cli_env, run_cli, start_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.github_runner import parse_github_output, runner_commands
 
@@ -99,8 +99,7 @@ def test_quiet_keeps_the_heartbeat_and_leaves_the_failures_to_the_end(project: P
 
 
 def test_a_bad_heartbeat_interval_is_a_usage_error(project: Path) -> None:
-    proc = subprocess.run([CLI, "run", "evals"], cwd=project, capture_output=True, text=True, timeout=60,
-                          env=cli_env({"AGENTV_GATE_HEARTBEAT_SECONDS": "soon"}), stdin=subprocess.DEVNULL)
+    proc = run_cli("run", "evals", cwd=project, env={"AGENTV_GATE_HEARTBEAT_SECONDS": "soon"})
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         "agentv-gate: AGENTV_GATE_HEARTBEAT_SECONDS='soon' is not a number of seconds above 0")

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import CLI, cli_env, run_cli
+from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo
 from tests.helpers.suites import PARIS_TARGETS as TARGETS
 
@@ -39,19 +40,14 @@ def project(root: Path, failing: set[str], layout: dict[str, list[str]] = FULL) 
 
 
 def run_shards(root: Path, count: int, *extra: str) -> list[subprocess.CompletedProcess[str]]:
-    """All shards at once, as a CI matrix would run them, each in its own output folder."""
-    procs = [
-        subprocess.Popen([CLI, "run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet",
-                          *extra],
-                         cwd=root, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         stdin=subprocess.DEVNULL)
-        for k in range(1, count + 1)
-    ]
-    done = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-    return done
+    """All shards at once, as a CI matrix would run them, each in its own output folder (each its own
+    process, forked from the warm CLI)."""
+    def shard(k: int) -> subprocess.CompletedProcess[str]:
+        return run_cli("run", "evals", "--shard", f"{k}/{count}", "--output-dir", f"shard-{k}", "--quiet", *extra,
+                       cwd=root, timeout=120)
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(shard, range(1, count + 1)))
 
 
 def merge(root: Path, *files: str) -> subprocess.CompletedProcess[str]:

@@ -28,6 +28,7 @@ import yaml
 
 from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
+from tests.helpers.cli import run_cli
 
 EXPECTED = Path(__file__).with_name("agentv-4.42") / "expected.json"
 KNOWN = Path(__file__).with_name("agentv-4.42") / "known-differences.json"
@@ -137,8 +138,7 @@ def test_files_agentv_runs_offline_and_the_gate_refuses_are_the_known_ones(tmp_p
         if harness.inputs_hash(tree / rel) != expected["suites"][rel]["inputs_sha256"]:
             continue
         targets = _targets(tree / rel, tree, _fresh(tmp_path, rel))
-        done = subprocess.run([str(harness.GATE), "validate", str(tree / rel), "--targets", str(targets)], cwd=tree,
-                              capture_output=True, text=True, timeout=harness.SUITE_TIMEOUT, stdin=subprocess.DEVNULL)
+        done = run_cli("validate", str(tree / rel), "--targets", str(targets), cwd=tree, timeout=harness.SUITE_TIMEOUT)
         if done.returncode != 0:
             refused[rel] = done.stdout + done.stderr
     assert sorted(refused) == sorted(rel for rel in known if rel in expected["suites"]), refused
@@ -150,6 +150,5 @@ def test_the_root_targets_file_s_unused_agent_targets_are_warnings_not_a_refusal
     tree = harness.prepare_tree(tmp_path)
     suite = tree / "features" / "assert" / "evals" / "dataset.eval.yaml"
     targets = harness.targets_for(suite, tree, _fresh(tmp_path, "assert"))
-    done = subprocess.run([str(harness.GATE), "validate", str(suite), "--targets", str(targets)], cwd=tree,
-                          capture_output=True, text=True, timeout=harness.SUITE_TIMEOUT, stdin=subprocess.DEVNULL)
+    done = run_cli("validate", str(suite), "--targets", str(targets), cwd=tree, timeout=harness.SUITE_TIMEOUT)
     assert done.returncode == 0 and "claude-cli" in done.stdout + done.stderr, done.stdout + done.stderr

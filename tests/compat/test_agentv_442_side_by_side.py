@@ -28,6 +28,7 @@ from tests.execution import test_workspace_4x as workspace
 from tests.execution import test_workspace_4x_commands as commands
 from tests.execution import test_workspace_per_test as per_test
 from tests.helpers.cli import run_cli
+from tests.helpers.workspaces import agent_targets
 
 MODEL = """\
 base_url: ${{ FAKE_MODEL_URL }}
@@ -202,23 +203,23 @@ SUITES: dict[str, Suite] = {
         paths={"/v1/chat/completions": 11},
     ),
     "workspace-template": Suite(
-        targets=workspace.TARGETS, suite=workspace.suite(pin="execution: {workers: 1}\n"),
+        targets=agent_targets(Path("{repo}")), suite=workspace.suite(pin="execution: {workers: 1}\n"),
         files={k: v for k, v in workspace.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/w"))},
         agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
     ),
     "workspace-reset": Suite(
-        targets=workspace.TARGETS, files={k: v for k, v in workspace.files(Path("{repo}"), "").items()
+        targets=agent_targets(Path("{repo}")), files={k: v for k, v in workspace.files(Path("{repo}"), "").items()
                                           if not k.startswith((".agentv", "evals/w"))},
         suite=workspace.suite(pin="execution: {workers: 1}\n", reset=", reset: fast", b_notes="second,"),
         agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
     ),
     "hook-commands": Suite(
-        targets=commands.TARGETS, suite=commands.SUITE,
+        targets=agent_targets(Path("{repo}")), suite=commands.SUITE,
         files={k: v for k, v in commands.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/s"))},
         agentv={"list-shell": (1.0, "pass")},
     ),
     "per-test": Suite(
-        targets=per_test.TARGETS, suite=per_test.SUITE,
+        targets=agent_targets(Path("{repo}")), suite=per_test.SUITE,
         files={k: v for k, v in per_test.files(Path("{repo}"), "").items() if not k.startswith((".agentv", "evals/s"))},
         agentv={"a": (1.0, "pass"), "b": (1.0, "pass")},
     ),

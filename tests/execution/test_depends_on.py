@@ -36,38 +36,19 @@ targets:
     cwd: ..
 """
 
-SUITE = """\
-tests:
-  - id: setup
-    input: boom
-    assertions: [{type: contains, value: answer}]
-  - id: second
-    input: second
-    depends_on: [setup]
-    assertions: [{type: contains, value: answer}]
-  - id: failing
-    input: failing
-    depends_on: [setup]
-    on_dependency_failure: fail
-    assertions: [{type: contains, value: answer}]
-  - id: runs-anyway
-    input: anyway
-    depends_on: [setup]
-    on_dependency_failure: run
-    assertions: [{type: contains, value: answer}]
-  - id: chain
-    input: chain
-    depends_on: [second]
-    on_dependency_failure: run
-    assertions: [{type: contains, value: answer}]
-  - id: lowscore
-    input: low
-    assertions: [{type: contains, value: nope}]
-  - id: after-low
-    input: afterlow
-    depends_on: [lowscore]
-    assertions: [{type: contains, value: answer}]
-"""
+def case(case_id: str, prompt: str, *depends_on: str, on_failure: str = "", value: str = "answer") -> str:
+    """One test of a suite's `tests:` list, answered by AGENT, passing when the answer holds `value`."""
+    return (f"  - id: {case_id}\n    input: {prompt}\n"
+            + (f"    depends_on: [{', '.join(depends_on)}]\n" if depends_on else "")
+            + (f"    on_dependency_failure: {on_failure}\n" if on_failure else "")
+            + f"    assertions: [{{type: contains, value: {value}}}]\n")
+
+
+SUITE = "tests:\n" + "".join([
+    case("setup", "boom"), case("second", "second", "setup"), case("failing", "failing", "setup", on_failure="fail"),
+    case("runs-anyway", "anyway", "setup", on_failure="run"), case("chain", "chain", "second", on_failure="run"),
+    case("lowscore", "low", value="nope"), case("after-low", "afterlow", "lowscore"),
+])
 """The side-by-side suite: AgentV 4.42.4 gives setup, second and failing an execution error (`Skipped:` /
 `Failed: dependency failed (setup)`), lowscore a quality failure, the other three ok, each scored as here."""
 
@@ -98,16 +79,7 @@ def test_a_failed_dependency_skips_or_fails_its_dependants_as_agentv_does(tmp_pa
 
 def test_skipped_dependants_never_pass_the_run(tmp_path: Path) -> None:
     """Every other case passes: the skipped one still fails the run (exit 1), in JUnit and the summary."""
-    repo = _repo(tmp_path, """\
-        tests:
-          - id: setup
-            input: boom
-            assertions: [{type: contains, value: answer}]
-          - id: dependant
-            input: x
-            depends_on: [setup]
-            assertions: [{type: contains, value: answer}]
-    """)
+    repo = _repo(tmp_path, "tests:\n" + case("setup", "boom") + case("dependant", "x", "setup"))
     ran = run_cli("run", "evals", cwd=repo)
     assert ran.returncode == 1
     assert "2 errors" in ran.stdout
@@ -117,23 +89,7 @@ def test_skipped_dependants_never_pass_the_run(tmp_path: Path) -> None:
 
 def test_a_wave_starts_once_every_case_of_the_earlier_waves_has_finished(tmp_path: Path) -> None:
     """AgentV's waves: `b` (wave 1) waits for the slow, unrelated `slow` of wave 0, not only for `a`."""
-    repo = _repo(tmp_path, """\
-        tests:
-          - id: b
-            input: b
-            depends_on: [a]
-            assertions: [{type: contains, value: answer}]
-          - id: a
-            input: a
-            assertions: [{type: contains, value: answer}]
-          - id: slow
-            input: slow
-            assertions: [{type: contains, value: answer}]
-          - id: c
-            input: c
-            depends_on: [b]
-            assertions: [{type: contains, value: answer}]
-    """)
+    repo = _repo(tmp_path, "tests:\n" + case("b", "b", "a") + case("a", "a") + case("slow", "slow") + case("c", "c", "b"))
     ran = run_cli("run", "evals", "--workers", "4", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     log = (repo / "log.txt").read_text().splitlines()

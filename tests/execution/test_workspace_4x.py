@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import rows_by_id
+from tests.helpers.workspaces import ADDED_LINES_GRADER, agent_targets
 
 AGENT = """\
 import os, sys
@@ -17,22 +18,10 @@ with open("notes.txt", "a") as f:
 notes = open("notes.txt").read().replace("\\n", ",")
 open(out, "w").write(f"cwd-has-seed={os.path.exists('seed.txt')} notes={notes}")
 """
-GRADER = """\
-import json, sys
-changes = json.load(sys.stdin).get("file_changes") or ""
-added = [line[1:] for line in changes.splitlines() if line.startswith("+") and not line.startswith("+++")]
-print(json.dumps({"score": 1, "assertions": [{"text": "added: " + ",".join(added), "passed": True}]}))
-"""
 HOOK = """\
 import json, sys
 payload = json.load(sys.stdin)
 open(payload["workspace_path"] + "/hook.txt", "a").write(payload["test_id"] + "\\n")
-"""
-TARGETS = """\
-targets:
-  - name: default
-    provider: cli
-    command: python3 {repo}/agent.py {PROMPT} {OUTPUT_FILE}
 """
 SUITE = """\
 {pin}workspace:
@@ -57,8 +46,8 @@ file changes word for word (tests/compat/test_agentv_442_side_by_side.py)."""
 
 
 def files(repo: Path, suite: str) -> dict[str, str]:
-    return {"agent.py": AGENT, "grader.py": GRADER, "hook.py": HOOK, "evals/tpl/seed.txt": "seed\n",
-            ".agentv/targets.yaml": TARGETS.replace("{repo}", str(repo)), "evals/w.eval.yaml": suite}
+    return {"agent.py": AGENT, "grader.py": ADDED_LINES_GRADER, "hook.py": HOOK, "evals/tpl/seed.txt": "seed\n",
+            ".agentv/targets.yaml": agent_targets(repo), "evals/w.eval.yaml": suite}
 
 
 def suite(pin: str = "", reset: str = "", b_notes: str = "first,second,") -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import rows_by_id
+from tests.helpers.workspaces import agent_targets
 
 AGENT = """\
 import os, sys
@@ -21,12 +22,6 @@ import json, sys
 payload = json.load(sys.stdin)
 for path in sys.argv[1:]:
     open(path, "a").write(payload["test_id"] + "\\n")
-"""
-TARGETS = """\
-targets:
-  - name: default
-    provider: cli
-    command: python3 {repo}/agent.py {PROMPT} {OUTPUT_FILE}
 """
 SUITE = """\
 execution: {workers: 1}
@@ -63,7 +58,7 @@ hook's stdin after a quick hook has exited, and sometimes dies of the EPIPE."""
 
 def files(repo: Path, suite: str) -> dict[str, str]:
     return {"agent.py": AGENT, "hook.py": HOOK, "evals/tpl/seed.txt": "seed\n",
-            ".agentv/targets.yaml": TARGETS.replace("{repo}", str(repo)), "evals/s.eval.yaml": suite}
+            ".agentv/targets.yaml": agent_targets(repo), "evals/s.eval.yaml": suite}
 
 
 def _run(tmp_path: Path, text: str) -> tuple[int, dict[str, dict], str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import rows_by_id
+from tests.helpers.workspaces import ADDED_LINES_GRADER, agent_targets
 
 AGENT = """\
 import os, sys
@@ -18,12 +19,6 @@ with open("notes.txt", "a") as f:
 notes = open("notes.txt").read().replace("\\n", ",")
 hooks = open("hook.txt").read().replace("\\n", ",") if os.path.exists("hook.txt") else ""
 open(out, "w").write(f"seed={os.path.exists('seed.txt')} notes={notes} hooks={hooks}")
-"""
-GRADER = """\
-import json, sys
-changes = json.load(sys.stdin).get("file_changes") or ""
-added = [line[1:] for line in changes.splitlines() if line.startswith("+") and not line.startswith("+++")]
-print(json.dumps({"score": 1, "assertions": [{"text": "added: " + ",".join(added), "passed": True}]}))
 """
 HOOK = """\
 import json, sys
@@ -35,12 +30,6 @@ AFTER = """\
 import json, sys
 payload = json.load(sys.stdin)
 open(sys.argv[1], "a").write(payload["test_id"] + "\\n")
-"""
-TARGETS = """\
-targets:
-  - name: default
-    provider: cli
-    command: python3 {repo}/agent.py {PROMPT} {OUTPUT_FILE}
 """
 SUITE = """\
 workspace:
@@ -68,8 +57,8 @@ each grader's 'added: first' / 'added: second', after-each.txt holding a and b, 
 
 
 def files(repo: Path, suite: str) -> dict[str, str]:
-    return {"agent.py": AGENT, "grader.py": GRADER, "hook.py": HOOK, "after.py": AFTER, "evals/tpl/seed.txt": "seed\n",
-            ".agentv/targets.yaml": TARGETS.replace("{repo}", str(repo)), "evals/s.eval.yaml": suite}
+    return {"agent.py": AGENT, "grader.py": ADDED_LINES_GRADER, "hook.py": HOOK, "after.py": AFTER,
+            "evals/tpl/seed.txt": "seed\n", ".agentv/targets.yaml": agent_targets(repo), "evals/s.eval.yaml": suite}
 
 
 def _run(tmp_path: Path, text: str) -> tuple[Path, int, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import rows_by_id
+from tests.helpers.workspaces import agent_targets
 
 AGENT = """\
 import os, sys
@@ -20,12 +21,6 @@ for root, dirs, files in os.walk("."):
     dirs[:] = sorted(d for d in dirs if d != ".git")
     found += [os.path.relpath(os.path.join(root, f), ".") for f in files]
 open(out, "w").write("files=" + ",".join(sorted(found)))
-"""
-TARGETS = """\
-targets:
-  - name: default
-    provider: cli
-    command: python3 {repo}/agent.py {PROMPT} {OUTPUT_FILE}
 """
 SUITE = """\
 workspace:
@@ -89,7 +84,7 @@ def make_library(repo: Path) -> str:
 def setup(repo: Path, suites: dict[str, str]) -> str:
     first = make_library(repo)
     write(repo / "agent.py", AGENT)
-    write(repo / ".agentv/targets.yaml", TARGETS.replace("{repo}", str(repo)))
+    write(repo / ".agentv/targets.yaml", agent_targets(repo))
     for name, text in suites.items():
         write(repo / f"evals/{name}.eval.yaml", text.replace("{first}", first).replace("{repo}", str(repo)))
     return first

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_cli
 from tests.helpers.docs import ROOT, shell_blocks
 
 BLOCKS = shell_blocks()
@@ -39,8 +40,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for part in (".agentv", "evals", "judges"):
         shutil.copytree(ROOT / "examples" / part, folder / part)
     shutil.copytree(ROOT / "examples", folder / "examples")
-    base = subprocess.run([str(Path(sys.executable).parent / "agentv-gate"), "run", "evals", "--output-dir", "main"],
-                          cwd=folder, env=_env(folder), capture_output=True, text=True, timeout=120)
+    base = run_cli("run", "evals", "--output-dir", "main", cwd=folder, env=_env(folder), timeout=120)
     assert base.returncode == 0, base.stdout + base.stderr
     shutil.copy(folder / "main" / "results.jsonl", folder / "main-results.jsonl")
     return folder
