@@ -13,6 +13,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.reports import RESULTS, read_rows
@@ -69,6 +71,27 @@ def test_a_provider_no_agentv_knows_is_still_refused(tmp_path: Path) -> None:
     done = run_cli("run", "a.eval.yaml", cwd=repo)
     assert done.returncode == 2
     assert "unsupported provider 'claude-clii'" in done.stderr
+
+
+@pytest.mark.parametrize("used", [False, True], ids=["unused", "used"])
+def test_an_unknown_provider_with_a_custom_provider_script_is_refused_only_when_used(tmp_path: Path,
+                                                                                     used: bool) -> None:
+    """AgentV 4.42 runs `provider: file-output` with `.agentv/providers/file-output.ts` (found from the eval file's
+    folder up): beside the suites that do not use it, the gate says so and runs them; a run using it is refused."""
+    repo = _repo(tmp_path / "repo")
+    (repo / ".agentv" / "providers").mkdir(parents=True)
+    (repo / ".agentv" / "providers" / "file-output.ts").write_text("// AgentV runs me\n", encoding="utf-8")
+    (repo / ".agentv" / "targets.yaml").write_text(MOCK.format(answer="Paris")
+                                                   + "  - name: x\n    provider: file-output\n", encoding="utf-8")
+    (repo / "a.eval.yaml").write_text(CASE.format(target="    target: x\n" if used else ""), encoding="utf-8")
+    done = run_cli("run", "a.eval.yaml", cwd=repo)
+    if used:
+        assert done.returncode == 2
+        assert "unsupported provider 'file-output'" in done.stderr
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (".agentv/targets.yaml:5: warning: target 'x' (provider: file-output) is unused here; AgentV 4.42 "
+                "runs it with its custom provider script file-output.ts") in done.stderr
 
 
 def test_targets_are_found_as_agentv_finds_them_nearest_the_eval_file(tmp_path: Path) -> None:
