@@ -22,10 +22,6 @@ from typing import Any
 
 NOT_YET: dict[str, dict[str, str]] = {
     "suite": {
-        "preprocessors": ("answer preprocessors: AgentV 4.42 turns the file content blocks of the agent's last message "
-                          "into text for its llm-graders, running a command per media type and adding an llm-grader "
-                          "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
-                          "yet"),
     },
     "test": {
     },
@@ -37,10 +33,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "docker": "graders run in a Docker workspace",
     },
     "evaluator": {
-        "preprocessors": ("answer preprocessors: AgentV 4.42 turns the file content blocks of the agent's last message "
-                          "into text for its llm-graders, running a command per media type and adding an llm-grader "
-                          "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
-                          "yet"),
         "max_steps": "agentic llm-graders that explore the workspace with tools (max_steps)",
         "maxSteps": "agentic llm-graders that explore the workspace with tools (max_steps)",
     },
