@@ -53,8 +53,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "claude": "the Claude Code agent provider",
     "claude-code": "the Claude Code agent provider",
     "claude-sdk": "the Claude Code agent provider",
-    "copilot": "the Copilot CLI agent provider",
-    "copilot-cli": "the Copilot CLI agent provider",
     "copilot-sdk": "the Copilot SDK agent provider",
     "copilot_sdk": "the Copilot SDK agent provider",
     "pi": "the Pi coding agent provider",

@@ -17,6 +17,7 @@ from .settings import (
     AnthropicSettings,
     AzureSettings,
     CliSettings,
+    CopilotCliSettings,
     GeminiSettings,
     MockSettings,
     OpenAISettings,
@@ -74,6 +75,8 @@ PROVIDERS: dict[str, ProviderKind] = {
                         batches=True,
                         nested=(target_checks.healthcheck_keys,),
                         checks=(target_checks.cli_batching_with_files, target_checks.cli_unread_keys)),
+    "copilot-cli": ProviderKind(".copilot_cli", "CopilotCliProvider", CopilotCliSettings, aliases=("copilot",),
+                                judges=False, cacheable=False),
     "replay": ProviderKind(".replay", "ReplayProvider", ReplaySettings, judges=False, cacheable=False,
                            reports_cost=True),
 }

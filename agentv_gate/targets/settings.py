@@ -215,6 +215,28 @@ class CliSettings(RetrySettings, ProviderSettings):
     """AgentV prints the command it runs: read, changes no answer and no score."""
 
 
+class CopilotCliSettings(ProviderSettings):
+    """AgentV 4.42's `copilot-cli` agent (targets/copilot_cli.py), its spellings as `resolveCopilotCliConfig` reads them."""
+
+    executable: Any = setting("executable", "command", "binary")
+    model: Any = setting("model")
+    args: Any = setting("args", "arguments")
+    cwd: Any = setting("cwd")
+    timeout_seconds: Any = setting("timeout_seconds", ms=1000.0)
+    system_prompt: Any = setting("system_prompt")
+    stream_log: Any = setting("stream_log")
+    """AgentV's stream log of the session (`raw`, `summary`, false): checked, and no log is written here."""
+    log_dir: Any = setting("log_dir", "log_directory")
+    log_format: Any = setting("log_format", "log_output_format")
+    base_url: Any = setting("base_url")
+    """A model provider of the team's own, with the keys below: Copilot's `COPILOT_PROVIDER_*` variables."""
+    subprovider: Any = setting("subprovider")
+    api_key: Any = setting("api_key")
+    bearer_token: Any = setting("bearer_token")
+    api_version: Any = setting("api_version")
+    api_format: Any = setting("api_format")
+
+
 class ReplaySettings(ProviderSettings):
     """AgentV 4.x's `replay`: answers from recorded target outputs (targets/replay.py)."""
 
