@@ -60,7 +60,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "vscode-insiders": "the VS Code Insiders agent provider",
     "pi-coding-agent": "the Pi coding agent provider",
     "pi-agent-sdk": "the Pi agent SDK provider",
-    "claude-cli": "the Claude CLI agent provider of AgentV 4.x",
     "cc-mirror": "the Claude CLI agent provider of AgentV 4.x, through cc-mirror",
     "pi-cli": "the Pi CLI agent provider of AgentV 4.x",
     "copilot-log": "AgentV 4.x's replay of a Copilot session log",

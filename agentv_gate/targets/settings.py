@@ -237,6 +237,25 @@ class CopilotCliSettings(ProviderSettings):
     api_format: Any = setting("api_format")
 
 
+class ClaudeCliSettings(ProviderSettings):
+    """AgentV 4.42's `claude-cli` agent (targets/claude_cli.py), its spellings as `resolveClaudeConfig` reads them."""
+
+    executable: Any = setting("executable", "command", "binary")
+    model: Any = setting("model")
+    cwd: Any = setting("cwd")
+    timeout_seconds: Any = setting("timeout_seconds", ms=1000.0)
+    max_turns: Any = setting("max_turns")
+    bypass_permissions: Any = setting("bypass_permissions")
+    stream_log: Any = setting("stream_log")
+    """AgentV's stream log of the run: checked, and no log is written here."""
+    log_dir: Any = setting("log_dir", "log_directory")
+    log_format: Any = setting("log_format", "log_output_format")
+    system_prompt: Any = setting("system_prompt", ignored="AgentV 4.42's claude-cli reads it and never sends it")
+    max_budget_usd: Any = setting("max_budget_usd", ignored="AgentV 4.42's claude-cli reads it and never sends it")
+    max_response_bytes: Any = setting("max_response_bytes", "maxResponseBytes")
+    """agentv-gate's own cap on the CLI's stream of events (default 8 MiB): past it, the case is an error."""
+
+
 class ReplaySettings(ProviderSettings):
     """AgentV 4.x's `replay`: answers from recorded target outputs (targets/replay.py)."""
 

@@ -278,6 +278,7 @@ def run_script(
     call_env: dict[str, str] | None = None,
     teardown: bool = False,
     stdin_socket: bool = False,
+    unset: tuple[str, ...] = (),
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
@@ -293,7 +294,8 @@ def run_script(
     interrupted: cleaning up is what an interrupted run still owes. `stdin_socket`: stdin is one end of a
     Unix socket pair, not a pipe, as node's `child_process.spawn` (libuv) gives AgentV's graders theirs: a
     script reading its stdin stream reads the same bytes, one opening `/dev/stdin` by name fails as it
-    fails under AgentV (ENXIO), so such a grader cannot pass here and fail there.
+    fails under AgentV (ENXIO), so such a grader cannot pass here and fail there. `unset`: variables the
+    program must not see (a Claude CLI refuses to start inside another Claude session's markers).
     """
     argv = [str(a) for a in argv]
     started = time.monotonic()
@@ -309,7 +311,7 @@ def run_script(
         return failed_start("empty command: nothing to run")
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
-    full_env = {**os.environ, **(env or {})}
+    full_env = {key: value for key, value in {**os.environ, **(env or {})}.items() if key not in unset}
     if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
     if reaper.become_subreaper():  # before any start: orphans come to us
