@@ -10,13 +10,17 @@ missing program are the case's error, never an answer.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.processes import kill_quietly, pid_alive, wait_for
 from tests.helpers.reports import rows_by_id
 
 COPILOT = """\
@@ -177,3 +181,26 @@ def test_a_model_provider_of_ones_own_reaches_copilot_through_its_variables(tmp_
                                    "COPILOT_PROVIDER_API_KEY": "sk-test-secret-1234567890"}
     assert "sk-test-secret-1234567890" not in done.stdout + done.stderr
     assert "sk-test-secret-1234567890" not in (repo / ".agentv-gate" / "results.jsonl").read_text()
+
+
+def test_an_interrupted_run_kills_a_copilot_that_never_answers(tmp_path: Path) -> None:
+    """The ACP session is a running script like any other: SIGTERM to the gate ends it at once, not at its timeout."""
+    repo, log = _repo(tmp_path)
+    pid_file = tmp_path / "copilot.pid"
+    write(tmp_path / "bin" / "copilot", f"#!{sys.executable}\nimport os, sys, time\n"
+          f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n", executable=True)
+    proc = start_cli("run", "evals", "--no-cache", cwd=repo, env={"FAKE_COPILOT_LOG": str(log)})
+    try:
+        assert wait_for(pid_file.exists, 30), "the stand-in Copilot never started"
+        time.sleep(0.2)
+        copilot = int(pid_file.read_text())
+        assert pid_alive(copilot)
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 143
+        assert wait_for(lambda: not pid_alive(copilot), 10), "the Copilot session outlived the interrupted run"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pid_file.exists():
+            kill_quietly([int(pid_file.read_text())])
