@@ -291,3 +291,32 @@ def test_a_text_answer_is_graded_as_it_is(tmp_path: Path, fake_llm: FakeLLMServe
     done = run_cli("run", "evals", "--no-cache", cwd=repo, env={**KEY, "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1, done.stdout + done.stderr  # graded on the model's text; bun is not needed
     assert "never run" not in done.stdout + done.stderr
+
+
+def test_a_relative_file_is_read_in_the_cases_workspace(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """AgentV's content base path is the workspace first: the agent wrote its file in the template's copy (outside
+    the repository), and that copy's file is the one converted, never a file of that name in the repository."""
+    repo = _repo(tmp_path, fake_llm, {"sheet": SHEET})
+    write(repo / "generated" / "report.xlsx", "the repository's own, not the agent's")
+    template = repo / "evals" / "ws"
+    write(template / "agent.py", AGENT.replace('"answers.json"', repr(str(repo / "answers.json"))))
+    targets = repo / ".agentv" / "targets.yaml"
+    targets.write_text(targets.read_text().replace("    cwd: ..\n", ""))
+    write(repo / "evals" / "x.eval.yaml", """
+        workspace:
+          template: ./ws
+        preprocessors: [{type: xlsx, command: [python3, ../scripts/ws.py]}]
+        tests:
+          - id: c
+            input: sheet
+            assertions: [The spreadsheet holds the revenue rows]
+    """)
+    write(repo / "scripts" / "ws.py", "import json, sys\npayload = json.load(sys.stdin)\n"
+          "open('seen-ws.json', 'w').write(json.dumps({**payload, 'hex': open(payload['path'], 'rb').read().hex()}))\n"
+          "print('Q1,42')\n")
+    done = run_cli("run", "evals", "--no-cache", cwd=repo, env=KEY)
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = json.loads((repo / "seen-ws.json").read_text())
+    assert seen["original_path"] == "generated/report.xlsx"
+    assert not seen["path"].startswith(str(repo)), seen["path"]  # the workspace's copy
+    assert seen["hex"] == bytes([0, 159, 146, 150]).hex()
