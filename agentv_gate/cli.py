@@ -257,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cache-dir", type=Path, action=_Once, default=None, help="response cache folder")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     run.add_argument("--judge-timeout", type=float, action=_Once, default=None,
-                     help=f"seconds before a code judge is killed (default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
+                     help="seconds before a code judge or an answer preprocessor is killed "
+                          f"(default {DEFAULT_JUDGE_TIMEOUT_SECONDS:g})")
     run.add_argument("--skip-missing-env", action="store_true",
                      help="run the cases whose targets and judges have their ${{ VAR }}s set, report the others "
                           f"as not run naming the variable, and exit {EXIT_NOT_RUN} rather than 0 (a fork's pull "

@@ -485,8 +485,8 @@ class Orchestrator:
         own generation (a 4.x file's: 4.42's template and reply; a 2.x file's: 2.19's).
         `file_changes`: the target's changes to the case's workspace, as a diff."""
         run = run if run is not None else case_run_of(case)
-        configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(name="llm_judge",
-                                                                                  generation=case.generation)]
+        configs: list[EvaluatorConfig] = list(case.evaluators) or [LlmJudgeConfig(
+            name="llm_judge", generation=case.generation, preprocessors=case.preprocessors or None)]
         output_messages = response.output_messages or [Message(role="assistant", content=response.text)]
         results: list[EvaluatorResult] = []
         for config in configs:
@@ -501,6 +501,7 @@ class Orchestrator:
                 cost_usd=response.cost_usd,
                 duration_ms=response.duration_ms,
                 file_changes=file_changes,
+                answer_dir=run.workspace_path or (response.raw or {}).get("cwd"),
                 run=run,
             )
             started = time.monotonic()

@@ -22,10 +22,6 @@ from typing import Any
 
 NOT_YET: dict[str, dict[str, str]] = {
     "suite": {
-        "preprocessors": ("answer preprocessors: AgentV 4.42 turns the file content blocks of the agent's last message "
-                          "into text for its llm-graders, running a command per media type and adding an llm-grader "
-                          "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
-                          "yet"),
     },
     "test": {
     },
@@ -37,10 +33,6 @@ NOT_YET: dict[str, dict[str, str]] = {
         "docker": "graders run in a Docker workspace",
     },
     "evaluator": {
-        "preprocessors": ("answer preprocessors: AgentV 4.42 turns the file content blocks of the agent's last message "
-                          "into text for its llm-graders, running a command per media type and adding an llm-grader "
-                          "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
-                          "yet"),
         "max_steps": "agentic llm-graders that explore the workspace with tools (max_steps)",
         "maxSteps": "agentic llm-graders that explore the workspace with tools (max_steps)",
     },
@@ -61,8 +53,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "claude": "the Claude Code agent provider",
     "claude-code": "the Claude Code agent provider",
     "claude-sdk": "the Claude Code agent provider",
-    "copilot": "the Copilot CLI agent provider",
-    "copilot-cli": "the Copilot CLI agent provider",
     "copilot-sdk": "the Copilot SDK agent provider",
     "copilot_sdk": "the Copilot SDK agent provider",
     "pi": "the Pi coding agent provider",
@@ -70,7 +60,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "vscode-insiders": "the VS Code Insiders agent provider",
     "pi-coding-agent": "the Pi coding agent provider",
     "pi-agent-sdk": "the Pi agent SDK provider",
-    "claude-cli": "the Claude CLI agent provider of AgentV 4.x",
     "cc-mirror": "the Claude CLI agent provider of AgentV 4.x, through cc-mirror",
     "pi-cli": "the Pi CLI agent provider of AgentV 4.x",
     "copilot-log": "AgentV 4.x's replay of a Copilot session log",

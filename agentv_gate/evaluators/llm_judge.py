@@ -29,7 +29,7 @@ invalid replies.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from ..base.generations import GENERATIONS, Generation
@@ -47,6 +47,7 @@ from ..models import (
 )
 from ..targets.base import Provider, ProviderRequest
 from ..targets.usage import JUDGE_USAGE_KEY, Usage
+from .answer_files import PreprocessorFailed, graded_answer
 from .base import ResolveJudgeProvider
 
 DEFAULT_MAX_REPLY_ATTEMPTS = 3
@@ -157,6 +158,13 @@ class LlmJudgeEvaluator:
         return provider, model
 
     def evaluate(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
+        if config.generation == "4.x":  # 4.42 grades an answer of content blocks as their text (answer_files.py)
+            try:
+                answer = graded_answer(context, config.preprocessors, self.default_timeout_seconds)
+            except PreprocessorFailed as exc:
+                return _failed(str(exc), {"error": str(exc)})
+            if answer is not None:
+                context = replace(context, candidate=answer)
         if config.rubrics:
             return self._rubric_judge(config, context)
         wire = LLM_WIRES[config.generation]

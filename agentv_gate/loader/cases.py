@@ -53,6 +53,7 @@ from .execution_settings import (
 from .file_generation import MIX_EXPECTED, GenerationTracker
 from .forms4 import case_is_4x, merge_metadata
 from .globs import matches_any
+from .preprocessors import with_suite_preprocessors
 from .refs import SearchRoots
 from .rubric_items import parse_rubric_items
 from .yaml_lines import LineDict, item_line, key_line, line_of, yaml_kind
@@ -243,6 +244,7 @@ class CaseBuilder:
                 configs.append(parse_evaluator(single, self.roots, self.file, self.problems, name_required=False,
                                                line=key_line(raw, single_key, line), file_generation=generation))
                 found = True
+        configs = with_suite_preprocessors(configs, self.defaults.get("preprocessors") or [])
         suite_configs = [] if skips_defaults else list(self.defaults.get("evaluators", []))
         configs = configs + suite_configs if appended else configs if found else suite_configs
         rubric = self._case_rubrics(raw, line)
@@ -494,6 +496,8 @@ class CaseBuilder:
             on_dependency_failure=on_dependency_failure,
             generation=generation,
             generation_reason=decided.reason if decided is not None else "",
+            preprocessors=list(self.defaults.get("preprocessors") or []) if generation == "4.x" else [],
+            files_root=None if self.roots.allow_outside_root else self.roots.repo_root,
         )
 
 

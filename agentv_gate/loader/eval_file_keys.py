@@ -58,7 +58,7 @@ scorer there or here; its shapes are AgentV's metadata schema's (loader/suite.py
 
 SUITE_KEYS = (*CASE_LIST_KEYS, *DESCRIPTIVE_KEYS, *SUITE_METADATA_KEYS, "name", "dataset", "threshold", "target",
               "input", "input_files", "assertions", "assert", "evaluators", "evaluator", "execution", "workspace",
-              "$schema", *SUITE_KEYS_4X)
+              "$schema", "preprocessors", *SUITE_KEYS_4X)
 """`$schema` is AgentV's file-type tag (`agentv-eval-v2`), which its own `validate` asks every eval file for."""
 
 TEST_KEYS = (
@@ -78,8 +78,9 @@ EVALUATOR_ALIASES: dict[str, tuple[str, ...]] = {
     "code_judge": ("command", "timeout"),  # the parser renames them to `script` and `timeout_seconds`
     "composite": ("assert", "assertions"),  # the parser reads them as `evaluators`
 }
-EVERY_EVALUATOR = ("negate", "min_score")
-"""Read by the orchestrator for every evaluator (AgentV's `negate: true`)."""
+EVERY_EVALUATOR = ("negate", "min_score", "preprocessors")
+"""Read by the orchestrator for every evaluator (AgentV's `negate: true`); `preprocessors` is checked on every
+evaluator as AgentV 4.42 checks it, and kept on an llm-grader (loader/preprocessors.py)."""
 
 AGGREGATOR_KEYS_BY_KIND: dict[str, tuple[str, ...]] = {
     "weighted_average": ("type", "weights"),
@@ -117,7 +118,7 @@ def _evaluator_keys() -> dict[str, frozenset[str]]:
 EVALUATOR_KEYS = _evaluator_keys()
 
 RUBRICS_TYPE_KEYS = ("name", "type", "criteria", "weight", "required", "negate", "model", "target", "min_score",
-                     *GATE_EXECUTION_KEYS)
+                     "preprocessors", *GATE_EXECUTION_KEYS)
 """`type: rubrics` (AgentV's shorthand, read as an llm_judge with a rubric list): its own keys, since
 `criteria` is its list here and `prompt`/`rubrics` are refused on it."""
 

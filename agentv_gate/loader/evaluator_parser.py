@@ -32,6 +32,7 @@ from ..models import (
     TargetAccessConfig,
     ToolTrajectoryConfig,
     TrajectoryItem,
+    merged_preprocessors,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
 from .composite_parser import composite
@@ -48,6 +49,7 @@ from .evaluator_checks import check, check_weight_total
 from .evaluator_files import code_judge_files, judge_files, resolve_script
 from .evaluator_written import Written
 from .forms4 import group_criteria, is_type_name
+from .preprocessors import parse_preprocessors, reads_preprocessors
 from .refs import SearchRoots
 from .rubric_items import parse_rubric_items
 from .schema_errors import validation_error, written_value
@@ -219,10 +221,27 @@ def normalise(w: Written, *, name_required: bool, index: int) -> None:
         w.data["name"] = _unnamed(w, index)
     _gates(w)
     _one_name(w)
+    _preprocessors(w)
     config_class = w.config_class
     PREPARE.get(config_class, _nothing)(w)
     if config_class in _GENERATIONAL:
         w.data["generation"] = w.generation  # its payload, reply and prompt variables (generations.py)
+
+
+def _preprocessors(w: Written) -> None:
+    """AgentV 4.42 checks every grader's `preprocessors:` (a bad entry skips the test) and keeps them on an
+    llm-grader, the one grader that reads them; on any other grader, or an AgentV 2.x judge, they change nothing."""
+    if "preprocessors" not in w.data:
+        return
+    at = key_line(w.raw, "preprocessors", w.line)
+    parsed = parse_preprocessors(w.data.pop("preprocessors"), at, w.roots, w.file, w.where)
+    if reads_preprocessors(w.config_class, w.generation):
+        w.data["preprocessors"] = merged_preprocessors(None, parsed)  # of one type, the last written
+        return
+    reader = "AgentV 2.19 reads no preprocessors" if w.generation == "2.x" else (
+        "only an llm-grader reads the answer's file blocks through them (AgentV 4.42 checks them and keeps them "
+        "unused here)")
+    w.warn(at, "preprocessors", f"{w.where}: {reader}", "preprocessors on an llm-grader, or none")
 
 
 def _unnamed(w: Written, index: int) -> str:

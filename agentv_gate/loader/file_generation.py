@@ -43,7 +43,7 @@ DEFAULT: Generation = "4.x"
 """A sign-less, unpinned file's generation."""
 SIGNS_2X = frozenset({"code_judge", "code-judge", "llm_judge", "llm-judge"})
 """Evaluator type names AgentV 4.42 no longer reads (it skips them): a file written for 2.x."""
-KEYS_4X = frozenset({"assertions", "min_score", "vars", *SUITE_KEYS_4X, *SUITE_EXECUTION_KEYS_4X})
+KEYS_4X = frozenset({"assertions", "min_score", "vars", "preprocessors", *SUITE_KEYS_4X, *SUITE_EXECUTION_KEYS_4X})
 """Keys only AgentV 3.0+ reads."""
 DATA_KEYS = frozenset({"config", "metadata", "input", "expected_output", "vars", "governance", "env", "value"})
 """Keys whose values are the author's data, never eval-file forms: not searched for signs."""

@@ -15,7 +15,7 @@ from typing import Any
 from ..base.key_checks import closest
 from ..base.problems import FoundProblems, Problem, no_effect
 from ..errors import EvalFileError
-from ..models import EvalCase
+from ..models import EvalCase, PreprocessorConfig, merged_preprocessors
 from ..yaml_reader import CaseList
 from .case_folders import FolderCase, folder_cases, has_case_folders
 from .case_globs import NoMatch, glob_case_files, is_glob
@@ -39,6 +39,7 @@ from .execution_settings import (
 from .file_generation import MIX_EXPECTED
 from .file_generation import decide as decide_generation
 from .forms4 import header_is_4x, suite_metadata_payload
+from .preprocessors import parse_preprocessors, with_suite_preprocessors
 from .project_config import guideline_patterns_for
 from .refs import SearchRoots, find_repo_root
 from .yaml_lines import LineDict, iter_jsonl_rows, key_line, line_of, yaml_kind
@@ -485,16 +486,37 @@ def _suite_defaults(header: dict[str, Any], roots: SearchRoots, file: Path, prob
     if raw_evaluators is None and header.get("evaluator") is not None:  # a single one (AgentV's sidecar example)
         raw_evaluators, evaluators_line = [header["evaluator"]], key_line(header, "evaluator", evaluators_line)
         name_required = False
+    defaults["preprocessors"] = _suite_preprocessors(header, roots, file, problems, four_x or decided.generation == "4.x")
     try:
         defaults["evaluators"] = parse_evaluators(raw_evaluators, roots, file, problems, name_required=name_required,
                                                   line=evaluators_line, criteria_strings=four_x,
                                                   assertions_key=listed_under == "assertions",
                                                   file_generation="4.x" if four_x and not decided.pinned
                                                   else decided.generation)
+        defaults["evaluators"] = with_suite_preprocessors(defaults["evaluators"], defaults["preprocessors"])
     except EvalFileError as exc:
         problems.append(Problem(file, exc.line, exc.message, exc.expected))
         defaults["evaluators"] = []
     return defaults
+
+
+def _suite_preprocessors(header: Any, roots: SearchRoots, file: Path, problems: list[Problem],
+                         four_x: bool) -> list[PreprocessorConfig]:
+    """The suite's `preprocessors:` (AgentV 4.42): every llm-grader of the file and the default grader of a test
+    without assertions read the answer's file blocks through them. A bad entry fails the whole file there."""
+    if header.get("preprocessors") is None:
+        return []
+    at = key_line(header, "preprocessors")
+    try:
+        parsed = parse_preprocessors(header["preprocessors"], at, roots, file, "the suite")
+    except EvalFileError as exc:
+        problems.append(Problem(file, exc.line, exc.message, exc.expected))
+        return []
+    if not four_x:
+        problems.append(no_effect(file, at, "preprocessors", "AgentV 2.19 reads no preprocessors (a file read as "
+                                  "AgentV 2.x)", "the file read as AgentV 4.x, or no preprocessors"))
+        return []
+    return merged_preprocessors(parsed, None) or []  # of one type, the last written (AgentV's merge)
 
 
 def _suite_threshold(header: Any, execution: Any, file: Path, problems: list[Problem]) -> float | None:

@@ -53,6 +53,7 @@ from .config import LatencyConfig as LatencyConfig
 from .config import LlmJudgeConfig as LlmJudgeConfig
 from .config import NonNegative as NonNegative
 from .config import Number as Number
+from .config import PreprocessorConfig as PreprocessorConfig
 from .config import PromptScriptConfig as PromptScriptConfig
 from .config import RegexConfig as RegexConfig
 from .config import RubricItem as RubricItem
@@ -63,6 +64,8 @@ from .config import TokenUsageConfig as TokenUsageConfig
 from .config import ToolTrajectoryConfig as ToolTrajectoryConfig
 from .config import TrajectoryItem as TrajectoryItem
 from .config import aggregator_kind as aggregator_kind
+from .config import media_type_of as media_type_of
+from .config import merged_preprocessors as merged_preprocessors
 from .config import value_at_path as value_at_path
 from .messages import PROVIDER_ERROR as PROVIDER_ERROR
 from .messages import Message as Message

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..base.generations import Generation
 from ..base.trial_strategies import AGENTV_STRATEGIES
-from .config import STRICT_VALUES, EvaluatorConfig
+from .config import STRICT_VALUES, EvaluatorConfig, PreprocessorConfig
 from .messages import Message
 
 if TYPE_CHECKING:
@@ -186,5 +186,11 @@ class EvalCase(BaseModel):
     """AgentV 4.x's `depends_on`: ids of tests of the same file that run before it (execution/dependencies.py)."""
     on_dependency_failure: Literal["skip", "fail", "run"] = "skip"
     """What a dependency that ended in an execution error does to it: skip or fail it unrun, or run it anyway."""
+    preprocessors: list[PreprocessorConfig] = Field(default_factory=list, exclude=True)
+    """The suite's `preprocessors` (AgentV 4.42): the default llm-grader of a test without assertions reads the
+    answer's file blocks through them."""
+    files_root: Path | None = Field(default=None, exclude=True)
+    """The folder an answer's file blocks are read in (the repository root; the case's workspace too); None
+    when the run allows files outside the repository (`--allow-outside-root`)."""
     suite_tags: list[str] = Field(default_factory=list, exclude=True)
     """The suite's `tags`, which `--tag` / `--exclude-tag` select suites by (AgentV 4.x); they judge nothing."""

@@ -178,6 +178,56 @@ class RubricItem(BaseModel):
         return 10 if self.required else None
 
 
+MEDIA_TYPE_ALIASES: dict[str, str] = {
+    "csv": "text/csv", "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "htm": "text/html", "html": "text/html", "json": "application/json", "markdown": "text/markdown",
+    "md": "text/markdown", "pdf": "application/pdf", "sql": "application/sql", "txt": "text/plain",
+    "xhtml": "application/xhtml+xml", "xls": "application/vnd.ms-excel",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xml": "application/xml",
+    "yaml": "application/yaml", "yml": "application/yaml",
+}
+"""AgentV 4.42's short names for media types (content-preprocessor.ts): `type: xlsx` on a preprocessor matches a
+file block whose `media_type` is the spreadsheet's MIME type, and the other way round."""
+
+
+def media_type_of(value: str) -> str:
+    """A preprocessor's `type` or a file block's `media_type` as AgentV compares them: trimmed, lower case, a
+    short name read as its MIME type."""
+    normalized = value.strip().lower()
+    return MEDIA_TYPE_ALIASES.get(normalized, normalized)
+
+
+class PreprocessorConfig(BaseModel):
+    """One entry of AgentV 4.42's `preprocessors:` (a suite's or an llm-grader's): the command that turns a file
+    block of the agent's answer, of this media type, into the text the grader reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    command: list[str]
+    """As written; its last word names a file, found by the loader (`resolved_command`)."""
+    resolved_command: list[str]
+    """`command` with its last word replaced by the file it names, absolute: what runs."""
+    source_file: Path | None = None
+    source_line: int | None = None
+
+    @property
+    def media_type(self) -> str:
+        return media_type_of(self.type)
+
+
+def merged_preprocessors(defaults: list[PreprocessorConfig] | None,
+                         own: list[PreprocessorConfig] | None) -> list[PreprocessorConfig] | None:
+    """AgentV's `parseMergedPreprocessors`: the suite's entries, each replaced in place by the grader's own entry
+    for the same media type, the grader's others after them; None when neither has any."""
+    if not defaults and not own:
+        return None
+    merged: dict[str, PreprocessorConfig] = {}
+    for entry in [*(defaults or []), *(own or [])]:
+        merged[entry.media_type] = entry
+    return list(merged.values())
+
+
 class LlmJudgeConfig(_EvaluatorBase):
     TYPE_ALIASES = judge_type_aliases("llm_judge")
     RUBRIC_TYPES: ClassVar[tuple[str, ...]] = ("rubrics", "rubric")
@@ -200,6 +250,9 @@ class LlmJudgeConfig(_EvaluatorBase):
     rejudge_on_fail: int | None = Field(default=None, ge=0, le=MAX_REJUDGE, strict=True)
     """agentv-gate's own (AgentV accepts the key and ignores it): a failing verdict is asked again up to this
     many more times, fresh, and the majority decides (`execution/rejudge.py`); None: the suite's, else the run's."""
+    preprocessors: list[PreprocessorConfig] | None = Field(default=None, exclude=True)
+    """AgentV 4.42's answer preprocessors, the suite's merged with the grader's own (the loader reads both): a
+    4.x grader reads the file blocks of the answer through them (evaluators/answer_files.py)."""
     # Filled by the loader: prompt text read from a file, or the executable template's argv.
     resolved_prompt_text: str | None = Field(default=None, exclude=True)
     resolved_prompt_script: list[str] | None = Field(default=None, exclude=True)

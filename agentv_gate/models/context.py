@@ -32,5 +32,8 @@ class EvaluationContext:
     judge_model: str | None = None
     file_changes: str | None = None
     """What the target changed in the case's workspace, as a unified diff (AgentV's `fileChanges`)."""
+    answer_dir: str | None = None
+    """Where the answer's relative file paths are read (AgentV's content base path): the case's workspace, else
+    the folder the target ran in; None: the folder agentv-gate runs in."""
     run: CaseRun = field(default_factory=CaseRun)
     """The case run being graded: every call a judge makes for it passes it on (see case_run.py)."""

@@ -435,5 +435,6 @@ class CliProvider:
                 "command": self.target.redact(command)[:_DETAIL_CHARS],
                 "exit_code": result.exit_code,
                 "stderr": self.target.redact(result.stderr)[-_DETAIL_CHARS:],
+                **({"cwd": str(cwd)} if cwd is not None else {}),  # where its answer's file paths are read
             },
         )

@@ -293,6 +293,10 @@ class TargetsConfig:
     source_file: Path | None = None
     key_problems: list[Problem] = field(default_factory=list)
     """Keys no provider reads, and AgentV features not run yet, in any entry (targets/settings.py)."""
+    unknown_providers: dict[str, Problem] = field(default_factory=dict)
+    """Targets whose provider neither agentv-gate nor AgentV's built-ins know, each with its refusal: AgentV 4.42
+    looks such a name up as a custom provider script (`.agentv/providers/NAME.ts`), so the preflight refuses one
+    only when a run uses it or no such script is there (a typo), and says an unused one otherwise."""
 
     def names(self) -> list[str]:
         return list(self.definitions)
@@ -463,6 +467,7 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         raise TargetsConfigError(f"{where}'targets' must be a list, got {type(items).__name__}")
     definitions: dict[str, RawTarget] = {}
     problems: list[Problem] = []
+    unknown: dict[str, Problem] = {}
     if isinstance(doc, dict):
         # AgentV's file: `targets` and its `$schema` tag; a global setting here is read by no target.
         top_lines = key_lines(doc)
@@ -494,15 +499,15 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         kind = normalise_provider(provider)
         not_yet = provider.strip().lower() in NOT_YET_PROVIDERS  # refused when a run uses the target
         if env_name(provider) is None and kind is None and not not_yet:
-            raise TargetsConfigError(
-                f"{at}target '{name}': unsupported provider '{provider}'"
-                f"{did_you_mean(provider, [*ALIASES, *NOT_YET_PROVIDERS])}; "
-                f"expected one of {', '.join(PROVIDERS)}"
-            )
-        if not not_yet:
+            unknown[name] = Problem(source_file or Path("targets.yaml"), line or 1,
+                                    f"target '{name}': unsupported provider '{provider}'"
+                                    f"{did_you_mean(provider, [*ALIASES, *NOT_YET_PROVIDERS])}; "
+                                    f"expected one of {', '.join(PROVIDERS)}")
+        elif not not_yet:
             problems.extend(entry_problems(item, name, kind, PROVIDERS.get(kind or ""), source_file or Path("targets.yaml")))
         definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
-    return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems)
+    return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems,
+                         unknown_providers=unknown)
 
 
 def _delegates(data: Mapping[str, Any]) -> bool:

@@ -16,7 +16,9 @@ from . import target_checks
 from .settings import (
     AnthropicSettings,
     AzureSettings,
+    ClaudeCliSettings,
     CliSettings,
+    CopilotCliSettings,
     GeminiSettings,
     MockSettings,
     OpenAISettings,
@@ -74,6 +76,10 @@ PROVIDERS: dict[str, ProviderKind] = {
                         batches=True,
                         nested=(target_checks.healthcheck_keys,),
                         checks=(target_checks.cli_batching_with_files, target_checks.cli_unread_keys)),
+    "claude-cli": ProviderKind(".claude_cli", "ClaudeCliProvider", ClaudeCliSettings, judges=False, cacheable=False,
+                               reports_cost=True),
+    "copilot-cli": ProviderKind(".copilot_cli", "CopilotCliProvider", CopilotCliSettings, aliases=("copilot",),
+                                judges=False, cacheable=False, reports_cost=True),
     "replay": ProviderKind(".replay", "ReplayProvider", ReplaySettings, judges=False, cacheable=False,
                            reports_cost=True),
 }

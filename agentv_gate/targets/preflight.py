@@ -242,7 +242,43 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             build(default_judge)
     problems.extend(_unreachable_cost_limits(costed, targets))
     problems.extend(_unused_not_yet(targets, {*used, *built}))
+    problems.extend(_unknown_providers(targets, {*used, *built}, {Path(c.source_file).parent for c in used.values()}))
     return list(dict.fromkeys(problems))
+
+
+CUSTOM_PROVIDER_SUFFIXES = (".ts", ".js", ".mts", ".mjs")
+"""The scripts AgentV 4.42 registers as custom providers from `.agentv/providers/` (provider-discovery.ts)."""
+
+
+def custom_provider_script(provider: str, folders: Iterable[Path]) -> Path | None:
+    """The script AgentV 4.42 would run for `provider`: `.agentv/providers/PROVIDER.ts` (or .js, .mts, .mjs) in
+    an eval file's folder or any folder above it, as its discovery looks from the eval file's folder up."""
+    for folder in folders:
+        for above in [folder.resolve(), *folder.resolve().parents]:
+            for suffix in CUSTOM_PROVIDER_SUFFIXES:
+                script = above / ".agentv" / "providers" / f"{provider}{suffix}"
+                if script.is_file():
+                    return script
+    return None
+
+
+def _unknown_providers(targets: TargetsConfig, touched: set[str], folders: set[Path]) -> list[Problem]:
+    """A provider no one knows is refused (a typo), unless this run never calls the target and AgentV would
+    run it as a custom provider script: then a warning, since AgentV runs the suites beside it."""
+    found = []
+    for name, problem in targets.unknown_providers.items():
+        if name in touched:
+            continue  # building it said so, at the case that uses it
+        provider = str(targets.definitions[name].data.get("provider", "")).strip()
+        script = custom_provider_script(provider, sorted(folders))
+        if script is None:
+            found.append(problem)
+            continue
+        found.append(Problem(problem.file, problem.line, f"target '{name}' (provider: {provider}) is unused here; "
+                             f"AgentV 4.42 runs it with its custom provider script {script.name} "
+                             "(.agentv/providers/), which agentv-gate does not run yet, so a run that uses it is "
+                             "refused", severity="warning"))
+    return found
 
 
 def _unused_not_yet(targets: TargetsConfig, touched: set[str]) -> list[Problem]:

@@ -278,6 +278,7 @@ def run_script(
     call_env: dict[str, str] | None = None,
     teardown: bool = False,
     stdin_socket: bool = False,
+    unset: tuple[str, ...] = (),
 ) -> ScriptResult:
     """Run `argv` with `stdin_text` on stdin and return what happened; never raises for the script.
 
@@ -293,7 +294,8 @@ def run_script(
     interrupted: cleaning up is what an interrupted run still owes. `stdin_socket`: stdin is one end of a
     Unix socket pair, not a pipe, as node's `child_process.spawn` (libuv) gives AgentV's graders theirs: a
     script reading its stdin stream reads the same bytes, one opening `/dev/stdin` by name fails as it
-    fails under AgentV (ENXIO), so such a grader cannot pass here and fail there.
+    fails under AgentV (ENXIO), so such a grader cannot pass here and fail there. `unset`: variables the
+    program must not see (a Claude CLI refuses to start inside another Claude session's markers).
     """
     argv = [str(a) for a in argv]
     started = time.monotonic()
@@ -309,7 +311,7 @@ def run_script(
         return failed_start("empty command: nothing to run")
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
-    full_env = {**os.environ, **(env or {})}
+    full_env = {key: value for key, value in {**os.environ, **(env or {})}.items() if key not in unset}
     if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
     if reaper.become_subreaper():  # before any start: orphans come to us
@@ -481,3 +483,127 @@ def _close(stream: IO[bytes]) -> None:
         stream.close()
     except (OSError, ValueError):
         pass  # a pipe whose reader is gone: flushing nothing more into it is fine
+
+
+class LineSession:
+    """A program spoken to a line at a time (an agent speaking JSON-RPC on its stdio, as Copilot CLI's ACP): in a
+    process group of its own, registered with the running scripts (an interrupted run kills it), stdout read as
+    lines (each at most `max_line_bytes`), stderr kept up to the cap. `close` kills the group."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], argv: list[str], max_line_bytes: int) -> None:
+        self.proc = proc
+        self.argv = argv
+        self._max_line = max_line_bytes
+        self._buffer = b""
+        self._stderr = _Sink(max_line_bytes)
+        self._eof = False
+        assert proc.stdout is not None and proc.stderr is not None
+        self._poller = select.poll()
+        self._poller.register(proc.stdout.fileno(), select.POLLIN)
+        self._poller.register(proc.stderr.fileno(), select.POLLIN)
+        self._open = {proc.stdout.fileno(), proc.stderr.fileno()}
+
+    def send(self, line: str) -> bool:
+        """Write one line (a newline added); False when the program no longer reads its stdin."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line.encode("utf-8") + b"\n")
+            self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def read_line(self, deadline: float) -> str | None:
+        """The next line of stdout, without its newline; None at end of output. Raises TimeoutError at
+        `deadline` (time.monotonic()) and ValueError for a line longer than the cap."""
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        out_fd = self.proc.stdout.fileno()
+        while True:
+            cut = self._buffer.find(b"\n")
+            if cut >= 0:
+                line, self._buffer = self._buffer[:cut], self._buffer[cut + 1:]
+                return line.decode("utf-8", errors="replace").rstrip("\r")
+            if len(self._buffer) > self._max_line:
+                raise ValueError(f"a line of output longer than {self._max_line} bytes")
+            if self._eof:
+                rest, self._buffer = self._buffer, b""
+                return rest.decode("utf-8", errors="replace") if rest else None
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise TimeoutError
+            for fd, _events in self._poller.poll(wait * 1000):
+                chunk = _read_some(fd)
+                if fd == out_fd:
+                    if chunk:
+                        self._buffer += chunk
+                    else:
+                        self._eof = True
+                elif chunk:
+                    self._stderr.add(chunk)
+                if not chunk:
+                    self._poller.unregister(fd)
+                    self._open.discard(fd)
+
+    def stderr(self) -> str:
+        """What the program wrote on stderr so far (up to the cap), waiting a moment for what it still writes."""
+        assert self.proc.stderr is not None
+        err_fd = self.proc.stderr.fileno()
+        until = time.monotonic() + 0.2
+        while err_fd in self._open and time.monotonic() < until:
+            events = self._poller.poll(50)
+            if not events:
+                break
+            for fd, _events in events:
+                chunk = _read_some(fd)
+                if fd == err_fd and chunk:
+                    self._stderr.add(chunk)
+                elif chunk:
+                    self._buffer += chunk
+                else:
+                    self._poller.unregister(fd)
+                    self._open.discard(fd)
+        return self._stderr.text()
+
+    def close(self) -> None:
+        _kill_group(self.proc.pid)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                _close(stream)
+        try:
+            self.proc.wait(timeout=_REAP_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass
+        with _live_lock:
+            _live_groups.discard(self.proc.pid)
+
+
+def start_line_session(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+                       max_line_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> LineSession | str:
+    """`argv` started for a conversation of lines (see `LineSession`), with `env` laid over the environment as
+    for `run_script`; or why it could not start (not found, not executable, no such folder, interrupted)."""
+    argv = [str(a) for a in argv]
+    if not argv or not argv[0]:
+        return "empty command: nothing to run"
+    if cwd is not None and not Path(cwd).is_dir():
+        return f"working folder does not exist: {cwd}"
+    if _refuse_new:
+        return "not started: the run was interrupted"
+    if reaper.become_subreaper():
+        _start_sweeper()
+    with _starting:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    cwd=str(cwd) if cwd is not None else None, env={**os.environ, **(env or {})},
+                                    close_fds=True, **_OWN_GROUP)
+        except OSError as exc:
+            return _spawn_error(argv, exc, cwd)
+        with _live_lock:
+            _live_groups.add(proc.pid)
+            _script_groups.add(proc.pid)
+            refused = _refuse_new
+        _spawned.set()
+    session = LineSession(proc, argv, max_line_bytes)
+    if refused:
+        session.close()
+        return "not started: the run was interrupted"
+    return session

@@ -164,7 +164,10 @@ def environment(work: Path, model_url: str, bun: Path | None) -> dict[str, str]:
                                                                      "GOOGLE_", "AGENTV_"))}
     env.update({"PATH": os.pathsep.join([str(work / "shims"), *([str(bun)] if bun else []), env.get("PATH", "")]),
                 "AGENTV_NO_UPDATE_CHECK": "1", "NO_COLOR": "1", "OPENAI_API_KEY": "fake-key",
-                "FAKE_MODEL_URL": model_url, "FAKE_MODEL_NAME": "fake-model"})
+                "FAKE_MODEL_URL": model_url, "FAKE_MODEL_NAME": "fake-model",
+                # the root targets' copilot reads it; unset, the gate refuses a run that uses that target (an
+                # unset variable is an error there) where AgentV leaves `--model` out: both get the same value
+                "COPILOT_MODEL": "fake-model"})
     return env
 
 
@@ -288,6 +291,7 @@ def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
 
     4.42's verdict is its execution_status: ok (passed its threshold), quality_failure, execution_error."""
     rows: dict[str, dict[str, Any]] = {}
+    targets: dict[str, set[str]] = {}
     for path in out.rglob("index.jsonl"):
         for line in path.read_text().splitlines():
             if not line.strip():
@@ -297,9 +301,11 @@ def agentv_rows(out: Path) -> dict[str, dict[str, Any]]:
             if not isinstance(case, str):
                 continue
             status = row.get("execution_status")
+            targets.setdefault(case, set()).add(str(row.get("target")))
             rows[case] = {"score": _rounded(row.get("score")), "passed": status == "ok",
                           "verdict": {"ok": "pass", "quality_failure": "fail"}.get(str(status), "error"),
-                          "error": status == "execution_error", "graders": _graders(row.get("scores"))}
+                          "error": status == "execution_error", "graders": _graders(row.get("scores")),
+                          **({"target": row.get("target")} if len(targets[case]) > 1 else {})}
     return rows
 
 
@@ -311,11 +317,25 @@ def gate_rows(results: Path) -> dict[str, dict[str, Any]]:
 
 
 def gate_rows_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {row["eval_id"]: {"score": _rounded(row.get("score")), "passed": row.get("verdict") == "pass",
-                             "verdict": "pass" if row.get("verdict") == "pass" else
-                             "error" if row.get("verdict") == "error" else "fail",
-                             "error": row.get("verdict") == "error", "graders": _graders(row.get("scores"))}
-            for row in rows}
+    """Test id -> the row as compared (the last written); a case run on several targets (a matrix) is also
+    under `id@target`, so it is compared with AgentV's row of the same target (`agentv_rows`' `target`)."""
+    found: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        compared = {"score": _rounded(row.get("score")), "passed": row.get("verdict") == "pass",
+                    "verdict": "pass" if row.get("verdict") == "pass" else
+                    "error" if row.get("verdict") == "error" else "fail",
+                    "error": row.get("verdict") == "error", "graders": _graders(row.get("scores"))}
+        found[row["eval_id"]] = compared
+        found[f"{row['eval_id']}@{row.get('target')}"] = compared
+    return found
+
+
+def gate_row_for(gate: dict[str, dict[str, Any]], case: str, agentv: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The gate's row to compare with AgentV's row of `case`: of AgentV's row's target, when AgentV ran the case
+    on several (its index lists a matrix by target, the gate's results by completion, so the last row of an id
+    is not the same target's in both)."""
+    target = (agentv or {}).get("target")
+    return gate.get(f"{case}@{target}") if target else gate.get(case)
 
 
 def differences(a: dict[str, Any], g: dict[str, Any]) -> list[str]:
@@ -451,8 +471,9 @@ def main() -> int:
                 lines.append(f"SKIPPED  {rel}: AgentV ran no case here ({_last_line(out / 'agentv.log')})")
                 continue
             cases: dict[str, Any] = {}
-            for case in sorted(set(av) | set(gate)):
-                a, g = av.get(case), gate.get(case)
+            for case in sorted(set(av) | {c for c in gate if "@" not in c}):
+                a = av.get(case)
+                g = gate_row_for(gate, case, a)
                 if a is None or g is None:
                     lines.append(f"ONE-SIDE {rel} {case}: only {'AgentV' if g is None else 'agentv-gate'} ran it")
                     continue
@@ -471,7 +492,7 @@ def main() -> int:
                     lines.append(f"{tag} {rel} {case}: " + "; ".join(found)
                                  + (f" [{KNOWN_DIFFERENCES[rel]}]" if rel in KNOWN_DIFFERENCES else ""))
                 cases[case] = {"score": a["score"], "passed": a["passed"], "verdict": a["verdict"],
-                               "graders": a["graders"]}
+                               "graders": a["graders"], **({"target": a["target"]} if "target" in a else {})}
                 differs = {key: g[key] for key in ("score", "verdict") if a[key] != g[key]}
                 if compares_graders(a, g) and grader_differences(a["graders"], g["graders"]):
                     differs["graders"] = g["graders"]

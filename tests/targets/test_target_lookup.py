@@ -3,7 +3,7 @@
 AgentV's `discoverTargetsFile` walks from the eval file's folder up to the repository root, trying
 `targets.yaml`, `targets.yml`, `.agentv/targets.yaml`, `.agentv/targets.yml` in each folder. A target
 on a provider AgentV knows and the gate does not run is a warning while unused (AgentV's own
-repository-root targets.yaml holds `claude-cli` agents), and refused, naming it, when a run uses it.
+repository-root targets.yaml holds `pi-cli` and `cc-mirror` agents), and refused, naming it, when a run uses it.
 Nothing above the repository root (a `~/.agentv/` on a self-hosted runner) is ever read.
 """
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
@@ -32,12 +34,12 @@ def _agents_targets(repo: Path) -> Path:
     (repo / ".agentv").mkdir(exist_ok=True)
     path = repo / ".agentv" / "targets.yaml"
     path.write_text(MOCK.format(answer="The capital is Paris.")
-                    + "  - name: claude\n    provider: claude-cli\n"
+                    + "  - name: pi\n    provider: pi-cli\n"
                     + "  - name: mirror\n    provider: cc-mirror\n", encoding="utf-8")
     return path
 
 
-def test_unused_claude_cli_targets_are_located_warnings_not_a_refusal(tmp_path: Path) -> None:
+def test_unused_pi_cli_targets_are_located_warnings_not_a_refusal(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo")
     _agents_targets(repo)
     (repo / "a.eval.yaml").write_text(CASE.format(target=""), encoding="utf-8")
@@ -45,18 +47,18 @@ def test_unused_claude_cli_targets_are_located_warnings_not_a_refusal(tmp_path: 
         done = run_cli(command, "a.eval.yaml", cwd=repo)
         assert done.returncode == 0, done.stderr
         text = done.stdout + done.stderr
-        assert ".agentv/targets.yaml:5: warning: target 'claude' (provider: claude-cli)" in text
+        assert ".agentv/targets.yaml:5: warning: target 'pi' (provider: pi-cli)" in text
         assert ".agentv/targets.yaml:7: warning: target 'mirror' (provider: cc-mirror)" in text
 
 
-def test_a_run_using_a_claude_cli_target_is_refused_naming_it_before_any_call(tmp_path: Path) -> None:
+def test_a_run_using_a_pi_cli_target_is_refused_naming_it_before_any_call(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo")
     _agents_targets(repo)
-    (repo / "a.eval.yaml").write_text(CASE.format(target="    target: claude\n"), encoding="utf-8")
+    (repo / "a.eval.yaml").write_text(CASE.format(target="    target: pi\n"), encoding="utf-8")
     for command, code in (("run", 2), ("validate", 1)):
         done = run_cli(command, "a.eval.yaml", cwd=repo)
         assert done.returncode == code, done.stdout + done.stderr
-        assert ".agentv/targets.yaml:5: target 'claude': 'provider: claude-cli'" in done.stdout + done.stderr
+        assert ".agentv/targets.yaml:5: target 'pi': 'provider: pi-cli'" in done.stdout + done.stderr
     assert not (repo / ".agentv-gate" / "results.jsonl").exists()
 
 
@@ -69,6 +71,27 @@ def test_a_provider_no_agentv_knows_is_still_refused(tmp_path: Path) -> None:
     done = run_cli("run", "a.eval.yaml", cwd=repo)
     assert done.returncode == 2
     assert "unsupported provider 'claude-clii'" in done.stderr
+
+
+@pytest.mark.parametrize("used", [False, True], ids=["unused", "used"])
+def test_an_unknown_provider_with_a_custom_provider_script_is_refused_only_when_used(tmp_path: Path,
+                                                                                     used: bool) -> None:
+    """AgentV 4.42 runs `provider: file-output` with `.agentv/providers/file-output.ts` (found from the eval file's
+    folder up): beside the suites that do not use it, the gate says so and runs them; a run using it is refused."""
+    repo = _repo(tmp_path / "repo")
+    (repo / ".agentv" / "providers").mkdir(parents=True)
+    (repo / ".agentv" / "providers" / "file-output.ts").write_text("// AgentV runs me\n", encoding="utf-8")
+    (repo / ".agentv" / "targets.yaml").write_text(MOCK.format(answer="Paris")
+                                                   + "  - name: x\n    provider: file-output\n", encoding="utf-8")
+    (repo / "a.eval.yaml").write_text(CASE.format(target="    target: x\n" if used else ""), encoding="utf-8")
+    done = run_cli("run", "a.eval.yaml", cwd=repo)
+    if used:
+        assert done.returncode == 2
+        assert "unsupported provider 'file-output'" in done.stderr
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (".agentv/targets.yaml:5: warning: target 'x' (provider: file-output) is unused here; AgentV 4.42 "
+                "runs it with its custom provider script file-output.ts") in done.stderr
 
 
 def test_targets_are_found_as_agentv_finds_them_nearest_the_eval_file(tmp_path: Path) -> None:
