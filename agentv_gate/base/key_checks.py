@@ -41,8 +41,6 @@ NOT_YET: dict[str, dict[str, str]] = {
                           "into text for its llm-graders, running a command per media type and adding an llm-grader "
                           "to a suite that has them; agentv-gate has no such step for an answer's file blocks "
                           "yet"),
-        "max_steps": "agentic llm-graders that explore the workspace with tools (max_steps)",
-        "maxSteps": "agentic llm-graders that explore the workspace with tools (max_steps)",
     },
     "target": {
         "use_target": "targets that delegate to another target",
@@ -75,7 +73,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "pi-cli": "the Pi CLI agent provider of AgentV 4.x",
     "copilot-log": "AgentV 4.x's replay of a Copilot session log",
     "openrouter": "AgentV 4.x's OpenRouter provider",
-    "agentv": "AgentV 4.x's own agent provider",
     "transcript": "AgentV 4.x's replay of a recorded transcript",
     "bedrock": "AgentV's Bedrock provider",
     "vertex": "AgentV's Vertex provider",
