@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,25 @@ BINARY_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".ico", ".svg", 
 _NODE_MESSAGES = {errno.ENOENT: "no such file or directory", errno.ENOTDIR: "not a directory",
                   errno.EACCES: "permission denied", errno.EISDIR: "illegal operation on a directory",
                   errno.ELOOP: "too many symbolic links encountered"}
+
+
+V8_REGEX_REASONS = {"missing ), unterminated subpattern": "Unterminated group", "unbalanced parenthesis": "Unmatched ')'",
+                    "nothing to repeat": "Nothing to repeat", "multiple repeat": "Nothing to repeat",
+                    "unterminated character set": "Unterminated character class",
+                    "bad escape (end of pattern)": "\\ at end of pattern",
+                    "min repeat greater than max repeat": "numbers out of order in {} quantifier"}
+"""Python's words for a broken pattern -> V8's, which AgentV's `new RegExp` error carries to the model."""
+
+
+def regex_error(pattern: str, problem: ValueError) -> str:
+    """`Invalid regex pattern: Invalid regular expression: /P/gi: REASON`, in V8's words where known."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        reason = V8_REGEX_REASONS.get(exc.msg, exc.msg)
+    else:
+        reason = str(problem)
+    return f"Invalid regex pattern: Invalid regular expression: /{pattern}/gi: {reason}"
 
 
 class _Outside(Exception):
@@ -122,11 +142,11 @@ class WorkspaceTools:
         except (_Outside, TypeError) as exc:
             return {"error": str(exc)}
         pattern = args.get("pattern")
+        source = pattern if isinstance(pattern, str) else "" if pattern is None else str(pattern)
         try:
-            regex = compile_js_regex(pattern if isinstance(pattern, str) else "" if pattern is None else str(pattern),
-                                     "gi")
+            regex = compile_js_regex(source, "gi")
         except ValueError as exc:
-            return {"error": f"Invalid regex pattern: {exc}"}
+            return {"error": regex_error(source, exc)}
         matches: list[dict[str, Any]] = []
         self._search(resolved, regex, matches)
         return {"matches": matches, "total": len(matches)}

@@ -183,9 +183,7 @@ class AgentvProvider:
             calls = [{"id": str(call.get("id") or ""), "name": str((call.get("function") or {}).get("name") or ""),
                       "arguments": _arguments((call.get("function") or {}).get("arguments"))}
                      for call in message.get("tool_calls") or [] if isinstance(call, dict)]
-            echo: dict[str, Any] = {"role": "assistant"}
-            if text:
-                echo["content"] = text
+            echo: dict[str, Any] = {"role": "assistant", "content": text or None}  # pi-ai's null without text
             if calls:
                 echo["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
                     "name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False,

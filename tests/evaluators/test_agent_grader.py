@@ -211,7 +211,8 @@ def test_an_unknown_tool_and_arguments_that_are_not_json_get_agentvs_results(tmp
     with FakeLLMServer() as server:
         server.enqueue(CHAT, FakeReply.openai_tool_calls(("u", "delete_file", '{"path": "x"}'),
                                                          ("b", "read_file", '{"path": '),
-                                                         ("n", "read_file", '{"path": 5}')),
+                                                         ("n", "read_file", '{"path": 5}'),
+                                                         ("r", "search_files", '{"pattern": "("}')),
                        FakeReply.openai(VERDICT))
         root = _project(tmp_path, server)
         proc = _run(root)
@@ -221,8 +222,10 @@ def test_an_unknown_tool_and_arguments_that_are_not_json_get_agentvs_results(tmp
     assert results["u"] == "pi-ai adapter: model called unknown tool 'delete_file'"
     assert json.loads(results["b"]) == {"error": "'' is a directory, not a file"}  # arguments read as {}
     assert "error" in json.loads(results["n"])
+    assert json.loads(results["r"]) == {  # V8's words, as AgentV 4.42.4 sent them (compat/agentv_4_42/agentic_grader.py)
+        "error": "Invalid regex pattern: Invalid regular expression: /(/gi: Unterminated group"}
     echoed = sent[1].json["messages"][2]["tool_calls"]
-    assert [c["function"]["arguments"] for c in echoed] == ['{"path":"x"}', "{}", '{"path":5}']
+    assert [c["function"]["arguments"] for c in echoed] == ['{"path":"x"}', "{}", '{"path":5}', '{"pattern":"("}']
 
 
 def test_a_secret_in_a_workspace_file_never_reaches_the_model_or_the_results(tmp_path: Path) -> None:
