@@ -72,6 +72,10 @@ case "$1" in
   *) echo "hello" > "$2";;
 esac
 """
+FILES = {"ws/src/calculator.ts": "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+         "outside.txt": "outside the workspace\n"}
+"""The workspace template, and a file beside it a tool must not read."""
+REDIRECT = HERE / "redirect_openai.cjs"
 KEY = "sk-side-by-side-0123456789abcdef"
 _ABSOLUTE = re.compile(r"'/[^']*'")
 
@@ -79,10 +83,9 @@ _ABSOLUTE = re.compile(r"'/[^']*'")
 def _project(root: Path) -> None:
     (root / "evals").mkdir(parents=True)
     (root / ".agentv").mkdir()
-    (root / "ws" / "src").mkdir(parents=True)
-    (root / "ws" / "src" / "calculator.ts").write_text("export function add(a: number, b: number): number {\n"
-                                                      "  return a + b;\n}\n")
-    (root / "outside.txt").write_text("outside the workspace\n")
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
     (root / "evals" / "agentic.eval.yaml").write_text(SUITE)
     (root / "agent.sh").write_text(AGENT)
     (root / "agent.sh").chmod(0o755)
@@ -181,7 +184,7 @@ def main() -> int:
                 env = {**os.environ, "OPENAI_API_KEY": KEY, "FAKE_MODEL_URL": fake.url, "AGENTV_NO_UPDATE_CHECK": "1"}
                 out = root / "out"
                 if tool == "agentv":
-                    env["NODE_OPTIONS"] = f"--require {HERE / 'redirect_openai.cjs'}"
+                    env["NODE_OPTIONS"] = f"--require {REDIRECT}"
                     command = [args.agentv, "eval", "evals/agentic.eval.yaml", "--output", str(out)]
                 else:
                     command = [str(GATE), "run", "evals", "--no-cache", "--output-dir", str(out)]
