@@ -68,13 +68,14 @@ def parse_model(model: str, where: str) -> tuple[str, str]:
     """`openai:gpt-5-mini` -> ("openai", "gpt-5-mini"), refused in AgentV 4.42's words otherwise."""
     provider, colon, model_id = model.partition(":")
     if not colon:
-        raise TargetsConfigError(f'{where}: invalid agentv model "{model}". Expected "provider:model" '
+        raise TargetsConfigError(f'{where}: model: Invalid agentv model "{model}". Expected "provider:model" '
                                  '(e.g., "openai:gpt-5-mini").')
     if provider in NOT_RUN:
-        raise TargetsConfigError(f"{where}: agentv model '{model}' is an AgentV feature agentv-gate does not run "
-                                 f"yet ({NOT_RUN[provider]}); openai: and anthropic: models run")
+        raise TargetsConfigError(f"{where}: model '{model}': an agentv model on '{provider}:' is an AgentV feature "
+                                 f"agentv-gate does not run yet ({NOT_RUN[provider]}); openai: and anthropic: "
+                                 "models run")
     if provider not in WIRES:
-        raise TargetsConfigError(f'{where}: unsupported agentv provider "{provider}" in "{model}". '
+        raise TargetsConfigError(f'{where}: model: Unsupported agentv provider "{provider}" in "{model}". '
                                  "Supported: openai, anthropic, azure, google.")
     return provider, model_id
 

@@ -340,3 +340,26 @@ def test_a_grader_whose_target_is_an_agent_the_gate_does_not_run_errors_and_the_
     scores = {s["name"]: s for s in row["scores"]}
     assert "'provider: copilot-cli' is an AgentV feature agentv-gate does not run yet" in scores["explore"]["error"]
     assert scores["plain"]["score"] == 1.0  # the suite's other graders ran
+
+
+@pytest.mark.parametrize(("model", "said"), [
+    ("gpt-4", 'model: Invalid agentv model "gpt-4". Expected "provider:model"'),
+    ("azure:gpt-4", "model 'azure:gpt-4': an agentv model on 'azure:' is an AgentV feature agentv-gate does not run yet"),
+    ("google:gemini", "model 'google:gemini': an agentv model on 'google:' is an AgentV feature agentv-gate does not run yet"),
+    ("mistral:x", 'model: Unsupported agentv provider "mistral" in "mistral:x"'),
+])
+def test_an_agentv_model_the_gate_cannot_call_is_refused_at_its_line(tmp_path: Path, model: str, said: str) -> None:
+    with FakeLLMServer() as server:
+        root = _project(tmp_path, server, model=model)
+        proc = run_cli("validate", "evals", cwd=root, env=ENV)
+    assert proc.returncode == 1
+    assert f".agentv/targets.yaml:8: agentv target 'agentic': {said}" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_without_its_api_key_the_grader_is_an_error_naming_the_variable(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        root = _project(tmp_path, server)
+        proc = run_cli("run", "evals", "--no-cache", cwd=root, drop=("OPENAI_API_KEY",))
+        sent = server.requests
+    assert proc.returncode == 1 and not sent
+    assert "reads it from OPENAI_API_KEY, which is not set" in (_score(root).get("error") or "")
