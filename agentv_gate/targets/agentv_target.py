@@ -12,7 +12,8 @@ Per call, as pi-ai sends it: `openai:` is chat completions (`tools: [{type: func
 description, parameters, strict: false}}]`, the model's `tool_calls` sent back on its assistant turn with
 their arguments as compact JSON, each result a `{role: tool, tool_call_id, content}` message);
 `anthropic:` is the Messages API (`tools: [{name, description, input_schema}]`, `tool_use` blocks sent
-back, each result a `tool_result` block of one user turn). A call to a tool that was not offered gets
+back, each result a `tool_result` block of one user turn; pi-ai's prompt-cache marks on the system prompt, the
+last tool and the last user block). A call to a tool that was not offered gets
 pi-ai's words as its result (`pi-ai adapter: model called unknown tool 'NAME'`); arguments that are not a
 JSON object are read as `{}` (pi-ai repairs what it can of broken JSON, and reads `{}` otherwise).
 
@@ -58,6 +59,22 @@ NOT_RUN = {
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_MAX_TOKENS = 16_384 // 3
 """pi-ai's `max_tokens` for a model it does not know: a third of its fallback model's 16,384."""
+
+
+EPHEMERAL = {"type": "ephemeral"}
+"""pi-ai's prompt-cache mark (its default retention), on the system prompt, the last tool and the last user
+block of every Messages call."""
+
+
+def _cached_last_user_block(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with the last one's last block marked for the prompt cache when it is a user turn, as
+    pi-ai marks it (a text turn becomes one text block), the conversation kept unmarked for the next call."""
+    if not messages or messages[-1]["role"] != "user":
+        return messages
+    last = messages[-1]["content"]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": last}] if isinstance(last, str) else [dict(b) for b in last]
+    blocks[-1]["cache_control"] = EPHEMERAL
+    return [*messages[:-1], {"role": "user", "content": blocks}]
 
 
 def unknown_tool_text(name: str) -> str:
@@ -156,10 +173,12 @@ class AgentvProvider:
         if self.wire == "chat":
             return [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                       "parameters": t.parameters, "strict": False}} for t in tools]
-        return [{"name": t.name, "description": t.description,
-                 "input_schema": {"type": "object", "properties": t.parameters.get("properties", {}),
-                                  **({"required": t.parameters["required"]} if "required" in t.parameters else {})}}
-                for t in tools]
+        out = [{"name": t.name, "description": t.description,
+                "input_schema": {"type": "object", "properties": t.parameters.get("properties", {}),
+                                 "required": t.parameters.get("required", [])}} for t in tools]
+        if out:
+            out[-1]["cache_control"] = EPHEMERAL
+        return out
 
     def _body(self, system: str, messages: list[dict[str, Any]], request: ProviderRequest) -> dict[str, Any]:
         temperature = request.temperature if request.temperature is not None else self.temperature
@@ -170,7 +189,8 @@ class AgentvProvider:
                 body["max_completion_tokens"] = request.max_output_tokens
         else:
             body = {"model": self.model, "max_tokens": request.max_output_tokens or ANTHROPIC_MAX_TOKENS,
-                    "system": [{"type": "text", "text": system}], "messages": messages}
+                    "system": [{"type": "text", "text": system, "cache_control": EPHEMERAL}],
+                    "messages": _cached_last_user_block(messages)}
         body["temperature"] = temperature
         if request.tools:
             body["tools"] = self._tools(request.tools)
@@ -202,8 +222,11 @@ class AgentvProvider:
         usage = data.get("usage")
         tokens = {"input": usage.get("input_tokens"), "output": usage.get("output_tokens")} \
             if isinstance(usage, dict) else None
-        kept = [b if b.get("type") != "tool_use" else {**b, "input": _arguments(b.get("input"))} for b in blocks
-                if b.get("type") in ("text", "tool_use")]
+        kept = [{"type": "text", "text": str(b.get("text", ""))} if b.get("type") == "text" else
+                {"type": "tool_use", "id": str(b.get("id") or ""), "name": str(b.get("name") or ""),
+                 "input": _arguments(b.get("input"))}
+                for b in blocks if (b.get("type") == "text" and str(b.get("text", "")).strip())
+                or b.get("type") == "tool_use"]
         return _Turn(text, calls, tokens, {"role": "assistant", "content": kept},
                      {"model": data.get("model"), "id": data.get("id"), "stop_reason": data.get("stop_reason")})
 

@@ -260,11 +260,14 @@ def test_the_anthropic_wire_sends_tool_use_back_with_tool_results(tmp_path: Path
     assert first["tools"][0] == {"name": "list_files", "description": first["tools"][0]["description"],
                                  "input_schema": {"type": "object", "properties": {"path": {
                                      "type": "string", "description": 'Relative path within workspace (use "." for root)',
-                                     "default": "."}}}}
+                                     "default": "."}}, "required": []}}
+    assert first["tools"][-1]["cache_control"] == {"type": "ephemeral"}  # pi-ai's prompt-cache marks
+    assert first["messages"][0]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert first["system"][0]["text"].startswith("You are an expert grader with access to the workspace filesystem.")
     assert second["messages"][1] == {"role": "assistant", "content": [
         {"type": "text", "text": "Let me look."},
         {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "src/calculator.ts"}}]}
+    assert "cache_control" not in second["messages"][0]["content"][-1]  # only the last user turn is marked
     result = second["messages"][2]["content"][0]
     assert (result["type"], result["tool_use_id"], result["is_error"]) == ("tool_result", "t1", False)
     assert json.loads(result["content"])["size"] == 49
