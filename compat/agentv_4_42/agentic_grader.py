@@ -5,15 +5,20 @@
 AgentV's example tree has no `provider: agentv` grader that runs offline (its built-in agent calls the
 provider's public API: pi-ai fixes the OpenAI base URL for a `openai:<id>` model), so this script writes
 one suite of its own and gives both tools the same loopback `fake_model.py`: AgentV through a preloaded
-`fetch` that sends `https://api.openai.com/v1` to the loopback model (`redirect_openai.cjs`, nothing else
+`fetch` that sends `https://api.openai.com/v1` to the loopback model (`redirect_model_apis.cjs`, nothing else
 of AgentV touched), the gate through the target's `base_url`. Cases: an agent that adds a function
 (the model lists and searches the workspace: 1.0), one that changes nothing (0.0), a probe of the tools'
 edges (`..`, an absolute path, a folder, a missing file, an unknown tool, arguments that are not JSON, a
 bad regex: the verdict quotes every result), and a model that asks for tools forever (the step budget).
 
-Compared: each model request both sent (messages, tools, temperature: the prompts and every tool result,
-byte for byte, an error's absolute workspace path aside), and per case the score, verdict, assertion texts
-and the grader's `details` (mode, steps, tool calls). Exit 1 on any difference.
+Each wire runs in turn: `openai:fake-model` (chat completions) and `anthropic:claude-sonnet-4-20250514` (the
+Messages API; AgentV refuses an Anthropic id pi-ai's model table lacks). Compared: each model request both
+sent (messages, tools, temperature, system prompt: the prompts and every tool result, byte for byte, an
+error's absolute workspace path aside), and per case the score, verdict, assertion texts and the grader's
+`details` (mode, steps, tool calls). Exit 1 on any difference. Not compared: pi-ai's streaming keys
+(`stream`, `stream_options`, a tool's `eager_input_streaming`), `store: false`, and Anthropic's `max_tokens`
+(pi-ai asks for a third of the model's limit in its table, 21,333 for that model; the gate, without the
+table, a third of pi-ai's fallback 16,384: 5,461).
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ esac
 FILES = {"ws/src/calculator.ts": "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
          "outside.txt": "outside the workspace\n"}
 """The workspace template, and a file beside it a tool must not read."""
-REDIRECT = HERE / "redirect_openai.cjs"
+REDIRECT = HERE / "redirect_model_apis.cjs"
 KEY = "sk-side-by-side-0123456789abcdef"
 _ABSOLUTE = re.compile(r"'/[^']*'")
 
@@ -92,7 +97,7 @@ def _project(root: Path) -> None:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
 
 
-def _targets(root: Path, base_url: str | None) -> None:
+def _targets(root: Path, base_url: str | None, model: str) -> None:
     extra = f"    base_url: {base_url}\n" if base_url else ""
     (root / ".agentv" / "targets.yaml").write_text(f"""targets:
   - name: agent
@@ -101,18 +106,23 @@ def _targets(root: Path, base_url: str | None) -> None:
     grader_target: explorer
   - name: explorer
     provider: agentv
-    model: openai:fake-model
+    model: {model}
 {extra}""")
 
 
 def _request_key(body: dict[str, Any]) -> tuple[str, int]:
-    return str(body["messages"][1]["content"]), len(body["messages"])
+    """(the grader's user prompt, how many messages): which request of which case it is, on either wire."""
+    first = next(m for m in body["messages"] if m["role"] == "user")["content"]
+    text = first if isinstance(first, str) else "".join(str(b.get("text", "")) for b in first)
+    return text, len(body["messages"])
 
 
 def _comparable(body: dict[str, Any]) -> str:
     """The request as compared: its messages, tools and temperature, absolute paths in error texts blanked
     (each tool's workspace lives in its own folder)."""
-    kept = {k: body.get(k) for k in ("messages", "tools", "temperature")}
+    kept = {k: body.get(k) for k in ("messages", "tools", "temperature", "system")}
+    for tool in kept["tools"] or []:
+        tool.pop("eager_input_streaming", None)  # pi-ai's, for a streamed tool input: the gate reads replies whole
     if isinstance(kept["temperature"], (int, float)):
         kept["temperature"] = float(kept["temperature"])  # JSON's 0 and 0.0 are one number
     return _ABSOLUTE.sub("'<abs>'", json.dumps(kept, sort_keys=True))
@@ -125,7 +135,7 @@ def _blank(text: str) -> str:
 def _first_difference(mine: str, theirs: str) -> str:
     """Where two compared requests part: the first differing message (or field), both sides."""
     a, b = json.loads(theirs), json.loads(mine)
-    for index, (x, y) in enumerate(zip(a["messages"], b["messages"], strict=False)):
+    for index, (x, y) in enumerate(zip(a["messages"] or [], b["messages"] or [], strict=False)):
         if x != y:
             return f"message {index}:\n    agentv {json.dumps(x)[:600]}\n    gate   {json.dumps(y)[:600]}"
     field = next((k for k in a if a[k] != b.get(k)), "messages")
@@ -162,7 +172,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agentv", default=str(INSTALLED / "node_modules" / ".bin" / "agentv"))
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
+    parser.add_argument("--model", action="append", help="the grader's model, repeatable (default: "
+                        "openai:fake-model and anthropic:claude-sonnet-4-20250514, each wire in turn)")
     args = parser.parse_args()
+    failed = 0
+    for model in args.model or ["openai:fake-model", "anthropic:claude-sonnet-4-20250514"]:
+        print(f"== {model}")
+        failed += _side_by_side(args.agentv, model, args.keep)
+    return 1 if failed else 0
+
+
+def _side_by_side(agentv: str, model: str, keep: bool) -> int:
     work = Path(tempfile.mkdtemp(prefix="agentic-grader-"))
     bodies: list[dict[str, Any]] = []
     answer = fake_model.tool_turn
@@ -180,12 +200,13 @@ def main() -> int:
             for tool in ("agentv", "gate"):
                 root = work / tool
                 _project(root)
-                _targets(root, None if tool == "agentv" else fake.url)
-                env = {**os.environ, "OPENAI_API_KEY": KEY, "FAKE_MODEL_URL": fake.url, "AGENTV_NO_UPDATE_CHECK": "1"}
+                _targets(root, None if tool == "agentv" else fake.url, model)
+                env = {**os.environ, "OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY, "FAKE_MODEL_URL": fake.url,
+                       "AGENTV_NO_UPDATE_CHECK": "1"}
                 out = root / "out"
                 if tool == "agentv":
                     env["NODE_OPTIONS"] = f"--require {REDIRECT}"
-                    command = [args.agentv, "eval", "evals/agentic.eval.yaml", "--output", str(out)]
+                    command = [agentv, "eval", "evals/agentic.eval.yaml", "--output", str(out)]
                 else:
                     command = [str(GATE), "run", "evals", "--no-cache", "--output-dir", str(out)]
                 start = len(bodies)
@@ -200,7 +221,7 @@ def main() -> int:
                 print(f"{tool}: exit {done.returncode}, {len(made)} model request(s) with tools")
     finally:
         fake_model.tool_turn = answer  # type: ignore[assignment]
-        if args.keep:
+        if keep:
             print(f"kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)

@@ -71,15 +71,28 @@ FOREVER = "probe:forever"
 """A question holding it gets a tool call on every turn: the grader's step budget ends the loop."""
 
 
+def _tool_results(messages: list[dict[str, Any]]) -> dict[Any, str]:
+    """Each tool call's result: chat completions' `tool` messages, or the Messages API's `tool_result` blocks."""
+    results = {m.get("tool_call_id"): str(m.get("content")) for m in messages if m.get("role") == "tool"}
+    for message in messages:
+        content = message.get("content")
+        for block in content if message.get("role") == "user" and isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results[block.get("tool_use_id")] = str(block.get("content"))
+    return results
+
+
 def tool_turn(body: dict[str, Any]) -> list[dict[str, str]] | str | None:
     """A tool-using grader's next reply: the calls to make, the verdict text (once their results are back),
-    or None when the request offers no workspace tools."""
-    names = {str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)}
+    or None when the request offers no workspace tools (chat completions' or the Messages API's)."""
+    names = {str((t.get("function") or t).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)}
     if not {"list_files", "search_files"} <= names:
         return None
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    question = _text([m for m in messages if m.get("role") == "user"])
-    results = {m.get("tool_call_id"): str(m.get("content")) for m in messages if m.get("role") == "tool"}
+    question = _text([m for m in messages if m.get("role") == "user"
+                      and not any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                  for b in (m.get("content") if isinstance(m.get("content"), list) else []))])
+    results = _tool_results(messages)
     probe = next((name for name in PROBES if name in question), None)
     calls = PROBES[probe] if probe else TOOL_CALLS
     if FOREVER in question or not results:
@@ -100,6 +113,15 @@ def tool_turn(body: dict[str, Any]) -> list[dict[str, str]] | str | None:
     return json.dumps({"score": 1.0 if found else 0.0,
                        "assertions": [{"text": f"src lists {', '.join(map(str, listed)) or 'nothing'}",
                                        "passed": bool(found)}]})
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """A call's arguments as a Messages `tool_use` input: the JSON object, else `{}` (the API takes no other)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -175,6 +197,41 @@ class _Handler(BaseHTTPRequestHandler):
         data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
         self._send(data, "text/event-stream")
 
+    def _messages(self, body: dict[str, Any]) -> None:
+        """The Anthropic Messages API (a `anthropic:` agentv grader): the reply, or its events when streamed."""
+        turn = tool_turn(body)
+        model = str(body.get("model", "fake"))
+        if isinstance(turn, list):
+            content: list[dict[str, Any]] = [{"type": "tool_use", "id": c["id"], "name": c["name"],
+                                              "input": _json_object(c["arguments"])} for c in turn]
+            stop = "tool_use"
+        else:
+            text = turn if isinstance(turn, str) else reply_for(body.get("messages") or [])
+            content, stop = [{"type": "text", "text": text}], "end_turn"
+        usage = {"input_tokens": 10, "output_tokens": 5}
+        message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
+                   "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        if not body.get("stream"):
+            self._send(json.dumps(message).encode(), "application/json")
+            return
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": {**message, "content": [],
+                                                                             "stop_reason": None}}]
+        for index, block in enumerate(content):
+            if block["type"] == "text":
+                events += [{"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                           {"type": "content_block_delta", "index": index,
+                            "delta": {"type": "text_delta", "text": block["text"]}}]
+            else:
+                events += [{"type": "content_block_start", "index": index,
+                            "content_block": {**block, "input": {}}},
+                           {"type": "content_block_delta", "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}]
+            events.append({"type": "content_block_stop", "index": index})
+        events += [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 5}}, {"type": "message_stop"}]
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+        self._send(data, "text/event-stream")
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length") or 0)
         try:
@@ -185,6 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.paths.append(self.path)  # type: ignore[attr-defined]
         if self.path.rstrip("/").endswith("/responses"):
             self._responses(body)
+            return
+        if self.path.rstrip("/").endswith("/messages"):
+            self._messages(body)
             return
         turn = tool_turn(body)
         if isinstance(turn, list):

@@ -231,22 +231,23 @@ SUITES: dict[str, Suite] = {
                 "no-calls": (0.0, "fail"), "other-calls": (0.0, "fail"), "not-expected": (0.0, "fail"),
                 "rightly-absent": (0.5, "fail"), "substring": (1.0, "pass")},
     ),
-    "agentic-grader": Suite(
-        targets="""targets:
+    **{name: Suite(
+        targets=f"""targets:
   - name: agent
     provider: cli
-    command: sh {repo}/agent.sh {PROMPT} {OUTPUT_FILE}
+    command: sh {{repo}}/agent.sh {{PROMPT}} {{OUTPUT_FILE}}
     grader_target: explorer
   - name: explorer
     provider: agentv
-    model: openai:fake-model
-    base_url: ${{ FAKE_MODEL_URL }}
+    model: {model}
+    base_url: ${{{{ FAKE_MODEL_URL }}}}
 """,
         suite=agentic_grader.SUITE, files={"agent.sh": agentic_grader.AGENT, **agentic_grader.FILES},
         agentv={"adds-subtract": (1.0, "pass"), "no-change": (0.0, "fail"), "tool-edges": (0.5, "fail"),
                 "calls-forever": (0.0, "fail")},
-        paths={"/v1/chat/completions": 16}, redirected=True,
-    ),
+        paths={path: 16}, redirected=True,
+    ) for name, model, path in (("agentic-grader", "openai:fake-model", "/v1/chat/completions"),
+                                ("agentic-grader-anthropic", "anthropic:claude-sonnet-4-20250514", "/v1/messages"))},
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
         agentv={"setup": (0.0, "error"), "second": (0.0, "error"), "failing": (0.0, "error"),
@@ -270,7 +271,7 @@ def _repo(tmp_path: Path, suite: Suite) -> Path:
 
 
 def _env(model: FakeModel, home: Path) -> dict[str, str]:
-    return {"AGENTV_NO_UPDATE_CHECK": "1", "NO_COLOR": "1", "OPENAI_API_KEY": "fake-key",
+    return {"AGENTV_NO_UPDATE_CHECK": "1", "NO_COLOR": "1", "OPENAI_API_KEY": "fake-key", "ANTHROPIC_API_KEY": "fake-key",
             "FAKE_MODEL_URL": model.url, "FAKE_MODEL_NAME": "fake-model", "HOME": str(home)}
 
 
