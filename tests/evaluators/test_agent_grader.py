@@ -366,3 +366,31 @@ def test_without_its_api_key_the_grader_is_an_error_naming_the_variable(tmp_path
         sent = server.requests
     assert proc.returncode == 1 and not sent
     assert "reads it from OPENAI_API_KEY, which is not set" in (_score(root).get("error") or "")
+
+
+def test_a_rubric_grader_explores_too_and_is_scored_from_its_checks(tmp_path: Path) -> None:
+    checks = json.dumps({"checks": [{"id": "subtract", "satisfied": True, "reasoning": "found it"},
+                                    {"id": "tests", "satisfied": False, "reasoning": "none"}],
+                         "overall_reasoning": "half"})
+    with FakeLLMServer() as server:
+        server.enqueue(CHAT, FakeReply.openai_tool_calls(("c", "search_files", '{"pattern": "subtract"}')),
+                       FakeReply.openai(checks))
+        root = _project(tmp_path, server)
+        suite = root / "evals" / "s.eval.yaml"
+        suite.write_text(suite.read_text().replace("        type: llm-grader\n", """\
+        type: rubrics
+        criteria:
+          - {id: subtract, outcome: Adds subtract, required: true}
+          - {id: tests, outcome: Adds a test, weight: 0.5}
+"""))
+        proc = _run(root)
+        sent = server.requests_for(CHAT)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # 1 of 1.5 weight met: under 0.8
+    system, user = (m["content"] for m in sent[0].json["messages"][:2])
+    assert system.endswith('"overall_reasoning": "string (summary)"\n}')
+    assert "[[ ## rubrics ## ]]\n- [subtract] (REQUIRED): Adds subtract\n- [tests] (weight: 0.5): Adds a test\n" in user
+    assert user.endswith("For each rubric, investigate the workspace to determine if it is satisfied. "
+                         "Provide brief reasoning.")
+    score = _score(root)
+    assert score["score"] == pytest.approx(1 / 1.5)
+    assert score["details"]["mode"] == "built-in"
