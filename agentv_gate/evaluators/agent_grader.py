@@ -126,7 +126,7 @@ def _verdict(text: str, items: list[RubricItem] | None, raw: dict[str, Any], det
             outcome = rubric_protocol.score_checks(items, checks, evidence_apart=True)
             return EvaluationScore(score=outcome.score, verdict="fail" if outcome.failed_required else None,
                                    hits=outcome.hits, misses=outcome.misses, reasoning=checks.overall_reasoning,
-                                   details={**details, **(outcome.details or {})}, evaluator_raw_request=raw,
+                                   details={**(outcome.details or {}), **details}, evaluator_raw_request=raw,
                                    retries=retries)
         reply = grader_prompts.parse_grader_reply(text)
     except JudgeReplyError as exc:

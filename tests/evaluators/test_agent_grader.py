@@ -381,7 +381,7 @@ def test_a_rubric_grader_explores_too_and_is_scored_from_its_checks(tmp_path: Pa
         type: rubrics
         criteria:
           - {id: subtract, outcome: Adds subtract, required: true}
-          - {id: tests, outcome: Adds a test, weight: 0.5}
+          - {id: tests, outcome: Adds a test, weight: 0.5, required: false}
 """))
         proc = _run(root)
         sent = server.requests_for(CHAT)
