@@ -394,3 +394,25 @@ def test_a_rubric_grader_explores_too_and_is_scored_from_its_checks(tmp_path: Pa
     score = _score(root)
     assert score["score"] == pytest.approx(1 / 1.5)
     assert score["details"]["mode"] == "built-in"
+
+
+@pytest.mark.parametrize("count", [19, 20, 21])
+def test_search_keeps_20_matches_and_list_files_100_entries(tmp_path: Path, count: int) -> None:
+    files = {"hits.txt": "".join(f"needle {i} " + "y" * 250 + "\n" for i in range(count))}
+    files.update({f"many/f{i:03}.txt": "" for i in range(count + 80)})  # 99, 100, 101 entries
+    with FakeLLMServer() as server:
+        server.enqueue(CHAT, FakeReply.openai_tool_calls(("s", "search_files", '{"pattern": "needle"}'),
+                                                         ("l", "list_files", '{"path": "many"}')),
+                       FakeReply.openai(VERDICT))
+        root = _project(tmp_path, server, files=files)
+        proc = _run(root)
+        sent = server.requests_for(CHAT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = {m["tool_call_id"]: json.loads(m["content"]) for m in _tool_results(sent[1])}
+    matches = results["s"]["matches"]
+    assert results["s"]["total"] == len(matches) == min(count, 20)
+    assert [m["line"] for m in matches] == list(range(1, min(count, 20) + 1))  # the first ones, in file order
+    assert len(matches[0]["text"]) == 200 and matches[0]["text"].startswith("needle 0 ")
+    listed = results["l"]
+    assert len(listed) == min(count + 80, 100)
+    assert listed[0] == {"name": "f000.txt", "type": "file"}  # sorted by name, the first 100 kept
