@@ -36,7 +36,6 @@ from .workspace_tools import WorkspaceTools
 
 DEFAULT_MAX_STEPS = 10
 """AgentV 4.42's DEFAULT_MAX_STEPS: what its built-in agent grader runs with."""
-MAX_STEPS_LIMIT = 50
 AGENT_KIND = "agentv"
 PARSE_FAILURE = "Failed to parse llm-grader agent response as valid evaluation JSON"
 NO_WORKSPACE = "llm-grader built-in agent mode requires a workspace (workspacePath is not set)"
