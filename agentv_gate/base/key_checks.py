@@ -32,10 +32,7 @@ NOT_YET: dict[str, dict[str, str]] = {
         "path": "reusable workspaces at a fixed path",
         "docker": "graders run in a Docker workspace",
     },
-    "evaluator": {
-        "max_steps": "agentic llm-graders that explore the workspace with tools (max_steps)",
-        "maxSteps": "agentic llm-graders that explore the workspace with tools (max_steps)",
-    },
+    "evaluator": {},
     "target": {
         "use_target": "targets that delegate to another target",
         "fallback_targets": "fallback targets",
@@ -64,7 +61,6 @@ NOT_YET_PROVIDERS: dict[str, str] = {
     "pi-cli": "the Pi CLI agent provider of AgentV 4.x",
     "copilot-log": "AgentV 4.x's replay of a Copilot session log",
     "openrouter": "AgentV 4.x's OpenRouter provider",
-    "agentv": "AgentV 4.x's own agent provider",
     "transcript": "AgentV 4.x's replay of a recorded transcript",
     "bedrock": "AgentV's Bedrock provider",
     "vertex": "AgentV's Vertex provider",

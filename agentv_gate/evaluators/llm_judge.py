@@ -47,6 +47,8 @@ from ..models import (
 )
 from ..targets.base import Provider, ProviderRequest
 from ..targets.usage import JUDGE_USAGE_KEY, Usage
+from . import agent_grader
+from .agent_grader import is_agent_grader
 from .answer_files import PreprocessorFailed, graded_answer
 from .base import ResolveJudgeProvider
 
@@ -165,6 +167,9 @@ class LlmJudgeEvaluator:
                 return _failed(str(exc), {"error": str(exc)})
             if answer is not None:
                 context = replace(context, candidate=answer)
+            agentic = self._agent_mode(config, context)
+            if agentic is not None:
+                return agentic
         if config.rubrics:
             return self._rubric_judge(config, context)
         wire = LLM_WIRES[config.generation]
@@ -183,6 +188,18 @@ class LlmJudgeEvaluator:
             return judge
         provider, model = judge
         return self._judge(context, config, provider, prompt.text, model, raw, wire)
+
+    def _agent_mode(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore | None:
+        """AgentV 4.42's agent modes when the grader is an `agentv` target (agent_grader.py); None otherwise,
+        and when the judge cannot be resolved (the plain path reports why)."""
+        try:
+            provider = self._provider(context)
+        except Exception:  # noqa: BLE001 - reported by the plain path, which resolves it again
+            return None
+        if not is_agent_grader(provider):
+            return None
+        assert provider is not None
+        return agent_grader.grade(config, context, provider, self.default_timeout_seconds, self.max_output_tokens)
 
     def _rubric_judge(self, config: LlmJudgeConfig, context: EvaluationContext) -> EvaluationScore:
         """A rubric judge: AgentV's rubric prompt, a `checks` reply, the score from `judging/rubric_protocol.py`."""

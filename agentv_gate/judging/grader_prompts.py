@@ -221,7 +221,8 @@ def default_grader_prompt(context: EvaluationContext, render: Callable[[str, dic
     return text
 
 
-def _weight_label(item: RubricItem) -> str:
+def weight_label(item: RubricItem) -> str:
+    """` (weight: W)` for a weight other than 1, as JavaScript prints the number."""
     weight = item.weight
     shown = int(weight) if float(weight).is_integer() else weight
     return "" if weight == 1.0 else f" (weight: {shown})"
@@ -261,13 +262,13 @@ def rubric_user_prompt(items: list[RubricItem], context: EvaluationContext) -> s
         for item in items:
             required = " (REQUIRED)" if item.required else ""
             operator = f" (operator: {item.operator})" if item.operator else ""
-            parts.append(f"- [{item.id}]{required}{_weight_label(item)}{operator}: {item.outcome}")
+            parts.append(f"- [{item.id}]{required}{weight_label(item)}{operator}: {item.outcome}")
         parts += ["", "For each rubric, determine if it is satisfied and provide brief reasoning."]
         return "\n".join(parts)
     parts.append("[[ ## scoring_criteria ## ]]")
     for item in items:
         minimum = f" [REQUIRED: min score {item.required_min_score}]" if item.required_min_score is not None else ""
-        parts += ["", f"### Criterion: {item.id}{_weight_label(item)}{minimum}"]
+        parts += ["", f"### Criterion: {item.id}{weight_label(item)}{minimum}"]
         if item.operator:
             parts.append(f"Operator: {item.operator}")
         if item.outcome:

@@ -232,9 +232,15 @@ class LlmJudgeConfig(_EvaluatorBase):
     TYPE_ALIASES = judge_type_aliases("llm_judge")
     RUBRIC_TYPES: ClassVar[tuple[str, ...]] = ("rubrics", "rubric")
     """AgentV's `type: rubrics` (with `criteria:`): an llm_judge with a rubric list."""
+    RENAMED = {"maxSteps": ("max_steps", "maxSteps is AgentV's camelCase spelling"), **_EvaluatorBase.RENAMED}
     IGNORED = {"evaluatorTemplate": ("AgentV accepts an LLM judge's 'evaluatorTemplate' (named in older AgentV "
                                      "documents) and never reads it: the judge's template is its 'prompt'",
-                                     "the template as the judge's 'prompt'")}
+                                     "the template as the judge's 'prompt'"),
+               **dict.fromkeys(("max_steps", "maxSteps"), (
+                   "AgentV 4.42.4 checks it (a whole number from 1 to 50) and never uses it: an llm-grader graded "
+                   "by a `provider: agentv` target explores the workspace for up to 10 model calls whatever it "
+                   "says, one with `target:` naming such a target is asked once, and any other grader has no tools",
+                   "no max_steps"))}
 
     type: Literal["llm_judge"] = "llm_judge"
     generation: Generation = Field(default="2.x", exclude=True)
@@ -247,6 +253,10 @@ class LlmJudgeConfig(_EvaluatorBase):
     """A rubric judge (`type: rubrics`, `rubrics:`, or a case's `rubrics:`): checklist or score-range mode."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """AgentV 4.x's per-grader sampling temperature (0..2), sent with the judge's request; None: the run's."""
+    max_steps: int | None = Field(default=None, ge=1, le=50, strict=True, exclude=True)
+    """AgentV 4.x's step budget of an agentic grader, bounded as AgentV's schema bounds it (1..50); AgentV
+    4.42.4 runs its built-in agent with 10 steps whatever it says (evaluators/agent_grader.py), so it is
+    declared through IGNORED (a warning where written), not as a key the grader reads."""
     rejudge_on_fail: int | None = Field(default=None, ge=0, le=MAX_REJUDGE, strict=True)
     """agentv-gate's own (AgentV accepts the key and ignores it): a failing verdict is asked again up to this
     many more times, fresh, and the majority decides (`execution/rejudge.py`); None: the suite's, else the run's."""

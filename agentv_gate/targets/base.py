@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..case_run import CaseRun
 from ..models import Message, TargetResponse
+
+
+@dataclass(frozen=True)
+class ProviderTool:
+    """A tool a model may call in a multi-step request, as AgentV's `ProviderTool`: its name, description and
+    JSON-schema `parameters` go to the model; `execute` runs a call's decoded arguments and returns what
+    goes back (text as it is, anything else as its compact JSON). It never raises for a bad call: it
+    returns the error as its result, as the model must read it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: Callable[[Any], Any]
 
 
 @dataclass
@@ -36,6 +50,11 @@ class ProviderRequest:
     """The case's suite: a batching `cli` target answers a suite's cases from one run of its command."""
     trials: int = 1
     """How many trials the case runs: a batching target answers only a single-run case from its batch."""
+    tools: list[ProviderTool] = field(default_factory=list)
+    """Tools the model may call (AgentV's built-in agent grader): a provider that runs a tool loop calls
+    them and asks again, up to `max_steps` model calls; the others never receive any."""
+    max_steps: int = 1
+    """With `tools`: the most model calls of the loop, the first one included."""
     run: CaseRun | None = None
     """The case run the call is made for: whether the cache may answer it, where its hits are counted,
     the eval file's folder. None outside a run (a provider called on its own): cache on, hits not counted."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import target_checks
 from .settings import (
+    AgentvSettings,
     AnthropicSettings,
     AzureSettings,
     ClaudeCliSettings,
@@ -69,6 +70,7 @@ PROVIDERS: dict[str, ProviderKind] = {
     "anthropic": ProviderKind(".anthropic", "AnthropicProvider", AnthropicSettings, checks=(target_checks.anthropic_replaced,)),
     "gemini": ProviderKind(".gemini", "GeminiProvider", GeminiSettings,
                            aliases=("google", "google-gemini", "google_gemini")),
+    "agentv": ProviderKind(".agentv_target", "AgentvProvider", AgentvSettings, cacheable=False),
     "mock": ProviderKind(".mock", "MockProvider", MockSettings, cacheable=False, reports_tokens=False,
                          nested=(target_checks.mock_rule_keys,),
                          checks=(target_checks.mock_delay_range,)),

@@ -174,6 +174,8 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             for judge, judge_file, judge_line in judges:
                 judged.setdefault((name, judge), (judge_file, judge_line))
     built: set[str] = set()
+    delegated: set[str] = set()
+    """Graders' targets on an agent provider the gate does not run: each such grader errors, the rest runs."""
 
     def build(name: str) -> bool:
         if name in built:
@@ -228,6 +230,11 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         if judge is not None:
             if judge not in targets:
                 problems.append(Problem(judge_file, judge_line, f"llm_judge target: {unknown_target(judge, targets)}"))
+            elif (feature := _not_yet_feature(targets, judge)) is not None:
+                delegated.add(judge)
+                problems.append(Problem(judge_file, judge_line, f"the grader's target '{judge}' runs {feature}, which "
+                                        "agentv-gate does not run yet: this grader is an error in each case that "
+                                        "uses it (AgentV asks that agent to grade)", severity="warning"))
             else:
                 build(judge)
             continue
@@ -241,8 +248,8 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         else:
             build(default_judge)
     problems.extend(_unreachable_cost_limits(costed, targets))
-    problems.extend(_unused_not_yet(targets, {*used, *built}))
-    problems.extend(_unknown_providers(targets, {*used, *built}, {Path(c.source_file).parent for c in used.values()}))
+    problems.extend(_unused_not_yet(targets, {*used, *built, *delegated}))
+    problems.extend(_unknown_providers(targets, {*used, *built, *delegated}, {Path(c.source_file).parent for c in used.values()}))
     return list(dict.fromkeys(problems))
 
 
@@ -279,6 +286,12 @@ def _unknown_providers(targets: TargetsConfig, touched: set[str], folders: set[P
                              "(.agentv/providers/), which agentv-gate does not run yet, so a run that uses it is "
                              "refused", severity="warning"))
     return found
+
+
+def _not_yet_feature(targets: TargetsConfig, name: str) -> str | None:
+    """What a target's provider is when AgentV runs it and agentv-gate does not yet (None otherwise)."""
+    provider = targets.definitions[name].data.get("provider")
+    return NOT_YET_PROVIDERS.get(provider.strip().lower()) if isinstance(provider, str) else None
 
 
 def _unused_not_yet(targets: TargetsConfig, touched: set[str]) -> list[Problem]:

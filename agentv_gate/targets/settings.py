@@ -190,6 +190,18 @@ class GeminiSettings(HttpChatSettings):
     model: Any = setting("model", "deployment", "variant")
 
 
+class AgentvSettings(RetrySettings, ProviderSettings):
+    """AgentV 4.x's `agentv` provider (agentv_target.py): `model` as `provider:model`, `temperature`."""
+
+    model: Any = setting("model")
+    temperature: Any = setting("temperature")
+    endpoint: Any = setting("base_url", "endpoint", "baseUrl", "baseURL")
+    """agentv-gate's own: where the calls go (AgentV always calls the provider's public API)."""
+    request_timeout_seconds: Any = setting("request_timeout_seconds", "timeout_seconds", "timeoutSeconds", ms=1000.0)
+    max_rpm: Any = setting("max_rpm")
+    max_tpm: Any = setting("max_tpm")
+
+
 class MockSettings(ProviderSettings):
     response: Any = setting("response")
     judge_response: Any = setting("judge_response", "judgeResponse")

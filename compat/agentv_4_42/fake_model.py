@@ -8,7 +8,13 @@ to the same kind of request:
 * a checklist rubric grader (`- [ID]` lines and a `"checks"` schema): every item satisfied;
 * any other grader (its system prompt asks for a JSON `"score"`): 0.8 with one passed and one failed
   assertion (4.x) and one hit and one miss (2.x), so both generations' readers find what they read;
-* an agent: `ANSWER`.
+* an agent: `ANSWER`;
+* a grader offered the workspace tools (AgentV 4.42's built-in agent grader, a `provider: agentv` target):
+  first `list_files {"path": "src"}` and `search_files {"pattern": "subtract"}`, then, once their results
+  are back, a verdict read from them: 1.0 when the search found a match, else 0.0, with one assertion
+  naming what `list_files` listed, so the tools' results decide the reply; a question naming a probe
+  (`probe:escape`) gets the probe's calls and a verdict quoting each result, and `probe:forever` a tool
+  call on every turn (agentic_grader.py runs them side by side).
 """
 
 from __future__ import annotations
@@ -53,6 +59,71 @@ def reply_for(messages: list[dict[str, Any]]) -> str:
     return ANSWER
 
 
+PROBES: dict[str, list[tuple[str, str]]] = {
+    "probe:escape": [("list_files", '{"path":".."}'), ("read_file", '{"path":"../../outside.txt"}'),
+                     ("read_file", '{"path":"/etc/hostname"}'), ("read_file", '{"path":"src"}'),
+                     ("read_file", '{"path":"src/missing.ts"}'), ("delete_file", '{"path":"src"}'),
+                     ("read_file", '{"path": '), ("search_files", '{"pattern":"(","path":"src"}')],
+}
+"""A question holding a probe's name gets that probe's calls (each result then named in the verdict)."""
+TOOL_CALLS = [("list_files", '{"path":"src"}'), ("search_files", '{"pattern":"subtract"}')]
+FOREVER = "probe:forever"
+"""A question holding it gets a tool call on every turn: the grader's step budget ends the loop."""
+
+
+def _tool_results(messages: list[dict[str, Any]]) -> dict[Any, str]:
+    """Each tool call's result: chat completions' `tool` messages, or the Messages API's `tool_result` blocks."""
+    results = {m.get("tool_call_id"): str(m.get("content")) for m in messages if m.get("role") == "tool"}
+    for message in messages:
+        content = message.get("content")
+        for block in content if message.get("role") == "user" and isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results[block.get("tool_use_id")] = str(block.get("content"))
+    return results
+
+
+def tool_turn(body: dict[str, Any]) -> list[dict[str, str]] | str | None:
+    """A tool-using grader's next reply: the calls to make, the verdict text (once their results are back),
+    or None when the request offers no workspace tools (chat completions' or the Messages API's)."""
+    names = {str((t.get("function") or t).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)}
+    if not {"list_files", "search_files"} <= names:
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    question = _text([m for m in messages if m.get("role") == "user"
+                      and not any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                  for b in (m.get("content") if isinstance(m.get("content"), list) else []))])
+    results = _tool_results(messages)
+    probe = next((name for name in PROBES if name in question), None)
+    calls = PROBES[probe] if probe else TOOL_CALLS
+    if FOREVER in question or not results:
+        turn = len(results)
+        return [{"id": f"call_{turn}_{i}", "name": name, "arguments": arguments}
+                for i, (name, arguments) in enumerate(calls)]
+    if probe:
+        return json.dumps({"score": 0.5, "assertions": [{"text": f"{key}: {text[:160]}", "passed": True}
+                                                        for key, text in sorted(results.items())]})
+    try:
+        listed = [e.get("name") for e in json.loads(results.get("call_0_0", "[]")) if isinstance(e, dict)]
+    except (ValueError, AttributeError):
+        listed = []
+    try:
+        found = int(json.loads(results.get("call_0_1", "{}")).get("total") or 0)
+    except (ValueError, AttributeError):
+        found = 0
+    return json.dumps({"score": 1.0 if found else 0.0,
+                       "assertions": [{"text": f"src lists {', '.join(map(str, listed)) or 'nothing'}",
+                                       "passed": bool(found)}]})
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """A call's arguments as a Messages `tool_use` input: the JSON object, else `{}` (the API takes no other)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -72,6 +143,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _tool_calls(self, calls: list[dict[str, str]], body: dict[str, Any]) -> None:
+        """A reply asking for `calls`: one chat completion, or its chunks when `stream` is set (as pi-ai reads
+        them: each call's index, id, name and arguments in a `delta.tool_calls`, then `finish_reason`)."""
+        model = str(body.get("model", "fake"))
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        wire = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in calls]
+        if not body.get("stream"):
+            reply = {"id": "fake-1", "object": "chat.completion", "created": 0, "model": model,
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": wire},
+                                  "finish_reason": "tool_calls"}], "usage": usage}
+            self._send(json.dumps(reply).encode(), "application/json")
+            return
+        head = {"id": "fake-1", "object": "chat.completion.chunk", "created": 0, "model": model}
+        chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [{"index": i, **call}]},
+                                "finish_reason": None}]} for i, call in enumerate(wire)]
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage})
+        data = "".join(f"data: {json.dumps({**head, **chunk})}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+        self._send(data.encode(), "text/event-stream")
 
     def _send(self, data: bytes, content_type: str) -> None:
         self.send_response(200)
@@ -106,6 +197,41 @@ class _Handler(BaseHTTPRequestHandler):
         data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
         self._send(data, "text/event-stream")
 
+    def _messages(self, body: dict[str, Any]) -> None:
+        """The Anthropic Messages API (a `anthropic:` agentv grader): the reply, or its events when streamed."""
+        turn = tool_turn(body)
+        model = str(body.get("model", "fake"))
+        if isinstance(turn, list):
+            content: list[dict[str, Any]] = [{"type": "tool_use", "id": c["id"], "name": c["name"],
+                                              "input": _json_object(c["arguments"])} for c in turn]
+            stop = "tool_use"
+        else:
+            text = turn if isinstance(turn, str) else reply_for(body.get("messages") or [])
+            content, stop = [{"type": "text", "text": text}], "end_turn"
+        usage = {"input_tokens": 10, "output_tokens": 5}
+        message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
+                   "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        if not body.get("stream"):
+            self._send(json.dumps(message).encode(), "application/json")
+            return
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": {**message, "content": [],
+                                                                             "stop_reason": None}}]
+        for index, block in enumerate(content):
+            if block["type"] == "text":
+                events += [{"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                           {"type": "content_block_delta", "index": index,
+                            "delta": {"type": "text_delta", "text": block["text"]}}]
+            else:
+                events += [{"type": "content_block_start", "index": index,
+                            "content_block": {**block, "input": {}}},
+                           {"type": "content_block_delta", "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}]
+            events.append({"type": "content_block_stop", "index": index})
+        events += [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 5}}, {"type": "message_stop"}]
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+        self._send(data, "text/event-stream")
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length") or 0)
         try:
@@ -117,7 +243,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/responses"):
             self._responses(body)
             return
-        content = reply_for(body.get("messages") or [])
+        if self.path.rstrip("/").endswith("/messages"):
+            self._messages(body)
+            return
+        turn = tool_turn(body)
+        if isinstance(turn, list):
+            self._tool_calls(turn, body)
+            return
+        content = turn if isinstance(turn, str) else reply_for(body.get("messages") or [])
         if body.get("stream"):
             self._stream(content, str(body.get("model", "fake")))
             return

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from compat.agentv_4_42 import agentic_grader
 from compat.agentv_4_42 import run_differential as harness
 from compat.agentv_4_42.fake_model import FakeModel
 from tests.execution import test_depends_on as depends_on
@@ -165,6 +166,8 @@ class Suite:
     """How many calls each tool makes on each path of the loopback model."""
     files: dict[str, str] = field(default_factory=dict)
     """Other files of the repository (an agent script)."""
+    redirected: bool = False
+    """AgentV's calls to api.openai.com go to the loopback model (an `agentv` grader: pi-ai fixes that URL)."""
 
 
 SUITES: dict[str, Suite] = {
@@ -229,6 +232,23 @@ SUITES: dict[str, Suite] = {
                 "no-calls": (0.0, "fail"), "other-calls": (0.0, "fail"), "not-expected": (0.0, "fail"),
                 "rightly-absent": (0.5, "fail"), "substring": (1.0, "pass")},
     ),
+    **{name: Suite(
+        targets=f"""targets:
+  - name: agent
+    provider: cli
+    command: sh {{repo}}/agent.sh {{PROMPT}} {{OUTPUT_FILE}}
+    grader_target: explorer
+  - name: explorer
+    provider: agentv
+    model: {model}
+    base_url: ${{{{ FAKE_MODEL_URL }}}}
+""",
+        suite=agentic_grader.SUITE, files={"agent.sh": agentic_grader.AGENT, **agentic_grader.FILES},
+        agentv={"adds-subtract": (1.0, "pass"), "no-change": (0.0, "fail"), "tool-edges": (0.5, "fail"),
+                "calls-forever": (0.0, "fail")},
+        paths={path: 16}, redirected=True,
+    ) for name, model, path in (("agentic-grader", "openai:fake-model", "/v1/chat/completions"),
+                                ("agentic-grader-anthropic", "anthropic:claude-sonnet-4-20250514", "/v1/messages"))},
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
         agentv={"setup": (0.0, "error"), "second": (0.0, "error"), "failing": (0.0, "error"),
@@ -252,7 +272,7 @@ def _repo(tmp_path: Path, suite: Suite) -> Path:
 
 
 def _env(model: FakeModel, home: Path) -> dict[str, str]:
-    return {"AGENTV_NO_UPDATE_CHECK": "1", "NO_COLOR": "1", "OPENAI_API_KEY": "fake-key",
+    return {"AGENTV_NO_UPDATE_CHECK": "1", "NO_COLOR": "1", "OPENAI_API_KEY": "fake-key", "ANTHROPIC_API_KEY": "fake-key",
             "FAKE_MODEL_URL": model.url, "FAKE_MODEL_NAME": "fake-model", "HOME": str(home)}
 
 
@@ -291,6 +311,8 @@ def test_agentv_still_gives_the_recorded_results(tmp_path: Path, name: str) -> N
     repo = _repo(tmp_path, suite)
     with FakeModel() as model:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "AGENTV_"))}
+        if suite.redirected:
+            env["NODE_OPTIONS"] = f"--require {agentic_grader.REDIRECT}"
         done = subprocess.run([str(cli), "eval", "evals/s.eval.yaml", "-o", str(tmp_path / "av")], cwd=repo,
                               env={**env, **_env(model, tmp_path / "home")}, capture_output=True, text=True,
                               timeout=180, stdin=subprocess.DEVNULL)

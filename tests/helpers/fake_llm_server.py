@@ -24,7 +24,10 @@ Replies (``FakeReply``), built with helpers:
 * ``FakeReply.openai_responses(text, reasoning_tokens=None, cached_tokens=0, calls=(), status="completed",
   incomplete_reason=None)`` - an OpenAI Responses API reply (a reasoning item first when
   ``reasoning_tokens`` is given; ``calls``: ``(name, arguments JSON)`` pairs as ``function_call`` items);
+* ``FakeReply.openai_tool_calls(*calls, text="")`` - a chat completion asking for tools, each call
+  ``(id, name, arguments JSON text)``;
 * ``FakeReply.anthropic(text)`` - an Anthropic Messages reply with one text block;
+  ``FakeReply.anthropic_tool_use(*calls, text="")`` - one asking for tools, each call ``(id, name, input)``;
 * ``FakeReply.gemini(text, thoughts=None, finish_reason="STOP")`` - a Gemini ``generateContent``
   reply (with a thought part and ``thoughtsTokenCount`` when ``thoughts`` is given);
   ``FakeReply.gemini_error(status, message, grpc_status)`` - Google's error body;
@@ -175,6 +178,27 @@ class FakeReply:
                       "output_tokens_details": {"reasoning_tokens": reasoning_tokens or 0},
                       "total_tokens": 11 + out_tokens},
         })
+
+    @staticmethod
+    def openai_tool_calls(*calls: tuple[str, str, str], text: str = "", model: str = "fake-model") -> FakeReply:
+        """A chat completion asking for tools: each call `(id, name, arguments as JSON text)` in `tool_calls`
+        (the text is sent as written, so a test can send arguments that are not JSON)."""
+        message: dict[str, Any] = {"role": "assistant", "content": text or None,
+                                   "tool_calls": [{"id": call_id, "type": "function",
+                                                   "function": {"name": name, "arguments": arguments}}
+                                                  for call_id, name, arguments in calls]}
+        return FakeReply.json({"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+                               "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+                               "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+
+    @staticmethod
+    def anthropic_tool_use(*calls: tuple[str, str, Any], text: str = "", model: str = "claude-fake") -> FakeReply:
+        """A Messages reply asking for tools: each call `(id, name, input)` a `tool_use` block."""
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "tool_use", "id": call_id, "name": name, "input": value} for call_id, name, value in calls]
+        return FakeReply.json({"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+                               "content": content, "stop_reason": "tool_use",
+                               "usage": {"input_tokens": 13, "output_tokens": 5}})
 
     @staticmethod
     def anthropic(text: str, *, model: str = "claude-fake", delay: float = 0.0) -> FakeReply:
