@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ..base.generations import Generation, generation_of_type
 from ..base.key_checks import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..base.problems import Problem, no_effect
-from ..errors import EvalFileError
+from ..errors import EvalFileError, SkippedEvaluator
 from ..models import (
     EVALUATOR_CONFIG_CLASSES,
     EVALUATOR_KINDS,
@@ -138,22 +138,28 @@ def parse_evaluators(
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
-        skipped = None if name_required else _skipped_unnamed(raw, members)
+        skipped = None if name_required else _skipped_unnamed(raw, file_generation, members)
         if skipped is not None:
-            problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning"))
+            problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning",
+                                    no_effect=not members))
             continue
         try:
             configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
                                            four_x=criteria_strings, assertions_key=assertions_key,
                                            file_generation=file_generation))
+        except SkippedEvaluator as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.expected, severity="warning", no_effect=True))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
 
 
-def _skipped_unnamed(raw: Any, members: bool) -> str | None:
-    """Why AgentV skips this entry for want of a name, or None when it runs it: a composite's member without a
-    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type")."""
+def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> str | None:
+    """Why AgentV skips this entry for want of a name, or None when it runs it. A composite's member without a
+    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type"); in a 2.x file,
+    2.19 names only its assertion types (`generateAssertionName`) and a suite's own types (by the type) and skips
+    any other unnamed evaluator (`latency`, `code_judge`, `llm_judge`: "Skipping evaluator with missing name",
+    evaluator-parser.ts `parseEvaluatorList`), so the entry checks nothing there."""
     if not isinstance(raw, dict) or not raw.get("type"):
         return None
     kind = str(raw["type"]).replace("_", "-")
@@ -162,7 +168,11 @@ def _skipped_unnamed(raw: Any, members: bool) -> str | None:
     if members:
         return (f"{kind} member of a composite has no name: AgentV skips such a member, so it is not run "
                 "(the composite scores its named members only)")
-    return None
+    if file_generation != "2.x" or auto_name(raw["type"], raw.get("value")) is not None \
+            or normalise_kind(raw["type"]) not in (*BUILT_IN_SPELLINGS, *RUBRIC_TYPES):
+        return None
+    return (f"'type: {raw['type']}' has no effect here: the {kind} evaluator has no name, and AgentV 2.19 names only "
+            "assertion types (contains, regex, ...) and skips any other unnamed evaluator, so it is not run")
 
 
 def parse_evaluator(
@@ -441,8 +451,10 @@ def _composite_members(w: Written) -> None:
     w.members = next((w.data[key] for key in CompositeConfig.MEMBER_LISTS if key in w.data), None)
     for key in CompositeConfig.MEMBER_LISTS:
         w.data.pop(key, None)
-    if not isinstance(w.members, list) or not w.members:
-        raise EvalFileError(w.line, f"composite '{w.data['name']}' has no 'evaluators'", "a list of child evaluators")
+    if not isinstance(w.members, list) or not w.members:  # both AgentVs skip it ("missing evaluators (or assert)
+        # array", "no valid member evaluators"): it checks nothing
+        raise SkippedEvaluator(w.line, f"composite '{w.data['name']}' has no effect here: it has no member evaluators, "
+                                       "and AgentV skips such a composite, so it is not run", "a list of child evaluators")
     w.data["evaluators"] = []
 
 

@@ -504,6 +504,35 @@ def test_judges_get_agentv_2_19_prompts_word_for_word(tmp_path: Path, fake_llm: 
 # ---------------------------------------------------------------- unnamed evaluators AgentV skips
 
 
+UNNAMED_JUDGE_SUITE = """
+tests:
+  - id: unnamed
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {type: contains, value: Acme}
+      - {type: llm_judge, prompt: "Grade {{ answer }}"}
+"""
+
+
+def test_a_2x_files_unnamed_llm_judge_is_skipped_with_a_located_warning_as_2_19_skips_it(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """2.19 names only assertion types when `name:` is missing (`generateAssertionName`) and skips any other
+    evaluator ("Skipping evaluator with missing name"): the judge that would fail the case never runs there."""
+    fake_llm.set_default(CHAT, FakeReply.openai(json.dumps({"score": 0.0, "hits": [], "misses": ["bad"]})))
+    project = make_project(tmp_path, UNNAMED_JUDGE_SUITE, fake_llm.url)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert fake_llm.requests_for(CHAT) == []
+    row = rows_by_id(project / RESULTS)["unnamed"]
+    assert [e["name"] for e in row["scores"]] == ["contains-Acme"] and row["verdict"] == "pass"
+    assert "evals/screen.eval.yaml:7: warning:" in proc.stderr and "no effect" in proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    strict = run_cli("run", "evals", "--no-cache", "--strict", cwd=project)
+    assert strict.returncode == 2 and "evals/screen.eval.yaml:7: 'type: llm_judge' has no effect" in strict.stderr, strict.stderr
+
+
 UNNAMED_MEMBER_SUITE = """
 tests:
   - id: member
@@ -534,3 +563,44 @@ def test_an_unnamed_composite_member_is_skipped_with_a_located_warning_as_agentv
     assert "evals/screen.eval.yaml:10: warning:" in proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
+
+
+NO_MEMBER_LEFT_SUITE = """
+tests:
+  - id: unnamed
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {name: acme, type: contains, value: Acme}
+      - name: gate
+        type: composite
+        aggregator: {type: weighted_average}
+        assert:
+          - {type: contains, value: Globex}
+          - {type: contains, value: Initech}
+  - id: empty
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {name: acme, type: contains, value: Acme}
+      - {name: gate, type: composite, aggregator: {type: weighted_average}, assert: []}
+"""
+
+
+@pytest.mark.parametrize("version", ["2.19", "4.42"])
+def test_a_composite_with_no_member_left_is_skipped_with_a_located_warning_as_agentv_skips_it(
+    tmp_path: Path, version: str
+) -> None:
+    """Both AgentVs skip a composite none of whose members they keep ("Skipping composite evaluator 'gate' ...: no
+    valid member evaluators"): the case is scored on its other evaluators (here a pass). The gate once ran it as
+    an evaluator error, failing a case AgentV passes."""
+    project = make_project(tmp_path, NO_MEMBER_LEFT_SUITE)
+    write(project / ".agentv/gate.yaml", f'agentv: {{version: "{version}"}}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    rows = rows_by_id(project / RESULTS)
+    for case in ("unnamed", "empty"):
+        assert [e["name"] for e in rows[case]["scores"]] == ["acme"], rows[case]
+        assert (rows[case]["score"], rows[case]["verdict"]) == (1.0, "pass")
+    assert "evals/screen.eval.yaml:7: warning: composite 'gate' has no effect here" in proc.stderr, proc.stderr
+    assert "evals/screen.eval.yaml:18: warning: composite 'gate' has no effect here" in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
