@@ -604,3 +604,43 @@ def test_a_composite_with_no_member_left_is_skipped_with_a_located_warning_as_ag
     assert "evals/screen.eval.yaml:7: warning: composite 'gate' has no effect here" in proc.stderr, proc.stderr
     assert "evals/screen.eval.yaml:18: warning: composite 'gate' has no effect here" in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+UNREPORTED_SUITE = """
+tests:
+  - id: partial
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assertions:
+      - name: quality
+        type: rubrics
+        criteria:
+          - {id: aa, outcome: Names the entry}
+          - {id: bb, outcome: Says denied}
+          - {id: cc, outcome: Is short, required: false}
+"""
+
+
+@pytest.mark.parametrize(("reported", "score", "verdict", "hits", "misses"), [
+    # the required aa never reported: out of the total, no line, no fail (4.42 `calculateRubricScore` walks the
+    # judge's checks only); the lines in the judge's order
+    ([("cc", False), ("zz", True), ("bb", True)], 0.5, "fail", ["[bb] Says denied"], ["[cc] Is short"]),
+    ([("bb", True)], 1.0, "pass", ["[bb] Says denied"], []),
+    ([("cc", True), ("bb", True)], 1.0, "pass", ["[cc] Is short", "[bb] Says denied"], []),
+    ([("zz", True)], 0.0, "fail", [], []),  # nothing of the rubric reported: 0, as 4.42 scores it
+])
+def test_a_4x_rubric_item_the_judge_did_not_report_is_left_out_as_4_42_leaves_it(
+    tmp_path: Path, fake_llm: FakeLLMServer, reported: list[tuple[str, bool]], score: float, verdict: str,
+    hits: list[str], misses: list[str],
+) -> None:
+    """Checked with agentv 4.42.4 on a loopback judge replying `cc` unmet, `zz`, `bb` met: score 0.5, assertions
+    `[cc] Is short` (failed), `[bb] Says denied` (passed); replying `bb` alone: 1.0, a pass. The gate once listed
+    `[aa] ...: not assessed by the judge` as a miss and failed the grader on it (aa is required)."""
+    fake_llm.set_default(CHAT, checks_reply(*({"id": i, "satisfied": met, "reasoning": "r"} for i, met in reported)))
+    project = make_project(tmp_path, UNREPORTED_SUITE, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["partial"]
+    [grader] = row["scores"]
+    assert (grader["score"], grader["hits"], grader["misses"]) == (score, hits, misses)
+    assert (grader.get("verdict") or ("pass" if score >= 0.8 else "fail")) == verdict
+    assert row["verdict"] == verdict, proc.stdout + proc.stderr
