@@ -123,7 +123,11 @@ def parse_evaluators(
         return []
     if not isinstance(raw_list, list):
         raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
-    # 4.42's grader-parser reads every string as a criterion (`- is-json` too); 2.19 a word as a type name
+    # 4.42's grader-parser reads every string of a test's or suite's list as a criterion (`- is-json` too);
+    # 2.19, and both in a composite's members, skip an entry that is not a mapping ("Skipping invalid
+    # evaluator entry ... (expected object)", "Skipping invalid member evaluator ... (expected object)")
+    if members or file_generation == "2.x":
+        raw_list = _without_non_mappings(raw_list, file, problems, line, members)
     criteria_strings = criteria_strings or file_generation == "4.x"
     if criteria_strings or any(isinstance(entry, str) and not is_type_name(entry) for entry in raw_list):
         grouped = group_criteria(list(raw_list))
@@ -152,6 +156,24 @@ def parse_evaluators(
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
+
+
+def _without_non_mappings(raw_list: Any, file: Path, problems: list[Problem], line: int, members: bool) -> Any:
+    """The list without the entries AgentV skips for not being mappings (a plain string, a number), each said
+    at its line; every entry keeps its line."""
+    if all(isinstance(entry, dict) for entry in raw_list):
+        return raw_list
+    where = "a composite's member list" if members else "an evaluator list read as AgentV 2.19 reads it"
+    kept = LineList([entry for entry in raw_list if isinstance(entry, dict)])
+    kept.line = line_of(raw_list, line)
+    kept.item_lines = [item_line(raw_list, i, kept.line) for i, entry in enumerate(raw_list) if isinstance(entry, dict)]
+    for index, entry in enumerate(raw_list):
+        if not isinstance(entry, dict):
+            at = item_line(raw_list, index, kept.line)
+            problems.append(Problem(file, at, f"entry {str(entry)[:60]!r} ({yaml_kind(entry)}) has no effect here: in "
+                                              f"{where}, AgentV skips an entry that is not a mapping, so it is not run",
+                                    "a mapping such as {type: is-json}", severity="warning", no_effect=True))
+    return kept
 
 
 def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> str | None:

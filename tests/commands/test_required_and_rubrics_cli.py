@@ -220,9 +220,10 @@ def test_a_one_word_string_in_a_sign_less_files_assertions_is_a_criterion_as_in_
     assert (row["score"], row["verdict"]) == (1.0, "pass")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # a 2.x file keeps the type name
-    run_cli("run", "evals", "--no-cache", cwd=project)
-    assert [e["type"] for e in rows_by_id(project / RESULTS)["word"]["scores"]] == ["contains", "is-json"]
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # 2.19 skips a string entry
+    skipped = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert [e["type"] for e in rows_by_id(project / RESULTS)["word"]["scores"]] == ["contains"]
+    assert "evals/screen.eval.yaml:7: warning: entry 'is-json' (text) has no effect here" in skipped.stderr
 
 
 def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(

@@ -497,3 +497,26 @@ def test_a_composite_with_no_member_to_run_is_skipped_with_a_no_effect_warning(r
     [case] = result.cases
     assert [e.name for e in case.evaluators] == ["j"] and result.errors == []
     assert [(w.line, w.no_effect) for w in result.warnings if "composite 'c' has no effect here" in w.message] == [(6, True)]
+
+
+def test_a_2x_files_plain_string_entries_are_skipped_each_with_a_no_effect_warning(repo: Path) -> None:
+    """2.19's parseEvaluatorList skips an entry that is not an object ("Skipping invalid evaluator entry ...
+    (expected object)"): a type's name (`- is-json`), a sentence and a number alike; the gate once ran the first
+    as `is-json` and the second as a rubric (a judge 2.19 never asks). Checked with agentv 2.19."""
+    write(repo / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
+    result = load(repo, "- is-json\n- {name: c, type: contains, value: q}\n- Mentions the capital\n- 3")
+    [case] = result.cases
+    assert [e.name for e in case.evaluators] == ["c"] and result.errors == []
+    assert [(w.line, w.no_effect) for w in result.warnings] == [(6, True), (8, True), (9, True)]
+    assert "'is-json' (text) has no effect here" in result.warnings[0].message
+
+
+def test_a_composite_members_plain_strings_are_skipped_in_both_generations(repo: Path) -> None:
+    """Both AgentVs skip a member that is not an object ("Skipping invalid member evaluator ... (expected
+    object)"); 4.42 makes criteria of a test's own strings only, never of a composite's members."""
+    result = load(repo, "- name: g\n  type: composite\n  assertions:\n    - Mentions the capital\n"
+                        "    - {name: c, type: contains, value: q}")
+    [case] = result.cases
+    [composite] = case.evaluators
+    assert [m.name for m in composite.evaluators] == ["c"] and result.errors == []
+    assert [(w.line, w.no_effect) for w in result.warnings] == [(9, True)]
