@@ -115,6 +115,10 @@ class EvalFileError(ConfigError):
         self.expected = expected
 
 
+class SkippedEvaluator(EvalFileError):
+    """An evaluator entry AgentV accepts and skips (it runs nothing): said as a located warning, not run."""
+
+
 class TargetsConfigError(ConfigError, ValueError):
     """targets.yaml (or one target in it) cannot be used. The message names file, target and field."""
 

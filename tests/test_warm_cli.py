@@ -30,7 +30,7 @@ tests:
     assert: [{type: contains, value: Paris}]
   - id: judged
     input: q
-    assert: [{type: code_judge, script: [python3, judge.py]}]
+    assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
 """
 
 JUDGE = """

@@ -219,7 +219,8 @@ class LlmJudgeEvaluator:
             return asked.failed
         if asked.reply is None:
             return self._skipped("rubric checks", asked, raw)
-        outcome = rubric_protocol.score_checks(items, asked.reply, evidence_apart=config.generation == "4.x")
+        outcome = rubric_protocol.score_checks(items, asked.reply, evidence_apart=config.generation == "4.x",
+                                               as_reported=config.generation == "4.x")
         return EvaluationScore(
             score=outcome.score,
             verdict="fail" if outcome.failed_required else None,

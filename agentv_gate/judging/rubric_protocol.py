@@ -11,10 +11,10 @@ A rubric is a list of criteria (`RubricItem`s). Two modes, chosen by the list it
   (`required: true` means 10) forces `fail`. The raw scores go to `details`.
 
 Hits and misses read `[id] outcome: reasoning`. An item the judge reported twice counts twice, as
-in AgentV. What AgentV leaves implicit and we make explicit:
-an item the judge did not report is a miss saying so (it is out of the score, as in AgentV), and
-a required item not reported forces `fail` like an unmet one, so a judge that skips the one
-criterion that matters cannot pass it.
+in AgentV. An item the judge did not report is out of the score, as in both AgentVs. For a 2.x file
+the gate makes explicit what 2.19 leaves implicit: such an item is a miss saying so, and a required
+one forces `fail` like an unmet one, so a judge that skips the one criterion that matters cannot pass
+it. A 4.x file gets 4.42's reading: no line for it and no fail, the lines in the judge's order.
 """
 
 from __future__ import annotations
@@ -152,15 +152,20 @@ def _line(item: RubricItem, reasoning: str, judged: str = "") -> str:
     return f"{text}: {reasoning}" if reasoning else text
 
 
-def score_checks(items: list[RubricItem], reply: ChecksReply, evidence_apart: bool = False) -> RubricOutcome:
+def score_checks(items: list[RubricItem], reply: ChecksReply, evidence_apart: bool = False,
+                 as_reported: bool = False) -> RubricOutcome:
     """The evaluator's score, verdict, hits, misses and details from the judge's checks.
 
     `evidence_apart`: a judged item's line without the judge's reasoning, as 4.42 writes it (2.19 appends it).
+    `as_reported`: the lines in the judge's order and an item it did not report left out altogether (no line,
+    no fail), as 4.42's `calculateRubricScore` walks the judge's checks only; otherwise such an item is a miss
+    saying so, and a required one fails the verdict.
     Every check the judge reported for a rubric item counts, as AgentV counts it: an item reported
     twice weighs twice, and a required item judged met and then unmet is unmet (taking one of the
     two would pass it on the judge's other word).
     """
     scored = is_score_range(items)
+    by_id = {item.id: item for item in items}
     reported: dict[str, list[Check]] = {item.id: [] for item in items}
     for check in reply.checks:
         if check.id in reported:  # ids the rubric does not have are ignored
@@ -171,40 +176,50 @@ def score_checks(items: list[RubricItem], reply: ChecksReply, evidence_apart: bo
     misses: list[str] = []
     rows: list[dict[str, Any]] = []
     raw_scores: dict[str, int] = {}
-    for item in items:
-        if not reported[item.id]:
+    judged: list[tuple[RubricItem, Check | None]] = []
+    if as_reported:
+        judged = [(by_id[c.id], c) for c in reply.checks if c.id in by_id]
+    else:
+        for item in items:
+            judged.extend([(item, c) for c in reported[item.id]] if reported[item.id] else [(item, None)])
+    unreported = [item for item in items if not reported[item.id]]
+    for item in unreported if as_reported else []:
+        rows.append({"id": item.id, "outcome": item.outcome, "weight": item.weight, "required": item.required,
+                     "reported": False})
+    for item, judged_check in judged:
+        if judged_check is None:
             misses.append(_line(item, "not assessed by the judge"))
             failed_required = failed_required or item.required or (scored and item.min_score is not None)
             rows.append({"id": item.id, "outcome": item.outcome, "weight": item.weight, "required": item.required,
                          "reported": False})
             continue
-        for check in reported[item.id]:
-            reasoning = "" if evidence_apart else check.reasoning
-            total += item.weight
-            row: dict[str, Any] = {"id": item.id, "outcome": item.outcome, "weight": item.weight,
-                                   "required": item.required, "reasoning": check.reasoning}
-            if scored:
-                raw = int(check.score or 0)
-                raw_scores[item.id] = raw  # the last one reported, as AgentV keeps it
-                earned += raw / 10 * item.weight
-                band = next((b.outcome for b in item.score_ranges or []
-                             if b.score_range[0] <= raw <= b.score_range[1]), "")
-                met = item.min_score is None or raw >= item.min_score
-                failed_required = failed_required or not met
-                row.update({"score": raw, "band": band, "required_min_score": item.min_score, "met": met})
-                # AgentV 2.19's line, word for word: "[id] label - Score: 7/10 (band): reasoning", a hit when
-                # the item's minimum is met and the score is 7 or more
-                judged = f" - Score: {raw}/10 ({band})"
-                (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, reasoning, judged))
+        check = judged_check
+        reasoning = "" if evidence_apart else check.reasoning
+        total += item.weight
+        row: dict[str, Any] = {"id": item.id, "outcome": item.outcome, "weight": item.weight,
+                               "required": item.required, "reasoning": check.reasoning}
+        if scored:
+            raw = int(check.score or 0)
+            raw_scores[item.id] = raw  # the last one reported, as AgentV keeps it
+            earned += raw / 10 * item.weight
+            band = next((b.outcome for b in item.score_ranges or []
+                         if b.score_range[0] <= raw <= b.score_range[1]), "")
+            met = item.min_score is None or raw >= item.min_score
+            failed_required = failed_required or not met
+            row.update({"score": raw, "band": band, "required_min_score": item.min_score, "met": met})
+            # AgentV 2.19's line, word for word: "[id] label - Score: 7/10 (band): reasoning", a hit when
+            # the item's minimum is met and the score is 7 or more
+            judged_line = f" - Score: {raw}/10 ({band})"
+            (hits if met and raw >= SCORE_RANGE_HIT else misses).append(_line(item, reasoning, judged_line))
+        else:
+            row["satisfied"] = bool(check.satisfied)
+            if check.satisfied:
+                earned += item.weight
+                hits.append(_line(item, reasoning))
             else:
-                row["satisfied"] = bool(check.satisfied)
-                if check.satisfied:
-                    earned += item.weight
-                    hits.append(_line(item, reasoning))
-                else:
-                    misses.append(_line(item, reasoning))
-                    failed_required = failed_required or item.required
-            rows.append(row)
+                misses.append(_line(item, reasoning))
+                failed_required = failed_required or item.required
+        rows.append(row)
     score = min(1.0, max(0.0, earned / total)) if total > 0 else 0.0
     details: dict[str, Any] = {"mode": "score_range" if scored else "checklist", "checks": rows}
     if scored:

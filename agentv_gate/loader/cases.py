@@ -255,7 +255,7 @@ class CaseBuilder:
     def _turn_evaluators(self, entries: list[Any], line: int) -> list[EvaluatorConfig]:
         """A conversation turn's assertions, read as a 4.x test's are."""
         return parse_evaluators(entries, self.roots, self.file, self.problems, name_required=False, line=line,
-                                criteria_strings=True, assertions_key=True)
+                                criteria_strings=True, assertions_key=True, file_generation="4.x")
 
     def _case_rubrics(self, raw: dict[str, Any], line: int) -> LlmJudgeConfig | None:
         """AgentV's deprecated case-level `rubrics:`: a rubric judge placed first, its object items

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..base.jscompat import is_finite_number
 from ..base.problems import Problem
-from ..errors import EvalFileError
+from ..errors import EvalFileError, SkippedEvaluator
 from ..models import CompositeConfig, aggregator_kind
 from .evaluator_checks import check_weight_total
 from .evaluator_files import AGGREGATOR_RESULTS_VARIABLE, aggregator_prompt_file, resolve_cwd, resolve_script
@@ -24,6 +24,10 @@ from .yaml_lines import key_line, yaml_kind
 def composite(config: CompositeConfig, w: Written) -> CompositeConfig:
     """The composite with its members parsed and its aggregator's prompt and script resolved."""
     config = config.model_copy(update={"evaluators": w.parse_members(w.members)})
+    if not config.evaluators:  # each member skipped (or refused, said at its line): both AgentVs skip the composite
+        raise SkippedEvaluator(w.line, f"composite '{config.name}' has no effect here: AgentV runs none of its members "
+                                       "(see their warnings), and skips a composite left with no member evaluators "
+                                       "(\"no valid member evaluators\"), so it is not run", "a 'name:' on each member")
     named = _member_weights(config, w)
     _member_settings(config, named, w)
     return _aggregator(config, w)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ..base.generations import Generation, generation_of_type
 from ..base.key_checks import NOT_YET_EVALUATOR_TYPES, did_you_mean, not_yet_message
 from ..base.problems import Problem, no_effect
-from ..errors import EvalFileError
+from ..errors import EvalFileError, SkippedEvaluator
 from ..models import (
     EVALUATOR_CONFIG_CLASSES,
     EVALUATOR_KINDS,
@@ -125,7 +125,11 @@ def parse_evaluators(
         return []
     if not isinstance(raw_list, list):
         raise EvalFileError(line_of(raw_list, line), "evaluators must be a list", "a YAML list of evaluator mappings")
-    # 4.42's grader-parser reads every string as a criterion (`- is-json` too); 2.19 a word as a type name
+    # 4.42's grader-parser reads every string of a test's or suite's list as a criterion (`- is-json` too);
+    # 2.19, and both in a composite's members, skip an entry that is not a mapping ("Skipping invalid
+    # evaluator entry ... (expected object)", "Skipping invalid member evaluator ... (expected object)")
+    if members or file_generation == "2.x":
+        raw_list = _without_non_mappings(raw_list, file, problems, line, members)
     criteria_strings = criteria_strings or file_generation == "4.x"
     if criteria_strings or any(isinstance(entry, str) and not is_type_name(entry) for entry in raw_list):
         grouped = group_criteria(list(raw_list))
@@ -140,22 +144,46 @@ def parse_evaluators(
     configs: list[EvaluatorConfig] = []
     for index, raw in enumerate(raw_list):
         line = item_line(raw_list, index, line_of(raw_list))
-        skipped = None if name_required else _skipped_unnamed(raw, members)
+        skipped = None if name_required else _skipped_unnamed(raw, file_generation, members)
         if skipped is not None:
-            problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning"))
+            problems.append(Problem(file, line_of(raw, line), skipped, "a 'name:' to run it", severity="warning",
+                                    no_effect=not members))
             continue
         try:
             configs.append(parse_evaluator(raw, roots, file, problems, name_required=name_required, index=index, line=line,
                                            four_x=criteria_strings, assertions_key=assertions_key,
                                            file_generation=file_generation))
+        except SkippedEvaluator as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.expected, severity="warning", no_effect=True))
         except EvalFileError as exc:
             problems.append(Problem(file, exc.line, exc.message, exc.expected))
     return configs
 
 
-def _skipped_unnamed(raw: Any, members: bool) -> str | None:
-    """Why AgentV skips this entry for want of a name, or None when it runs it: a composite's member without a
-    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type")."""
+def _without_non_mappings(raw_list: Any, file: Path, problems: list[Problem], line: int, members: bool) -> Any:
+    """The list without the entries AgentV skips for not being mappings (a plain string, a number), each said
+    at its line; every entry keeps its line."""
+    if all(isinstance(entry, dict) for entry in raw_list):
+        return raw_list
+    where = "a composite's member list" if members else "an evaluator list read as AgentV 2.19 reads it"
+    kept = LineList([entry for entry in raw_list if isinstance(entry, dict)])
+    kept.line = line_of(raw_list, line)
+    kept.item_lines = [item_line(raw_list, i, kept.line) for i, entry in enumerate(raw_list) if isinstance(entry, dict)]
+    for index, entry in enumerate(raw_list):
+        if not isinstance(entry, dict):
+            at = item_line(raw_list, index, kept.line)
+            problems.append(Problem(file, at, f"entry {str(entry)[:60]!r} ({yaml_kind(entry)}) has no effect here: in "
+                                              f"{where}, AgentV skips an entry that is not a mapping, so it is not run",
+                                    "a mapping such as {type: is-json}", severity="warning", no_effect=True))
+    return kept
+
+
+def _skipped_unnamed(raw: Any, file_generation: Generation, members: bool) -> str | None:
+    """Why AgentV skips this entry for want of a name, or None when it runs it. A composite's member without a
+    name is skipped by 2.19 and 4.42 alike ("Skipping member evaluator with invalid name/type"); in a 2.x file,
+    2.19 names only its assertion types (`generateAssertionName`) and a suite's own types (by the type) and skips
+    any other unnamed evaluator (`latency`, `code_judge`, `llm_judge`: "Skipping evaluator with missing name",
+    evaluator-parser.ts `parseEvaluatorList`), so the entry checks nothing there."""
     if not isinstance(raw, dict) or not raw.get("type"):
         return None
     kind = str(raw["type"]).replace("_", "-")
@@ -164,7 +192,11 @@ def _skipped_unnamed(raw: Any, members: bool) -> str | None:
     if members:
         return (f"{kind} member of a composite has no name: AgentV skips such a member, so it is not run "
                 "(the composite scores its named members only)")
-    return None
+    if file_generation != "2.x" or auto_name(raw["type"], raw.get("value")) is not None \
+            or normalise_kind(raw["type"]) not in (*BUILT_IN_SPELLINGS, *RUBRIC_TYPES):
+        return None
+    return (f"'type: {raw['type']}' has no effect here: the {kind} evaluator has no name, and AgentV 2.19 names only "
+            "assertion types (contains, regex, ...) and skips any other unnamed evaluator, so it is not run")
 
 
 def parse_evaluator(
@@ -460,8 +492,10 @@ def _composite_members(w: Written) -> None:
     w.members = next((w.data[key] for key in CompositeConfig.MEMBER_LISTS if key in w.data), None)
     for key in CompositeConfig.MEMBER_LISTS:
         w.data.pop(key, None)
-    if not isinstance(w.members, list) or not w.members:
-        raise EvalFileError(w.line, f"composite '{w.data['name']}' has no 'evaluators'", "a list of child evaluators")
+    if not isinstance(w.members, list) or not w.members:  # both AgentVs skip it ("missing evaluators (or assert)
+        # array", "no valid member evaluators"): it checks nothing
+        raise SkippedEvaluator(w.line, f"composite '{w.data['name']}' has no effect here: it has no member evaluators, "
+                                       "and AgentV skips such a composite, so it is not run", "a list of child evaluators")
     w.data["evaluators"] = []
 
 

@@ -220,9 +220,10 @@ def test_a_one_word_string_in_a_sign_less_files_assertions_is_a_criterion_as_in_
     assert (row["score"], row["verdict"]) == (1.0, "pass")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # a 2.x file keeps the type name
-    run_cli("run", "evals", "--no-cache", cwd=project)
-    assert [e["type"] for e in rows_by_id(project / RESULTS)["word"]["scores"]] == ["contains", "is-json"]
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')  # 2.19 skips a string entry
+    skipped = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert [e["type"] for e in rows_by_id(project / RESULTS)["word"]["scores"]] == ["contains"]
+    assert "evals/screen.eval.yaml:7: warning: entry 'is-json' (text) has no effect here" in skipped.stderr
 
 
 def test_an_unmet_required_item_fails_the_evaluator_and_a_required_evaluator_then_zeroes_the_case(
@@ -504,6 +505,35 @@ def test_judges_get_agentv_2_19_prompts_word_for_word(tmp_path: Path, fake_llm: 
 # ---------------------------------------------------------------- unnamed evaluators AgentV skips
 
 
+UNNAMED_JUDGE_SUITE = """
+tests:
+  - id: unnamed
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {type: contains, value: Acme}
+      - {type: llm_judge, prompt: "Grade {{ answer }}"}
+"""
+
+
+def test_a_2x_files_unnamed_llm_judge_is_skipped_with_a_located_warning_as_2_19_skips_it(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """2.19 names only assertion types when `name:` is missing (`generateAssertionName`) and skips any other
+    evaluator ("Skipping evaluator with missing name"): the judge that would fail the case never runs there."""
+    fake_llm.set_default(CHAT, FakeReply.openai(json.dumps({"score": 0.0, "hits": [], "misses": ["bad"]})))
+    project = make_project(tmp_path, UNNAMED_JUDGE_SUITE, fake_llm.url)
+    write(project / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    assert fake_llm.requests_for(CHAT) == []
+    row = rows_by_id(project / RESULTS)["unnamed"]
+    assert [e["name"] for e in row["scores"]] == ["contains-Acme"] and row["verdict"] == "pass"
+    assert "evals/screen.eval.yaml:7: warning:" in proc.stderr and "no effect" in proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    strict = run_cli("run", "evals", "--no-cache", "--strict", cwd=project)
+    assert strict.returncode == 2 and "evals/screen.eval.yaml:7: 'type: llm_judge' has no effect" in strict.stderr, strict.stderr
+
+
 UNNAMED_MEMBER_SUITE = """
 tests:
   - id: member
@@ -534,3 +564,84 @@ def test_an_unnamed_composite_member_is_skipped_with_a_located_warning_as_agentv
     assert "evals/screen.eval.yaml:10: warning:" in proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
+
+
+NO_MEMBER_LEFT_SUITE = """
+tests:
+  - id: unnamed
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {name: acme, type: contains, value: Acme}
+      - name: gate
+        type: composite
+        aggregator: {type: weighted_average}
+        assert:
+          - {type: contains, value: Globex}
+          - {type: contains, value: Initech}
+  - id: empty
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assert:
+      - {name: acme, type: contains, value: Acme}
+      - {name: gate, type: composite, aggregator: {type: weighted_average}, assert: []}
+"""
+
+
+@pytest.mark.parametrize("version", ["2.19", "4.42"])
+def test_a_composite_with_no_member_left_is_skipped_with_a_located_warning_as_agentv_skips_it(
+    tmp_path: Path, version: str
+) -> None:
+    """Both AgentVs skip a composite none of whose members they keep ("Skipping composite evaluator 'gate' ...: no
+    valid member evaluators"): the case is scored on its other evaluators (here a pass). The gate once ran it as
+    an evaluator error, failing a case AgentV passes."""
+    project = make_project(tmp_path, NO_MEMBER_LEFT_SUITE)
+    write(project / ".agentv/gate.yaml", f'agentv: {{version: "{version}"}}\n')
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    rows = rows_by_id(project / RESULTS)
+    for case in ("unnamed", "empty"):
+        assert [e["name"] for e in rows[case]["scores"]] == ["acme"], rows[case]
+        assert (rows[case]["score"], rows[case]["verdict"]) == (1.0, "pass")
+    assert "evals/screen.eval.yaml:7: warning: composite 'gate' has no effect here" in proc.stderr, proc.stderr
+    assert "evals/screen.eval.yaml:18: warning: composite 'gate' has no effect here" in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+UNREPORTED_SUITE = """
+tests:
+  - id: partial
+    criteria: Must flag the denied party
+    input: Screen "Acme Corp"
+    assertions:
+      - name: quality
+        type: rubrics
+        criteria:
+          - {id: aa, outcome: Names the entry}
+          - {id: bb, outcome: Says denied}
+          - {id: cc, outcome: Is short, required: false}
+"""
+
+
+@pytest.mark.parametrize(("reported", "score", "verdict", "hits", "misses"), [
+    # the required aa never reported: out of the total, no line, no fail (4.42 `calculateRubricScore` walks the
+    # judge's checks only); the lines in the judge's order
+    ([("cc", False), ("zz", True), ("bb", True)], 0.5, "fail", ["[bb] Says denied"], ["[cc] Is short"]),
+    ([("bb", True)], 1.0, "pass", ["[bb] Says denied"], []),
+    ([("cc", True), ("bb", True)], 1.0, "pass", ["[cc] Is short", "[bb] Says denied"], []),
+    ([("zz", True)], 0.0, "fail", [], []),  # nothing of the rubric reported: 0, as 4.42 scores it
+])
+def test_a_4x_rubric_item_the_judge_did_not_report_is_left_out_as_4_42_leaves_it(
+    tmp_path: Path, fake_llm: FakeLLMServer, reported: list[tuple[str, bool]], score: float, verdict: str,
+    hits: list[str], misses: list[str],
+) -> None:
+    """Checked with agentv 4.42.4 on a loopback judge replying `cc` unmet, `zz`, `bb` met: score 0.5, assertions
+    `[cc] Is short` (failed), `[bb] Says denied` (passed); replying `bb` alone: 1.0, a pass. The gate once listed
+    `[aa] ...: not assessed by the judge` as a miss and failed the grader on it (aa is required)."""
+    fake_llm.set_default(CHAT, checks_reply(*({"id": i, "satisfied": met, "reasoning": "r"} for i, met in reported)))
+    project = make_project(tmp_path, UNREPORTED_SUITE, fake_llm.url)
+    proc = run_cli("run", "evals", "--no-cache", cwd=project)
+    row = rows_by_id(project / RESULTS)["partial"]
+    [grader] = row["scores"]
+    assert (grader["score"], grader["hits"], grader["misses"]) == (score, hits, misses)
+    assert (grader.get("verdict") or ("pass" if score >= 0.8 else "fail")) == verdict
+    assert row["verdict"] == verdict, proc.stdout + proc.stderr

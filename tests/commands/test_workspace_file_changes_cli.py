@@ -101,14 +101,14 @@ def test_the_workspace_diff_reaches_code_judges_and_the_judge_s_prompts(project:
             input: second
             criteria: Appends the word
             assert:
-              - {type: code_judge, script: [python3, judge.py]}
-              - {type: llm_judge}
+              - {name: code_judge, type: code_judge, script: [python3, judge.py]}
+              - {name: llm_judge_2, type: llm_judge}
           - id: later
             input: third
             criteria: Appends the word
             assert:
-              - {type: code_judge, script: [python3, judge.py]}
-              - {type: llm_judge, rubrics: [Appends the word]}
+              - {name: code_judge, type: code_judge, script: [python3, judge.py]}
+              - {name: llm_judge_2, type: llm_judge, rubrics: [Appends the word]}
     """)
     ran = run_cli("run", "evals", "--workers", "1", cwd=repo)  # in file order: the second case sees the first's edit
     prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
@@ -135,8 +135,8 @@ def test_without_changes_or_a_workspace_there_is_no_diff(project: Project) -> No
             input: second
             criteria: Appends the word
             assert:
-              - {type: code_judge, script: [python3, judge.py]}
-              - {type: llm_judge}
+              - {name: code_judge, type: code_judge, script: [python3, judge.py]}
+              - {name: llm_judge_2, type: llm_judge}
     """)
     ran = run_cli("run", "evals", cwd=repo)
     prompts = [r.json["messages"][1]["content"] for r in judge.requests_for(CHAT)]
@@ -157,7 +157,7 @@ def test_the_baseline_never_touches_the_repository_agentv_gate_runs_in(project: 
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, judge.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
     """)
     index = repo / ".git/index"
     ran = run_cli("run", "evals", cwd=repo, env={"GIT_DIR": str(repo / ".git"), "GIT_INDEX_FILE": str(index),
@@ -185,7 +185,7 @@ def test_a_workspace_git_cannot_baseline_gives_no_diff_and_the_case_still_runs(p
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, judge.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
     """)
     unborn = run_cli("run", "evals", "--no-cache", cwd=repo)
     tools = tmp_path / "no-git"
@@ -197,7 +197,7 @@ def test_a_workspace_git_cannot_baseline_gives_no_diff_and_the_case_still_runs(p
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, judge.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
     """)
     gitless = run_cli("run", "evals", "--no-cache", cwd=repo, env={"PATH": str(tools)})
     for ran in (unborn, gitless):
@@ -262,7 +262,7 @@ def test_file_changes_never_stages_in_a_team_repository_the_workspace_reaches(
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, judge.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
     """)
     ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TEAM": str(team)})
     assert "Traceback" not in ran.stderr, ran.stderr
@@ -285,7 +285,7 @@ def test_file_changes_are_not_read_from_a_parent_repository_around_the_workspace
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, judge.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
     """)
     before = _team_state(team)
     ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TMPDIR": str(team)})
@@ -306,7 +306,7 @@ def test_a_huge_diff_reaches_the_judges_cut_with_a_note(project: Project) -> Non
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, size.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, size.py]}]
     """)
     ran = run_cli("run", "evals", "--no-cache", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -335,7 +335,7 @@ def test_a_hook_linking_the_team_repository_leaves_it_untouched(project: Project
         tests:
           - id: first
             input: second
-            assert: [{type: code_judge, script: [python3, judge.py]}]
+            assert: [{name: code_judge, type: code_judge, script: [python3, judge.py]}]
     """)
     ran = run_cli("run", "evals", "--no-cache", cwd=repo, env={"TEAM": str(team)})
     assert ran.returncode == 0, ran.stdout + ran.stderr

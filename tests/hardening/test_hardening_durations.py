@@ -52,8 +52,8 @@ def test_durations_at_the_bound_load(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("assertion", "key"), [
-    ("{type: code_judge, script: [python3, j.py], timeout_seconds: 1e308}", "timeout_seconds"),
-    ("{type: code_judge, script: [python3, j.py], timeout_seconds: 2147484}", "timeout_seconds"),
+    ("{name: code_judge, type: code_judge, script: [python3, j.py], timeout_seconds: 1e308}", "timeout_seconds"),
+    ("{name: code_judge, type: code_judge, script: [python3, j.py], timeout_seconds: 2147484}", "timeout_seconds"),
 ])
 def test_a_judge_timeout_too_long_is_refused_at_its_line(tmp_path: Path, assertion: str, key: str) -> None:
     repo = make_repo(tmp_path / "repo")

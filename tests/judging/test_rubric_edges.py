@@ -135,3 +135,18 @@ def test_the_prompt_labels_every_weight_but_the_default(weight: float, label: st
 
     items = [RubricItem(id="a", outcome="Names it", weight=weight)]
     assert f"- [a]{label}: Names it" in user_prompt(items, "Q?", "C", "", "A")
+
+
+def test_as_4_42_scores_it_an_unreported_item_is_no_line_and_no_fail_and_lines_follow_the_judge() -> None:
+    """4.42's `calculateRubricScore` / `calculateScoreRangeResult` walk the judge's checks only: an item with a
+    minimum the judge never scored fails nothing there, and the lines come in the judge's order."""
+    items = [RubricItem(id="s", outcome="Structure", required_min_score=1, score_ranges=BANDS),
+             RubricItem(id="t", outcome="Tone", score_ranges=BANDS), RubricItem(id="u", outcome="Use", score_ranges=BANDS)]
+    no_s = score_checks(items, judged(items, {"id": "u", "score": 8, "reasoning": "r"},
+                                      {"id": "t", "score": 10, "reasoning": "r"}, scored=True),
+                        evidence_apart=True, as_reported=True)
+    assert not no_s.failed_required and no_s.score == 0.9
+    assert no_s.hits == ["[u] Use - Score: 8/10 (Good)", "[t] Tone - Score: 10/10 (Good)"] and no_s.misses == []
+    nothing = score_checks(CHECKLIST, judged(CHECKLIST, {"id": "zz", "satisfied": True, "reasoning": "x"}),
+                           as_reported=True)
+    assert (nothing.score, nothing.hits, nothing.misses, nothing.failed_required) == (0.0, [], [], False)

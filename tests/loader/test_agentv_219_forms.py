@@ -124,7 +124,7 @@ def test_an_aggregator_prompt_naming_a_file_is_that_files_text(tmp_path: Path) -
             assert:
               - name: both
                 type: composite
-                assert: [{type: contains, value: Paris}]
+                assert: [{name: contains-Paris, type: contains, value: Paris}]
                 aggregator: {type: llm-judge, prompt: ../prompts/agg.md}
     """)
     result = load_eval_file(suite, tmp_path)

@@ -149,8 +149,8 @@ tests:
       - name: both
         type: composite
         assertions:
-          - {{type: contains, value: a}}
-          - {{type: contains, value: b}}
+          - {{name: contains-a, type: contains, value: a}}
+          - {{name: contains-b, type: contains, value: b}}
         aggregator: {{type: llm-grader, prompt: "file://{name}"}}
 """
     suite.write_text(template.format(name="agg.md"))

@@ -76,10 +76,12 @@ def test_a_suite_level_list_of_a_4x_file_is_named_as_4_42_names_it(repo: Path) -
 
 def test_a_file_pinned_to_2_19_keeps_its_2x_names(repo: Path) -> None:
     """The same entries read as 2.19 reads them (pinned in gate.yaml): 2.19's `contains-Paris`, `is-json` and
-    `equals-...`, and the gate's own `kind_N` for the kinds 2.19 leaves unnamed."""
+    `equals-...`; the kinds 2.19 leaves unnamed it skips ("Skipping evaluator with missing name"), and so does
+    the gate, with a warning at each (it once ran them as `latency_2`, `code_judge_4`, ...)."""
     write(repo / ".agentv" / "gate.yaml", 'agentv:\n  version: "2.19"\n')
     write(repo / "evals" / "two.eval.yaml", "tests:\n  - id: names\n    input: Capital of France?\n"
                                             "    assertions:\n" + ENTRIES)
-    assert _names(repo, "two.eval.yaml") == ["contains-Paris", "latency_2", "latency_3", "code_judge_4",
-                                             "code_judge_5", "token_usage_6", "is-json",
-                                             "equals-The capital is Paris."]
+    assert _names(repo, "two.eval.yaml") == ["contains-Paris", "is-json", "equals-The capital is Paris."]
+    done = run_cli("validate", "evals/two.eval.yaml", cwd=repo)
+    skipped = [line for line in done.stdout.splitlines() + done.stderr.splitlines() if "has no name" in line]
+    assert [line.split(": warning")[0] for line in skipped] == [f"evals/two.eval.yaml:{n}" for n in range(6, 11)]

@@ -219,8 +219,6 @@ def test_a_setting_agentv_ignores_is_a_located_warning(repo: Path, entries: str,
     ("- name: c\n  type: composite\n  assert: [{name: accuracy, type: is_json}, {name: contains-x, type: contains, value: x}]\n"
      "  aggregator:\n    weights:\n      accuracy: 1\n      acurracy: 3", 12,
      "composite 'c': aggregator weights name 'acurracy', which is none of its members (accuracy, contains-x)"),
-    ("- {name: c, type: composite}", 6, "composite 'c' has no 'evaluators'"),
-    ("- {name: c, type: composite, assert: []}", 6, "composite 'c' has no 'evaluators'"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
      "weights: {a: -1}}}", 6, "composite evaluator 'c': aggregator weight -1 for member 'a' is not a finite"),
     ("- {name: c, type: composite, assert: [{name: a, type: is_json}], aggregator: {type: weighted_average, "
@@ -344,10 +342,6 @@ def _resolved(repo: Path, name: str) -> str:
     ("- {name: n, type: is_json, weight: 0, required: 1}\n- {name: m, type: is_json, required: 0.5}\n"
      "- {name: o, type: is_json, required: false}",
      [{"weight": 0.0, "required": 1}, {"required": 0.5}, {"required": False}]),
-    ("- {type: llm_judge, prompt: p}\n- {type: llm_judge, prompt: q}\n- {type: rubric, criteria: [be kind]}\n"
-     "- {type: code_judge, script: [python3, judge.py]}",
-     [{"name": "llm_judge"}, {"name": "llm_judge_2"}, {"name": "rubrics_3", "type": "llm_judge"},
-      {"name": "code_judge_4"}]),
     ("- {name: wc, type: word-count, command: fast}\n- {name: r, type: rubrics, criteria: [be kind], weight: 2}",
      [{"name": "wc", "type": "custom_assertion", "model_extra": {"command": "fast"}},  # its config, as written
       {"name": "r", "type": "llm_judge", "weight": 2.0}]),
@@ -420,6 +414,20 @@ def test_an_accepted_entry_becomes_its_config(repo: Path, entries: str, expected
             assert got == value, key
 
 
+def test_a_2x_files_unnamed_judges_are_skipped_each_with_a_located_no_effect_warning(repo: Path) -> None:
+    """2.19 names only its assertion types (`rubrics` among them) and skips any other unnamed evaluator
+    ("Skipping evaluator with missing name"); the gate once ran these as `llm_judge_2`, `code_judge_4`, ..."""
+    result = load(repo, "- {name: a, type: llm_judge, prompt: p}\n- {type: llm_judge, prompt: q}\n"
+                        "- {type: rubrics, criteria: [be kind]}\n- {type: code_judge, script: [python3, judge.py]}\n"
+                        "- {type: latency, threshold: 5}\n- {type: contains, value: x}\n- {type: rubric, criteria: [k]}")
+    [case] = result.cases
+    assert [(e.name, e.type) for e in case.evaluators] == [("a", "llm_judge"), ("rubrics", "llm_judge"),
+                                                          ("contains-x", "contains")]
+    assert result.errors == []
+    assert [(w.line, w.no_effect) for w in result.warnings] == [(7, True), (9, True), (10, True), (12, True)]
+    assert all("no name" in w.message and "AgentV 2.19" in w.message for w in result.warnings)
+
+
 def test_a_command_not_on_path_is_a_warning(repo: Path) -> None:
     result = load(repo, "- {name: j, type: code_judge, script: [no-such-interpreter-here, judge.py]}")
     assert result.errors == []
@@ -477,3 +485,38 @@ def test_a_single_unnamed_evaluator_is_named_and_told_apart_as_the_first(repo: P
     [problem] = result.errors
     assert "llm_judge evaluator #1" in problem.message and "'nmae'" in problem.message
     assert [e.name for e in result.cases[0].evaluators] == ["llm_judge"]
+
+
+@pytest.mark.parametrize("entry", ["- {name: c, type: composite}", "- {name: c, type: composite, assert: []}",
+                                   "- {name: c, type: composite, assert: {a: 1}}",
+                                   "- {name: c, type: composite, assert: [{type: is_json}, {type: contains, value: x}]}"])
+def test_a_composite_with_no_member_to_run_is_skipped_with_a_no_effect_warning(repo: Path, entry: str) -> None:
+    """Both AgentVs skip a composite without a member list, or with none it keeps (each unnamed member skipped):
+    "missing evaluators (or assert) array", "no valid member evaluators"; the gate once refused the file."""
+    result = load(repo, entry + "\n- {name: j, type: is_json}")
+    [case] = result.cases
+    assert [e.name for e in case.evaluators] == ["j"] and result.errors == []
+    assert [(w.line, w.no_effect) for w in result.warnings if "composite 'c' has no effect here" in w.message] == [(6, True)]
+
+
+def test_a_2x_files_plain_string_entries_are_skipped_each_with_a_no_effect_warning(repo: Path) -> None:
+    """2.19's parseEvaluatorList skips an entry that is not an object ("Skipping invalid evaluator entry ...
+    (expected object)"): a type's name (`- is-json`), a sentence and a number alike; the gate once ran the first
+    as `is-json` and the second as a rubric (a judge 2.19 never asks). Checked with agentv 2.19."""
+    write(repo / ".agentv/gate.yaml", 'agentv: {version: "2.19"}\n')
+    result = load(repo, "- is-json\n- {name: c, type: contains, value: q}\n- Mentions the capital\n- 3")
+    [case] = result.cases
+    assert [e.name for e in case.evaluators] == ["c"] and result.errors == []
+    assert [(w.line, w.no_effect) for w in result.warnings] == [(6, True), (8, True), (9, True)]
+    assert "'is-json' (text) has no effect here" in result.warnings[0].message
+
+
+def test_a_composite_members_plain_strings_are_skipped_in_both_generations(repo: Path) -> None:
+    """Both AgentVs skip a member that is not an object ("Skipping invalid member evaluator ... (expected
+    object)"); 4.42 makes criteria of a test's own strings only, never of a composite's members."""
+    result = load(repo, "- name: g\n  type: composite\n  assertions:\n    - Mentions the capital\n"
+                        "    - {name: c, type: contains, value: q}")
+    [case] = result.cases
+    [composite] = case.evaluators
+    assert [m.name for m in composite.evaluators] == ["c"] and result.errors == []
+    assert [(w.line, w.no_effect) for w in result.warnings] == [(9, True)]

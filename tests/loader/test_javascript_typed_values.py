@@ -93,7 +93,7 @@ def test_a_composite_aggregator_weight_written_as_text_is_refused_at_its_line(re
     ("{type: Contains, value: World}", "unknown evaluator type 'Contains'"),
     ("{type: ' contains', value: World}", "unknown evaluator type ' contains'"),
     ("{type: IS_JSON}", "unknown evaluator type 'IS_JSON'"),
-    ("{name: c, type: composite, aggregator: {type: Threshold, threshold: 0.5}, evaluators: [{type: is-json}]}",
+    ("{name: c, type: composite, aggregator: {type: Threshold, threshold: 0.5}, evaluators: [{name: is-json, type: is-json}]}",
      "composite 'c': unknown aggregator type 'Threshold'"),
 ])
 def test_a_type_is_matched_as_written_not_lower_cased(repo: Path, entry: str, fragment: str) -> None:

@@ -71,8 +71,8 @@ def test_eval_file_problems_are_annotated_where_they_are(project: Path, command:
           - id: b
             input: q
             assert:
-              - type: code_judge
-                script: [python3, judges/missing.py]
+              - {name: code_judge, type: code_judge,
+                 script: [python3, judges/missing.py]}
           - id: c
             input: q
             target: nope
