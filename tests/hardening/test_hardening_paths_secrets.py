@@ -70,7 +70,7 @@ def escapes(outside: Path) -> dict[str, str]:
         "file segment absolute": f"input: [{{role: user, content: [{{type: file, value: {outside / 'notes.txt'}}}]}}]",
         "file segment symlink": "input: [{role: user, content: [{type: file, value: link_notes.txt}]}]",
         "input_files symlinked folder": "input_files: [link_dir/notes.txt]",
-        "composite aggregator ..": ("assert: [{type: composite, name: c, evaluators: [{type: contains, value: x}], "
+        "composite aggregator ..": ("assert: [{type: composite, name: c, evaluators: [{name: m, type: contains, value: x}], "
                                     "aggregator: {type: code_judge, path: python3 ../../outside/judge.py}}]"),
     }
 
