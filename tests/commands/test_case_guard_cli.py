@@ -119,3 +119,29 @@ def test_an_alpha_too_small_for_a_float_is_refused_before_anything_runs(tmp_path
     ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression", "--alpha", "5e-324")
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "--alpha 5e-324 is too small to compute with" in ran.stderr
+
+
+NOISY = {f"c{i}": "PPPPPPPPPF" if i % 4 else "PPPFPPPPPP" for i in range(20)}
+"""A judge that flips one verdict in ten: every case passes 90% of its trials (a quarter of them fail
+one of their first 3 trials, on the base as on an unchanged head)."""
+
+
+def test_a_broken_case_under_a_noisy_judge_fails_the_gate(tmp_path: Path) -> None:
+    """The case passes its 3 base trials and then one trial in ten (the judge's flips). Against its own 3
+    base trials alone that is within chance at the guard's level over 20 cases (0.0005; Fisher's one-sided
+    p of 3/3 against 2/28 is 0.0022); read against the 20 cases of the base, which all pass about 90% of
+    the time, it is far outside: the gate fails."""
+    repo = project(tmp_path, 20)
+    base_run(repo, NOISY, "--trials", "3")
+    schedule(repo, {**NOISY, "c1": "FFFFFFFFFP"})
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "c1 (3/3 -> 0/3 (2/28 with re-runs), p=" in ran.stdout
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    passed = sum(t["verdict"] == "pass" for t in rows["c1"]["trials"] + rows["c1"]["reruns"])
+    assert passed >= 1  # not every trial failed: the stable-case rule alone would not have caught it
+    assert "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
+    # an unchanged head under the same judge passes
+    schedule(repo, NOISY)
+    again = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert again.returncode == 0, again.stdout + again.stderr
