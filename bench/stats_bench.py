@@ -14,12 +14,18 @@ Beside it, on the very same rows, today's case-by-case rule: fail when any case 
 the base does not pass on the head (with N trials the row's pass_at_k verdict: any trial passed).
 With 1 trial a side the gate *is* that rule (no statistical decision is possible).
 
+`--noise` picks the suite (see `NOISE`): the per-case guard reads each case against a prior fitted
+to the whole base, so its false alarms depend on how alike the cases are, and each model strains
+that differently (30% flaky cases; a few cases that rarely pass; one case unlike a noisy judge's
+suite). The guard's re-runs are simulated with the gate's own choice of cases and trials.
+
 Printed: the seed and every setting, then per trial count the share of simulated pull requests
-failed (false alarms in the "no change" column, power in the others), for the gate and for the
-case-by-case rule. `--markdown` prints the table for the README. Not a timed test: a few minutes.
+failed (false alarms in the "no change" column, power in the others) with the mean trials re-run,
+for the gate and for the case-by-case rule. `--markdown` prints the table for the docs. Not a
+timed test: about a minute a model at `--trials 3,5 --prs 200`.
 
     .venv/bin/python bench/stats_bench.py                        # 500 PRs a cell, seed 2026
-    .venv/bin/python bench/stats_bench.py --prs 200 --trials 1,3,8 --drops 0,5,10
+    .venv/bin/python bench/stats_bench.py --noise judge10 --trials 3,5 --drops 0,break1,10 --prs 200
 """
 
 from __future__ import annotations
