@@ -12,8 +12,9 @@ Inference", 2010; the beta-binomial of Williams 1975 for pass counts):
   a base where every trial passed gets a mean one trial short of 1, not 1.
 * **Robust to a case unlike the others.** The fitted Beta is mixed with a share of the uniform
   prior (Berger's epsilon-contamination), the larger the more the cases differ
-  (`CONTAMINATION_SCALE`, never below `CONTAMINATION_FLOOR`): a case whose own base trials disagree with the rest (a case at 0.3
-  among cases at 0.9) weighs its own trials, as a test on the case alone would.
+  (`CONTAMINATION_SCALE`, never below `CONTAMINATION_FLOOR`): a case whose own base trials
+  disagree with the rest (a case at 0.3 among cases at 0.9) weighs its own trials, as a test on
+  the case alone would.
 * **The fit's own error.** The prior's mean is known only to the base's sampling error. The
   predictive averages over `SHIFTS`, equally likely shifts of the mean (quantiles of its
   approximate normal sampling distribution), so no case is read against a mean surer than the
@@ -37,14 +38,16 @@ CONTAMINATION_SCALE = 1.0
 """The uniform prior's share is this over (1 + the fitted concentration): the beta-binomial's
 intra-case correlation, the share of the trials' variance that differences between cases explain.
 A suite whose cases agree (every case near 0.9 under a noisy judge) is pooled almost fully; one
-whose cases differ (30% flaky) leans on each case's own trials. Chosen by bench/stats_bench.py:
-half of it lets a single weak case in a suite at 0.9 (0.3 among 0.9s, its 3 base trials passing)
-fail 6% of unchanged pull requests."""
+whose cases differ (30% flaky) leans on each case's own trials. Chosen by simulating the bench's
+noise models: with half of it the guard alone failed 6% of unchanged pull requests of a noisy
+judge's suite holding one case at 0.3 (at twice the guard's share of alpha); with twice it the
+single-break power under that judge fell by about five points."""
 CONTAMINATION_FLOOR = 0.02
 """The uniform's share whatever the fit: one case in fifty may be unlike the rest even where the base
 cannot show it (a case at 0.3 in a noisy judge's suite at 0.9 whose base trials happened to pass).
-Chosen by bench/stats_bench.py: without it that suite fails up to 9.5% of unchanged pull requests at
-5 trials a side; with it the single-break power under the noisy judge falls by about two points."""
+Chosen by bench/stats_bench.py (`--noise oneweak`): without it that suite failed 9.5% of unchanged
+pull requests at 5 trials a side, with it 3.5%; the single-break power under the noisy judge is
+76% at 3 trials with it, 87.5% without (96.5% and 97% at 5)."""
 SHIFTS = (-1.4, -0.53, 0.0, 0.53, 1.4)
 """Standard-normal points splitting the fitted mean's sampling error into five near-equal parts."""
 MEAN_STEPS = 80
