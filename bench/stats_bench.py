@@ -14,12 +14,18 @@ Beside it, on the very same rows, today's case-by-case rule: fail when any case 
 the base does not pass on the head (with N trials the row's pass_at_k verdict: any trial passed).
 With 1 trial a side the gate *is* that rule (no statistical decision is possible).
 
+`--noise` picks the suite (see `NOISE`): the per-case guard reads each case against a prior fitted
+to the whole base, so its false alarms depend on how alike the cases are, and each model strains
+that differently (30% flaky cases; a few cases that rarely pass; one case unlike a noisy judge's
+suite). The guard's re-runs are simulated with the gate's own choice of cases and trials.
+
 Printed: the seed and every setting, then per trial count the share of simulated pull requests
-failed (false alarms in the "no change" column, power in the others), for the gate and for the
-case-by-case rule. `--markdown` prints the table for the README. Not a timed test: a few minutes.
+failed (false alarms in the "no change" column, power in the others) with the mean trials re-run,
+for the gate and for the case-by-case rule. `--markdown` prints the table for the docs. Not a
+timed test: about a minute a model at `--trials 3,5 --prs 200`.
 
     .venv/bin/python bench/stats_bench.py                        # 500 PRs a cell, seed 2026
-    .venv/bin/python bench/stats_bench.py --prs 200 --trials 1,3,8 --drops 0,5,10
+    .venv/bin/python bench/stats_bench.py --noise judge10 --trials 3,5 --drops 0,break1,10 --prs 200
 """
 
 from __future__ import annotations
@@ -59,11 +65,14 @@ def rows(probabilities: list[float], trials: int, rng: random.Random) -> list[Ca
     return out
 
 
-NOISE = ("uniform", "stable", "flaky30", "judge10")
+NOISE = ("uniform", "stable", "flaky30", "judge10", "fewlow", "oneweak")
 """uniform: every case's p ~ U(0.5, 0.99), a drop 0.95 -> 0.2 (the table of the docs' first figures);
 stable: every case passes (p = 1); flaky30: 30% of cases flaky, p ~ U(0.5, 0.95), the rest p = 1;
-judge10: every case passes but the judge flips 10% of verdicts. Under the last three a drop is 30
-points of the case's true pass rate, and `break1` breaks one stable case completely (p = 0)."""
+judge10: every case passes but the judge flips 10% of verdicts; fewlow: every case passes but 3,
+which pass with p ~ U(0.05, 0.5) (a few cases that rarely pass on the base); oneweak: judge10 with
+one case whose true pass rate is 0.3 (a case unlike the others, that the prior must not pool).
+Under all but the first a drop is 30 points of the case's true pass rate, and `break1` breaks one
+stable case completely (p = 0)."""
 
 
 def probabilities(noise: str, cases: int, dropped: int, rng: random.Random) -> tuple[list[float], list[float]]:
@@ -77,8 +86,13 @@ def probabilities(noise: str, cases: int, dropped: int, rng: random.Random) -> t
         if dropped < 0:
             base_p[0], head_p[0] = 1.0, 0.0
         return base_p, head_p
-    flaky = int(cases * 0.3) if noise == "flaky30" else 0
-    true = [1.0] * (cases - flaky) + [rng.uniform(0.5, 0.95) for _ in range(flaky)]
+    if noise == "fewlow":
+        true = [1.0] * (cases - 3) + [rng.uniform(0.05, 0.5) for _ in range(3)]
+    elif noise == "oneweak":
+        true = [1.0] * (cases - 1) + [0.3]
+    else:
+        flaky = int(cases * 0.3) if noise == "flaky30" else 0
+        true = [1.0] * (cases - flaky) + [rng.uniform(0.5, 0.95) for _ in range(flaky)]
     head_true = list(true)
     if dropped < 0:
         head_true[0] = 0.0
@@ -87,7 +101,7 @@ def probabilities(noise: str, cases: int, dropped: int, rng: random.Random) -> t
         head_true[j] = max(0.0, true[j] - 0.3)
 
     def judged(p: float) -> float:
-        return p * 0.9 + (1 - p) * 0.1 if noise == "judge10" else p
+        return p * 0.9 + (1 - p) * 0.1 if noise in ("judge10", "oneweak") else p
 
     return [judged(p) for p in true], [judged(p) for p in head_true]
 

@@ -116,6 +116,7 @@ MODULES: dict[str, list[str]] = {
         "tests/report/test_jsonl.py", "tests/hardening/test_hardening_merge.py", "tests/commands/test_merge.py"],
     "agentv_gate/report/baseline/stats.py": ["tests/report/test_stats.py", "tests/report/test_paired.py"],
     "agentv_gate/report/baseline/sequential.py": ["tests/report/test_sequential.py"],
+    "agentv_gate/report/baseline/pooled.py": ["tests/report/test_sequential.py", "tests/report/test_paired.py"],
     "agentv_gate/report/baseline/paired.py": ["tests/report/test_paired.py", "tests/commands/test_verdict_properties.py"],
     "agentv_gate/report/baseline/gate.py": ["tests/commands/test_verdict_properties.py"],
     "agentv_gate/commands/merge.py": [

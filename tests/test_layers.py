@@ -119,7 +119,7 @@ def test_the_github_client_is_in_transport_and_no_command_speaks_http() -> None:
 
 BASELINE_LAYERS: list[set[str]] = [  # inside agentv_gate/report/baseline, lowest first
     {"__init__"},  # says the order; imports nothing
-    {"stats"},  # the arithmetic
+    {"stats", "pooled"},  # the arithmetic; the prior fitted to the whole base
     {"sequential"},  # the per-case guard's sequential test, on it
     {"compare"},  # base and head rows paired, each case labelled
     {"paired"},  # the statistical reading over trials

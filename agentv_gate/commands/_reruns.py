@@ -21,7 +21,7 @@ from ..models import CaseResult, EvalCase
 from ..orchestrator import Orchestrator, RunSettings
 from ..report.baseline import paired
 from ..report.baseline.gate import Baseline
-from ..report.baseline.sequential import default_budget, trials_to_run
+from ..report.baseline.sequential import trials_to_run
 from ..report.jsonl import JsonlWriter, read_results
 from ..report.rows import NOT_RUN, ReportRow, TrialOutcomes, outcome
 from ..report.text import inert_log_text, one_line
@@ -67,10 +67,10 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
         # passing its few base trials) where the guard's rule for no more evidence would call it broken
         if head is None or head.quarantined or case.decision != "undecided" or outcome(head) == NOT_RUN:
             continue
-        budget = test.budget if test.budget is not None else default_budget(len(case.base.passed),
-                                                                            test.guard_level)
-        more = trials_to_run(sum(case.base.passed), len(case.base.passed), sum(case.head_passed),
-                             len(case.head_passed), budget, test.guard_level, batch)
+        if test.prior is None:
+            continue
+        more = trials_to_run(test.prior, sum(case.base.passed), len(case.base.passed), sum(case.head_passed),
+                             len(case.head_passed), test.budget_of(case), test.guard_level, batch)
         if more:
             out[(head.suite, head.eval_id, head.target)] = more
     return out

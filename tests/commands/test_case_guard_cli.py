@@ -32,7 +32,7 @@ def test_one_stable_case_broken_in_every_trial_fails_the_gate(tmp_path: Path, tr
     rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     if fail_on == "inconclusive":  # c3 is inconclusive on its own trials: the gate fails, whatever re-runs show
         assert "reruns" not in rows["c3"] and "re-ran" not in ran.stdout
-        assert f"c3 ({trials}/{trials} -> 0/{trials}, p=0.05)" in ran.stdout
+        assert f"c3 ({trials}/{trials} -> 0/{trials}, p=" in ran.stdout
         return
     # the guard re-ran c3 alone until its budget decided it, and said what that cost
     reruns = rows["c3"]["reruns"]
@@ -42,11 +42,11 @@ def test_one_stable_case_broken_in_every_trial_fails_the_gate(tmp_path: Path, tr
     assert len(rows["c3"]["trials"]) == int(trials) and rows["c3"]["verdict"] == "fail"
     total = int(trials) + len(reruns)
     assert (f"per-case guard: re-ran {len(reruns)} trial(s) of 1 case(s) whose evidence was short (the default "
-            "budget, each case decided at one-sided p <= 0.001), cost not reported: "
+            "budget, each case decided at posterior-predictive p <= 0.001), cost not reported: "
             f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs))") in ran.stdout
     assert f"per-case guard: re-ran {len(reruns)} trial(s)" in (tmp_path / "summary.md").read_text()
     assert (f"gate (--fail-on {fail_on}): failed, 1 case(s) fail beyond what the base allows (per-case guard, "
-            "one-sided Fisher p <= 0.001 each") in ran.stdout
+            "posterior-predictive p <= 0.001 each against the whole base") in ran.stdout
     assert f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs), p=" in ran.stdout
 
 
@@ -76,11 +76,12 @@ def test_a_case_failing_two_of_three_then_passing_its_reruns_passes_the_gate(tmp
     assert ran.returncode == 0, ran.stdout + ran.stderr
     rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     assert [t["verdict"] for t in rows["c3"]["trials"]] == ["fail", "fail", "pass"]
-    assert [(t["attempt"], t["verdict"]) for t in rows["c3"]["reruns"]] == [(4, "pass"), (5, "pass"), (6, "pass")]
-    assert (repo / "counts/c3.count").read_text() == "6"  # the real target ran again, only for c3
+    # two rounds: 4/6 is still remarkable against a base where all 30 trials passed, 7/9 is not
+    assert [(t["attempt"], t["verdict"]) for t in rows["c3"]["reruns"]] == [(n, "pass") for n in range(4, 10)]
+    assert (repo / "counts/c3.count").read_text() == "9"  # the real target ran again, only for c3
     assert (repo / "counts/c0.count").read_text() == "3"
-    assert "per-case guard: re-ran 3 trial(s) of 1 case(s)" in ran.stdout
-    assert "c3 (3/3 -> 1/3 (4/6 with re-runs))" in ran.stdout
+    assert "per-case guard: re-ran 6 trial(s) of 1 case(s)" in ran.stdout
+    assert "c3 (3/3 -> 1/3 (7/9 with re-runs))" in ran.stdout
     assert "gate (--fail-on regression): passed, no significant drop" in ran.stdout
     # the same rows decided again (compare, comment) reach the same verdict
     again = run_cli("compare", "base.jsonl", ".agentv-gate/results.jsonl", "--fail-on", "regression", cwd=repo)
@@ -118,3 +119,29 @@ def test_an_alpha_too_small_for_a_float_is_refused_before_anything_runs(tmp_path
     ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression", "--alpha", "5e-324")
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "--alpha 5e-324 is too small to compute with" in ran.stderr
+
+
+NOISY = {f"c{i}": "PPPPPPPPPF" if i % 4 else "PPPFPPPPPP" for i in range(20)}
+"""A judge that flips one verdict in ten: every case passes 90% of its trials (a quarter of them fail
+one of their first 3 trials, on the base as on an unchanged head)."""
+
+
+def test_a_broken_case_under_a_noisy_judge_fails_the_gate(tmp_path: Path) -> None:
+    """The case passes its 3 base trials and then one trial in ten (the judge's flips). Against its own 3
+    base trials alone that is within chance at the guard's level over 20 cases (0.0005; Fisher's one-sided
+    p of 3/3 against 2/28 is 0.0022); read against the 20 cases of the base, which all pass about 90% of
+    the time, it is far outside: the gate fails."""
+    repo = project(tmp_path, 20)
+    base_run(repo, NOISY, "--trials", "3")
+    schedule(repo, {**NOISY, "c1": "FFFFFFFFFP"})
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "c1 (3/3 -> 0/3 (2/28 with re-runs), p=" in ran.stdout
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    passed = sum(t["verdict"] == "pass" for t in rows["c1"]["trials"] + rows["c1"]["reruns"])
+    assert passed >= 1  # not every trial failed: the stable-case rule alone would not have caught it
+    assert "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
+    # an unchanged head under the same judge passes
+    schedule(repo, NOISY)
+    again = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert again.returncode == 0, again.stdout + again.stderr

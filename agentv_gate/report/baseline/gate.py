@@ -119,7 +119,8 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
     broken = test.guarded("broken")
     if broken:
         return False, (f"{gate}: failed, {len(broken)} case(s) fail beyond what the base allows (per-case guard, "
-                       f"one-sided Fisher p <= {test.guard_level:.2g} each, or every head trial failed where every "
+                       f"posterior-predictive p <= {test.guard_level:.2g} each against the whole base, or every head "
+                       "trial failed where every "
                        "base trial passed): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, "
                                                          f"p={c.p_guard:.2g})" for c in broken[:5]))
     unsure = test.with_label("inconclusive")

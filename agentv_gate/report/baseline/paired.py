@@ -39,12 +39,12 @@ from ...models import CaseResult
 from ..rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
 from ..text import one_line
 from .compare import CaseChange, Comparison
+from .pooled import Prior, fit
 from .sequential import Decision, decide, default_budget, guard_level, suite_level
 from .stats import (
     Interval,
     benjamini_hochberg,
     drop_weights,
-    fisher_drop_p,
     fisher_two_sided,
     paired_interval,
     sign_flip_p,
@@ -80,7 +80,8 @@ class CaseTest:
     decision: Decision | None = None
     """The per-case guard's sequential test on every head trial, re-runs included (`sequential.decide`)."""
     p_guard: float = 1.0
-    """Its one-sided Fisher p on the trials run (head lower than base)."""
+    """Its one-sided p on the trials run: the posterior predictive probability of a head this bad
+    given the case's base trials and the prior fitted to the whole base (`pooled`)."""
 
     @property
     def head_passed(self) -> tuple[bool, ...]:
@@ -129,6 +130,12 @@ class SuiteTest:
     score: Interval | None
     budget: int | None = None
     """`--max-trials`: the most head trials the guard may run a case (None: `sequential.default_budget`)."""
+    prior: Prior | None = None
+    """The prior over the cases' pass rates the guard reads each case against, fitted to the whole base."""
+
+    def budget_of(self, case: CaseTest) -> int:
+        """The head trials the guard decides `case` on."""
+        return self.budget if self.budget is not None else default_budget(len(case.base.passed))
 
     @property
     def suite_alpha(self) -> float:
@@ -159,7 +166,7 @@ class SuiteTest:
         cost = f", ${math.fsum(costs):.4f}" if costs else ", cost not reported"
         budget = f"--max-trials {self.budget}" if self.budget is not None else "the default budget"
         return (f"per-case guard: re-ran {trials} trial(s) of {len(reran)} case(s) whose evidence was short "
-                f"({budget}, each case decided at one-sided p <= {self.guard_level:.2g}){cost}: "
+                f"({budget}, each case decided at posterior-predictive p <= {self.guard_level:.2g}){cost}: "
                 + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in reran[:DRIVERS]))
 
     def with_label(self, *labels: Label) -> list[CaseTest]:
@@ -220,13 +227,13 @@ def case_guard(case: CaseTest) -> Guard | None:
     return "suspicious" if case.decision == "undecided" else None
 
 
-def guard_decision(base: TrialOutcomes, head: tuple[bool, ...], budget: int | None,
+def guard_decision(prior: Prior, base: TrialOutcomes, head: tuple[bool, ...], budget: int | None,
                    level: float) -> tuple[Decision, float]:
     """The guard's decision and p for one case, with `budget` head trials (None: the default)."""
     passed, n = sum(base.passed), len(base.passed)
-    budget = default_budget(n, level) if budget is None else budget
-    return (decide(passed, n, sum(head), len(head), budget, level),
-            fisher_drop_p(passed, n, sum(head), len(head)))
+    budget = default_budget(n) if budget is None else budget
+    return (decide(prior, passed, n, sum(head), len(head), budget, level),
+            prior.tail(passed, n, sum(head), len(head)))
 
 
 @dataclass(frozen=True)
@@ -278,6 +285,8 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     qvalues = benjamini_hochberg(pvalues)
     cases = []
     level = guard_level(alpha, len(sides))
+    # the whole base says how often a case like each one passes: the guard's prior
+    prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])
     for change, (b, h), p, q in zip(paired, sides, pvalues, qvalues, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
@@ -287,14 +296,14 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
             label = "inconclusive" if rate < 0 else "unchanged"
         mixed = len(set(b.passed)) > 1
         extra = rerun_outcomes(change.head) if change.head is not None else TrialOutcomes((), ())
-        decision, p_guard = guard_decision(b, h.passed + extra.passed, budget, level)
+        decision, p_guard = guard_decision(prior, b, h.passed + extra.passed, budget, level)
         cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky,
                               extra.passed, extra.cost_usd, decision, p_guard))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     return SuiteTest(cases, alpha, suite_drop_p(counts), sign_flip_p(scores),
-                     paired_interval(rates, alpha), paired_interval(scores, alpha), budget)
+                     paired_interval(rates, alpha), paired_interval(scores, alpha), budget, prior)
 
 
 def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> set[CaseKey]:
