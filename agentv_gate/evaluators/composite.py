@@ -17,9 +17,10 @@ Aggregators, as in AgentV (`aggregator.type`; `-`/`_` and `grader`/`judge` spell
 * `llm_judge`: the judge model gets `prompt` (default AgentV's) with `{{EVALUATOR_RESULTS_JSON}}`
   replaced, and must answer `{score, hits, misses, reasoning}`.
 
-An unknown aggregator type is a config error (AgentV silently falls back to weighted average;
-a typo should not change how a gate scores). Members run concurrently. Any member error is the
-composite's error too, so a broken judge inside a composite still marks the case as an error.
+An aggregator type AgentV does not know never reaches here: the loader skips that composite with a
+warning, as both AgentVs skip it; one built by hand is a config error, never a weighted average.
+Members run concurrently. Any member error is the composite's error too, so a broken judge inside a
+composite still marks the case as an error.
 """
 
 from __future__ import annotations

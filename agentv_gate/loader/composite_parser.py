@@ -89,9 +89,11 @@ def _aggregator(config: CompositeConfig, w: Written) -> CompositeConfig:
     aggregator = config.aggregator or {}
     aggregating = aggregator_kind(aggregator)
     if aggregating is None:
-        raise EvalFileError(key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line)),
-                            f"composite '{config.name}': unknown aggregator type {aggregator.get('type')!r}",
-                            "weighted_average, threshold, code_judge or llm_judge")
+        # both AgentVs skip it: "Skipping composite evaluator 'c' in 'case': invalid aggregator type 'x'"
+        raise SkippedEvaluator(key_line(raw.get("aggregator"), "type", key_line(raw, "aggregator", line)),
+                               f"composite '{config.name}' has no effect here: its aggregator type "
+                               f"{aggregator.get('type')!r} is none AgentV knows, and AgentV skips such a composite, "
+                               "so it is not run", "weighted_average, threshold, code_judge or llm_judge")
     written = aggregator.get("prompt")
     if aggregating == "llm_judge":
         aggregator = aggregator_prompt_file(aggregator, w.roots, raw, line)

@@ -221,8 +221,10 @@ def _written(raw: Any, roots: SearchRoots, file: Path, problems: list[Problem], 
              assertions_key: bool, file_generation: Generation) -> Written:
     if isinstance(raw, str):
         raw = {"name": normalise_kind(raw), "type": raw}
-    if not isinstance(raw, dict):
-        raise EvalFileError(line, f"evaluator must be a mapping, got {yaml_kind(raw)}", "name: ..., type: ...")
+    if not isinstance(raw, dict):  # 4.42 skips it: "Skipping invalid evaluator entry ... (expected object)"
+        raise SkippedEvaluator(line, f"entry {str(raw)[:60]!r} ({yaml_kind(raw)}) has no effect here: AgentV skips "
+                               "an evaluator entry that is not a mapping, so it is not run", "a mapping such as "
+                               "{type: contains, value: ...}")
     if "type" not in raw or raw["type"] in (None, ""):
         raise EvalFileError(line, "evaluator is missing 'type'", f"one of {', '.join(EVALUATOR_KINDS)}")
     kind = normalise_kind(raw["type"])

@@ -50,6 +50,19 @@ def test_a_number_or_boolean_written_as_text_is_refused_at_its_line(repo: Path, 
     assert fragment in proc.stdout, proc.stdout
 
 
+def test_an_aggregator_type_not_written_as_agentv_spells_it_skips_the_composite(repo: Path) -> None:
+    """`Threshold` is no aggregator AgentV knows: it skips the composite ("invalid aggregator type"), so it is
+    not run here either, and the warning says so at its line (lower-cased, it ran as `threshold`)."""
+    write(repo / "evals/typed.eval.yaml", HEAD + "      - {name: c, type: composite, aggregator: {type: Threshold, "
+          "threshold: 0.5}, evaluators: [{name: is-json, type: is-json}]}\n")
+    proc = run_cli("validate", "evals/typed.eval.yaml", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("evals/typed.eval.yaml:6: warning: composite 'c' has no effect here: its aggregator "
+                                  "type 'Threshold' is none AgentV knows"), proc.stdout
+    strict = run_cli("validate", "--strict", "evals/typed.eval.yaml", cwd=repo)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+
+
 def test_a_case_that_passes_only_by_reading_text_as_false_is_not_run(repo: Path) -> None:
     # `case_sensitive: "false"` is true to JavaScript; read as false, "world" was found in "Hello World".
     write(repo / "evals/typed.eval.yaml", HEAD + "      - {type: icontains, value: world, case_sensitive: 'false'}\n")
@@ -93,8 +106,6 @@ def test_a_composite_aggregator_weight_written_as_text_is_refused_at_its_line(re
     ("{type: Contains, value: World}", "unknown evaluator type 'Contains'"),
     ("{type: ' contains', value: World}", "unknown evaluator type ' contains'"),
     ("{type: IS_JSON}", "unknown evaluator type 'IS_JSON'"),
-    ("{name: c, type: composite, aggregator: {type: Threshold, threshold: 0.5}, evaluators: [{name: is-json, type: is-json}]}",
-     "composite 'c': unknown aggregator type 'Threshold'"),
 ])
 def test_a_type_is_matched_as_written_not_lower_cased(repo: Path, entry: str, fragment: str) -> None:
     """AgentV compares `type` as written (only `_` and `-` are one): `Contains` is no built-in there, but a
