@@ -292,6 +292,7 @@ def test_start_up_imports_only_what_the_command_needs(repo: Path) -> None:
     assert "agentv_gate.models" in modules  # the trace is read: a run does import the models
     assert not modules & {"requests", "urllib3", "tenacity", "agentv_gate.transport.http_policy",
                           "agentv_gate.transport.limiter"}
+    assert not modules & {"html", "html.entities"}  # the reports escape with report.text.escape_html
 
 
 def test_each_commands_help_lists_only_its_own_exit_codes_and_verbosity(tmp_path: Path) -> None:

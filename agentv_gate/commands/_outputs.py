@@ -9,7 +9,6 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from html import escape
 from pathlib import Path
 
 from ..errors import EXIT_OK, ReportWriteError, UsageError
@@ -23,7 +22,7 @@ from ..report.junit import write_junit
 from ..report.rows import ReportedCase
 from ..report.run_info import RunInfo
 from ..report.selection import selection_lines
-from ..report.text import inert_log_text, one_line
+from ..report.text import escape_html, inert_log_text, one_line
 from ..report.usage import UsageTotals, console_lines, usage_html, usage_markdown
 from ..targets.cache import ResponseCache
 from ._comment import CommentSetup, plain_gate_line, post_comment
@@ -78,7 +77,7 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     summary = summarise(results, planned)
     against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
     notes = selection_lines(results)  # carried rows, replayed answers: said in every report alike
-    notes_html = "".join(f"<p class=\"selection\">{escape(line)}</p>" for line in notes)
+    notes_html = "".join(f"<p class=\"selection\">{escape_html(line)}</p>" for line in notes)
     notes_markdown = "".join(f"**{md_cell(line, 500)}**\n\n" for line in notes)
     if html is not None:
         if usage is not None:  # the judges are known from the rows' usage only: rows keep no judge names

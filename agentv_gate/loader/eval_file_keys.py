@@ -249,6 +249,16 @@ def _passes_as_config(known: Collection[str]) -> Callable[[str], bool]:
     def passes(key: str) -> bool:
         """A code judge's extra key goes to its script as config, unless AgentV reserves it or it is a
         near miss of one of the judge's own settings (`wieght`), which is likelier a typo than config."""
-        return key not in CODE_JUDGE_RESERVED and not difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
+        if key in CODE_JUDGE_RESERVED:
+            return False
+        settings = known if isinstance(known, (tuple, frozenset)) else tuple(known)
+        return not _near_miss(key, settings)
 
     return passes
+
+
+@functools.lru_cache(maxsize=1024)  # pragma: no mutate - every test of a suite asks of the same keys: only speed can change
+def _near_miss(key: str, known: tuple[str, ...] | frozenset[str]) -> bool:
+    """Whether `key` is close to one of `known` (difflib, 0.8). Asked once per distinct key and table, not once
+    a case: a code judge's config key (`keywords`) on every test of a suite was a seventh of reading it."""
+    return bool(difflib.get_close_matches(key, list(known), n=1, cutoff=0.8))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -35,7 +34,7 @@ from .jsonl import describe_os_error, ensure_parent
 from .paths import source_path
 from .rows import NEVER_QUARANTINED, CaseReview, EvaluatorDetail, ReportedCase, outcome, review_of
 from .run_info import RunInfo
-from .text import clean, truncate
+from .text import clean, escape_html, truncate
 
 HTML_NAME = "report.html"
 PAGE_ROWS = 200
@@ -351,7 +350,7 @@ def run_metadata(results: Sequence[ReportedCase], info: RunInfo | None) -> list[
 
 def metadata_section(results: Sequence[ReportedCase], info: RunInfo | None) -> str:
     """`<dl class="meta">` of the run: plain HTML, escaped, readable with JavaScript off."""
-    esc = html.escape
+    esc = escape_html
     items = "".join(f"<dt>{esc(label)}</dt><dd>{esc(clean(value))}</dd>" for label, value in run_metadata(results, info))
     return f"<dl class=\"meta\" id=\"run\">{items}</dl>\n"
 
@@ -386,7 +385,7 @@ def build_html(results: Iterable[ReportedCase], planned: int | None = None, extr
     if summary.missing_env:
         options.append(("not run", f"not run ({summary.missing_env})"))
     data = script_json({"page": PAGE_ROWS, "rows": [_row(r) for r in results]})
-    esc = html.escape
+    esc = escape_html
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{esc(CSP, quote=False)}\">\n",  # no \" in it

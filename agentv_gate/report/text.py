@@ -38,6 +38,13 @@ def clean(text: object) -> str:
     return _UNSAFE.sub(REPLACEMENT, s)
 
 
+def escape_html(text: str, quote: bool = True) -> str:
+    """`html.escape(text, quote)`, without importing `html`: its entity table (`html.entities`) is 5 ms of
+    every run's start-up, for a function that is five replacements."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("'", "&#x27;") if quote else text
+
+
 def one_line(text: object) -> str:
     """`clean`, then every whitespace run (newlines included) folded to one space, for table cells."""
     return _WHITESPACE_RUN.sub(" ", clean(text)).strip()

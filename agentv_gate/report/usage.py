@@ -8,14 +8,13 @@ Figures no provider reported stay None and are shown as "not reported", never as
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..models import CaseResult
 from ..targets.usage import Tally, Usage
 from .github import md_cell
-from .text import inert_log_text, one_line
+from .text import escape_html, inert_log_text, one_line
 
 
 @dataclass
@@ -141,7 +140,7 @@ def usage_html(totals: UsageTotals) -> str:
     """report.html's table of tokens and dollars per target and judge; every value escaped."""
     if not totals.reported():
         return ""
-    rows = "".join(f"<tr><td>{role}</td><td>{html.escape(name)}</td><td>{tokens_text(u)}</td>"
+    rows = "".join(f"<tr><td>{role}</td><td>{escape_html(name)}</td><td>{tokens_text(u)}</td>"
                    f"<td>{cost_text(u)}</td><td>{u.rows}</td></tr>\n" for role, name, u in totals.rows())
     return ("<h2>Tokens and cost</h2>\n<table>\n<thead><tr><th>Role</th><th>Name</th><th>Tokens</th><th>Cost</th>"
             f"<th>Cases</th></tr></thead>\n<tbody>\n{rows}</tbody>\n</table>\n")

@@ -171,9 +171,19 @@ def test_code_judge_extra_keys_are_its_config_but_near_misses_are_typos(repo: Pa
                 script: [python3, judge.py]
                 keywords: [Paris]
                 wieght: 2
+          - id: b
+            input: Capital of France?
+            assert:
+              - type: code_judge
+                name: j
+                script: [python3, judge.py]
+                keywords: [Paris]
+                wieght: 2
     """)
     out = refused(repo)
     assert "x.eval.yaml:9: unknown key 'wieght' in code_judge evaluator 'j' (did you mean 'weight'?)" in out
+    # the second test's typo is refused as the first's (the near-miss check answers once per key and table)
+    assert "x.eval.yaml:17: unknown key 'wieght' in code_judge evaluator 'j' (did you mean 'weight'?)" in out
     assert "keywords" not in out
     suite(repo, """
         tests:

@@ -8,7 +8,6 @@ cell in Markdown, escaped in HTML.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from .. import Summary
 from ..github import md_cell
 from ..paths import source_path
 from ..rows import ReportedCase
-from ..text import clean, inert_log_text, one_line
+from ..text import clean, escape_html, inert_log_text, one_line
 from .compare import STATUSES, CaseChange, Comparison, Status
 from .gate import Baseline, Verdict, decide
 from .paired import DEFAULT_ALPHA, DRIVERS, LABEL_ORDER, NoTest, SuiteTest, case_guard
@@ -95,7 +94,7 @@ def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | Non
 
 def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | None = None) -> str:
     """report.html's section, plain HTML (readable without JavaScript); every value escaped."""
-    esc = html.escape
+    esc = escape_html
     parts = ["<h2>Against the base results</h2>\n", f"<p class=\"totals\">{esc(clean(gate_line))}</p>\n",
              f"<p>{esc(comparison.describe())}</p>\n"]
     if min_delta is not None:
@@ -196,7 +195,7 @@ def paired_markdown(test: SuiteTest | NoTest) -> str:
 
 def paired_html(test: SuiteTest | NoTest) -> str:
     """report.html's part, every value escaped."""
-    esc = html.escape
+    esc = escape_html
     if isinstance(test, NoTest):
         return f"<p>{esc(test.line())}</p>\n"
     parts = [f"<h3>Paired test</h3>\n<p class=\"totals\">{esc(test.headline())}</p>\n<p>{esc(test.counts_line())}</p>\n"]
