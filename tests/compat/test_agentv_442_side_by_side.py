@@ -15,6 +15,7 @@ import os
 import subprocess
 import textwrap
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tests.execution import test_depends_on as depends_on
 from tests.execution import test_workspace_4x as workspace
 from tests.execution import test_workspace_4x_commands as commands
 from tests.execution import test_workspace_per_test as per_test
+from tests.execution import test_workspace_repos as repos
 from tests.helpers.cli import run_cli
 from tests.helpers.workspaces import agent_targets
 
@@ -168,6 +170,15 @@ class Suite:
     """Other files of the repository (an agent script)."""
     redirected: bool = False
     """AgentV's calls to api.openai.com go to the loopback model (an `agentv` grader: pi-ai fixes that URL)."""
+    prepare: Callable[[Path], None] | None = None
+    """What the repository needs beyond its files (a git repository to clone), run once they are written."""
+
+
+def _with_library(repo: Path) -> None:
+    """`vendor/lib`, a local repository of two commits, and the suite's `{first}` and `{repo}` filled in."""
+    first = repos.make_library(repo)
+    suite = repo / "evals" / "s.eval.yaml"
+    suite.write_text(suite.read_text().replace("{first}", first).replace("{repo}", str(repo)))
 
 
 SUITES: dict[str, Suite] = {
@@ -249,6 +260,10 @@ SUITES: dict[str, Suite] = {
         paths={path: 16}, redirected=True,
     ) for name, model, path in (("agentic-grader", "openai:fake-model", "/v1/chat/completions"),
                                 ("agentic-grader-anthropic", "anthropic:claude-sonnet-4-20250514", "/v1/messages"))},
+    "repos": Suite(
+        targets=agent_targets(Path("{repo}")), suite=repos.SUITE, files={"agent.py": repos.AGENT}, prepare=_with_library,
+        agentv={"cloned": (1.0, "pass")},
+    ),
     "depends-on": Suite(
         targets=depends_on.TARGETS, suite=depends_on.SUITE, files={"agent.py": depends_on.AGENT},
         agentv={"setup": (0.0, "error"), "second": (0.0, "error"), "failing": (0.0, "error"),
@@ -268,6 +283,8 @@ def _repo(tmp_path: Path, suite: Suite) -> Path:
     for name, text in suite.files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
+    if suite.prepare is not None:
+        suite.prepare(repo)
     return repo
 
 
