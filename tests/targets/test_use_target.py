@@ -16,6 +16,7 @@ import pytest
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply
 from tests.helpers.files import make_repo, write
+from tests.helpers.git import commit_all
 from tests.helpers.reports import RESULTS, read_rows
 
 PARIS = "The capital is Paris."
@@ -203,3 +204,19 @@ def test_agentv_s_own_root_targets_file_runs_with_its_switches_set(tmp_path: Pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert [row["target"] for row in read_rows(repo / RESULTS)] == ["openai"]
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_switch_records_and_replays_with_the_server_stopped(tmp_path: Path) -> None:
+    """A replay fills unset keys with placeholders, never an unset switch: which target runs is the run's to say."""
+    with FakeLLMServer() as server:
+        server.set_default("/llm/v1/chat/completions", FakeReply.openai(PARIS))
+        repo = _repo(tmp_path, SWITCH + _openai("llm", server.url))
+        commit_all(repo)
+        done = run_cli("run", "evals", "--record", "rec", cwd=repo, env={"AGENT_TARGET": "llm", "USE_TARGET_KEY": SECRET})
+        assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli("run", "evals", "--replay", "rec", cwd=repo, env={"AGENT_TARGET": "llm"}, drop=("USE_TARGET_KEY",))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [row["target"] for row in read_rows(repo / RESULTS)] == ["llm"]
+    done = run_cli("run", "evals", "--replay", "rec", cwd=repo, drop=("USE_TARGET_KEY", "AGENT_TARGET"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'Target "default" uses use_target: ${{ AGENT_TARGET }}, but AGENT_TARGET is not set.' in done.stderr
