@@ -430,6 +430,8 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                         secrets.add(resolved[name])
 
     provider_raw = settings.get("provider")
+    if raw.data.get("use_target") is not None and not isinstance(raw.data["use_target"], str):
+        found.add("use_target", f"{_USE_TARGET_TEXT}, got {raw.data['use_target']!r}")
     if not isinstance(provider_raw, str) or not provider_raw.strip():
         env_var = env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
@@ -544,6 +546,11 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
                 f"{at}duplicate target name '{name}' (first at line {definitions[name].line})"
             )
         provider = data.get("provider")
+        if data.get("use_target") is not None and not isinstance(data["use_target"], str):
+            # AgentV's schema reads it as text (`z.string()`) and refuses the target when a run resolves it
+            problems.append(Problem(source_file or Path("targets.yaml"), key_lines(item).get("use_target", line),
+                                    f"target '{name}': {_USE_TARGET_TEXT}, got {data['use_target']!r} "
+                                    "(a run that uses this target is refused)", severity="warning"))
         if use_target_of(data) is not None:  # runs the target it names, with that one's settings only
             definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
             problems.extend(_delegating_keys(item, name, source_file or Path("targets.yaml")))
@@ -564,6 +571,9 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
         definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
     return TargetsConfig(definitions=definitions, source_file=source_file, key_problems=problems,
                          unknown_providers=unknown)
+
+
+_USE_TARGET_TEXT = "use_target must be a target's name (text)"
 
 
 def use_target_of(data: Mapping[str, Any]) -> str | None:

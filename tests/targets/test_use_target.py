@@ -220,3 +220,26 @@ def test_a_switch_records_and_replays_with_the_server_stopped(tmp_path: Path) ->
     done = run_cli("run", "evals", "--replay", "rec", cwd=repo, drop=("USE_TARGET_KEY", "AGENT_TARGET"))
     assert done.returncode == 2, done.stdout + done.stderr
     assert 'Target "default" uses use_target: ${{ AGENT_TARGET }}, but AGENT_TARGET is not set.' in done.stderr
+
+
+def test_an_llm_grader_s_own_target_may_be_a_switch(tmp_path: Path) -> None:
+    grader = '  - name: g\n    provider: mock\n    response: \'{"score": 1, "hits": [], "misses": [], "reasoning": "ok"}\'\n'
+    targets = (MOCK.replace("  - name: m\n", "targets:\n  - name: default\n")
+               + "  - name: grader\n    use_target: ${{ GRADER_TARGET }}\n" + grader)
+    repo = _repo(tmp_path, targets, GRADED.replace("{type: llm-grader}", "{type: llm-grader, target: grader}"))
+    assert run_cli("run", "evals", cwd=repo, env={"GRADER_TARGET": "g"}).returncode == 0
+    done = run_cli("run", "evals", cwd=repo, drop=("GRADER_TARGET",))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert '.agentv/targets.yaml:6: Target "grader" uses use_target: ${{ GRADER_TARGET }}, but' in done.stderr
+
+
+def test_a_use_target_that_is_not_text_is_refused_only_when_a_run_uses_it(tmp_path: Path) -> None:
+    """AgentV's schema reads `use_target` as text when it resolves the target: an unused one stops nothing."""
+    repo = _repo(tmp_path, "targets:\n" + MOCK.replace("  - name: m\n", "  - name: default\n")
+                 + "  - name: bad\n    provider: mock\n    use_target: 5\n")
+    done = run_cli("run", "evals", cwd=repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ".agentv/targets.yaml:7: warning: target 'bad': use_target must be a target's name (text), got 5" in done.stderr
+    done = run_cli("run", "evals", "--target", "bad", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ".agentv/targets.yaml:7: target 'bad': use_target must be a target's name (text), got 5" in done.stderr
