@@ -155,6 +155,11 @@ def test_an_unset_or_blank_switch_is_refused_before_any_call_in_agentv_s_words(t
     assert done.returncode == 0, done.stdout + done.stderr
     assert "not set here, needed by `run`: AGENT_TARGET (target(s) default)" in done.stdout + done.stderr
     assert run_cli("validate", "--require-env", "evals", cwd=repo, env=env, drop=("AGENT_TARGET",)).returncode == 1
+    # --skip-missing-env: its cases are listed as not run, naming the variable
+    done = run_cli("run", "evals", "--skip-missing-env", cwd=repo, env=env, drop=("AGENT_TARGET",))
+    assert done.returncode == 5, done.stdout + done.stderr
+    [row] = read_rows(repo / RESULTS)
+    assert "not run" in row["error"] and "AGENT_TARGET is not set" in row["error"]
 
 
 def test_a_name_no_target_has_is_refused_with_a_suggestion(tmp_path: Path) -> None:
