@@ -34,7 +34,6 @@ NOT_YET: dict[str, dict[str, str]] = {
     },
     "evaluator": {},
     "target": {
-        "use_target": "targets that delegate to another target",
         "fallback_targets": "fallback targets",
     },
 }

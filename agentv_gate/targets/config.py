@@ -36,11 +36,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
-from ..base.key_checks import NOT_YET, NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message
-from ..base.problems import Problem
+from ..base.key_checks import NOT_YET_PROVIDERS, DeclaredOnly, did_you_mean, not_yet_message
+from ..base.problems import Problem, no_effect
 from ..base.yaml12 import MERGE_KEY_REFUSED
 from ..errors import EvalFileError, TargetsConfigError
 from ..redaction import environment_secrets, is_secret_field, redact, register_secrets
@@ -53,6 +53,13 @@ S = TypeVar("S", bound=Settings)
 _ENV_REF = ENV_REF
 """`${{ VAR }}` (target_checks.py), under the name recording.py imports."""
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@")
+RUN_TARGET_HOPS = 5
+"""`use_target` steps AgentV's CLI follows for the target a run names (`resolveUseTarget`, eval/targets.ts):
+a sixth is refused ('provider' is required)."""
+GRADER_TARGET_HOPS = 9
+"""Steps AgentV's core follows for any other (`resolveDelegatedTargetDefinition`, depth 10): a grader's target."""
+USE_TARGET_ENV = re.compile(r"^\$\{\{\s*([A-Z0-9_]+)\s*\}\}$", re.IGNORECASE)
+"""A `use_target` read from the environment: the whole value, as AgentV matches it (else a literal name)."""
 
 
 @dataclass(frozen=True)
@@ -316,13 +323,63 @@ class TargetsConfig:
         register_secrets(environment_secrets(source))  # what agents and judges inherit, named or not
 
     def resolve(self, name: str, env: Mapping[str, str] | None = None) -> TargetConfig:
-        """The named target with the environment applied. Raises TargetsConfigError if unusable."""
+        """The named target with the environment applied, a `use_target` entry the target it names
+        (whose name the result carries, as AgentV's rows do). Raises TargetsConfigError if unusable."""
         raw = self.definitions.get(name)
         if raw is None:
             known = ", ".join(self.names()) or "none"
             where = f"{self.source_file}: " if self.source_file else ""
             raise TargetsConfigError(f"{where}no target named '{name}' (targets defined: {known})")
-        return resolve_target(raw, env if env is not None else os.environ, self.source_file)
+        concrete = self.definitions[self.concrete(name, env)]
+        return resolve_target(concrete, env if env is not None else os.environ, self.source_file)
+
+    def delegates(self, name: str) -> bool:
+        """Whether target `name` is a `use_target` entry (it runs another target)."""
+        raw = self.definitions.get(name)
+        return raw is not None and use_target_of(raw.data) is not None
+
+    def concrete(self, name: str, env: Mapping[str, str] | None = None, hops: int = GRADER_TARGET_HOPS) -> str:
+        """The target `name` runs: itself, or the end of its `use_target` chain, as AgentV 4.42 follows it
+        (`resolveDelegatedTargetDefinition`): `${{ VAR }}` (the whole value) read from the environment,
+        a name looked up, at most `hops` steps. Each refusal in AgentV's words, at the line of the entry
+        whose `use_target` names nothing (the first entry's for a loop or a chain too long)."""
+        source = os.environ if env is None else env
+        current = self.definitions[name]
+        visited = [current.name]
+        for _ in range(hops + 1):
+            written = use_target_of(current.data)
+            if written is None:
+                return current.name
+            match = USE_TARGET_ENV.match(written)
+            variable = match.group(1) if match else None
+            resolved = (source.get(variable) or "").strip() if variable else written
+            if not resolved:
+                self._delegation_error(current, f'Target "{current.name}" uses use_target: ${{{{ {variable} }}}}, but '
+                                       f"{variable} is not set. Set {variable} to the name of a concrete target "
+                                       f'(for example, "azure") before running the eval.')
+            following = self.definitions.get(resolved)
+            if following is None:
+                via = f'${{{{ {variable} }}}}, which resolved to "{resolved}",' if variable else f'"{resolved}",'
+                self._delegation_error(current, f'Target "{current.name}" uses use_target: {via} but no target named '
+                                       f'"{resolved}" exists.{did_you_mean(resolved, self.names())}')
+            if following.name in visited:
+                self._delegation_error(self.definitions[name], "Circular use_target reference detected: "
+                                       + " -> ".join([*visited, following.name]))
+            if len(visited) > hops:
+                break
+            current = following
+            visited.append(current.name)
+        first = self.definitions[name]
+        limit = ("10" if hops == GRADER_TARGET_HOPS else
+                 f"{hops} steps for the target a run names, as AgentV's CLI follows it, where a grader's may take "
+                 f"{GRADER_TARGET_HOPS}")
+        self._delegation_error(first, f'Target "{name}" exceeded the maximum use_target resolution depth ({limit}). '
+                               "Check for a delegation loop or overly deep alias chain.")
+
+    def _delegation_error(self, raw: RawTarget, message: str) -> NoReturn:
+        file = self.source_file or Path("targets.yaml")
+        line = raw.key_lines.get("use_target", raw.line) or 1
+        raise TargetsConfigError(f"{_where(self.source_file, line)}{message}", problems=[Problem(file, line, message)])
 
 
 def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | None = None) -> TargetConfig:
@@ -373,9 +430,9 @@ def resolve_target(raw: RawTarget, env: Mapping[str, str], source_file: Path | N
                         secrets.add(resolved[name])
 
     provider_raw = settings.get("provider")
-    if _delegates(raw.data):
-        found.add(None, not_yet_message("use_target", NOT_YET["target"]["use_target"]))
-    elif not isinstance(provider_raw, str) or not provider_raw.strip():
+    if raw.data.get("use_target") is not None and not isinstance(raw.data["use_target"], str):
+        found.add("use_target", f"{_USE_TARGET_TEXT}, got {raw.data['use_target']!r}")
+    if not isinstance(provider_raw, str) or not provider_raw.strip():
         env_var = env_name(raw.data.get("provider"))
         hint = f" (environment variable '{env_var}' is not set)" if env_var else ""
         found.add(None, f"'provider' is required{hint}; one of {', '.join(PROVIDERS)}")
@@ -489,8 +546,14 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
                 f"{at}duplicate target name '{name}' (first at line {definitions[name].line})"
             )
         provider = data.get("provider")
-        if _delegates(data):  # AgentV's `use_target` entry: a target not run yet, refused when a run uses it
+        if data.get("use_target") is not None and not isinstance(data["use_target"], str):
+            # AgentV's schema reads it as text (`z.string()`) and refuses the target when a run resolves it
+            problems.append(Problem(source_file or Path("targets.yaml"), key_lines(item).get("use_target", line),
+                                    f"target '{name}': {_USE_TARGET_TEXT}, got {data['use_target']!r} "
+                                    "(a run that uses this target is refused)", severity="warning"))
+        if use_target_of(data) is not None:  # runs the target it names, with that one's settings only
             definitions[name] = RawTarget(name=name, data=data, line=line, key_lines=_key_paths(item))
+            problems.extend(_delegating_keys(item, name, source_file or Path("targets.yaml")))
             continue
         if not isinstance(provider, str) or not provider.strip():
             raise TargetsConfigError(
@@ -510,11 +573,24 @@ def parse_targets(text: str, source_file: Path | None = None) -> TargetsConfig:
                          unknown_providers=unknown)
 
 
-def _delegates(data: Mapping[str, Any]) -> bool:
-    """An entry that only names another target (`use_target`, no provider of its own), as AgentV's
-    delegation writes it: what it runs is AgentV's to resolve, so it is refused when a run uses it."""
-    provider = data.get("provider")
-    return "use_target" in data and (not isinstance(provider, str) or not provider.strip())
+_USE_TARGET_TEXT = "use_target must be a target's name (text)"
+
+
+def use_target_of(data: Mapping[str, Any]) -> str | None:
+    """The target an entry delegates to as written (`use_target`, a non-empty string, trimmed), else None:
+    AgentV delegates whenever it is set, a `provider:` beside it notwithstanding."""
+    value = data.get("use_target")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _delegating_keys(item: Mapping[str, Any], name: str, file: Path) -> list[Problem]:
+    """A `use_target` entry's other keys: AgentV runs the target it names with that target's settings
+    whole, so each is read by nothing (a warning, `--strict` an error)."""
+    lines = key_lines(item)
+    return [no_effect(file, lines.get(str(key), line_of(item)), str(key),
+                      f"target '{name}' has use_target, so AgentV runs the target it names with that target's own "
+                      "settings", f"no '{key}' on a use_target entry (set it on the target it names)")
+            for key in item if str(key) not in ("name", "use_target")]
 
 
 def _yaml_problem(exc: EvalFileError) -> str:

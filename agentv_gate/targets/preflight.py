@@ -18,7 +18,15 @@ from typing import Protocol
 from ..base.key_checks import NOT_YET_PROVIDERS, did_you_mean
 from ..base.problems import Problem, no_effect
 from ..errors import TargetsConfigError
-from .config import RawTarget, TargetConfig, TargetsConfig, normalise_provider, resolve_target
+from .config import (
+    GRADER_TARGET_HOPS,
+    RUN_TARGET_HOPS,
+    RawTarget,
+    TargetConfig,
+    TargetsConfig,
+    normalise_provider,
+    resolve_target,
+)
 from .kinds import PROVIDERS
 from .registry import ProviderRegistry, build_capped, no_judge_message
 from .usage import PRICE_KEYS
@@ -50,7 +58,15 @@ def problem_of(exc: TargetsConfigError, file: Path, line: int | None) -> Problem
     return Problem(file, line or 1, message)
 
 
-_UNSET = re.compile(r"environment variable '([A-Za-z_][A-Za-z0-9_]*)' \(")
+def located(exc: TargetsConfigError, file: Path, line: int | None) -> list[Problem]:
+    """The located problems a targets error carries, else its message as one at `line`."""
+    return [p for p in exc.problems if isinstance(p, Problem)] or [problem_of(exc, file, line)]
+
+
+_UNSET = re.compile(r"environment variable '([A-Za-z_][A-Za-z0-9_]*)' \("
+                    r"|use_target: \$\{\{ ([A-Za-z0-9_]+) \}\}, but \2 is not set\.")
+"""An unset variable a problem names: a setting's (`environment variable 'X' (key: ...)`) or a `use_target`
+switch's, in AgentV's words."""
 
 
 _KEY_AFTER_TARGET = re.compile(r"target '[^']*': (?:healthcheck: )?([A-Za-z_][\w-]*(?:[.\[][\w\]-]*)*)")
@@ -140,7 +156,7 @@ def provider_problems(config: TargetConfig, first: TargetsConfigError, file: Pat
 
 def unset_variables(problems: Iterable[Problem]) -> list[str]:
     """The variables the preflight's unset-variable problems name, each once, in order."""
-    return list(dict.fromkeys(m.group(1) for p in problems if (m := _UNSET.search(p.message))))
+    return list(dict.fromkeys(m.group(1) or m.group(2) for p in problems if (m := _UNSET.search(p.message))))
 
 
 def unknown_target(name: str, targets: TargetsConfig) -> str:
@@ -174,13 +190,28 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             for judge, judge_file, judge_line in judges:
                 judged.setdefault((name, judge), (judge_file, judge_line))
     built: set[str] = set()
+    unresolved: set[str] = set()
+    """`use_target` switches whose variable is unset, in a preflight that lets unset variables be."""
     delegated: set[str] = set()
     """Graders' targets on an agent provider the gate does not run: each such grader errors, the rest runs."""
 
-    def build(name: str) -> bool:
+    def build(name: str, hops: int = GRADER_TARGET_HOPS) -> bool:
         if name in built:
             return True
         built.add(name)
+        if targets.delegates(name):
+            # resolved now, before any call: its problems at the use_target entry, the target it runs as if named
+            try:
+                concrete = targets.concrete(name, registry.env, hops)
+            except TargetsConfigError as exc:
+                found = located(exc, file, targets.definitions[name].line)
+                if missing_env is not None and _unset_switch(exc):
+                    missing_env[name] = found
+                    unresolved.add(name)
+                    return True  # `validate` offline: which target it runs is the environment's to say
+                problems.extend(found)
+                return False
+            return build(concrete)
         raw = targets.definitions[name]
         try:
             config = registry.config(name)
@@ -223,9 +254,9 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             line = getattr(case, "target_line", None) or case.source_line
             problems.append(Problem(case.source_file, line, unknown_target(name, targets)))
         else:
-            build(name)
+            build(name, RUN_TARGET_HOPS)
     for (name, judge), (judge_file, judge_line) in judged.items():
-        if name not in targets or name not in built:
+        if name not in targets or name not in built or name in unresolved:
             continue  # reported above
         if judge is not None:
             if judge not in targets:
@@ -241,7 +272,7 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
         try:
             default_judge = registry.judge_name_for(name)
         except TargetsConfigError as exc:
-            problems.append(problem_of(exc, file, targets.definitions[name].line))
+            problems.extend(located(exc, file, targets.definitions[name].line))
             continue
         if default_judge is None:
             problems.append(Problem(judge_file, judge_line, no_judge_message(name)))
@@ -249,6 +280,7 @@ def preflight(registry: ProviderRegistry, cases: Iterable[UsesTargets],
             build(default_judge)
     problems.extend(_unreachable_cost_limits(costed, targets))
     problems.extend(_unused_not_yet(targets, {*used, *built, *delegated}))
+    problems.extend(_unused_switches(targets, {*used, *built, *delegated}, registry.env))
     problems.extend(_unknown_providers(targets, {*used, *built, *delegated}, {Path(c.source_file).parent for c in used.values()}))
     return list(dict.fromkeys(problems))
 
@@ -288,9 +320,37 @@ def _unknown_providers(targets: TargetsConfig, touched: set[str], folders: set[P
     return found
 
 
+def _unset_switch(exc: TargetsConfigError) -> bool:
+    """Whether a `use_target` refusal is its `${{ VAR }}` being unset (AgentV's words: `..., but VAR is not set.`)."""
+    return _UNSET.search(str(exc)) is not None
+
+
+def _unused_switches(targets: TargetsConfig, touched: set[str], env: Mapping[str, str] | None) -> list[Problem]:
+    """A `use_target` entry this run never calls that cannot be resolved (its variable unset, a name no
+    target has, a loop): a warning at its line, as other unused targets, where a run that uses it is refused."""
+    found: list[Problem] = []
+    for name in targets.names():
+        if name in touched or not targets.delegates(name):
+            continue
+        try:
+            targets.concrete(name, env)
+        except TargetsConfigError as exc:
+            found.extend(replace(p, message=f"{p.message} (unused here; a run that uses target '{name}' is refused)",
+                                 severity="warning") for p in exc.problems if isinstance(p, Problem))
+    return found
+
+
+def _resolved_name(targets: TargetsConfig, name: str) -> str:
+    """The target `name` runs (itself when it cannot be resolved: that is said where it is used)."""
+    try:
+        return targets.concrete(name)
+    except TargetsConfigError:
+        return name
+
+
 def _not_yet_feature(targets: TargetsConfig, name: str) -> str | None:
     """What a target's provider is when AgentV runs it and agentv-gate does not yet (None otherwise)."""
-    provider = targets.definitions[name].data.get("provider")
+    provider = targets.definitions[_resolved_name(targets, name)].data.get("provider")
     return NOT_YET_PROVIDERS.get(provider.strip().lower()) if isinstance(provider, str) else None
 
 
@@ -331,12 +391,12 @@ def _unreachable_cost_limits(costed: dict[tuple[str, Path, int], set[str]], targ
 
 
 def _priced(targets: TargetsConfig, name: str) -> bool:
-    raw = targets.definitions.get(name)
+    raw = targets.definitions.get(_resolved_name(targets, name)) if name in targets else None
     return raw is not None and any(raw.data.get(key) not in (None, "") for key in PRICE_KEYS)
 
 
 def _kind(targets: TargetsConfig, name: str) -> str | None:
     """The provider kind a target's entry names, None when unknown (no such target, or from the environment)."""
-    raw = targets.definitions.get(name)
+    raw = targets.definitions.get(_resolved_name(targets, name)) if name in targets else None
     provider = raw.data.get("provider") if raw is not None else None
     return normalise_provider(provider) if isinstance(provider, str) else None

@@ -389,7 +389,8 @@ def replay_env(targets: TargetsConfig, environ: Mapping[str, str], replay: Repla
     placeholder: a replay builds every provider (to compute its requests) without the keys it never uses."""
     env = dict(environ)
     for name, raw in targets.definitions.items():
-        unset = sorted({var for text in _strings(raw.data) for var in _ENV_REF.findall(text)
+        read = {key: value for key, value in raw.data.items() if key != "use_target"}  # a name, never a key
+        unset = sorted({var for text in _strings(read) for var in _ENV_REF.findall(text)
                         if not (environ.get(var) or "").strip()})
         if unset:
             replay.placeholders[name] = unset

@@ -154,11 +154,14 @@ class ProviderRegistry:
             return self._configs[name]
 
     def provider(self, name: str) -> Provider:
-        """The provider of target `name`. Raises TargetsConfigError if it is unknown or unusable."""
+        """The provider of target `name`, one per concrete target (a `use_target` name shares the one of the
+        target it runs, as AgentV caches providers by the resolved name). Raises TargetsConfigError if it is
+        unknown or unusable."""
         with self._lock:
-            if name not in self._providers:
-                self._providers[name] = build_capped(self.config(name))
-            return self._providers[name]
+            config = self.config(name)
+            if config.name not in self._providers:
+                self._providers[config.name] = build_capped(config)
+            return self._providers[config.name]
 
     def batching(self, name: str) -> bool:
         """Whether target `name` answers a suite's cases in one batch run (False when it cannot be resolved)."""
@@ -204,18 +207,18 @@ class ProviderRegistry:
         if target.judge_target:
             if target.judge_target not in self.targets:
                 known = self.targets.names()
-                lines = self.targets.definitions[target_name].key_lines
+                lines = self.targets.definitions[target.name].key_lines
                 # At the `judge_target:` key (whichever spelling), not the target's `- name:` line.
                 line = next((lines[k] for k in ProviderSettings.spellings("judge_target") if k in lines),
                             target.source_line)
                 where = f"{target.source_file}:{line}: " if target.source_file else ""
                 raise TargetsConfigError(
-                    f"{where}target '{target_name}': judge_target '{target.judge_target}' is not defined"
+                    f"{where}target '{target.name}': judge_target '{target.judge_target}' is not defined"
                     f"{did_you_mean(target.judge_target, known)} (targets defined: {', '.join(known)})"
                 )
             return target.judge_target
         kind = PROVIDERS.get(target.provider)
-        return target_name if kind is not None and kind.judges else None
+        return target.name if kind is not None and kind.judges else None
 
     def judge_provider_for(self, target_name: str) -> Provider | None:
         judge = self.judge_name_for(target_name)

@@ -116,6 +116,8 @@ class ProviderSettings(Settings):
     name: Any = setting("name")
     provider: Any = setting("provider")
     judge_target: Any = setting("judge_target", "grader_target", "judgeTarget")
+    use_target: Any = setting("use_target")
+    """The target an entry runs instead (config.py `TargetsConfig.concrete`); empty, it is ignored, as in AgentV."""
     workers: Any = setting("workers")
     provider_batching: Any = setting("provider_batching", "providerBatching", switch=True)
     """AgentV's batch mode: run on a cli target (cli_batch.py); elsewhere a no-effect warning."""

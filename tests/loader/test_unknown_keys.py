@@ -434,14 +434,13 @@ def test_target_features_not_run_yet(repo: Path) -> None:
             "(provider batching with {FILES}: every case's files given to one run)") in ran.stderr
     assert "codex" not in ran.stderr  # an unused target of a provider not run yet is no error...
     assert "pi-coding-agent" not in ran.stderr  # (AgentV's own examples list one beside their LLM targets)
-    assert "'agent'" not in ran.stderr  # a delegating target (no provider of its own) is such a target too
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: gem}\n")
     ran = run_cli("validate", "evals", cwd=repo)
     assert "'provider: codex' is an AgentV feature agentv-gate does not run yet" in ran.stdout  # ...a used one is
     suite(repo, "tests:\n  - {id: a, input: Hi, criteria: Greets, target: agent}\n")
-    ran = run_cli("validate", "evals", cwd=repo)
-    assert (".agentv/targets.yaml:14: target 'agent': 'use_target' is an AgentV feature agentv-gate does not run yet "
-            "(targets that delegate to another target)") in ran.stdout
+    ran = run_cli("validate", "evals", cwd=repo, env={"AGENT_TARGET": "gem"})
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # a switch to it: the target it runs, checked as if named
+    assert ".agentv/targets.yaml:5: target 'gem': 'provider: codex' is an AgentV feature" in ran.stdout
 
 
 def test_validate_reports_every_problem_at_once(repo: Path) -> None:
