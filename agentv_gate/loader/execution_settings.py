@@ -71,6 +71,10 @@ def parse_trials(raw: Any, line: int) -> TrialsConfig | None:
 def parse_targets(raw: Any, line: int) -> list[str] | None:
     if raw is None:
         return None
+    if isinstance(raw, list) and any(isinstance(entry, dict) for entry in raw):
+        raise EvalFileError(line_of(raw, line), not_yet_message(
+            "targets", "a target defined in the eval file, with its own use_target and hooks (AgentV 4.42's eval "
+            "target refs)"), "target names from targets.yaml: targets: [gpt-4o, claude]")
     if (not isinstance(raw, list) or not raw
             or not all(isinstance(name, str) and name.strip() for name in raw)):
         raise EvalFileError(line_of(raw, line), f"'targets' must be a non-empty list of target names, got {raw!r}",

@@ -10,8 +10,9 @@
    `@agentv/eval` under its node_modules (AgentV's SDK package is not on the npm registry here) and a
    `uv` shim (`uv run x.py` is `python3 x.py`);
 3. each eval file gets one targets file, given to both tools: its nearest `.agentv/targets.yaml` (the root one
-   for most), its LLM targets and `use_target` switches (`default`, `llm`, `grader`) answered by the loopback
-   `fake_model.py` (OpenAI chat completions), and that model for every other name the suite uses;
+   for most), its LLM targets answered by the loopback `fake_model.py` (OpenAI chat completions), its
+   `use_target` switches (`default`, `agent`, `llm`, `grader`) kept and pointed by AGENT_TARGET, LLM_TARGET and
+   GRADER_TARGET at loopback targets of their own, and that model for every other name the suite uses;
 4. both tools run each file exactly as a user would, each with its own defaults: no flag goes to one side only
    (a `--threshold` given to the gate alone once hid 40 wrong PASSes). AgentV runs every file; the gate runs
    those it validates, and a file it refuses that AgentV ran offline is counted, with the refusal;
@@ -167,7 +168,7 @@ def environment(work: Path, model_url: str, bun: Path | None) -> dict[str, str]:
                 "FAKE_MODEL_URL": model_url, "FAKE_MODEL_NAME": "fake-model",
                 # the root targets' copilot reads it; unset, the gate refuses a run that uses that target (an
                 # unset variable is an error there) where AgentV leaves `--model` out: both get the same value
-                "COPILOT_MODEL": "fake-model"})
+                "COPILOT_MODEL": "fake-model", **SWITCHED})
     return env
 
 
@@ -234,10 +235,12 @@ def targets_for(suite: Path, tree: Path, out: Path) -> Path:
             target.update({"base_url": "${{ FAKE_MODEL_URL }}", "api_key": "${{ OPENAI_API_KEY }}",
                            "model": "${{ FAKE_MODEL_NAME }}"})
             target.pop("endpoint", None)
-        elif target.get("provider") in LLM_PROVIDERS or "use_target" in target:
-            # AgentV's root targets.yaml: `default`, `llm`, `grader` are `use_target: ${{ X_TARGET }}` switches
-            # and `azure`, `gemini`, `openrouter` call the network; each is the loopback model here
+        elif target.get("provider") in LLM_PROVIDERS:
+            # `azure`, `gemini`, `openrouter` call the network: each is the loopback model here
             own[index] = _fake(str(target.get("name")), str(target.get("grader_target") or "grader"))
+    # AgentV's root targets.yaml: `default`, `agent`, `llm`, `grader` are `use_target: ${{ X_TARGET }}` switches,
+    # kept as a team has them: SWITCHED (set in `environment`) points each at a loopback target of its own
+    wanted.update(SWITCHED.values())
     defined = {t.get("name") for t in own}
     fake = [_fake(name, "grader") for name in sorted(wanted - defined)]
     path = out / "targets.yaml"
@@ -250,10 +253,14 @@ def _drop_agent_targets(path: Path) -> None:
     path.write_text(yaml.safe_dump({"targets": kept}, sort_keys=False))
 
 
+SWITCHED = {"AGENT_TARGET": "fake-agent", "LLM_TARGET": "fake-llm", "GRADER_TARGET": "fake-grader"}
+"""The variables AgentV's root `use_target` switches read, and the loopback target each names here."""
+
+
 def _fake(name: str, grader: str) -> dict[str, Any]:
-    """The loopback model as target `name` (a grader of its own when it is not `grader`)."""
+    """The loopback model as target `name` (a grader of its own when it is not a grader)."""
     return {"name": name, "provider": "openai", "base_url": "${{ FAKE_MODEL_URL }}", "api_key": "${{ OPENAI_API_KEY }}",
-            "model": "${{ FAKE_MODEL_NAME }}", **({} if name == "grader" else {"grader_target": grader})}
+            "model": "${{ FAKE_MODEL_NAME }}", **({} if name in ("grader", "fake-grader") else {"grader_target": grader})}
 
 
 def _rounded(value: Any) -> float | None:

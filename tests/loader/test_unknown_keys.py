@@ -395,6 +395,9 @@ def _not_yet_cases() -> list[tuple[str, str, str]]:
             for k in NOT_YET.get("llm_judge", {})]
     out += [(f"type {t}", f"tests:\n{case}    assert:\n      - {{name: n, type: {t.replace('_', '-')}}}\n",
              f"type: {t.replace('_', '-')}") for t in NOT_YET_EVALUATOR_TYPES]
+    # AgentV 4.42's eval target refs: a target written in the eval file, with its own use_target and hooks
+    out += [("eval target refs", "execution:\n  targets:\n    - {name: variant, use_target: default, hooks: "
+             "{before_each: {command: [true]}}}\n" f"tests:\n{case}", "targets")]
     return out
 
 
