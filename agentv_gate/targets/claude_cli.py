@@ -33,14 +33,11 @@ from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import ProviderError, TargetsConfigError
 from ..models import Message, TargetResponse
 from ..transport.process import run_script
+from .agent_cli import DETAIL_CHARS, agent_cwd, check_stream_log, prompt_document, text_setting, timeout_setting
 from .base import ProviderRequest
-from .cli_target import resolve_folder
 from .config import TargetConfig
-from .copilot_cli import prompt_document
 from .settings import ClaudeCliSettings
 
-DEFAULT_TIMEOUT_SECONDS = 90 * 60.0
-_DETAIL_CHARS = 2000
 SESSION_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 """What AgentV's `sanitizeEnvForClaude` removes, so the CLI runs inside another Claude session too."""
 
@@ -91,26 +88,17 @@ class ClaudeCliProvider:
         self.target = target
         settings = target.read(ClaudeCliSettings)
         where = target.describe()
-        for field in ("executable", "model", "cwd"):
-            value = getattr(settings, field)
-            if value is not None and not isinstance(value, str):
-                raise TargetsConfigError(f"{where}: {settings.key_of(field)} must be text, got {value!r}")
-        self.executable = (settings.executable or "").strip() or "claude"
-        self.model = (settings.model or "").strip() or None
-        self.cwd = (settings.cwd or "").strip() or None
+        self.executable = text_setting(settings.executable, where, settings.key_of("executable")) or "claude"
+        self.model = text_setting(settings.model, where, settings.key_of("model"))
+        self.cwd = text_setting(settings.cwd, where, settings.key_of("cwd"))
         turns = settings.max_turns
         self.max_turns = turns if isinstance(turns, int) and not isinstance(turns, bool) else None
         bypass = settings.bypass_permissions
         if bypass is not None and bypass not in (True, False, "true", "false"):
             raise TargetsConfigError(f"{where}: bypass_permissions must be true or false, got {bypass!r}")
         self.bypass_permissions = bypass not in (False, "false")
-        timeout = settings.timeout_seconds
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise TargetsConfigError(f"{where}: timeout_seconds must be a positive number of seconds, got {timeout!r}")
-        self.timeout_seconds = DEFAULT_TIMEOUT_SECONDS if timeout is None else float(timeout)
-        stream_log = settings.stream_log
-        if stream_log is not None and stream_log not in (False, "false", "raw", "summary"):
-            raise TargetsConfigError(f"{where}: stream_log must be false, 'raw', or 'summary', got {stream_log!r}")
+        self.timeout_seconds = timeout_setting(settings.timeout_seconds, where)
+        check_stream_log(settings.stream_log, where)
         cap = settings.max_response_bytes
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise TargetsConfigError(f"{where}: max_response_bytes must be a whole number of bytes >= 1, got {cap!r}")
@@ -126,11 +114,7 @@ class ClaudeCliProvider:
                 *(["--max-turns", str(self.max_turns)] if self.max_turns is not None else [])]
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        run = request.run
-        workspace = run.workspace_path if run is not None else None
-        cwd = Path(workspace) if workspace else (
-            resolve_folder(self.cwd, run.eval_dir if run is not None else None, self.target.repo_root)
-            if self.cwd is not None else None)
+        cwd = agent_cwd(request, self.cwd, self.target)
         where = self.target.describe()
         result = run_script(self.argv(), prompt_document(request.question, request.input_files), self.timeout_seconds,
                             cwd=cwd, max_output_bytes=self.max_response_bytes, unset=SESSION_MARKERS)
@@ -142,7 +126,7 @@ class ClaudeCliProvider:
         if result.timed_out:
             raise ProviderError(f"{where}: Claude CLI timed out after {self.timeout_seconds:g}s")
         if result.exit_code != 0:
-            detail = self.target.redact(result.stderr.strip() or result.stdout.strip())[-_DETAIL_CHARS:]
+            detail = self.target.redact(result.stderr.strip() or result.stdout.strip())[-DETAIL_CHARS:]
             failure = result.failure() if result.exit_code is None or result.exit_code < 0 else \
                 f"exited with code {result.exit_code}"
             raise ProviderError(f"{where}: Claude CLI {failure}" + (f": {detail}" if detail else ""))

@@ -40,33 +40,16 @@ from typing import Any
 from ..errors import ProviderError, TargetsConfigError
 from ..models import Message, TargetResponse
 from ..transport.process import LineSession, start_line_session
+from .agent_cli import DETAIL_CHARS, agent_cwd, check_stream_log, prompt_document, text_setting, timeout_setting
 from .base import ProviderRequest
-from .cli_target import resolve_folder
 from .config import TargetConfig
 from .settings import CopilotCliSettings
 
 PROTOCOL_VERSION = 1
 """The Agent Client Protocol version AgentV 4.42's SDK (@agentclientprotocol/sdk 0.14) speaks."""
-DEFAULT_TIMEOUT_SECONDS = 90 * 60.0
-"""AgentV's `DEFAULT_COPILOT_TIMEOUT_MS`."""
 BASE_ARGS = ("--acp", "--stdio", "--allow-all-tools", "--yolo")
-_DETAIL_CHARS = 2000
 _MAX_LINE_BYTES = 16 * 1024 * 1024
 METHOD_NOT_FOUND = -32601
-
-
-def prompt_document(question: str, input_files: list[str]) -> str:
-    """AgentV's `buildPromptDocument`: the input files to read first (when there are some), then the query."""
-    parts: list[str] = []
-    files = list(dict.fromkeys(str(Path(f).absolute()) for f in input_files))
-    if files:
-        listing = "\n".join(f"* [{Path(f).name}](file://{f})" for f in files)
-        block = "\n".join([f"Read all input files:\n{listing}.",
-                           "If any file is missing, fail with ERROR: missing-file <filename> and stop.",
-                           "Then apply system_instructions on the user query below."])
-        parts += ["\n", block]
-    parts += ["\n[[ ## user_query ## ]]\n", question.strip()]
-    return "\n".join(parts).strip()
 
 
 def native_binary(start: Path) -> Path | None:
@@ -95,14 +78,6 @@ def _words(value: Any, describe: str, key: str) -> list[str]:
     return list(value)
 
 
-def _text(value: Any, describe: str, key: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise TargetsConfigError(f"{describe}: {key} must be text, got {value!r}")
-    return value.strip() or None
-
-
 class CopilotCliProvider:
     kind = "copilot-cli"
 
@@ -111,18 +86,13 @@ class CopilotCliProvider:
         self.target = target
         settings = target.read(CopilotCliSettings)
         where = target.describe()
-        self.executable = _text(settings.executable, where, settings.key_of("executable"))
-        self.model = _text(settings.model, where, "model")
+        self.executable = text_setting(settings.executable, where, settings.key_of("executable"))
+        self.model = text_setting(settings.model, where, "model")
         self.args = _words(settings.args, where, settings.key_of("args"))
-        self.cwd = _text(settings.cwd, where, "cwd")
-        self.system_prompt = _text(settings.system_prompt, where, "system_prompt")
-        timeout = settings.timeout_seconds
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise TargetsConfigError(f"{where}: timeout_seconds must be a positive number of seconds, got {timeout!r}")
-        self.timeout_seconds = DEFAULT_TIMEOUT_SECONDS if timeout is None else float(timeout)
-        stream_log = settings.stream_log
-        if stream_log is not None and stream_log not in (False, "false", "raw", "summary"):
-            raise TargetsConfigError(f"{where}: stream_log must be false, 'raw', or 'summary', got {stream_log!r}")
+        self.cwd = text_setting(settings.cwd, where, "cwd")
+        self.system_prompt = text_setting(settings.system_prompt, where, "system_prompt")
+        self.timeout_seconds = timeout_setting(settings.timeout_seconds, where)
+        check_stream_log(settings.stream_log, where)
         self.env = self._provider_env(settings)
 
     def __repr__(self) -> str:
@@ -131,17 +101,17 @@ class CopilotCliProvider:
     def _provider_env(self, settings: CopilotCliSettings) -> dict[str, str]:
         """AgentV's `buildCopilotCliProviderEnv`: a model provider of the team's own, given by `base_url`."""
         where = self.target.describe()
-        base_url = _text(settings.base_url, where, "base_url")
+        base_url = text_setting(settings.base_url, where, "base_url")
         if base_url is None:
             return {}
         env = {"COPILOT_PROVIDER_BASE_URL": base_url}
         for field, variable in (("subprovider", "COPILOT_PROVIDER_TYPE"), ("api_version", "COPILOT_PROVIDER_AZURE_API_VERSION"),
                                 ("api_format", "COPILOT_PROVIDER_WIRE_API")):
-            value = _text(getattr(settings, field), where, field)
+            value = text_setting(getattr(settings, field), where, field)
             if value is not None:
                 env[variable] = value
-        bearer = _text(settings.bearer_token, where, "bearer_token")
-        key = _text(settings.api_key, where, "api_key")
+        bearer = text_setting(settings.bearer_token, where, "bearer_token")
+        key = text_setting(settings.api_key, where, "api_key")
         if bearer is not None:
             env["COPILOT_PROVIDER_BEARER_TOKEN"] = bearer
         elif key is not None:
@@ -156,12 +126,7 @@ class CopilotCliProvider:
         return [executable, *BASE_ARGS, *(["--model", self.model] if self.model else []), *self.args]
 
     def invoke(self, request: ProviderRequest) -> TargetResponse:
-        run = request.run
-        workspace = run.workspace_path if run is not None else None
-        # AgentV: `request.cwd ?? config.cwd ?? process.cwd()`, a relative cwd from the eval file's folder
-        cwd = Path(workspace) if workspace else (
-            resolve_folder(self.cwd, run.eval_dir if run is not None else None, self.target.repo_root)
-            if self.cwd is not None else None)
+        cwd = agent_cwd(request, self.cwd, self.target)
         argv = self.argv(cwd)
         started = time.monotonic()
         session = start_line_session(argv, cwd=cwd, env=self.env or None, max_line_bytes=_MAX_LINE_BYTES)
@@ -220,7 +185,7 @@ class _Conversation:
         self.cost: float | None = None
 
     def _fail(self, message: str) -> ProviderError:
-        stderr = self.provider.target.redact(self.session.stderr().strip())[-_DETAIL_CHARS:]
+        stderr = self.provider.target.redact(self.session.stderr().strip())[-DETAIL_CHARS:]
         return ProviderError(f"{self.provider.target.describe()}: {message}" + (f"; stderr: {stderr}" if stderr else ""))
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
