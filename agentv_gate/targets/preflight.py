@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from ..base.files import EscapingSymlinkError, project_file
 from ..base.key_checks import NOT_YET_PROVIDERS, did_you_mean
 from ..base.problems import Problem, no_effect
 from ..errors import TargetsConfigError
@@ -291,13 +292,16 @@ CUSTOM_PROVIDER_SUFFIXES = (".ts", ".js", ".mts", ".mjs")
 
 def custom_provider_script(provider: str, folders: Iterable[Path]) -> Path | None:
     """The script AgentV 4.42 would run for `provider`: `.agentv/providers/PROVIDER.ts` (or .js, .mts, .mjs) in
-    an eval file's folder or any folder above it, as its discovery looks from the eval file's folder up."""
+    an eval file's folder or a folder above it, as its discovery looks from the eval file's folder up; here, as
+    every project file, never above the repository root, and one linked outside it does not count."""
+    candidates = tuple(f".agentv/providers/{provider}{suffix}" for suffix in CUSTOM_PROVIDER_SUFFIXES)
     for folder in folders:
-        for above in [folder.resolve(), *folder.resolve().parents]:
-            for suffix in CUSTOM_PROVIDER_SUFFIXES:
-                script = above / ".agentv" / "providers" / f"{provider}{suffix}"
-                if script.is_file():
-                    return script
+        try:
+            script = project_file(folder, candidates)
+        except EscapingSymlinkError:
+            continue
+        if script is not None:
+            return script
     return None
 
 

@@ -94,6 +94,21 @@ def test_an_unknown_provider_with_a_custom_provider_script_is_refused_only_when_
                 "runs it with its custom provider script file-output.ts") in done.stderr
 
 
+def test_a_custom_provider_script_above_the_repository_root_does_not_count(tmp_path: Path) -> None:
+    """Project files are looked up to the repository root and never above: a `.agentv/providers/` script
+    outside the repository is not the team's, so the unknown provider is still refused, unused or not."""
+    (tmp_path / ".agentv" / "providers").mkdir(parents=True)
+    (tmp_path / ".agentv" / "providers" / "file-output.ts").write_text("// not the team's\n", encoding="utf-8")
+    repo = _repo(tmp_path / "repo")
+    (repo / ".agentv").mkdir()
+    (repo / ".agentv" / "targets.yaml").write_text(MOCK.format(answer="Paris")
+                                                   + "  - name: x\n    provider: file-output\n", encoding="utf-8")
+    (repo / "a.eval.yaml").write_text(CASE.format(target=""), encoding="utf-8")
+    done = run_cli("run", "a.eval.yaml", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "file-output" in done.stderr and "custom provider script" not in done.stderr
+
+
 def test_targets_are_found_as_agentv_finds_them_nearest_the_eval_file(tmp_path: Path) -> None:
     """examples/targets.yaml (nearest the eval file) wins over the root's .agentv/targets.yaml, and in one
     folder `targets.yaml` wins over `.agentv/targets.yaml`, as AgentV's candidate order says."""
