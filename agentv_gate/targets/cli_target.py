@@ -39,6 +39,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -77,15 +78,19 @@ def _template(value: Any, where: str) -> str:
     return value
 
 
-def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path) -> Path | None:
+def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path | Callable[[], Path]) -> Path | None:
     """A target's `cwd` as AgentV reads it: absolute as written, relative from the running case's
-    eval-file folder (else `fallback`); no `cwd` means the eval file's folder."""
+    eval-file folder (else `fallback`, a callable asked only then: a target's `repo_root` resolves its
+    file's path, a walk of the folders that every case of a run paid for nothing); no `cwd` means the
+    eval file's folder."""
     if folder is None:
         return Path(eval_dir) if eval_dir else None
     path = Path(folder).expanduser()
     if path.is_absolute():
         return path
-    return ((Path(eval_dir) if eval_dir else fallback) / path).resolve()
+    if eval_dir:
+        return (Path(eval_dir) / path).resolve()
+    return ((fallback() if callable(fallback) else fallback) / path).resolve()
 
 
 def _seconds(target: TargetConfig, value: Any, key: str) -> float:
@@ -328,7 +333,7 @@ class CliProvider:
         folder = check["cwd"] if check["cwd"] is not None else self.cwd
         result = run_script(
             ["/bin/sh", "-c", command], "", check["timeout"],
-            cwd=resolve_folder(folder, eval_dir, self.target.repo_root), env=self.env or None
+            cwd=resolve_folder(folder, eval_dir, lambda: self.target.repo_root), env=self.env or None
         )
         failure = self._failure(result, check["timeout"])
         return f"{prefix}: {failure}" if failure else None
@@ -366,7 +371,7 @@ class CliProvider:
         eval_dir = request.run.eval_dir if request.run is not None else None
         # AgentV: `request.cwd ?? config.cwd`: a case's workspace copy wins over the target's cwd
         workspace = request.run.workspace_path if request.run is not None else None
-        cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, self.target.repo_root)
+        cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, lambda: self.target.repo_root)
         self._ensure_healthy(eval_dir)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
         try:
