@@ -56,6 +56,8 @@ from .settings import CliSettings, HealthcheckSettings
 CLI_PLACEHOLDERS = ("PROMPT", "PROMPT_FILE", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
+_FILE_PLACEHOLDERS = frozenset({"PROMPT_FILE", "OUTPUT_FILE"})
+"""What a command names to be given the case's temporary folder (the prompt's file, the answer's)."""
 _DETAIL_CHARS = 2000
 
 
@@ -373,6 +375,10 @@ class CliProvider:
         workspace = request.run.workspace_path if request.run is not None else None
         cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, lambda: self.target.repo_root)
         self._ensure_healthy(eval_dir)
+        if not self.keep_temp_files and not _FILE_PLACEHOLDERS & set(_PLACEHOLDER.findall(self.command_template)):
+            # A command naming neither file never sees the folder that holds them: no folder, no files (a
+            # mkdir, a write and a removal a case, most of it the kernel's, on the run's shared cores).
+            return self._invoke(request, cwd, None)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
         try:
             return self._invoke(request, cwd, workdir)
@@ -380,11 +386,13 @@ class CliProvider:
             if not self.keep_temp_files:
                 shutil.rmtree(workdir, ignore_errors=True)
 
-    def _invoke(self, request: ProviderRequest, cwd: Path | None, workdir: Path) -> TargetResponse:
+    def _invoke(self, request: ProviderRequest, cwd: Path | None, workdir: Path | None) -> TargetResponse:
+        """`workdir` None: the command names neither `{PROMPT_FILE}` nor `{OUTPUT_FILE}`, so neither is made."""
         safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.eval_case_id or "case")[:80]
-        prompt_file = workdir / f"{safe_id}.prompt.txt"
-        output_file = workdir / f"{safe_id}.output.json"
-        prompt_file.write_text(request.question, encoding="utf-8")
+        prompt_file = workdir / f"{safe_id}.prompt.txt" if workdir is not None else Path()
+        output_file = workdir / f"{safe_id}.output.json" if workdir is not None else Path()
+        if workdir is not None:
+            prompt_file.write_text(request.question, encoding="utf-8")
         files = list(dict.fromkeys(os.path.abspath(f) for f in request.input_files))
         values = {
             "PROMPT": shlex.quote(request.question),
