@@ -213,7 +213,8 @@ class RunSession:
         args = self.args
         check_options(args)
         self.comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
-        commit = _Background(current_commit)  # `git rev-parse` runs while the eval files are read
+        # `git rev-parse` runs while the eval files are read (`--list` names no commit: no git for it)
+        commit = _Background(current_commit if not args.list else lambda: None)
         try:
             return self._start(commit)
         finally:
