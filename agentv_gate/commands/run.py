@@ -12,13 +12,14 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..base.defaults import MAX_DURATION_MS, MAX_REJUDGE
 from ..base.files import project_root
@@ -116,6 +117,35 @@ def execute(args: argparse.Namespace) -> int:
     return nothing_to_run if nothing_to_run is not None else session.run()
 
 
+_T = TypeVar("_T")
+
+
+class _Background(Generic[_T]):
+    """`function()` on a thread of its own from now on; `result()` waits for it (and raises what it raised)."""
+
+    def __init__(self, function: Callable[[], _T]) -> None:
+        self._function = function
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="start-up", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._function()
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> _T:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
 class RunSession:
     """One `run`, in named steps: `start` reads the eval files, chooses the cases and opens the targets and
     the outputs; `run` hands the cases to the orchestrator, which gives each result to `on_result`; a
@@ -183,6 +213,15 @@ class RunSession:
         args = self.args
         check_options(args)
         self.comment = comment_setup(scope_of(args), enabled=args.comment)  # the token leaves the environment first
+        # `git rev-parse` runs while the eval files are read (`--list` names no commit: no git for it)
+        commit = _Background(current_commit if not args.list else lambda: None)
+        try:
+            return self._start(commit)
+        finally:
+            commit.wait()  # always waited for: its `git` never outlives the start, even one that raised
+
+    def _start(self, commit: _Background[str | None]) -> int | None:
+        args = self.args
         paths = eval_paths(args)
         self._read_plan(paths)
         shard = _shard_of(args)
@@ -207,7 +246,7 @@ class RunSession:
             write_junit([], self.junit)
             return EXIT_OK
         self.run_id = uuid.uuid4().hex[:12]
-        self.commit = current_commit()
+        self.commit = commit.result()
         self.digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in self.selected}
         for old in self.carried:
             self.writer.write(self.stamp(old))

@@ -61,4 +61,4 @@ def agent_cwd(request: ProviderRequest, cwd: str | None, target: TargetConfig) -
         return Path(run.workspace_path)
     if cwd is None:
         return None
-    return resolve_folder(cwd, run.eval_dir if run is not None else None, target.repo_root)
+    return resolve_folder(cwd, run.eval_dir if run is not None else None, lambda: target.repo_root)

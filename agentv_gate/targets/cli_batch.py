@@ -124,7 +124,7 @@ class BatchedCli:
             command = render(inner.command_template, values)
             started = time.monotonic()
             result = run_script(["/bin/sh", "-c", command], "", inner.timeout_seconds,
-                                cwd=resolve_folder(inner.cwd, eval_dir, inner.target.repo_root), env=inner.env or None,
+                                cwd=resolve_folder(inner.cwd, eval_dir, lambda: inner.target.repo_root), env=inner.env or None,
                                 max_output_bytes=inner.max_response_bytes)
             failure = inner._failure(result, inner.timeout_seconds)
             if failure:

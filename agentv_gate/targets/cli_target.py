@@ -39,6 +39,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ from .settings import CliSettings, HealthcheckSettings
 CLI_PLACEHOLDERS = ("PROMPT", "PROMPT_FILE", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
+_FILE_PLACEHOLDERS = frozenset({"PROMPT_FILE", "OUTPUT_FILE"})
+"""What a command names to be given the case's temporary folder (the prompt's file, the answer's)."""
 _DETAIL_CHARS = 2000
 
 
@@ -77,15 +80,19 @@ def _template(value: Any, where: str) -> str:
     return value
 
 
-def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path) -> Path | None:
+def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path | Callable[[], Path]) -> Path | None:
     """A target's `cwd` as AgentV reads it: absolute as written, relative from the running case's
-    eval-file folder (else `fallback`); no `cwd` means the eval file's folder."""
+    eval-file folder (else `fallback`, a callable asked only then: a target's `repo_root` resolves its
+    file's path, a walk of the folders that every case of a run paid for nothing); no `cwd` means the
+    eval file's folder."""
     if folder is None:
         return Path(eval_dir) if eval_dir else None
     path = Path(folder).expanduser()
     if path.is_absolute():
         return path
-    return ((Path(eval_dir) if eval_dir else fallback) / path).resolve()
+    if eval_dir:
+        return (Path(eval_dir) / path).resolve()
+    return ((fallback() if callable(fallback) else fallback) / path).resolve()
 
 
 def _seconds(target: TargetConfig, value: Any, key: str) -> float:
@@ -328,7 +335,7 @@ class CliProvider:
         folder = check["cwd"] if check["cwd"] is not None else self.cwd
         result = run_script(
             ["/bin/sh", "-c", command], "", check["timeout"],
-            cwd=resolve_folder(folder, eval_dir, self.target.repo_root), env=self.env or None
+            cwd=resolve_folder(folder, eval_dir, lambda: self.target.repo_root), env=self.env or None
         )
         failure = self._failure(result, check["timeout"])
         return f"{prefix}: {failure}" if failure else None
@@ -366,8 +373,12 @@ class CliProvider:
         eval_dir = request.run.eval_dir if request.run is not None else None
         # AgentV: `request.cwd ?? config.cwd`: a case's workspace copy wins over the target's cwd
         workspace = request.run.workspace_path if request.run is not None else None
-        cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, self.target.repo_root)
+        cwd = Path(workspace) if workspace else resolve_folder(self.cwd, eval_dir, lambda: self.target.repo_root)
         self._ensure_healthy(eval_dir)
+        if not self.keep_temp_files and not _FILE_PLACEHOLDERS & set(_PLACEHOLDER.findall(self.command_template)):
+            # A command naming neither file never sees the folder that holds them: no folder, no files (a
+            # mkdir, a write and a removal a case, most of it the kernel's, on the run's shared cores).
+            return self._invoke(request, cwd, None)
         workdir = Path(tempfile.mkdtemp(prefix="agentv-gate-cli-"))
         try:
             return self._invoke(request, cwd, workdir)
@@ -375,11 +386,13 @@ class CliProvider:
             if not self.keep_temp_files:
                 shutil.rmtree(workdir, ignore_errors=True)
 
-    def _invoke(self, request: ProviderRequest, cwd: Path | None, workdir: Path) -> TargetResponse:
+    def _invoke(self, request: ProviderRequest, cwd: Path | None, workdir: Path | None) -> TargetResponse:
+        """`workdir` None: the command names neither `{PROMPT_FILE}` nor `{OUTPUT_FILE}`, so neither is made."""
         safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.eval_case_id or "case")[:80]
-        prompt_file = workdir / f"{safe_id}.prompt.txt"
-        output_file = workdir / f"{safe_id}.output.json"
-        prompt_file.write_text(request.question, encoding="utf-8")
+        prompt_file = workdir / f"{safe_id}.prompt.txt" if workdir is not None else Path()
+        output_file = workdir / f"{safe_id}.output.json" if workdir is not None else Path()
+        if workdir is not None:
+            prompt_file.write_text(request.question, encoding="utf-8")
         files = list(dict.fromkeys(os.path.abspath(f) for f in request.input_files))
         values = {
             "PROMPT": shlex.quote(request.question),

@@ -257,3 +257,20 @@ def test_env_values_reach_the_agent_as_yaml_wrote_them(tmp_path: Path) -> None:
     for value in ([1], None, {"x": 1}):
         with pytest.raises(TargetsConfigError, match=r"env\.BAD must be text, a number or true/false, got "):
             cli(tmp_path, "echo ok", env={"BAD": value})
+
+
+@pytest.mark.parametrize("names_a_file", [False, True])
+def test_the_temporary_folder_is_made_only_for_a_command_naming_its_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names_a_file: bool) -> None:
+    # A command that names neither {PROMPT_FILE} nor {OUTPUT_FILE} cannot see the case's folder: none is made.
+    import tempfile
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    named = " # {PROMPT_FILE}" if names_a_file else ""
+    response = cli(tmp_path, f'echo "[$(ls -A {scratch})]"{named}').invoke(
+        ProviderRequest(question="q", eval_case_id="c1"))
+    made = response.text.strip("[]\n")
+    assert made.startswith("agentv-gate-cli-") if names_a_file else made == "", response.text
+    assert not list(scratch.iterdir())  # removed after the case, as before
