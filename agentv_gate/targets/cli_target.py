@@ -80,7 +80,7 @@ def _template(value: Any, where: str) -> str:
     return value
 
 
-def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path | Callable[[], Path]) -> Path | None:
+def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Callable[[], Path]) -> Path | None:
     """A target's `cwd` as AgentV reads it: absolute as written, relative from the running case's
     eval-file folder (else `fallback`, a callable asked only then: a target's `repo_root` resolves its
     file's path, a walk of the folders that every case of a run paid for nothing); no `cwd` means the
@@ -92,7 +92,7 @@ def resolve_folder(folder: str | None, eval_dir: str | None, fallback: Path | Ca
         return path
     if eval_dir:
         return (Path(eval_dir) / path).resolve()
-    return ((fallback() if callable(fallback) else fallback) / path).resolve()
+    return (fallback() / path).resolve()
 
 
 def _seconds(target: TargetConfig, value: Any, key: str) -> float:
