@@ -97,7 +97,8 @@ def test_noise_passes_the_paired_gate_and_lists_inconclusive_cases(tmp_path: Pat
            "(95% CI -9.0 to +9.0), p=0.75 > 0.04 (alpha 0.05 less the per-case guard's share))" in ran.stdout
     assert "paired test over 12 case(s), 3 trials a side" in ran.stdout
     # c11 fell from 2/3 to 1/3: not significant, so inconclusive, listed by name, never passed in silence
-    assert "INCONCLUSIVE: c11 (evals/s.eval.yaml:" in ran.stdout and "2/3 -> 1/3 (5/15 with re-runs) passing trials" in ran.stdout
+    assert "INCONCLUSIVE: c11 (evals/s.eval.yaml:" in ran.stdout
+    assert "2/3 -> 1/3 (15/45 with re-runs) passing trials" in ran.stdout
     assert "1 inconclusive case(s) listed" in ran.stdout
     assert "FLAKY (trials disagree on the base, or flipped in the history): c8, c9, c10, c11" in ran.stdout
     # every trial ran (AgentV's pass_at_k would have stopped at the first pass), and the run said so

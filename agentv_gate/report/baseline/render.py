@@ -228,13 +228,13 @@ def paired_json(test: SuiteTest | NoTest) -> dict[str, object]:
 
     return {
         "decision": "regression" if test.dropped else "no significant drop",
-        "alpha": test.alpha, "suite_alpha": test.suite_alpha, "guard_level": test.guard_level,
+        "alpha": test.alpha, "suite_alpha": test.suite_alpha, "guard_alpha": test.guard_alpha,
         "max_trials": test.budget, "p_drop": test.p_drop, "p_score_drop": test.p_score_drop,
         "pass_rate_delta": interval(test.pass_rate), "score_delta": interval(test.score),
         "cases": [{"suite": c.change.row.suite, "test_id": c.change.row.eval_id, "label": c.label, "flaky": c.flaky,
                    "base_passed": sum(c.base.passed), "base_trials": len(c.base.passed),
                    "head_passed": sum(c.head.passed), "head_trials": len(c.head.passed),
-                   "p": c.p, "q": c.q, "guard": case_guard(c), "guard_p": c.p_guard,
+                   "p": c.p, "q": c.q, "guard": case_guard(c), "guard_p": c.p_guard, "guard_level": c.level,
                    "reruns": len(c.reruns), "reruns_passed": sum(c.reruns)} for c in test.cases],
     }
 
