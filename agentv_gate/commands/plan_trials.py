@@ -2,7 +2,8 @@
 
 From the base's results (each case's pass rate over its trials), it simulates pull requests in
 which the suite's pass rate falls by D points and counts how often the gate's own suite test
-(`report/baseline/paired.py`'s `suite_drop_p`) fails them at alpha, for 2, 3, ... trials a side, and names the
+(`report/baseline/paired.py`'s `suite_drop_p`) fails them at its level (alpha less the per-case
+guard's share, as the gate holds it), for 2, 3, ... trials a side, and names the
 fewest reaching the asked power. A drop is modelled two ways, since the answer depends on it:
 concentrated (the most reliable cases break, each falling to a 20% pass rate: what a regression
 of an agent usually looks like, and what the cubed differences are built to see), and spread
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from ..errors import EXIT_OK, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report.baseline.paired import DEFAULT_ALPHA, suite_drop_p
+from ..report.baseline.sequential import suite_level
 from ..report.rows import trial_outcomes
 from ._baseline import check_alpha
 from ._previous import read_previous
@@ -76,7 +78,7 @@ def plan(base: Sequence[float], head: Sequence[float], args: argparse.Namespace,
     rng = random.Random(args.seed)
     previous = None
     for trials in range(2, args.max_trials + 1):
-        reached = power(base, head, trials, alpha, args.simulations, rng)
+        reached = power(base, head, trials, suite_level(alpha), args.simulations, rng)
         if reached >= args.power:
             before = f"; {trials - 1}: {previous:.0%}" if previous is not None else ""
             return f"{trials} trial(s) a side (power {reached:.0%}{before})"
@@ -100,8 +102,8 @@ def execute(args: argparse.Namespace) -> int:
     rates, trials = case_rates(str(args.baseline))
     mean = sum(rates) / len(rates)
     lines = [f"plan-trials: {len(rates)} case(s), base pass rate {mean:.1%} (estimated from up to {trials} "
-             f"trial(s) a case), alpha {alpha:g}, power {args.power:.0%}, {args.simulations} simulated pull "
-             f"requests per trial count, seed {args.seed}"]
+             f"trial(s) a case), alpha {alpha:g} (the suite test at {suite_level(alpha):.3g}), power {args.power:.0%}, "
+             f"{args.simulations} simulated pull requests per trial count, seed {args.seed}"]
     if trials < 2:
         lines.append("note: the base ran one trial a case; its pass rates are rough (run it with --trials N)")
     for drop in drops:

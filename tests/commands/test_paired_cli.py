@@ -215,7 +215,7 @@ def test_plan_trials_says_how_many_trials_detect_a_drop(tmp_path: Path) -> None:
     base_run(repo, {f"c{i}": "PPPF" if i % 2 else "PPPP" for i in range(20)}, "--trials", "4")
     ran = run_cli("plan-trials", "base.jsonl", "--drop", "30", "--simulations", "100", cwd=repo)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "20 case(s), base pass rate 80.0%" in ran.stdout
+    assert "20 case(s), base pass rate 80.0%" in ran.stdout and "alpha 0.05 (the suite test at 0.03)" in ran.stdout
     assert "a drop of 30 points" in ran.stdout and "trial(s) a side" in ran.stdout
     assert run_cli("plan-trials", "base.jsonl", "--alpha", "2", cwd=repo).returncode == 2
 
