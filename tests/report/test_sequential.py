@@ -53,6 +53,19 @@ def test_a_break_harder_to_see_gets_more_of_the_level() -> None:
     assert dead == pytest.approx(guard_alpha(0.05) / 2 / 50)
 
 
+def test_a_break_no_level_could_catch_does_not_take_the_others_level() -> None:
+    """A case that passed one base trial of three under a noisy judge would read near 5e-3 broken:
+    weighting by need alone would hand it most of the guard's level and leave the cases whose base
+    failed one trial short of theirs. It keeps the even part; they keep what they need."""
+    prior = fit(NOISY_JUDGE)
+    without = case_levels(0.05, prior, NOISY_JUDGE, [60] * 50)
+    counts = [*NOISY_JUDGE[:-1], (1, 3)]
+    levels = case_levels(0.05, fit(counts), counts, [60] * 50)
+    assert prior.tail(1, 3, 6, 60) > guard_alpha(0.05) / 4
+    assert levels[-1] == pytest.approx(guard_alpha(0.05) / 2 / 50)
+    assert levels[-2] > 0.9 * without[-2] and sum(levels) == pytest.approx(guard_alpha(0.05))
+
+
 def test_a_case_failing_every_trial_is_decided_in_doubling_rounds() -> None:
     """3/3 -> 0/3 in a stable suite, every re-run failing: decided broken in a few rounds, each at
     most the trials run so far, and only as many trials as the decision needs."""

@@ -54,6 +54,10 @@ SPREAD_SHARE = 0.5
 """The share of the guard's part of alpha spread evenly over the cases; the rest is weighted by what a
 complete break of each case would read (`case_levels`). The even part keeps a level for the case a
 weight cannot foresee (a break that is not complete)."""
+MARGIN = 4.0
+"""How many times the p of a complete break at its expected count a case's level must be to be given
+any weight: the count a broken case shows varies (under a judge flipping 10% of verdicts, 6 passes
+of 60 give way to 9 a fifth of the time, about twice the p)."""
 BUDGET_PER_TRIAL = 20
 """The default budget: this many times the case's base trials (60 head trials at `--trials 3`). With
 weighted levels a broken case whose base already failed a trial is caught only after enough head
@@ -73,22 +77,34 @@ def guard_alpha(alpha: float) -> float:
 
 def case_levels(alpha: float, prior: Prior, bases: Sequence[tuple[int, int]], budgets: Sequence[int]) -> list[float]:
     """Each case's level (a weighted Bonferroni adding up to the guard's part of alpha), from its base
-    (passes, trials), the prior fitted to the whole base and its budget. A case's weight is the p its
+    (passes, trials), the prior fitted to the whole base and its budget. A case's need is the p its
     head would read if it broke completely, its budget's trials passing at the rate the suite fails
-    (the base's fail rate: what a judge's own noise lets through): the harder a break is to see, the
-    more level it gets. A case that failed every base trial cannot break further and gets only the
-    even part."""
+    (the base's fail rate: what a judge's own noise lets through), times `MARGIN`. The weighted part
+    goes to the cases whose needs fit in it, the smallest needs first (the most breaks caught for
+    the level), in proportion to their needs; a case whose break no share could catch (its base
+    passed one trial in three under a noisy judge) would only take the level the others need, and
+    keeps the even part, as does a case that failed every base trial (it cannot break further)."""
     if not bases:
         return []
     part = guard_alpha(alpha)
     even = part * SPREAD_SHARE / len(bases)
-    weights = [0.0 if passed == 0 else
-               prior.tail(passed, trials, round(budget * (1 - prior.mean)), budget)
-               for (passed, trials), budget in zip(bases, budgets, strict=True)]
-    total = math.fsum(weights)
-    if total <= 0:
+    weighted = part - even * len(bases)
+    needs = [math.inf if passed == 0 else
+             MARGIN * prior.tail(passed, trials, round(budget * (1 - prior.mean)), budget)
+             for (passed, trials), budget in zip(bases, budgets, strict=True)]
+    chosen: list[int] = []
+    spent = 0.0
+    for i in sorted(range(len(bases)), key=lambda i: needs[i]):
+        if spent + needs[i] > weighted:
+            break
+        chosen.append(i)
+        spent += needs[i]
+    if not chosen:
         return [part / len(bases)] * len(bases)
-    return [even + part * (1 - SPREAD_SHARE) * w / total for w in weights]
+    levels = [even] * len(bases)
+    for i in chosen:
+        levels[i] += weighted * needs[i] / spent
+    return levels
 
 
 def suite_level(alpha: float) -> float:
@@ -135,5 +151,5 @@ def default_budget(base_n: int) -> int:
     return max(base_n, min(BUDGET_LIMIT, BUDGET_PER_TRIAL * base_n))
 
 
-__all__ = ["BUDGET_LIMIT", "BUDGET_PER_TRIAL", "FUTILITY", "GUARD_SHARE", "SPREAD_SHARE", "Decision", "case_levels",
+__all__ = ["BUDGET_LIMIT", "BUDGET_PER_TRIAL", "FUTILITY", "GUARD_SHARE", "MARGIN", "SPREAD_SHARE", "Decision", "case_levels",
            "decide", "default_budget", "guard_alpha", "suite_level", "trials_to_run"]
