@@ -38,6 +38,11 @@ def test_the_guard_and_the_suite_test_share_alpha(counts: list[tuple[int, int]])
     assert sum(levels) == pytest.approx(guard_alpha(0.05)) and guard_alpha(0.05) + suite_level(0.05) == pytest.approx(0.05)
 
 
+def test_five_cases_each_losing_is_a_drop_at_the_suite_level() -> None:
+    """The sign-flip p of k cases all moving down is 2^-k: the suite test must keep more than 1/32."""
+    assert suite_level(0.05) > 1 / 32
+
+
 def test_a_break_harder_to_see_gets_more_of_the_level() -> None:
     """Under a noisy judge a broken case whose base already failed a trial reads near 5e-4 at 60 head
     trials (10 passing: the judge's flips), above the even level; one whose base passed reads near 1e-5.
