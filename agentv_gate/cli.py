@@ -159,7 +159,7 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
                              "outcome flipped there (same case digest) is flaky")
     parser.add_argument("--max-trials", type=int, action=_Once, default=None, dest="max_trials", metavar="N",
                         help="with --baseline, trials and --fail-on regression: the most head trials the per-case "
-                             "guard runs a case whose evidence is short, re-runs included (default: 20 times the "
+                             "guard runs a case whose evidence is short, re-runs included (default: 10 times the "
                              "case's base trials, at most 200)")
     parser.add_argument("--max-drop", type=float, action=_Once, default=None, dest="max_drop", metavar="DELTA",
                         help="with --baseline: a passing case whose score fell by more than DELTA also regressed "

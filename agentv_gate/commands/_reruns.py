@@ -70,7 +70,7 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
         if test.prior is None:
             continue
         more = trials_to_run(test.prior, sum(case.base.passed), len(case.base.passed), sum(case.head_passed),
-                             len(case.head_passed), test.budget_of(case), case.level, batch)
+                             len(case.head_passed), test.budget_of(case), test.guard_level, batch)
         if more:
             out[(head.suite, head.eval_id, head.target)] = more
     return out

@@ -42,11 +42,11 @@ def test_one_stable_case_broken_in_every_trial_fails_the_gate(tmp_path: Path, tr
     assert len(rows["c3"]["trials"]) == int(trials) and rows["c3"]["verdict"] == "fail"
     total = int(trials) + len(reruns)
     assert (f"per-case guard: re-ran {len(reruns)} trial(s) of 1 case(s) whose evidence was short (the default "
-            "budget, each case decided at posterior-predictive p <= 0.0017 each (together 0.017)), cost not reported: "
+            "budget, each case decided at posterior-predictive p <= 0.001), cost not reported: "
             f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs))") in ran.stdout
     assert f"per-case guard: re-ran {len(reruns)} trial(s)" in (tmp_path / "summary.md").read_text()
     assert (f"gate (--fail-on {fail_on}): failed, 1 case(s) fail beyond what the base allows (per-case guard, "
-            "posterior-predictive p <= 0.0017 each (together 0.017) against the whole base") in ran.stdout
+            "posterior-predictive p <= 0.001 each against the whole base") in ran.stdout
     assert f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs), p=" in ran.stdout
 
 
@@ -128,15 +128,15 @@ one of their first 3 trials, on the base as on an unchanged head)."""
 
 def test_a_broken_case_under_a_noisy_judge_fails_the_gate(tmp_path: Path) -> None:
     """The case passes its 3 base trials and then one trial in ten (the judge's flips). Against its own 3
-    base trials alone that is within chance at any level the guard gives a case of 20 (at most 0.0175;
-    Fisher's one-sided p of 3/3 against 5/52 is 0.0021); read against the 20 cases of the base, which all
-    pass about 90% of the time, it is far outside: the gate fails."""
+    base trials alone that is within chance at the guard's level over 20 cases (0.0005; Fisher's one-sided
+    p of 3/3 against 2/28 is 0.0022); read against the 20 cases of the base, which all pass about 90% of
+    the time, it is far outside: the gate fails."""
     repo = project(tmp_path, 20)
     base_run(repo, NOISY, "--trials", "3")
     schedule(repo, {**NOISY, "c1": "FFFFFFFFFP"})
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    assert "c1 (3/3 -> 0/3 (5/52 with re-runs), p=" in ran.stdout
+    assert "c1 (3/3 -> 0/3 (2/28 with re-runs), p=" in ran.stdout
     rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     passed = sum(t["verdict"] == "pass" for t in rows["c1"]["trials"] + rows["c1"]["reruns"])
     assert passed >= 1  # not every trial failed: the stable-case rule alone would not have caught it

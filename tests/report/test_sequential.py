@@ -11,10 +11,9 @@ from hypothesis import strategies as st
 from agentv_gate.report.baseline.pooled import fit
 from agentv_gate.report.baseline.sequential import (
     FUTILITY,
-    case_levels,
     decide,
     default_budget,
-    guard_alpha,
+    guard_level,
     suite_level,
     trials_to_run,
 )
@@ -26,67 +25,21 @@ FLAKY = [(3, 3)] * 30 + [(2, 3)] * 8 + [(1, 3)] * 8 + [(0, 3)] * 4
 STABLE = [(3, 3)] * 10
 
 
-def guard_level(alpha: float, cases: int) -> float:
-    """The even level: the guard's part of alpha over the cases, as a suite of stable cases gets it."""
-    return guard_alpha(alpha) / cases
-
-
-@pytest.mark.parametrize("counts", [NOISY_JUDGE, FLAKY, STABLE, [(0, 3)] * 5, [(3, 3)] * 9 + [(0, 3)]])
-def test_the_guard_and_the_suite_test_share_alpha(counts: list[tuple[int, int]]) -> None:
-    levels = case_levels(0.05, fit(counts), counts, [60] * len(counts))
-    assert all(level > 0 for level in levels)
-    assert sum(levels) == pytest.approx(guard_alpha(0.05)) and guard_alpha(0.05) + suite_level(0.05) == pytest.approx(0.05)
+def test_the_guard_and_the_suite_test_share_alpha() -> None:
+    assert guard_level(0.05, 10) == pytest.approx(0.001)
+    assert guard_level(0.05, 10) * 10 + suite_level(0.05) == pytest.approx(0.05)
 
 
 def test_five_cases_each_losing_is_a_drop_at_the_suite_level() -> None:
-    """The sign-flip p of k cases all moving down is 2^-k: the suite test must keep more than 1/32."""
+    """The sign-flip p of k cases all moving down is 2^-k: at alpha 0.05 the suite test must keep more
+    than 1/32, or five stable cases each losing trials (none gaining) would not be a drop (10 of 50
+    stable cases losing 30 points at 3 trials a side: caught 91% at 0.04, 75% at 0.03 in simulation)."""
     assert suite_level(0.05) > 1 / 32
 
 
-def test_a_break_harder_to_see_gets_more_of_the_level() -> None:
-    """Under a noisy judge a broken case whose base already failed a trial reads near 5e-4 at 60 head
-    trials (10 passing: the judge's flips), above the even level; one whose base passed reads near 1e-5.
-    The weights give the first kind what it needs, and a case that failed every base trial (it cannot
-    break further) only the even part."""
-    prior = fit(NOISY_JUDGE)
-    levels = case_levels(0.05, prior, NOISY_JUDGE, [60] * 50)
-    clean, failed_one = levels[0], levels[-1]
-    assert guard_level(0.05, 50) < prior.tail(2, 3, 10, 60) < failed_one
-    assert prior.tail(3, 3, 10, 60) < clean < failed_one
-    with_dead = [*NOISY_JUDGE[:-1], (0, 3)]
-    dead = case_levels(0.05, fit(with_dead), with_dead, [60] * 50)[-1]
-    assert dead == pytest.approx(guard_alpha(0.05) / 2 / 50)
-
-
-def test_a_break_no_level_could_catch_does_not_take_the_others_level() -> None:
-    """A case that passed one base trial of three under a noisy judge would read near 5e-3 broken:
-    weighting by need alone would hand it most of the guard's level and leave the cases whose base
-    failed one trial short of theirs. It keeps the even part; they keep what they need."""
-    prior = fit(NOISY_JUDGE)
-    without = case_levels(0.05, prior, NOISY_JUDGE, [60] * 50)
-    counts = [*NOISY_JUDGE[:-1], (1, 3)]
-    levels = case_levels(0.05, fit(counts), counts, [60] * 50)
-    assert prior.tail(1, 3, 6, 60) > guard_alpha(0.05) / 4
-    assert levels[-1] == pytest.approx(guard_alpha(0.05) / 2 / 50)
-    assert levels[-2] > 0.9 * without[-2] and sum(levels) == pytest.approx(guard_alpha(0.05))
-
-
-def test_a_case_failing_every_trial_is_decided_in_doubling_rounds() -> None:
-    """3/3 -> 0/3 in a stable suite, every re-run failing: decided broken in a few rounds, each at
-    most the trials run so far, and only as many trials as the decision needs."""
-    prior = fit(STABLE)
-    level = guard_level(0.05, 10)
-    rounds, n = [], 3
-    while more := trials_to_run(prior, 3, 3, 0, n, 60, level, 3):
-        rounds.append(more)
-        n += more
-    assert rounds[:3] == [3, 6, 12] and len(rounds) <= 5
-    assert decide(prior, 3, 3, 0, n, 60, level) == "broken" and decide(prior, 3, 3, 0, n - 1, 60, level) == "undecided"
-
-
-def test_the_default_budget_is_twenty_times_the_base_trials() -> None:
-    assert default_budget(3) == 60 and default_budget(5) == 100
-    assert default_budget(10) == 200 and default_budget(300) == 300  # capped, never below the trials there are
+def test_the_default_budget_is_ten_times_the_base_trials() -> None:
+    assert default_budget(3) == 30 and default_budget(5) == 50
+    assert default_budget(40) == 200 and default_budget(300) == 300  # capped, never below the trials there are
 
 
 def test_a_noisy_judges_suite_lends_each_case_its_strength() -> None:
@@ -149,7 +102,7 @@ def test_stopping_early_never_fails_what_the_fixed_budget_passes(counts: list[tu
         more = trials_to_run(prior, base_passed, base_n, sum(head[:n]), n, budget, level, batch)
         if not more:
             break
-        assert more <= (max(batch, n) if sum(head[:n]) == 0 else batch) and n + more <= budget
+        assert more <= batch and n + more <= budget
         n += more
     reached = decide(prior, base_passed, base_n, sum(head[:n]), n, budget, level)
     assert reached != "undecided"

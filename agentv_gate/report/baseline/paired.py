@@ -40,7 +40,7 @@ from ..rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, tr
 from ..text import one_line
 from .compare import CaseChange, Comparison
 from .pooled import Prior, fit
-from .sequential import Decision, case_levels, decide, default_budget, guard_alpha, suite_level
+from .sequential import Decision, decide, default_budget, guard_level, suite_level
 from .stats import (
     Interval,
     benjamini_hochberg,
@@ -82,8 +82,6 @@ class CaseTest:
     p_guard: float = 1.0
     """Its one-sided p on the trials run: the posterior predictive probability of a head this bad
     given the case's base trials and the prior fitted to the whole base (`pooled`)."""
-    level: float = 0.0
-    """The level the guard holds this case to: its share of the guard's part of alpha (`sequential.case_levels`)."""
 
     @property
     def head_passed(self) -> tuple[bool, ...]:
@@ -145,16 +143,9 @@ class SuiteTest:
         return suite_level(self.alpha)
 
     @property
-    def guard_alpha(self) -> float:
-        """The per-case guard's part of alpha: its cases' levels add up to it."""
-        return guard_alpha(self.alpha)
-
-    def levels_text(self) -> str:
-        """`p <= 1e-04 to 5e-04 each`: the range of the cases' levels in the per-case guard."""
-        levels = [c.level for c in self.cases]
-        low, high = (min(levels), max(levels)) if levels else (0.0, 0.0)
-        spread = f"{low:.2g}" if f"{low:.2g}" == f"{high:.2g}" else f"{low:.2g} to {high:.2g}"
-        return f"p <= {spread} each (together {self.guard_alpha:.2g})"
+    def guard_level(self) -> float:
+        """Each case's level in the per-case guard (its share of alpha over the paired cases)."""
+        return guard_level(self.alpha, len(self.cases))
 
     @property
     def dropped(self) -> bool:
@@ -175,7 +166,7 @@ class SuiteTest:
         cost = f", ${math.fsum(costs):.4f}" if costs else ", cost not reported"
         budget = f"--max-trials {self.budget}" if self.budget is not None else "the default budget"
         return (f"per-case guard: re-ran {trials} trial(s) of {len(reran)} case(s) whose evidence was short "
-                f"({budget}, each case decided at posterior-predictive {self.levels_text()}){cost}: "
+                f"({budget}, each case decided at posterior-predictive p <= {self.guard_level:.2g}){cost}: "
                 + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in reran[:DRIVERS]))
 
     def with_label(self, *labels: Label) -> list[CaseTest]:
@@ -236,10 +227,11 @@ def case_guard(case: CaseTest) -> Guard | None:
     return "suspicious" if case.decision == "undecided" else None
 
 
-def guard_decision(prior: Prior, base: TrialOutcomes, head: tuple[bool, ...], budget: int,
+def guard_decision(prior: Prior, base: TrialOutcomes, head: tuple[bool, ...], budget: int | None,
                    level: float) -> tuple[Decision, float]:
-    """The guard's decision and p for one case, with `budget` head trials."""
+    """The guard's decision and p for one case, with `budget` head trials (None: the default)."""
     passed, n = sum(base.passed), len(base.passed)
+    budget = default_budget(n) if budget is None else budget
     return (decide(prior, passed, n, sum(head), len(head), budget, level),
             prior.tail(passed, n, sum(head), len(head)))
 
@@ -292,12 +284,10 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     pvalues = [fisher_two_sided(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     qvalues = benjamini_hochberg(pvalues)
     cases = []
+    level = guard_level(alpha, len(sides))
     # the whole base says how often a case like each one passes: the guard's prior
-    bases = [(sum(b.passed), len(b.passed)) for b, _ in sides]
-    prior = fit(bases)
-    budgets = [default_budget(n) if budget is None else budget for _, n in bases]
-    levels = case_levels(alpha, prior, bases, budgets)
-    for change, (b, h), p, q, level, trials in zip(paired, sides, pvalues, qvalues, levels, budgets, strict=True):
+    prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])
+    for change, (b, h), p, q in zip(paired, sides, pvalues, qvalues, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
         if q <= alpha and rate != 0:
@@ -306,9 +296,9 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
             label = "inconclusive" if rate < 0 else "unchanged"
         mixed = len(set(b.passed)) > 1
         extra = rerun_outcomes(change.head) if change.head is not None else TrialOutcomes((), ())
-        decision, p_guard = guard_decision(prior, b, h.passed + extra.passed, trials, level)
+        decision, p_guard = guard_decision(prior, b, h.passed + extra.passed, budget, level)
         cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky,
-                              extra.passed, extra.cost_usd, decision, p_guard, level))
+                              extra.passed, extra.cost_usd, decision, p_guard))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
