@@ -14,11 +14,25 @@ import sys
 import textwrap
 from pathlib import Path
 
+NOT_AT_START = ("requests", "urllib3", "tenacity", "junit_xml", "agentv_gate.report.baseline.paired",
+                "agentv_gate.report.baseline.render", "agentv_gate.evaluators.composite",
+                "agentv_gate.evaluators.field_accuracy", "agentv_gate.evaluators.tool_trajectory",
+                "agentv_gate.evaluators.llm_judge")
+
 
 def _fresh(code: str, cwd: Path | None = None) -> object:
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=cwd,
                           check=True)
     return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_importing_the_run_command_loads_no_optional_dependency() -> None:
+    loaded = _fresh(f"""
+        import json, sys
+        import agentv_gate.commands.run
+        print(json.dumps([name for name in {NOT_AT_START!r} if name in sys.modules]))
+    """)
+    assert loaded == []
 
 
 def test_importing_the_run_command_builds_no_evaluator_config_schema() -> None:
