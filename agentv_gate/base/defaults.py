@@ -28,6 +28,9 @@ FAIL_ON = ("all", "regression", "case-regression", "inconclusive")
 a side: on any case that regressed), `case-regression` on a significant case too, `inconclusive` on a
 case whose pass rate fell without significance as well."""
 
+DEFAULT_ALPHA = 0.05
+"""The baseline's paired test's significance level unless `--alpha` says otherwise (report/baseline/paired.py)."""
+
 MAX_REJUDGE = 10
 """The most extra calls `rejudge_on_fail` / `--rejudge-on-fail` may ask of a judge whose verdict failed:
 past a handful, a judge that needs them is the problem `judge-check` measures, not noise to outvote."""

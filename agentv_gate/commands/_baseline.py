@@ -8,10 +8,10 @@ import math
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from ..base.defaults import DEFAULT_ALPHA
 from ..errors import UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
-from ..report.baseline import paired
 from ..report.baseline.gate import Baseline
 from ..report.jsonl import missing_shards, unfinished_runs
 from ._previous import read_previous
@@ -58,6 +58,8 @@ def read_history(path: Path | None, base: Sequence[CaseResult]) -> frozenset[tup
     if path is None:
         return frozenset()
     history = read_previous(path, f"--history {path} holds no results rows")
+    from ..report.baseline import paired  # a run against a base only
+
     return frozenset(paired.flaky_cases(history, base))
 
 
@@ -100,7 +102,7 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     kept = [row for row in rows if (row.suite, row.eval_id) not in left_out]
     alpha = getattr(args, "alpha", None)
     return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None),
-                    paired.DEFAULT_ALPHA if alpha is None else alpha,
+                    DEFAULT_ALPHA if alpha is None else alpha,
                     read_history(getattr(args, "history", None), kept), getattr(args, "max_trials", None))
 
 

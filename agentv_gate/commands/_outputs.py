@@ -14,7 +14,6 @@ from pathlib import Path
 from ..errors import EXIT_OK, ReportWriteError, UsageError
 from ..report import TargetTraffic, summarise
 from ..report.baseline.gate import Baseline, gate_exit
-from ..report.baseline.render import baseline_report
 from ..report.console import ConsoleReporter
 from ..report.github import md_cell, write_github_reports
 from ..report.html import html_path_for, write_html
@@ -75,7 +74,11 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     """
     write_junit([*results, *not_run], junit)
     summary = summarise(results, planned)
-    against = baseline_report(baseline, results, summary, stopped) if baseline is not None else None
+    against = None
+    if baseline is not None:
+        from ..report.baseline.render import baseline_report  # the comparison's modules: a run against a base only
+
+        against = baseline_report(baseline, results, summary, stopped)
     notes = selection_lines(results)  # carried rows, replayed answers: said in every report alike
     notes_html = "".join(f"<p class=\"selection\">{escape_html(line)}</p>" for line in notes)
     notes_markdown = "".join(f"**{md_cell(line, 500)}**\n\n" for line in notes)

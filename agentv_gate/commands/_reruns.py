@@ -14,17 +14,18 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ReportWriteError
 from ..models import CaseResult, EvalCase
 from ..orchestrator import Orchestrator, RunSettings
-from ..report.baseline import paired
-from ..report.baseline.gate import Baseline
-from ..report.baseline.sequential import trials_to_run
 from ..report.jsonl import JsonlWriter, read_results
 from ..report.rows import NOT_RUN, ReportRow, TrialOutcomes, outcome
 from ..report.text import inert_log_text, one_line
+
+if TYPE_CHECKING:  # the paired test's modules are imported by a run against a base only, where it is used
+    from ..report.baseline import paired
+    from ..report.baseline.gate import Baseline
 
 RowKey = tuple[str, str, str]
 
@@ -60,6 +61,8 @@ def decided(test: paired.SuiteTest, fail_on: str) -> bool:
 
 def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
     """(row key) -> how many more trials each undecided case runs in this round."""
+    from ..report.baseline.sequential import trials_to_run
+
     out: dict[RowKey, int] = {}
     for case in test.cases:
         head = case.change.head
@@ -80,6 +83,8 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
                      cases_of: Callable[[set[RowKey]], Iterable[EvalCase]],
                      orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool) -> Reruns:
     """Round after round, the undecided cases' next trials; `rows` is updated in place with them."""
+    from ..report.baseline import paired
+
     reruns = Reruns()
     while True:
         test = baseline.test(baseline.compare(rows))

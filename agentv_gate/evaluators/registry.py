@@ -9,8 +9,9 @@ replace built-ins, which is how tests and embedders plug in their own judge.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeVar
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -36,23 +37,10 @@ from ..models import (
     TokenUsageConfig,
     ToolTrajectoryConfig,
 )
-from .affix import AffixEvaluator
 from .base import Evaluator, ResolveJudgeProvider
-from .code_judge import CodeJudgeEvaluator
-from .composite import CompositeEvaluator
-from .contains import ContainsEvaluator
-from .cost import CostEvaluator
-from .custom_assertion import CustomAssertionEvaluator
-from .equals import EqualsEvaluator
-from .execution_metrics import ExecutionMetricsEvaluator
-from .field_accuracy import FieldAccuracyEvaluator
-from .is_json import IsJsonEvaluator
-from .latency import LatencyEvaluator
-from .regex import RegexEvaluator
-from .skill_trigger import SkillTriggerEvaluator
-from .target_proxy import CaseTargets, NamedTargets
-from .token_usage import TokenUsageEvaluator
-from .tool_trajectory import ToolTrajectoryEvaluator
+
+if TYPE_CHECKING:
+    from .target_proxy import CaseTargets, NamedTargets
 
 EvaluatorRegistry = Mapping[type[BaseModel], Evaluator[Any]]
 """Config class -> the evaluator for configs of that class."""
@@ -79,10 +67,39 @@ def evaluate_safely(registry: EvaluatorRegistry, context: EvaluationContext) -> 
                                reasoning=message, error=message)
 
 
-def _register(registry: dict[type[BaseModel], Evaluator[Any]], config_class: type[_C],
-              evaluator: Evaluator[_C]) -> None:
+Factory = Callable[[], Evaluator[Any]]
+
+
+class _Registry(Mapping[type[BaseModel], Evaluator[Any]]):
+    """A config class -> its evaluator, made (and its module imported) when first asked for: a run pays
+    for the evaluator kinds its suites use. Every config class is a key from the start. Workers ask
+    from several threads; each evaluator is made once."""
+
+    def __init__(self, factories: dict[type[BaseModel], Factory]) -> None:
+        self._factories = factories
+        self._made: dict[type[BaseModel], Evaluator[Any]] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, config_class: type[BaseModel]) -> Evaluator[Any]:
+        made = self._made.get(config_class)
+        if made is not None:
+            return made
+        factory = self._factories[config_class]  # KeyError for a class not registered, as a dict's
+        with self._lock:
+            if config_class not in self._made:
+                self._made[config_class] = factory()
+            return self._made[config_class]
+
+    def __iter__(self) -> Iterator[type[BaseModel]]:
+        return iter(self._factories)
+
+    def __len__(self) -> int:
+        return len(self._factories)
+
+
+def _register(registry: dict[type[BaseModel], Factory], config_class: type[_C], make: Callable[[], Evaluator[_C]]) -> None:
     """One entry, with the type checker holding the evaluator to the config class it is filed under."""
-    registry[config_class] = evaluator
+    registry[config_class] = make
 
 
 def build_evaluator_registry(
@@ -93,36 +110,118 @@ def build_evaluator_registry(
     max_output_tokens: int | None = None,
     temperature: float | None = None,
     targets: NamedTargets | CaseTargets | None = None,
-) -> dict[type[BaseModel], Evaluator[Any]]:
-    """An evaluator for every config class, with `overrides` applied last (composite members use them too)."""
-    registry: dict[type[BaseModel], Evaluator[Any]] = {}
-    _register(registry, CodeJudgeConfig, CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds,
-                                                            resolve_judge_provider=resolve_judge_provider,
-                                                            targets=targets))
-    _register(registry, ContainsConfig, ContainsEvaluator())
-    _register(registry, RegexConfig, RegexEvaluator())
-    _register(registry, EqualsConfig, EqualsEvaluator())
-    _register(registry, IsJsonConfig, IsJsonEvaluator())
-    _register(registry, AffixConfig, AffixEvaluator())
-    _register(registry, FieldAccuracyConfig, FieldAccuracyEvaluator())
-    _register(registry, ToolTrajectoryConfig, ToolTrajectoryEvaluator())
-    _register(registry, LatencyConfig, LatencyEvaluator())
-    _register(registry, CostConfig, CostEvaluator())
-    _register(registry, TokenUsageConfig, TokenUsageEvaluator())
-    _register(registry, ExecutionMetricsConfig, ExecutionMetricsEvaluator())
-    _register(registry, SkillTriggerConfig, SkillTriggerEvaluator())
-    _register(registry, CustomAssertionConfig, CustomAssertionEvaluator(default_timeout_seconds=judge_timeout_seconds))
-    _register(registry, CompositeConfig, CompositeEvaluator(
-        run_member=lambda context: evaluate_safely(registry, context),
-        resolve_judge_provider=resolve_judge_provider,
-        default_timeout_seconds=judge_timeout_seconds,
-    ))
-    if not overrides or LlmJudgeConfig not in overrides:
-        from .llm_judge import DEFAULT_JUDGE_TEMPERATURE, LlmJudgeEvaluator  # lazy: only needed when used
+) -> EvaluatorRegistry:
+    """An evaluator for every config class, with `overrides` applied last (composite members use them too).
+    Each built-in's module is imported the first time a config of its class is evaluated (function-level
+    imports below): an evaluator holds no per-case state, so the one made then serves the whole run."""
+    factories: dict[type[BaseModel], Factory] = {}
 
-        _register(registry, LlmJudgeConfig, LlmJudgeEvaluator(
-            resolve_judge_provider=resolve_judge_provider, max_output_tokens=max_output_tokens,
-            temperature=DEFAULT_JUDGE_TEMPERATURE if temperature is None else temperature,
-            default_timeout_seconds=judge_timeout_seconds))
-    registry.update(overrides or {})
+    def code_judge() -> Evaluator[CodeJudgeConfig]:
+        from .code_judge import CodeJudgeEvaluator
+
+        return CodeJudgeEvaluator(default_timeout_seconds=judge_timeout_seconds,
+                                  resolve_judge_provider=resolve_judge_provider, targets=targets)
+
+    def contains() -> Evaluator[ContainsConfig]:
+        from .contains import ContainsEvaluator
+
+        return ContainsEvaluator()
+
+    def regex() -> Evaluator[RegexConfig]:
+        from .regex import RegexEvaluator
+
+        return RegexEvaluator()
+
+    def equals() -> Evaluator[EqualsConfig]:
+        from .equals import EqualsEvaluator
+
+        return EqualsEvaluator()
+
+    def is_json() -> Evaluator[IsJsonConfig]:
+        from .is_json import IsJsonEvaluator
+
+        return IsJsonEvaluator()
+
+    def affix() -> Evaluator[AffixConfig]:
+        from .affix import AffixEvaluator
+
+        return AffixEvaluator()
+
+    def field_accuracy() -> Evaluator[FieldAccuracyConfig]:
+        from .field_accuracy import FieldAccuracyEvaluator
+
+        return FieldAccuracyEvaluator()
+
+    def tool_trajectory() -> Evaluator[ToolTrajectoryConfig]:
+        from .tool_trajectory import ToolTrajectoryEvaluator
+
+        return ToolTrajectoryEvaluator()
+
+    def latency() -> Evaluator[LatencyConfig]:
+        from .latency import LatencyEvaluator
+
+        return LatencyEvaluator()
+
+    def cost() -> Evaluator[CostConfig]:
+        from .cost import CostEvaluator
+
+        return CostEvaluator()
+
+    def token_usage() -> Evaluator[TokenUsageConfig]:
+        from .token_usage import TokenUsageEvaluator
+
+        return TokenUsageEvaluator()
+
+    def execution_metrics() -> Evaluator[ExecutionMetricsConfig]:
+        from .execution_metrics import ExecutionMetricsEvaluator
+
+        return ExecutionMetricsEvaluator()
+
+    def skill_trigger() -> Evaluator[SkillTriggerConfig]:
+        from .skill_trigger import SkillTriggerEvaluator
+
+        return SkillTriggerEvaluator()
+
+    def custom_assertion() -> Evaluator[CustomAssertionConfig]:
+        from .custom_assertion import CustomAssertionEvaluator
+
+        return CustomAssertionEvaluator(default_timeout_seconds=judge_timeout_seconds)
+
+    def composite() -> Evaluator[CompositeConfig]:
+        from .composite import CompositeEvaluator
+
+        return CompositeEvaluator(run_member=lambda context: evaluate_safely(registry, context),
+                                  resolve_judge_provider=resolve_judge_provider,
+                                  default_timeout_seconds=judge_timeout_seconds)
+
+    def llm_judge() -> Evaluator[LlmJudgeConfig]:
+        from .llm_judge import DEFAULT_JUDGE_TEMPERATURE, LlmJudgeEvaluator
+
+        return LlmJudgeEvaluator(resolve_judge_provider=resolve_judge_provider, max_output_tokens=max_output_tokens,
+                                 temperature=DEFAULT_JUDGE_TEMPERATURE if temperature is None else temperature,
+                                 default_timeout_seconds=judge_timeout_seconds)
+
+    _register(factories, CodeJudgeConfig, code_judge)
+    _register(factories, ContainsConfig, contains)
+    _register(factories, RegexConfig, regex)
+    _register(factories, EqualsConfig, equals)
+    _register(factories, IsJsonConfig, is_json)
+    _register(factories, AffixConfig, affix)
+    _register(factories, FieldAccuracyConfig, field_accuracy)
+    _register(factories, ToolTrajectoryConfig, tool_trajectory)
+    _register(factories, LatencyConfig, latency)
+    _register(factories, CostConfig, cost)
+    _register(factories, TokenUsageConfig, token_usage)
+    _register(factories, ExecutionMetricsConfig, execution_metrics)
+    _register(factories, SkillTriggerConfig, skill_trigger)
+    _register(factories, CustomAssertionConfig, custom_assertion)
+    _register(factories, CompositeConfig, composite)
+    _register(factories, LlmJudgeConfig, llm_judge)
+    factories.update({config_class: _given(evaluator) for config_class, evaluator in (overrides or {}).items()})
+    registry = _Registry(factories)
     return registry
+
+
+def _given(evaluator: Evaluator[Any]) -> Factory:
+    return lambda: evaluator
+

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -32,6 +32,7 @@ from ..models import (
     TargetAccessConfig,
     ToolTrajectoryConfig,
     TrajectoryItem,
+    config_class,
     merged_preprocessors,
 )
 from .assertions import CUSTOM_KIND, find_custom_assertion
@@ -58,7 +59,14 @@ from .yaml_lines import LineList, item_line, key_line, line_of, yaml_kind
 __all__ = ["auto_name", "check_weight_total", "normalise_kind", "parse_evaluator", "parse_evaluators",
            "resolve_script", "written_value"]
 
-_ADAPTER: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorConfig)
+_ADAPTERS: list[TypeAdapter[EvaluatorConfig]] = []
+
+
+def _adapter() -> TypeAdapter[EvaluatorConfig]:
+    """The whole union, for a `type:` no config class has (its error names the kinds): built on first use."""
+    if not _ADAPTERS:
+        _ADAPTERS.append(TypeAdapter(EvaluatorConfig))
+    return _ADAPTERS[0]
 
 TYPE_ALIASES: dict[str, str] = {alias: get_args(cls.model_fields["type"].annotation)[0]
                 for cls in EVALUATOR_CONFIG_CLASSES for alias in cls.TYPE_ALIASES}
@@ -209,7 +217,9 @@ def parse_evaluator(
     w = _written(raw, roots, file, problems, line_of(raw, line), four_x, assertions_key, file_generation)
     normalise(w, name_required=name_required, index=index)
     try:  # where it is written goes in with what is written (a key of that name is an unknown key, reported)
-        config = _ADAPTER.validate_python({**w.data, "source_file": file, "source_line": w.line})
+        data = {**w.data, "source_file": file, "source_line": w.line}
+        cls = config_class(data.get("type"))  # the union's member for this type: only its schema is built
+        config = _adapter().validate_python(data) if cls is None else cast("EvaluatorConfig", cls.model_validate(data))
     except ValidationError as exc:
         raise validation_error(exc, w.line, f"{w.kind} evaluator '{w.data.get('name')}'") from None
     check(config, w)

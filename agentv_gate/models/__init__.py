@@ -38,6 +38,7 @@ from .config import AffixConfig as AffixConfig
 from .config import ArgsMatch as ArgsMatch
 from .config import CodeJudgeConfig as CodeJudgeConfig
 from .config import CompositeConfig as CompositeConfig
+from .config import ConfigList as ConfigList
 from .config import ContainsConfig as ContainsConfig
 from .config import CostConfig as CostConfig
 from .config import Count as Count
@@ -64,6 +65,7 @@ from .config import TokenUsageConfig as TokenUsageConfig
 from .config import ToolTrajectoryConfig as ToolTrajectoryConfig
 from .config import TrajectoryItem as TrajectoryItem
 from .config import aggregator_kind as aggregator_kind
+from .config import config_class as config_class
 from .config import media_type_of as media_type_of
 from .config import merged_preprocessors as merged_preprocessors
 from .config import value_at_path as value_at_path

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..base.generations import Generation
 from ..base.trial_strategies import AGENTV_STRATEGIES
-from .config import STRICT_VALUES, EvaluatorConfig, PreprocessorConfig
+from .config import STRICT_VALUES, ConfigList, PreprocessorConfig
 from .messages import Message
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class Turn(BaseModel):
     """The user's message as AgentV sends it: text, or other content as JSON."""
     expected_messages: list[Message] = Field(default_factory=list)
     reference_answer: str = ""
-    evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    evaluators: ConfigList = Field(default_factory=list)
     """The turn's assertions (its strings one `turn-rubrics` grader, first); none and no expected output:
     the turn scores 1."""
     default_grader: bool = False
@@ -160,7 +160,7 @@ class EvalCase(BaseModel):
     reference_answer: str = ""
     guideline_files: list[str] = Field(default_factory=list)
     input_files: list[str] = Field(default_factory=list)
-    evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    evaluators: ConfigList = Field(default_factory=list)
     threshold: float | None = None
     target: str | None = None
     target_line: int | None = None

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, TypeAdapter, field_validator, model_validator
+from pydantic_core import core_schema
 
 from ..base.defaults import MAX_REJUDGE, PASS_SCORE
 from ..base.generations import Generation, judge_type_aliases
@@ -52,7 +53,10 @@ class _EvaluatorBase(BaseModel):
     spellings of its `type:`, the other names of its settings, and the settings AgentV's own type reads
     no such way (refused) or reads and ignores (a warning), each with its reason."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, **STRICT_VALUES)
+    # defer_build (inherited by every kind, as by the sub-models below): a class builds its schema when a
+    # config of its kind is first validated, so a run pays for the kinds its suites use, not for all sixteen
+    # (the loader validates each entry with its kind's class, see `config_class`). Same schema, same errors.
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True, **STRICT_VALUES)
 
     TYPE_ALIASES: ClassVar[tuple[str, ...]] = ()
     """Other spellings of the kind's `type:` (AgentV's generations and shorthands), `-` written as `_`."""
@@ -105,7 +109,7 @@ class TargetAccessConfig(BaseModel):
     """A code judge's `target:` (`true`, or `{max_calls: N}`): the script may call the judge model
     through a loopback proxy, at most `max_calls` times per case."""
 
-    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
+    model_config = ConfigDict(extra="forbid", defer_build=True, **STRICT_VALUES)
 
     max_calls: int = Field(default=DEFAULT_TARGET_MAX_CALLS, ge=0, strict=True)
 
@@ -131,7 +135,7 @@ class CodeJudgeConfig(_EvaluatorBase):
 class PromptScriptConfig(BaseModel):
     """An executable prompt template: run like a code judge, stdout is the prompt."""
 
-    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
+    model_config = ConfigDict(extra="forbid", defer_build=True, **STRICT_VALUES)
 
     RENAMED: ClassVar[Renamed] = {"command": ("script", "command is AgentV 2.19's name")}
     """AgentV 2.19 names an executable prompt template's argv `command`; `script` is the older name."""
@@ -149,7 +153,7 @@ class PromptScriptConfig(BaseModel):
 class ScoreRange(BaseModel):
     """One band of a score-range rubric item: judge scores `score_range[0]..score_range[1]` mean `outcome`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     score_range: tuple[int, int]
     outcome: str
@@ -158,7 +162,7 @@ class ScoreRange(BaseModel):
 class RubricItem(BaseModel):
     """One rubric criterion, as AgentV 2.19 normalises it (`id` defaults to `rubric-<n>`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     outcome: str = ""
@@ -201,7 +205,7 @@ class PreprocessorConfig(BaseModel):
     """One entry of AgentV 4.42's `preprocessors:` (a suite's or an llm-grader's): the command that turns a file
     block of the agent's answer, of this media type, into the text the grader reads."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     type: str
     command: list[str]
@@ -386,7 +390,7 @@ class SkillTriggerConfig(_EvaluatorBase):
 
 
 class FieldSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
+    model_config = ConfigDict(extra="forbid", defer_build=True, **STRICT_VALUES)
 
     path: str
     match: Literal["exact", "numeric_tolerance", "date"] = "exact"
@@ -425,7 +429,7 @@ ArgsMatch = Literal["exact", "superset", "subset", "ignore"] | list[str]
 class TrajectoryItem(BaseModel):
     """One expected tool call of a `tool_trajectory`; a key not listed here is an error, never ignored."""
 
-    model_config = ConfigDict(extra="forbid", **STRICT_VALUES)
+    model_config = ConfigDict(extra="forbid", defer_build=True, **STRICT_VALUES)
 
     IGNORED: ClassVar[Settings] = {
         key: (f"AgentV 2.19 reads no call's {key}", f"args: {{...}}, or no '{key}'") for key in ("input", "output")}
@@ -554,4 +558,46 @@ EVALUATOR_KINDS: dict[str, type[_EvaluatorBase]] = {
 """Every `type:` an evaluator may have -> its config class ("starts_with" -> AffixConfig), read off the
 union above, so a new config class is a new kind with no list to edit."""
 
-CompositeConfig.model_rebuild()
+
+def config_class(kind: object) -> type[_EvaluatorBase] | None:
+    """The config class a `type:` (already normalised) names, None for any other value: the class the loader
+    validates the entry with, which is the member the discriminated union `EvaluatorConfig` would pick."""
+    return EVALUATOR_KINDS.get(kind) if isinstance(kind, str) else None
+
+
+_CONFIGS_ADAPTER: list[TypeAdapter[list[EvaluatorConfig]]] = []
+
+
+def _configs_adapter() -> TypeAdapter[list[EvaluatorConfig]]:
+    """`list[EvaluatorConfig]` validated as pydantic validates it, built on first use (every config class)."""
+    if not _CONFIGS_ADAPTER:
+        _CONFIGS_ADAPTER.append(TypeAdapter(list[EvaluatorConfig]))
+    return _CONFIGS_ADAPTER[0]
+
+
+def _validated_configs(value: Any) -> list[EvaluatorConfig]:
+    if isinstance(value, list) and all(isinstance(item, EVALUATOR_CONFIG_CLASSES) for item in value):
+        return list(value)  # configs the loader validated: kept as they are, as pydantic keeps a model instance
+    return _configs_adapter().validate_python(value)
+
+
+def _dumped_configs(value: list[EvaluatorConfig], info: core_schema.SerializationInfo) -> list[Any]:
+    return [item.model_dump(mode=info.mode, by_alias=info.by_alias, exclude_unset=info.exclude_unset,
+                            exclude_defaults=info.exclude_defaults, exclude_none=info.exclude_none,
+                            round_trip=info.round_trip) for item in value]
+
+
+class _ConfigList:
+    """A field holding evaluator configs (`EvalCase.evaluators`, `Turn.evaluators`) that is checked
+    without building the schema of every config class: a list of configs is kept as it is (each was
+    validated by its own class when loaded), anything else is validated as `list[EvaluatorConfig]`,
+    and each config is dumped by its own class, as the union's serializer dumps it."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            _validated_configs,
+            serialization=core_schema.plain_serializer_function_ser_schema(_dumped_configs, info_arg=True))
+
+
+ConfigList = Annotated[list[EvaluatorConfig], _ConfigList()]
+"""`list[EvaluatorConfig]` for a model's field, checked as `_ConfigList` says (the same type to mypy)."""

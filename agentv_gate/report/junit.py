@@ -31,9 +31,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
-
-from junit_xml import TestCase, TestSuite
+from typing import TYPE_CHECKING, TextIO
 
 from ..base.files import atomic_writer, refuse_escaping_symlink
 from ..errors import ReportWriteError
@@ -43,6 +41,9 @@ from .paths import source_path, suite_path
 from .rows import ADVISORY, NEVER_QUARANTINED, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from .selection import carried_from, selection_lines
 from .text import clean, one_line, truncate
+
+if TYPE_CHECKING:  # junit_xml is imported when a file is written (the end of a run), not at start-up
+    from junit_xml import TestCase
 
 SCHEMA_PATH = Path(__file__).with_name("junit.xsd")
 """Jenkins xunit-plugin `junit-10.xsd`; tests validate our output against it."""
@@ -168,6 +169,8 @@ def _group_by_suite(results: Iterable[ReportedCase]) -> list[tuple[str, list[Rep
 
 
 def _test_case(r: ReportedCase, name: str, classname: str, root: Path | None) -> TestCase:
+    from junit_xml import TestCase
+
     tc = TestCase(name=name, classname=classname, elapsed_sec=r.duration_ms / 1000,
                   file=source_path(r, root) or None, line=r.line if r.line > 0 else None)
     base = carried_from(r)
@@ -205,6 +208,8 @@ def _write_suite(out: _CleanWriter, suite_name: str, cases: list[ReportedCase], 
     """One `<testsuite>`, written `CHUNK` cases at a time so a suite of any size never has all its
     XML elements in memory at once. The text is what serialising the whole suite element (built
     by junit-xml, indented by `ET.indent`) would give; a test compares the two."""
+    from junit_xml import TestSuite
+
     classname = suite_name
     names = [_case_name(r, with_target) for r in cases]
     first_file = suite_path(cases[0], root) or None

@@ -22,14 +22,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ...base.defaults import DEFAULT_ALPHA
 from ...errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
 from ...models import CaseResult
 from .. import Summary
 from ..rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..text import one_line
-from . import paired
-from .compare import CaseChange, Comparison, compare_results
+
+if TYPE_CHECKING:
+    from . import paired
+    from .compare import CaseChange, Comparison
+
+# paired and compare are imported where a base is compared: every run reads `gate_exit`, only a run
+# against a base (`--baseline`) needs the comparison and the paired test.
 
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
@@ -47,16 +54,20 @@ class Baseline:
     rows: list[CaseResult]
     fail_on: str
     max_drop: float | None
-    alpha: float = paired.DEFAULT_ALPHA
+    alpha: float = DEFAULT_ALPHA
     flaky: frozenset[tuple[str, str]] = frozenset()
     """(suite, test id) of cases that flipped in the `--history` file on the base's digest."""
     max_trials: int | None = None
     """`--max-trials`: the head trials the per-case guard decides a case on (None: its default)."""
 
     def compare(self, results: Sequence[ReportedCase]) -> Comparison:
+        from .compare import compare_results
+
         return compare_results(self.rows, results, self.max_drop)
 
     def test(self, comparison: Comparison) -> paired.SuiteTest | paired.NoTest:
+        from . import paired
+
         return paired.paired_test(comparison, self.alpha, self.flaky, self.max_trials)
 
     def flaky_regressions(self, comparison: Comparison) -> list[str]:
@@ -66,6 +77,8 @@ class Baseline:
     def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None,
                 test: paired.SuiteTest | paired.NoTest | None = None) -> tuple[bool, str]:
         """(gate passed, one line saying why) for `--fail-on` as given."""
+        from . import paired
+
         flaky = self.flaky_regressions(comparison)
         regressed = len(blocking_regressions(comparison))
         if self.fail_on == "all":
@@ -163,6 +176,8 @@ class Verdict:
     def labels(self) -> dict[tuple[str, str, str], str]:
         """Each head row's label for its annotation: the paired label when there is a paired test,
         `regressed (flaky)` for a flaky case's single-trial regression, else the case-by-case status."""
+        from . import paired
+
         labels = self.comparison.labels()
         if isinstance(self.test, paired.SuiteTest):
             for case in self.test.cases:
@@ -182,6 +197,8 @@ class Verdict:
 
 def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str, ...]:
     """The labels annotated as warnings under `fail_on`: what cannot fail the gate by itself."""
+    from . import paired
+
     if fail_on == "all":
         return ()
     quiet: tuple[str, ...] = (*WARN_ONLY, FLAKY, NOT_DECIDED)

@@ -34,6 +34,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ...base.defaults import DEFAULT_ALPHA
 from ...base.trial_strategies import STRATEGIES
 from ...models import CaseResult
 from ..rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
@@ -50,7 +51,6 @@ from .stats import (
     sign_flip_p,
 )
 
-DEFAULT_ALPHA = 0.05
 Label = Literal["regression", "improvement", "inconclusive", "unchanged"]
 LABEL_ORDER: tuple[Label, ...] = ("regression", "inconclusive", "improvement", "unchanged")
 DRIVERS = 10
