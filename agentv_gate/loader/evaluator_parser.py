@@ -59,14 +59,10 @@ from .yaml_lines import LineList, item_line, key_line, line_of, yaml_kind
 __all__ = ["auto_name", "check_weight_total", "normalise_kind", "parse_evaluator", "parse_evaluators",
            "resolve_script", "written_value"]
 
-_ADAPTERS: list[TypeAdapter[EvaluatorConfig]] = []
-
-
+@functools.cache
 def _adapter() -> TypeAdapter[EvaluatorConfig]:
     """The whole union, for a `type:` no config class has (its error names the kinds): built on first use."""
-    if not _ADAPTERS:
-        _ADAPTERS.append(TypeAdapter(EvaluatorConfig))
-    return _ADAPTERS[0]
+    return TypeAdapter(EvaluatorConfig)
 
 TYPE_ALIASES: dict[str, str] = {alias: get_args(cls.model_fields["type"].annotation)[0]
                 for cls in EVALUATOR_CONFIG_CLASSES for alias in cls.TYPE_ALIASES}

@@ -6,6 +6,7 @@ mapping into one of them (loader/evaluator_parser.py) and the evaluators receive
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -565,14 +566,10 @@ def config_class(kind: object) -> type[_EvaluatorBase] | None:
     return EVALUATOR_KINDS.get(kind) if isinstance(kind, str) else None
 
 
-_CONFIGS_ADAPTER: list[TypeAdapter[list[EvaluatorConfig]]] = []
-
-
+@functools.cache
 def _configs_adapter() -> TypeAdapter[list[EvaluatorConfig]]:
     """`list[EvaluatorConfig]` validated as pydantic validates it, built on first use (every config class)."""
-    if not _CONFIGS_ADAPTER:
-        _CONFIGS_ADAPTER.append(TypeAdapter(list[EvaluatorConfig]))
-    return _CONFIGS_ADAPTER[0]
+    return TypeAdapter(list[EvaluatorConfig])
 
 
 def _validated_configs(value: Any) -> list[EvaluatorConfig]:
