@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
@@ -77,8 +78,34 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM (a cancelled CI job) handled like Ctrl-C: stop, write what finished."""
 
 
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated()
+class _SignalGate:
+    """SIGINT and SIGTERM as exceptions, held back while one finished case is being recorded.
+
+    A signal raised between a case's line in the results file and its row in memory would leave the
+    case both finished (on disk) and not run (in the reports of the interrupted run): one result read
+    two ways. Inside `recording()` the signal waits, and is raised when the case is whole."""
+
+    def __init__(self) -> None:
+        self.recording_depth = 0
+        self.pending: KeyboardInterrupt | None = None
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        exc = _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        if not self.recording_depth:
+            raise exc
+        if self.pending is None:  # the first signal decides the exit code (130 or 143)
+            self.pending = exc
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        self.recording_depth += 1
+        try:
+            yield
+        finally:
+            self.recording_depth -= 1
+            if not self.recording_depth and self.pending is not None:
+                exc, self.pending = self.pending, None
+                raise exc
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -193,6 +220,7 @@ class RunSession:
         self.started, self.started_at = time.monotonic(), utc_now_iso()
         self.rows: list[ReportRow] = []
         """What the end-of-run reports read; full rows are only in the JSONL."""
+        self.signals = _SignalGate()
         self.usage = UsageTotals()
         """Tokens and dollars, added up as rows come: the compact rows do not keep them."""
         self.spent = 0.0
@@ -419,8 +447,10 @@ class RunSession:
     def run(self) -> int:
         """The cases, each result reaching `on_result` as it ends; the reports however the run ends."""
         orchestrator = self._orchestrator()
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        previous = signal.signal(signal.SIGTERM, self.signals.handle)
         previous_int = signal.getsignal(signal.SIGINT)
+        if previous_int is signal.default_int_handler:  # an ignored SIGINT (a background job) stays ignored
+            signal.signal(signal.SIGINT, self.signals.handle)
         self.console.start(self.planned - len(self.carried))  # carried rows of a rerun are not run again
         allow_new_scripts()  # an earlier interrupted run in this process refused them
         try:
@@ -504,10 +534,12 @@ class RunSession:
             if result.verdict == "error" and result.eval_id in self.replay.missed and \
                     "not in the recording" in (result.error or ""):
                 result.failure_reason_code = NOT_RECORDED
-        self.writer.write(self.stamp(result))
-        self.rows.append(ReportRow.of(result, evaluators=self.args.verbose, review=True))  # report.html shows every case
-        self.usage.add(result)
-        self.spent += result.cost_usd or 0.0
+        row = ReportRow.of(self.stamp(result), evaluators=self.args.verbose, review=True)  # report.html shows all
+        with self.signals.recording():
+            self.writer.write(result)
+            self.rows.append(row)
+            self.usage.add(result)
+            self.spent += result.cost_usd or 0.0
         self.console.case_done(result)
 
     def interrupted(self, exc: KeyboardInterrupt) -> int:
