@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from .base.generations import GENERATIONS
+from .base.generations import pass_mark
 from .base.jscompat import js_sum
 from .base.trial_strategies import STRATEGIES, aggregate
 from .case_run import CaseRun
@@ -114,9 +114,7 @@ def case_trials(case: EvalCase, settings: RunSettings) -> TrialsConfig | None:
 
 def case_threshold(case: EvalCase, settings: RunSettings) -> float:
     """The case's own (its file's) threshold, else `--threshold`, else its generation's default pass mark."""
-    if case.threshold is not None:
-        return case.threshold
-    return settings.threshold if settings.threshold is not None else GENERATIONS[case.generation].default_threshold
+    return pass_mark(case.threshold, settings.threshold, case.generation)
 
 
 def weighted_mean(results: list[EvaluatorResult]) -> float:

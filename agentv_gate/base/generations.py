@@ -60,6 +60,14 @@ GENERATIONS: dict[Generation, GenerationRow] = {
     ),
 }
 
+def pass_mark(own: float | None, flag: float | None, generation: Generation) -> float:
+    """A case's pass mark: its own (its file's) threshold, else `--threshold`, else its generation's default.
+    One rule for a case that ran and for the row of one that did not."""
+    if own is not None:
+        return own
+    return flag if flag is not None else GENERATIONS[generation].default_threshold
+
+
 _BY_TYPE: dict[str, Generation] = {
     name: generation for generation, row in GENERATIONS.items() for name in (*row.code_types, *row.llm_types)
 }

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, NoCasesError, UsageError
 from ..loader import CaseRef, filter_refs, left_out_dependencies, with_dependencies
-from ..models import DEFAULT_THRESHOLD, CaseResult
+from ..models import CaseResult
 from ..redaction import redact
 from ..report.paths import display_path
 from ..report.text import inert_log_text, one_line
@@ -40,8 +40,7 @@ def run_digest(args: argparse.Namespace, ref: CaseRef) -> str:
     threshold it is judged against (its own, else `--threshold`, else the default) and `--trials`.
     A previous row with another digest judged something else: a pass at 0.5 must not be carried
     into a run gating at 0.9, nor a pass of assertions the case no longer has."""
-    threshold = ref.threshold if ref.threshold is not None else getattr(args, "threshold", None)
-    settings = f"{DEFAULT_THRESHOLD if threshold is None else threshold!r}|{getattr(args, 'trials', None)!r}"
+    settings = f"{ref.pass_mark(getattr(args, 'threshold', None))!r}|{getattr(args, 'trials', None)!r}"
     if getattr(args, "trials_strategy", None):
         settings += f"|{args.trials_strategy}"
     if getattr(args, "rejudge_on_fail", None) is not None:  # a pass confirmed by votes is another judgement

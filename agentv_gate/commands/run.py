@@ -406,7 +406,7 @@ class RunSession:
         elif self.rerun is not None:
             self.selected = rerun_partial_cases(args, self.plan.refs, self.rerun, self.selected,
                                                 self.resolver.target_names)
-        self.left_out = _missing_env_rows(self.resolver, self.selected)
+        self.left_out = _missing_env_rows(self.resolver, self.selected, args.threshold)
         if self.left_out:
             print(f"agentv-gate: {len(self.left_out)} case(s) not run: environment variables unset "
                   "(--skip-missing-env; each row names the variable)", file=sys.stderr)
@@ -462,7 +462,7 @@ class RunSession:
                 plan_batches(resolver, cases)
             orchestrator.run(each_target(self.plan.read_cases(runnable), self._runnable_targets))
             for ref in self.plan.vanished:
-                self.on_result(_vanished_result(ref))
+                self.on_result(_vanished_result(ref, self.args.threshold))
             self._rerun_suspicious()
         except KeyboardInterrupt as exc:
             return self.interrupted(first_signal(exc) or exc)
@@ -609,7 +609,7 @@ class RunSession:
         it never shows the cut-short run as green. Closes the writer: results reach `on_result` on
         this thread only, so no case finishes after `finished` is taken."""
         finished = {(row.suite, row.eval_id, row.target) for row in self.rows}
-        unfinished = [_not_run_result(ref, target, why) for ref in self.selected
+        unfinished = [_not_run_result(ref, target, why, self.args.threshold) for ref in self.selected
                       for target in self.resolver.target_names(ref) if (ref.suite, ref.id, target) not in finished]
         try:
             for result in unfinished:
@@ -670,21 +670,23 @@ def finish_hooks(hooks: WorkspaceHooks) -> None:
         print(inert_lines(redact(f"agentv-gate: warning: {warning}")), file=sys.stderr)
 
 
-def _error_row(ref: CaseRef, error: str, **fields: Any) -> CaseResult:
-    """The row of a case that produced no result of its own: an error saying why, at the case's line."""
+def _error_row(ref: CaseRef, error: str, threshold: float | None, **fields: Any) -> CaseResult:
+    """The row of a case that produced no result of its own: an error saying why, at the case's line, with
+    the pass mark it would have been judged at (`--threshold` is `threshold`)."""
     return CaseResult(eval_id=ref.id, suite=ref.suite, file=str(ref.source_file), line=ref.source_line,
-                      verdict="error", error=error, **fields)
+                      verdict="error", error=error, threshold=ref.pass_mark(threshold), **fields)
 
 
-def _vanished_result(ref: CaseRef) -> CaseResult:
+def _vanished_result(ref: CaseRef, threshold: float | None) -> CaseResult:
     """A case checked at the start that could not be built again when its turn came. The eval files are
     read once, but building a case reads its judges' files again: one changed or deleted mid-run."""
     return _error_row(ref, f"case '{ref.id}' at {ref.source_file}:{ref.source_line} could not be built again when "
                       "the run reached it (a file it reads, such as a judge's script or prompt, changed or went "
-                      "during the run); run again")
+                      "during the run); run again", threshold)
 
 
-def _missing_env_rows(resolver: TargetResolver | PerFileTargets, selected: list[CaseRef]) -> list[CaseResult]:
+def _missing_env_rows(resolver: TargetResolver | PerFileTargets, selected: list[CaseRef],
+                      threshold: float | None) -> list[CaseResult]:
     """With --skip-missing-env: a not-run row for each case (on each target) whose target or judge reads
     an unset variable, naming it; the run leaves those out and reports them, never as a pass."""
     rows = []
@@ -693,11 +695,11 @@ def _missing_env_rows(resolver: TargetResolver | PerFileTargets, selected: list[
             missing = resolver.missing_env_for(ref, target)
             if missing:
                 why = "; ".join(dict.fromkeys(p.message for p in missing))
-                rows.append(_error_row(ref, f"not run: {why} (--skip-missing-env)", target=target,
+                rows.append(_error_row(ref, f"not run: {why} (--skip-missing-env)", threshold, target=target,
                                        failure_reason_code=NOT_RUN_MISSING_ENV))
     return rows
 
 
-def _not_run_result(ref: CaseRef, target: str, why: str) -> CaseResult:
+def _not_run_result(ref: CaseRef, target: str, why: str, threshold: float | None) -> CaseResult:
     """A case a cut-short run never finished: an error row saying so."""
-    return _error_row(ref, f"not run: {why}", target=target, failure_reason_code=NOT_RUN_INTERRUPTED)
+    return _error_row(ref, f"not run: {why}", threshold, target=target, failure_reason_code=NOT_RUN_INTERRUPTED)

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from ..base.generations import Generation, pass_mark
 from ..base.problems import FoundProblems, Problem, allowing_unknown_keys, strict_problems
 from ..models import CompositeConfig, EvalCase, EvaluatorConfig, LlmJudgeConfig, aggregator_kind
 from .discover import discover_eval_files
@@ -61,6 +62,12 @@ class CaseRef(NamedTuple):
     """Its suite's `tags`, for `--tag` / `--exclude-tag` (AgentV 4.x selects whole eval files by them)."""
     depends_on: tuple[str, ...] = ()
     """`depends_on` (AgentV 4.x): the tests of its suite that run before it, so a selection keeps them."""
+    generation: Generation = "2.x"
+    """The AgentV its file was written for, whose default pass mark a row of the case not run still holds."""
+
+    def pass_mark(self, flag: float | None) -> float:
+        """The threshold the case is judged at under `--threshold flag`, as `orchestrator.case_threshold`."""
+        return pass_mark(self.threshold, flag, self.generation)
 
 
 WHERE_KEYS = frozenset({"source_file", "source_line", "suite_file", "target_line", "cost_limits"})
@@ -311,7 +318,7 @@ def _plan_files(plan: SuitePlan, files: list[Path], roots: list[Path], digests: 
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
                                      tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold,
-                                     tuple(case.suite_tags), tuple(case.depends_on)))
+                                     tuple(case.suite_tags), tuple(case.depends_on), case.generation))
 
 
 def matches_suite(suite: str, pattern: str) -> bool:

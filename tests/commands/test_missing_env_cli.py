@@ -79,6 +79,8 @@ def test_skip_missing_env_runs_what_can_run_and_exits_5(repo: Path, tmp_path: Pa
     rows = {row["eval_id"]: row for row in map(json.loads, (repo / ".agentv-gate/results.jsonl").read_text().splitlines())}
     assert rows["deterministic"]["verdict"] == "pass"
     assert rows["judged"]["failure_reason_code"] == "missing_env"
+    # A 4.x file (`assertions:`): the row of the case not run holds the pass mark it would have been judged at.
+    assert rows["judged"]["threshold"] == rows["deterministic"]["threshold"] == 0.8
     assert "MISSING_ENV_T_KEY" in rows["judged"]["error"] and "MISSING_ENV_T_PORT" in rows["judged"]["error"]
     warnings = [line for line in ran.stdout.splitlines() if line.startswith("::warning ")]
     assert any("judged not run" in line and "MISSING_ENV_T_KEY" in line for line in warnings), ran.stdout
@@ -153,3 +155,18 @@ def test_the_counts_add_up_in_the_outputs_the_summary_the_comment_and_junit(repo
     skipped = [c.get("name") for c in cases if c.find("skipped") is not None]
     assert len(skipped) == int(suite.get("skipped", "-1")) == 2, skipped
     assert int(suite.get("failures", "-1")) + int(suite.get("errors", "-1")) + len(skipped) + 1 == 4
+
+
+def test_a_not_run_row_holds_the_pass_mark_its_case_is_judged_at(repo: Path) -> None:
+    _project(repo, SUITE.replace("tests:", "threshold: 0.7\ntests:"))
+    own = run_cli("run", "evals", "--no-cache", "--skip-missing-env", cwd=repo, drop=OWN)
+    flag = run_cli("run", "evals", "--no-cache", "--skip-missing-env", "--threshold", "0.6", "--results", "flag.jsonl",
+                   cwd=repo, drop=OWN)
+    assert own.returncode == flag.returncode == EXIT_NOT_RUN, own.stdout + own.stderr + flag.stderr
+    for name, mark in ((".agentv-gate/results.jsonl", 0.7), ("flag.jsonl", 0.7)):  # the file's own wins
+        rows = [json.loads(line) for line in (repo / name).read_text().splitlines()]
+        assert {row["eval_id"]: row["threshold"] for row in rows} == {"deterministic": mark, "judged": mark}
+    _project(repo)
+    flag = run_cli("run", "evals", "--no-cache", "--skip-missing-env", "--threshold", "0.6", cwd=repo, drop=OWN)
+    rows = [json.loads(line) for line in (repo / ".agentv-gate/results.jsonl").read_text().splitlines()]
+    assert {row["eval_id"]: row["threshold"] for row in rows} == {"deterministic": 0.6, "judged": 0.6}
