@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..base.defaults import DEFAULT_MAX_RESPONSE_BYTES
+from ..base.files import resolves_inside
 from ..base.jscompat import js_trim
 from ..models import EvaluationContext, Message, PreprocessorConfig, media_type_of
 from ..transport.process import run_judge
@@ -109,7 +110,7 @@ def _file_text(block: dict[str, Any], preprocessors: list[PreprocessorConfig], b
         return _Text("", (_note(block, "remote file paths are not supported for preprocessing"),))
     else:
         path = Path(base, written).absolute()
-    if not anywhere and not any(_inside(path, root) for root in roots):
+    if not anywhere and not any(resolves_inside(path, root.resolve()) for root in roots):
         return _Text("", (_note(block, "the file is outside the repository and the case's workspace, so "
                                        "agentv-gate does not read it"),))
     wanted = media_type_of(media)
@@ -129,14 +130,6 @@ def _file_text(block: dict[str, Any], preprocessors: list[PreprocessorConfig], b
         return _Text("", (_note(block, "default UTF-8 read produced binary or invalid text; configure a "
                                        "preprocessor"),))
     return _Text(f"[[ file: {written} ]]\n{text}")
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-        return True
-    except (OSError, ValueError, RuntimeError):
-        return False
 
 
 def _run(entry: PreprocessorConfig, path: Path, block: dict[str, Any], timeout_seconds: float,

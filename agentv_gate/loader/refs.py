@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from ..base.files import resolves_inside
 from ..errors import EvalFileError
 
 
@@ -58,11 +59,7 @@ class SearchRoots:
             return str(path)
 
     def inside_root(self, path: Path) -> bool:
-        try:
-            path.resolve().relative_to(self._resolved_root)
-            return True
-        except ValueError:
-            return False
+        return resolves_inside(path, self._resolved_root)
 
     @cached_property
     def _found(self) -> dict[tuple[str, Path | None], Path]:
