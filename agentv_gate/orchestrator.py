@@ -11,6 +11,7 @@ a reporter can stream them to disk and an interrupted run keeps everything alrea
 
 from __future__ import annotations
 
+import itertools
 import math
 import queue
 import threading
@@ -545,6 +546,9 @@ class Orchestrator:
             cases = self.dependencies.arrange(cases)
         iterator = iter(cases)
         pool = _DaemonPool(workers)
+        unhanded: list[Future[CaseResult]] = []  # ended, not yet handed over: the latest submitted first
+        submitted: dict[Future[CaseResult], int] = {}
+        sequence = itertools.count()
         try:
             exhausted = False
             while True:
@@ -554,20 +558,35 @@ class Orchestrator:
                     except StopIteration:
                         exhausted = True
                         break
-                    pending.add(pool.submit(self._safe_run_case, case))
+                    future = pool.submit(self._safe_run_case, case)
+                    submitted[future] = next(sequence)
+                    pending.add(future)
                 if not pending:
                     break
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    self._hand_over(future.result(), results)
-        except BaseException:
+                unhanded = sorted(done, key=submitted.pop, reverse=True)  # handed over in the order they started
+                while unhanded:
+                    self._hand_over(unhanded.pop().result(), results)
+        except BaseException as exc:
             self.cancelled.set()
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=False)
+            if isinstance(exc, KeyboardInterrupt):
+                self._hand_over_finished([*unhanded, *pending], results)
             raise
         pool.shutdown(wait=True)
         return results
+
+    def _hand_over_finished(self, futures: list[Future[CaseResult]], results: list[CaseResult]) -> None:
+        """On an interrupt: the cases that had already ended are handed over, not reported as never run. A
+        second interrupt while they are ends this too (the caller writes what was handed over)."""
+        for future in futures:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                try:
+                    self._hand_over(future.result(), results)
+                except Exception:  # noqa: BLE001 - the interrupt is what ends the run; its reports say the rest
+                    return
 
     def _hand_over(self, result: CaseResult, results: list[CaseResult]) -> None:
         if self.on_result is not None:

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -394,7 +395,23 @@ def test_after_an_interrupt_the_orchestrator_holds_what_finished_before_it() -> 
                           on_result=interrupt_on_the_second)
     with pytest.raises(KeyboardInterrupt):
         runner.run([ok_case("one"), ok_case("two"), ok_case("three")])
-    assert [r.eval_id for r in runner.finished] == seen[:1]
+    # "three" is handed over too if it had ended by then; whatever was handed over and taken is kept
+    assert seen[:2] == ["one", "two"]
+    assert [r.eval_id for r in runner.finished] == [case for case in seen if case != "two"]
+
+
+def test_cases_that_ended_before_an_interrupt_are_handed_over_not_lost() -> None:
+    """Ctrl-C lands while one result is being taken: the cases that had ended by then reach `on_result`
+    too (they are results, not cases never run); one still running, cancelled or that raised does not."""
+    taken: list[str] = []
+    runner = Orchestrator(Resolver(Scripted(says("ok"))), build_evaluator_registry(), RunSettings(workers=1),
+                          on_result=lambda result: taken.append(result.eval_id))
+    ended, running, cancelled, raised = Future(), Future(), Future(), Future()
+    ended.set_result(runner.run_case(ok_case("ended")))
+    assert cancelled.cancel()
+    raised.set_exception(KeyboardInterrupt())
+    runner._hand_over_finished([running, cancelled, raised, ended], [])
+    assert taken == ["ended"]
 
 
 def test_an_interrupt_inside_a_case_reaches_the_caller() -> None:
