@@ -29,7 +29,7 @@ from run_bench import LAUNCHER  # the gate started from a small process, so its 
 GATE = str(Path(sys.executable).parent / "agentv-gate")
 
 BEFORE = {"big-string": (0.85, 252), "many-cases": (31.0, 245)}
-"""The figures issue 37 quotes from before the loader changes that slowed validate (seconds, MB)."""
+"""The figures measured before the loader changes that slowed validate (seconds, MB)."""
 
 
 def write_big_string(folder: Path, mb: int) -> Path:

@@ -1,5 +1,5 @@
 """Small suites of AgentV 4.42 features that AgentV's own examples do not (or not offline) exercise, run side by
-side with the real AgentV 4.42.4 on the same inputs (issue 50).
+side with the real AgentV 4.42.4 on the same inputs.
 
 Each suite's AgentV result (per case: score to 6 places and verdict) is written here, as
 `compat/agentv_4_42/run_differential.py --record` would keep it. `test_the_gate_gives_agentvs_results` runs

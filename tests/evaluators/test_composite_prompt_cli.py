@@ -3,7 +3,7 @@
 AgentV 2.19 and 4.42 (`runLlmAggregator` in composite.ts) replace `{{EVALUATOR_RESULTS_JSON}}` in the
 aggregator's prompt and send the rest as written: a prompt without it reaches the judge as it is, with none of
 the members' results, and the case runs. agentv-gate refused such a prompt, even a prompt file, whose text the
-docs' table says is used (issue 43.7): a suite AgentV runs was not run. It is now sent exactly as AgentV sends
+docs' table says is used: a suite AgentV runs was not run. It is now sent exactly as AgentV sends
 it, with a located warning that the judge sees no results (`--strict` makes it an error).
 """
 

@@ -1,4 +1,4 @@
-"""An unnamed evaluator's name, as the AgentV its file is written for names it (issue 43.6).
+"""An unnamed evaluator's name, as the AgentV its file is written for names it.
 
 AgentV 4.42.4 (`generateAssertionName` in grader-parser.ts) names an unnamed assertion by its value
 (`contains-Paris`, `icontains-any-2`, `equals-...`) and every other grader by its type as written, `_` read
