@@ -72,13 +72,14 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
     the gate fails whatever the mode. `not_run` (a run cut short): an error row per case it never
     finished, which the JUnit file lists beside `results` (the other reports count them as not run).
     """
-    write_junit([*results, *not_run], junit)
     summary = summarise(results, planned)
     against = None
     if baseline is not None:
         from ..report.baseline.render import baseline_report  # the comparison's modules: a run against a base only
 
         against = baseline_report(baseline, results, summary, stopped)
+        results = against.shown(results)  # a row the gate fails on is a failure in every report
+    write_junit([*results, *not_run], junit)
     notes = selection_lines(results)  # carried rows, replayed answers: said in every report alike
     notes_html = "".join(f"<p class=\"selection\">{escape_html(line)}</p>" for line in notes)
     notes_markdown = "".join(f"**{md_cell(line, 500)}**\n\n" for line in notes)

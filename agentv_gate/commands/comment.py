@@ -40,7 +40,7 @@ def execute(args: argparse.Namespace) -> int:
     notes = selection_lines(finished)  # carried rows, replayed answers, as the run's reports said them
     if baseline is not None:
         report = baseline_report(baseline, finished, summary, stopped)
-        post_comment(setup, finished, ok=report.ok, gate_line=" · ".join([report.gate_line, *notes]),
+        post_comment(setup, report.shown(finished), ok=report.ok, gate_line=" · ".join([report.gate_line, *notes]),
                      planned=len(rows),
                      comparison=report.comparison, base_rows=baseline.rows, usage=UsageTotals.of(finished),
                      paired=report.test)

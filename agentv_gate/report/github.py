@@ -82,8 +82,10 @@ def annotation_message(result: ReportedCase, with_target: bool = False) -> str:
         return truncate(f"{case} was not run: {why}", ANNOTATION_MESSAGE_LIMIT)
     if result.verdict == "error":
         lines = [f"{case} could not be scored: {clean(result.error or 'unknown error')}"]
-    else:
+    elif result.score < result.threshold:
         lines = [f"{case} scored {result.score:.3f}, below the threshold {result.threshold:.3f}."]
+    else:  # failed on something besides its score: a required evaluator, the base (the first miss says)
+        lines = [f"{case} failed (score {result.score:.3f}, threshold {result.threshold:.3f})."]
     if result.misses:
         lines.append("Misses:")
         lines += [f"- {one_line(m)}" for m in result.misses[:ANNOTATION_MISSES_SHOWN]]

@@ -12,7 +12,8 @@ import pytest
 from tests.commands.test_paired_cli import base_run, project, run, schedule
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
-from tests.helpers.reports import read_rows
+from tests.helpers.github_runner import parse_github_output
+from tests.helpers.reports import checked_junit, junit_cases, read_rows
 
 STABLE = {f"c{i}": "PPPPP" for i in range(10)}
 
@@ -48,6 +49,32 @@ def test_one_stable_case_broken_in_every_trial_fails_the_gate(tmp_path: Path, tr
     assert (f"gate (--fail-on {fail_on}): failed, 1 case(s) fail beyond what the base allows (per-case guard, "
             "posterior-predictive p <= 0.001 each against the whole base") in ran.stdout
     assert f"c3 ({trials}/{trials} -> 0/{trials} (0/{total} with re-runs), p=" in ran.stdout
+
+
+def test_a_case_the_guard_fails_is_a_failure_in_every_report_though_its_row_passed(tmp_path: Path) -> None:
+    """Under `--trials 3` (pass_at_k) a stable case passing 1 of 3 head trials passes its own row; the guard's
+    re-runs find it broken and the gate fails. JUnit, the annotations, the step outputs and summary, the
+    console and report.html said all 10 passed: a failed check that every dashboard showed green."""
+    repo = project(tmp_path, 10)
+    base_run(repo, STABLE, "--trials", "3")
+    schedule(repo, {**STABLE, "c3": "P" + "F" * 40})
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression",
+              env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary)})
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert rows["c3"]["verdict"] == "pass"  # the results file keeps the case's own verdict
+    why = "regression (per-case guard) against the base: 3/3 -> 1/3 (1/"
+    junit = checked_junit(repo / ".agentv-gate/junit.xml")
+    assert junit_cases(junit) == {f"c{i}": "fail" if i == 3 else "pass" for i in range(10)}
+    assert junit.get("failures") == "1" and why in junit.find(".//testcase[@name='c3']/failure").get("message")
+    annotations = [line for line in ran.stdout.splitlines() if line.startswith("::error ")]
+    assert len(annotations) == 1 and "line=11" in annotations[0] and "c3 failed (score 1.000" in annotations[0]
+    assert parse_github_output(outputs.read_text())["failed"] == "1"
+    assert "❌ **9 passed, 1 failed, 0 errors** of 10 cases" in summary.read_text()
+    assert "agentv-gate FAILED: 10 cases: 9 passed, 1 failed, 0 errors" in ran.stdout
+    assert 'class="totals FAILED">agentv-gate FAILED: 10 cases: 9 passed, 1 failed' in \
+        (repo / ".agentv-gate/report.html").read_text()
 
 
 FLAKE = """\

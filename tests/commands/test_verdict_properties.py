@@ -22,15 +22,19 @@ from agentv_gate.report import summarise
 from agentv_gate.report.baseline.gate import Baseline, gate_exit
 from agentv_gate.report.baseline.paired import SuiteTest
 from agentv_gate.report.baseline.render import baseline_report
+from agentv_gate.report.rows import ReportedCase, outcome
 
 MODES = ("regression", "case-regression", "inconclusive")
 """Each stricter than the one before: it fails whenever a looser one does."""
 
 
-def row(case: str, passes: int, trials: int, head: str = "ran") -> CaseResult:
-    """A results row of `trials` trials, the first `passes` passing; `head` says how it ended."""
+def row(case: str, passes: int, trials: int, head: str = "ran", rule: str = "mean") -> CaseResult:
+    """A results row of `trials` trials, the first `passes` passing; `head` says how it ended; `rule` how
+    the trials make the verdict (`mean`: every trial must pass here; `pass_at_k`, what `--trials N` runs
+    by default: any one passing trial passes the row)."""
     outcomes = [1.0] * passes + [0.0] * (trials - passes)
-    verdict = "pass" if passes == trials else ("error" if head == "quarantined-error" else "fail")
+    passed = passes == trials or (rule == "pass_at_k" and passes > 0)
+    verdict = "pass" if passed else ("error" if head == "quarantined-error" else "fail")
     extra: dict[str, object] = {}
     if head == "missing-env":
         verdict, outcomes, extra = "error", [0.0], {"failure_reason_code": NOT_RUN_MISSING_ENV}
@@ -43,7 +47,7 @@ def row(case: str, passes: int, trials: int, head: str = "ran") -> CaseResult:
                       verdict=verdict, score=sum(outcomes) / len(outcomes),
                       trials=[{"attempt": i + 1, "score": s, "verdict": "pass" if s else "fail"}
                               for i, s in enumerate(outcomes)] if trials > 1 else None,
-                      aggregation={"strategy": "mean"} if trials > 1 else None, **extra)  # type: ignore[arg-type]
+                      aggregation={"strategy": rule} if trials > 1 else None, **extra)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -71,16 +75,19 @@ class Outcome:
     code: int
     line: str
     test: object
+    shown: list[ReportedCase]
+    """The head rows as the reports show them (`Verdict.shown`)."""
 
 
-def decide(table: list[Case], fail_on: str, alpha: float, not_run: int, stopped: str | None) -> Outcome:
-    base = [row(f"c{i}", c.base_passes, c.base_trials) for i, c in enumerate(table)]
-    head = [row(f"c{i}", c.head_passes, c.head_trials, c.head) for i, c in enumerate(table)]
+def decide(table: list[Case], fail_on: str, alpha: float, not_run: int, stopped: str | None,
+           rule: str = "mean") -> Outcome:
+    base = [row(f"c{i}", c.base_passes, c.base_trials, rule=rule) for i, c in enumerate(table)]
+    head = [row(f"c{i}", c.head_passes, c.head_trials, c.head, rule) for i, c in enumerate(table)]
     flaky = frozenset(("evals/s.eval.yaml", f"c{i}") for i, c in enumerate(table) if c.flaky)
     baseline = Baseline(Path("base.jsonl"), base, fail_on, None, alpha, flaky)
     summary = summarise(head, len(head) + not_run)
     report = baseline_report(baseline, head, summary, stopped)
-    return Outcome(gate_exit(report, summary, stopped), report.gate_line, report.test)
+    return Outcome(gate_exit(report, summary, stopped), report.gate_line, report.test, report.shown(head))
 
 
 def stable_broken(table: list[Case]) -> bool:
@@ -151,6 +158,26 @@ def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run
     for looser, stricter in zip(MODES, MODES[1:], strict=False):
         if outcomes[looser].code != EXIT_OK:
             assert outcomes[stricter].code != EXIT_OK, (looser, stricter, outcomes[stricter].line)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TABLES, st.sampled_from(("pass_at_k", "mean")), st.sampled_from((0.05, 0.25)), st.integers(0, 1))
+# a stable case of ten passing one head trial of three (pass_at_k passes its row): the guard holds it
+@example(broken(10, head_passes=1), "pass_at_k", 0.05, 0)
+def test_a_failed_gate_shows_a_failure_in_every_report(table: list[Case], rule: str, alpha: float,
+                                                        not_run: int) -> None:
+    """JUnit, the annotations, the outputs, the console, report.html and the comment read the rows as
+    `Verdict.shown` gives them: when the gate fails, at least one of them is not a pass (or cases never
+    ran), so no dashboard shows a failed check as green; when it passes, every row is shown as it ran."""
+    for mode in MODES:
+        out = decide(table, mode, alpha, not_run, None, rule)
+        head = [row(f"c{i}", c.head_passes, c.head_trials, c.head, rule) for i, c in enumerate(table)]
+        if out.code == EXIT_OK:
+            assert [r.verdict for r in out.shown] == [r.verdict for r in head], out.line
+        else:
+            assert not_run or any(outcome(r) != "pass" for r in out.shown), f"--fail-on {mode}: {out.line}"
+        for shown, ran in zip(out.shown, head, strict=True):
+            assert shown.verdict == ran.verdict or (ran.verdict == "pass" and shown.verdict == "fail")
 
 
 @settings(max_examples=100, deadline=None)

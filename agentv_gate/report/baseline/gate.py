@@ -20,7 +20,7 @@ decided; what the reports make of the verdict is `render`'s, reading the options
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,9 @@ FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 NOT_DECIDED = "not decided against the base"
 """A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
+HELD = (BROKEN, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
+"""The paired labels of a head whose pass rate fell: where not quiet under `--fail-on` (`warn_only`), the
+gate fails the change on that case even when its row passed its own mark (1 of 3 trials, pass_at_k)."""
 
 
 @dataclass
@@ -193,6 +196,42 @@ class Verdict:
                 labels[(head.suite, head.eval_id, head.target)] = NOT_DECIDED
         return labels
 
+    def held_against(self) -> dict[tuple[str, str, str], str]:
+        """(suite, test id, target) of each head row that passed its own mark but that the failed gate holds
+        against the change, with why: a case the per-case guard finds broken, a significant or (under
+        `--fail-on inconclusive`, or in a suite-level drop) any fall of its pass rate. Empty when it passed."""
+        from . import paired
+
+        if self.ok or not isinstance(self.test, paired.SuiteTest):
+            return {}
+        labels = self.labels()
+        held = {}
+        for case in self.test.cases:
+            head = case.change.head
+            if head is None or head.verdict != "pass":
+                continue
+            key = (head.suite, head.eval_id, head.target)
+            label = labels.get(key)
+            if label in HELD and label not in self.warn_only:
+                held[key] = f"{label} against the base: {case.counts()} passing trials; the gate fails the change on it"
+        return held
+
+    def shown(self, results: Sequence[ReportedCase]) -> list[ReportedCase]:
+        """The rows as every report shows them: a row the gate holds against the change (`held_against`) is a
+        failure there, its reason first among its misses, so no report, dashboard or output reads it as a
+        pass while the gate fails on it. The results file keeps the case's own verdict."""
+        held = self.held_against()
+        if not held:
+            return list(results)
+        return [_as_failed(row, held[key]) if (key := (row.suite, row.eval_id, row.target)) in held else row
+                for row in results]
+
+
+def _as_failed(row: ReportedCase, why: str) -> ReportedCase:
+    fields = {"verdict": "fail", "misses": (why, *row.misses)}
+    if isinstance(row, CaseResult):
+        return row.model_copy(update={**fields, "misses": list(fields["misses"])})
+    return replace(row, **fields)  # type: ignore[type-var]
 
 
 def warn_only(fail_on: str, test: paired.SuiteTest | paired.NoTest) -> tuple[str, ...]:
