@@ -24,7 +24,7 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report.baseline import paired
 from ..report.baseline.compare import LABELS, Comparison, Status, compare_results
-from ..report.baseline.gate import paired_verdict
+from ..report.baseline.gate import Verdict, paired_verdict, warn_only
 from ..report.baseline.render import (
     comparison_html,
     comparison_json,
@@ -37,6 +37,7 @@ from ..report.baseline.render import (
 from ..report.github import annotation_lines, append_step_summary
 from ..report.html import write_html
 from ..report.jsonl import missing_shards, unfinished_runs
+from ..report.rows import ReportedCase
 from ..report.text import inert_json, inert_log_text, one_line
 from ._baseline import check_alpha, check_max_trials, read_history
 from ._outputs import output_paths
@@ -88,15 +89,16 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
     return "\n".join(lines) + "\n"
 
 
-def _github(comparison: Comparison, head: list[CaseResult], min_delta: float, test: paired.SuiteTest | paired.NoTest,
-            line: str, json_out: bool = False) -> None:
+def _github(comparison: Comparison, held: list[ReportedCase], labels: dict[tuple[str, str, str], str],
+            min_delta: float,
+            test: paired.SuiteTest | paired.NoTest, line: str, json_out: bool = False) -> None:
     """Job summary and one annotation per regressed case; failing to write them is said, not fatal.
 
     With `--json` the annotations go to stderr (the runner reads both streams), so stdout stays one
     JSON document for `compare --json > comparison.json`."""
     root = Path(os.environ["GITHUB_WORKSPACE"]) if os.environ.get("GITHUB_WORKSPACE") else None
-    regressed = [c.head for c in comparison.regressed if c.head is not None]
-    for line in annotation_lines(regressed, root, labels=comparison.labels()):
+    regressed: list[ReportedCase] = [c.head for c in comparison.regressed if c.head is not None]
+    for line in annotation_lines(regressed + held, root, labels=labels):
         print(line, file=sys.stderr if json_out else sys.stdout)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         markdown = ("## agentv-gate compare\n\n" + comparison_markdown(comparison, line, root, min_delta)
@@ -147,6 +149,10 @@ def execute(args: argparse.Namespace) -> int:
     test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
                               args.max_trials)
     failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
+    # a case the gate fails on though its row passed (pass_at_k): a failure in the page and the annotations
+    verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky)
+    shown = verdict.shown(head)
+    held = [row for row, ran in zip(shown, head, strict=True) if row.verdict != ran.verdict]
     if args.json:
         # Printed to the CI log, whose runner takes `##[command]` anywhere in a line (ids are a PR's text).
         document = {**comparison_json(comparison, args.min_delta), "paired": paired_json(test),
@@ -156,9 +162,9 @@ def execute(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(comparison, args.min_delta, test, line))
     _, _, html = output_paths(args.output_dir, None, None)
     try:
-        write_html(head, html, extra=comparison_html(comparison, line, args.min_delta) + paired_html(test))
+        write_html(shown, html, extra=comparison_html(comparison, line, args.min_delta) + paired_html(test))
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _github(comparison, head, args.min_delta, test, line, json_out=args.json)
+        _github(comparison, held, verdict.labels(), args.min_delta, test, line, json_out=args.json)
     return EXIT_FAILED if failed else EXIT_OK

@@ -183,3 +183,23 @@ def test_one_shard_of_a_sharded_run_is_refused_where_the_other_side_has_cases_it
     again = write_results(tmp_path / "again.jsonl", [shard("a", "fail")])
     proc = run_cli("compare", str(first), str(again), cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+def test_a_case_the_gate_fails_on_though_its_row_passed_is_annotated_and_failed_in_the_page(tmp_path: Path) -> None:
+    """`--fail-on inconclusive` fails on a stable case passing 1 of 3 head trials, whose own row passes
+    (pass_at_k): its annotation is an error and report.html shows it failed, not a green page."""
+    from tests.commands.test_paired_cli import base_run, project, run, schedule
+
+    repo = project(tmp_path, 6)
+    stable = {f"c{i}": "PPP" for i in range(6)}
+    base_run(repo, stable, "--trials", "3")
+    schedule(repo, {**stable, "c2": "PFF"})
+    assert run(repo, "--trials", "3").returncode == 0  # its row passes on the one passing trial
+    proc = run_cli("compare", "base.jsonl", ".agentv-gate/results.jsonl", "--fail-on", "inconclusive", cwd=repo,
+                   env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 1 and annotations[0].startswith("::error file=evals/s.eval.yaml,line=8,")
+    assert "c2 failed (inconclusive)" in annotations[0] and "inconclusive against the base: 3/3 -> 1/3" in annotations[0]
+    assert 'class="totals FAILED">agentv-gate FAILED: 6 cases: 5 passed, 1 failed' in \
+        (repo / ".agentv-gate/report.html").read_text()
