@@ -1,0 +1,288 @@
+"""AgentV 4.x agent-CLI targets (`claude-cli`, `copilot-cli`) and answer preprocessors, met by the verdict
+features: `--trials N`, `--baseline --fail-on ...`, `--shard K/N` then `merge`, the quarantine,
+`--skip-missing-env`, `--max-failures` and an interrupted run. Each feature has its own tests; these
+are the combinations, each through the real CLI against a stand-in agent CLI (stream-json for Claude,
+the Agent Client Protocol for Copilot) whose every call is scripted per case.
+
+How each combination could give a wrong PASS (or lose a result, or show a secret), and the test for it:
+
+* trials x agent CLI: a crash on trial 2 of 3 left out of the `mean` (or pass^k) as if it were not run,
+  so the two passing trials average into a pass; under pass_at_k a crash among failing trials read as a
+  plain fail or a pass; the crash's stderr (holding the key the CLI was given) in the row's trials[]
+  -> `test_a_crash_on_trial_two_is_never_averaged_into_a_pass`, `..._pass_at_k_...`.
+* baseline x agent CLI: an agent that never answers (not signed in) on every head trial read as "no
+  evidence" by the paired test, or the one-trial rule missing base pass -> head error
+  -> `test_an_agent_that_never_answers_fails_a_regression_gate`.
+* quarantine x agent CLI: an agent CLI's crash on a quarantined case hidden as quarantined (JUnit
+  skipped, exit 0), with or without trials; with a base and trials a side, the per-case guard skipping
+  a quarantined head that *errored* in every trial, so `--fail-on regression` passes a case that broke
+  -> `test_a_quarantined_agent_crash_stays_an_error`, `test_a_quarantined_case_whose_agent_broke_fails_the_paired_gate`.
+* --skip-missing-env x agent CLI x baseline: the Copilot target's key unset, its case left out and
+  counted as passing (exit 0) or as a regression (exit 1 where 5 is due); under trials, the one left-out
+  row (a single "trial") switching the paired test off for the whole run, so a significant drop of the
+  cases that ran is missed and the run exits 5 (incomplete) instead of 1
+  -> `test_a_left_out_copilot_case_under_a_baseline_is_not_run_never_a_pass`,
+  `test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others`.
+* shards x merge x agent CLI: a shard of agent-CLI cases missing, or one interrupted while its agent
+  hung, merged into a pass; a crash in one shard lost in the merge
+  -> `test_merged_agent_cli_shards_never_pass_without_every_case`.
+* --max-failures x agent CLI x trials: the cases never started left without rows (a merge or a reader
+  would see a whole passing run), or a crash on a later trial not counted as the case's failure
+  -> `test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started`.
+* SIGINT x agent CLI x trials (x baseline): the agent hung on trial 2, the run interrupted: the case
+  whose trial 1 passed written as a pass, the finished case lost, the agent left running, exit 0
+  -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`.
+* preprocessors x trials x baseline: a preprocessor whose program is missing (a tool not installed)
+  scored as a note the grader passes, averaged away under `mean`, or hidden behind a cached grader
+  reply of an earlier run; with a base, its error read as no evidence
+  -> `test_a_missing_preprocessor_tool_is_an_error_under_trials_and_a_baseline`.
+* secrets: the key the Copilot target is given (`api_key: ${{ VAR }}`) or one in the environment, echoed
+  by the agent in its answer or its crash, reaching results.jsonl, junit.xml or the console, in a
+  trial's entry or the joined error of the trials -> `test_a_key_the_agent_echoes_reaches_no_output`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import read_rows
+
+OWN = ("COMBO_T_",)
+SECRET = "sk-combo-0123456789abcdef"
+
+AGENT = """\
+#!{python} -S
+import json, os, re, sys, time
+state = {state!r}
+copilot = "--acp" in sys.argv
+
+def behaviour(prompt):
+    case = re.search(r"\\[\\[(\\w[\\w-]*)\\]\\]", prompt).group(1)
+    plan = json.load(open(os.path.join(state, "plan.json")))[case]
+    counter = os.path.join(state, "calls-" + case)
+    n = int(open(counter).read()) if os.path.exists(counter) else 0
+    open(counter, "w").write(str(n + 1))
+    return case, plan[min(n, len(plan) - 1)]
+
+def act(case, letter):
+    if letter == "C":
+        sys.stderr.write("agent crashed on " + case + "; key " + os.environ.get("COMBO_T_KEY", "")
+                         + os.environ.get("COPILOT_PROVIDER_API_KEY", "") + "\\n")
+        sys.exit(2)
+    if letter == "H":
+        open(os.path.join(state, "hung.pid"), "w").write(str(os.getpid()))
+        time.sleep(60)
+    if letter == "L":
+        return "Paris, and my key is " + os.environ.get("COMBO_T_KEY", "") + os.environ.get("COPILOT_PROVIDER_API_KEY", "")
+    return "Paris" if letter == "P" else "London"
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+
+if not copilot:
+    case, letter = behaviour(sys.stdin.read())
+    text = act(case, letter)
+    send({{"type": "assistant", "message": {{"content": [{{"type": "text", "text": text}}]}}}})
+    send({{"type": "result", "total_cost_usd": 0.01, "duration_ms": 5}})
+    sys.exit(0)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "method" not in msg:
+        continue
+    m, i = msg["method"], msg["id"]
+    if m == "initialize":
+        send({{"jsonrpc": "2.0", "id": i, "result": {{"protocolVersion": 1}}}})
+    elif m == "session/new":
+        send({{"jsonrpc": "2.0", "id": i, "result": {{"sessionId": "s"}}}})
+    elif m == "session/prompt":
+        case, letter = behaviour(" ".join(p["text"] for p in msg["params"]["prompt"]))
+        if letter == "A":
+            send({{"jsonrpc": "2.0", "id": i, "error": {{"code": -32000, "message": "Authentication required"}}}})
+            continue
+        text = act(case, letter)
+        send({{"jsonrpc": "2.0", "method": "session/update", "params": {{"sessionId": "s", "update": {{
+            "sessionUpdate": "agent_message_chunk", "content": {{"type": "text", "text": text}}}}}}}})
+        send({{"jsonrpc": "2.0", "id": i, "result": {{"stopReason": "end_turn"}}}})
+"""
+"""One stand-in for both agent CLIs: Claude (`-p`, the prompt on stdin, stream-json out) or Copilot (`--acp`,
+JSON-RPC lines). Each case's prompt holds `[[ID]]`; `plan.json` gives the case a letter per call (the last
+repeats): P answers Paris, F London, C crashes (its stderr quoting the key it was given), H hangs, L answers
+Paris and echoes the key, A (Copilot) answers `Authentication required`."""
+
+
+def project(tmp_path: Path, plan: dict[str, str], provider: str = "claude-cli", gate: str | None = None,
+            keyed: list[str] | None = None) -> Path:
+    """A repository whose default target is the stand-in as `provider`; `keyed`: cases in a second eval file on a
+    Copilot target given `api_key: ${{ COMBO_T_KEY }}`."""
+    repo = tmp_path / "repo"
+    state = tmp_path / "state"
+    state.mkdir(parents=True)
+    agent = write(tmp_path / "bin" / "agent", AGENT.format(python=sys.executable, state=str(state)), executable=True)
+    make_repo(repo, f"""
+        targets:
+          - name: default
+            provider: {provider}
+            executable: {agent}
+            timeout_seconds: 20
+          - name: keyed
+            provider: copilot-cli
+            executable: {agent}
+            base_url: http://127.0.0.1:9/v1
+            api_key: ${{{{ COMBO_T_KEY }}}}
+    """)
+    cases = [case for case in plan if case not in (keyed or [])]
+    write(repo / "evals" / "a.eval.yaml", "tests:\n" + "".join(
+        f"  - id: {case}\n    input: '[[{case}]] What is the capital of France?'\n"
+        "    assertions: [{type: contains, value: Paris}]\n" for case in cases))
+    if keyed:
+        write(repo / "evals" / "b.eval.yaml", "target: keyed\ntests:\n" + "".join(
+            f"  - id: {case}\n    input: '[[{case}]] What is the capital of France?'\n"
+            "    assertions: [{type: contains, value: Paris}]\n" for case in keyed))
+    if gate is not None:
+        write(repo / ".agentv" / "gate.yaml", gate)
+    set_plan(repo, plan)
+    return repo
+
+
+def set_plan(repo: Path, plan: dict[str, str]) -> None:
+    state = repo.parent / "state"
+    for counter in state.glob("calls-*"):
+        counter.unlink()
+    write(state / "plan.json", json.dumps(plan))
+
+
+def run(repo: Path, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return run_cli("run", "evals", "--no-cache", *args, cwd=repo, env=env, drop=OWN)
+
+
+def base_of(repo: Path, plan: dict[str, str], *args: str, env: dict[str, str] | None = None) -> Path:
+    """The base branch's results: the suite run with `plan`, copied beside the repository's outputs."""
+    set_plan(repo, plan)
+    ran = run(repo, *args, env=env)
+    assert ran.returncode in (EXIT_OK, EXIT_FAILED), ran.stdout + ran.stderr
+    base = repo / "base.jsonl"
+    shutil.copy(repo / ".agentv-gate" / "results.jsonl", base)
+    return base
+
+
+def rows(repo: Path, name: str = "results.jsonl") -> dict[str, dict]:
+    return {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate" / name)}
+
+
+def junit(repo: Path) -> dict[str, str]:
+    """Each testcase's outcome in junit.xml: passed, failure, error or skipped."""
+    found = {}
+    for case in ET.parse(repo / ".agentv-gate" / "junit.xml").getroot().iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        found[case.get("name") or ""] = kinds[0] if kinds else "passed"
+    return found
+
+
+# ---------------------------------------------------------------- trials
+
+
+def test_a_crash_on_trial_two_is_never_averaged_into_a_pass(tmp_path: Path) -> None:
+    for provider in ("claude-cli", "copilot-cli"):
+        for strategy in ("mean", "pass_hat_k"):
+            repo = project(tmp_path / f"{provider}-{strategy}", {"steady": "PPP", "crashy": "PCP"}, provider)
+            ran = run(repo, "--trials", "3", "--trials-strategy", strategy)
+            out = ran.stdout + ran.stderr
+            assert ran.returncode == EXIT_FAILED, (provider, strategy, out)
+            row = rows(repo)["crashy"]
+            assert row["verdict"] == "error", (provider, strategy, row)
+            assert [t["verdict"] for t in row["trials"]] == ["pass", "error", "pass"]
+            assert "trial 2 of 3" in row["error"] and "crashed on crashy" in row["error"] or \
+                "exited before it answered" in row["error"], row["error"]
+            assert rows(repo)["steady"]["verdict"] == "pass"  # the other case is still reported, and passes
+            assert junit(repo) == {"steady": "passed", "crashy": "error"}
+            assert "1 passed, 0 failed, 1 error" in ran.stdout, out
+
+
+def test_under_pass_at_k_a_crash_among_failing_trials_is_an_error(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"lucky": "CFP", "never": "FCF"}, "copilot-cli")
+    ran = run(repo, "--trials", "3")
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    found = rows(repo)
+    assert found["lucky"]["verdict"] == "pass"  # pass@k: one passing trial passes, as in AgentV
+    assert found["never"]["verdict"] == "error", found["never"]  # never a plain fail: a trial was not scored
+
+
+# ---------------------------------------------------------------- baseline
+
+
+def test_an_agent_that_never_answers_fails_a_regression_gate(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"c1": "PPP", "c2": "PPP", "c3": "PPP"}, "copilot-cli")
+    base = base_of(repo, {"c1": "PPP", "c2": "PPP", "c3": "PPP"}, "--trials", "3")
+    set_plan(repo, {"c1": "PPP", "c2": "AAA", "c3": "PPP"})  # Copilot signed out for c2's every trial
+    ran = run(repo, "--trials", "3", "--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    assert rows(repo)["c2"]["verdict"] == "error"
+    # one trial a side: the case that passed on the base and errors now regressed
+    base = base_of(repo, {"c1": "P", "c2": "P", "c3": "P"})
+    set_plan(repo, {"c1": "P", "c2": "C", "c3": "P"})
+    ran = run(repo, "--baseline", str(base), "--fail-on", "regression")
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    assert "1 case(s) regressed" in ran.stdout + ran.stderr
+
+
+# ---------------------------------------------------------------- quarantine
+
+QUARANTINE = """\
+quarantine:
+  - id: known
+    reason: the agent is known to fail this (#7)
+"""
+
+
+def test_a_quarantined_agent_crash_stays_an_error(tmp_path: Path) -> None:
+    for trials in ((), ("--trials", "3", "--trials-strategy", "mean")):
+        repo = project(tmp_path / str(len(trials)), {"fine": "P", "known": "PCP" if trials else "C"}, gate=QUARANTINE)
+        ran = run(repo, *trials)
+        assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+        row = rows(repo)["known"]
+        assert row["verdict"] == "error" and row["quarantined"], row
+        assert junit(repo)["known"] == "error"  # never a skipped test
+        assert "1 passed, 0 failed, 1 error (pass rate 50.0%)" in ran.stdout, ran.stdout  # not counted quarantined
+
+
+def test_a_quarantined_case_whose_agent_broke_fails_the_paired_gate(tmp_path: Path) -> None:
+    """A quarantine mutes a case's failures, never its errors: with trials a side, an agent crashing on every head
+    trial of a quarantined case that passed every base trial is the per-case guard's `broken`, as it would be
+    without the quarantine."""
+    repo = project(tmp_path, {"c1": "PPP", "c2": "PPP", "known": "PPP"}, gate=QUARANTINE)
+    base = base_of(repo, {"c1": "PPP", "c2": "PPP", "known": "PPP"}, "--trials", "3")
+    set_plan(repo, {"c1": "PPP", "c2": "PPP", "known": "CCC"})
+    for fail_on in ("regression", "case-regression", "inconclusive"):
+        ran = run(repo, "--trials", "3", "--baseline", str(base), "--fail-on", fail_on, "--max-trials", "3")
+        assert ran.returncode == EXIT_FAILED, (fail_on, ran.stdout + ran.stderr)
+        assert rows(repo)["known"]["verdict"] == "error"
+    # a quarantined case that only fails stays muted
+    set_plan(repo, {"c1": "PPP", "c2": "PPP", "known": "FFF"})
+    ran = run(repo, "--trials", "3", "--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")
+    assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
+
+
+# ---------------------------------------------------------------- --skip-missing-env
+
+
+def test_a_left_out_copilot_case_under_a_baseline_is_not_run_never_a_pass(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"c1": "P", "keyed1": "P"}, keyed=["keyed1"])
+    base = base_of(repo, {"c1": "P", "keyed1": "P"}, env={"COMBO_T_KEY": SECRET})
+    for fail_on in ("all", "regression"):
+        ran = run(repo, "--skip-missing-env", "--baseline", str(base), "--fail-on", fail_on)
+        assert ran.returncode == EXIT_NOT_RUN, (fail_on, ran.stdout + ran.stderr)
+        row = rows(repo)["keyed1"]
+        assert row["verdict"] == "error" and row["failure_reason_code"] == "missing_env", row
+        assert "COMBO_T_KEY" in row["error"]
+        assert "1 passed" in ran.stdout and "1 not run" in ran.stdout, ran.stdout
+    # and quarantined too, it is not run: never exit 0
+    write(repo / ".agentv" / "gate.yaml", "quarantine:\n  - {id: keyed1, reason: flaky upstream}\n")
+    ran = run(repo, "--skip-missing-env", "--baseline", str(base), "--fail-on", "regression")
+    assert ran.returncode == EXIT_NOT_RUN, ran.stdout + ran.stderr
