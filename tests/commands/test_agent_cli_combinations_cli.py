@@ -286,3 +286,27 @@ def test_a_left_out_copilot_case_under_a_baseline_is_not_run_never_a_pass(tmp_pa
     write(repo / ".agentv" / "gate.yaml", "quarantine:\n  - {id: keyed1, reason: flaky upstream}\n")
     ran = run(repo, "--skip-missing-env", "--baseline", str(base), "--fail-on", "regression")
     assert ran.returncode == EXIT_NOT_RUN, ran.stdout + ran.stderr
+
+
+def test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others(tmp_path: Path) -> None:
+    """The row of a case left out for an unset variable holds no trials: read as a single trial it made the
+    paired test impossible for the whole run, and then the one-trial rule read pass_at_k's verdicts, which a
+    case that fell from 3/3 to 1/3 still passes: exit 5 (incomplete) for a run whose drop fails the gate. And
+    with the paired test failing, a left-out case beside it made the exit 5, not 1."""
+    cases = {f"c{i}": "PPP" for i in range(5)}
+    repo = project(tmp_path, {**cases, "keyed1": "PPP"}, keyed=["keyed1"])
+    base = base_of(repo, {**cases, "keyed1": "PPP"}, "--trials", "3", env={"COMBO_T_KEY": SECRET})
+    head = {**{case: "FFP" for case in cases}, "keyed1": "PPP"}
+    args = ("--trials", "3", "--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")
+    set_plan(repo, head)
+    whole = run(repo, *args, env={"COMBO_T_KEY": SECRET})
+    assert whole.returncode == EXIT_FAILED, whole.stdout + whole.stderr
+    set_plan(repo, head)
+    ran = run(repo, "--skip-missing-env", *args)
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    assert "paired test over 5 case(s)" in ran.stdout and "failed, the pass rate fell" in ran.stdout
+    assert rows(repo)["keyed1"]["failure_reason_code"] == "missing_env"
+    set_plan(repo, {**cases, "keyed1": "PPP"})  # nothing dropped: the left-out case alone makes it incomplete
+    ran = run(repo, "--skip-missing-env", *args)
+    assert ran.returncode == EXIT_NOT_RUN, ran.stdout + ran.stderr
+    assert "paired test over 5 case(s)" in ran.stdout
