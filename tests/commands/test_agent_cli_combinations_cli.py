@@ -44,14 +44,17 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
-from tests.helpers.cli import run_cli
+from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import make_repo, write
+from tests.helpers.processes import kill_quietly, pid_alive, wait_for
 from tests.helpers.reports import read_rows
 
 OWN = ("COMBO_T_",)
@@ -310,3 +313,104 @@ def test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others(tmp_p
     ran = run(repo, "--skip-missing-env", *args)
     assert ran.returncode == EXIT_NOT_RUN, ran.stdout + ran.stderr
     assert "paired test over 5 case(s)" in ran.stdout
+
+
+# ---------------------------------------------------------------- shards and merge
+
+
+def merge(repo: Path, *shards: str, args: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    return run_cli("merge", *(f"{shard}/results.jsonl" for shard in shards), "--output-dir", "merged", *args,
+                   cwd=repo, drop=OWN)
+
+
+def test_merged_agent_cli_shards_never_pass_without_every_case(tmp_path: Path) -> None:
+    plan = {"c1": "PPP", "c2": "PPP", "c3": "PCP", "c4": "PPP", "keyed1": "PPP"}
+    repo = project(tmp_path, plan, "copilot-cli", keyed=["keyed1"])
+    base = base_of(repo, {case: "PPP" for case in plan}, "--trials", "3", env={"COMBO_T_KEY": SECRET})
+    set_plan(repo, plan)
+    trials = ("--trials", "3", "--trials-strategy", "mean")
+    for k in (1, 2):
+        ran = run(repo, *trials, "--skip-missing-env", "--shard", f"{k}/2", "--output-dir", f"s{k}")
+        assert ran.returncode in (EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK), ran.stdout + ran.stderr
+    shard_of = {row["eval_id"]: k for k in (1, 2) for row in read_rows(repo / f"s{k}" / "results.jsonl")}
+    assert sorted(shard_of) == sorted(plan)
+    # one shard alone never passes: refused
+    for k in (1, 2):
+        alone = merge(repo, f"s{k}")
+        assert alone.returncode == EXIT_USAGE, alone.stdout + alone.stderr
+        assert "incomplete shard results" in alone.stderr
+    # both: c3's crash on trial 2 is the merged run's error, and fails it, with the base too
+    for args in ((), ("--baseline", str(base))):
+        merged = merge(repo, "s1", "s2", args=args)
+        assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
+        found = {row["eval_id"]: row for row in read_rows(repo / "merged" / "results.jsonl")}
+        assert found["c3"]["verdict"] == "error" and found["keyed1"]["failure_reason_code"] == "missing_env"
+        assert [t["verdict"] for t in found["c3"]["trials"]] == ["pass", "error", "pass"]
+    # --fail-on regression: the crashed trial is a failed trial of the paired test (3/3 -> 2/3, no significant
+    # drop), never left out; the case left out still keeps the merged run from passing
+    merged = merge(repo, "s1", "s2", args=("--baseline", str(base), "--fail-on", "regression", "--max-trials", "3"))
+    assert merged.returncode == EXIT_NOT_RUN, merged.stdout + merged.stderr
+    assert "c3 (evals/a.eval.yaml:8) — inconclusive: 3/3 -> 2/3 passing trials" in merged.stdout
+    # with the crash gone, the left-out case alone: exit 5, never 0, with or without the base
+    set_plan(repo, {**plan, "c3": "PPP"})
+    crashed = shard_of["c3"]
+    ran = run(repo, *trials, "--skip-missing-env", "--shard", f"{crashed}/2", "--output-dir", f"s{crashed}")
+    for args in ((), ("--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")):
+        merged = merge(repo, "s1", "s2", args=args)
+        assert merged.returncode == EXIT_NOT_RUN, merged.stdout + merged.stderr
+
+
+# ---------------------------------------------------------------- --max-failures
+
+
+def test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started(tmp_path: Path) -> None:
+    plan = {"c1": "PCP", "c2": "PPP", "c3": "PPP"}
+    repo = project(tmp_path, plan)
+    base = base_of(repo, {case: "PPP" for case in plan}, "--trials", "3")
+    set_plan(repo, plan)
+    ran = run(repo, "--trials", "3", "--trials-strategy", "mean", "--max-failures", "1", "--workers", "1",
+              "--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    found = rows(repo)
+    assert sorted(found) == ["c1", "c2", "c3"]  # every case has its row
+    assert found["c1"]["verdict"] == "error"
+    for case in ("c2", "c3"):
+        assert found[case]["verdict"] == "error" and found[case]["failure_reason_code"] == "max_failures", found[case]
+    assert junit(repo) == {"c1": "error", "c2": "error", "c3": "error"}
+    assert "stopped after 1 failed or errored case(s)" in ran.stdout + ran.stderr
+
+
+# ---------------------------------------------------------------- an interrupted run
+
+
+def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: Path) -> None:
+    """Trial 1 of `hung` passed, trial 2's agent hangs: SIGINT ends it at once, `hung` is not run (its passing
+    first trial is no verdict), `done` keeps its result, and a merge of the shard never passes."""
+    plan = {"done": "P", "hung": "PHP"}
+    repo = project(tmp_path, plan)
+    base = base_of(repo, {"done": "PPP", "hung": "PPP"}, "--trials", "3")
+    set_plan(repo, plan)
+    pid_file = tmp_path / "state" / "hung.pid"
+    proc = start_cli("run", "evals", "--no-cache", "--trials", "3", "--shard", "1/1", "--baseline", str(base),
+                     "--fail-on", "regression", cwd=repo)
+    try:
+        assert wait_for(pid_file.exists, 30), "the stand-in agent never hung"
+        agent = int(pid_file.read_text())
+        results = repo / ".agentv-gate" / "results.jsonl"
+        assert wait_for(lambda: results.exists() and '"eval_id":"done"' in results.read_text().replace(" ", ""), 30)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == EXIT_SIGINT, out + err
+        assert wait_for(lambda: not pid_alive(agent), 10), "the hung agent outlived the interrupted run"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pid_file.exists():
+            kill_quietly([int(pid_file.read_text())])
+    found = rows(repo)
+    assert found["done"]["verdict"] == "pass"
+    assert found["hung"]["verdict"] == "error" and found["hung"]["failure_reason_code"] == "interrupted", found["hung"]
+    assert junit(repo) == {"done": "passed", "hung": "error"}
+    assert "INTERRUPTED" in out
+    merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", cwd=repo)
+    assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
