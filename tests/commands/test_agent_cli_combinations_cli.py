@@ -414,3 +414,21 @@ def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: 
     assert "INTERRUPTED" in out
     merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", cwd=repo)
     assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
+
+
+def test_a_quarantined_failure_does_not_stop_a_max_failures_run(tmp_path: Path) -> None:
+    """A quarantined case's failure never fails the gate, so it must not stop the run and turn the cases after
+    it into not-run errors (their results lost, the gate failed by a known gap); its agent's crash still does."""
+    repo = project(tmp_path, {"known": "FFF", "c2": "PPP", "c3": "PPP"}, gate=QUARANTINE)
+    for trials in ((), ("--trials", "3", "--trials-strategy", "mean")):
+        set_plan(repo, {"known": "FFF", "c2": "PPP", "c3": "PPP"})
+        ran = run(repo, "--max-failures", "1", "--workers", "1", *trials)
+        assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
+        assert {case: row["verdict"] for case, row in rows(repo).items()} == {"known": "fail", "c2": "pass",
+                                                                             "c3": "pass"}
+    set_plan(repo, {"known": "FCF", "c2": "PPP", "c3": "PPP"})
+    ran = run(repo, "--max-failures", "1", "--workers", "1", "--trials", "3", "--trials-strategy", "mean")
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    found = rows(repo)
+    assert found["known"]["verdict"] == "error"
+    assert [found[case]["failure_reason_code"] for case in ("c2", "c3")] == ["max_failures", "max_failures"]
