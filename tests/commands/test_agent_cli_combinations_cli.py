@@ -4,41 +4,52 @@ features: `--trials N`, `--baseline --fail-on ...`, `--shard K/N` then `merge`, 
 are the combinations, each through the real CLI against a stand-in agent CLI (stream-json for Claude,
 the Agent Client Protocol for Copilot) whose every call is scripted per case.
 
-How each combination could give a wrong PASS (or lose a result, or show a secret), and the test for it:
+How each combination could give a wrong PASS (or lose a result, or show a secret), and the test for it
+(each was seen failing with its rule broken in the package, then restored):
 
 * trials x agent CLI: a crash on trial 2 of 3 left out of the `mean` (or pass^k) as if it were not run,
   so the two passing trials average into a pass; under pass_at_k a crash among failing trials read as a
-  plain fail or a pass; the crash's stderr (holding the key the CLI was given) in the row's trials[]
-  -> `test_a_crash_on_trial_two_is_never_averaged_into_a_pass`, `..._pass_at_k_...`.
-* baseline x agent CLI: an agent that never answers (not signed in) on every head trial read as "no
-  evidence" by the paired test, or the one-trial rule missing base pass -> head error
-  -> `test_an_agent_that_never_answers_fails_a_regression_gate`.
-* quarantine x agent CLI: an agent CLI's crash on a quarantined case hidden as quarantined (JUnit
-  skipped, exit 0), with or without trials; with a base and trials a side, the per-case guard skipping
-  a quarantined head that *errored* in every trial, so `--fail-on regression` passes a case that broke
-  -> `test_a_quarantined_agent_crash_stays_an_error`, `test_a_quarantined_case_whose_agent_broke_fails_the_paired_gate`.
+  plain fail -> `test_a_crash_on_trial_two_is_never_averaged_into_a_pass`,
+  `test_under_pass_at_k_a_crash_among_failing_trials_is_an_error`.
+* baseline x agent CLI: an agent that never answers (Copilot not signed in) on every head trial of a case
+  that passed every base trial, or (one trial a side) a base pass that errors now, not read as a
+  regression -> `test_an_agent_that_never_answers_fails_a_regression_gate`. (Under `--fail-on regression`
+  with trials a side, a crashed trial is a failed trial of the paired test, never left out: one crash in
+  three on one case is no significant drop, as `test_merged_agent_cli_shards_never_pass_without_every_case`
+  shows.)
+* quarantine x agent CLI: the agent's crash on a quarantined case hidden as quarantined (JUnit skipped,
+  exit 0), with or without trials -> `test_a_quarantined_agent_crash_stays_an_error`; with trials a
+  side, the per-case guard skipping a quarantined head that *errored* in every trial, so
+  `--fail-on regression` passed a case whose agent broke (found: fixed)
+  -> `test_a_quarantined_case_whose_agent_broke_fails_the_paired_gate`.
+* quarantine x --max-failures: a quarantined case's failure (which fails no gate) counted, stopping the
+  run and turning the cases after it into not-run errors (found: fixed)
+  -> `test_a_quarantined_failure_does_not_stop_a_max_failures_run`.
 * --skip-missing-env x agent CLI x baseline: the Copilot target's key unset, its case left out and
-  counted as passing (exit 0) or as a regression (exit 1 where 5 is due); under trials, the one left-out
-  row (a single "trial") switching the paired test off for the whole run, so a significant drop of the
-  cases that ran is missed and the run exits 5 (incomplete) instead of 1
-  -> `test_a_left_out_copilot_case_under_a_baseline_is_not_run_never_a_pass`,
-  `test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others`.
-* shards x merge x agent CLI: a shard of agent-CLI cases missing, or one interrupted while its agent
-  hung, merged into a pass; a crash in one shard lost in the merge
+  counted as passing (exit 0), quarantined or not -> `test_a_left_out_copilot_case_under_a_baseline_is_not_run_never_a_pass`;
+  under trials, the one left-out row (no trials, read as one) switching the paired test off for the whole
+  run, so a significant drop of the cases that ran was missed, and with the test failing, the exit 5
+  (incomplete) instead of 1 (found: fixed) -> `test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others`.
+* shards x merge x agent CLI: a shard of agent-CLI cases missing merged into a pass, a crash on trial 2
+  in one shard lost in the merge, a shard's left-out case merged into exit 0
   -> `test_merged_agent_cli_shards_never_pass_without_every_case`.
-* --max-failures x agent CLI x trials: the cases never started left without rows (a merge or a reader
-  would see a whole passing run), or a crash on a later trial not counted as the case's failure
+* --max-failures x agent CLI x trials x baseline: a crash on a later trial not counted as the case's
+  failure, the cases never started left without rows (a reader would see a whole passing run)
   -> `test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started`.
-* SIGINT x agent CLI x trials (x baseline): the agent hung on trial 2, the run interrupted: the case
-  whose trial 1 passed written as a pass, the finished case lost, the agent left running, exit 0
-  -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`.
+* SIGINT x agent CLI x trials x baseline x merge: the agent hung on trial 2, the run interrupted: the case
+  whose trial 1 passed written as a pass, the finished case lost, the agent left running, exit 0, the
+  interrupted results merged into a pass -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`.
 * preprocessors x trials x baseline: a preprocessor whose program is missing (a tool not installed)
-  scored as a note the grader passes, averaged away under `mean`, or hidden behind a cached grader
-  reply of an earlier run; with a base, its error read as no evidence
-  -> `test_a_missing_preprocessor_tool_is_an_error_under_trials_and_a_baseline`.
-* secrets: the key the Copilot target is given (`api_key: ${{ VAR }}`) or one in the environment, echoed
-  by the agent in its answer or its crash, reaching results.jsonl, junit.xml or the console, in a
-  trial's entry or the joined error of the trials -> `test_a_key_the_agent_echoes_reaches_no_output`.
+  scored as a note the grader passes, averaged away under `mean`, read as no evidence against a base,
+  or hidden behind a grader reply cached by an earlier run; one failing on trial 2 only, averaged away
+  -> `test_a_missing_preprocessor_tool_is_an_error_under_trials`, `..._fails_a_regression_gate`,
+  `test_a_cached_grader_reply_never_stands_in_for_a_failing_preprocessor`,
+  `test_a_preprocessor_failing_on_one_trial_is_never_averaged_away`.
+* secrets: the key the Copilot target is given (`api_key: ${{ VAR }}`, which the CLI gets as
+  COPILOT_PROVIDER_API_KEY) or one in the environment Claude inherits, echoed in an answer, a crash's stderr
+  or a failing preprocessor's, reaching results.jsonl, junit.xml, report.html or the console, through
+  trials, shards, a base and a merge -> `test_a_key_the_agent_echoes_reaches_no_output`,
+  `test_a_preprocessor_failing_on_one_trial_is_never_averaged_away`.
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ from pathlib import Path
 
 from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE
 from tests.helpers.cli import run_cli, start_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
 from tests.helpers.processes import kill_quietly, pid_alive, wait_for
 from tests.helpers.reports import read_rows
@@ -432,3 +444,161 @@ def test_a_quarantined_failure_does_not_stop_a_max_failures_run(tmp_path: Path) 
     found = rows(repo)
     assert found["known"]["verdict"] == "error"
     assert [found[case]["failure_reason_code"] for case in ("c2", "c3")] == ["max_failures", "max_failures"]
+
+
+# ---------------------------------------------------------------- preprocessors
+
+XLSX_AGENT = """\
+import json, os, sys
+case = open(sys.argv[2]).read().strip()
+os.makedirs("generated", exist_ok=True)
+open("generated/report.xlsx", "wb").write(bytes([0, 159, 146, 150]))
+blocks = [{"type": "file", "media_type": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+           "path": "generated/report.xlsx"}] if case == "sheet" else [{"type": "text", "text": "Q1,42"}]
+json.dump({"output": [{"role": "assistant", "content": blocks}]}, open(sys.argv[1], "w"))
+"""
+"""A `cli` agent answering `sheet` with a spreadsheet file block (read by graders through a preprocessor) and
+any other case with text."""
+
+CONVERT = """\
+import json, os, sys
+json.load(sys.stdin)
+counter = "../convert-calls"
+n = int(open(counter).read()) if os.path.exists(counter) else 0
+open(counter, "w").write(str(n + 1))
+if n + 1 in {fail_on}:
+    sys.stderr.write("converter broke; key " + os.environ.get("COMBO_T_KEY", "") + "\\n")
+    sys.exit(3)
+print("Q1,42")
+"""
+"""A preprocessor printing the sheet's rows; it fails (quoting the key it inherited) on the calls in `fail_on`."""
+
+
+def judged_project(tmp_path: Path, fake_llm: FakeLLMServer, command: str, fail_on: tuple[int, ...] = ()) -> Path:
+    def judge(request: RecordedRequest) -> FakeReply:
+        prompt = next(m["content"] for m in request.json["messages"] if m["role"] == "user")
+        ok = "Q1,42" in prompt
+        return FakeReply.openai(json.dumps({"checks": [{"id": "rubric-1", "satisfied": ok, "reasoning": "r"}],
+                                            "overall_reasoning": "r", "score": 1 if ok else 0}))
+
+    fake_llm.set_default("/v1/chat/completions", judge)
+    repo = make_repo(tmp_path / "repo", f"""
+        targets:
+          - name: default
+            provider: cli
+            command: python3 -S agent.py {{OUTPUT_FILE}} {{PROMPT_FILE}}
+            cwd: ..
+            judge_target: judge
+          - name: judge
+            provider: openai
+            base_url: {fake_llm.url}
+            api_key: ${{{{ COMBO_T_KEY }}}}
+            model: m
+    """)
+    write(repo / "agent.py", XLSX_AGENT)
+    write(repo / "scripts" / "convert.py", CONVERT.replace("{fail_on}", repr(set(fail_on) or {0})))
+    set_preprocessor(repo, command)
+    return repo
+
+
+def set_preprocessor(repo: Path, command: str) -> None:
+    write(repo / "evals" / "x.eval.yaml", f"""
+        preprocessors:
+          - type: xlsx
+            command: [{command}, -S, ../scripts/convert.py]
+        tests:
+          - id: sheet
+            input: sheet
+            assertions: [The spreadsheet holds the revenue rows]
+          - id: text
+            input: text
+            assertions: [The spreadsheet holds the revenue rows]
+    """)
+    (repo / "convert-calls").unlink(missing_ok=True)
+
+
+KEY = {"COMBO_T_KEY": SECRET}
+
+
+MISSING = "no-such-converter-combo"
+"""A preprocessor's program not installed where the pull request runs."""
+
+
+def assert_missing_tool_errors(repo: Path, ran) -> None:  # type: ignore[no-untyped-def]
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    found = rows(repo)
+    assert found["sheet"]["verdict"] == "error", found["sheet"]
+    assert f"command not found: '{MISSING}'" in found["sheet"]["error"], found["sheet"]["error"]
+    assert found["text"]["verdict"] == "pass"  # the other case's result still counts
+
+
+def test_a_missing_preprocessor_tool_is_an_error_under_trials(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    repo = judged_project(tmp_path, fake_llm, MISSING)
+    for trials in (("--trials", "3", "--trials-strategy", "mean"), ("--trials", "3")):
+        ran = run(repo, *trials, env=KEY)
+        assert_missing_tool_errors(repo, ran)
+        assert [t["verdict"] for t in rows(repo)["sheet"]["trials"]] == ["error"] * 3
+
+
+def test_a_missing_preprocessor_tool_fails_a_regression_gate(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    repo = judged_project(tmp_path, fake_llm, "python3")
+    base_of(repo, {}, env=KEY).rename(repo / "base1.jsonl")
+    base3 = base_of(repo, {}, "--trials", "3", env=KEY)
+    set_preprocessor(repo, MISSING)
+    for args in (("--baseline", str(repo / "base1.jsonl"), "--fail-on", "regression"),
+                 ("--trials", "3", "--baseline", str(base3), "--fail-on", "regression", "--max-trials", "3")):
+        ran = run(repo, *args, env=KEY)
+        assert_missing_tool_errors(repo, ran)
+
+
+def test_a_cached_grader_reply_never_stands_in_for_a_failing_preprocessor(tmp_path: Path,
+                                                                         fake_llm: FakeLLMServer) -> None:
+    repo = judged_project(tmp_path, fake_llm, "python3")
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    ran = run_cli("run", "evals", *cache, cwd=repo, env=KEY, drop=OWN)
+    assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
+    set_preprocessor(repo, MISSING)
+    ran = run_cli("run", "evals", *cache, cwd=repo, env=KEY, drop=OWN)
+    assert_missing_tool_errors(repo, ran)
+
+
+def test_a_preprocessor_failing_on_one_trial_is_never_averaged_away(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """The converter breaks on its second call (trial 2 of `sheet`), printing the key it inherited."""
+    repo = judged_project(tmp_path, fake_llm, "python3", fail_on=(2,))
+    ran = run(repo, "--trials", "3", "--trials-strategy", "mean", "--workers", "1", "--verbose", env=KEY)
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    row = rows(repo)["sheet"]
+    assert row["verdict"] == "error" and [t["verdict"] for t in row["trials"]] == ["pass", "error", "pass"], row
+    assert "trial 2 of 3" in row["error"] and "exited with code 3" in row["error"], row["error"]
+    assert "converter broke; key ***" in row["error"]
+    for report in ("results.jsonl", "junit.xml", "report.html"):
+        assert SECRET not in (repo / ".agentv-gate" / report).read_text(), report
+    assert SECRET not in ran.stdout + ran.stderr
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def test_a_key_the_agent_echoes_reaches_no_output(tmp_path: Path) -> None:
+    """The Copilot target's `api_key` (handed to the CLI as COPILOT_PROVIDER_API_KEY) and a key in the environment
+    Claude inherits, echoed in answers and in a crash's stderr, over trials, shards, a base and a merge."""
+    plan = {"c1": "LCL", "c2": "LLL", "keyed1": "LCL"}
+    repo = project(tmp_path, plan, keyed=["keyed1"])
+    base = base_of(repo, {case: "PPP" for case in plan}, "--trials", "3", env=KEY)
+    for k in (1, 2):
+        set_plan(repo, plan)
+        ran = run(repo, "--trials", "3", "--trials-strategy", "mean", "--verbose", "--shard", f"{k}/2",
+                  "--output-dir", f"s{k}", "--baseline", str(base), env=KEY)
+        assert ran.returncode == EXIT_FAILED or k == 2, ran.stdout + ran.stderr
+        assert SECRET not in ran.stdout + ran.stderr
+    merged = merge(repo, "s1", "s2", args=("--baseline", str(base), "--verbose"))
+    assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
+    assert SECRET not in merged.stdout + merged.stderr
+    found = {row["eval_id"]: row for row in read_rows(repo / "merged" / "results.jsonl")}
+    for case in ("c1", "keyed1"):
+        assert found[case]["verdict"] == "error", found[case]
+        assert "key ***" in found[case]["error"], found[case]["error"]  # the crash's stderr, redacted
+    assert found["c2"]["verdict"] == "pass" and "my key is ***" in found["c2"]["candidate_answer"], found["c2"]
+    for folder in ("s1", "s2", "merged"):
+        for report in ("results.jsonl", "junit.xml", "report.html"):
+            assert SECRET not in (repo / folder / report).read_text(), (folder, report)
