@@ -181,7 +181,7 @@ def base_of(repo: Path, plan: dict[str, str], *args: str, env: dict[str, str] | 
     """The base branch's results: the suite run with `plan`, copied beside the repository's outputs."""
     set_plan(repo, plan)
     ran = run(repo, *args, env=env)
-    assert ran.returncode in (EXIT_OK, EXIT_FAILED), ran.stdout + ran.stderr
+    assert ran.returncode in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN), ran.stdout + ran.stderr
     base = repo / "base.jsonl"
     shutil.copy(repo / ".agentv-gate" / "results.jsonl", base)
     return base
@@ -602,3 +602,17 @@ def test_a_key_the_agent_echoes_reaches_no_output(tmp_path: Path) -> None:
     for folder in ("s1", "s2", "merged"):
         for report in ("results.jsonl", "junit.xml", "report.html"):
             assert SECRET not in (repo / folder / report).read_text(), (folder, report)
+
+
+def test_a_base_with_a_left_out_case_still_gets_a_paired_test(tmp_path: Path) -> None:
+    """The base ran without the key (a fork's push): its left-out row, read as a single trial, switched the paired
+    test off, and the one-trial rule then passed five cases falling from 3/3 to 1/3 under pass_at_k: exit 0."""
+    cases = {f"c{i}": "PPP" for i in range(5)}
+    repo = project(tmp_path, {**cases, "keyed1": "PPP"}, keyed=["keyed1"])
+    base = base_of(repo, {**cases, "keyed1": "PPP"}, "--trials", "3", "--skip-missing-env")
+    assert rows(repo)["keyed1"]["failure_reason_code"] == "missing_env"
+    set_plan(repo, {**{case: "FFP" for case in cases}, "keyed1": "PPP"})
+    ran = run(repo, "--trials", "3", "--baseline", str(base), "--fail-on", "regression", "--max-trials", "3",
+              env={"COMBO_T_KEY": SECRET})
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
+    assert "paired test over 5 case(s)" in ran.stdout and "failed, the pass rate fell" in ran.stdout
