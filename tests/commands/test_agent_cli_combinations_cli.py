@@ -29,7 +29,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   counted as passing (exit 0), quarantined or not -> `test_a_left_out_copilot_case_under_a_baseline_is_not_run_never_a_pass`;
   under trials, the one left-out row (no trials, read as one) switching the paired test off for the whole
   run, so a significant drop of the cases that ran was missed, and with the test failing, the exit 5
-  (incomplete) instead of 1 (found: fixed) -> `test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others`.
+  (incomplete) instead of 1 (found: fixed) -> `test_a_left_out_case_does_not_switch_off_the_paired_test_of_the_others`;
+  a base run without the key, whose left-out row did the same and let that drop exit 0 (found: fixed)
+  -> `test_a_base_with_a_left_out_case_still_gets_a_paired_test`.
 * shards x merge x agent CLI: a shard of agent-CLI cases missing merged into a pass, a crash on trial 2
   in one shard lost in the merge, a shard's left-out case merged into exit 0
   -> `test_merged_agent_cli_shards_never_pass_without_every_case`.
@@ -38,7 +40,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   -> `test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started`.
 * SIGINT x agent CLI x trials x baseline x merge: the agent hung on trial 2, the run interrupted: the case
   whose trial 1 passed written as a pass, the finished case lost, the agent left running, exit 0, the
-  interrupted results merged into a pass -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`.
+  interrupted results merged into a pass -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`
+  (Claude and Copilot); a hung preprocessor outliving the run, its case lost
+  -> `test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_run`.
 * preprocessors x trials x baseline: a preprocessor whose program is missing (a tool not installed)
   scored as a note the grader passes, averaged away under `mean`, read as no evidence against a base,
   or hidden behind a grader reply cached by an earlier run; one failing on trial 2 only, averaged away
@@ -59,8 +63,11 @@ import os
 import shutil
 import signal
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_SIGINT, EXIT_USAGE
 from tests.helpers.cli import run_cli, start_cli
@@ -395,11 +402,12 @@ def test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started(t
 # ---------------------------------------------------------------- an interrupted run
 
 
-def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", ["claude-cli", "copilot-cli"])
+def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: Path, provider: str) -> None:
     """Trial 1 of `hung` passed, trial 2's agent hangs: SIGINT ends it at once, `hung` is not run (its passing
     first trial is no verdict), `done` keeps its result, and a merge of the shard never passes."""
     plan = {"done": "P", "hung": "PHP"}
-    repo = project(tmp_path, plan)
+    repo = project(tmp_path, plan, provider)
     base = base_of(repo, {"done": "PPP", "hung": "PPP"}, "--trials", "3")
     set_plan(repo, plan)
     pid_file = tmp_path / "state" / "hung.pid"
@@ -616,3 +624,29 @@ def test_a_base_with_a_left_out_case_still_gets_a_paired_test(tmp_path: Path) ->
               env={"COMBO_T_KEY": SECRET})
     assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
     assert "paired test over 5 case(s)" in ran.stdout and "failed, the pass rate fell" in ran.stdout
+
+
+def test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_run(
+        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    repo = judged_project(tmp_path, fake_llm, "python3")
+    pid_file = tmp_path / "converter.pid"
+    write(repo / "scripts" / "convert.py", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+          "time.sleep(60)\n")
+    proc = start_cli("run", "evals", "--no-cache", "--workers", "1", "--trials", "2", cwd=repo, env=KEY)
+    try:
+        assert wait_for(pid_file.exists, 30), "the preprocessor never started"
+        time.sleep(0.2)
+        converter = int(pid_file.read_text())
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == EXIT_SIGINT, out + err
+        assert wait_for(lambda: not pid_alive(converter), 10), "the preprocessor outlived the interrupted run"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pid_file.exists():
+            kill_quietly([int(pid_file.read_text())])
+    found = rows(repo)
+    assert found["sheet"]["verdict"] == "error" and found["sheet"]["failure_reason_code"] == "interrupted"
+    assert junit(repo)["sheet"] == "error"
+    assert SECRET not in out + err
