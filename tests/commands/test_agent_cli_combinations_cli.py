@@ -21,7 +21,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   exit 0), with or without trials -> `test_a_quarantined_agent_crash_stays_an_error`; with trials a
   side, the per-case guard skipping a quarantined head that *errored* in every trial, so
   `--fail-on regression` passed a case whose agent broke (found: fixed)
-  -> `test_a_quarantined_case_whose_agent_broke_fails_the_paired_gate`.
+  -> `test_a_quarantined_case_whose_agent_broke_fails_the_paired_gate`; and the other way (a wrong fail):
+  a quarantined case's significant drop failing `--fail-on case-regression` and `inconclusive` (found:
+  fixed) -> `test_a_quarantined_failure_fails_no_paired_gate`.
 * quarantine x --max-failures: a quarantined case's failure (which fails no gate) counted, stopping the
   run and turning the cases after it into not-run errors (found: fixed)
   -> `test_a_quarantined_failure_does_not_stop_a_max_failures_run`.
@@ -650,3 +652,20 @@ def test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_ru
     assert found["sheet"]["verdict"] == "error" and found["sheet"]["failure_reason_code"] == "interrupted"
     assert junit(repo)["sheet"] == "error"
     assert SECRET not in out + err
+
+
+def test_a_quarantined_failure_fails_no_paired_gate(tmp_path: Path) -> None:
+    """A quarantined case's failure never fails the gate: falling from 5/5 to 0/5 is significant on its own
+    (Fisher, BH q <= 0.05), which failed `--fail-on case-regression` and `inconclusive` for a known gap."""
+    repo = project(tmp_path, {"c1": "PPPPP", "c2": "PPPPP", "known": "PPPPP"}, gate=QUARANTINE)
+    base = base_of(repo, {"c1": "PPPPP", "c2": "PPPPP", "known": "PPPPP"}, "--trials", "5")
+    trials = ("--trials", "5", "--max-trials", "5")
+    for fail_on in ("regression", "case-regression", "inconclusive"):
+        set_plan(repo, {"c1": "PPPPP", "c2": "PPPPP", "known": "FFFFF"})
+        ran = run(repo, *trials, "--baseline", str(base), "--fail-on", fail_on)
+        assert ran.returncode == EXIT_OK, (fail_on, ran.stdout + ran.stderr)
+        assert "QUARANTINED" in ran.stdout
+    set_plan(repo, {"c1": "PPPPP", "c2": "PPPPP", "known": "FFFFF"})  # the same drop, not on the list, fails
+    write(repo / ".agentv" / "gate.yaml", "quarantine: []\n")
+    ran = run(repo, *trials, "--baseline", str(base), "--fail-on", "case-regression")
+    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr

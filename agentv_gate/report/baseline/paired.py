@@ -274,10 +274,11 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     `budget`: `--max-trials`, the head trials the per-case guard decides each case on."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
-    # an advisory head (failed only by a judge below its floor) is not decided: no evidence of a drop; nor is a
-    # side `--skip-missing-env` left out, whose row holds no trial (read as one, it made every case a single trial)
-    paired = [c for c in paired if (c.head is None or outcome(c.head) != ADVISORY)
-              and not any(side is not None and outcome(side) == NOT_RUN for side in (c.base, c.head))]
+    # a head that is no evidence is not decided: advisory (failed only by a judge below its floor), quarantined
+    # (its failures fail no gate, not even as a significant drop) or left out by `--skip-missing-env`, whose row
+    # holds no trial (read as one, it made every case a single trial); nor is a base row left out
+    paired = [c for c in paired if (c.head is None or not no_evidence(c.head))
+              and (c.base is None or outcome(c.base) != NOT_RUN)]
     if not paired:
         return NoTest("no case has results on both sides")
     sides = [(trial_outcomes(c.base), trial_outcomes(c.head)) for c in paired if c.base and c.head]
