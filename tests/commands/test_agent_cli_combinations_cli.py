@@ -200,6 +200,12 @@ def rows(repo: Path, name: str = "results.jsonl") -> dict[str, dict]:
     return {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate" / name)}
 
 
+def written_pid(path: Path) -> int:
+    """The pid a stand-in wrote to `path`, 0 while it has written none (the file may exist, still empty)."""
+    text = path.read_text().strip() if path.exists() else ""
+    return int(text) if text else 0
+
+
 def junit(repo: Path) -> dict[str, str]:
     """Each testcase's outcome in junit.xml: passed, failure, error or skipped."""
     found = {}
@@ -416,8 +422,8 @@ def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: 
     proc = start_cli("run", "evals", "--no-cache", "--trials", "3", "--shard", "1/1", "--baseline", str(base),
                      "--fail-on", "regression", cwd=repo)
     try:
-        assert wait_for(pid_file.exists, 30), "the stand-in agent never hung"
-        agent = int(pid_file.read_text())
+        assert wait_for(lambda: written_pid(pid_file), 30), "the stand-in agent never hung"
+        agent = written_pid(pid_file)
         results = repo / ".agentv-gate" / "results.jsonl"
         assert wait_for(lambda: results.exists() and '"eval_id":"done"' in results.read_text().replace(" ", ""), 30)
         os.kill(proc.pid, signal.SIGINT)
@@ -427,8 +433,8 @@ def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: 
     finally:
         if proc.poll() is None:
             proc.kill()
-        if pid_file.exists():
-            kill_quietly([int(pid_file.read_text())])
+        if written_pid(pid_file):
+            kill_quietly([written_pid(pid_file)])
     found = rows(repo)
     assert found["done"]["verdict"] == "pass"
     assert found["hung"]["verdict"] == "error" and found["hung"]["failure_reason_code"] == "interrupted", found["hung"]
@@ -496,7 +502,7 @@ def judged_project(tmp_path: Path, fake_llm: FakeLLMServer, command: str, fail_o
         targets:
           - name: default
             provider: cli
-            command: python3 -S agent.py {{OUTPUT_FILE}} {{PROMPT_FILE}}
+            command: {sys.executable} -S agent.py {{OUTPUT_FILE}} {{PROMPT_FILE}}
             cwd: ..
             judge_target: judge
           - name: judge
@@ -551,7 +557,7 @@ def test_a_missing_preprocessor_tool_is_an_error_under_trials(tmp_path: Path, fa
 
 
 def test_a_missing_preprocessor_tool_fails_a_regression_gate(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    repo = judged_project(tmp_path, fake_llm, "python3")
+    repo = judged_project(tmp_path, fake_llm, sys.executable)
     base_of(repo, {}, env=KEY).rename(repo / "base1.jsonl")
     base3 = base_of(repo, {}, "--trials", "3", env=KEY)
     set_preprocessor(repo, MISSING)
@@ -563,7 +569,7 @@ def test_a_missing_preprocessor_tool_fails_a_regression_gate(tmp_path: Path, fak
 
 def test_a_cached_grader_reply_never_stands_in_for_a_failing_preprocessor(tmp_path: Path,
                                                                          fake_llm: FakeLLMServer) -> None:
-    repo = judged_project(tmp_path, fake_llm, "python3")
+    repo = judged_project(tmp_path, fake_llm, sys.executable)
     cache = ("--cache-dir", str(tmp_path / "cache"))
     ran = run_cli("run", "evals", *cache, cwd=repo, env=KEY, drop=OWN)
     assert ran.returncode == EXIT_OK, ran.stdout + ran.stderr
@@ -574,7 +580,7 @@ def test_a_cached_grader_reply_never_stands_in_for_a_failing_preprocessor(tmp_pa
 
 def test_a_preprocessor_failing_on_one_trial_is_never_averaged_away(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     """The converter breaks on its second call (trial 2 of `sheet`), printing the key it inherited."""
-    repo = judged_project(tmp_path, fake_llm, "python3", fail_on=(2,))
+    repo = judged_project(tmp_path, fake_llm, sys.executable, fail_on=(2,))
     ran = run(repo, "--trials", "3", "--trials-strategy", "mean", "--workers", "1", "--verbose", env=KEY)
     assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
     row = rows(repo)["sheet"]
@@ -630,15 +636,15 @@ def test_a_base_with_a_left_out_case_still_gets_a_paired_test(tmp_path: Path) ->
 
 def test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_run(
         tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    repo = judged_project(tmp_path, fake_llm, "python3")
+    repo = judged_project(tmp_path, fake_llm, sys.executable)
     pid_file = tmp_path / "converter.pid"
     write(repo / "scripts" / "convert.py", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
           "time.sleep(60)\n")
     proc = start_cli("run", "evals", "--no-cache", "--workers", "1", "--trials", "2", cwd=repo, env=KEY)
     try:
-        assert wait_for(pid_file.exists, 30), "the preprocessor never started"
+        assert wait_for(lambda: written_pid(pid_file), 30), "the preprocessor never started"
         time.sleep(0.2)
-        converter = int(pid_file.read_text())
+        converter = written_pid(pid_file)
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == EXIT_SIGINT, out + err
@@ -646,8 +652,8 @@ def test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_ru
     finally:
         if proc.poll() is None:
             proc.kill()
-        if pid_file.exists():
-            kill_quietly([int(pid_file.read_text())])
+        if written_pid(pid_file):
+            kill_quietly([written_pid(pid_file)])
     found = rows(repo)
     assert found["sheet"]["verdict"] == "error" and found["sheet"]["failure_reason_code"] == "interrupted"
     assert junit(repo)["sheet"] == "error"
@@ -657,15 +663,15 @@ def test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_ru
 def test_a_quarantined_failure_fails_no_paired_gate(tmp_path: Path) -> None:
     """A quarantined case's failure never fails the gate: falling from 5/5 to 0/5 is significant on its own
     (Fisher, BH q <= 0.05), which failed `--fail-on case-regression` and `inconclusive` for a known gap."""
-    repo = project(tmp_path, {"c1": "PPPPP", "c2": "PPPPP", "known": "PPPPP"}, gate=QUARANTINE)
-    base = base_of(repo, {"c1": "PPPPP", "c2": "PPPPP", "known": "PPPPP"}, "--trials", "5")
+    repo = project(tmp_path, {"c1": "PPPPP", "known": "PPPPP"}, gate=QUARANTINE)
+    base = base_of(repo, {"c1": "PPPPP", "known": "PPPPP"}, "--trials", "5")
     trials = ("--trials", "5", "--max-trials", "5")
-    for fail_on in ("regression", "case-regression", "inconclusive"):
-        set_plan(repo, {"c1": "PPPPP", "c2": "PPPPP", "known": "FFFFF"})
+    for fail_on in ("case-regression", "inconclusive"):  # `regression`: the test above, its FFF case
+        set_plan(repo, {"c1": "PPPPP", "known": "FFFFF"})
         ran = run(repo, *trials, "--baseline", str(base), "--fail-on", fail_on)
         assert ran.returncode == EXIT_OK, (fail_on, ran.stdout + ran.stderr)
         assert "QUARANTINED" in ran.stdout
-    set_plan(repo, {"c1": "PPPPP", "c2": "PPPPP", "known": "FFFFF"})  # the same drop, not on the list, fails
+    set_plan(repo, {"c1": "PPPPP", "known": "FFFFF"})  # the same drop, not on the list, fails
     write(repo / ".agentv" / "gate.yaml", "quarantine: []\n")
     ran = run(repo, *trials, "--baseline", str(base), "--fail-on", "case-regression")
     assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr
