@@ -38,11 +38,13 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   in one shard lost in the merge, a shard's left-out case merged into exit 0
   -> `test_merged_agent_cli_shards_never_pass_without_every_case`.
 * --max-failures x agent CLI x trials x baseline: a crash on a later trial not counted as the case's
-  failure, the cases never started left without rows (a reader would see a whole passing run)
+  failure, the cases never started left without rows (a reader would see a whole passing run), the
+  stopped run's results merged into a pass
   -> `test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started`.
-* SIGINT x agent CLI x trials x baseline x merge: the agent hung on trial 2, the run interrupted: the case
-  whose trial 1 passed written as a pass, the finished case lost, the agent left running, exit 0, the
-  interrupted results merged into a pass -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`
+* SIGINT x agent CLI x trials x baseline x --skip-missing-env x merge: the agent hung on trial 2, the run
+  interrupted: the case whose trial 1 passed written as a pass, the finished or left-out case lost, the
+  agent left running, exit 0, the interrupted results merged into a pass (or into exit 5 for the left-out
+  case) -> `test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass`
   (Claude and Copilot); a hung preprocessor outliving the run, its case lost
   -> `test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_run`.
 * preprocessors x trials x baseline: a preprocessor whose program is missing (a tool not installed)
@@ -80,6 +82,7 @@ from tests.helpers.reports import read_rows
 
 OWN = ("COMBO_T_",)
 SECRET = "sk-combo-0123456789abcdef"
+KEY = {"COMBO_T_KEY": SECRET}
 
 AGENT = """\
 #!{python} -S
@@ -405,6 +408,10 @@ def test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started(t
         assert found[case]["verdict"] == "error" and found[case]["failure_reason_code"] == "max_failures", found[case]
     assert junit(repo) == {"c1": "error", "c2": "error", "c3": "error"}
     assert "stopped after 1 failed or errored case(s)" in ran.stdout + ran.stderr
+    # its results merged (the one shard of a sharded workflow) never pass, with the base or without
+    for args in ((), ("--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")):
+        merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", *args, cwd=repo, drop=OWN)
+        assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
 
 
 # ---------------------------------------------------------------- an interrupted run
@@ -414,13 +421,13 @@ def test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started(t
 def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: Path, provider: str) -> None:
     """Trial 1 of `hung` passed, trial 2's agent hangs: SIGINT ends it at once, `hung` is not run (its passing
     first trial is no verdict), `done` keeps its result, and a merge of the shard never passes."""
-    plan = {"done": "P", "hung": "PHP"}
-    repo = project(tmp_path, plan, provider)
-    base = base_of(repo, {"done": "PPP", "hung": "PPP"}, "--trials", "3")
+    plan = {"done": "P", "hung": "PHP", "keyed1": "P"}
+    repo = project(tmp_path, plan, provider, keyed=["keyed1"])
+    base = base_of(repo, {"done": "PPP", "hung": "PPP", "keyed1": "PPP"}, "--trials", "3", env=KEY)
     set_plan(repo, plan)
     pid_file = tmp_path / "state" / "hung.pid"
     proc = start_cli("run", "evals", "--no-cache", "--trials", "3", "--shard", "1/1", "--baseline", str(base),
-                     "--fail-on", "regression", cwd=repo)
+                     "--fail-on", "regression", "--skip-missing-env", cwd=repo)
     try:
         assert wait_for(lambda: written_pid(pid_file), 30), "the stand-in agent never hung"
         agent = written_pid(pid_file)
@@ -438,10 +445,12 @@ def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: 
     found = rows(repo)
     assert found["done"]["verdict"] == "pass"
     assert found["hung"]["verdict"] == "error" and found["hung"]["failure_reason_code"] == "interrupted", found["hung"]
-    assert junit(repo) == {"done": "passed", "hung": "error"}
+    assert found["keyed1"]["failure_reason_code"] == "missing_env"  # left out, and still reported
+    assert junit(repo) == {"done [default]": "passed", "hung [default]": "error", "keyed1 [keyed]": "skipped"}
     assert "INTERRUPTED" in out
-    merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", cwd=repo)
-    assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
+    for args in ((), ("--baseline", str(base), "--fail-on", "regression")):  # interrupted: 1, never 5 (or 0)
+        merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", *args, cwd=repo)
+        assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
 
 
 def test_a_quarantined_failure_does_not_stop_a_max_failures_run(tmp_path: Path) -> None:
@@ -531,9 +540,6 @@ def set_preprocessor(repo: Path, command: str) -> None:
             assertions: [The spreadsheet holds the revenue rows]
     """)
     (repo / "convert-calls").unlink(missing_ok=True)
-
-
-KEY = {"COMBO_T_KEY": SECRET}
 
 
 MISSING = "no-such-converter-combo"
