@@ -20,7 +20,7 @@ from ..errors import ReportWriteError
 from ..models import CaseResult, EvalCase
 from ..orchestrator import Orchestrator, RunSettings
 from ..report.jsonl import JsonlWriter, read_results
-from ..report.rows import NOT_RUN, ReportRow, TrialOutcomes, outcome
+from ..report.rows import ReportRow, TrialOutcomes
 from ..report.text import inert_log_text, one_line
 
 if TYPE_CHECKING:  # the paired test's modules are imported by a run against a base only, where it is used
@@ -61,6 +61,7 @@ def decided(test: paired.SuiteTest, fail_on: str) -> bool:
 
 def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
     """(row key) -> how many more trials each undecided case runs in this round."""
+    from ..report.baseline.paired import no_evidence
     from ..report.baseline.sequential import trials_to_run
 
     out: dict[RowKey, int] = {}
@@ -68,7 +69,7 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
         head = case.change.head
         # a stable case failing every head trial is undecided too: its re-runs may clear it (a flaky case
         # passing its few base trials) where the guard's rule for no more evidence would call it broken
-        if head is None or head.quarantined or case.decision != "undecided" or outcome(head) == NOT_RUN:
+        if head is None or no_evidence(head) or case.decision != "undecided":
             continue
         if test.prior is None:
             continue

@@ -280,7 +280,10 @@ class RunSession:
             self.writer.write(self.stamp(old))
             self.rows.append(ReportRow.of(old, review=True))
             self.usage.add(old)
-        self.failure_limit = FailureLimit(args.max_failures) if args.max_failures is not None else None
+        quarantine = self.quarantine
+        # a quarantined failure never fails the gate, so it stops no run either (its error does both)
+        self.failure_limit = FailureLimit(args.max_failures, muted=lambda result: quarantine.reason_for(
+            result.suite, result.eval_id) is not None) if args.max_failures is not None else None
         return None
 
     def _read_plan(self, paths: list[Path]) -> None:

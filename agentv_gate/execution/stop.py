@@ -14,7 +14,7 @@ running when a policy trips finish normally. One mechanism for every such rule:
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -116,12 +116,14 @@ the base or as PREV of a rerun treats such a row as absent (the case has no resu
 
 @dataclass
 class FailureLimit:
-    """`--max-failures N`: after the Nth case that failed or errored (a refused one not counted),
-    no other case of the run starts."""
+    """`--max-failures N`: after the Nth case that failed or errored (a refused one not counted, nor a
+    failure `muted` says fails no gate: a quarantined case's), no other case of the run starts."""
 
     limit: int
     failures: int = 0
     refused: int = 0
+    muted: Callable[[CaseResult], bool] | None = None
+    """Whether a failed (never an errored) row is one the gate does not count, such as a quarantined case's."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def refusal(self, case: EvalCase) -> Refusal | None:
@@ -135,6 +137,8 @@ class FailureLimit:
 
     def record(self, case: EvalCase, result: CaseResult) -> None:
         if result.verdict == "pass" or result.failure_reason_code is not None:
+            return
+        if result.verdict == "fail" and self.muted is not None and self.muted(result):
             return
         with self._lock:
             self.failures += 1

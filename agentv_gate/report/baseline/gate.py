@@ -258,9 +258,7 @@ def gate_exit(against: Verdict | None, summary: Summary, stopped: str | None) ->
     if against is not None:
         if against.ok:
             return EXIT_OK
-        only_unrun = against.incomplete or (
-            summary.incomplete and stopped is None and not blocking_regressions(against.comparison))
-        return EXIT_NOT_RUN if only_unrun else EXIT_FAILED
+        return EXIT_NOT_RUN if against.incomplete else EXIT_FAILED
     if summary.incomplete and stopped is None:
         return EXIT_NOT_RUN  # nothing failed, but not everything ran: never the exit of a pass
     return EXIT_OK if summary.ok and stopped is None else EXIT_FAILED
@@ -272,7 +270,10 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
     comparison = baseline.compare(results)
     test = baseline.test(comparison)
     ok, line = baseline.verdict(summary, comparison, stopped, test)
-    incomplete = not ok and line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,")
+    # Exit 5 only when cases left out are all that failed the gate: never beside a paired drop, a guard's
+    # `broken` or a regression, each of which fails `--fail-on regression` whether or not a case was left out.
+    incomplete = not ok and (line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,") or (
+        baseline.fail_on == "all" and summary.incomplete and stopped is None and not blocking_regressions(comparison)))
     return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky, incomplete)
 
 

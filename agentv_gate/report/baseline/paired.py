@@ -37,7 +37,7 @@ from typing import Literal
 from ...base.defaults import DEFAULT_ALPHA
 from ...base.trial_strategies import STRATEGIES
 from ...models import CaseResult
-from ..rows import ADVISORY, NOT_RUN, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from ..rows import ADVISORY, NOT_RUN, ReportedCase, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
 from ..text import one_line
 from .compare import CaseChange, Comparison
 from .pooled import Prior, fit
@@ -208,6 +208,13 @@ class SuiteTest:
 Guard = Literal["broken", "suspicious"]
 
 
+def no_evidence(head: ReportedCase) -> bool:
+    """Whether the per-case guard leaves a head row alone: not run (`--skip-missing-env`), advisory (failed only
+    by judges below their floor), or quarantined and not an error (an agent or judge that broke on a
+    quarantined case fails the gate as on any other, `report.rows.outcome`)."""
+    return outcome(head) in (NOT_RUN, ADVISORY) or (bool(head.quarantined) and head.verdict != "error")
+
+
 def case_guard(case: CaseTest) -> Guard | None:
     """The per-case guard, beside the suite test. `broken` when its sequential test (`sequential`,
     every head trial, the guard's re-runs included) finds the head failing beyond what the base
@@ -215,9 +222,9 @@ def case_guard(case: CaseTest) -> Guard | None:
     the history, if given, never saw it flip on its digest) failed every head trial; `suspicious`
     while the test is undecided (its trial budget not spent, as in `compare`, which runs nothing):
     said, never a failure by itself. A quarantined or not-run head is no evidence either way (counted
-    by the gate apart)."""
+    by the gate apart), except a quarantined head that errored: the quarantine mutes failures, never errors."""
     head = case.change.head
-    if head is None or head.quarantined or outcome(head) in (NOT_RUN, ADVISORY) or not case.head.passed:
+    if head is None or no_evidence(head) or not case.head.passed:
         return None
     if case.decision == "broken":
         return "broken"
@@ -267,8 +274,11 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     `budget`: `--max-trials`, the head trials the per-case guard decides each case on."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
-    # an advisory head (failed only by a judge below its floor) is not decided: no evidence of a drop
-    paired = [c for c in paired if c.head is None or outcome(c.head) != ADVISORY]
+    # a head that is no evidence is not decided: advisory (failed only by a judge below its floor), quarantined
+    # (its failures fail no gate, not even as a significant drop) or left out by `--skip-missing-env`, whose row
+    # holds no trial (read as one, it made every case a single trial); nor is a base row left out
+    paired = [c for c in paired if (c.head is None or not no_evidence(c.head))
+              and (c.base is None or outcome(c.base) != NOT_RUN)]
     if not paired:
         return NoTest("no case has results on both sides")
     sides = [(trial_outcomes(c.base), trial_outcomes(c.head)) for c in paired if c.base and c.head]
@@ -322,4 +332,4 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
 
 
 __all__ = ["DEFAULT_ALPHA", "DRIVERS", "LABEL_ORDER", "CaseTest", "Guard", "Label", "NoTest", "SuiteTest", "case_guard",
-           "flaky_cases", "guard_decision", "paired_test", "suite_drop_p"]
+           "flaky_cases", "guard_decision", "no_evidence", "paired_test", "suite_drop_p"]
