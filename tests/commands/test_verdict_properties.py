@@ -205,3 +205,19 @@ def test_advisory_cases_alone_never_fail_the_gate(table: list[Case], alpha: floa
     for mode in MODES:
         out = decide(table, mode, alpha, 0, None)
         assert out.code == EXIT_OK, (mode, out.line)
+
+
+def test_a_case_that_errored_before_any_trial_leaves_the_paired_test_on() -> None:
+    """Eight cases fall from 3/3 to 1/3 (each row passes: pass_at_k) beside a case already failing on the
+    base whose head errored before any trial (a workspace hook): read as one trial it switched the paired
+    test off, and the case-by-case rule, seeing only passing rows and a case still failing, passed the drop."""
+    base = [row(f"c{i}", 3, 3, rule="pass_at_k") for i in range(8)] + [row("c8", 0, 3, rule="pass_at_k")]
+    head = [row(f"c{i}", 1, 3, rule="pass_at_k") for i in range(8)] + [
+        CaseResult(eval_id="c8", suite="evals/s.eval.yaml", file="evals/s.eval.yaml", line=11, verdict="error",
+                   score=0.0, error="before_each hook failed")]
+    summary = summarise(head)
+    report = baseline_report(Baseline(Path("base.jsonl"), base, "regression", None, 0.05), head, summary, None)
+    assert isinstance(report.test, SuiteTest), report.gate_line
+    assert gate_exit(report, summary, None) == EXIT_FAILED, report.gate_line
+    assert "the pass rate fell" in report.gate_line
+    assert [r.verdict for r in report.shown(head)] == ["fail"] * 8 + ["error"]

@@ -37,7 +37,7 @@ from typing import Literal
 from ...base.defaults import DEFAULT_ALPHA
 from ...base.trial_strategies import STRATEGIES
 from ...models import CaseResult
-from ..rows import ADVISORY, NOT_RUN, ReportedCase, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from ..rows import ADVISORY, NOT_RUN, ReportedCase, ReportRow, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
 from ..text import one_line
 from .compare import CaseChange, Comparison
 from .pooled import Prior, fit
@@ -267,6 +267,24 @@ def suite_drop_p(counts: Sequence[tuple[int, int, int, int]]) -> float:
     return sign_flip_p(drop_weights(counts))
 
 
+def _sides(base: ReportedCase, head: ReportedCase) -> tuple[TrialOutcomes, TrialOutcomes]:
+    """A case's trials on both sides. A row that errored before any trial (a workspace hook, a refused
+    dependency, a case gone mid-run) holds none: read as one trial, it would switch the paired test off for
+    every case, and the case-by-case rule would then pass a drop that pass_at_k rows hide. It is read as the
+    other side's count of failed trials instead, as the case-by-case rule reads an error: a failure."""
+    b, h = trial_outcomes(base), trial_outcomes(head)
+    if _errored_untried(head) and len(b.passed) >= 2:
+        h = TrialOutcomes((False,) * len(b.passed), (0.0,) * len(b.passed))
+    if _errored_untried(base) and len(h.passed) >= 2:
+        b = TrialOutcomes((False,) * len(h.passed), (0.0,) * len(h.passed))
+    return b, h
+
+
+def _errored_untried(row: ReportedCase) -> bool:
+    trials = row.trials if isinstance(row, ReportRow) else row.trials if isinstance(row, CaseResult) else None
+    return row.verdict == "error" and not trials
+
+
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
                 flaky: Collection[CaseKey] = (), budget: int | None = None) -> SuiteTest | NoTest:
     """The statistical reading of `comparison`, or why there is none. `flaky`: (suite, test id) of
@@ -281,7 +299,7 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
               and (c.base is None or outcome(c.base) != NOT_RUN)]
     if not paired:
         return NoTest("no case has results on both sides")
-    sides = [(trial_outcomes(c.base), trial_outcomes(c.head)) for c in paired if c.base and c.head]
+    sides = [_sides(c.base, c.head) for c in paired if c.base and c.head]
     for name, side in (("base", [b for b, _ in sides]), ("head", [h for _, h in sides])):
         early = _stopped_early(side)
         if early:
