@@ -280,10 +280,11 @@ class RunSession:
             self.writer.write(self.stamp(old))
             self.rows.append(ReportRow.of(old, review=True))
             self.usage.add(old)
-        quarantine = self.quarantine
-        # a quarantined failure never fails the gate, so it stops no run either (its error does both)
+        quarantine, floor = self.quarantine, self.judge_floor
+        # a quarantined or advisory failure never fails the gate, so it stops no run either (an error does both)
         self.failure_limit = FailureLimit(args.max_failures, muted=lambda result: quarantine.reason_for(
-            result.suite, result.eval_id) is not None) if args.max_failures is not None else None
+            result.suite, result.eval_id) is not None or (floor is not None and floor.advisory_for(result) is not None)
+        ) if args.max_failures is not None else None
         return None
 
     def _read_plan(self, paths: list[Path]) -> None:

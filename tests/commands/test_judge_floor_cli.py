@@ -145,3 +145,18 @@ def test_a_bad_floor_is_refused_at_its_line(tmp_path: Path) -> None:
     proc = run_cli("run", "evals", cwd=root)
     assert proc.returncode == 2 and "is not the output of `agentv-gate judge-check --json`" in proc.stderr
     assert parse_github_output("") == {}
+
+
+def test_an_advisory_failure_does_not_stop_a_max_failures_run(tmp_path: Path) -> None:
+    """An advisory failure fails no gate, so it must not stop the run either: with `--max-failures 1` it
+    stopped the run, the later cases became not-run errors and the gate failed on a judge below its floor."""
+    server = FakeLLMServer()
+    server.set_default(CHAT, judge_failing("c0"))
+    root = project(tmp_path, server.url, "tests:\n" + case("c0") + case("c1") + case("c2"))
+    write(root / ".agentv/judge-check.json", check_file(0.41))
+    ran = run_cli("run", "evals", "--no-cache", "--workers", "1", "--max-failures", "1", cwd=root)
+    server.close()
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {row["eval_id"]: row for row in read_rows(root / RESULTS)}
+    assert {k: (r["verdict"], r.get("advisory") is not None) for k, r in rows.items()} == {
+        "c0": ("fail", True), "c1": ("pass", False), "c2": ("pass", False)}
