@@ -279,8 +279,16 @@ class Orchestrator:
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
-            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(first + attempt),
-                                time.monotonic())
+            trial_run = case_run.for_trial(first + attempt)
+            failure = None
+            if attempt and self.hooks is not None:  # a workspace prepared afresh, as AgentV prepares each trial
+                _, failure = self.hooks.next_trial(case)
+                trial_run = replace(trial_run, workspace_path=self._workspace_path(case),
+                                    workspace_baseline=self.hooks.baseline_of(case))
+            if failure is not None:
+                run = _errored(base.model_copy(deep=True), failure, time.monotonic())
+            else:
+                run = self._attempt(case, provider, base.model_copy(deep=True), trial_run, time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
             if rule.stops_at_first_pass and _agentv_pass(run) and self.settings.trials is None:

@@ -187,7 +187,6 @@ class WorkspaceHooks:
             return {}, None
         if _per_test(case):
             return self._before_own(case)
-        outputs: dict[str, str] = {}
         suite = self._suite(case.suite)
         suite.one_at_a_time.acquire()
         with self._lock:
@@ -213,6 +212,12 @@ class WorkspaceHooks:
                                                 _eval_dir(case))
                 if suite.workspace is not None and not (suite.before_all and suite.before_all.failure):
                     suite.baseline = initialize_baseline(suite.workspace)
+        return self._before_in_suite(case, suite)
+
+    def _before_in_suite(self, case: EvalCase, suite: _Suite) -> tuple[dict[str, str], str | None]:
+        """`before` for a case in its suite's started workspace: its reset, its `before_each` and (4.x) its baseline."""
+        hooks = case.workspace.hooks if case.workspace is not None else {}
+        outputs: dict[str, str] = {}
         if suite.workspace is None:
             return outputs, suite.workspace_failure or "the suite's workspace is gone"
         if suite.before_all is not None:
@@ -236,6 +241,20 @@ class WorkspaceHooks:
                 with self._lock:
                     self._own_baselines[id(case)] = baseline
         return outputs, None
+
+    def next_trial(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
+        """Between two trials of `case`, which AgentV prepares each as a run of the case of its own: the last
+        trial's after side (its reset and `after_each`; a workspace of its own removed), then the next one's
+        before side (a fresh workspace of its own and its `before_all`, or, in the suite's workspace, still
+        held, its reset, `before_each` and baseline), so no trial is judged on what another left."""
+        if not _has_workspace(case):
+            return {}, None
+        outputs = self._after_each(case)
+        if _per_test(case):
+            before, failure = self._before_own(case)
+        else:
+            before, failure = self._before_in_suite(case, self._suite(case.suite))
+        return {**outputs, **before}, failure
 
     def _before_own(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """`before` for a case of an `isolation: per_test` suite: a workspace, before_all, reset and before_each

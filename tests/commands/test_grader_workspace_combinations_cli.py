@@ -1,0 +1,207 @@
+"""The agentic llm-grader and workspaces combined with the verdict features, through the real CLI.
+
+How each combination could go wrong (a wrong PASS, a write outside the repository, a secret reaching a
+judge, an agent or an output), and the test that guards it:
+
+Workspaces x `--trials N` (AgentV 4.42 prepares each trial as a run of the case of its own:
+`runEvalCaseWithTrials` calls `runEvalCase`, which calls `prepareEvalCaseWorkspace`, every trial):
+  1. an `isolation: per_test` workspace shared by a case's trials: trial 2's agent does nothing, yet its
+     grader finds the file trial 1's agent wrote, and a mean of failing trials passes
+     (test_each_trial_of_a_per_test_case_gets_a_fresh_workspace_for_the_agentic_grader);
+  2. in the suite's shared workspace, `before_each` (with its `reset`) run once for all trials: the diff of
+     trial 2 is taken from a baseline before trial 1, so a code grader reading `file_changes` sees trial 1's
+     change as trial 2's (test_before_each_and_its_reset_run_before_every_trial_of_a_shared_workspace);
+  3. the per-case guard's re-runs (`--baseline --fail-on regression`, commands/_reruns.py) running a round
+     of trials in one workspace: a re-run trial passing on an earlier re-run's files clears a broken case
+     (test_the_guards_reruns_get_a_fresh_workspace_for_every_trial);
+  4. `--shard K/N` + `merge`: a shard's trial-failing workspace case must reach the merged verdict as a
+     failure (test_shards_of_workspace_trials_merge_to_the_failing_verdict).
+
+The agentic grader (`provider: agentv`) whose grading breaks:
+  5. it runs out of steps still asking for tools, or its last reply holds no verdict: AgentV scores it 0
+     with a failed assertion; with `negate: true` that 0 turned into a 1, a PASS of a grader that never
+     judged (test_a_grader_without_a_verdict_is_an_error_even_negated);
+  6. the same on a quarantined case: a quarantined *failure* does not fail the gate, so a grader that never
+     judged was hidden (test_a_quarantined_case_whose_grader_never_judged_fails_the_gate);
+  7. the same under `--trials` with `mean`: one trial that never judged averaged with passing ones
+     (test_a_trial_whose_grader_never_judged_makes_the_mean_case_an_error);
+  8. the grader target down (HTTP 500) for a quarantined case under trials: an error, never quarantined
+     (test_a_grader_target_down_is_an_error_under_trials_and_quarantine);
+  9. `target:` delegation to an agentv grader (`grader_target` mode) answering nothing, negated
+     (same test as 5, delegate mode).
+
+The agentic grader x `--skip-missing-env`:
+ 10. the case's target is set, but its `grader_target`'s key is not: the case must be reported not run, not
+     run and passed on no judge (test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key).
+
+Workspaces and the filesystem:
+ 11. a template linking outside the repository (a file or a folder, also through `..`) copied into the
+     agent's folder, where the agentic grader would read it out to its model; a `template:` path climbing
+     out of the repository (test_a_template_reaching_outside_the_repository_is_refused);
+ 12. an interrupted run leaving a per_test case's workspace (a copy of the template) behind
+     (test_an_interrupted_run_removes_the_workspace_of_the_case_it_cut_short).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
+from tests.helpers.files import make_repo, write
+from tests.helpers.reports import RESULTS, rows_by_id
+
+CHAT = "/v1/chat/completions"
+KEY = "sk-combo-test-0123456789abcdef"
+ENV = {"OPENAI_API_KEY": KEY}
+
+AGENT = """\
+import json, pathlib, sys
+attempt, out = int(sys.argv[1]), sys.argv[2]
+writes = json.loads((pathlib.Path(__file__).parent / "writes.json").read_text())
+if attempt in writes and pathlib.Path("README.md").is_file():  # only in a workspace (the template's copy)
+    pathlib.Path("done.txt").write_text(f"done by trial {attempt + 1}\\n")
+pathlib.Path(out).write_text(f"trial {attempt + 1}: wrote done.txt")
+"""
+"""The agent under test: on the (0-based) trials listed in writes.json it writes done.txt in its workspace
+(its working folder, a copy of the template); on the others it does nothing, and says it did all the same."""
+
+
+def _targets(repo: Path, server: FakeLLMServer | None) -> str:
+    grader = "" if server is None else f"""\
+    grader_target: agentic
+  - name: agentic
+    provider: agentv
+    model: openai:judge-model
+    base_url: {server.url}/v1
+    max_retries: 0
+"""
+    return f"""\
+targets:
+  - name: default
+    provider: cli
+    command: python3 {repo}/agent.py {{ATTEMPT}} {{OUTPUT_FILE}}
+{grader}"""
+
+
+def project(tmp_path: Path, server: FakeLLMServer | None, suite: str, writes: list[int]) -> Path:
+    """A repository whose cli agent writes done.txt on the trials `writes` names, graded by `suite`."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / ".agentv/targets.yaml", _targets(repo, server))
+    write(repo / "agent.py", AGENT)
+    write(repo / "writes.json", json.dumps(writes))
+    write(repo / "evals/template/README.md", "the project\n")
+    write(repo / "evals/s.eval.yaml", suite)
+    return repo
+
+
+def run(repo: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    return run_cli("run", "evals", "--no-cache", *args, cwd=repo, env={**ENV, **(env or {})})
+
+
+def _tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request.json["messages"] if m["role"] == "tool"]
+
+
+def reads_done_txt(request: RecordedRequest) -> FakeReply:
+    """The agentic grader's model: it reads done.txt through its tool, then passes the case only if it is there."""
+    results = _tool_results(request)
+    if not results:
+        return FakeReply.openai_tool_calls(("r1", "read_file", json.dumps({"path": "done.txt"})))
+    found = "content" in results[-1]
+    return FakeReply.openai(json.dumps({"score": 1.0 if found else 0.0,
+                                        "assertions": [{"text": f"done.txt there: {found}", "passed": found}]}))
+
+
+def _trial_verdicts(row: dict[str, Any], key: str = "trials") -> list[str]:
+    return [t["verdict"] for t in row[key]]
+
+
+PER_TEST = """
+    workspace:
+      template: ./template
+      isolation: per_test
+    tests:
+      - id: writes-done
+        input: Write done.txt
+        criteria: done.txt exists in the workspace
+        assertions:
+          - {name: explore, type: llm-grader}
+"""
+
+
+def test_each_trial_of_a_per_test_case_gets_a_fresh_workspace_for_the_agentic_grader(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        ran = run(repo, "--trials", "3", "--trials-strategy", "mean")
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # only trial 1 did the work: a mean of 1/3
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert _trial_verdicts(row) == ["pass", "fail", "fail"]
+    assert row["verdict"] == "fail" and row["score"] < 0.5
+
+
+CHANGES_GRADER = """\
+import json, sys
+changes = json.load(sys.stdin).get("file_changes") or ""
+found = "done.txt" in changes
+print(json.dumps({"score": 1 if found else 0, "assertions": [{"text": f"done.txt in the diff: {found}",
+                                                             "passed": found}]}))
+"""
+"""A code grader passing a trial only when its workspace diff holds done.txt."""
+
+HOOK = """\
+import json, pathlib, sys
+payload = json.load(sys.stdin)
+with open(pathlib.Path(__file__).parent / "hooks.log", "a") as out:
+    out.write(json.dumps({"hook": sys.argv[1], "test_id": payload["test_id"]}) + "\\n")
+"""
+
+
+def _hook_log(repo: Path) -> list[str]:
+    path = repo / "evals/hooks.log"
+    return [json.loads(line)["hook"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_before_each_and_its_reset_run_before_every_trial_of_a_shared_workspace(tmp_path: Path) -> None:
+    repo = project(tmp_path, None, """
+        workspace:
+          template: ./template
+          hooks:
+            before_each: {command: [python3, hook.py, before_each], reset: fast}
+            after_each: {command: [python3, hook.py, after_each]}
+        tests:
+          - id: writes-done
+            input: Write done.txt
+            criteria: done.txt exists in the workspace
+            assertions:
+              - {name: diff, type: code-grader, command: [python3, changes.py]}
+    """, writes=[0])
+    write(repo / "evals/changes.py", CHANGES_GRADER)
+    write(repo / "evals/hook.py", HOOK)
+    ran = run(repo, "--trials", "2", "--trials-strategy", "pass_hat_k")
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # trial 2's agent changed nothing
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert _trial_verdicts(row) == ["pass", "fail"]
+    assert _hook_log(repo) == ["before_each", "after_each", "before_each", "after_each"]  # as AgentV: every trial
+
+
+def test_the_guards_reruns_get_a_fresh_workspace_for_every_trial(tmp_path: Path) -> None:
+    """The per-case guard re-runs a case whose head trials dropped: each re-run trial must be judged on its
+    own workspace, as the first trials were, or a re-run passing on an earlier one's files clears the case."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0, 3])  # trial 1 and the first re-run do the work
+        trials = [{"attempt": n, "score": 1.0, "verdict": "pass"} for n in (1, 2, 3)]
+        write(repo / "base.jsonl", json.dumps({  # the base: the case passed each of its 3 trials
+            "eval_id": "writes-done", "suite": "evals/s.eval.yaml", "file": "evals/s.eval.yaml", "line": 5,
+            "target": "default", "score": 1.0, "threshold": 0.8, "verdict": "pass", "trials": trials}) + "\n")
+        ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-trials", "8")
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert _trial_verdicts(row) == ["pass", "fail", "fail"], ran.stdout + ran.stderr
+    reruns = _trial_verdicts(row, "reruns")
+    assert reruns[0] == "pass" and len(reruns) > 1 and set(reruns[1:]) == {"fail"}, reruns  # trial 4 alone worked
+    assert f"3/3 -> 1/3 (2/{3 + len(reruns)} with re-runs)" in ran.stdout
+
