@@ -48,6 +48,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
@@ -205,3 +207,83 @@ def test_the_guards_reruns_get_a_fresh_workspace_for_every_trial(tmp_path: Path)
     assert reruns[0] == "pass" and len(reruns) > 1 and set(reruns[1:]) == {"fail"}, reruns  # trial 4 alone worked
     assert f"3/3 -> 1/3 (2/{3 + len(reruns)} with re-runs)" in ran.stdout
 
+
+def _calls_forever(request: RecordedRequest) -> FakeReply:
+    return FakeReply.openai_tool_calls((f"c{len(request.json['messages'])}", "list_files", "{}"), text="looking")
+
+
+NEVER_JUDGED = {
+    "step-limit": ("", _calls_forever),  # 10 calls, each asking for more tools: no verdict in the last reply
+    "malformed": ("", FakeReply.openai("Looks fine to me.")),  # a last reply holding no verdict
+    "delegate-empty": ("            target: agentic\n", FakeReply.openai("")),  # grader_target mode, no answer
+}
+
+
+def _never_judged_suite(mode: str, negate: bool) -> str:
+    return PER_TEST.replace("          - {name: explore, type: llm-grader}\n", f"""\
+          - name: explore
+            type: llm-grader
+{NEVER_JUDGED[mode][0]}{'            negate: true' + chr(10) if negate else ''}""")
+
+
+@pytest.mark.parametrize("mode", list(NEVER_JUDGED))
+def test_a_grader_without_a_verdict_is_an_error_even_negated(tmp_path: Path, mode: str) -> None:
+    """`negate: true` inverts a verdict; a grader that gave none (AgentV's 0 with "Failed to parse ...") has
+    nothing to invert: 1 - 0 would pass every answer without a judgement."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, NEVER_JUDGED[mode][1])
+        repo = project(tmp_path, server, _never_judged_suite(mode, negate=True), writes=[0])
+        ran = run(repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert row["verdict"] == "error" and row["score"] == 0.0, row
+    assert row["scores"][0]["error"], row["scores"][0]
+
+
+QUARANTINE = """
+    quarantine:
+      - {id: writes-done, reason: the agent is known to miss done.txt (#7)}
+"""
+
+
+def test_a_quarantined_case_whose_grader_never_judged_fails_the_gate(tmp_path: Path) -> None:
+    """A quarantined failure does not fail the gate; a grader that ran out of steps said nothing of the case,
+    and a quarantine must never hide that."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, _calls_forever)
+        repo = project(tmp_path, server, _never_judged_suite("step-limit", negate=False), writes=[0])
+        write(repo / ".agentv/gate.yaml", QUARANTINE)
+        ran = run(repo)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert row["verdict"] == "error" and row["quarantined"], row
+    assert "Failed to parse llm-grader agent response" in row["scores"][0]["error"]
+
+
+def test_a_trial_whose_grader_never_judged_makes_the_mean_case_an_error(tmp_path: Path) -> None:
+    asked: list[int] = []
+
+    def second_trial_malformed(request: RecordedRequest) -> FakeReply:
+        asked.append(1)
+        return FakeReply.openai("no verdict, sorry" if len(asked) == 2 else json.dumps({"score": 1.0}))
+
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, second_trial_malformed)
+        repo = project(tmp_path, server, PER_TEST, writes=[0, 1, 2])
+        ran = run(repo, "--trials", "3", "--trials-strategy", "mean", "--threshold", "0.5")
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # 2 of 3 judged 1.0 is no pass on part of the evidence
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert _trial_verdicts(row) == ["pass", "error", "pass"]
+    assert row["verdict"] == "error" and "trial 2 of 3" in row["error"]
+
+
+def test_a_grader_target_down_is_an_error_under_trials_and_quarantine(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, FakeReply.error(500, "judge is down"))
+        repo = project(tmp_path, server, PER_TEST, writes=[0, 1])
+        write(repo / ".agentv/gate.yaml", QUARANTINE)
+        ran = run(repo, "--trials", "2", "--trials-strategy", "mean")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert row["verdict"] == "error" and row["quarantined"], row
+    assert _trial_verdicts(row) == ["error", "error"] and "judge is down" in row["error"]
