@@ -287,3 +287,19 @@ def test_a_grader_target_down_is_an_error_under_trials_and_quarantine(tmp_path: 
     row = rows_by_id(repo / RESULTS)["writes-done"]
     assert row["verdict"] == "error" and row["quarantined"], row
     assert _trial_verdicts(row) == ["error", "error"] and "judge is down" in row["error"]
+
+
+def test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key(tmp_path: Path) -> None:
+    """The case's own target needs no key; its `grader_target` reads OPENAI_API_KEY: unset, the case is not
+    run (a not-run row, never a pass), and no request reaches the grader's model."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        ran = run_cli("run", "evals", "--no-cache", "--skip-missing-env", "--trials", "2", cwd=repo,
+                      drop=("OPENAI_API_KEY",))
+        sent = server.requests
+    assert ran.returncode != 0, ran.stdout + ran.stderr
+    assert not sent
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert row["verdict"] == "error" and "OPENAI_API_KEY" in row["error"] and "skip-missing-env" in row["error"]
+
