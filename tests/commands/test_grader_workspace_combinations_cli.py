@@ -303,3 +303,30 @@ def test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key(tmp_p
     row = rows_by_id(repo / RESULTS)["writes-done"]
     assert row["verdict"] == "error" and "OPENAI_API_KEY" in row["error"] and "skip-missing-env" in row["error"]
 
+
+@pytest.mark.parametrize("where", ["link-file", "link-folder", "dotdot-link", "dotdot-template"])
+def test_a_template_reaching_outside_the_repository_is_refused(tmp_path: Path, where: str) -> None:
+    """A template whose link (or whose own path) leaves the repository would put the runner's files in the
+    agent's folder, where the agentic grader reads them out to its model: refused before anything runs."""
+    outside = tmp_path / "outside"
+    write(outside / "secret.txt", "runner-secret-1f2e\n")
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        suite = PER_TEST
+        repo = project(tmp_path, server, suite, writes=[0])
+        template = repo / "evals/template"
+        if where == "link-file":
+            (template / "done.txt").symlink_to(outside / "secret.txt")
+        elif where == "link-folder":
+            (template / "docs").symlink_to(outside)
+        elif where == "dotdot-link":
+            (template / "done.txt").symlink_to("../../../outside/secret.txt")
+        else:
+            write(repo / "evals/s.eval.yaml", suite.replace("template: ./template", "template: ../../outside"))
+        ran = run(repo, "--trials", "2")
+        sent = server.requests
+    out = ran.stdout + ran.stderr
+    assert ran.returncode == 2, out
+    assert not sent and "runner-secret" not in out
+    assert not (repo / RESULTS).exists() or "pass" not in (repo / RESULTS).read_text()
+
