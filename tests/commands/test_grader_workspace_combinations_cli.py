@@ -45,12 +45,14 @@ Workspaces and the filesystem:
 from __future__ import annotations
 
 import json
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
 from tests.helpers.reports import RESULTS, rows_by_id
@@ -330,3 +332,34 @@ def test_a_template_reaching_outside_the_repository_is_refused(tmp_path: Path, w
     assert not sent and "runner-secret" not in out
     assert not (repo / RESULTS).exists() or "pass" not in (repo / RESULTS).read_text()
 
+
+def test_an_interrupted_run_removes_the_workspace_of_the_case_it_cut_short(tmp_path: Path) -> None:
+    """SIGTERM while a per_test case's agent works: the run writes what finished and exits 143, and the
+    case's workspace (the template's copy) goes with it, as a finished case's does."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        write(repo / "agent.py", f"""\
+            import pathlib, time
+            pathlib.Path({str(repo / "started")!r}).write_text(str(pathlib.Path.cwd()))
+            time.sleep(30)
+        """)
+        temporary = tmp_path / "tmp"
+        temporary.mkdir()
+        proc = start_cli("run", "evals", "--no-cache", "--trials", "2", cwd=repo,
+                         env={**ENV, "TMPDIR": str(temporary)})
+        started = repo / "started"
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the agent never started"
+        workspace = Path(started.read_text())
+        assert workspace.is_relative_to(temporary) and (workspace / "README.md").is_file()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    assert not workspace.exists()
+    left = [p for p in temporary.iterdir() if p.name.startswith("agentv-gate-workspace-")]
+    assert left == [], [sorted(str(f.relative_to(temporary)) for f in p.rglob("*") if ".git/" not in str(f)) for p in left]
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert row["verdict"] == "error" and "interrupted" in row["error"]
