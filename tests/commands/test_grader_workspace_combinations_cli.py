@@ -363,3 +363,26 @@ def test_an_interrupted_run_removes_the_workspace_of_the_case_it_cut_short(tmp_p
     assert left == [], [sorted(str(f.relative_to(temporary)) for f in p.rglob("*") if ".git/" not in str(f)) for p in left]
     row = rows_by_id(repo / RESULTS)["writes-done"]
     assert row["verdict"] == "error" and "interrupted" in row["error"]
+
+
+def test_shards_of_workspace_trials_merge_to_the_failing_verdict(tmp_path: Path) -> None:
+    """Two per_test cases dealt to two shards, three trials each, each done by its first trial only: each
+    shard judges every trial on its own workspace and fails, and the merge of the two fails on both."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST + """\
+      - id: writes-done-too
+        input: Write done.txt again
+        criteria: done.txt exists in the workspace
+        assertions:
+          - {name: explore, type: llm-grader}
+""", writes=[0])
+        shards = [run(repo, "--trials", "3", "--trials-strategy", "mean", "--shard", f"{k}/2",
+                      "--output-dir", f"shard{k}") for k in (1, 2)]
+    assert [s.returncode for s in shards] == [1, 1], [s.stdout + s.stderr for s in shards]
+    rows = {r["eval_id"]: r for k in (1, 2) for r in rows_by_id(repo / f"shard{k}/results.jsonl").values()}
+    assert {case: _trial_verdicts(row) for case, row in rows.items()} == {
+        "writes-done": ["pass", "fail", "fail"], "writes-done-too": ["pass", "fail", "fail"]}
+    merged = run_cli("merge", "shard1/results.jsonl", "shard2/results.jsonl", "--output-dir", "merged", cwd=repo)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert "2 failed" in merged.stdout
