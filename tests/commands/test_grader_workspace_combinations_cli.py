@@ -45,6 +45,7 @@ Workspaces and the filesystem:
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -55,6 +56,7 @@ import pytest
 from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.fake_llm_server import FakeLLMServer, FakeReply, RecordedRequest
 from tests.helpers.files import make_repo, write
+from tests.helpers.git import commit_all
 from tests.helpers.reports import RESULTS, rows_by_id
 
 CHAT = "/v1/chat/completions"
@@ -386,3 +388,46 @@ def test_shards_of_workspace_trials_merge_to_the_failing_verdict(tmp_path: Path)
     merged = run_cli("merge", "shard1/results.jsonl", "shard2/results.jsonl", "--output-dir", "merged", cwd=repo)
     assert merged.returncode == 1, merged.stdout + merged.stderr
     assert "2 failed" in merged.stdout
+
+
+START_GRADER = """\
+import json, pathlib, sys
+workspace = pathlib.Path(json.load(sys.stdin)["workspace_path"])
+readme = (workspace / "README.md").read_text() if (workspace / "README.md").is_file() else ""
+ok = "the project" in readme and (workspace / "seed.txt").is_file()
+print(json.dumps({"score": 1 if ok else 0, "assertions": [{"text": f"started right: {ok}", "passed": ok}]}))
+"""
+"""A code grader passing when the case's workspace started as the template and the seed hook made it."""
+
+
+@pytest.mark.parametrize("changed", ["template", "hook"])
+def test_affected_since_runs_a_case_whose_template_or_hook_changed(tmp_path: Path, changed: str) -> None:
+    """A change to the workspace a case starts from (its template's files, a hook's script) changes what the
+    case runs on: `--affected-since` must run it, not carry its base row's pass over."""
+    repo = project(tmp_path, None, """
+        workspace:
+          template: ./template
+          isolation: per_test
+          hooks:
+            before_each: {command: [python3, seed.py, "{{workspace_path}}"]}
+        tests:
+          - id: starts-right
+            input: Look around
+            criteria: the workspace is the project, seeded
+            assertions:
+              - {name: start, type: code-grader, command: [python3, start.py]}
+    """, writes=[])
+    write(repo / "evals/start.py", START_GRADER)
+    write(repo / "evals/seed.py", "import pathlib, sys\n(pathlib.Path(sys.argv[1]) / 'seed.txt').write_text('x')\n")
+    commit_all(repo)
+    base = run(repo)
+    assert base.returncode == 0, base.stdout + base.stderr
+    shutil.copy(repo / RESULTS, tmp_path / "base.jsonl")
+    if changed == "template":
+        write(repo / "evals/template/README.md", "a broken start\n")
+    else:
+        write(repo / "evals/seed.py", "pass\n")
+    ran = run(repo, "--affected-since", str(tmp_path / "base.jsonl"), "--allow-empty-selection")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    row = rows_by_id(repo / RESULTS)["starts-right"]
+    assert not row.get("carried") and row["verdict"] == "fail"
