@@ -242,6 +242,15 @@ class TargetResolver(ProviderRegistry):
                 found[name] = [Problem(self.targets.source_file or Path("targets.yaml"), raw.line or 1,
                                        f"target '{name}': environment variable '{key}' (the agentv provider's API "
                                        "key, read from it as AgentV reads it) is not set or empty")]
+        for name in self.targets.definitions:  # a `use_target` switch running one of them needs its key too
+            if name in found or name in self.missing_env or not self.targets.delegates(name):
+                continue
+            try:
+                concrete = self.targets.concrete(name, self.env)
+            except TargetsConfigError:
+                continue
+            if concrete in found:
+                found[name] = found[concrete]
         return found
 
     def missing_env_for(self, case: NamesTarget, target: str) -> list[Problem]:

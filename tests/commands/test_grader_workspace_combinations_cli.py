@@ -302,10 +302,11 @@ def test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key(tmp_p
         ran = run_cli("run", "evals", "--no-cache", "--skip-missing-env", "--trials", "2", cwd=repo,
                       drop=("OPENAI_API_KEY",))
         sent = server.requests
-    assert ran.returncode != 0, ran.stdout + ran.stderr
+    assert ran.returncode == 5, ran.stdout + ran.stderr  # INCOMPLETE: never a pass
     assert not sent
     row = rows_by_id(repo / RESULTS)["writes-done"]
-    assert row["verdict"] == "error" and "OPENAI_API_KEY" in row["error"] and "skip-missing-env" in row["error"]
+    assert row["failure_reason_code"] == "missing_env" and "OPENAI_API_KEY" in row["error"]
+    assert "trials" not in row and not row.get("candidate_answer"), row  # the agent never ran
 
 
 @pytest.mark.parametrize("where", ["link-file", "link-folder", "dotdot-link", "dotdot-template"])
@@ -431,3 +432,40 @@ def test_affected_since_runs_a_case_whose_template_or_hook_changed(tmp_path: Pat
     assert ran.returncode == 1, ran.stdout + ran.stderr
     row = rows_by_id(repo / RESULTS)["starts-right"]
     assert not row.get("carried") and row["verdict"] == "fail"
+
+
+def _switched(repo: Path, server: FakeLLMServer) -> None:
+    """The agent's grader_target a `use_target` switch, AGENTV_GRADER naming the agentv target it runs."""
+    targets = repo / ".agentv/targets.yaml"
+    targets.write_text(targets.read_text().replace("    grader_target: agentic\n", """\
+    grader_target: grader
+  - name: grader
+    use_target: ${{ AGENTV_GRADER }}
+"""))
+
+
+def test_a_use_target_grader_explores_each_trials_own_workspace(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[1])
+        _switched(repo, server)
+        ran = run(repo, "--trials", "2", "--trials-strategy", "pass_hat_k", env={"AGENTV_GRADER": "agentic"})
+        sent = server.requests_for(CHAT)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "tools" in sent[0].json  # the switch runs the agentv target: the built-in agent, with its tools
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert _trial_verdicts(row) == ["fail", "pass"]
+
+
+def test_skip_missing_env_follows_a_use_target_grader_to_its_unset_key(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        _switched(repo, server)
+        ran = run_cli("run", "evals", "--no-cache", "--skip-missing-env", cwd=repo, env={"AGENTV_GRADER": "agentic"},
+                      drop=("OPENAI_API_KEY",))
+        sent = server.requests
+    assert ran.returncode == 5, ran.stdout + ran.stderr
+    assert not sent
+    row = rows_by_id(repo / RESULTS)["writes-done"]
+    assert row["failure_reason_code"] == "missing_env" and "OPENAI_API_KEY" in row["error"]
