@@ -55,7 +55,7 @@ from .models import (
     TrialsConfig,
     score_label,
 )
-from .redaction import has_secrets, redact_tree
+from .redaction import has_secrets, redact, redact_tree
 from .targets.base import Provider, ProviderRequest
 from .targets.usage import judge_usage, summed_judge_usage
 
@@ -356,6 +356,8 @@ class Orchestrator:
         file_changes = None
         if run.workspace_path is not None and run.workspace_baseline is not None:
             file_changes = capture_file_changes(Path(run.workspace_path), run.workspace_baseline)
+            if file_changes is not None:  # LLM graders send it to their model: a key the agent wrote stays here
+                file_changes = redact(file_changes)
         evaluations = self.run_evaluators_for_case(case, provider, response, run, file_changes)
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
         errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"

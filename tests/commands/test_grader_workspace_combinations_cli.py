@@ -469,3 +469,22 @@ def test_skip_missing_env_follows_a_use_target_grader_to_its_unset_key(tmp_path:
     assert not sent
     row = rows_by_id(repo / RESULTS)["writes-done"]
     assert row["failure_reason_code"] == "missing_env" and "OPENAI_API_KEY" in row["error"]
+
+
+def test_a_key_the_agent_writes_into_its_workspace_never_reaches_the_grader_model(tmp_path: Path) -> None:
+    """The agentic grader's tools hide the run's secrets from its model; the workspace diff in its prompt
+    (`[[ ## file_changes ## ]]`) must too, or a key the agent wrote into a file reaches the model anyway."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        write(repo / "agent.py", """\
+            import os, pathlib, sys
+            pathlib.Path("config.env").write_text("OPENAI_API_KEY=" + os.environ["OPENAI_API_KEY"] + "\\n")
+            pathlib.Path(sys.argv[2]).write_text("configured")
+        """)
+        ran = run(repo)
+        sent = server.requests_for(CHAT)
+    assert sent, ran.stdout + ran.stderr
+    prompt = sent[0].json["messages"][1]["content"]
+    assert "[[ ## file_changes ## ]]" in prompt and "config.env" in prompt
+    assert all(KEY not in request.body.decode() for request in sent)
