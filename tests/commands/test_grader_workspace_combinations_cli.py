@@ -30,16 +30,28 @@ The agentic grader (`provider: agentv`) whose grading breaks:
   9. `target:` delegation to an agentv grader (`grader_target` mode) answering nothing, negated
      (same test as 5, delegate mode).
 
-The agentic grader x `--skip-missing-env`:
- 10. the case's target is set, but its `grader_target`'s key is not: the case must be reported not run, not
-     run and passed on no judge (test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key).
+The agentic grader x `--skip-missing-env` and `use_target` delegation:
+ 10. the case's target is set, but its `grader_target`'s key is not (an agentv target reads it from
+     OPENAI_API_KEY, named nowhere in targets.yaml): the case must be reported not run (exit 5), not run its
+     agent and error (test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key), also through a
+     `use_target` switch (test_skip_missing_env_follows_a_use_target_grader_to_its_unset_key);
+ 10b. a `use_target` switch to an agentv target must still be the built-in agent, judging each trial's own
+     workspace (test_a_use_target_grader_explores_each_trials_own_workspace).
 
 Workspaces and the filesystem:
  11. a template linking outside the repository (a file or a folder, also through `..`) copied into the
      agent's folder, where the agentic grader would read it out to its model; a `template:` path climbing
      out of the repository (test_a_template_reaching_outside_the_repository_is_refused);
- 12. an interrupted run leaving a per_test case's workspace (a copy of the template) behind
-     (test_an_interrupted_run_removes_the_workspace_of_the_case_it_cut_short).
+ 12. an interrupted run leaving a per_test case's workspace (a copy of the template) behind, or making a
+     fresh one for the next trial as it ends (test_an_interrupted_run_removes_the_workspace_of_the_case_it_cut_short).
+
+Workspaces x `--affected-since` / `--rerun-failed` (both carry a base row whose `case_digest` matches):
+ 13. a pull request changing the template a case starts from, or its hook's script, left the digest as it
+     was: the base's pass carried over (test_affected_since_runs_a_case_whose_template_or_hook_changed).
+
+Secrets x the agentic grader:
+ 14. a key the agent writes into its workspace reaching the grader's model in the prompt's file_changes
+     section, though its tools hide it (test_a_key_the_agent_writes_into_its_workspace_never_reaches_the_grader_model).
 """
 
 from __future__ import annotations
@@ -204,7 +216,7 @@ def test_the_guards_reruns_get_a_fresh_workspace_for_every_trial(tmp_path: Path)
         write(repo / "base.jsonl", json.dumps({  # the base: the case passed each of its 3 trials
             "eval_id": "writes-done", "suite": "evals/s.eval.yaml", "file": "evals/s.eval.yaml", "line": 5,
             "target": "default", "score": 1.0, "threshold": 0.8, "verdict": "pass", "trials": trials}) + "\n")
-        ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-trials", "8")
+        ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-trials", "7")
     row = rows_by_id(repo / RESULTS)["writes-done"]
     assert _trial_verdicts(row) == ["pass", "fail", "fail"], ran.stdout + ran.stderr
     reruns = _trial_verdicts(row, "reruns")
