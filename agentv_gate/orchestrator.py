@@ -276,6 +276,8 @@ class Orchestrator:
         cost = 0.0
         cost_limited = False
         first = self.settings.first_trial  # the per-case guard's re-runs number on from the case's trials
+        if self.hooks is not None and trials.count > 1:
+            self.hooks.first_trial(case)
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.

@@ -167,6 +167,8 @@ class WorkspaceHooks:
         """id(case) -> the baseline taken after its `before_each` (AgentV 4.x): its file changes are its own."""
         self._own_workspaces: dict[int, _Own] = {}
         """id(case) -> the workspace of a case of an `isolation: per_test` suite, while it runs."""
+        self._trial_starts: dict[int, str] = {}
+        """id(case) -> a commit of the suite's workspace as the case's first trial found it (see `first_trial`)."""
         self._finished = False
         """Set by `finish`: a case still running (an interrupted run) makes no new workspace."""
 
@@ -262,6 +264,18 @@ class WorkspaceHooks:
                     self._own_baselines[id(case)] = baseline
         return outputs, None
 
+    def first_trial(self, case: EvalCase) -> None:
+        """Before the first of several trials of a case in its suite's workspace: a commit of the workspace as it
+        is, which every later trial starts from again (`next_trial`). AgentV runs a later trial on what the
+        earlier one left; the gate does not, so no trial passes on files another trial's agent wrote."""
+        workspace = self.workspace_of(case)
+        if workspace is None or _per_test(case):
+            return
+        start = initialize_baseline(workspace)
+        if start is not None:
+            with self._lock:
+                self._trial_starts[id(case)] = start
+
     def next_trial(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """Between two trials of `case`, which AgentV prepares each as a run of the case of its own: the last
         trial's after side (its reset and `after_each`; a workspace of its own removed), then the next one's
@@ -273,7 +287,15 @@ class WorkspaceHooks:
         if _per_test(case):
             before, failure = self._before_own(case)
         else:
-            before, failure = self._before_in_suite(case, self._suite(case.suite))
+            suite = self._suite(case.suite)
+            with self._lock:
+                start = self._trial_starts.get(id(case))
+            if start is not None and suite.workspace is not None:
+                try:  # back to where the first trial started: tracked files restored, new untracked ones gone
+                    reset_workspace(suite.workspace, "fast", start)
+                except OSError as exc:
+                    return outputs, f"the workspace could not be restored for the next trial: {exc}"
+            before, failure = self._before_in_suite(case, suite)
         return {**outputs, **before}, failure
 
     def _before_own(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
@@ -344,6 +366,7 @@ class WorkspaceHooks:
         """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
         with self._lock:
             holding = self._holding.pop(id(case), None)
+            self._trial_starts.pop(id(case), None)
         try:
             return self._after_each(case)
         finally:

@@ -11,6 +11,8 @@ Workspaces x `--trials N` (AgentV 4.42 prepares each trial as a run of the case 
   2. in the suite's shared workspace, `before_each` (with its `reset`) run once for all trials: the diff of
      trial 2 is taken from a baseline before trial 1, so a code grader reading `file_changes` sees trial 1's
      change as trial 2's (test_before_each_and_its_reset_run_before_every_trial_of_a_shared_workspace);
+     and with no reset at all (AgentV then runs trial 2 on trial 1's leftovers, a deliberate difference)
+     (test_each_trial_in_a_shared_workspace_starts_where_the_first_did);
   3. the per-case guard's re-runs (`--baseline --fail-on regression`, commands/_reruns.py) running a round
      of trials in one workspace: a re-run trial passing on an earlier re-run's files clears a broken case
      (test_the_guards_reruns_get_a_fresh_workspace_for_every_trial);
@@ -500,3 +502,33 @@ def test_a_key_the_agent_writes_into_its_workspace_never_reaches_the_grader_mode
     prompt = sent[0].json["messages"][1]["content"]
     assert "[[ ## file_changes ## ]]" in prompt and "config.env" in prompt
     assert all(KEY not in request.body.decode() for request in sent)
+
+
+@pytest.mark.parametrize("written", ["4.x", "2.x"])
+def test_each_trial_in_a_shared_workspace_starts_where_the_first_did(tmp_path: Path, written: str) -> None:
+    """A suite's shared workspace with no reset: AgentV runs trial 2 on what trial 1's agent left. A trial is a
+    fresh sample, so the gate restores the workspace as the case's first trial found it (earlier cases' work
+    kept): trial 2's agent did nothing, and its grader must not find trial 1's file."""
+    grader = """\
+import json, pathlib, sys
+payload = json.load(sys.stdin)
+ok = (pathlib.Path(payload["workspace_path"]) / "done.txt").is_file() and "done.txt" in (payload.get("file_changes") or "")
+print(json.dumps({"score": 1 if ok else 0, "hits": ["done.txt"] if ok else [], "misses": [] if ok else ["no done.txt"]}))
+"""
+    four = written == "4.x"
+    kind, command = ("code-grader", "command") if four else ("code_judge", "script")
+    repo = project(tmp_path, None, f"""
+        {'' if four else 'requires: {agentv: "^2.19"}'}
+        workspace:
+          template: ./template
+        tests:
+          - id: writes-done
+            input: Write done.txt
+            {'criteria' if four else 'expected_outcome'}: done.txt exists in the workspace
+            {'assertions' if four else 'assert'}:
+              - {{name: has, type: {kind}, {command}: [python3, has.py]}}
+    """, writes=[0])
+    write(repo / "evals/has.py", grader)
+    ran = run(repo, "--trials", "2", "--trials-strategy", "pass_hat_k")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert _trial_verdicts(rows_by_id(repo / RESULTS)["writes-done"]) == ["pass", "fail"]
