@@ -276,8 +276,6 @@ class Orchestrator:
         cost = 0.0
         cost_limited = False
         first = self.settings.first_trial  # the per-case guard's re-runs number on from the case's trials
-        if self.hooks is not None and trials.count > 1:
-            self.hooks.first_trial(case)
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
@@ -621,7 +619,7 @@ class Orchestrator:
                 self.on_start(case)
             failure = None
             if self.hooks is not None:
-                outputs, failure = self.hooks.before(case)
+                outputs, failure = self.hooks.before(case, getattr(case_trials(case, self.settings), "count", 1))
                 run = replace(run, workspace_path=self._workspace_path(case),
                               workspace_baseline=self.hooks.baseline_of(case))
             if failure is not None:

@@ -168,7 +168,7 @@ class WorkspaceHooks:
         self._own_workspaces: dict[int, _Own] = {}
         """id(case) -> the workspace of a case of an `isolation: per_test` suite, while it runs."""
         self._trial_starts: dict[int, str] = {}
-        """id(case) -> a commit of the suite's workspace as the case's first trial found it (see `first_trial`)."""
+        """id(case) -> a commit of the suite's workspace as the case's first trial found it (see `next_trial`)."""
         self._finished = False
         """Set by `finish`: a case still running (an interrupted run) makes no new workspace."""
 
@@ -196,8 +196,8 @@ class WorkspaceHooks:
                 return self._own_baselines[id(case)]
         return self._suite(case.suite).baseline
 
-    def before(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
-        """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
+    def before(self, case: EvalCase, trials: int = 1) -> tuple[dict[str, str], str | None]:
+        """Run what prepares `case` (to run `trials` trials): (outputs for the row, why the case cannot run, or None)."""
         hooks = case.workspace.hooks if case.workspace is not None else {}
         template = case.workspace.template if case.workspace is not None else None
         if not _has_workspace(case):
@@ -234,6 +234,13 @@ class WorkspaceHooks:
                                                 _eval_dir(case))
                 if suite.workspace is not None and not (suite.before_all and suite.before_all.failure):
                     suite.baseline = initialize_baseline(suite.workspace)
+        if trials > 1 and suite.workspace is not None:
+            # AgentV runs a later trial on what the earlier one left; the gate starts each where the first did
+            # (`next_trial`), before its reset and before_each, so no trial passes on another trial's files
+            start = initialize_baseline(suite.workspace)
+            if start is not None:
+                with self._lock:
+                    self._trial_starts[id(case)] = start
         return self._before_in_suite(case, suite)
 
     def _before_in_suite(self, case: EvalCase, suite: _Suite) -> tuple[dict[str, str], str | None]:
@@ -263,18 +270,6 @@ class WorkspaceHooks:
                 with self._lock:
                     self._own_baselines[id(case)] = baseline
         return outputs, None
-
-    def first_trial(self, case: EvalCase) -> None:
-        """Before the first of several trials of a case in its suite's workspace: a commit of the workspace as it
-        is, which every later trial starts from again (`next_trial`). AgentV runs a later trial on what the
-        earlier one left; the gate does not, so no trial passes on files another trial's agent wrote."""
-        workspace = self.workspace_of(case)
-        if workspace is None or _per_test(case):
-            return
-        start = initialize_baseline(workspace)
-        if start is not None:
-            with self._lock:
-                self._trial_starts[id(case)] = start
 
     def next_trial(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """Between two trials of `case`, which AgentV prepares each as a run of the case of its own: the last

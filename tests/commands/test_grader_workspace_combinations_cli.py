@@ -512,8 +512,12 @@ def test_each_trial_in_a_shared_workspace_starts_where_the_first_did(tmp_path: P
     grader = """\
 import json, pathlib, sys
 payload = json.load(sys.stdin)
-ok = (pathlib.Path(payload["workspace_path"]) / "done.txt").is_file() and "done.txt" in (payload.get("file_changes") or "")
-print(json.dumps({"score": 1 if ok else 0, "hits": ["done.txt"] if ok else [], "misses": [] if ok else ["no done.txt"]}))
+workspace = pathlib.Path(payload["workspace_path"])
+ok = (workspace / "done.txt").is_file() and "done.txt" in (payload.get("file_changes") or "")
+seeded = f"seed lines {len((workspace / 'seed.log').read_text().splitlines())}"
+hits, misses = [seeded] + (["done.txt"] if ok else []), [] if ok else ["no done.txt"]
+print(json.dumps({"score": 1 if ok else 0, "hits": hits, "misses": misses,
+                  "assertions": [{"text": t, "passed": True} for t in hits] + [{"text": t, "passed": False} for t in misses]}))
 """
     four = written == "4.x"
     kind, command = ("code-grader", "command") if four else ("code_judge", "script")
@@ -521,6 +525,8 @@ print(json.dumps({"score": 1 if ok else 0, "hits": ["done.txt"] if ok else [], "
         {'' if four else 'requires: {agentv: "^2.19"}'}
         workspace:
           template: ./template
+          hooks:
+            before_each: {{command: [python3, seed.py, "{{{{workspace_path}}}}"]}}
         tests:
           - id: writes-done
             input: Write done.txt
@@ -529,6 +535,10 @@ print(json.dumps({"score": 1 if ok else 0, "hits": ["done.txt"] if ok else [], "
               - {{name: has, type: {kind}, {command}: [python3, has.py]}}
     """, writes=[0])
     write(repo / "evals/has.py", grader)
+    write(repo / "evals/seed.py", "import pathlib, sys\nwith open(pathlib.Path(sys.argv[1]) / 'seed.log', 'a') as log:\n"
+                                  "    log.write('seeded\\n')\n")
     ran = run(repo, "--trials", "2", "--trials-strategy", "pass_hat_k")
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    assert _trial_verdicts(rows_by_id(repo / RESULTS)["writes-done"]) == ["pass", "fail"]
+    trials = rows_by_id(repo / RESULTS)["writes-done"]["trials"]
+    assert [t["verdict"] for t in trials] == ["pass", "fail"]
+    assert [t["scores"][0]["hits"][0] for t in trials] == ["seed lines 1"] * 2  # each trial seeded once, afresh
