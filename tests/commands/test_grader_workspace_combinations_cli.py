@@ -415,10 +415,11 @@ print(json.dumps({"score": 1 if ok else 0, "assertions": [{"text": f"started rig
 """A code grader passing when the case's workspace started as the template and the seed hook made it."""
 
 
-@pytest.mark.parametrize("changed", ["template", "hook"])
-def test_affected_since_runs_a_case_whose_template_or_hook_changed(tmp_path: Path, changed: str) -> None:
+@pytest.mark.parametrize(("changed", "flag"), [("template", "--affected-since"), ("hook", "--affected-since"),
+                                               ("template", "--rerun-failed")])
+def test_affected_since_runs_a_case_whose_template_or_hook_changed(tmp_path: Path, changed: str, flag: str) -> None:
     """A change to the workspace a case starts from (its template's files, a hook's script) changes what the
-    case runs on: `--affected-since` must run it, not carry its base row's pass over."""
+    case runs on: `--affected-since` (and `--rerun-failed`) must run it, not carry its base row's pass over."""
     repo = project(tmp_path, None, """
         workspace:
           template: ./template
@@ -442,7 +443,8 @@ def test_affected_since_runs_a_case_whose_template_or_hook_changed(tmp_path: Pat
         write(repo / "evals/template/README.md", "a broken start\n")
     else:
         write(repo / "evals/seed.py", "pass\n")
-    ran = run(repo, "--affected-since", str(tmp_path / "base.jsonl"), "--allow-empty-selection")
+    extra = ["--allow-empty-selection"] if flag == "--affected-since" else []
+    ran = run(repo, flag, str(tmp_path / "base.jsonl"), *extra)
     assert ran.returncode == 1, ran.stdout + ran.stderr
     row = rows_by_id(repo / RESULTS)["starts-right"]
     assert not row.get("carried") and row["verdict"] == "fail"
