@@ -56,7 +56,7 @@ from .models import (
     TrialsConfig,
     score_label,
 )
-from .redaction import has_secrets, redact_tree
+from .redaction import has_secrets, redact, redact_tree
 from .targets.base import Provider, ProviderRequest
 from .targets.usage import judge_usage, summed_judge_usage
 
@@ -278,8 +278,16 @@ class Orchestrator:
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
-            run = self._attempt(case, provider, base.model_copy(deep=True), case_run.for_trial(first + attempt),
-                                time.monotonic())
+            trial_run = case_run.for_trial(first + attempt)
+            failure = None
+            if attempt and self.hooks is not None:  # a workspace prepared afresh, as AgentV prepares each trial
+                _, failure = self.hooks.next_trial(case)
+                trial_run = replace(trial_run, workspace_path=self._workspace_path(case),
+                                    workspace_baseline=self.hooks.baseline_of(case))
+            if failure is not None:
+                run = _errored(base.model_copy(deep=True), failure, time.monotonic())
+            else:
+                run = self._attempt(case, provider, base.model_copy(deep=True), trial_run, time.monotonic())
             runs.append(run)
             cost += run.cost_usd or 0.0
             if rule.stops_at_first_pass and _agentv_pass(run) and self.settings.trials is None:
@@ -347,6 +355,8 @@ class Orchestrator:
         file_changes = None
         if run.workspace_path is not None and run.workspace_baseline is not None:
             file_changes = capture_file_changes(Path(run.workspace_path), run.workspace_baseline)
+            if file_changes is not None:  # LLM graders send it to their model: a key the agent wrote stays here
+                file_changes = redact(file_changes)
         evaluations = self.run_evaluators_for_case(case, provider, response, run, file_changes)
         errors = [f"evaluator '{r.name}': {r.error}" for r in evaluations if r.error]
         errors += [f"evaluator '{r.name}': score {r.score} is not a finite number"
@@ -626,7 +636,7 @@ class Orchestrator:
                 self.on_start(case)
             failure = None
             if self.hooks is not None:
-                outputs, failure = self.hooks.before(case)
+                outputs, failure = self.hooks.before(case, getattr(case_trials(case, self.settings), "count", 1))
                 run = replace(run, workspace_path=self._workspace_path(case),
                               workspace_baseline=self.hooks.baseline_of(case))
             if failure is not None:

@@ -1,12 +1,12 @@
 """`run --affected-since BASE.jsonl`: run what the change can affect, carry the rest over from the base.
 
 A case runs when its `case_digest` differs from its base row's (its input, files, evaluators, judge
-scripts and prompts, threshold or trials changed), when the base has no row for it, and every case
-runs when a file of the agent changed since the commit the base judged: the `agent_paths:` globs of
-`.agentv/gate.yaml`, or by default every file outside the eval files' folders (so a repository that
-configures nothing runs everything when its code changes). The rows of the other cases are carried
-over as they were, marked `carried: true`: a carried failure stays a failure, a carried error an
-error, so a carry-over never turns into a pass.
+scripts and prompts, workspace template files and hook scripts, threshold or trials changed), when the
+base has no row for it, and every case runs when a file of the agent changed since the commit the base
+judged: the `agent_paths:` globs of `.agentv/gate.yaml`, or by default every file outside the eval
+files' folders (so a repository that configures nothing runs everything when its code changes). The rows
+of the other cases are carried over as they were, marked `carried: true`: a carried failure stays a
+failure, a carried error an error, so a carry-over never turns into a pass.
 
 Whatever makes the comparison unsound runs everything, saying why: a base without digests, of other
 eval files, of another `--trials`, whose commit is unknown or not in this checkout.

@@ -14,11 +14,14 @@ AgentV 4.42.4 picks the mode by who grades (llm-grader.ts `evaluate`, builtin-gr
 
 The verdict is read from the last reply as AgentV reads an agent's: `{score, assertions}`, or rubric
 `checks` when the grader has rubrics; a reply that holds neither scores 0 with AgentV's one failed
-assertion, "Failed to parse llm-grader agent response as valid evaluation JSON" (a verdict, not an error:
-AgentV asks an agent only once). A grader whose tool loop ran out of steps while still asking for tools
-has no verdict in its last reply and gets that assertion too, as in AgentV. The case without a workspace,
-a target that cannot be used and a failed call are this evaluator's error (AgentV fails the grader with
-the message; the gate never scores a grader it could not run).
+assertion, "Failed to parse llm-grader agent response as valid evaluation JSON" (AgentV asks an agent only
+once). A grader whose tool loop ran out of steps while still asking for tools has no verdict in its last
+reply and gets that assertion too, as in AgentV; so does a delegated grader that answered nothing. Where
+AgentV counts that 0 as a failing verdict, the gate also makes it this evaluator's error: the grader never
+judged the answer, so `negate: true` must not invert it into a pass, a quarantine must not hide it, and a
+trial of it must not be averaged with judged ones. The case without a workspace, a target that cannot be
+used and a failed call are this evaluator's error too (AgentV fails the grader with the message; the gate
+never scores a grader it could not run).
 """
 
 from __future__ import annotations
@@ -116,9 +119,17 @@ def _failed(message: str, raw: dict[str, Any], details: dict[str, Any]) -> Evalu
                            evaluator_raw_request=raw, details={**details, "error": message}, error=message)
 
 
+def _never_judged(problem: str, raw: dict[str, Any], details: dict[str, Any], retries: int) -> EvaluationScore:
+    """AgentV's parse failure (score 0, its one failed assertion), and the gate's error saying why."""
+    raw["reply_problem"] = problem
+    return EvaluationScore(score=0.0, verdict="fail", misses=[PARSE_FAILURE], reasoning=PARSE_FAILURE,
+                           details=details, evaluator_raw_request=raw, retries=retries,
+                           error=f"{PARSE_FAILURE}: {problem}")
+
+
 def _verdict(text: str, items: list[RubricItem] | None, raw: dict[str, Any], details: dict[str, Any],
              retries: int) -> EvaluationScore:
-    """The verdict in the agent's last reply, or AgentV's parse failure (score 0, one failed assertion)."""
+    """The verdict in the agent's last reply, or AgentV's parse failure (score 0, one failed assertion), an error."""
     try:
         if items:
             checks = parse_checks_reply(text, scored=False)
@@ -129,9 +140,9 @@ def _verdict(text: str, items: list[RubricItem] | None, raw: dict[str, Any], det
                                    retries=retries)
         reply = grader_prompts.parse_grader_reply(text)
     except JudgeReplyError as exc:
-        raw["reply_problem"] = str(exc)
-        return EvaluationScore(score=0.0, verdict="fail", misses=[PARSE_FAILURE], reasoning=PARSE_FAILURE,
-                               details=details, evaluator_raw_request=raw, retries=retries)
+        steps = details.get("steps")
+        spent = f" after {steps} of its {DEFAULT_MAX_STEPS} model calls" if steps == DEFAULT_MAX_STEPS else ""
+        return _never_judged(f"no verdict in the grader's last reply{spent} ({exc})", raw, details, retries)
     return EvaluationScore(score=reply.score, hits=reply.hits, misses=reply.misses, reasoning=reply.reasoning,
                            details=details, evaluator_raw_request=raw, retries=retries)
 
@@ -180,5 +191,5 @@ def grade(config: LlmJudgeConfig, context: EvaluationContext, provider: Provider
     if delegate and not text:
         message = f"llm-grader {mode} returned no assistant response"
         return EvaluationScore(score=0.0, verdict="fail", misses=[message], reasoning=message, details=details,
-                               evaluator_raw_request=raw, retries=response.retries)
+                               evaluator_raw_request=raw, retries=response.retries, error=message)
     return _verdict(text, items, raw, details, response.retries)

@@ -121,6 +121,18 @@ def run_hook(hook: HookConfig, case: EvalCase | None, eval_run_id: str, workspac
     return HookRun(hook.name, output, failure)
 
 
+_BUSY_SECONDS = 10.0
+"""How long `finish` waits for a case to stop working in its own workspace (its scripts are killed by then)."""
+
+
+@dataclass
+class _Own:
+    """The workspace of an `isolation: per_test` case, and a lock held while the gate prepares or tears it down."""
+
+    path: Path
+    busy: threading.Lock = field(default_factory=threading.Lock)
+
+
 @dataclass
 class _Suite:
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -153,8 +165,12 @@ class WorkspaceHooks:
         """id(case) -> its suite, for each case holding its suite's workspace copy."""
         self._own_baselines: dict[int, str | None] = {}
         """id(case) -> the baseline taken after its `before_each` (AgentV 4.x): its file changes are its own."""
-        self._own_workspaces: dict[int, Path] = {}
+        self._own_workspaces: dict[int, _Own] = {}
         """id(case) -> the workspace of a case of an `isolation: per_test` suite, while it runs."""
+        self._trial_starts: dict[int, str] = {}
+        """id(case) -> a commit of the suite's workspace as the case's first trial found it (see `next_trial`)."""
+        self._finished = False
+        """Set by `finish`: a case still running (an interrupted run) makes no new workspace."""
 
     def _suite(self, name: str) -> _Suite:
         with self._lock:
@@ -166,7 +182,8 @@ class WorkspaceHooks:
             return None
         if _per_test(case):
             with self._lock:
-                return self._own_workspaces.get(id(case))
+                own = self._own_workspaces.get(id(case))
+            return own.path if own is not None else None
         return self._suite(case.suite).workspace
 
     def baseline_of(self, case: EvalCase) -> str | None:
@@ -179,15 +196,14 @@ class WorkspaceHooks:
                 return self._own_baselines[id(case)]
         return self._suite(case.suite).baseline
 
-    def before(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
-        """Run what prepares `case`: (outputs for the row, why the case cannot run, or None)."""
+    def before(self, case: EvalCase, trials: int = 1) -> tuple[dict[str, str], str | None]:
+        """Run what prepares `case` (to run `trials` trials): (outputs for the row, why the case cannot run, or None)."""
         hooks = case.workspace.hooks if case.workspace is not None else {}
         template = case.workspace.template if case.workspace is not None else None
         if not _has_workspace(case):
             return {}, None
         if _per_test(case):
             return self._before_own(case)
-        outputs: dict[str, str] = {}
         suite = self._suite(case.suite)
         suite.one_at_a_time.acquire()
         with self._lock:
@@ -203,6 +219,11 @@ class WorkspaceHooks:
                 except OSError as exc:
                     source = f" from template {template}" if template is not None else ""
                     suite.workspace_failure = f"Failed to create shared workspace{source}: {exc}"
+                with self._lock:
+                    ending = self._finished
+                if ending and suite.workspace is not None:  # made as the run ended: `finish` has passed it by
+                    remove_workspace(suite.workspace)
+                    suite.workspace, suite.workspace_failure = None, "the run is ending"
                 if suite.workspace is not None and case.workspace is not None and case.workspace.repos:
                     failure = self._repos(case, suite.workspace)
                     if failure is not None:
@@ -213,6 +234,19 @@ class WorkspaceHooks:
                                                 _eval_dir(case))
                 if suite.workspace is not None and not (suite.before_all and suite.before_all.failure):
                     suite.baseline = initialize_baseline(suite.workspace)
+        if trials > 1 and suite.workspace is not None:
+            # AgentV runs a later trial on what the earlier one left; the gate starts each where the first did
+            # (`next_trial`), before its reset and before_each, so no trial passes on another trial's files
+            start = initialize_baseline(suite.workspace)
+            if start is not None:
+                with self._lock:
+                    self._trial_starts[id(case)] = start
+        return self._before_in_suite(case, suite)
+
+    def _before_in_suite(self, case: EvalCase, suite: _Suite) -> tuple[dict[str, str], str | None]:
+        """`before` for a case in its suite's started workspace: its reset, its `before_each` and (4.x) its baseline."""
+        hooks = case.workspace.hooks if case.workspace is not None else {}
+        outputs: dict[str, str] = {}
         if suite.workspace is None:
             return outputs, suite.workspace_failure or "the suite's workspace is gone"
         if suite.before_all is not None:
@@ -237,18 +271,50 @@ class WorkspaceHooks:
                     self._own_baselines[id(case)] = baseline
         return outputs, None
 
+    def next_trial(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
+        """Between two trials of `case`, which AgentV prepares each as a run of the case of its own: the last
+        trial's after side (its reset and `after_each`; a workspace of its own removed), then the next one's
+        before side (a fresh workspace of its own and its `before_all`, or, in the suite's workspace, still
+        held, its reset, `before_each` and baseline), so no trial is judged on what another left."""
+        if not _has_workspace(case):
+            return {}, None
+        outputs = self._after_each(case)
+        if _per_test(case):
+            before, failure = self._before_own(case)
+        else:
+            suite = self._suite(case.suite)
+            with self._lock:
+                start = self._trial_starts.get(id(case))
+            if start is not None and suite.workspace is not None:
+                try:  # back to where the first trial started: tracked files restored, new untracked ones gone
+                    reset_workspace(suite.workspace, "fast", start)
+                except OSError as exc:
+                    return outputs, f"the workspace could not be restored for the next trial: {exc}"
+            before, failure = self._before_in_suite(case, suite)
+        return {**outputs, **before}, failure
+
     def _before_own(self, case: EvalCase) -> tuple[dict[str, str], str | None]:
         """`before` for a case of an `isolation: per_test` suite: a workspace, before_all, reset and before_each
         of its own, then its baseline (4.42's prepareEvalCaseWorkspace with no shared workspace)."""
         assert case.workspace is not None
-        hooks, template = case.workspace.hooks, case.workspace.template
+        template = case.workspace.template
         try:
             workspace = copy_template(template, case.workspace.template_roots) if template is not None \
                 else empty_workspace()
         except OSError as exc:
             return {}, f"Failed to create workspace{f' from template {template}' if template else ''}: {exc}"
-        with self._lock:
-            self._own_workspaces[id(case)] = workspace
+        own = _Own(workspace)
+        with own.busy:  # `finish` waits for it: a git command or a hook writing in it would make it again
+            with self._lock:
+                if self._finished:  # the run ended (Ctrl-C, SIGTERM) while this one was made: nothing may outlive it
+                    remove_workspace(workspace)
+                    return {}, "the run is ending"
+                self._own_workspaces[id(case)] = own
+            return self._prepare_own(case, workspace)
+
+    def _prepare_own(self, case: EvalCase, workspace: Path) -> tuple[dict[str, str], str | None]:
+        assert case.workspace is not None
+        hooks = case.workspace.hooks
         outputs: dict[str, str] = {}
         if case.workspace.repos:
             failure = self._repos(case, workspace)
@@ -295,6 +361,7 @@ class WorkspaceHooks:
         """Run `after_each` for a case that was started; its failure is a warning, its output the row's."""
         with self._lock:
             holding = self._holding.pop(id(case), None)
+            self._trial_starts.pop(id(case), None)
         try:
             return self._after_each(case)
         finally:
@@ -307,12 +374,15 @@ class WorkspaceHooks:
         workspace = suite.workspace
         with self._lock:
             own_baseline = self._own_baselines.pop(id(case), None)
-            own = self._own_workspaces.pop(id(case), None)
+            own = self._own_workspaces.get(id(case))
         if own is not None:
-            try:
-                return self._after_own(case, hook, own, own_baseline)
-            finally:
-                remove_workspace(own)
+            with own.busy:
+                try:
+                    return self._after_own(case, hook, own.path, own_baseline)
+                finally:
+                    remove_workspace(own.path)
+                    with self._lock:
+                        self._own_workspaces.pop(id(case), None)
         reset = case.workspace.resets.get("after_each") if case.workspace is not None and \
             case.generation == "4.x" else None
         if reset is not None and workspace is not None:
@@ -343,9 +413,19 @@ class WorkspaceHooks:
         return {"after_each_output": ran.output}
 
     def finish(self) -> None:
-        """Run every started suite's `after_all`, once; failures are warnings."""
+        """Run every started suite's `after_all`, once; failures are warnings. The workspaces of cases still
+        running (an interrupted run's: the process is on its way out) are removed too."""
         with self._lock:
+            self._finished = True
             suites = list(self._suites.items())
+            left = list(self._own_workspaces.values())
+        for own in left:  # each once what its case does in it now (scripts are killed first) has ended
+            taken = own.busy.acquire(timeout=_BUSY_SECONDS)
+            try:
+                remove_workspace(own.path)
+            finally:
+                if taken:
+                    own.busy.release()
         for name, suite in suites:
             with suite.lock:
                 hook, case, suite.after_all = suite.after_all, suite.case, None

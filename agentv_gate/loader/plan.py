@@ -77,8 +77,8 @@ checked out elsewhere) must not make a rerun distrust its old row."""
 
 def case_digest(case: EvalCase, root: str | None = None) -> str:
     """A short hash of what the case runs and how it is judged: its input, expected answer,
-    evaluators, threshold, trials and targets. A results row carries it, so `--rerun-failed` and
-    `--retry-errors` tell an old pass of this case from one of an earlier version of it (its
+    evaluators, threshold, trials and targets, and what its workspace starts from. A results row
+    carries it, so `--rerun-failed` and `--retry-errors` tell an old pass of this case from one of an earlier version of it (its
     assertions since changed), which must run again rather than be carried over as a pass.
     The judge files its evaluators run (a code judge's script, a custom assertion's, a prompt
     template) count by their content, so editing a judge also runs its cases again. Paths the
@@ -91,10 +91,14 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     if _holds_long_text(case):
         dumped = _long_texts_hashed(dumped)
     judges = [_file_digest(path) for path in _judge_files(case.evaluators)]
+    parts: list[Any] = [dumped, judges]
+    workspace = _workspace_files(case)
+    if workspace:  # a case without a workspace keeps the digest it had
+        parts.append(workspace)
     try:
-        text = json.dumps([dumped, judges], sort_keys=True, default=str)
+        text = json.dumps(parts, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        text = repr([dumped, judges])
+        text = repr(parts)
     if root is not None:
         text = text.replace(root, "<root>")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -148,6 +152,39 @@ def _judge_files(evaluators: Iterable[BaseModel]) -> list[str]:
                     found.append(str(item))
         found.extend(_judge_files(_members(config)))
     return found
+
+
+def _workspace_files(case: EvalCase) -> list[str]:
+    """What the case's workspace starts from, by content: its hooks' script files and every file of its
+    template (as the copy takes them, without `.git`; a linked folder by where it points). A pull request editing the
+    template or a seed script changes what the case runs on, as editing its judge changes how it is judged."""
+    workspace = case.workspace
+    if workspace is None:
+        return []
+    found = [_file_digest(arg) for hook in workspace.hooks.values() for arg in hook.argv
+             if Path(arg).is_absolute() and Path(arg).is_file()]
+    if workspace.template is not None:
+        found.append(_template_digest(workspace.template))
+    return found
+
+
+_TEMPLATE_DIGESTS: dict[str, str] = {}
+"""A template's path -> the hash of its files, made once a process (a run reads its eval files once): the
+cases of a suite share one."""
+
+
+def _template_digest(template: Path) -> str:
+    key = str(template)
+    if key not in _TEMPLATE_DIGESTS:
+        digest = hashlib.sha256()
+        for folder, folders, files in os.walk(template):  # a linked folder by where it points: a loop ends
+            folders[:] = sorted(name for name in folders if name != ".git")
+            for name in sorted(files + [f for f in folders if os.path.islink(os.path.join(folder, f))]):
+                path = os.path.join(folder, name)
+                held = f"link {os.readlink(path)}" if os.path.isdir(path) else _file_digest(path)
+                digest.update(f"{os.path.relpath(path, template)}\0{held}\0".encode("utf-8", "replace"))
+        _TEMPLATE_DIGESTS[key] = digest.hexdigest()
+    return _TEMPLATE_DIGESTS[key]
 
 
 def _members(config: BaseModel) -> list[EvaluatorConfig]:

@@ -212,6 +212,8 @@ class TargetResolver(ProviderRegistry):
               skip_missing_env: bool = False, strict: bool = False) -> list[Problem]:
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
         problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None, strict)
+        if skip_missing_env:
+            self.missing_env.update(self._unset_agentv_keys())
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
             count = len(errors)
@@ -222,6 +224,34 @@ class TargetResolver(ProviderRegistry):
             raise TargetsConfigError(f"{count} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
                                      problems=problems)
         return [p for p in problems if p.severity != "error"]
+
+    def _unset_agentv_keys(self) -> dict[str, list[Problem]]:
+        """`agentv` targets (AgentV's agentic graders) whose API key is unset: no `${{ VAR }}` names it, the
+        provider reads it from its variable as AgentV's does, so without this a case it grades would run and
+        error where --skip-missing-env leaves it out."""
+        found: dict[str, list[Problem]] = {}
+        for name, raw in self.targets.definitions.items():
+            if name in self.missing_env or str(raw.data.get("provider") or "").strip().lower() != "agentv":
+                continue
+            try:
+                provider = super().provider(name)
+            except (TargetsConfigError, ValueError, KeyError):
+                continue  # the preflight reported it
+            key = getattr(provider, "key_variable", None)
+            if isinstance(key, str) and not (os.environ.get(key) or "").strip():
+                found[name] = [Problem(self.targets.source_file or Path("targets.yaml"), raw.line or 1,
+                                       f"target '{name}': environment variable '{key}' (the agentv provider's API "
+                                       "key, read from it as AgentV reads it) is not set or empty")]
+        for name in self.targets.definitions:  # a `use_target` switch running one of them needs its key too
+            if name in found or name in self.missing_env or not self.targets.delegates(name):
+                continue
+            try:
+                concrete = self.targets.concrete(name, self.env)
+            except TargetsConfigError:
+                continue
+            if concrete in found:
+                found[name] = found[concrete]
+        return found
 
     def missing_env_for(self, case: NamesTarget, target: str) -> list[Problem]:
         """The unset variables that keep `case` from running on `target`: the target's own, and those

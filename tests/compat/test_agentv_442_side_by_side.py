@@ -172,6 +172,8 @@ class Suite:
     """AgentV's calls to api.openai.com go to the loopback model (an `agentv` grader: pi-ai fixes that URL)."""
     prepare: Callable[[Path], None] | None = None
     """What the repository needs beyond its files (a git repository to clone), run once they are written."""
+    gate: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """The gate's result where it differs from AgentV's on purpose (each said where it is set)."""
 
 
 def _with_library(repo: Path) -> None:
@@ -257,6 +259,8 @@ SUITES: dict[str, Suite] = {
         suite=agentic_grader.SUITE, files={"agent.sh": agentic_grader.AGENT, **agentic_grader.FILES},
         agentv={"adds-subtract": (1.0, "pass"), "no-change": (0.0, "fail"), "tool-edges": (0.5, "fail"),
                 "calls-forever": (0.0, "fail")},
+        # a grader out of steps never judged: the same 0 and failed assertion, and an error (agent_grader.py)
+        gate={"calls-forever": (0.0, "error")},
         paths={path: 16}, redirected=True,
     ) for name, model, path in (("agentic-grader", "openai:fake-model", "/v1/chat/completions"),
                                 ("agentic-grader-anthropic", "anthropic:claude-sonnet-4-20250514", "/v1/messages"))},
@@ -306,7 +310,7 @@ def test_the_gate_gives_agentvs_results(tmp_path: Path, name: str) -> None:
                       env=_env(model, tmp_path / "home"))
         paths = Counter(model.paths)
     assert ran.returncode in (0, 1), ran.stderr
-    assert _results(harness.gate_rows(tmp_path / "gate" / "results.jsonl")) == suite.agentv
+    assert _results(harness.gate_rows(tmp_path / "gate" / "results.jsonl")) == {**suite.agentv, **suite.gate}
     assert dict(paths) == suite.paths
 
 

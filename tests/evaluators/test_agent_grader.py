@@ -127,11 +127,14 @@ def test_a_model_that_calls_tools_forever_stops_at_10_calls_whatever_max_steps_s
         root = _project(tmp_path, server, written)
         proc = _run(root)
         sent = server.requests_for(CHAT)
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # a failing verdict, not an error
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert len(sent) == 10  # AgentV 4.42.4's DEFAULT_MAX_STEPS: its shared grader never reads max_steps
     assert len(_tool_results(sent[-1])) == 9  # the 10th reply's calls are never run
     score = _score(root)
-    assert (score["score"], score["misses"], score.get("error")) == (0.0, [PARSE_FAILURE], None)
+    assert (score["score"], score["misses"]) == (0.0, [PARSE_FAILURE])  # AgentV's 0 and its failed assertion
+    # and the grader's error (it never judged): never negated, quarantined or averaged into a pass
+    assert score["error"].startswith(f"{PARSE_FAILURE}: no verdict in the grader's last reply after 10 of its 10")
+    assert rows_by_id(root / RESULTS)["calc"]["verdict"] == "error"
     assert score["details"] == {"mode": "built-in", "steps": 10, "tool_calls": 9}
 
 
