@@ -150,7 +150,7 @@ def execute(args: argparse.Namespace) -> int:
                               args.max_trials)
     failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
     # a case the gate fails on though its row passed (pass_at_k): a failure in the page and the annotations
-    verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky)
+    verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky, fail_on=args.fail_on)
     shown = verdict.shown(head)
     held = [row for row, ran in zip(shown, head, strict=True) if row.verdict != ran.verdict]
     if args.json:

@@ -175,6 +175,8 @@ class Verdict:
     flaky: frozenset[tuple[str, str]] = frozenset()
     incomplete: bool = False
     """The gate failed only because cases were left out (`--skip-missing-env`): exit 5, not 1."""
+    fail_on: str = "all"
+    """The `--fail-on` mode that decided it: under `all` the rows' own verdicts decide, never a case's fall."""
 
     def labels(self) -> dict[tuple[str, str, str], str]:
         """Each head row's label for its annotation: the paired label when there is a paired test,
@@ -202,7 +204,7 @@ class Verdict:
         `--fail-on inconclusive`, or in a suite-level drop) any fall of its pass rate. Empty when it passed."""
         from . import paired
 
-        if self.ok or not isinstance(self.test, paired.SuiteTest):
+        if self.ok or self.fail_on == "all" or not isinstance(self.test, paired.SuiteTest):
             return {}
         labels = self.labels()
         held = {}
@@ -274,7 +276,8 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
     # `broken` or a regression, each of which fails `--fail-on regression` whether or not a case was left out.
     incomplete = not ok and (line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,") or (
         baseline.fail_on == "all" and summary.incomplete and stopped is None and not blocking_regressions(comparison)))
-    return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky, incomplete)
+    return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky, incomplete,
+                   baseline.fail_on)
 
 
 __all__ = ["BROKEN", "FLAKY", "WARN_ONLY", "Baseline", "Verdict", "blocking_regressions", "decide", "gate_exit",

@@ -316,7 +316,7 @@ def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary
     """The verdict (`gate.decide`) and its reports."""
     verdict = decide(baseline, results, summary, stopped)
     return BaselineReport(verdict.comparison, verdict.ok, verdict.gate_line, verdict.warn_only, verdict.test,
-                          verdict.flaky, verdict.incomplete)
+                          verdict.flaky, verdict.incomplete, verdict.fail_on)
 
 
 __all__ = ["DETECTS", "BaselineReport", "Detects", "baseline_report", "comparison_html", "comparison_json",
