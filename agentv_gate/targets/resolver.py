@@ -211,9 +211,15 @@ class TargetResolver(ProviderRegistry):
     def check(self, cases: Iterable[NamesTarget], allow_unknown_keys: bool = False,
               skip_missing_env: bool = False, strict: bool = False) -> list[Problem]:
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
+        cases = list(cases)
         problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None, strict)
+        unset_keys = self._unset_agentv_keys()
         if skip_missing_env:
-            self.missing_env.update(self._unset_agentv_keys())
+            self.missing_env.update(unset_keys)
+        else:  # found before the first call, as an unset `${{ VAR }}` is: each case it grades would error
+            used = {name: unset_keys[name] for case in cases for target in self.target_names(case)
+                    for name in self._names_for(case, target) if name in unset_keys}
+            problems = [*problems, *(p for found in used.values() for p in found)]
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
             count = len(errors)
@@ -228,8 +234,11 @@ class TargetResolver(ProviderRegistry):
     def _unset_agentv_keys(self) -> dict[str, list[Problem]]:
         """`agentv` targets (AgentV's agentic graders) whose API key is unset: no `${{ VAR }}` names it, the
         provider reads it from its variable as AgentV's does, so without this a case it grades would run and
-        error where --skip-missing-env leaves it out."""
+        error where --skip-missing-env leaves it out. None under `--replay`, the one resolver given an environment
+        of its own: the recording answers (or the case errors, not in it), no provider is called with a key."""
         found: dict[str, list[Problem]] = {}
+        if self.env is not None:
+            return found
         for name, raw in self.targets.definitions.items():
             if name in self.missing_env or str(raw.data.get("provider") or "").strip().lower() != "agentv":
                 continue
@@ -258,6 +267,10 @@ class TargetResolver(ProviderRegistry):
         of every judge model its evaluators call there (the target's judge, or one they name)."""
         if not self.missing_env:
             return []
+        return [p for name in self._names_for(case, target) for p in self.missing_env.get(name, [])]
+
+    def _names_for(self, case: NamesTarget, target: str) -> list[str]:
+        """`target` and every judge model the case's evaluators call there (the target's judge, or one they name)."""
         names = [target]
         for judge, _file, _line in getattr(case, "judges", ()):
             if judge is not None:
@@ -267,7 +280,7 @@ class TargetResolver(ProviderRegistry):
                     names.append(self.judge_name_for(target) or target)
                 except TargetsConfigError:
                     continue  # the preflight reported it
-        return [p for name in dict.fromkeys(names) for p in self.missing_env.get(name, [])]
+        return list(dict.fromkeys(names))
 
     def provider(self, name: str) -> Provider:
         base = super().provider(name)

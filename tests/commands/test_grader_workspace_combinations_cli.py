@@ -323,6 +323,20 @@ def test_skip_missing_env_leaves_out_a_case_whose_grader_target_has_no_key(tmp_p
     assert "trials" not in row and not row.get("candidate_answer"), row  # the agent never ran
 
 
+def test_a_run_without_the_agentv_graders_key_stops_before_the_first_call(tmp_path: Path) -> None:
+    """Without `--skip-missing-env` the grader's unset implicit key is a configuration error found before the
+    first call, as an unset `${{ VAR }}` is: not an agent run in every case, then an error from every grader."""
+    with FakeLLMServer() as server:
+        server.set_default(CHAT, reads_done_txt)
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        ran = run_cli("run", "evals", "--no-cache", cwd=repo, drop=("OPENAI_API_KEY",))
+        sent = server.requests
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert not sent and not (repo / RESULTS).exists()
+    assert "environment variable 'OPENAI_API_KEY' (the agentv provider's API key" in ran.stderr
+    assert "to run without OPENAI_API_KEY: set it" in ran.stderr and "--skip-missing-env" in ran.stderr
+
+
 @pytest.mark.parametrize("where", ["link-file", "link-folder", "dotdot-link", "dotdot-template"])
 def test_a_template_reaching_outside_the_repository_is_refused(tmp_path: Path, where: str) -> None:
     """A template whose link (or whose own path) leaves the repository would put the runner's files in the

@@ -362,13 +362,13 @@ def test_an_agentv_model_the_gate_cannot_call_is_refused_at_its_line(tmp_path: P
     assert f".agentv/targets.yaml:8: agentv target 'agentic': {said}" in proc.stdout, proc.stdout + proc.stderr
 
 
-def test_without_its_api_key_the_grader_is_an_error_naming_the_variable(tmp_path: Path) -> None:
+def test_without_its_api_key_the_run_stops_before_the_first_call_naming_the_variable(tmp_path: Path) -> None:
     with FakeLLMServer() as server:
         root = _project(tmp_path, server)
         proc = run_cli("run", "evals", "--no-cache", cwd=root, drop=("OPENAI_API_KEY",))
         sent = server.requests
-    assert proc.returncode == 1 and not sent
-    assert "reads it from OPENAI_API_KEY, which is not set" in (_score(root).get("error") or "")
+    assert proc.returncode == 2 and not sent, proc.stdout + proc.stderr
+    assert "target 'agentic': environment variable 'OPENAI_API_KEY' (the agentv provider's API key" in proc.stderr
 
 
 def test_a_rubric_grader_explores_too_and_is_scored_from_its_checks(tmp_path: Path) -> None:
