@@ -116,7 +116,10 @@ def check_targets(explicit: Path | None, cases: Sequence[NamesTarget], allow_unk
     for path, users in files.items():  # each targets file against the cases of its own eval files
         own = [case for case in cases if Path(os.path.abspath(case.source_file)) in users]
         try:
-            problems += TargetResolver(load_targets(path), forced_target).problems(own, allow_unknown_keys, missing)
+            resolver = TargetResolver(load_targets(path), forced_target)
+            problems += resolver.problems(own, allow_unknown_keys, missing)
+            if require_env:  # an agentv grader's key, which no `${{ VAR }}` names
+                problems += resolver.unset_keys_of(own)
         except TargetsConfigError as exc:
             problems += list(exc.problems) or [problem_of(exc, path, None)]  # type: ignore[arg-type]
     return TargetsCheck(next(iter(files)), problems, missing or {})
@@ -213,13 +216,10 @@ class TargetResolver(ProviderRegistry):
         """The preflight's warnings; its errors, all of them, as one TargetsConfigError."""
         cases = list(cases)
         problems = self.problems(cases, allow_unknown_keys, self.missing_env if skip_missing_env else None, strict)
-        unset_keys = self._unset_agentv_keys()
         if skip_missing_env:
-            self.missing_env.update(unset_keys)
+            self.missing_env.update(self._unset_agentv_keys())
         else:  # found before the first call, as an unset `${{ VAR }}` is: each case it grades would error
-            used = {name: unset_keys[name] for case in cases for target in self.target_names(case)
-                    for name in self._names_for(case, target) if name in unset_keys}
-            problems = [*problems, *(p for found in used.values() for p in found)]
+            problems = [*problems, *self.unset_keys_of(cases)]
         errors = [str(p) for p in problems if p.severity == "error"]
         if errors:
             count = len(errors)
@@ -230,6 +230,13 @@ class TargetResolver(ProviderRegistry):
             raise TargetsConfigError(f"{count} problem(s) with targets; nothing was run:\n" + "\n".join(errors),
                                      problems=problems)
         return [p for p in problems if p.severity != "error"]
+
+    def unset_keys_of(self, cases: Iterable[NamesTarget]) -> list[Problem]:
+        """The unset implicit keys (`_unset_agentv_keys`) of the targets and judges `cases` use, a problem each."""
+        unset = self._unset_agentv_keys()
+        used = {name: unset[name] for case in cases for target in self.target_names(case)
+                for name in self._names_for(case, target) if name in unset} if unset else {}
+        return [p for found in used.values() for p in found]
 
     def _unset_agentv_keys(self) -> dict[str, list[Problem]]:
         """`agentv` targets (AgentV's agentic graders) whose API key is unset: no `${{ VAR }}` names it, the

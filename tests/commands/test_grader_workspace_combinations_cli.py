@@ -337,6 +337,18 @@ def test_a_run_without_the_agentv_graders_key_stops_before_the_first_call(tmp_pa
     assert "to run without OPENAI_API_KEY: set it" in ran.stderr and "--skip-missing-env" in ran.stderr
 
 
+def test_validate_require_env_checks_the_agentv_graders_key_and_plain_validate_needs_none(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        repo = project(tmp_path, server, PER_TEST, writes=[0])
+        plain = run_cli("validate", "evals", cwd=repo, drop=("OPENAI_API_KEY",))
+        strict = run_cli("validate", "evals", "--require-env", cwd=repo, drop=("OPENAI_API_KEY",))
+        keyed = run_cli("validate", "evals", "--require-env", cwd=repo, env=ENV)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert keyed.returncode == 0, keyed.stdout + keyed.stderr
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "environment variable 'OPENAI_API_KEY' (the agentv provider's API key" in strict.stdout + strict.stderr
+
+
 @pytest.mark.parametrize("where", ["link-file", "link-folder", "dotdot-link", "dotdot-template"])
 def test_a_template_reaching_outside_the_repository_is_refused(tmp_path: Path, where: str) -> None:
     """A template whose link (or whose own path) leaves the repository would put the runner's files in the
