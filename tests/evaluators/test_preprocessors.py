@@ -203,15 +203,17 @@ def test_a_file_outside_the_repository_is_not_read(tmp_path: Path, fake_llm: Fak
 
 FAILING = {
     "exits non-zero": ("import sys\nsys.stderr.write('boom')\nsys.exit(3)\n", "exited with code 3 on the answer's "
-                       "file generated/report.xlsx; stderr: boom"),
-    "hangs": ("import time\ntime.sleep(30)\n", "timed out after 1s and was killed"),
+                       "file generated/report.xlsx; stderr: boom", "60"),
+    "hangs": ("import time\ntime.sleep(30)\n", "timed out after 1s and was killed", "1"),
 }
+"""How each preprocessor fails, what the case's error says, and the `--judge-timeout` it runs under (a short one
+only where the timeout is the point: a loaded machine takes longer than 1 s to start `python3`)."""
 
 
 @pytest.mark.parametrize("how", list(FAILING))
 def test_a_failing_preprocessor_is_that_cases_error_at_its_line(tmp_path: Path, fake_llm: FakeLLMServer,
                                                                  how: str) -> None:
-    script, said = FAILING[how]
+    script, said, timeout = FAILING[how]
     repo = _repo(tmp_path, fake_llm, {"sheet": SHEET, "text": [{"type": "text", "text": "Q1,42"}]})
     write(repo / "scripts" / "bad.py", script)
     write(repo / "evals" / "x.eval.yaml", """
@@ -226,7 +228,7 @@ def test_a_failing_preprocessor_is_that_cases_error_at_its_line(tmp_path: Path, 
             input: text
             assertions: [The spreadsheet holds the revenue rows]
     """)
-    done = run_cli("run", "evals", "--no-cache", "--judge-timeout", "1", cwd=repo, env=KEY)
+    done = run_cli("run", "evals", "--no-cache", "--judge-timeout", timeout, cwd=repo, env=KEY)
     rows = rows_by_id(repo / ".agentv-gate" / "results.jsonl")
     assert rows["fine"]["verdict"] == "pass"  # the other case still runs, and passes
     assert rows["bad"]["verdict"] == "error"
