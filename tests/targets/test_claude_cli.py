@@ -96,7 +96,8 @@ def test_bypass_permissions_false_leaves_the_flag_out(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("mode", "said"), [("exit", "Claude CLI exited with code 2: claude: not logged in"),
                                             ("hang", "Claude CLI timed out after 1s")])
 def test_a_claude_that_does_not_answer_is_the_cases_error(tmp_path: Path, mode: str, said: str) -> None:
-    repo, log = _repo(tmp_path, "    timeout_seconds: 1\n")
+    # the short timeout only where it is the point: a loaded machine may take a second to start the fake CLI
+    repo, log = _repo(tmp_path, f"    timeout_seconds: {1 if mode == 'hang' else 60}\n")
     done = run_cli("run", "evals", "--no-cache", cwd=repo, env={"FAKE_CLAUDE_LOG": str(log), "FAKE_CLAUDE_MODE": mode})
     assert done.returncode == 1, done.stdout + done.stderr
     row = rows_by_id(repo / ".agentv-gate" / "results.jsonl")["paris"]
