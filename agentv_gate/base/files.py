@@ -74,7 +74,6 @@ class EscapingSymlinkError(OSError):
     """A path inside the repository that a symlink sends outside it: writing there is refused."""
 
 
-@functools.lru_cache(maxsize=8)
 def resolves_inside(path: Path, resolved_root: Path) -> bool:
     """Whether `path`, its links followed, is `resolved_root` or under it. A path that cannot be resolved
     (a link loop, an unreadable folder) is not: the callers refuse what lies outside the repository."""
@@ -84,6 +83,7 @@ def resolves_inside(path: Path, resolved_root: Path) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=8)
 def _repository_of(cwd: str) -> tuple[Path, Path]:
     """The nearest folder at or above `cwd` holding `.git` (`cwd` itself when there is none), as
     named and resolved: looked up once per folder, not at every write (the response cache writes an
