@@ -169,8 +169,8 @@ def _workspace_files(case: EvalCase) -> list[str]:
 
 
 _TEMPLATE_DIGESTS: dict[str, str] = {}
-"""A template's path -> the hash of its files, made once a process (a run reads its eval files once): the
-cases of a suite share one."""
+"""A template's path -> the hash of its files, made once a plan (`_plan_files` empties it): the cases of a
+suite share one, and a later plan in the same process sees the template as it is then."""
 
 
 def _template_digest(template: Path) -> str:
@@ -338,6 +338,7 @@ def _collector_paused() -> Iterator[None]:
 
 def _plan_files(plan: SuitePlan, files: list[Path], roots: list[Path], digests: bool) -> None:
     """Each file's cases into the plan's refs (and the first `KEEP_CASES` kept built), its problems into its problems."""
+    _TEMPLATE_DIGESTS.clear()
     interned: dict[tuple[JudgeUse, ...], tuple[JudgeUse, ...]] = {}  # most cases share their judges
     for file in files:
         file_index = len(plan.files)

@@ -387,3 +387,25 @@ def test_planning_pauses_the_cycle_collector_and_leaves_it_as_it_was(repo: Path,
     with pytest.raises(AttributeError):
         plan_paths([repo / "evals"], repo)
     assert gc.isenabled()
+
+
+def test_a_later_plan_in_the_same_process_sees_the_template_as_it_is_then(tmp_path: Path) -> None:
+    """A workspace template counts in its cases' digest by its files; its hash is made once a plan, so a
+    second plan in one process (a library caller, a long-lived tool) is not handed the first one's."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / "evals/template/README.md", "the project\n")
+    write(tmp_path / "evals/w.eval.yaml", """
+        workspace:
+          template: ./template
+        tests:
+          - {id: one, input: q, assertions: [{type: contains, value: x}]}
+    """)
+
+    def digest() -> str:
+        [ref] = plan_paths([tmp_path / "evals"], tmp_path).refs
+        return ref.digest
+
+    first = digest()
+    assert digest() == first
+    write(tmp_path / "evals/template/README.md", "the project, changed\n")
+    assert digest() != first
