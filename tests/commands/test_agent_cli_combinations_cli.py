@@ -66,9 +66,11 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -207,6 +209,28 @@ def written_pid(path: Path) -> int:
     """The pid a stand-in wrote to `path`, 0 while it has written none (the file may exist, still empty)."""
     text = path.read_text().strip() if path.exists() else ""
     return int(text) if text else 0
+
+
+def interrupt_once_started(proc: subprocess.Popen[str], pid_file: Path, what: str,
+                           ready: Callable[[], bool] = lambda: True, settle: float = 0.0) -> tuple[str, str]:
+    """SIGINT to the run once the child `what` (its pid in `pid_file`) has started, `ready` holds and `settle`
+    seconds passed: the run exits 130 and the child does not outlive it; however the test ends, neither is
+    left running."""
+    try:
+        assert wait_for(lambda: written_pid(pid_file), 30), f"{what} never started"
+        child = written_pid(pid_file)
+        assert wait_for(ready, 30)
+        time.sleep(settle)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == EXIT_SIGINT, out + err
+        assert wait_for(lambda: not pid_alive(child), 10), f"{what} outlived the interrupted run"
+        return out, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if written_pid(pid_file):
+            kill_quietly([written_pid(pid_file)])
 
 
 def junit(repo: Path) -> dict[str, str]:
@@ -428,20 +452,9 @@ def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: 
     pid_file = tmp_path / "state" / "hung.pid"
     proc = start_cli("run", "evals", "--no-cache", "--trials", "3", "--shard", "1/1", "--baseline", str(base),
                      "--fail-on", "regression", "--skip-missing-env", cwd=repo)
-    try:
-        assert wait_for(lambda: written_pid(pid_file), 30), "the stand-in agent never hung"
-        agent = written_pid(pid_file)
-        results = repo / ".agentv-gate" / "results.jsonl"
-        assert wait_for(lambda: results.exists() and '"eval_id":"done"' in results.read_text().replace(" ", ""), 30)
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        assert proc.returncode == EXIT_SIGINT, out + err
-        assert wait_for(lambda: not pid_alive(agent), 10), "the hung agent outlived the interrupted run"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        if written_pid(pid_file):
-            kill_quietly([written_pid(pid_file)])
+    results = repo / ".agentv-gate" / "results.jsonl"
+    out, _ = interrupt_once_started(proc, pid_file, "the hung stand-in agent", ready=lambda: results.exists() and
+                                    '"eval_id":"done"' in results.read_text().replace(" ", ""))
     found = rows(repo)
     assert found["done"]["verdict"] == "pass"
     assert found["hung"]["verdict"] == "error" and found["hung"]["failure_reason_code"] == "interrupted", found["hung"]
@@ -647,19 +660,7 @@ def test_an_interrupted_run_ends_a_hung_preprocessor_and_reports_its_case_not_ru
     write(repo / "scripts" / "convert.py", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
           "time.sleep(60)\n")
     proc = start_cli("run", "evals", "--no-cache", "--workers", "1", "--trials", "2", cwd=repo, env=KEY)
-    try:
-        assert wait_for(lambda: written_pid(pid_file), 30), "the preprocessor never started"
-        time.sleep(0.2)
-        converter = written_pid(pid_file)
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        assert proc.returncode == EXIT_SIGINT, out + err
-        assert wait_for(lambda: not pid_alive(converter), 10), "the preprocessor outlived the interrupted run"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        if written_pid(pid_file):
-            kill_quietly([written_pid(pid_file)])
+    out, err = interrupt_once_started(proc, pid_file, "the preprocessor", settle=0.2)
     found = rows(repo)
     assert found["sheet"]["verdict"] == "error" and found["sheet"]["failure_reason_code"] == "interrupted"
     assert junit(repo)["sheet"] == "error"
