@@ -37,7 +37,7 @@ from typing import Literal
 from ...base.defaults import DEFAULT_ALPHA
 from ...base.trial_strategies import STRATEGIES
 from ...models import CaseResult
-from ..rows import ADVISORY, NOT_RUN, ReportedCase, ReportRow, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
+from ..rows import ADVISORY, NOT_RUN, ReportedCase, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
 from ..text import one_line
 from .compare import CaseChange, Comparison
 from .pooled import Prior, fit
@@ -281,8 +281,7 @@ def _sides(base: ReportedCase, head: ReportedCase) -> tuple[TrialOutcomes, Trial
 
 
 def _errored_untried(row: ReportedCase) -> bool:
-    trials = row.trials if isinstance(row, ReportRow) else row.trials if isinstance(row, CaseResult) else None
-    return row.verdict == "error" and not trials
+    return row.verdict == "error" and not getattr(row, "trials", None)  # ReportRow and CaseResult both hold `trials`
 
 
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
