@@ -57,7 +57,7 @@ def read_history(path: Path | None, base: Sequence[CaseResult]) -> frozenset[tup
     other): none without it."""
     if path is None:
         return frozenset()
-    history = read_previous(path, f"--history {path} holds no results rows")
+    history = read_previous(path, f"--history {path} holds no results rows", several_runs=True)
     from ..report.baseline import paired  # a run against a base only
 
     return frozenset(paired.flaky_cases(history, base))

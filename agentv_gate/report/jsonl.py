@@ -145,8 +145,9 @@ def trials_problem(result: CaseResult) -> str | None:
     return None
 
 
-def read_results(paths: Iterable[Path | str]) -> ReadResults:
+def read_results(paths: Iterable[Path | str], several_runs: bool = False) -> ReadResults:
     """Every row of every file, in order. Unpacks as `results, problems = read_results(paths)`.
+    `several_runs`: the files hold runs appended one after the other (`--history`), a case once per run.
 
     A last line with no newline that is not valid JSON is what an interrupted writer leaves behind,
     so it is skipped and reported in `problems`. Any other bad line means the file is damaged, and
@@ -160,7 +161,7 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
     """
     results: list[CaseResult] = []
     problems: list[str] = []
-    seen: dict[tuple[str, str, str], str] = {}
+    seen: dict[tuple[str, str, str, str | None], str] = {}
     for raw_path in paths:
         path = Path(raw_path)
         for line_no, result in _iter_file(path, problems):
@@ -174,10 +175,11 @@ def read_results(paths: Iterable[Path | str]) -> ReadResults:
             problem = trials_problem(result)
             if problem:
                 raise _bad_row(path, line_no, problem)
-            key = (result.suite, result.eval_id, result.target)
+            key = (result.suite, result.eval_id, result.target, result.run_id if several_runs else None)
             if key in seen:
+                once = "appear once in each run" if several_runs else "come from one shard only"
                 raise _bad_row(path, line_no, f"duplicate result for case '{result.eval_id}' of {result.suite} "
-                                     f"(first at {seen[key]}); each case must come from one shard only")
+                                     f"(first at {seen[key]}); each case must {once}")
             seen[key] = where
             result.verdict = "error" if result.error else ("pass" if result.score >= result.threshold else "fail")
             results.append(result)

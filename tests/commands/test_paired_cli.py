@@ -186,6 +186,27 @@ def test_flaky_history_keeps_one_trials_drop_from_failing_the_gate(tmp_path: Pat
     assert run(repo, "--baseline", "base.jsonl", "--fail-on", "regression", "--history", "earlier.jsonl").returncode == 1
 
 
+def test_a_history_of_runs_appended_one_after_the_other_is_read(tmp_path: Path) -> None:
+    """`cat results.jsonl >> history.jsonl` after each run of main: every case is in it once per run. It was
+    refused as a duplicate case; a case twice within one run still is."""
+    repo = project(tmp_path, 3)
+    steady = {"c0": "P", "c1": "P", "c2": "P"}
+    base_run(repo, {**steady, "c0": "F"}, name="first.jsonl")
+    base_run(repo, steady, name="second.jsonl")
+    base_run(repo, steady)
+    history = (repo / "first.jsonl").read_text() + (repo / "second.jsonl").read_text()
+    write(repo / "history.jsonl", history)
+    schedule(repo, {**steady, "c0": "F"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression", "--history", "history.jsonl")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "but 1 flaky one(s) on a single trial (c0)" in ran.stdout
+    write(repo / "twice.jsonl", (repo / "second.jsonl").read_text() * 2)
+    refused = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression", "--history", "twice.jsonl")
+    assert refused.returncode == 2
+    assert "twice.jsonl:4: duplicate result for case '" in refused.stderr
+    assert "(first at twice.jsonl:1); each case must appear once in each run" in refused.stderr
+
+
 def test_a_base_from_agentvs_pass_at_k_is_no_statistical_decision(tmp_path: Path) -> None:
     """execution.trials in the eval file keeps AgentV's early exit: such a base has no pass counts."""
     repo = project(tmp_path, 4)
