@@ -48,7 +48,7 @@ from agentv_gate.report.baseline.render import baseline_report
 SUITE = "evals/sim.eval.yaml"
 
 
-def rows(probabilities: list[float], trials: int, rng: random.Random) -> list[CaseResult]:
+def rows(probabilities: list[float], trials: int, rng: random.Random, run: str = "run") -> list[CaseResult]:
     """One simulated run: each case's trials pass with its probability (score 1) or fail (score 0),
     written as `run --trials N` writes them (every trial kept, the pass_at_k verdict)."""
     out = []
@@ -56,7 +56,7 @@ def rows(probabilities: list[float], trials: int, rng: random.Random) -> list[Ca
         outcomes = [rng.random() < p for _ in range(trials)]
         verdict = "pass" if any(outcomes) else "fail"
         row = CaseResult(eval_id=f"case-{i:02}", suite=SUITE, file=SUITE, line=2 + 3 * i, verdict=verdict,
-                         score=1.0 if any(outcomes) else 0.0, threshold=0.5)
+                         score=1.0 if any(outcomes) else 0.0, threshold=0.5, run_id=run)
         if trials > 1:
             row.trials = [{"attempt": n + 1, "score": 1.0 if ok else 0.0, "verdict": "pass" if ok else "fail"}
                           for n, ok in enumerate(outcomes)]
@@ -131,11 +131,14 @@ def rerun(baseline: Baseline, head: list[CaseResult], head_p: list[float], trial
 
 
 def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Random,
-           noise: str = "uniform", reruns: bool = True) -> tuple[bool, bool, int]:
-    """(the gate failed, the case-by-case rule failed, trials re-run) for one simulated pull request."""
+           noise: str = "uniform", reruns: bool = True, history: int = 0) -> tuple[bool, bool, int]:
+    """(the gate failed, the case-by-case rule failed, trials re-run) for one simulated pull request;
+    `history`: earlier runs of the base, as many trials each, given as `--history`."""
     base_p, head_p = probabilities(noise, cases, dropped, rng)
-    base, head = rows(base_p, trials, rng), rows(head_p, trials, rng)
-    baseline = Baseline(Path("base.jsonl"), base, "regression", None, alpha)
+    base, head = rows(base_p, trials, rng, "base"), rows(head_p, trials, rng, "head")
+    earlier = [row for run in range(history) for row in rows(base_p, trials, rng, f"main-{run}")]
+    baseline = Baseline(Path("base.jsonl"), base, "regression", None, alpha, frozenset(paired.flaky_cases(earlier, base)),
+                        earlier=paired.earlier_trials(earlier, base))
     rule = bool(baseline.compare(head).regressed)
     spent = rerun(baseline, head, head_p, trials, rng) if reruns and trials > 1 else 0
     report = baseline_report(baseline, head, summarise(head), None)
@@ -157,6 +160,8 @@ def main() -> int:
     parser.add_argument("--noise", default="uniform", choices=NOISE, help="the noise model (see NOISE)")
     parser.add_argument("--no-reruns", action="store_true", help="decide on the --trials alone (no per-case guard "
                                                                   "re-runs), as `compare` does")
+    parser.add_argument("--history", type=int, default=0, help="earlier runs of the base given as --history "
+                                                                 "(default 0: none)")
     parser.add_argument("--markdown", action="store_true", help="print the README's table too")
     args = parser.parse_args()
     trial_counts = [int(t) for t in args.trials.split(",")]
@@ -165,7 +170,8 @@ def main() -> int:
           f"seed {args.seed}; {args.prs} simulated PRs per cell; {args.cases} cases, "
           + ("p ~ U(0.5, 0.99) on both sides; a drop: k cases at p=0.95 on the base fall to p=0.2; "
              if args.noise == "uniform" else "a drop: k cases lose 30 points of pass rate; ")
-          + f"alpha {args.alpha}; gate = run --baseline --fail-on regression (paired sign-flip test from 2 "
+          + f"alpha {args.alpha}; {args.history} earlier base run(s) as --history; "
+          "gate = run --baseline --fail-on regression (paired sign-flip test from 2 "
           "trials a side, and the per-case guard); "
           "case-by-case = any case passing on the base and not on the head (pass_at_k verdict)")
     table: dict[tuple[int, int], tuple[float, float, float]] = {}
@@ -175,7 +181,8 @@ def main() -> int:
             rng = random.Random(f"{args.seed}-{trials}-{dropped}")
             gate = rule = spent = 0
             for _ in range(args.prs):
-                g, r, extra = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise, not args.no_reruns)
+                g, r, extra = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise, not args.no_reruns,
+                                     args.history)
                 gate += g
                 rule += r
                 spent += extra

@@ -52,15 +52,16 @@ def check_baseline_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-drop {max_drop} is not in 0..1")
 
 
-def read_history(path: Path | None, base: Sequence[CaseResult]) -> frozenset[tuple[str, str]]:
-    """The flaky cases of `--history` (results rows of earlier runs, e.g. main's, one file after the
-    other): none without it."""
+def read_history(path: Path | None, base: Sequence[CaseResult]
+                 ) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], tuple[bool, ...]]]:
+    """What `--history` (results rows of earlier runs, e.g. main's, one file after the other) says of
+    the base's cases: which flipped, and each case's trials there on the base's digest. Nothing without it."""
     if path is None:
-        return frozenset()
+        return frozenset(), {}
     history = read_previous(path, f"--history {path} holds no results rows", several_runs=True)
     from ..report.baseline import paired  # a run against a base only
 
-    return frozenset(paired.flaky_cases(history, base))
+    return frozenset(paired.flaky_cases(history, base)), paired.earlier_trials(history, base)
 
 
 def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
@@ -101,9 +102,9 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
                          f"'{example.eval_id}' of {example.suite}); is it the results file of these eval files?")
     kept = [row for row in rows if (row.suite, row.eval_id) not in left_out]
     alpha = getattr(args, "alpha", None)
+    flaky, earlier = read_history(getattr(args, "history", None), kept)
     return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None),
-                    DEFAULT_ALPHA if alpha is None else alpha,
-                    read_history(getattr(args, "history", None), kept), getattr(args, "max_trials", None))
+                    DEFAULT_ALPHA if alpha is None else alpha, flaky, getattr(args, "max_trials", None), earlier)
 
 
 

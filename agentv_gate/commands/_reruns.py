@@ -73,7 +73,7 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
             continue
         if test.prior is None:
             continue
-        more = trials_to_run(test.prior, sum(case.base.passed), len(case.base.passed), sum(case.head_passed),
+        more = trials_to_run(test.prior, sum(case.guard_base), len(case.guard_base), sum(case.head_passed),
                              len(case.head_passed), test.budget_of(case), test.guard_level, batch)
         if more:
             out[(head.suite, head.eval_id, head.target)] = more

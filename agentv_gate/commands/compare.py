@@ -145,9 +145,9 @@ def execute(args: argparse.Namespace) -> int:
     if not comparison.paired:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
-    flaky = read_history(args.history, base)
+    flaky, earlier = read_history(args.history, base)
     test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
-                              args.max_trials)
+                              args.max_trials, earlier)
     failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
     # a case the gate fails on though its row passed (pass_at_k): a failure in the page and the annotations
     verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky, fail_on=args.fail_on)

@@ -172,3 +172,37 @@ def test_a_broken_case_under_a_noisy_judge_fails_the_gate(tmp_path: Path) -> Non
     schedule(repo, NOISY)
     again = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_history_on_the_same_digest_is_base_evidence_for_the_guard(tmp_path: Path) -> None:
+    """Under a judge that flips one verdict in ten, a stable case fails one of its 3 base trials a quarter of
+    the time; then it now passing 3 of 30 head trials could be a case that rarely passes, and the guard lets
+    it go. Main's earlier run of the same case (`--history`), which passed it, says it is not: the gate fails."""
+    repo = project(tmp_path, 20)
+    base_run(repo, NOISY, "--trials", "3", name="earlier.jsonl")  # main's run before, on the same cases
+    base_run(repo, {**NOISY, "c1": "PFPPPPPPPP"}, "--trials", "3")  # c1 passed 2 of 3 on the base
+    schedule(repo, {**NOISY, "c1": "FFFFFFFFFP"})
+    gate = ("--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    alone = run(repo, *gate)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    ran = run(repo, *gate, "--history", "earlier.jsonl")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
+    assert "c1 (2/3 (3/3 in the history) -> 0/3 (2/24 with re-runs), p=" in ran.stdout
+    # a history main appends every run to, the base's own included
+    (repo / "appended.jsonl").write_text((repo / "earlier.jsonl").read_text() + (repo / "base.jsonl").read_text())
+    assert run(repo, *gate, "--history", "appended.jsonl").returncode == 1
+
+
+def test_a_history_the_base_no_longer_agrees_with_is_not_base_evidence(tmp_path: Path) -> None:
+    """Main broke c1 since its history was written (history 3/3, base 0/3): read against the older passes,
+    every pull request would be blamed for main's break. A change that leaves c1 as broken as main passes."""
+    repo = project(tmp_path, 20)
+    for n in range(3):
+        base_run(repo, NOISY, "--trials", "3", name=f"earlier{n}.jsonl")
+    (repo / "earlier.jsonl").write_text("".join((repo / f"earlier{n}.jsonl").read_text() for n in range(3)))
+    broken = {**NOISY, "c1": "F"}
+    base_run(repo, broken, "--trials", "3")
+    schedule(repo, broken)
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--history", "earlier.jsonl")
+    assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -6,7 +6,7 @@ import pytest
 
 from agentv_gate.models import CaseResult
 from agentv_gate.report.baseline.compare import compare_results
-from agentv_gate.report.baseline.paired import NoTest, SuiteTest, flaky_cases, paired_test
+from agentv_gate.report.baseline.paired import NoTest, SuiteTest, earlier_trials, flaky_cases, paired_test
 
 
 def row(case: str, passes: int, trials: int, digest: str | None = None,
@@ -96,3 +96,23 @@ def test_flaky_cases_come_from_history_of_the_same_digest() -> None:
                row("rewritten", 0, 1, digest="old")]  # another version of the case: its flips do not count
     assert flaky_cases(history, base) == {("evals/s.eval.yaml", "wobbly")}
     assert flaky_cases([], [row("mixed", 2, 3, digest="d1")]) == {("evals/s.eval.yaml", "mixed")}
+
+
+def test_the_guards_history_evidence_is_the_same_case_on_the_same_digest_run_by_other_runs() -> None:
+    def ran(case: str, passes: int, trials: int, digest: str | None, run: str, **fields: object) -> CaseResult:
+        return row(case, passes, trials, digest).model_copy(update={"run_id": run, **fields})
+
+    base = [ran("steady", 3, 3, "d1", "base"), ran("rewritten", 3, 3, "d2", "base"), ran("other", 3, 3, "d3", "base"),
+            ran("undigested", 2, 3, None, "base")]
+    history = [
+        ran("steady", 2, 3, "d1", "main-1"), ran("steady", 3, 3, "d1", "main-2"),
+        ran("steady", 3, 3, "d1", "base"),  # the base's own row, appended to the history too: not read twice
+        ran("rewritten", 0, 3, "old", "main-1"),  # another version of the case says nothing of this one
+        ran("other", 0, 3, "d3", "main-1", target="another-agent"),
+        ran("other", 0, 1, "d3", "main-2", failure_reason_code="missing_env", verdict="fail"),  # left out: not run
+        ran("other", 0, 1, "d3", "main-3", verdict="error", error="workspace hook failed"),  # no trial ran
+        ran("undigested", 1, 2, "d9", "main-1"), ran("undigested", 1, 2, None, "main-2"),
+        ran("gone", 1, 3, "d1", "main-1"),
+    ]
+    assert earlier_trials(history, base) == {("evals/s.eval.yaml", "steady"): (True, True, False, True, True, True),
+                                             ("evals/s.eval.yaml", "undigested"): (True, False)}

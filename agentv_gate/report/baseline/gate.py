@@ -19,8 +19,8 @@ decided; what the reports make of the verdict is `render`'s, reading the options
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +62,8 @@ class Baseline:
     """(suite, test id) of cases that flipped in the `--history` file on the base's digest."""
     max_trials: int | None = None
     """`--max-trials`: the head trials the per-case guard decides a case on (None: its default)."""
+    earlier: Mapping[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
+    """(suite, test id) -> the case's trials in the `--history` file on the base's digest: the guard's base evidence."""
 
     def compare(self, results: Sequence[ReportedCase]) -> Comparison:
         from .compare import compare_results
@@ -71,7 +73,7 @@ class Baseline:
     def test(self, comparison: Comparison) -> paired.SuiteTest | paired.NoTest:
         from . import paired
 
-        return paired.paired_test(comparison, self.alpha, self.flaky, self.max_trials)
+        return paired.paired_test(comparison, self.alpha, self.flaky, self.max_trials, self.earlier)
 
     def flaky_regressions(self, comparison: Comparison) -> list[str]:
         """Ids of cases that regressed on one trial and are flaky in the history."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -82,6 +82,13 @@ class CaseTest:
     p_guard: float = 1.0
     """Its one-sided p on the trials run: the posterior predictive probability of a head this bad
     given the case's base trials and the prior fitted to the whole base (`pooled`)."""
+    earlier: tuple[bool, ...] = ()
+    """The case's trials in `--history` on the base's digest (`earlier_trials`): base evidence for the guard."""
+
+    @property
+    def guard_base(self) -> tuple[bool, ...]:
+        """What the per-case guard reads the head against: the base row's trials, then the history's."""
+        return self.base.passed + self.earlier
 
     @property
     def head_passed(self) -> tuple[bool, ...]:
@@ -105,9 +112,11 @@ class CaseTest:
         return _mean(self.head.scores) - _mean(self.base.scores)
 
     def counts(self) -> str:
-        """`3/3 -> 0/3`: passing trials over trials run, base then head (`3/3 -> 0/3 (0/27 with re-runs)`)."""
+        """`3/3 -> 0/3`: passing trials over trials run, base then head (`3/3 (6/6 in the history) -> 0/3 (0/27
+        with re-runs)`)."""
         rerun = (f" ({sum(self.head_passed)}/{len(self.head_passed)} with re-runs)" if self.reruns else "")
-        return (f"{sum(self.base.passed)}/{len(self.base.passed)} -> "
+        history = f" ({sum(self.earlier)}/{len(self.earlier)} in the history)" if self.earlier else ""
+        return (f"{sum(self.base.passed)}/{len(self.base.passed)}{history} -> "
                 f"{sum(self.head.passed)}/{len(self.head.passed)}{rerun}")
 
     def describe(self) -> str:
@@ -234,11 +243,10 @@ def case_guard(case: CaseTest) -> Guard | None:
     return "suspicious" if case.decision == "undecided" else None
 
 
-def guard_decision(prior: Prior, base: TrialOutcomes, head: tuple[bool, ...], budget: int | None,
+def guard_decision(prior: Prior, base: tuple[bool, ...], head: tuple[bool, ...], budget: int,
                    level: float) -> tuple[Decision, float]:
-    """The guard's decision and p for one case, with `budget` head trials (None: the default)."""
-    passed, n = sum(base.passed), len(base.passed)
-    budget = default_budget(n) if budget is None else budget
+    """The guard's decision and p for one case whose base evidence is `base`, with `budget` head trials."""
+    passed, n = sum(base), len(base)
     return (decide(prior, passed, n, sum(head), len(head), budget, level),
             prior.tail(passed, n, sum(head), len(head)))
 
@@ -285,10 +293,13 @@ def _errored_untried(row: ReportedCase) -> bool:
 
 
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
-                flaky: Collection[CaseKey] = (), budget: int | None = None) -> SuiteTest | NoTest:
+                flaky: Collection[CaseKey] = (), budget: int | None = None,
+                earlier: Mapping[CaseKey, tuple[bool, ...]] | None = None) -> SuiteTest | NoTest:
     """The statistical reading of `comparison`, or why there is none. `flaky`: (suite, test id) of
     cases that flipped in the history file; a case whose base trials disagree is flaky too.
-    `budget`: `--max-trials`, the head trials the per-case guard decides each case on."""
+    `budget`: `--max-trials`, the head trials the per-case guard decides each case on. `earlier`: each
+    case's trials in the history file on the base's digest (`earlier_trials`), which the guard (only)
+    reads as base evidence beside the base row's own."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
     # a head that is no evidence is not decided: advisory (failed only by a judge below its floor), quarantined
@@ -312,9 +323,11 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     qvalues = benjamini_hochberg(pvalues)
     cases = []
     level = guard_level(alpha, len(sides))
+    history = [_consistent(b.passed, (earlier or {}).get((c.row.suite, c.row.eval_id), ()))
+               for c, (b, _) in zip(paired, sides, strict=True)]
     # the whole base says how often a case like each one passes: the guard's prior
-    prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])
-    for change, (b, h), p, q in zip(paired, sides, pvalues, qvalues, strict=True):
+    prior = fit([(sum(b.passed) + sum(e), len(b.passed) + len(e)) for (b, _), e in zip(sides, history, strict=True)])
+    for change, (b, h), p, q, e in zip(paired, sides, pvalues, qvalues, history, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
         if q <= alpha and rate != 0:
@@ -323,14 +336,50 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
             label = "inconclusive" if rate < 0 else "unchanged"
         mixed = len(set(b.passed)) > 1
         extra = rerun_outcomes(change.head) if change.head is not None else TrialOutcomes((), ())
-        decision, p_guard = guard_decision(prior, b, h.passed + extra.passed, budget, level)
+        case_budget = default_budget(len(b.passed)) if budget is None else budget
+        decision, p_guard = guard_decision(prior, b.passed + e, h.passed + extra.passed, case_budget, level)
         cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky,
-                              extra.passed, extra.cost_usd, decision, p_guard))
+                              extra.passed, extra.cost_usd, decision, p_guard, e))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     return SuiteTest(cases, alpha, suite_drop_p(counts), sign_flip_p(scores),
                      paired_interval(rates, alpha), paired_interval(scores, alpha), budget, prior)
+
+
+HISTORY_AGREES = 0.05
+"""A case's history is read as base evidence only while its base trials do not pass significantly less
+often (Fisher, two-sided p above this): a case main broke since the history was written would
+otherwise be read against its older passes, and every pull request blamed for main's break."""
+
+
+def _consistent(base: tuple[bool, ...], earlier: tuple[bool, ...]) -> tuple[bool, ...]:
+    """`earlier`, or nothing when the base's own trials pass significantly less often than it."""
+    if not earlier or _mean([float(x) for x in base]) >= _mean([float(x) for x in earlier]):
+        return earlier
+    agree = fisher_two_sided(sum(base), len(base), sum(earlier), len(earlier)) > HISTORY_AGREES
+    return earlier if agree else ()
+
+
+def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> dict[CaseKey, tuple[bool, ...]]:
+    """Each base case's trials in `history` (results rows of earlier runs, concatenated): rows of its
+    target on the base row's very digest that ran, a row's re-runs included, never the base's own row
+    (a history that main appends every run to holds it). More base evidence than a case's few base
+    trials: what lets the guard tell a stable case the judge failed once on the base from a case that
+    rarely passes."""
+    wanted = {(r.suite, r.eval_id): r for r in base}
+    out: dict[CaseKey, tuple[bool, ...]] = defaultdict(tuple)
+    for row in history:
+        key = (row.suite, row.eval_id)
+        own = wanted.get(key)
+        if own is None or row.target != own.target or outcome(row) == NOT_RUN or _errored_untried(row):
+            continue
+        if row.case_digest != own.case_digest:
+            continue
+        if (row.run_id is not None and row.run_id == own.run_id) or row == own:  # the base's own row, appended
+            continue
+        out[key] += trial_outcomes(row).passed + rerun_outcomes(row).passed
+    return dict(out)
 
 
 def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> set[CaseKey]:
@@ -349,4 +398,4 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
 
 
 __all__ = ["DEFAULT_ALPHA", "DRIVERS", "LABEL_ORDER", "CaseTest", "Guard", "Label", "NoTest", "SuiteTest", "case_guard",
-           "flaky_cases", "guard_decision", "no_evidence", "paired_test", "suite_drop_p"]
+           "earlier_trials", "flaky_cases", "guard_decision", "no_evidence", "paired_test", "suite_drop_p"]

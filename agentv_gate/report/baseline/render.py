@@ -233,6 +233,7 @@ def paired_json(test: SuiteTest | NoTest) -> dict[str, object]:
         "pass_rate_delta": interval(test.pass_rate), "score_delta": interval(test.score),
         "cases": [{"suite": c.change.row.suite, "test_id": c.change.row.eval_id, "label": c.label, "flaky": c.flaky,
                    "base_passed": sum(c.base.passed), "base_trials": len(c.base.passed),
+                   "history_passed": sum(c.earlier), "history_trials": len(c.earlier),
                    "head_passed": sum(c.head.passed), "head_trials": len(c.head.passed),
                    "p": c.p, "q": c.q, "guard": case_guard(c), "guard_p": c.p_guard,
                    "reruns": len(c.reruns), "reruns_passed": sum(c.reruns)} for c in test.cases],
