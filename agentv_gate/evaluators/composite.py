@@ -48,6 +48,7 @@ from ..models import (
     aggregator_kind,
     score_label,
 )
+from ..redaction import redact_tree
 from .code_judge import judge_cwd, run_judge_script, script_argv
 from .json_extract import JsonExtractError, parse_json_object
 
@@ -184,10 +185,13 @@ class CompositeEvaluator:
     def _results_object(members: list[EvaluatorResult]) -> dict[str, Any]:
         # Each member's own verdict, as AgentV hands over the member's result whole: a rubric judge's
         # forced `fail` beside a score that reads `pass` must reach an aggregator that goes by verdicts.
-        return {m.name: {"type": m.type, "score": m.score, "verdict": m.verdict, "hits": m.hits,
-                         "misses": m.misses, "reasoning": m.reasoning, "weight": m.weight,
-                         "expected_aspect_count": len(m.hits) + len(m.misses) or 1, "error": m.error,
-                         "evaluator_raw_request": m.evaluator_raw_request} for m in members}
+        # Redacted: a member (a judge inherits the step's environment) may have quoted a key in its result.
+        results = {m.name: {"type": m.type, "score": m.score, "verdict": m.verdict, "hits": m.hits,
+                            "misses": m.misses, "reasoning": m.reasoning, "weight": m.weight,
+                            "expected_aspect_count": len(m.hits) + len(m.misses) or 1, "error": m.error,
+                            "evaluator_raw_request": m.evaluator_raw_request} for m in members}
+        hidden: dict[str, Any] = redact_tree(results)
+        return hidden
 
     def _code_aggregator(self, members: list[EvaluatorResult], aggregator: dict[str, Any],
                          config: CompositeConfig, context: EvaluationContext) -> EvaluationScore:

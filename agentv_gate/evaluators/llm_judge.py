@@ -45,6 +45,7 @@ from ..models import (
     RubricItem,
     TargetResponse,
 )
+from ..redaction import redact
 from ..targets.base import Provider, ProviderRequest
 from ..targets.usage import JUDGE_USAGE_KEY, Usage
 from . import agent_grader
@@ -165,8 +166,8 @@ class LlmJudgeEvaluator:
                 answer = graded_answer(context, config.preprocessors, self.default_timeout_seconds)
             except PreprocessorFailed as exc:
                 return _failed(str(exc), {"error": str(exc)})
-            if answer is not None:
-                context = replace(context, candidate=answer)
+            if answer is not None:  # the text of files the agent wrote: a key in them is hidden as in the answer
+                context = replace(context, candidate=redact(answer))
             agentic = self._agent_mode(config, context)
             if agentic is not None:
                 return agentic

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from ..errors import UnknownEvaluatorError
+from ..judging.redacted import judged_context
 from ..models import (
     DEFAULT_JUDGE_TIMEOUT_SECONDS,
     AffixConfig,
@@ -60,12 +61,20 @@ def evaluate_safely(registry: EvaluatorRegistry, context: EvaluationContext) -> 
         evaluator = registry.get(type(config))
         if evaluator is None:  # a wiring bug (an override map left a class out); a test pins the built-ins
             raise UnknownEvaluatorError(f"no evaluator for type '{config.type}'")
+        if isinstance(config, JUDGE_CONFIGS):  # what it sends leaves the process: never a configured secret
+            context = judged_context(context)
         return evaluator.evaluate(config, context)
     except Exception as exc:  # noqa: BLE001 - a broken evaluator is a result, never a crash
         message = str(exc) if isinstance(exc, UnknownEvaluatorError) else f"{type(exc).__name__}: {exc}"
         return EvaluationScore(score=0.0, misses=[f"Evaluator '{config.name}' failed: {message}"],
                                reasoning=message, error=message)
 
+
+JUDGE_CONFIGS = (CodeJudgeConfig, CustomAssertionConfig, LlmJudgeConfig)
+"""The evaluators that hand the case to a program or a model (a code judge or grader, a suite's own assertion,
+an LLM judge with its prompt templates, rubrics and agentic modes): each is given the context with every
+configured secret hidden (judging/redacted.py). A composite is not among them: its members are evaluated
+here one by one, each as its kind says, and its aggregator's input is redacted where it is built."""
 
 Factory = Callable[[], Evaluator[Any]]
 
