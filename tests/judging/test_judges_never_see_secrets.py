@@ -71,7 +71,8 @@ print(json.dumps({"output": [{"role": "assistant", "content": [
 RECORDER = """
 import json, pathlib, sys
 data = sys.stdin.read()
-pathlib.Path(__file__).with_name(sys.argv[1] + ".stdin.json").write_text(data, encoding="utf-8")
+name = sys.argv[1] if len(sys.argv) > 1 else "assertion"
+pathlib.Path(name + ".stdin.json").write_text(data, encoding="utf-8")  # in its cwd: the eval file's folder
 print(json.dumps({"score": 1.0, "hits": ["recorded"], "reasoning": "recorded"}))
 """
 
@@ -131,6 +132,7 @@ def _repo(tmp_path: Path, server: FakeLLMServer, judge: str = "judge") -> Path:
     write(repo / "evals" / "agent.py", AGENT)
     write(repo / "evals" / "file_agent.py", FILE_AGENT)
     write(repo / "evals" / "recorder.py", RECORDER)
+    write(repo / ".agentv" / "assertions" / "recorded.py", RECORDER)  # `type: recorded`, a suite's own assertion
     write(repo / "evals" / "prompt.py", PROMPT_SCRIPT)
     write(repo / "evals" / "member.py", ENV_QUOTING_MEMBER)
     return repo
@@ -166,6 +168,7 @@ def test_a_2x_code_judge_llm_judge_and_prompt_template_never_receive_the_echoed_
                 criteria: Names Paris
                 assert:
                   - {type: code_judge, name: code, script: [python3, recorder.py, code]}
+                  - {type: recorded}
                   - {type: llm_judge, name: model}
                   - type: llm_judge
                     name: templated
@@ -181,7 +184,8 @@ def test_a_2x_code_judge_llm_judge_and_prompt_template_never_receive_the_echoed_
     assert rows["echo"]["verdict"] == "pass", rows
     assert rows["echo"]["candidate_answer"] == "Paris is the capital. My key is ***"  # as results.jsonl always had it
     assert token not in (repo / RESULTS).read_text(encoding="utf-8")
-    assert set(received) == {"code.stdin.json", "template.stdin.json", "request 0", "request 1", "request 2"}
+    assert set(received) == {"code.stdin.json", "assertion.stdin.json", "template.stdin.json",
+                             "request 0", "request 1", "request 2"}
     assert [name for name, text in received.items() if token in text] == []
     # the rest of the answer, and of its tool call, still reached each of them
     code = json.loads(received["code.stdin.json"])
@@ -189,6 +193,7 @@ def test_a_2x_code_judge_llm_judge_and_prompt_template_never_receive_the_echoed_
     call = code["output"][0]["tool_calls"][0]
     assert call["input"] == {"query": "capital of France", "auth": "***"}
     assert call["output"] == "Paris (fetched with ***)"
+    assert json.loads(received["assertion.stdin.json"])["answer"] == "Paris is the capital. My key is ***"
     assert json.loads(received["template.stdin.json"])["candidate_answer"] == "Paris is the capital. My key is ***"
     assert "Grade this answer: Paris is the capital. My key is ***" in prompts
     assert sum("Paris is the capital. My key is ***" in p for p in prompts) == 3
