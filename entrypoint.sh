@@ -285,10 +285,11 @@ if [[ $step == comment ]]; then
         continue
       fi
       case $word in
-        --baseline | --fail-on | --alpha | --history | --max-drop | --suite | --test-id | --eval-id)
+        --baseline | --fail-on | --alpha | --history | --max-trials | --max-drop | --suite | --test-id | --eval-id)
           argv+=("$word")
           keep_next=1 ;;
-        --baseline=* | --fail-on=* | --alpha=* | --history=* | --max-drop=* | --suite=* | --test-id=* | --eval-id=*)
+        --baseline=* | --fail-on=* | --alpha=* | --history=* | --max-trials=* | --max-drop=* | --suite=* | --test-id=* \
+          | --eval-id=*)
           argv+=("$word") ;;
       esac
     done

@@ -155,8 +155,9 @@ def _add_baseline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, action=_Once, default=None, metavar="A",
                         help="with --baseline and trials: the paired tests' significance level (default 0.05)")
     parser.add_argument("--history", type=Path, action=_Once, default=None, metavar="HISTORY.jsonl",
-                        help="with --baseline: results rows of earlier runs of the base branch; a case whose "
-                             "outcome flipped there (same case digest) is flaky")
+                        help="with --baseline: results rows of earlier runs of the base branch, appended; a case "
+                             "whose outcome flipped there (same case digest) is flaky, and with trials its trials "
+                             "there are the per-case guard's base evidence")
     parser.add_argument("--max-trials", type=int, action=_Once, default=None, dest="max_trials", metavar="N",
                         help="with --baseline, trials and --fail-on regression: the most head trials the per-case "
                              "guard runs a case whose evidence is short, re-runs included (default: 10 times the "

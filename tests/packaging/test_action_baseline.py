@@ -52,7 +52,8 @@ def test_the_comment_input_posts_from_the_results_in_a_step_of_its_own(tmp_path:
     cli, log = recorder
     paths = "shard.jsonl" if command == "merge" else "evals\nmore evals"
     inputs = {"command": command, "comment": "true", "paths": paths, "baseline": "base.jsonl",
-              "fail-on": "regression", "extra-args": "--no-cache --max-drop 0.1 --alpha=0.01"
+              "fail-on": "regression", "extra-args": "--no-cache --max-drop 0.1 --alpha=0.01 --trials 3 --max-trials 60 "
+              "--history=main.jsonl"
               + (" --suite 'geo*'" if command == "run" else "")}
     run = run_entrypoint(tmp_path, inputs, cli=cli)
     assert run.code == 0, run.stderr
@@ -61,7 +62,8 @@ def test_the_comment_input_posts_from_the_results_in_a_step_of_its_own(tmp_path:
                                                          "AGENTV_GATE_RESULTS": "out/results.jsonl",
                                                          "GITHUB_WORKSPACE": str(tmp_path)})
     assert post.code == 0, post.stderr
-    expected = ["comment", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-drop", "0.1", "--alpha=0.01"]
+    expected = ["comment", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-drop", "0.1", "--alpha=0.01",
+                "--max-trials", "60", "--history=main.jsonl"]
     if command == "run":
         expected += ["--suite", "geo*", "--", f"{tmp_path}/out/results.jsonl", "evals", "more evals"]
     else:
