@@ -11,23 +11,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
-def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
+from .files import resolves_inside
 
 
-def outside_link(template: Path, roots: tuple[Path, ...]) -> tuple[Path, Path] | None:
+def outside_link(template: Path, roots: tuple[Path, ...]) -> tuple[Path, str] | None:
     """The first link under `template` (sorted, through linked folders as the copy goes) resolving
-    outside every folder of `roots`, and where it resolves; None when there is none."""
+    outside every folder of `roots`, or not at all (a loop of links), and what is wrong with it
+    (`resolves to /etc/passwd, outside the repository`); None when there is none."""
     return _walk(template, roots, (template.resolve(),))
 
 
-def _walk(folder: Path, roots: tuple[Path, ...], parents: tuple[Path, ...]) -> tuple[Path, Path] | None:
+def _walk(folder: Path, roots: tuple[Path, ...], parents: tuple[Path, ...]) -> tuple[Path, str] | None:
     for entry in sorted(folder.iterdir()):
         if entry.name == ".git":
             continue
-        if entry.is_symlink() and not _inside(entry.resolve(), roots):
-            return entry, entry.resolve()
+        if entry.is_symlink() and not any(resolves_inside(entry, root) for root in roots):
+            try:
+                return entry, f"resolves to {entry.resolve()}, outside the repository"
+            except (OSError, RuntimeError):
+                return entry, "cannot be resolved (a loop of links)"
         if entry.is_dir() and entry.resolve() not in parents:  # a loop is the copy's to refuse
             found = _walk(entry, roots, (*parents, entry.resolve()))
             if found is not None:

@@ -35,10 +35,10 @@ def copy_template(template: Path, roots: tuple[Path, ...] = ()) -> Path:
 
     Folders are made writable whatever the template's were, so the agent may write in them and the
     copy can be removed (AgentV makes them with `mkdir`). Raises OSError for a link resolving
-    outside `roots` (the template itself always counts)."""
+    outside `roots` (the template itself always counts), or not at all."""
     found = outside_link(template, (*roots, template.resolve()))
     if found is not None:
-        raise OSError(f"the link {found[0]} resolves to {found[1]}, outside the repository")
+        raise OSError(f"the link {found[0]} {found[1]}")
     workspace = empty_workspace()
     try:
         _copy_into(template, workspace, (template.resolve(),))

@@ -405,10 +405,9 @@ def workspace_template(value: Any, line: int, roots: SearchRoots, base: Path | N
                             "a folder inside the repository (or --allow-outside-root)")
     found = outside_link(path, template_roots(path, roots))
     if found is not None:
-        link, target = found
-        raise EvalFileError(line, f"workspace template {value!r}: the link {link.relative_to(path)} resolves to "
-                            f"{target}, outside the repository", "a link to a file or folder inside the repository, "
-                            "or the file itself")
+        link, wrong = found
+        raise EvalFileError(line, f"workspace template {value!r}: the link {link.relative_to(path)} {wrong}",
+                            "a link to a file or folder inside the repository, or the file itself")
     return path
 
 

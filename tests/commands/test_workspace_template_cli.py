@@ -276,6 +276,28 @@ def test_a_template_link_resolving_outside_the_repository_is_refused_at_validate
     assert sorted(str(p) for p in tmp_path.rglob("*") if "repo" not in p.parts) == before
 
 
+def test_a_template_link_loop_is_refused_at_its_line_at_validate_and_run(tmp_path: Path) -> None:
+    """Two links pointing at each other cannot be resolved: looking them up crashed both commands."""
+    repo = make_repo(tmp_path / "repo", TARGETS.replace("agent.py", "lister.py"))
+    write(repo / "evals/elsewhere/.keep", "")
+    template = repo / "evals/template"
+    write(template / "lister.py", LISTER)
+    (template / "one").symlink_to("two")
+    (template / "two").symlink_to("one")
+    write(repo / "evals/s.eval.yaml", """
+        workspace:
+          template: ./template
+        tests:
+          - {id: a, input: Hi, assert: [{type: contains, value: nothing}]}
+    """)
+    for command, code in ((("validate", "evals"), 1), (("run", "evals", "--no-cache"), 2)):
+        ran = run_cli(*command, cwd=repo)
+        out = ran.stdout + ran.stderr
+        assert ran.returncode == code and "Traceback" not in out, out
+        assert ("evals/s.eval.yaml:2: workspace template './template': the link one cannot be resolved (a loop of "
+                "links)") in out, out
+
+
 def test_template_links_inside_the_repository_are_copied_as_their_content(repo: Path) -> None:
     write(repo / ".agentv/targets.yaml", TARGETS.replace("agent.py", "lister.py"))
     write(repo / "evals/elsewhere/.keep", "")
