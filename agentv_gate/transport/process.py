@@ -228,6 +228,24 @@ def allow_new_scripts() -> None:
     reaper.mark_run_start()
 
 
+_decoded: tuple[dict[bytes, bytes], dict[str, str]] = ({}, {})
+
+
+def _environment() -> dict[str, str]:
+    """`os.environ` as a plain dict. Reading `os.environ` decodes every variable again, at every script a
+    run starts (two a case, a target's and a judge's); the decoded copy is kept while the process's
+    environment, compared as the bytes the OS holds, stays the same."""
+    raw = getattr(os.environ, "_data", None)  # CPython's bytes view; without it, decode every time
+    if not isinstance(raw, dict):
+        return dict(os.environ)
+    global _decoded
+    seen, decoded = _decoded
+    if raw != seen:
+        seen, decoded = dict(raw), dict(os.environ)
+        _decoded = seen, decoded
+    return decoded
+
+
 def _spawn_error(argv: list[str], exc: OSError, cwd: Path | None) -> str:
     command = argv[0] if argv else ""
     if isinstance(exc, FileNotFoundError):
@@ -311,7 +329,7 @@ def run_script(
         return failed_start("empty command: nothing to run")
     if cwd is not None and not Path(cwd).is_dir():
         return failed_start(f"working folder does not exist: {cwd}")
-    full_env = {key: value for key, value in {**os.environ, **(env or {})}.items() if key not in unset}
+    full_env = {key: value for key, value in {**_environment(), **(env or {})}.items() if key not in unset}
     if _refuse_new and not teardown:
         return failed_start("not started: the run was interrupted")
     if reaper.become_subreaper():  # before any start: orphans come to us

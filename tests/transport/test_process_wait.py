@@ -55,3 +55,18 @@ def test_a_child_that_never_reads_stdin_still_times_out(platform: str) -> None:
 def test_a_child_that_exits_without_reading_a_big_stdin_is_fine(platform: str) -> None:
     result = run_script([sys.executable, "-c", "print('done')"], "z" * 1_000_000, 30)
     assert result.ok and result.stdout == "done\n"
+
+
+def test_each_script_gets_the_environment_as_it_is_when_the_script_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decoded environment is kept between starts: a variable set, changed or removed since the last
+    start reaches the next script as it now is."""
+    allow_new_scripts()
+    show = [sys.executable, "-c", "import os; print(os.environ.get('GATE_PROBE', '<unset>'))"]
+    monkeypatch.setenv("GATE_PROBE", "first")
+    assert run_script(show, "", 30).stdout.strip() == "first"
+    assert run_script(show, "", 30).stdout.strip() == "first"
+    monkeypatch.setenv("GATE_PROBE", "second")
+    assert run_script(show, "", 30).stdout.strip() == "second"
+    monkeypatch.delenv("GATE_PROBE")
+    assert run_script(show, "", 30).stdout.strip() == "<unset>"
+    assert run_script(show, "", 30, env={"GATE_PROBE": "laid over"}).stdout.strip() == "laid over"
