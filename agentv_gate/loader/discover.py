@@ -39,33 +39,33 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
             problems.append(Problem(path, 0, f"no such file or folder{_similar_file(path)}",
                                     "an eval file or a folder of them"))
             continue
-        patterned = eval_patterns_files(path)
+        patterned = eval_patterns_files(path, problems)
         if patterned is not None:
             found.extend(patterned)
             continue
         for candidate in sorted(path.rglob("*")):
-            if not candidate.is_file() or candidate.name in SKIPPED_NAMES:
-                continue
-            if any(part.startswith(".") or part in {"node_modules", "__pycache__"}
-                   for part in candidate.relative_to(path).parts[:-1]):
+            if candidate.name in SKIPPED_NAMES or any(part.startswith(".") or part in {"node_modules", "__pycache__"}
+                                                      for part in candidate.relative_to(path).parts[:-1]):
                 continue
             name = candidate.name
             in_evals = "evals" in candidate.relative_to(path).parts[:-1] or path.name == "evals"
-            if name.endswith((".eval.yaml", ".eval.yml", ".eval.jsonl")):
-                found.append(candidate)
-            elif in_evals and name.endswith(".jsonl"):
-                found.append(candidate)
-            elif in_evals and name.endswith((".yaml", ".yml")):
-                if candidate.with_suffix(".jsonl").exists():
-                    continue  # sidecar of a JSONL suite
-                found.append(candidate)
+            if not (name.endswith((".eval.yaml", ".eval.yml", ".eval.jsonl"))
+                    or (in_evals and name.endswith((".jsonl", ".yaml", ".yml")))):
+                continue
+            if not candidate.is_file():
+                problems.extend(_broken_link(candidate))
+                continue
+            if (name.endswith((".yaml", ".yml")) and not name.endswith((".eval.yaml", ".eval.yml"))
+                    and candidate.with_suffix(".jsonl").exists()):
+                continue  # sidecar of a JSONL suite
+            found.append(candidate)
     unique: dict[Path, Path] = {}
     for f in found:
         unique.setdefault(f.resolve(), f)
     return list(unique.values()), problems
 
 
-def eval_patterns_files(folder: Path) -> list[Path] | None:
+def eval_patterns_files(folder: Path, problems: list[Problem] | None = None) -> list[Path] | None:
     """The files under `folder` that the nearest config's `eval_patterns` name, as AgentV's fast-glob
     finds them (relative to the folder, case-insensitive, no hidden folders, nor node_modules or dist);
     None when no config between the folder and the repository root sets any."""
@@ -76,12 +76,28 @@ def eval_patterns_files(folder: Path) -> list[Path] | None:
     found: list[Path] = []
     for candidate in sorted(folder.rglob("*")):
         relative = candidate.relative_to(folder).parts
-        if not candidate.is_file() or any(part.startswith(".") or part in {"node_modules", "dist"}
-                                          for part in relative):
+        if any(part.startswith(".") or part in {"node_modules", "dist"} for part in relative):
             continue
-        if matches_any("/".join(relative), patterns, ignore_case=True):
+        if not matches_any("/".join(relative), patterns, ignore_case=True):
+            continue
+        if candidate.is_file():
             found.append(candidate)
+        elif problems is not None:
+            problems.extend(_broken_link(candidate))
     return found
+
+
+def _broken_link(candidate: Path) -> list[Problem]:
+    """A problem for an eval file's name that is a link leading to no file (its target moved, or a loop of
+    links): skipped in silence, its cases would never run and the gate could pass without them."""
+    if not candidate.is_symlink() or candidate.exists():
+        return []  # a folder named like a suite
+    try:
+        target = f" to {candidate.readlink()}"
+    except OSError:
+        target = ""
+    return [Problem(candidate, 0, f"a link{target} that leads to no file (moved, removed, or a loop of links)",
+                    "an eval file, or no link")]
 
 
 def nothing_found(what: str, paths: list[Path]) -> str:

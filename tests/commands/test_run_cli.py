@@ -448,3 +448,21 @@ def test_quiet_prints_a_failing_case_once(tmp_path: Path) -> None:
     assert len(re.findall(r"\briver\b", out)) == 1, out
     assert "miss: " in out and "agentv-gate FAILED: 2 cases: 1 passed, 1 failed" in out
     assert "capital" not in out
+
+
+@pytest.mark.parametrize("links", [{"moved.eval.yaml": "gone/moved.eval.yaml"},
+                                   {"one.eval.yaml": "two.eval.yaml", "two.eval.yaml": "one.eval.yaml"}],
+                         ids=["dangling", "loop"])
+def test_an_eval_file_link_that_leads_nowhere_is_a_problem_not_a_skipped_suite(project: Path,
+                                                                              links: dict[str, str]) -> None:
+    """A suite moved and its link left behind (or two links naming each other): its cases were skipped in
+    silence, and the gate passed on the others."""
+    write_suite(project, "tests:\n  - {id: fine, input: hi, assert: [{type: contains, value: Paris}]}\n")
+    for name, target in links.items():
+        (project / "evals" / name).symlink_to(target)
+    for command, code in ((("validate", "evals"), 1), (("run", "evals", "--no-cache"), 2)):
+        ran = run_cli(*command, cwd=project)
+        out = ran.stdout + ran.stderr
+        assert ran.returncode == code, out
+        for name, target in links.items():
+            assert f"evals/{name}:0: a link to {target} that leads to no file" in out, out
