@@ -229,19 +229,24 @@ class CliSettings(RetrySettings, ProviderSettings):
     """AgentV prints the command it runs: read, changes no answer and no score."""
 
 
-class CopilotCliSettings(ProviderSettings):
-    """AgentV 4.42's `copilot-cli` agent (targets/copilot_cli.py), its spellings as `resolveCopilotCliConfig` reads them."""
+class _AgentCliSettings(ProviderSettings):
+    """What AgentV 4.42's two agent CLIs (`copilot-cli`, `claude-cli`) both read, spelt alike."""
 
     executable: Any = setting("executable", "command", "binary")
     model: Any = setting("model")
-    args: Any = setting("args", "arguments")
     cwd: Any = setting("cwd")
     timeout_seconds: Any = setting("timeout_seconds", ms=1000.0)
-    system_prompt: Any = setting("system_prompt")
     stream_log: Any = setting("stream_log")
     """AgentV's stream log of the session (`raw`, `summary`, false): checked, and no log is written here."""
     log_dir: Any = setting("log_dir", "log_directory")
     log_format: Any = setting("log_format", "log_output_format")
+
+
+class CopilotCliSettings(_AgentCliSettings):
+    """AgentV 4.42's `copilot-cli` agent (targets/copilot_cli.py), its spellings as `resolveCopilotCliConfig` reads them."""
+
+    args: Any = setting("args", "arguments")
+    system_prompt: Any = setting("system_prompt")
     base_url: Any = setting("base_url")
     """A model provider of the team's own, with the keys below: Copilot's `COPILOT_PROVIDER_*` variables."""
     subprovider: Any = setting("subprovider")
@@ -251,19 +256,11 @@ class CopilotCliSettings(ProviderSettings):
     api_format: Any = setting("api_format")
 
 
-class ClaudeCliSettings(ProviderSettings):
+class ClaudeCliSettings(_AgentCliSettings):
     """AgentV 4.42's `claude-cli` agent (targets/claude_cli.py), its spellings as `resolveClaudeConfig` reads them."""
 
-    executable: Any = setting("executable", "command", "binary")
-    model: Any = setting("model")
-    cwd: Any = setting("cwd")
-    timeout_seconds: Any = setting("timeout_seconds", ms=1000.0)
     max_turns: Any = setting("max_turns")
     bypass_permissions: Any = setting("bypass_permissions")
-    stream_log: Any = setting("stream_log")
-    """AgentV's stream log of the run: checked, and no log is written here."""
-    log_dir: Any = setting("log_dir", "log_directory")
-    log_format: Any = setting("log_format", "log_output_format")
     system_prompt: Any = setting("system_prompt", ignored="AgentV 4.42's claude-cli reads it and never sends it")
     max_budget_usd: Any = setting("max_budget_usd", ignored="AgentV 4.42's claude-cli reads it and never sends it")
     max_response_bytes: Any = setting("max_response_bytes", "maxResponseBytes")
