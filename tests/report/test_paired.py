@@ -100,7 +100,8 @@ def test_flaky_cases_come_from_history_of_the_same_digest() -> None:
 
 def test_the_guards_history_evidence_is_the_same_case_on_the_same_digest_run_by_other_runs() -> None:
     def ran(case: str, passes: int, trials: int, digest: str | None, run: str, **fields: object) -> CaseResult:
-        return row(case, passes, trials, digest).model_copy(update={"run_id": run, **fields})
+        return row(case, passes, trials, digest).model_copy(update={"run_id": run, "timestamp": f"when {run} ran",
+                                                                    **fields})
 
     base = [ran("steady", 3, 3, "d1", "base"), ran("rewritten", 3, 3, "d2", "base"), ran("other", 3, 3, "d3", "base"),
             ran("undigested", 2, 3, None, "base")]
@@ -113,6 +114,14 @@ def test_the_guards_history_evidence_is_the_same_case_on_the_same_digest_run_by_
         ran("other", 0, 1, "d3", "main-3", verdict="error", error="workspace hook failed"),  # no trial ran
         ran("undigested", 1, 2, "d9", "main-1"), ran("undigested", 1, 2, None, "main-2"),
         ran("gone", 1, 3, "d1", "main-1"),
+        ran("steady", 3, 3, "d1", "main-3", carried=True),  # --affected-since copied an earlier run's row
     ]
     assert earlier_trials(history, base) == {("evals/s.eval.yaml", "steady"): (True, True, False, True, True, True),
                                              ("evals/s.eval.yaml", "undigested"): (True, False)}
+
+
+def test_a_base_row_carried_from_a_run_in_the_history_is_not_read_twice() -> None:
+    first = row("copied", 2, 3, digest="d").model_copy(update={"run_id": "main-1", "timestamp": "2026-12-01T10:00:00Z"})
+    base = [first.model_copy(update={"run_id": "main-2", "carried": True})]  # an --affected-since run of main
+    other = row("copied", 3, 3, digest="d").model_copy(update={"run_id": "main-0", "timestamp": "2026-11-30T10:00:00Z"})
+    assert earlier_trials([other, first, *base], base) == {("evals/s.eval.yaml", "copied"): (True, True, True)}

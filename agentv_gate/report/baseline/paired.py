@@ -363,10 +363,11 @@ def _consistent(base: tuple[bool, ...], earlier: tuple[bool, ...]) -> tuple[bool
 
 def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> dict[CaseKey, tuple[bool, ...]]:
     """Each base case's trials in `history` (results rows of earlier runs, concatenated): rows of its
-    target on the base row's very digest that ran, a row's re-runs included, never the base's own row
-    (a history that main appends every run to holds it). More base evidence than a case's few base
-    trials: what lets the guard tell a stable case the judge failed once on the base from a case that
-    rarely passes."""
+    target on the base row's very digest that ran, a row's re-runs included. Each trial once: never the
+    base's own row (a history that main appends every run to holds it), nor a row `--affected-since`
+    carried (a copy of an earlier run's), nor the row the base's own carried row copies (same timestamp).
+    More base evidence than a case's few base trials: what lets the guard tell a stable case the judge
+    failed once on the base from a case that rarely passes."""
     wanted = {(r.suite, r.eval_id): r for r in base}
     out: dict[CaseKey, tuple[bool, ...]] = defaultdict(tuple)
     for row in history:
@@ -376,8 +377,8 @@ def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) ->
             continue
         if row.case_digest != own.case_digest:
             continue
-        if (row.run_id is not None and row.run_id == own.run_id) or row == own:  # the base's own row, appended
-            continue
+        if row.carried or row.timestamp == own.timestamp or (row.run_id is not None and row.run_id == own.run_id):
+            continue  # a copy of another run's row (--affected-since), or the base's own row or the one it copies
         out[key] += trial_outcomes(row).passed + rerun_outcomes(row).passed
     return dict(out)
 
