@@ -115,6 +115,7 @@ def test_the_guards_history_evidence_is_the_same_case_on_the_same_digest_run_by_
         ran("undigested", 1, 2, "d9", "main-1"), ran("undigested", 1, 2, None, "main-2"),
         ran("gone", 1, 3, "d1", "main-1"),
         ran("steady", 3, 3, "d1", "main-3", carried=True),  # --affected-since copied an earlier run's row
+        ran("steady", 3, 3, "d1", "main-4", timestamp="when main-2 ran"),  # --rerun-failed kept main-2's row
     ]
     assert earlier_trials(history, base) == {("evals/s.eval.yaml", "steady"): (True, True, False, True, True, True),
                                              ("evals/s.eval.yaml", "undigested"): (True, False)}

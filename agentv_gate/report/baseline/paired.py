@@ -365,11 +365,13 @@ def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) ->
     """Each base case's trials in `history` (results rows of earlier runs, concatenated): rows of its
     target on the base row's very digest that ran, a row's re-runs included. Each trial once: never the
     base's own row (a history that main appends every run to holds it), nor a row `--affected-since`
-    carried (a copy of an earlier run's), nor the row the base's own carried row copies (same timestamp).
+    carried (a copy of an earlier run's), nor a row `--rerun-failed` kept, nor the row the base's own
+    carried or kept row copies (a copy keeps its row's timestamp).
     More base evidence than a case's few base trials: what lets the guard tell a stable case the judge
     failed once on the base from a case that rarely passes."""
     wanted = {(r.suite, r.eval_id): r for r in base}
     out: dict[CaseKey, tuple[bool, ...]] = defaultdict(tuple)
+    read: set[tuple[CaseKey, str]] = set()
     for row in history:
         key = (row.suite, row.eval_id)
         own = wanted.get(key)
@@ -379,6 +381,9 @@ def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) ->
             continue
         if row.carried or row.timestamp == own.timestamp or (row.run_id is not None and row.run_id == own.run_id):
             continue  # a copy of another run's row (--affected-since), or the base's own row or the one it copies
+        if (key, row.timestamp) in read:
+            continue  # a row `--rerun-failed` kept as it was: the same trials, in a later run
+        read.add((key, row.timestamp))
         out[key] += trial_outcomes(row).passed + rerun_outcomes(row).passed
     return dict(out)
 
