@@ -126,3 +126,13 @@ def test_a_base_row_carried_from_a_run_in_the_history_is_not_read_twice() -> Non
     base = [first.model_copy(update={"run_id": "main-2", "carried": True})]  # an --affected-since run of main
     other = row("copied", 3, 3, digest="d").model_copy(update={"run_id": "main-0", "timestamp": "2026-11-30T10:00:00Z"})
     assert earlier_trials([other, first, *base], base) == {("evals/s.eval.yaml", "copied"): (True, True, True)}
+
+
+def test_a_history_row_that_stopped_at_its_first_pass_is_no_evidence() -> None:
+    base = [row("case", 3, 3, digest="d")]
+    stopped = row("case", 1, 1, digest="d", strategy="pass_at_k").model_copy(update={
+        "trials": [{"attempt": 1, "score": 0.0, "verdict": "fail"}, {"attempt": 2, "score": 1.0, "verdict": "pass"}],
+        "aggregation": {"strategy": "pass_at_k"}, "run_id": "main-1", "timestamp": "when main-1 ran"})
+    whole = row("case", 2, 3, digest="d", strategy="pass_at_k").model_copy(update={"run_id": "main-2",
+                                                                                  "timestamp": "when main-2 ran"})
+    assert earlier_trials([stopped, whole], base) == {("evals/s.eval.yaml", "case"): (True, True, False)}

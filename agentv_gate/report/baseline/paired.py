@@ -384,7 +384,10 @@ def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) ->
         if (key, row.timestamp) in read:
             continue  # a row `--rerun-failed` kept as it was: the same trials, in a later run
         read.add((key, row.timestamp))
-        out[key] += trial_outcomes(row).passed + rerun_outcomes(row).passed
+        trials = trial_outcomes(row)
+        if _stopped_early([trials, trial_outcomes(own)]):
+            continue  # AgentV's pass_at_k stopped at its first pass: a sample that over-states the pass rate
+        out[key] += trials.passed + rerun_outcomes(row).passed
     return dict(out)
 
 
