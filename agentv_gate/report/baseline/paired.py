@@ -326,7 +326,7 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     history = [_consistent(b.passed, (earlier or {}).get((c.row.suite, c.row.eval_id), ()))
                for c, (b, _) in zip(paired, sides, strict=True)]
     # the whole base says how often a case like each one passes: the guard's prior
-    prior = fit([(sum(b.passed) + sum(e), len(b.passed) + len(e)) for (b, _), e in zip(sides, history, strict=True)])
+    prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])
     for change, (b, h), p, q, e in zip(paired, sides, pvalues, qvalues, history, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
@@ -354,9 +354,16 @@ otherwise be read against its older passes, and every pull request blamed for ma
 
 
 def _consistent(base: tuple[bool, ...], earlier: tuple[bool, ...]) -> tuple[bool, ...]:
-    """`earlier`, or nothing when the base's own trials pass significantly less often than it."""
-    if not earlier or _mean([float(x) for x in base]) >= _mean([float(x) for x in earlier]):
+    """`earlier` where it only adds to what the base shows: nothing when it passes less often than the base's
+    own trials (main fixed the case since: read against its older failures, a break of it now would look
+    like the case's old flakiness and pass), nor when the base passes significantly less often than it
+    (main broke the case since). So the history never makes the guard let go of a case it holds on the
+    base's trials alone (the prior stays the base's too)."""
+    if not earlier:
         return earlier
+    base_rate, earlier_rate = _mean([float(x) for x in base]), _mean([float(x) for x in earlier])
+    if earlier_rate < base_rate:
+        return ()
     agree = fisher_two_sided(sum(base), len(base), sum(earlier), len(earlier)) > HISTORY_AGREES
     return earlier if agree else ()
 
