@@ -2,9 +2,10 @@
 
 A case runs when its `case_digest` differs from its base row's (its input, files, evaluators, judge
 scripts and prompts, workspace template files and hook scripts, threshold or trials changed), when the
-base has no row for it, and every case runs when a file of the agent changed since the commit the base
-judged: the `agent_paths:` globs of `.agentv/gate.yaml`, or by default every file outside the eval
-files' folders (so a repository that configures nothing runs everything when its code changes). The rows
+base has no result for it (no row, or a row of a case it never judged: not started, left out), and
+every case runs when a file of the agent changed since the commit the base judged: the `agent_paths:`
+globs of `.agentv/gate.yaml`, or by default every file outside the eval files' folders (so a
+repository that configures nothing runs everything when its code changes). The rows
 of the other cases are carried over as they were, marked `carried: true`: a carried failure stays a
 failure, a carried error an error, so a carry-over never turns into a pass.
 
@@ -132,7 +133,11 @@ def load_affected(args: argparse.Namespace, refs: Sequence[CaseRef], agent_paths
     now = {(ref.suite, ref.id): run_digest(args, ref) for ref in refs}
     base: dict[tuple[str, str], set[str | None]] = {}
     for row in rows:
-        base.setdefault((row.suite, row.eval_id), set()).add(row.case_digest)
+        # A row the base wrote for a case it never judged (not started after --max-failures or a spent
+        # budget, left out by --skip-missing-env, a dependency failed, no recorded answer) is no result:
+        # the case runs, as a new one would, rather than carry "not run" into a verdict of its own.
+        digest = None if row.failure_reason_code else row.case_digest
+        base.setdefault((row.suite, row.eval_id), set()).add(digest)
     chosen = [ref for ref in refs if base.get((ref.suite, ref.id), {None}) != {now[(ref.suite, ref.id)]}]
     running = {(ref.suite, ref.id) for ref in chosen}
     for row in rows:

@@ -265,8 +265,9 @@ class RunSession:
         heartbeat = heartbeat_seconds(os.environ)
         self._open_targets()
         self._open_outputs(heartbeat)
-        if not self.selected and self.rerun is None:
-            # More shards than cases: this job has nothing to do, which fails nothing; `merge` judges the whole.
+        if not self.selected and not self.carried:
+            # More shards than cases (or than affected cases, whose carried rows the first shard writes): this
+            # job has nothing to do, which fails nothing; `merge` judges the whole.
             print(f"agentv-gate: shard {args.shard} has no cases ({len(self.every_chosen)} case(s) in all); "
                   "writing empty reports", file=sys.stderr)
             self.writer.close()

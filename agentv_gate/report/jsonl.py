@@ -222,11 +222,11 @@ def missing_shards(results: list[CaseResult]) -> str | None:
     for r in results:
         if r.shard and not r.carried:  # `--affected-since`'s carried rows are not dealt out: the first shard has them
             cases_of.setdefault(r.shard, set()).add((r.suite, r.eval_id))
-    least = max([len({(r.suite, r.eval_id) for r in results})]
-                + [(len(cases) - 1) * count + int(label.split("/")[0]) for label, cases in cases_of.items()
-                   if _well_formed(label) and label.endswith(f"/{count}")])
+    # the cases dealt out, the carried ones not: two affected cases over three shards leave the third none
+    cases = len({(r.suite, r.eval_id) for r in results if not r.carried})
+    least = max([cases] + [(len(dealt) - 1) * count + int(label.split("/")[0]) for label, dealt in cases_of.items()
+                           if _well_formed(label) and label.endswith(f"/{count}")])
     absent = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in labels]
-    cases = len({(r.suite, r.eval_id) for r in results})
     if cases < least and not absent:  # a shard short of what the others' rows show it held
         return (f"{least - cases} of at least {least} case(s) have no result (a shard holds fewer cases than the "
                 "round-robin of the other shards' rows gives it; its totals were lowered?)")

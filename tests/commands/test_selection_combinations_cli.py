@@ -1,0 +1,137 @@
+"""The features that choose or carry which cases run, met by the verdict features, through the real CLI.
+
+How each combination could give a wrong PASS (or lose a result, or show a secret), and the test for it:
+
+* --affected-since x not-run base rows x --fail-on regression: a case the base never judged (not started
+  after --max-failures, left out by --skip-missing-env) carried as if judged, so the change passed without
+  it running anywhere, or exited 5 forever (found: fixed) -> `test_a_case_the_base_never_ran_is_run_not_carried`.
+* --affected-since x --shard x merge: a shard dealt none of the affected cases exited 1, and `merge` refused
+  the whole ("no results at all from shard 3/3") (found: fixed); a missing shard must still be refused
+  -> `test_a_shard_with_no_affected_case_passes_empty_and_the_merge_judges_the_whole`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from agentv_gate.errors import EXIT_FAILED, EXIT_OK
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_repo, write
+from tests.helpers.git import commit_all
+from tests.helpers.reports import RESULTS, junit_cases, read_rows, rows_by_id
+
+SECRET = "sk-selcombo-0123456789abcdef"
+
+
+def _agent(repo: Path) -> str:
+    """A `cli` agent that answers a case with the text of answers/ID-ATTEMPT.txt, else answers/ID.txt."""
+    answers = repo / "answers"
+    return (f"targets:\n  - name: default\n    provider: cli\n    command: \"sh -c 'cat {answers}/{{EVAL_ID}}-{{ATTEMPT}}.txt"
+            f" 2>/dev/null || cat {answers}/{{EVAL_ID}}.txt 2>/dev/null || echo none'\"\n")
+
+
+def case(name: str, *, value: str | None = None, extra: str = "") -> str:
+    """A case passing when the answer holds `value` (default `ok-NAME`)."""
+    return (f"  - id: {name}\n    input: question {name}\n{extra}    assertions:\n"
+            f"      - {{type: contains, value: {value or 'ok-' + name}}}\n")
+
+
+def project(tmp_path: Path, answers: dict[str, str], cases: str | None = None, gate: str | None = None,
+            git: bool = False) -> Path:
+    """A repository whose agent gives each case the answer `answers` names; its eval file `cases` (default one
+    case per answer). With `git`, committed (the answers are the agent's files: src/ and answers/ are its
+    `agent_paths` unless `gate` says otherwise)."""
+    repo = make_repo(tmp_path / "repo")
+    write(repo / ".agentv/targets.yaml", _agent(repo))
+    set_answers(repo, answers)
+    write(repo / "evals/s.eval.yaml", "tests:\n" + (cases if cases is not None else "".join(case(n) for n in answers)))
+    if gate is not None:
+        write(repo / ".agentv/gate.yaml", gate)
+    if git:
+        write(repo / ".gitignore", ".agentv-gate/\n*.jsonl\n")
+        if gate is None:
+            write(repo / ".agentv/gate.yaml", "agent_paths: [src/**, answers/**]\n")
+        commit_all(repo)
+    return repo
+
+
+def set_answers(repo: Path, answers: dict[str, str]) -> None:
+    for name, text in answers.items():
+        write(repo / "answers" / f"{name}.txt", text + "\n")
+
+
+def run(repo: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    return run_cli("run", "evals", "--no-cache", *args, cwd=repo, env=env)
+
+
+def keep(repo: Path, name: str) -> str:
+    """The last run's results, copied to NAME beside the repository's root (outside what it reads)."""
+    shutil.copy(repo / RESULTS, repo / name)
+    return name
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, text
+    path.write_text(text.replace(old, new, 1))
+
+
+def said(proc: Any) -> str:
+    return proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------ --affected-since x not-run base rows
+
+
+def test_a_case_the_base_never_ran_is_run_not_carried(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b"}, git=True)
+    base = run(repo, "--max-failures", "1", "--workers", "1")  # a fails first: b is never started
+    assert base.returncode == EXIT_FAILED, said(base)
+    assert rows_by_id(repo / RESULTS)["b"]["failure_reason_code"] == "max_failures"
+    keep(repo, "base.jsonl")
+    edit(repo / "evals/s.eval.yaml", "question a", "question a, reworded")  # a is affected, b is not
+    head = run(repo, "--affected-since", "base.jsonl", "--baseline", "base.jsonl", "--fail-on", "regression")
+    found = rows_by_id(repo / RESULTS)
+    # b has no result on the base: it runs (as a new case would), never carried as a judged case
+    assert not found["b"].get("carried") and found["b"]["verdict"] == "pass", found["b"]
+    assert "max_failures" not in json.dumps(found["b"]) and "carried" not in head.stdout, said(head)
+    assert head.returncode == EXIT_OK, said(head)  # b: fixed; a: still failing (also on base)
+    # a row --skip-missing-env wrote on the base (its variable was unset there) is no result either
+    rows = read_rows(repo / "base.jsonl")
+    for row in rows:
+        if row["eval_id"] == "b":
+            row.update(failure_reason_code="missing_env", error="not run: ${{ KEY }} is unset (--skip-missing-env)")
+    (repo / "base.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    head = run(repo, "--affected-since", "base.jsonl")
+    assert not rows_by_id(repo / RESULTS)["b"].get("carried"), said(head)
+    assert head.returncode == EXIT_FAILED, said(head)  # a fails; never exit 5 for a case that could run
+
+
+# ------------------------------------------------------------------ --affected-since x --shard x merge
+
+
+def test_a_shard_with_no_affected_case_passes_empty_and_the_merge_judges_the_whole(tmp_path: Path) -> None:
+    names = ["a", "b", "c", "d", "e"]
+    repo = project(tmp_path, {n: f"ok-{n}" for n in names}, git=True)
+    assert run(repo).returncode == EXIT_OK
+    keep(repo, "base.jsonl")
+    edit(repo / "evals/s.eval.yaml", "question b", "question b, reworded")
+    edit(repo / "evals/s.eval.yaml", "value: ok-d", "value: ok-d-now")  # d is affected, and fails now
+    codes = []
+    for k in (1, 2, 3):  # two affected cases dealt out over three shards: shard 3 has none
+        shard = run(repo, "--affected-since", "base.jsonl", "--shard", f"{k}/3", "--results", f"s{k}.jsonl",
+                    "--junit", f"j{k}.xml")
+        codes.append(shard.returncode)
+    assert codes == [EXIT_OK, EXIT_FAILED, EXIT_OK], codes  # an empty shard fails nothing (merge judges the whole)
+    assert read_rows(repo / "s3.jsonl") == [] and junit_cases(ET.parse(repo / "j3.xml").getroot()) == {}
+    merged = run_cli("merge", "s1.jsonl", "s2.jsonl", "s3.jsonl", "--baseline", "base.jsonl", "--fail-on", "regression",
+                     cwd=repo)
+    assert merged.returncode == EXIT_FAILED, said(merged)  # d regressed
+    assert "REGRESSED: d" in merged.stdout and "2 of 5 cases run; 3 carried from" in merged.stdout
+    for lacking in (["s1.jsonl", "s3.jsonl"], ["s2.jsonl", "s3.jsonl"]):  # the carrying shard, or d's, missing
+        refused = run_cli("merge", *lacking, cwd=repo)
+        assert refused.returncode == 2 and "incomplete shard results" in refused.stderr, said(refused)
