@@ -113,7 +113,18 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     # a case run again runs after its dependencies, as its first run did: they run again with it
     chosen = with_dependencies(chosen, selected)
     running = {(ref.suite, ref.id) for ref in chosen}
-    rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running]
+    # A case the filters leave out is not run; its old pass is carried only while it judged the case as it is
+    # now: a pass of an earlier version (its assertions since changed) would be a pass of a case never run.
+    left_out = {(ref.suite, ref.id): ref for ref in refs if (ref.suite, ref.id) not in now}
+    stale = set()
+    for row in rerun.rows:
+        ref = left_out.get((row.suite, row.eval_id))
+        if ref is not None and row.verdict == "pass" and row.case_digest != run_digest(args, ref):
+            stale.add((row.suite, row.eval_id))
+    if stale:
+        print(f"agentv-gate: {len(stale)} case(s) left out by the filters changed since {rerun.previous} (input, "
+              "evaluators, judges, threshold or trials): their old passes are not carried", file=sys.stderr)
+    rerun.kept = [row for row in rerun.rows if (row.suite, row.eval_id) not in running | stale]
     return chosen
 
 

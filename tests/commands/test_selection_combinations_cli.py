@@ -8,6 +8,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
 * --affected-since x --shard x merge: a shard dealt none of the affected cases exited 1, and `merge` refused
   the whole ("no results at all from shard 3/3") (found: fixed); a missing shard must still be refused
   -> `test_a_shard_with_no_affected_case_passes_empty_and_the_merge_judges_the_whole`.
+* --rerun-failed x --test-id x --baseline: a case the filter leaves out kept its old pass though it changed
+  since (a new assertion it fails), shown as passed in every report and "still passing" against the base
+  (found: fixed) -> `test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out`.
 """
 
 from __future__ import annotations
@@ -135,3 +138,25 @@ def test_a_shard_with_no_affected_case_passes_empty_and_the_merge_judges_the_who
     for lacking in (["s1.jsonl", "s3.jsonl"], ["s2.jsonl", "s3.jsonl"]):  # the carrying shard, or d's, missing
         refused = run_cli("merge", *lacking, cwd=repo)
         assert refused.returncode == 2 and "incomplete shard results" in refused.stderr, said(refused)
+
+
+# ------------------------------------------------------------------ --rerun-failed x filters x --baseline
+
+
+def test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b", "c": "ok-c"})
+    assert run(repo).returncode == EXIT_FAILED  # a fails; b and c pass
+    keep(repo, "prev.jsonl")
+    set_answers(repo, {"a": "ok-a"})
+    edit(repo / "evals/s.eval.yaml", "value: ok-b", "value: ok-b-now")  # b changed since: it fails now
+    for flags in (["--test-id", "a"], ["--test-id", "a", "--baseline", "prev.jsonl", "--fail-on", "regression"]):
+        rerun = run(repo, "--rerun-failed", "prev.jsonl", *flags)
+        assert rerun.returncode == EXIT_OK, said(rerun)
+        found = rows_by_id(repo / RESULTS)
+        # b is left out by --test-id and its old pass judged another version of it: it is not carried as a pass
+        assert "b" not in found and found["a"]["verdict"] == "pass" and found["c"]["verdict"] == "pass", found
+        assert "b" not in junit_cases(ET.parse(repo / ".agentv-gate/junit.xml").getroot())
+        assert "STILL PASSING: b" not in rerun.stdout and "1 case(s) left out by the filters changed since" in rerun.stderr
+    # without the filter, b runs again (it changed) and fails: the rerun is never green without it
+    rerun = run(repo, "--rerun-failed", "prev.jsonl")
+    assert rerun.returncode == EXIT_FAILED and rows_by_id(repo / RESULTS)["b"]["verdict"] == "fail", said(rerun)
