@@ -146,6 +146,7 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
     flaky, earlier = read_history(args.history, base)
+    flaky = paired.same_version(comparison, flaky)
     test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
                               args.max_trials, earlier)
     failed, line = decide(comparison, test, args.fail_on, args.base, flaky)

@@ -233,6 +233,9 @@ class ReportRow:
     advisory: str | None = None
     reruns: TrialOutcomes | None = None
     """The per-case guard's re-run trials (`CaseResult.reruns`), None when it re-ran none."""
+    case_digest: str | None = None
+    """Which version of the case the row judged (`CaseResult.case_digest`): `--history` flips of another
+    version excuse nothing."""
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
@@ -246,7 +249,7 @@ class ReportRow:
                    result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None,
                    TrialOutcomes.of_row(result.trials, result.aggregation),
                    (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory,
-                   TrialOutcomes.of_row(result.reruns, None))
+                   TrialOutcomes.of_row(result.reruns, None), result.case_digest)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,10 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
 * --rerun-failed x --test-id x --baseline: a case the filter leaves out kept its old pass though it changed
   since (a new assertion it fails), shown as passed in every report and "still passing" against the base
   (found: fixed) -> `test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out`.
+* --history x --baseline (run and `compare`): a history kept as the docs say (each run's results appended)
+  was refused as holding "duplicate" rows, exit 2 (found: fixed); a case the change edited, whose old
+  version flipped on main, excused as `regressed (flaky)` though the new version fails every time: the
+  change passed (found: fixed) -> `test_history_excuses_only_the_version_of_a_case_it_saw_flip`.
 """
 
 from __future__ import annotations
@@ -160,3 +164,31 @@ def test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out(tm
     # without the filter, b runs again (it changed) and fails: the rerun is never green without it
     rerun = run(repo, "--rerun-failed", "prev.jsonl")
     assert rerun.returncode == EXIT_FAILED and rows_by_id(repo / RESULTS)["b"]["verdict"] == "fail", said(rerun)
+
+
+# ------------------------------------------------------------------ --history x --baseline x a changed case
+
+
+def test_history_excuses_only_the_version_of_a_case_it_saw_flip(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b"})
+    run(repo)
+    keep(repo, "run1.jsonl")  # main once failed a ...
+    set_answers(repo, {"a": "ok-a"})
+    run(repo)
+    keep(repo, "base.jsonl")  # ... and passed it on the next run
+    # the history as the docs keep it: each run's results appended (`cat results.jsonl >> history.jsonl`)
+    (repo / "history.jsonl").write_text((repo / "run1.jsonl").read_text() + (repo / "base.jsonl").read_text())
+    gate = ["--baseline", "base.jsonl", "--history", "history.jsonl", "--fail-on", "regression"]
+    set_answers(repo, {"a": "nope"})
+    flaky = run(repo, *gate)  # the same version of a fails once more: flaky, a warning on one trial
+    assert flaky.returncode == EXIT_OK, said(flaky)
+    assert "1 flaky one(s) on a single trial (a)" in flaky.stdout
+    # the change edits a (a new assertion the answer misses): its flips on main say nothing of this version
+    set_answers(repo, {"a": "ok-a"})
+    edit(repo / "evals/s.eval.yaml", "value: ok-a", "value: ok-a-now")
+    changed = run(repo, *gate)
+    assert changed.returncode == EXIT_FAILED, said(changed)
+    assert "REGRESSED: a" in changed.stdout and "flaky" not in changed.stdout, changed.stdout
+    keep(repo, "head.jsonl")
+    compared = run_cli("compare", "base.jsonl", "head.jsonl", "--history", "history.jsonl", cwd=repo)
+    assert compared.returncode == EXIT_FAILED and "compare: 1 case(s) regressed" in compared.stdout, said(compared)

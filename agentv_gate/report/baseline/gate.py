@@ -70,14 +70,21 @@ class Baseline:
 
         return compare_results(self.rows, results, self.max_drop)
 
+    def flaky_in(self, comparison: Comparison) -> frozenset[tuple[str, str]]:
+        """The flaky cases the change left as they were: flips of a version the change edited excuse nothing."""
+        from . import paired
+
+        return paired.same_version(comparison, self.flaky)
+
     def test(self, comparison: Comparison) -> paired.SuiteTest | paired.NoTest:
         from . import paired
 
-        return paired.paired_test(comparison, self.alpha, self.flaky, self.max_trials, self.earlier)
+        return paired.paired_test(comparison, self.alpha, self.flaky_in(comparison), self.max_trials, self.earlier)
 
     def flaky_regressions(self, comparison: Comparison) -> list[str]:
-        """Ids of cases that regressed on one trial and are flaky in the history."""
-        return [c.row.eval_id for c in blocking_regressions(comparison) if (c.row.suite, c.row.eval_id) in self.flaky]
+        """Ids of cases that regressed on one trial and are flaky in the history (in the version the head judged)."""
+        flaky = self.flaky_in(comparison)
+        return [c.row.eval_id for c in blocking_regressions(comparison) if (c.row.suite, c.row.eval_id) in flaky]
 
     def verdict(self, summary: Summary, comparison: Comparison, stopped: str | None,
                 test: paired.SuiteTest | paired.NoTest | None = None) -> tuple[bool, str]:
@@ -278,7 +285,7 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
     # `broken` or a regression, each of which fails `--fail-on regression` whether or not a case was left out.
     incomplete = not ok and (line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,") or (
         baseline.fail_on == "all" and summary.incomplete and stopped is None and not blocking_regressions(comparison)))
-    return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky, incomplete,
+    return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky_in(comparison), incomplete,
                    baseline.fail_on)
 
 

@@ -413,5 +413,16 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
     return {(suite, eval_id) for (suite, eval_id, _), outcomes in seen.items() if len(outcomes) > 1}
 
 
+def same_version(comparison: Comparison, flaky: Collection[CaseKey]) -> frozenset[CaseKey]:
+    """The cases of `flaky` whose head judged the version the history saw flipping: a case the change
+    edited (its head row names another `case_digest` than its base row) is another case, whose failure
+    now no flip of the old one excuses. A row that names no digest (an older agentv-gate's) says nothing."""
+    edited = {(c.row.suite, c.row.eval_id) for c in comparison.paired
+              if None not in (digest := (getattr(c.base, "case_digest", None), getattr(c.head, "case_digest", None)))
+              and digest[0] != digest[1]}
+    return frozenset(key for key in flaky if key not in edited)
+
+
 __all__ = ["DEFAULT_ALPHA", "DRIVERS", "LABEL_ORDER", "CaseTest", "Guard", "Label", "NoTest", "SuiteTest", "case_guard",
-           "earlier_trials", "flaky_cases", "guard_decision", "no_evidence", "paired_test", "suite_drop_p"]
+           "earlier_trials", "flaky_cases", "guard_decision", "no_evidence", "paired_test", "same_version",
+           "suite_drop_p"]
