@@ -32,7 +32,7 @@ from ..loader import CaseRef, SuitePlan, nothing_found, plan_paths
 from ..loader.judge_floor import JudgeFloor, load_judge_floor
 from ..loader.quarantine import Quarantine, find_gate_config, load_quarantine
 from ..models import DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_WORKERS, CaseResult, EvalCase, utc_now_iso
-from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, select_shard
+from ..orchestrator import Orchestrator, RunSettings, ShardSpec, each_target, scrubbed, select_shard
 from ..redaction import redact
 from ..report import TargetTraffic
 from ..report.baseline.gate import Baseline
@@ -277,6 +277,10 @@ class RunSession:
         self.run_id = uuid.uuid4().hex[:12]
         self.commit = commit.result()
         self.digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in self.selected}
+        # A carried row was written by another run, which may not have known a secret this one does (its
+        # variable unset there): hidden as in every row this run makes (`orchestrator.scrubbed`).
+        if self.rerun is not None:
+            self.rerun.kept = [scrubbed(old) for old in self.rerun.kept]
         for old in self.carried:
             self.writer.write(self.stamp(old))
             self.rows.append(ReportRow.of(old, review=True))

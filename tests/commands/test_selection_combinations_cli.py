@@ -15,6 +15,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   was refused as holding "duplicate" rows, exit 2 (found: fixed); a case the change edited, whose old
   version flipped on main, excused as `regressed (flaky)` though the new version fails every time: the
   change passed (found: fixed) -> `test_history_excuses_only_the_version_of_a_case_it_saw_flip`.
+* carried rows x secrets: a row carried from PREV (or BASE) written by a run that did not know a key (its
+  variable unset there) reached results.jsonl, report.html and the job summary with the key in it, though
+  this run knows it (found: fixed) -> `test_a_secret_in_a_carried_row_reaches_no_report`.
 """
 
 from __future__ import annotations
@@ -192,3 +195,21 @@ def test_history_excuses_only_the_version_of_a_case_it_saw_flip(tmp_path: Path) 
     keep(repo, "head.jsonl")
     compared = run_cli("compare", "base.jsonl", "head.jsonl", "--history", "history.jsonl", cwd=repo)
     assert compared.returncode == EXIT_FAILED and "compare: 1 case(s) regressed" in compared.stdout, said(compared)
+
+
+# ------------------------------------------------------------------ carried rows x secrets
+
+
+def test_a_secret_in_a_carried_row_reaches_no_report(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": f"wrong, and the key is {SECRET}"})
+    first = run(repo)  # the key is no variable of this run's: its echo is kept as it was said
+    assert first.returncode == EXIT_FAILED and SECRET in (repo / RESULTS).read_text()
+    keep(repo, "prev.jsonl")
+    summary = tmp_path / "summary.md"
+    env = {"SEL_API_KEY": SECRET, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    rerun = run(repo, "--retry-errors", "prev.jsonl", "-v", env=env)  # no error: every row is carried as it was
+    assert rerun.returncode == EXIT_FAILED, said(rerun)
+    assert rows_by_id(repo / RESULTS)["b"]["verdict"] == "fail"
+    for out in [said(rerun), summary.read_text(), *(p.read_text() for p in (repo / ".agentv-gate").iterdir())]:
+        assert SECRET not in out
+    assert "wrong, and the key is ***" in (repo / RESULTS).read_text()
