@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..base.files import project_root
 from ..errors import UsageError
-from ..loader import CaseRef
+from ..loader import CaseRef, with_dependencies
 from ..loader.globs import matches_any
 from ..models import CaseResult
 from ..report.text import inert_log_text, one_line
@@ -138,15 +138,18 @@ def load_affected(args: argparse.Namespace, refs: Sequence[CaseRef], agent_paths
         # the case runs, as a new one would, rather than carry "not run" into a verdict of its own.
         digest = None if row.failure_reason_code else row.case_digest
         base.setdefault((row.suite, row.eval_id), set()).add(digest)
-    chosen = [ref for ref in refs if base.get((ref.suite, ref.id), {None}) != {now[(ref.suite, ref.id)]}]
+    changed = [ref for ref in refs if base.get((ref.suite, ref.id), {None}) != {now[(ref.suite, ref.id)]}]
+    # an affected case runs after its dependencies, as in the base's run: one only carried would count as failed
+    chosen = with_dependencies(changed, refs)
     running = {(ref.suite, ref.id) for ref in chosen}
     for row in rows:
         if (row.suite, row.eval_id) in now and (row.suite, row.eval_id) not in running:
             rerun.kept.append(row.model_copy(update={"carried": True}))
     commit, _ = base_commit(args, rows)
-    new = sum(1 for ref in chosen if (ref.suite, ref.id) not in base)
-    _say(f"--affected-since {path}: {len(chosen)} of {len(refs)} case(s) affected ({len(chosen) - new} changed, "
-         f"{new} new); {len({(r.suite, r.eval_id) for r in rerun.kept})} carried from {_label(commit, None)}")
+    new = sum(1 for ref in changed if (ref.suite, ref.id) not in base)
+    needed = f", {len(chosen) - len(changed)} they depend on" if len(chosen) > len(changed) else ""
+    _say(f"--affected-since {path}: {len(chosen)} of {len(refs)} case(s) affected ({len(changed) - new} changed, "
+         f"{new} new{needed}); {len({(r.suite, r.eval_id) for r in rerun.kept})} carried from {_label(commit, None)}")
     return rerun, chosen
 
 

@@ -18,6 +18,11 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
 * carried rows x secrets: a row carried from PREV (or BASE) written by a run that did not know a key (its
   variable unset there) reached results.jsonl, report.html and the job summary with the key in it, though
   this run knows it (found: fixed) -> `test_a_secret_in_a_carried_row_reaches_no_report`.
+* --affected-since x depends_on: editing a case that depends on another ran it without its dependency,
+  which a run that does not hold counts as failed: `Skipped: dependency failed`, a wrong failure (found:
+  fixed) -> `test_an_affected_case_runs_with_the_cases_it_depends_on`. (The other way round, a dependency
+  affected and its dependant carried, hides nothing: a dependency gates its dependants only by erroring,
+  and its own error fails the gate.)
 """
 
 from __future__ import annotations
@@ -213,3 +218,20 @@ def test_a_secret_in_a_carried_row_reaches_no_report(tmp_path: Path) -> None:
     for out in [said(rerun), summary.read_text(), *(p.read_text() for p in (repo / ".agentv-gate").iterdir())]:
         assert SECRET not in out
     assert "wrong, and the key is ***" in (repo / RESULTS).read_text()
+
+
+# ------------------------------------------------------------------ --affected-since x depends_on
+
+
+def test_an_affected_case_runs_with_the_cases_it_depends_on(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b", "c": "ok-c"},
+                   cases=case("a") + case("b", extra="    depends_on: [a]\n") + case("c"), git=True)
+    assert run(repo).returncode == EXIT_OK
+    keep(repo, "base.jsonl")
+    edit(repo / "evals/s.eval.yaml", "question b", "question b, reworded")
+    head = run(repo, "--affected-since", "base.jsonl")
+    found = rows_by_id(repo / RESULTS)
+    # b runs after a, as its first run did: never "dependency failed" for a dependency only carried
+    assert head.returncode == EXIT_OK, said(head)
+    assert (found["a"].get("carried"), found["b"]["verdict"], found["c"].get("carried")) == (None, "pass", True)
+    assert "2 of 3 case(s) affected (1 changed, 0 new, 1 they depend on)" in head.stderr
