@@ -23,30 +23,48 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   fixed) -> `test_an_affected_case_runs_with_the_cases_it_depends_on`. (The other way round, a dependency
   affected and its dependant carried, hides nothing: a dependency gates its dependants only by erroring,
   and its own error fails the gate.)
+* --retry-errors x --trials: an errored trial replaced alone, the case's other trials lost or kept from the
+  old row, or a retry with another trial count carrying rows judged at the old one
+  -> `test_retry_errors_runs_every_trial_again_of_a_case_one_trial_of_which_crashed` (pins: the whole case
+  runs again, every trial; another `--trials` runs every case again).
+* SIGINT x --affected-since x --baseline x compare, merge, --rerun-failed: the run cut short while an
+  affected case's agent hung: the case lost, its carried neighbours making the run look whole, exit 0, the
+  interrupted results compared or merged into a pass, or a rerun of them carrying the not-run row
+  -> `test_an_interrupted_affected_run_never_passes_and_what_it_cut_short_runs_next` (pins).
+* the quarantine x a renamed case x --baseline, --affected-since, --rerun-failed: a case renamed keeping
+  its old entry's quarantine (a failure hidden), or a carried quarantined row standing in for it
+  -> `test_a_renamed_case_leaves_its_quarantine_behind_in_every_selection` (pins: the entry is said to name
+  no case, the renamed case runs and fails the gate).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from agentv_gate.errors import EXIT_FAILED, EXIT_OK
-from tests.helpers.cli import run_cli
+from agentv_gate.errors import EXIT_FAILED, EXIT_OK, EXIT_SIGINT
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import make_repo, write
 from tests.helpers.git import commit_all
+from tests.helpers.processes import kill_quietly, pid_alive, wait_for
 from tests.helpers.reports import RESULTS, junit_cases, read_rows, rows_by_id
 
 SECRET = "sk-selcombo-0123456789abcdef"
 
 
 def _agent(repo: Path) -> str:
-    """A `cli` agent that answers a case with the text of answers/ID-ATTEMPT.txt, else answers/ID.txt."""
-    answers = repo / "answers"
-    return (f"targets:\n  - name: default\n    provider: cli\n    command: \"sh -c 'cat {answers}/{{EVAL_ID}}-{{ATTEMPT}}.txt"
-            f" 2>/dev/null || cat {answers}/{{EVAL_ID}}.txt 2>/dev/null || echo none'\"\n")
+    """A `cli` agent that answers a case with the text of answers/ID-ATTEMPT.txt, else answers/ID.txt; it crashes
+    on a trial whose answers/ID-ATTEMPT.err exists, and hangs (its pid in answers/ID.pid) when answers/ID.hang does."""
+    a = repo / "answers"
+    script = (f"test -f {a}/{{EVAL_ID}}-{{ATTEMPT}}.err && exit 3; test -f {a}/{{EVAL_ID}}.hang && "
+              f"{{ echo $$ > {a}/{{EVAL_ID}}.pid; exec sleep 60; }}; cat {a}/{{EVAL_ID}}-{{ATTEMPT}}.txt 2>/dev/null || "
+              f"cat {a}/{{EVAL_ID}}.txt 2>/dev/null || echo none")
+    return f"targets:\n  - name: default\n    provider: cli\n    command: \"sh -c '{script}'\"\n"
 
 
 def case(name: str, *, value: str | None = None, extra: str = "") -> str:
@@ -67,7 +85,7 @@ def project(tmp_path: Path, answers: dict[str, str], cases: str | None = None, g
     if gate is not None:
         write(repo / ".agentv/gate.yaml", gate)
     if git:
-        write(repo / ".gitignore", ".agentv-gate/\n*.jsonl\n")
+        write(repo / ".gitignore", ".agentv-gate/\n*.jsonl\n*.hang\n*.pid\n*.err\n")  # the test's switches, not the agent
         if gate is None:
             write(repo / ".agentv/gate.yaml", "agent_paths: [src/**, answers/**]\n")
         commit_all(repo)
@@ -235,3 +253,96 @@ def test_an_affected_case_runs_with_the_cases_it_depends_on(tmp_path: Path) -> N
     assert head.returncode == EXIT_OK, said(head)
     assert (found["a"].get("carried"), found["b"]["verdict"], found["c"].get("carried")) == (None, "pass", True)
     assert "2 of 3 case(s) affected (1 changed, 0 new, 1 they depend on)" in head.stderr
+
+
+# ------------------------------------------------------------------ --retry-errors x --trials
+
+
+def test_retry_errors_runs_every_trial_again_of_a_case_one_trial_of_which_crashed(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b"})
+    write(repo / "answers/a-1.err", "")  # a's agent crashes on its second trial only
+    trials = ["--trials", "3", "--trials-strategy", "mean"]
+    first = run(repo, *trials)
+    assert first.returncode == EXIT_FAILED, said(first)  # the crash is never averaged away
+    before = rows_by_id(repo / RESULTS)
+    assert before["a"]["verdict"] == "error" and [t["verdict"] for t in before["a"]["trials"]] == ["pass", "error", "pass"]
+    keep(repo, "prev.jsonl")
+    (repo / "answers/a-1.err").unlink()
+    again = run(repo, "--retry-errors", "prev.jsonl", *trials, "--baseline", "prev.jsonl", "--fail-on", "regression")
+    assert again.returncode == EXIT_OK, said(again)
+    after = rows_by_id(repo / RESULTS)
+    # the whole case ran again, all three trials (none kept from the errored row, none lost)
+    assert [(t["attempt"], t["verdict"]) for t in after["a"]["trials"]] == [(1, "pass"), (2, "pass"), (3, "pass")]
+    assert after["b"]["timestamp"] == before["b"]["timestamp"] and len(after["b"]["trials"]) == 3  # carried whole
+    # PREV judged with --trials 3: a retry with another count judges something else, so every case runs again
+    other = run(repo, "--retry-errors", "prev.jsonl", "--trials", "2")
+    assert "1 case(s) changed since prev.jsonl" in other.stderr and other.returncode == EXIT_OK, said(other)
+    assert all(len(row["trials"]) == 2 for row in read_rows(repo / RESULTS))
+
+
+# ------------------------------------------------------------------ an interrupted run x --affected-since x the verdicts
+
+
+def interrupt_when_hung(repo: Path, case_id: str, *args: str) -> tuple[str, str]:
+    """`run ARGS`, SIGINT once case `case_id`'s agent hangs: exit 130, the agent not left running."""
+    pid_file = repo / "answers" / f"{case_id}.pid"
+    proc = start_cli("run", "evals", "--no-cache", *args, cwd=repo)
+    try:
+        assert wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 30), "the agent never hung"
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == EXIT_SIGINT, out + err
+        assert wait_for(lambda: not pid_alive(int(pid_file.read_text())), 10), "the hung agent outlived the run"
+        return out, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pid_file.exists() and pid_file.read_text().strip():
+            kill_quietly([int(pid_file.read_text())])
+
+
+def test_an_interrupted_affected_run_never_passes_and_what_it_cut_short_runs_next(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b", "c": "ok-c"}, git=True)
+    assert run(repo).returncode == EXIT_OK
+    keep(repo, "base.jsonl")
+    for name in ("b", "c"):
+        edit(repo / "evals/s.eval.yaml", f"question {name}", f"question {name}, reworded")
+    write(repo / "answers/c.hang", "")
+    out, _ = interrupt_when_hung(repo, "c", "--affected-since", "base.jsonl", "--baseline", "base.jsonl",
+                                 "--fail-on", "regression")
+    assert "PASSED" not in out
+    found = rows_by_id(repo / RESULTS)
+    assert (found["a"].get("carried"), found["b"]["verdict"], found["c"]["failure_reason_code"]) == (
+        True, "pass", "interrupted")
+    assert junit_cases(ET.parse(repo / ".agentv-gate/junit.xml").getroot())["c"] == "error"
+    keep(repo, "head.jsonl")
+    # the interrupted results: c regressed (passed on the base, not run now); a merge of them fails
+    compared = run_cli("compare", "base.jsonl", "head.jsonl", cwd=repo)
+    assert compared.returncode == EXIT_FAILED and "REGRESSED: c" in compared.stdout, said(compared)
+    merged = run_cli("merge", "head.jsonl", "--output-dir", "merged", cwd=repo)
+    assert merged.returncode == EXIT_FAILED, said(merged)
+    # a rerun of them runs c (it has no result there), and only c
+    (repo / "answers/c.hang").unlink()
+    rerun = run(repo, "--rerun-failed", "head.jsonl", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert rerun.returncode == EXIT_OK, said(rerun)
+    again = rows_by_id(repo / RESULTS)
+    assert again["c"]["verdict"] == "pass" and again["b"]["timestamp"] == found["b"]["timestamp"]
+
+
+# ------------------------------------------------------------------ the quarantine x a renamed case x carried rows
+
+
+def test_a_renamed_case_leaves_its_quarantine_behind_in_every_selection(tmp_path: Path) -> None:
+    gate = ("agent_paths: [src/**, answers/**]\nquarantine:\n"
+            "  - {id: a, file: evals/s.eval.yaml, reason: the judge misreads it}\n")
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b"}, gate=gate, git=True)
+    first = run(repo)
+    assert first.returncode == EXIT_OK and rows_by_id(repo / RESULTS)["a"]["quarantined"], said(first)
+    keep(repo, "base.jsonl")
+    edit(repo / "evals/s.eval.yaml", "id: a\n", "id: a-renamed\n")  # the case is another now: the list names it not
+    for flags in ([], ["--baseline", "base.jsonl"], ["--affected-since", "base.jsonl"], ["--rerun-failed", "base.jsonl"]):
+        proc = run(repo, *flags)
+        assert proc.returncode == EXIT_FAILED, (flags, said(proc))
+        assert "quarantine entry 'a' names no case of evals/s.eval.yaml" in proc.stderr
+        row = rows_by_id(repo / RESULTS)["a-renamed"]
+        assert row["verdict"] == "fail" and not row.get("quarantined") and not row.get("carried"), flags
