@@ -265,7 +265,7 @@ fi
 
 # The comment step: `agentv-gate comment RESULTS [PATHS]` with the options that decide the verdict
 # (baseline, fail-on and those of extra-args) and the filters that name the comment (--suite,
-# --test-id), so it says what the run decided and finds the comment `run --comment` would have.
+# --test-id, --tag, --exclude-tag), so it says what the run decided and finds the comment `run --comment` would have.
 if [[ $step == comment ]]; then
   [[ $command == validate ]] && exit 0
   results=${AGENTV_GATE_RESULTS:-}
@@ -285,11 +285,12 @@ if [[ $step == comment ]]; then
         continue
       fi
       case $word in
-        --baseline | --fail-on | --alpha | --history | --max-trials | --max-drop | --suite | --test-id | --eval-id)
+        --baseline | --fail-on | --alpha | --history | --max-trials | --max-drop | --suite | --test-id | --eval-id \
+          | --tag | --exclude-tag)
           argv+=("$word")
           keep_next=1 ;;
         --baseline=* | --fail-on=* | --alpha=* | --history=* | --max-trials=* | --max-drop=* | --suite=* | --test-id=* \
-          | --eval-id=*)
+          | --eval-id=* | --tag=* | --exclude-tag=*)
           argv+=("$word") ;;
       esac
     done

@@ -355,6 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the run's --test-id filters, if any: with the paths, they pick the comment")
     comment.add_argument("--suite", action="append", default=None, metavar="GLOB",
                          help="the run's --suite filters, if any: with the paths, they pick the comment")
+    comment.add_argument("--tag", action="append", default=None, metavar="TAG",
+                         help="the run's --tag filters, if any: with the paths, they pick the comment")
+    comment.add_argument("--exclude-tag", action="append", default=None, dest="exclude_tag", metavar="TAG",
+                         help="the run's --exclude-tag filters, if any: with the paths, they pick the comment")
     _add_baseline_options(comment)
     comment.set_defaults(comment=True)
 

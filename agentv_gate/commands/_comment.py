@@ -193,8 +193,11 @@ def plain_gate_line(ok: bool, stopped: str | None) -> str:
 
 
 def scope_of(args: Any) -> list[str]:
-    """The suite set a command's comment is about: the eval paths and the `--suite`/`--test-id` filters."""
+    """The suite set a command's comment is about: the eval paths and the `--suite`/`--test-id`/`--tag`/
+    `--exclude-tag` filters (two gate steps on the same paths but other tags judge other suites: a comment each)."""
     paths = [Path(p).as_posix() for p in (getattr(args, "paths", None) or [])]
     filters = [f"suite={s}" for s in getattr(args, "suite", None) or []]
     filters += [f"test={t}" for t in getattr(args, "test_id", None) or []]
+    filters += [f"tag={t}" for t in getattr(args, "tag", None) or []]
+    filters += [f"exclude-tag={t}" for t in getattr(args, "exclude_tag", None) or []]
     return paths + filters

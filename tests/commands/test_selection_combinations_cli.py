@@ -35,6 +35,13 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   its old entry's quarantine (a failure hidden), or a carried quarantined row standing in for it
   -> `test_a_renamed_case_leaves_its_quarantine_behind_in_every_selection` (pins: the entry is said to name
   no case, the renamed case runs and fails the gate).
+* carried rows x the AgentV generation: a base or PREV pass judged at AgentV 2.x's mark (0.5) carried into a
+  run at 4.x's (0.8), where the same score fails
+  -> `test_a_pass_at_agentv_2s_mark_is_never_carried_into_a_run_at_4s` (pins: the pass mark is in the digest).
+* --tag x the pull-request comment: two gate steps on the same paths with other `--tag`s shared one comment,
+  so the second step's PASSED replaced the first's FAILED (found: fixed; `comment` and the action's comment
+  step take `--tag`/`--exclude-tag`, and the action's comment step `--max-trials`, which moves the per-case
+  guard's verdict) -> `test_gate_steps_on_other_tags_keep_a_comment_each`.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from typing import Any
 
 from agentv_gate.errors import EXIT_FAILED, EXIT_OK, EXIT_SIGINT
 from tests.helpers.cli import run_cli, start_cli
+from tests.helpers.fake_github import FakeGitHub
 from tests.helpers.files import make_repo, write
 from tests.helpers.git import commit_all
 from tests.helpers.processes import kill_quietly, pid_alive, wait_for
@@ -346,3 +354,51 @@ def test_a_renamed_case_leaves_its_quarantine_behind_in_every_selection(tmp_path
         assert "quarantine entry 'a' names no case of evals/s.eval.yaml" in proc.stderr
         row = rows_by_id(repo / RESULTS)["a-renamed"]
         assert row["verdict"] == "fail" and not row.get("quarantined") and not row.get("carried"), flags
+
+
+# ------------------------------------------------------------------ carried rows x the AgentV generation's pass mark
+
+
+def test_a_pass_at_agentv_2s_mark_is_never_carried_into_a_run_at_4s(tmp_path: Path) -> None:
+    half = case("a") + "      - {type: contains, value: also-this}\n"  # the answer meets one of two: score 0.5
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b"}, cases=half + case("b"),
+                   gate='agentv: {version: "2.19"}\nagent_paths: [src/**]\n', git=True)
+    first = run(repo)
+    assert first.returncode == EXIT_OK and rows_by_id(repo / RESULTS)["a"]["threshold"] == 0.5, said(first)
+    keep(repo, "base.jsonl")
+    edit(repo / ".agentv/gate.yaml", '"2.19"', '"4.42"')  # the repository moves on: the pass mark is 0.8
+    for flags in (["--affected-since", "base.jsonl"], ["--rerun-failed", "base.jsonl"], ["--retry-errors", "base.jsonl"]):
+        proc = run(repo, *flags)
+        assert proc.returncode == EXIT_FAILED, (flags, said(proc))
+        found = rows_by_id(repo / RESULTS)
+        assert (found["a"]["verdict"], found["a"]["threshold"], found["a"].get("carried")) == ("fail", 0.8, None)
+
+
+# ------------------------------------------------------------------ --tag filters x the pull-request comment
+
+
+def test_gate_steps_on_other_tags_keep_a_comment_each(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b"}, cases="")
+    write(repo / "evals/fast.eval.yaml", "tags: [fast]\ntests:\n" + case("a"))
+    write(repo / "evals/slow.eval.yaml", "tags: [slow]\ntests:\n" + case("b"))
+    (repo / "evals/s.eval.yaml").unlink()
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"number": 7, "pull_request": {"number": 7, "head": {"sha": "a" * 40},
+                                                               "base": {"ref": "main"}}}))
+    with FakeGitHub(token="ghs_selcombo1234567890") as github:
+        env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request",
+               "GITHUB_REPOSITORY": github.repository, "GITHUB_API_URL": github.url, "GITHUB_WORKFLOW": "evals",
+               "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "AGENTV_GATE_GITHUB_TOKEN": github.token}
+        fast = run(repo, "--tag", "fast", "--comment", env=env)
+        assert fast.returncode == EXIT_FAILED, said(fast)
+        keep(repo, "fast.jsonl")
+        slow = run(repo, "--tag", "slow", "--comment", env=env)  # the workflow's next gate step, on the other tag
+        assert slow.returncode == EXIT_OK, said(slow)
+        bodies = [c["body"] for c in github.comments.get(7, [])]
+        # the slow step's PASSED never replaces the comment that says the fast step failed
+        assert len(bodies) == 2 and "FAILED" in bodies[0] and "PASSED" in bodies[1], bodies
+        # `agentv-gate comment` (the action's own comment step) with the run's --tag finds the run's comment
+        again = run_cli("comment", "fast.jsonl", "evals", "--tag", "fast", cwd=repo, env=env)
+        assert again.returncode == EXIT_OK, said(again)
+        after = [c["body"] for c in github.comments.get(7, [])]
+        assert len(after) == 2 and "FAILED" in after[0], after

@@ -54,7 +54,7 @@ def test_the_comment_input_posts_from_the_results_in_a_step_of_its_own(tmp_path:
     inputs = {"command": command, "comment": "true", "paths": paths, "baseline": "base.jsonl",
               "fail-on": "regression", "extra-args": "--no-cache --max-drop 0.1 --alpha=0.01 --trials 3 --max-trials 60 "
               "--history=main.jsonl"
-              + (" --suite 'geo*'" if command == "run" else "")}
+              + (" --suite 'geo*' --tag fast --exclude-tag=slow" if command == "run" else "")}
     run = run_entrypoint(tmp_path, inputs, cli=cli)
     assert run.code == 0, run.stderr
     assert "--comment" not in json.loads(log.read_text())
@@ -65,7 +65,8 @@ def test_the_comment_input_posts_from_the_results_in_a_step_of_its_own(tmp_path:
     expected = ["comment", "--baseline", "base.jsonl", "--fail-on", "regression", "--max-drop", "0.1", "--alpha=0.01",
                 "--max-trials", "60", "--history=main.jsonl"]
     if command == "run":
-        expected += ["--suite", "geo*", "--", f"{tmp_path}/out/results.jsonl", "evals", "more evals"]
+        expected += ["--suite", "geo*", "--tag", "fast", "--exclude-tag=slow", "--", f"{tmp_path}/out/results.jsonl",
+                     "evals", "more evals"]
     else:
         expected += ["--", f"{tmp_path}/out/results.jsonl"]
     assert json.loads(log.read_text()) == expected
