@@ -42,6 +42,10 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   so the second step's PASSED replaced the first's FAILED (found: fixed; `comment` and the action's comment
   step take `--tag`/`--exclude-tag`, and the action's comment step `--max-trials`, which moves the per-case
   guard's verdict) -> `test_gate_steps_on_other_tags_keep_a_comment_each`.
+* --replay x --baseline x --affected-since: a recording made from an older version of a case: a question it
+  never recorded read as "new" (a warning under --fail-on regression), or a stricter assertion judged on
+  an old verdict instead of the recorded answer
+  -> `test_a_replay_of_answers_to_an_older_case_never_passes_a_regression_gate` (pins).
 """
 
 from __future__ import annotations
@@ -402,3 +406,31 @@ def test_gate_steps_on_other_tags_keep_a_comment_each(tmp_path: Path) -> None:
         assert again.returncode == EXIT_OK, said(again)
         after = [c["body"] for c in github.comments.get(7, [])]
         assert len(after) == 2 and "FAILED" in after[0], after
+
+
+# ------------------------------------------------------------------ --replay of an older recording x --baseline
+
+
+def test_a_replay_of_answers_to_an_older_case_never_passes_a_regression_gate(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b"}, git=True)
+    recorded = run(repo, "--record", "rec")  # main, with the keys: its answers and its results
+    assert recorded.returncode == EXIT_OK, said(recorded)
+    keep(repo, "base.jsonl")
+    gate = ["--replay", "rec", "--baseline", "base.jsonl", "--fail-on", "regression"]
+    # the pull request asks a differently: its question was never recorded, so it is not judged (not "new")
+    edit(repo / "evals/s.eval.yaml", "question a", "question a, reworded")
+    replayed = run(repo, *gate)
+    assert replayed.returncode == EXIT_FAILED, said(replayed)
+    row = rows_by_id(repo / RESULTS)["a"]
+    assert row["failure_reason_code"] == "not_recorded" and "differs first at" in row["error"]
+    assert "1 case(s) need new answers" in replayed.stdout
+    # it asks the same, judged more strictly: the recorded answer is judged afresh, and fails as a regression
+    edit(repo / "evals/s.eval.yaml", "question a, reworded", "question a")
+    edit(repo / "evals/s.eval.yaml", "value: ok-a", "value: ok-a-now")
+    replayed = run(repo, *gate)
+    assert replayed.returncode == EXIT_FAILED and "REGRESSED: a" in replayed.stdout, said(replayed)
+    # and carried over by --affected-since beside the replayed case: the unaffected b's row, the replayed a's failure
+    replayed = run(repo, *gate, "--affected-since", "base.jsonl")
+    found = rows_by_id(repo / RESULTS)
+    assert replayed.returncode == EXIT_FAILED, said(replayed)
+    assert found["b"].get("carried") and found["a"]["replayed"] and found["a"]["verdict"] == "fail"
