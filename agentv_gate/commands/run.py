@@ -447,8 +447,8 @@ class RunSession:
         result.commit = result.commit or self.commit
         result.quarantined = self.quarantine.reason_for(result.suite, result.eval_id)
         result.advisory = self.judge_floor.advisory_for(result) if self.judge_floor is not None else None
-        if self.args.shard:
-            result.shard, result.shard_total = self.args.shard, self.chosen
+        # a row carried from merged shards is this run's now: its old shard would read as part of a sharded run
+        result.shard, result.shard_total = (self.args.shard, self.chosen) if self.args.shard else (None, None)
         return result
 
     # ---------------------------------------------------------------- run

@@ -46,6 +46,10 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   never recorded read as "new" (a warning under --fail-on regression), or a stricter assertion judged on
   an old verdict instead of the recorded answer
   -> `test_a_replay_of_answers_to_an_older_case_never_passes_a_regression_gate` (pins).
+* main's merged shards x an unsharded --affected-since or --rerun-failed x `comment`, `merge`: the carried
+  rows kept their base shard's label, so when they all came from one shard the results read as "part of a
+  sharded run": the action's comment step refused them (exit 2, no comment), and so did `merge` (found:
+  fixed) -> `test_rows_carried_from_merged_shards_are_the_unsharded_runs_own`.
 """
 
 from __future__ import annotations
@@ -434,3 +438,36 @@ def test_a_replay_of_answers_to_an_older_case_never_passes_a_regression_gate(tmp
     found = rows_by_id(repo / RESULTS)
     assert replayed.returncode == EXIT_FAILED, said(replayed)
     assert found["b"].get("carried") and found["a"]["replayed"] and found["a"]["verdict"] == "fail"
+
+
+# ------------------------------------------------------------------ main's merged shards x an unsharded --affected-since or rerun
+
+
+def test_rows_carried_from_merged_shards_are_the_unsharded_runs_own(tmp_path: Path) -> None:
+    names = ["a", "b", "c", "d"]  # two shards: a and c, b and d
+    repo = project(tmp_path, {n: f"ok-{n}" for n in names}, git=True)
+    set_answers(repo, {"d": "nope"})  # main breaks d ...
+    commit_all(repo)
+    for k in (1, 2):
+        run(repo, "--shard", f"{k}/2", "--results", f"main{k}.jsonl", "--junit", f"main{k}.xml")
+    assert run_cli("merge", "main1.jsonl", "main2.jsonl", "--results-out", "base.jsonl", "--junit", "m.xml",
+                   cwd=repo).returncode == EXIT_FAILED
+    # ... the pull request edits every case of shard 2 (b and d): only shard 1's rows are carried
+    edit(repo / "evals/s.eval.yaml", "question b", "question b, reworded")
+    edit(repo / "evals/s.eval.yaml", "question d", "question d, reworded")
+    head = run(repo, "--affected-since", "base.jsonl", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert head.returncode == EXIT_OK, said(head)  # d: still failing (also on base)
+    found = rows_by_id(repo / RESULTS)
+    assert found["a"]["carried"] and not any(row.get("shard") for row in found.values()), found
+    keep(repo, "head.jsonl")
+    # the comment step reads them as one whole run, never "part of a sharded run" (exit 2, no comment)
+    for command in (["comment", "head.jsonl", "evals", "--baseline", "base.jsonl", "--fail-on", "regression"],
+                    ["merge", "head.jsonl", "--output-dir", "merged", "--baseline", "base.jsonl", "--fail-on",
+                     "regression"]):
+        proc = run_cli(*command, cwd=repo)
+        assert proc.returncode == EXIT_OK, (command, said(proc))
+    # the same for a rerun of main's merged results (the one job a sharded run is rerun in)
+    set_answers(repo, {"d": "ok-d"})
+    rerun = run(repo, "--rerun-failed", "base.jsonl")
+    assert rerun.returncode == EXIT_OK and not any(row.get("shard") for row in read_rows(repo / RESULTS)), said(rerun)
+    assert run_cli("comment", str(RESULTS), "evals", cwd=repo).returncode == EXIT_OK
