@@ -115,10 +115,10 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     running = {(ref.suite, ref.id) for ref in chosen}
     # A case the filters leave out is not run; its old pass is carried only while it judged the case as it is
     # now: a pass of an earlier version (its assertions since changed) would be a pass of a case never run.
-    left_out = {(ref.suite, ref.id): ref for ref in refs if (ref.suite, ref.id) not in now}
+    filtered_out = {(ref.suite, ref.id): ref for ref in refs if (ref.suite, ref.id) not in now}
     stale = set()
     for row in rerun.rows:
-        ref = left_out.get((row.suite, row.eval_id))
+        ref = filtered_out.get((row.suite, row.eval_id))
         if ref is not None and row.verdict == "pass" and row.case_digest != run_digest(args, ref):
             stale.add((row.suite, row.eval_id))
     if stale:
