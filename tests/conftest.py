@@ -44,6 +44,7 @@ LONGEST_FILES = [
     "tests/commands/test_workspace_file_changes_cli.py", "tests/test_warm_cli.py", "tests/compat/test_agentv_examples.py",
     "tests/commands/test_verdict_properties.py", "tests/commands/test_case_guard_cli.py",
     "tests/commands/test_agent_cli_combinations_cli.py", "tests/commands/test_grader_workspace_combinations_cli.py",
+    "tests/commands/test_selection_combinations_cli.py",
 ]
 """The files whose tests take longest together (a whole run's `--durations`), longest first."""
 
