@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.files import project_root
-from ..errors import UsageError
+from ..errors import TargetsConfigError, UsageError
 from ..loader import CaseRef, with_dependencies
 from ..loader.globs import matches_any
 from ..models import CaseResult
 from ..report.text import inert_log_text, one_line
+from ..targets.resolver import targets_files
 from ._previous import read_previous
 from ._select import Rerun, run_digest
 
@@ -61,11 +62,13 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def agent_changes(commit: str | None, agent_paths: Sequence[str] | None, eval_files: Sequence[Path],
-                  since: str = "the base", ignore: Sequence[Path] = ()) -> AgentChanges:
+                  since: str = "the base", ignore: Sequence[Path] = (), targets: Sequence[Path] = ()) -> AgentChanges:
     """What changed since `commit` (committed, staged, in the working tree, or new and not ignored) among
     the agent's files: those matching `agent_paths`, or (None) every file outside the eval files'
     folders (the repository's top folder is no eval folder: there only the eval files themselves are)
-    and outside `ignore` (the gate's own inputs: the base results, a recording kept in the repository)."""
+    and outside `ignore` (the gate's own inputs: the base results, a recording kept in the repository);
+    and, whatever `agent_paths` say and wherever they are, the `targets` files the run reads (another
+    model or command is another agent; no case digest holds them)."""
     if not commit:
         return AgentChanges(unknown=f"{since} records no commit, so what changed since cannot be told")
     root = project_root(Path.cwd())
@@ -81,12 +84,13 @@ def agent_changes(commit: str | None, agent_paths: Sequence[str] | None, eval_fi
         return AgentChanges(unknown=f"git could not diff against {base[:12]}")
     toplevel = Path(top.strip()).resolve()
     changed = sorted({name for name in (diffed + untracked).split("\0") if name})
+    agent = {name for name in (_relative(path, toplevel) for path in targets) if name}
     if agent_paths is not None:
-        return AgentChanges(tuple(name for name in changed if matches_any(name, agent_paths)))
+        return AgentChanges(tuple(name for name in changed if name in agent or matches_any(name, agent_paths)))
     evals = {_relative(file, toplevel) for file in eval_files}
     folders = {str(Path(name).parent) for name in evals if name and Path(name).parent != Path(".")}
     own = {name for name in (_relative(path, toplevel) for path in ignore) if name}
-    return AgentChanges(tuple(name for name in changed if name not in evals | own and not any(
+    return AgentChanges(tuple(name for name in changed if name in agent or name not in evals | own and not any(
         name.startswith(folder + "/") for folder in folders | own)))
 
 
@@ -168,12 +172,21 @@ def _why_everything(args: argparse.Namespace, refs: Sequence[CaseRef], rows: Seq
     commit, none = base_commit(args, rows)
     if none is not None:
         return f"the agent's files cannot be compared: {none} (give --base-ref)"
-    changes = agent_changes(commit, agent_paths, eval_files, ignore=[Path(args.affected_since)])
+    changes = agent_changes(commit, agent_paths, eval_files, ignore=[Path(args.affected_since)],
+                            targets=_targets_files(args, refs))
     if changes.changed:
         where = "agent_paths in .agentv/gate.yaml" if agent_paths is not None else \
             "outside the eval files' folders; set agent_paths in .agentv/gate.yaml to narrow it"
         return f"{changes.describe()} since {_label(commit, None)} ({where})"
     return None
+
+
+def _targets_files(args: argparse.Namespace, refs: Sequence[CaseRef]) -> list[Path]:
+    """The targets files the run reads (none when they cannot be told: opening the targets says why)."""
+    try:
+        return list(targets_files(getattr(args, "targets", None), refs))
+    except TargetsConfigError:
+        return []
 
 
 def _base_trials(args: argparse.Namespace, refs: Sequence[CaseRef], shared: Sequence[CaseResult]) -> str | None:

@@ -50,6 +50,11 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   rows kept their base shard's label, so when they all came from one shard the results read as "part of a
   sharded run": the action's comment step refused them (exit 2, no comment), and so did `merge` (found:
   fixed) -> `test_rows_carried_from_merged_shards_are_the_unsharded_runs_own`.
+* --affected-since x the targets file x --fail-on regression: with `agent_paths` that do not name it (the
+  docs' own `[src/**, prompts/**]`), or in an eval folder, a targets file pointing the target at another
+  model or command changed no case's digest: every unedited case carried its pass from the old agent, and
+  the change passed (found: fixed)
+  -> `test_another_model_in_the_targets_file_runs_every_case_whatever_agent_paths_say`.
 """
 
 from __future__ import annotations
@@ -299,12 +304,15 @@ def test_retry_errors_runs_every_trial_again_of_a_case_one_trial_of_which_crashe
 # ------------------------------------------------------------------ an interrupted run x --affected-since x the verdicts
 
 
-def interrupt_when_hung(repo: Path, case_id: str, *args: str) -> tuple[str, str]:
-    """`run ARGS`, SIGINT once case `case_id`'s agent hangs: exit 130, the agent not left running."""
+def interrupt_when_hung(repo: Path, case_id: str, *args: str, finished: tuple[str, ...] = ()) -> tuple[str, str]:
+    """`run ARGS`, SIGINT once case `case_id`'s agent hangs and the cases `finished` have their rows: exit 130,
+    the agent not left running."""
     pid_file = repo / "answers" / f"{case_id}.pid"
     proc = start_cli("run", "evals", "--no-cache", *args, cwd=repo)
     try:
         assert wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 30), "the agent never hung"
+        assert wait_for(lambda: (repo / RESULTS).exists() and all(
+            f'"eval_id": "{name}"' in (repo / RESULTS).read_text() for name in finished), 30), "never finished"
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == EXIT_SIGINT, out + err
@@ -325,7 +333,7 @@ def test_an_interrupted_affected_run_never_passes_and_what_it_cut_short_runs_nex
         edit(repo / "evals/s.eval.yaml", f"question {name}", f"question {name}, reworded")
     write(repo / "answers/c.hang", "")
     out, _ = interrupt_when_hung(repo, "c", "--affected-since", "base.jsonl", "--baseline", "base.jsonl",
-                                 "--fail-on", "regression")
+                                 "--fail-on", "regression", finished=("b",))
     assert "PASSED" not in out
     found = rows_by_id(repo / RESULTS)
     assert (found["a"].get("carried"), found["b"]["verdict"], found["c"]["failure_reason_code"]) == (
@@ -471,3 +479,26 @@ def test_rows_carried_from_merged_shards_are_the_unsharded_runs_own(tmp_path: Pa
     rerun = run(repo, "--rerun-failed", "base.jsonl")
     assert rerun.returncode == EXIT_OK and not any(row.get("shard") for row in read_rows(repo / RESULTS)), said(rerun)
     assert run_cli("comment", str(RESULTS), "evals", cwd=repo).returncode == EXIT_OK
+
+
+# ------------------------------------------------------------------ --affected-since x the targets file
+
+
+def test_another_model_in_the_targets_file_runs_every_case_whatever_agent_paths_say(tmp_path: Path) -> None:
+    for where, gate in ((".agentv/targets.yaml", "agent_paths: [src/**]\n"),  # agent_paths that do not name it
+                        ("evals/.agentv/targets.yaml", "quarantine: []\n")):  # in an eval folder (the default rule)
+        repo = project(tmp_path / where.replace("/", "_"), {"a": "ok-a", "b": "ok-b"}, gate=gate)
+        if where != ".agentv/targets.yaml":
+            (repo / where).parent.mkdir(parents=True)
+            (repo / ".agentv/targets.yaml").rename(repo / where)
+        write(repo / ".gitignore", ".agentv-gate/\n*.jsonl\n")
+        commit_all(repo)
+        assert run(repo).returncode == EXIT_OK
+        keep(repo, "base.jsonl")
+        # the pull request points the target at another agent (it answers a only), and rewords a
+        write(repo / where, "targets:\n  - name: default\n    provider: cli\n    command: \"echo ok-a\"\n")
+        edit(repo / "evals/s.eval.yaml", "question a", "question a, reworded")
+        head = run(repo, "--affected-since", "base.jsonl", "--baseline", "base.jsonl", "--fail-on", "regression")
+        assert head.returncode == EXIT_FAILED, (where, said(head))  # b regressed: never carried from the old agent
+        assert "running every case" in head.stderr and where in head.stderr, said(head)
+        assert not any(row.get("carried") for row in read_rows(repo / RESULTS))
