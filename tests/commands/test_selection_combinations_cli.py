@@ -55,6 +55,12 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   model or command changed no case's digest: every unedited case carried its pass from the old agent, and
   the change passed (found: fixed)
   -> `test_another_model_in_the_targets_file_runs_every_case_whatever_agent_paths_say`.
+
+Checked and safe, with no test of their own here: a carried row whose `file`, `suite`, `case_file` or
+`targets_file` point outside the repository (`../`) is only text in the reports, never read or written; the
+recording keeps each agent trial apart (`attempt` is part of a request), so a replay under `--trials` gives
+each trial its own recorded answer; `--rerun-failed`/`--retry-errors` refuse `--shard` and `--affected-since`,
+so no merged shard holds a rerun's carried rows.
 """
 
 from __future__ import annotations
