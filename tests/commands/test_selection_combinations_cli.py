@@ -14,7 +14,10 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
 * --history x --baseline (run and `compare`): a history kept as the docs say (each run's results appended)
   was refused as holding "duplicate" rows, exit 2 (found: fixed); a case the change edited, whose old
   version flipped on main, excused as `regressed (flaky)` though the new version fails every time: the
-  change passed (found: fixed) -> `test_history_excuses_only_the_version_of_a_case_it_saw_flip`.
+  change passed (found: fixed) -> `test_history_excuses_only_the_version_of_a_case_it_saw_flip`; a run of the
+  history stopped by --max-failures before the case started read as a failed outcome of it, so one pass
+  beside it made the case "flaky" and its regression a warning (found: fixed)
+  -> `test_a_run_of_the_history_that_never_started_a_case_is_no_flip_of_it`.
 * carried rows x secrets: a row carried from PREV (or BASE) written by a run that did not know a key (its
   variable unset there) reached results.jsonl, report.html and the job summary with the key in it, though
   this run knows it (found: fixed) -> `test_a_secret_in_a_carried_row_reaches_no_report`.
@@ -508,3 +511,17 @@ def test_another_model_in_the_targets_file_runs_every_case_whatever_agent_paths_
         assert head.returncode == EXIT_FAILED, (where, said(head))  # b regressed: never carried from the old agent
         assert "running every case" in head.stderr and where in head.stderr, said(head)
         assert not any(row.get("carried") for row in read_rows(repo / RESULTS))
+
+
+def test_a_run_of_the_history_that_never_started_a_case_is_no_flip_of_it(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"x": "nope", "a": "ok-a"})  # x fails on main, before a
+    stopped = run(repo, "--max-failures", "1", "--workers", "1")  # main once stopped before starting a ...
+    assert rows_by_id(repo / RESULTS)["a"]["failure_reason_code"] == "max_failures", said(stopped)
+    keep(repo, "run1.jsonl")
+    run(repo)
+    keep(repo, "base.jsonl")  # ... and passed it on the next run
+    (repo / "history.jsonl").write_text((repo / "run1.jsonl").read_text() + (repo / "base.jsonl").read_text())
+    set_answers(repo, {"a": "nope"})  # the change breaks a: one trial a side, a regression
+    head = run(repo, "--baseline", "base.jsonl", "--history", "history.jsonl", "--fail-on", "regression")
+    assert head.returncode == EXIT_FAILED, said(head)
+    assert "REGRESSED: a" in head.stdout and "flaky" not in head.stdout

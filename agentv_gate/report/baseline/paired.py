@@ -402,12 +402,15 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
     """(suite, test id) of each case whose outcome flipped across earlier runs of the same case
     digest (`history`: results rows of earlier runs, e.g. main's, concatenated), counting each row's
     trials, and of each base row whose own trials disagree. A digest the base row does not share is
-    another version of the case, whose flips say nothing of this one."""
+    another version of the case, whose flips say nothing of this one; a row of a case its run never
+    judged (not started, left out: a `failure_reason_code`) is no outcome at all."""
     digests = {(r.suite, r.eval_id): r.case_digest for r in base}
     seen: dict[tuple[str, str, str | None], set[bool]] = defaultdict(set)
     for row in [*history, *base]:
         key = (row.suite, row.eval_id)
         if key in digests and digests[key] is not None and row.case_digest not in (None, digests[key]):
+            continue
+        if row.failure_reason_code:
             continue
         seen[(row.suite, row.eval_id, row.target)].update(trial_outcomes(row).passed)
     return {(suite, eval_id) for (suite, eval_id, _), outcomes in seen.items() if len(outcomes) > 1}
