@@ -58,6 +58,10 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   model or command changed no case's digest: every unedited case carried its pass from the old agent, and
   the change passed (found: fixed)
   -> `test_another_model_in_the_targets_file_runs_every_case_whatever_agent_paths_say`.
+* a base stopped by --max-failures x --trials x --baseline --fail-on regression: the base's not-run row of a
+  case read as that many failed trials, so its passes now were an "improvement" that offset five cases
+  falling 3/3 -> 1/3, and the paired test passed the change (found: fixed)
+  -> `test_a_base_stopped_early_still_gets_a_paired_test_of_the_cases_it_ran`.
 
 Checked and safe, with no test of their own here: a carried row whose `file`, `suite`, `case_file` or
 `targets_file` point outside the repository (`../`) is only text in the reports, never read or written; the
@@ -525,3 +529,22 @@ def test_a_run_of_the_history_that_never_started_a_case_is_no_flip_of_it(tmp_pat
     head = run(repo, "--baseline", "base.jsonl", "--history", "history.jsonl", "--fail-on", "regression")
     assert head.returncode == EXIT_FAILED, said(head)
     assert "REGRESSED: a" in head.stdout and "flaky" not in head.stdout
+
+
+# ------------------------------------------------------------------ a base stopped by --max-failures x --trials x the paired test
+
+
+def test_a_base_stopped_early_still_gets_a_paired_test_of_the_cases_it_ran(tmp_path: Path) -> None:
+    names = [f"c{i}" for i in range(5)]
+    repo = project(tmp_path, {**{n: f"ok-{n}" for n in names}, "x": "nope", "y": "ok-y"})
+    trials = ["--trials", "3", "--workers", "1"]
+    base = run(repo, *trials, "--max-failures", "1")  # c0..c4 pass 3/3, x fails: main stops before y
+    assert rows_by_id(repo / RESULTS)["y"]["failure_reason_code"] == "max_failures", said(base)
+    keep(repo, "base.jsonl")
+    for name in names:  # the change breaks every c: only its first trial passes (a pass under pass_at_k)
+        set_answers(repo, {name: "no"})
+        write(repo / "answers" / f"{name}-0.txt", f"ok-{name}\n")
+    head = run(repo, *trials, "--baseline", "base.jsonl", "--fail-on", "regression", "--max-trials", "6")
+    # y, never run on the base, is no evidence: it does not switch the paired test off for the others
+    assert "no statistical decision" not in head.stdout, head.stdout
+    assert head.returncode == EXIT_FAILED and "the pass rate fell" in head.stdout, said(head)

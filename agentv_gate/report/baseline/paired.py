@@ -304,9 +304,11 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
     # a head that is no evidence is not decided: advisory (failed only by a judge below its floor), quarantined
     # (its failures fail no gate, not even as a significant drop) or left out by `--skip-missing-env`, whose row
-    # holds no trial (read as one, it made every case a single trial); nor is a base row left out
+    # holds no trial (read as one, it made every case a single trial); nor is a base row of a case the base never
+    # judged (left out, not started after --max-failures, a dependency refused: a `failure_reason_code`), which
+    # read as failed trials made its head's passes an improvement that offset real drops
     paired = [c for c in paired if (c.head is None or not no_evidence(c.head))
-              and (c.base is None or outcome(c.base) != NOT_RUN)]
+              and (c.base is None or not c.base.failure_reason_code)]
     if not paired:
         return NoTest("no case has results on both sides")
     sides = [_sides(c.base, c.head) for c in paired if c.base and c.head]
