@@ -88,11 +88,12 @@ def select_cases(args: argparse.Namespace, refs: Sequence[CaseRef], rerun: Rerun
     if rerun is None:
         return selected
     present = {(ref.suite, ref.id) for ref in refs}
-    for suite, eval_id in sorted(rerun.again - present):
+    chosen_keys = {(ref.suite, ref.id) for ref in selected}
+    for suite, eval_id in sorted(rerun.again - chosen_keys):
         # The id and suite come from PREV, written from a pull request's eval files: one line, inert.
+        where = "left out by the filters" if (suite, eval_id) in present else "no longer in the eval files"
         print(inert_log_text(redact(f"agentv-gate: warning: case '{one_line(eval_id)}' of {one_line(suite)} is in "
-                                    f"{rerun.previous} but no longer in the eval files; its old row is kept")),
-              file=sys.stderr)
+                                    f"{rerun.previous} but {where}; its old row is kept")), file=sys.stderr)
     # A case PREV has no row for never ran (PREV is of an interrupted run, or older than the case):
     # it runs now, or the rerun's reports would leave it out and could pass without it.
     had = {(row.suite, row.eval_id) for row in rerun.rows}

@@ -10,7 +10,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   -> `test_a_shard_with_no_affected_case_passes_empty_and_the_merge_judges_the_whole`.
 * --rerun-failed x --test-id x --baseline: a case the filter leaves out kept its old pass though it changed
   since (a new assertion it fails), shown as passed in every report and "still passing" against the base
-  (found: fixed) -> `test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out`.
+  (found: fixed); a failure PREV says to run again that the filter leaves out keeps its old row (it still
+  counts), but the warning the docs promise was said only for a case gone from the eval files (found:
+  fixed) -> `test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out`.
 * --history x --baseline (run and `compare`): a history kept as the docs say (each run's results appended)
   was refused as holding "duplicate" rows, exit 2 (found: fixed); a case the change edited, whose old
   version flipped on main, excused as `regressed (flaky)` though the new version fails every time: the
@@ -221,6 +223,11 @@ def test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out(tm
         assert "b" not in found and found["a"]["verdict"] == "pass" and found["c"]["verdict"] == "pass", found
         assert "b" not in junit_cases(ET.parse(repo / ".agentv-gate/junit.xml").getroot())
         assert "STILL PASSING: b" not in rerun.stdout and "1 case(s) left out by the filters changed since" in rerun.stderr
+    # a failure PREV says to run again that the filter leaves out keeps its old row, said: it still counts
+    rerun = run(repo, "--rerun-failed", "prev.jsonl", "--test-id", "c")
+    assert rerun.returncode == EXIT_FAILED and rows_by_id(repo / RESULTS)["a"]["verdict"] == "fail", said(rerun)
+    assert "case 'a' of evals/s.eval.yaml is in prev.jsonl but left out by the filters; its old row is kept" \
+        in rerun.stderr
     # without the filter, b runs again (it changed) and fails: the rerun is never green without it
     rerun = run(repo, "--rerun-failed", "prev.jsonl")
     assert rerun.returncode == EXIT_FAILED and rows_by_id(repo / RESULTS)["b"]["verdict"] == "fail", said(rerun)
