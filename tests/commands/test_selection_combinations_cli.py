@@ -68,8 +68,9 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
 Checked and safe, with no test of their own here: a carried row whose `file`, `suite`, `case_file` or
 `targets_file` point outside the repository (`../`) is only text in the reports, never read or written; the
 recording keeps each agent trial apart (`attempt` is part of a request), so a replay under `--trials` gives
-each trial its own recorded answer; `--rerun-failed`/`--retry-errors` refuse `--shard` and `--affected-since`,
-so no merged shard holds a rerun's carried rows.
+each trial its own recorded answer; `--rerun-failed`/`--retry-errors` refuse `--affected-since` (pinned in
+test_affected_since_cli.py) and `--shard` (pinned at the end of the merged-shards test), so no merged shard
+holds a rerun's carried rows.
 """
 
 from __future__ import annotations
@@ -499,6 +500,9 @@ def test_rows_carried_from_merged_shards_are_the_unsharded_runs_own(tmp_path: Pa
     rerun = run(repo, "--rerun-failed", "base.jsonl")
     assert rerun.returncode == EXIT_OK and not any(row.get("shard") for row in read_rows(repo / RESULTS)), said(rerun)
     assert run_cli("comment", str(RESULTS), "evals", cwd=repo).returncode == EXIT_OK
+    for flag in ("--rerun-failed", "--retry-errors"):  # in one job only: no shard of a merge holds carried rerun rows
+        refused = run(repo, flag, "base.jsonl", "--shard", "1/2")
+        assert refused.returncode == 2 and "cannot be combined with --shard" in refused.stderr, said(refused)
 
 
 # ------------------------------------------------------------------ --affected-since x the targets file
