@@ -14,7 +14,7 @@ How each combination could give a wrong PASS (or lose a result, or show a secret
   counts), but the warning the docs promise was said only for a case gone from the eval files (found:
   fixed) -> `test_a_rerun_never_carries_the_stale_pass_of_a_case_its_filters_leave_out`.
 * --history x --baseline (run and `compare`): a history kept as the docs say (each run's results appended)
-  was refused as holding "duplicate" rows, exit 2 (found: fixed); a case the change edited, whose old
+  was refused as holding "duplicate" rows, exit 2 (found, and fixed on main meanwhile); a case the change edited, whose old
   version flipped on main, excused as `regressed (flaky)` though the new version fails every time: the
   change passed (found: fixed) -> `test_history_excuses_only_the_version_of_a_case_it_saw_flip`; a run of the
   history stopped by --max-failures before the case started read as a failed outcome of it, so one pass
