@@ -74,7 +74,8 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
         if test.prior is None:
             continue
         more = trials_to_run(test.prior, sum(case.guard_base), len(case.guard_base), sum(case.head_passed),
-                             len(case.head_passed), test.budget_of(case), test.guard_level, batch)
+                             len(case.head_passed), test.budget_of(case),
+                             test.guard_level if case.level is None else case.level, batch)
         if more:
             out[(head.suite, head.eval_id, head.target)] = more
     return out

@@ -144,7 +144,7 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
     broken = test.guarded("broken")
     if broken:
         return False, (f"{gate}: failed, {len(broken)} case(s) fail beyond what the base allows (per-case guard, "
-                       f"posterior-predictive p <= {test.guard_level:.2g} each against the whole base, or every head "
+                       f"posterior-predictive p <= {test.guard_level_text()} each against the whole base, or every head "
                        "trial failed where every "
                        "base trial passed): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, "
                                                          f"p={c.p_guard:.2g})" for c in broken[:5]))

@@ -84,6 +84,8 @@ class CaseTest:
     given the case's base trials and the prior fitted to the whole base (`pooled`)."""
     earlier: tuple[bool, ...] = ()
     """The case's trials in `--history` on the base's digest (`earlier_trials`): base evidence for the guard."""
+    level: float | None = None
+    """The guard's level for this case (None: the suite's `guard_level`): half of it for a case with history."""
 
     @property
     def guard_base(self) -> tuple[bool, ...]:
@@ -156,6 +158,11 @@ class SuiteTest:
         """Each case's level in the per-case guard (its share of alpha over the paired cases)."""
         return guard_level(self.alpha, len(self.cases))
 
+    def guard_level_text(self) -> str:
+        """`0.001`, or `0.001 (half that for a case with history)` when some case was read with `--history`."""
+        halved = any(c.level is not None and c.level < self.guard_level for c in self.cases)
+        return f"{self.guard_level:.2g}" + (" (half that for a case with history)" if halved else "")
+
     @property
     def dropped(self) -> bool:
         """The suite-level decision: the pass rate fell beyond chance at the suite test's level."""
@@ -175,7 +182,7 @@ class SuiteTest:
         cost = f", ${math.fsum(costs):.4f}" if costs else ", cost not reported"
         budget = f"--max-trials {self.budget}" if self.budget is not None else "the default budget"
         return (f"per-case guard: re-ran {trials} trial(s) of {len(reran)} case(s) whose evidence was short "
-                f"({budget}, each case decided at posterior-predictive p <= {self.guard_level:.2g}){cost}: "
+                f"({budget}, each case decided at posterior-predictive p <= {self.guard_level_text()}){cost}: "
                 + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in reran[:DRIVERS]))
 
     def with_label(self, *labels: Label) -> list[CaseTest]:
@@ -325,11 +332,11 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     qvalues = benjamini_hochberg(pvalues)
     cases = []
     level = guard_level(alpha, len(sides))
-    history = [_consistent(b.passed, (earlier or {}).get((c.row.suite, c.row.eval_id), ()))
-               for c, (b, _) in zip(paired, sides, strict=True)]
+    given = [(earlier or {}).get((c.row.suite, c.row.eval_id), ()) for c in paired]
+    history = [_consistent(b.passed, e) for (b, _), e in zip(sides, given, strict=True)]
     # the whole base says how often a case like each one passes: the guard's prior
     prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])
-    for change, (b, h), p, q, e in zip(paired, sides, pvalues, qvalues, history, strict=True):
+    for change, (b, h), p, q, e, g in zip(paired, sides, pvalues, qvalues, history, given, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
         if q <= alpha and rate != 0:
@@ -339,9 +346,12 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
         mixed = len(set(b.passed)) > 1
         extra = rerun_outcomes(change.head) if change.head is not None else TrialOutcomes((), ())
         case_budget = default_budget(len(b.passed)) if budget is None else budget
-        decision, p_guard = guard_decision(prior, b.passed + e, h.passed + extra.passed, case_budget, level)
+        # with history, the case's evidence is chosen from what the trials showed (`_consistent`): each of the
+        # two readings it may get is held to half the level, so the one chosen holds the case's level (Bonferroni)
+        case_level = level / 2 if g else level
+        decision, p_guard = guard_decision(prior, b.passed + e, h.passed + extra.passed, case_budget, case_level)
         cases.append(CaseTest(change, b, h, p, q, label, mixed or (change.row.suite, change.row.eval_id) in flaky,
-                              extra.passed, extra.cost_usd, decision, p_guard, e))
+                              extra.passed, extra.cost_usd, decision, p_guard, e, case_level))
     rates = [c.rate_delta for c in cases]
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
