@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -155,141 +155,140 @@ def _user_prompts(server: FakeLLMServer) -> list[str]:
     return [str(m["content"]) for r in server.requests for m in (r.json or {})["messages"] if m["role"] == "user"]
 
 
-def test_a_2x_code_judge_llm_judge_and_prompt_template_never_receive_the_echoed_key(tmp_path: Path) -> None:
+@dataclass
+class Judged:
+    """One run of a suite whose agent echoes `token`, and what its judges were given."""
+
+    repo: Path
+    token: str
+    rows: dict[str, dict[str, Any]]
+    received: dict[str, str]
+    prompts: list[str]
+
+    def leaked(self) -> list[str]:
+        """What a judge received that holds the key: the names of the stdin files and requests."""
+        return [name for name, text in self.received.items() if self.token in text]
+
+
+def _judged(tmp_path: Path, name: str, suite: str) -> Judged:
+    """`suite` written as evals/NAME and run against the loopback judge model, its agent echoing a fresh key."""
     token = f"tok-{uuid.uuid4().hex}"
     with FakeLLMServer() as server:
         server.set_default("/v1/chat/completions", verdicts)
         repo = _repo(tmp_path, server)
-        write(repo / "evals" / "judged.eval.yaml", """
-            tests:
-              - id: echo
-                target: agent
-                input: What is the capital of France?
-                criteria: Names Paris
-                assert:
-                  - {type: code_judge, name: code, script: [python3, recorder.py, code]}
-                  - {type: recorded}
-                  - {type: llm_judge, name: model}
-                  - type: llm_judge
-                    name: templated
-                    prompt: {script: [python3, prompt.py, template]}
-                  - type: llm_judge
-                    name: rubric
-                    rubrics: [{id: paris, outcome: Names Paris}]
-            """)
+        write(repo / "evals" / name, suite)
         rows = _run(repo, token)
-        received = _received(repo, server)
-        prompts = _user_prompts(server)
+        return Judged(repo, token, rows, _received(repo, server), _user_prompts(server))
 
-    assert rows["echo"]["verdict"] == "pass", rows
-    assert rows["echo"]["candidate_answer"] == "Paris is the capital. My key is ***"  # as results.jsonl always had it
-    assert token not in (repo / RESULTS).read_text(encoding="utf-8")
-    assert set(received) == {"code.stdin.json", "assertion.stdin.json", "template.stdin.json",
-                             "request 0", "request 1", "request 2"}
-    assert [name for name, text in received.items() if token in text] == []
+
+def test_a_2x_code_judge_llm_judge_and_prompt_template_never_receive_the_echoed_key(tmp_path: Path) -> None:
+    judged = _judged(tmp_path, "judged.eval.yaml", """
+        tests:
+          - id: echo
+            target: agent
+            input: What is the capital of France?
+            criteria: Names Paris
+            assert:
+              - {type: code_judge, name: code, script: [python3, recorder.py, code]}
+              - {type: recorded}
+              - {type: llm_judge, name: model}
+              - type: llm_judge
+                name: templated
+                prompt: {script: [python3, prompt.py, template]}
+              - type: llm_judge
+                name: rubric
+                rubrics: [{id: paris, outcome: Names Paris}]
+        """)
+
+    assert judged.rows["echo"]["verdict"] == "pass", judged.rows
+    assert judged.rows["echo"]["candidate_answer"] == "Paris is the capital. My key is ***"  # as results.jsonl always had it
+    assert judged.token not in (judged.repo / RESULTS).read_text(encoding="utf-8")
+    assert set(judged.received) == {"code.stdin.json", "assertion.stdin.json", "template.stdin.json",
+                                    "request 0", "request 1", "request 2"}
+    assert judged.leaked() == []
     # the rest of the answer, and of its tool call, still reached each of them
-    code = json.loads(received["code.stdin.json"])
+    code = json.loads(judged.received["code.stdin.json"])
     assert code["answer"] == "Paris is the capital. My key is ***"
     call = code["output"][0]["tool_calls"][0]
     assert call["input"] == {"query": "capital of France", "auth": "***"}
     assert call["output"] == "Paris (fetched with ***)"
-    assert json.loads(received["assertion.stdin.json"])["answer"] == "Paris is the capital. My key is ***"
-    assert json.loads(received["template.stdin.json"])["candidate_answer"] == "Paris is the capital. My key is ***"
-    assert "Grade this answer: Paris is the capital. My key is ***" in prompts
-    assert sum("Paris is the capital. My key is ***" in p for p in prompts) == 3
+    assert json.loads(judged.received["assertion.stdin.json"])["answer"] == "Paris is the capital. My key is ***"
+    assert json.loads(judged.received["template.stdin.json"])["candidate_answer"] == "Paris is the capital. My key is ***"
+    assert "Grade this answer: Paris is the capital. My key is ***" in judged.prompts
+    assert sum("Paris is the capital. My key is ***" in p for p in judged.prompts) == 3
 
 
 def test_4x_graders_never_receive_the_key_in_the_answer_or_a_tool_call_argument(tmp_path: Path) -> None:
-    token = f"tok-{uuid.uuid4().hex}"
-    with FakeLLMServer() as server:
-        server.set_default("/v1/chat/completions", verdicts)
-        repo = _repo(tmp_path, server)
-        write(repo / "evals" / "graded.eval.yaml", """
-            tests:
-              - id: echo
-                target: agent
-                input: What is the capital of France?
-                criteria: Names Paris
-                assertions:
-                  - {type: code-grader, name: code, command: [python3, recorder.py, grader]}
-                  - {type: llm-grader, name: model}
-            """)
-        rows = _run(repo, token)
-        received = _received(repo, server)
-        prompts = _user_prompts(server)
+    judged = _judged(tmp_path, "graded.eval.yaml", """
+        tests:
+          - id: echo
+            target: agent
+            input: What is the capital of France?
+            criteria: Names Paris
+            assertions:
+              - {type: code-grader, name: code, command: [python3, recorder.py, grader]}
+              - {type: llm-grader, name: model}
+        """)
 
-    assert rows["echo"]["verdict"] == "pass", rows
-    assert set(received) == {"grader.stdin.json", "request 0"}
-    assert [name for name, text in received.items() if token in text] == []
-    grader = json.loads(received["grader.stdin.json"])
+    assert judged.rows["echo"]["verdict"] == "pass", judged.rows
+    assert set(judged.received) == {"grader.stdin.json", "request 0"}
+    assert judged.leaked() == []
+    grader = json.loads(judged.received["grader.stdin.json"])
     assert grader["output"] == "Paris is the capital. My key is ***"
     calls = [e["tool"] for e in grader["trace"]["events"] if e["type"] == "tool_call"]
     assert calls == [{"name": "search", "call_id": "call-1", "input": {"query": "capital of France", "auth": "***"},
                       "output": "Paris (fetched with ***)", "status": "ok"}]
-    assert "Paris is the capital. My key is ***" in prompts[0]
-    assert "search" in prompts[0] and "capital of France" in prompts[0]  # the {{tool_calls}} section, redacted
+    assert "Paris is the capital. My key is ***" in judged.prompts[0]
+    assert "search" in judged.prompts[0] and "capital of France" in judged.prompts[0]  # the {{tool_calls}} section, redacted
 
 
 def test_a_4x_grader_reading_a_file_the_agent_wrote_never_receives_the_key_in_it(tmp_path: Path) -> None:
     """AgentV 4.42 grades an answer of file blocks as the files' text, read after the agent wrote them."""
-    token = f"tok-{uuid.uuid4().hex}"
-    with FakeLLMServer() as server:
-        server.set_default("/v1/chat/completions", verdicts)
-        repo = _repo(tmp_path, server)
-        write(repo / "evals" / "files.eval.yaml", """
-            tests:
-              - id: notes
-                target: filer
-                input: What is the capital of France?
-                assertions:
-                  - {type: llm-grader, name: model}
-            """)
-        rows = _run(repo, token)
-        received = _received(repo, server)
-        prompts = _user_prompts(server)
+    judged = _judged(tmp_path, "files.eval.yaml", """
+        tests:
+          - id: notes
+            target: filer
+            input: What is the capital of France?
+            assertions:
+              - {type: llm-grader, name: model}
+        """)
 
-    assert rows["notes"]["verdict"] == "pass", rows
-    assert token in (repo / "evals" / "notes.md").read_text(encoding="utf-8")
-    assert [name for name, text in received.items() if token in text] == []
-    assert "See the notes.\n[[ file: notes.md ]]\nParis, written with ***" in prompts[0]
+    assert judged.rows["notes"]["verdict"] == "pass", judged.rows
+    assert judged.token in (judged.repo / "evals" / "notes.md").read_text(encoding="utf-8")
+    assert judged.leaked() == []
+    assert "See the notes.\n[[ file: notes.md ]]\nParis, written with ***" in judged.prompts[0]
 
 
 def test_a_composite_aggregator_never_receives_a_key_a_member_quoted(tmp_path: Path) -> None:
     """A member judge inherits the step's environment and may quote the key it finds there: the results the
     aggregator reads are redacted as they are built, whatever each member said."""
-    token = f"tok-{uuid.uuid4().hex}"
-    with FakeLLMServer() as server:
-        server.set_default("/v1/chat/completions", verdicts)
-        repo = _repo(tmp_path, server)
-        write(repo / "evals" / "composite.eval.yaml", """
-            tests:
-              - id: echo
-                target: agent
-                input: What is the capital of France?
-                criteria: Names Paris
+    judged = _judged(tmp_path, "composite.eval.yaml", """
+        tests:
+          - id: echo
+            target: agent
+            input: What is the capital of France?
+            criteria: Names Paris
+            assert:
+              - name: both
+                type: composite
                 assert:
-                  - name: both
-                    type: composite
-                    assert:
-                      - {name: paris, type: contains, value: Paris}
-                      - {name: quoting, type: code_judge, script: [python3, member.py]}
-                    aggregator: {type: code_judge, path: python3 recorder.py aggregator}
-                  - name: summed
-                    type: composite
-                    assert:
-                      - {name: quoting, type: code_judge, script: [python3, member.py]}
-                    aggregator: {type: llm_judge}
-            """)
-        rows = _run(repo, token)
-        received = _received(repo, server)
+                  - {name: paris, type: contains, value: Paris}
+                  - {name: quoting, type: code_judge, script: [python3, member.py]}
+                aggregator: {type: code_judge, path: python3 recorder.py aggregator}
+              - name: summed
+                type: composite
+                assert:
+                  - {name: quoting, type: code_judge, script: [python3, member.py]}
+                aggregator: {type: llm_judge}
+        """)
 
-    assert rows["echo"]["verdict"] == "pass", rows
-    assert set(received) == {"aggregator.stdin.json", "request 0"}
-    assert [name for name, text in received.items() if token in text] == []
-    results = json.loads(received["aggregator.stdin.json"])["results"]
+    assert judged.rows["echo"]["verdict"] == "pass", judged.rows
+    assert set(judged.received) == {"aggregator.stdin.json", "request 0"}
+    assert judged.leaked() == []
+    results = json.loads(judged.received["aggregator.stdin.json"])["results"]
     assert results["quoting"]["hits"] == ["saw ***"]
     assert results["paris"]["score"] == 1.0
-    assert "saw ***" in received["request 0"]
+    assert "saw ***" in judged.received["request 0"]
 
 
 def test_an_agentic_grader_never_receives_the_key_in_its_prompt(tmp_path: Path) -> None:
