@@ -295,6 +295,12 @@ def _sides(base: ReportedCase, head: ReportedCase) -> tuple[TrialOutcomes, Trial
     return b, h
 
 
+def _no_outcome(row: ReportedCase) -> bool:
+    """A row of a case its run never judged (left out by `--skip-missing-env`, not started after
+    `--max-failures` or a spent budget, interrupted): it says nothing of how often the case passes."""
+    return bool(row.failure_reason_code)
+
+
 def _errored_untried(row: ReportedCase) -> bool:
     return row.verdict == "error" and not getattr(row, "trials", None)  # ReportRow and CaseResult both hold `trials`
 
@@ -315,7 +321,7 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     # judged (left out, not started after --max-failures, a dependency refused: a `failure_reason_code`), which
     # read as failed trials made its head's passes an improvement that offset real drops
     paired = [c for c in paired if (c.head is None or not no_evidence(c.head))
-              and (c.base is None or not c.base.failure_reason_code)]
+              and (c.base is None or not _no_outcome(c.base))]
     if not paired:
         return NoTest("no case has results on both sides")
     sides = [_sides(c.base, c.head) for c in paired if c.base and c.head]
@@ -394,7 +400,7 @@ def earlier_trials(history: Iterable[CaseResult], base: Iterable[CaseResult]) ->
     for row in history:
         key = (row.suite, row.eval_id)
         own = wanted.get(key)
-        if own is None or row.target != own.target or outcome(row) == NOT_RUN or _errored_untried(row):
+        if own is None or row.target != own.target or _no_outcome(row) or _errored_untried(row):
             continue
         if row.case_digest != own.case_digest:
             continue
@@ -422,7 +428,7 @@ def flaky_cases(history: Iterable[CaseResult], base: Iterable[CaseResult]) -> se
         key = (row.suite, row.eval_id)
         if key in digests and digests[key] is not None and row.case_digest not in (None, digests[key]):
             continue
-        if row.failure_reason_code:
+        if _no_outcome(row):
             continue
         seen[(row.suite, row.eval_id, row.target)].update(trial_outcomes(row).passed)
     return {(suite, eval_id) for (suite, eval_id, _), outcomes in seen.items() if len(outcomes) > 1}
