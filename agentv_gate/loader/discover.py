@@ -49,14 +49,13 @@ def discover_eval_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
                 continue
             name = candidate.name
             in_evals = "evals" in candidate.relative_to(path).parts[:-1] or path.name == "evals"
-            if not (name.endswith((".eval.yaml", ".eval.yml", ".eval.jsonl"))
-                    or (in_evals and name.endswith((".jsonl", ".yaml", ".yml")))):
+            named = name.endswith((".eval.yaml", ".eval.yml", ".eval.jsonl"))
+            if not (named or (in_evals and name.endswith((".jsonl", ".yaml", ".yml")))):
                 continue
             if not candidate.is_file():
                 problems.extend(_broken_link(candidate))
                 continue
-            if (name.endswith((".yaml", ".yml")) and not name.endswith((".eval.yaml", ".eval.yml"))
-                    and candidate.with_suffix(".jsonl").exists()):
+            if not named and name.endswith((".yaml", ".yml")) and candidate.with_suffix(".jsonl").exists():
                 continue  # sidecar of a JSONL suite
             found.append(candidate)
     unique: dict[Path, Path] = {}
