@@ -324,7 +324,8 @@ class Orchestrator:
         elif errored:
             # Never a pass on part of the evidence: a trial that could not be scored may have failed.
             result.verdict = "error"
-            result.error = "; ".join(f"trial {runs.index(r) + 1} of {len(runs)}: {r.error}" for r in errored)
+            result.error = "; ".join(f"trial {n} of {len(runs)}: {r.error}"
+                                     for n, r in enumerate(runs, 1) if r.verdict == "error")
         else:
             result.verdict = "pass" if score >= result.threshold else "fail"
             result.error = None

@@ -267,6 +267,11 @@ def test_an_errored_trial_makes_the_row_an_error_and_is_left_out_of_the_aggregat
         (1, "ok"), (2, "execution_error"), (3, "ok")]
 
 
+def test_trials_failing_alike_are_each_named_by_their_own_number() -> None:
+    row = run_one(Scripted(RuntimeError("boom")), trial_case(3, "mean"))
+    assert row.error == "; ".join(f"trial {n} of 3: target agent: boom" for n in (1, 2, 3))
+
+
 def test_trials_add_up_cost_tokens_and_retries() -> None:
     agent = Scripted(says("no"), says("no", cost_usd=0.25, token_usage={"input": 10}, retries=1),
                      says("no", cost_usd=0.5, token_usage={"input": 5, "output": 2}))
