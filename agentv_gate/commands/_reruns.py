@@ -81,6 +81,16 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
     return out
 
 
+def undecided_cases(baseline: Baseline, rows: list[ReportRow]) -> list[RowKey]:
+    """The cases the guard would re-run now, were re-runs possible."""
+    from ..report.baseline import paired
+
+    test = baseline.test(baseline.compare(rows))
+    if not isinstance(test, paired.SuiteTest) or decided(test, baseline.fail_on):
+        return []
+    return list(wanted(test, 1))
+
+
 def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
                      cases_of: Callable[[set[RowKey]], Iterable[EvalCase]],
                      orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool) -> Reruns:
@@ -139,4 +149,4 @@ def write_reruns(path: Path, reruns: Reruns) -> None:
         raise ReportWriteError(f"cannot write results to {path}: {exc}") from exc
 
 
-__all__ = ["Reruns", "decided", "rerun_suspicious", "wanted", "write_reruns"]
+__all__ = ["Reruns", "decided", "rerun_suspicious", "undecided_cases", "wanted", "write_reruns"]

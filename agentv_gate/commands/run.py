@@ -42,7 +42,7 @@ from ..report.junit import write_junit
 from ..report.live import heartbeat_seconds
 from ..report.rows import ReportRow
 from ..report.run_info import RunInfo, current_commit
-from ..report.text import inert_lines, one_line
+from ..report.text import inert_lines, inert_log_text, one_line
 from ..report.usage import UsageTotals
 from ..targets.cache import DEFAULT_CACHE_DIR, ResponseCache, caching_wrapper
 from ..targets.cli_batch import plan_batches
@@ -66,7 +66,7 @@ from ._comment import CommentSetup, comment_setup, scope_of
 from ._eval_paths import eval_paths
 from ._hints import import_hint
 from ._outputs import check_output_paths, output_paths, report_cache, report_traffic, write_reports
-from ._reruns import Reruns, rerun_suspicious, write_reruns
+from ._reruns import Reruns, rerun_suspicious, undecided_cases, write_reruns
 from ._select import Rerun, list_cases, load_rerun, rerun_partial_cases, run_digest, select_cases
 
 MAX_TRIALS = 100
@@ -494,6 +494,15 @@ class RunSession:
         baseline = self.baseline
         if baseline is None or baseline.fail_on == "all" or (self.args.trials or 1) < 2 or (
                 self.failure_limit is not None and self.failure_limit.message):
+            return
+        if self.replay is not None:
+            # a recording holds one answer a request and the judges' trials it recorded: a re-run would judge
+            # the same answer again, or find no recorded verdict and err, an error the guard would read as a failure
+            undecided = undecided_cases(baseline, self.rows)
+            if undecided and not self.args.quiet:
+                print(inert_log_text(f"agentv-gate: per-case guard: no re-runs in a replay (the recording holds "
+                                     f"the trials it recorded); {len(undecided)} case(s) stay undecided: "
+                                     + ", ".join(one_line(key[1]) for key in undecided[:10])), file=sys.stderr)
             return
         refs = {(ref.suite, ref.id): ref for ref in self.selected}
 

@@ -76,15 +76,18 @@ def timeless(value: Any) -> Any:
     return value
 
 
-def record(tmp_path: Path, judges: bool = True, cases: int = 3) -> tuple[Path, Path, dict[str, dict[str, Any]]]:
+def record(tmp_path: Path, judges: bool = True, cases: int = 3,
+           trials: int = 1) -> tuple[Path, Path, dict[str, dict[str, Any]]]:
     with FakeLLMServer() as server:
         serve(server)
         repo = project(tmp_path / "repo", server.url, cases)
         commit_all(repo)
         flags = ["--record", "recording", *(["--record-judges"] if judges else [])]
+        if trials > 1:
+            flags += ["--trials", str(trials), "--threshold", "0.9"]
         proc = run_cli("run", "evals", *flags, cwd=repo, env=KEYS)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert len(server.requests_for("/agent/v1/chat/completions")) == cases
+        assert len(server.requests_for("/agent/v1/chat/completions")) == cases * trials
     return repo, repo / "recording", rows(repo)
 
 
@@ -258,6 +261,32 @@ def test_a_new_case_without_an_answer_fails_the_gate_even_under_fail_on_regressi
     assert "1 case(s) need new answers (not in the replayed recording): they were not judged" in proc.stdout
     assert "cases needing new answers: 1 (not run)" in proc.stdout
     assert rows(repo)["brand-new"]["failure_reason_code"] == "not_recorded"
+
+
+FAILS_CASE_0_TWICE = """\
+import json, pathlib, sys
+data = json.dumps(json.load(sys.stdin))
+seen = pathlib.Path(__file__).with_name("case-0.seen")
+calls = int(seen.read_text()) if seen.exists() else 0
+if "(0)" in data:
+    seen.write_text(str(calls + 1))
+print(json.dumps({"score": 0.0 if "(0)" in data and calls < 2 else 1.0, "hits": [], "misses": []}))
+"""
+
+
+def test_a_replay_runs_no_guard_re_run_whose_verdicts_the_recording_lacks(tmp_path: Path) -> None:
+    # a recording holds the judges' verdicts of the trials it ran: a re-run's trial 4 had none, erred, and
+    # the guard read the errors as failures, failing a case on verdicts that were never given
+    repo, _folder, _recorded = record(tmp_path, cases=2, trials=3)  # at 0.9 a failed code judge fails its trial
+    base = tmp_path / "base.jsonl"
+    base.write_text((repo / ".agentv-gate" / "results.jsonl").read_text())
+    write(repo / "evals" / "judges" / "paris.py", FAILS_CASE_0_TWICE)  # the pull request's change: a code judge
+    proc = replay(repo, "--trials", "3", "--threshold", "0.9", "--baseline", str(base), "--fail-on", "regression")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "per-case guard: no re-runs in a replay" in proc.stderr and "1 case(s) stay undecided: case-0" in proc.stderr
+    row = rows(repo)["case-0"]
+    assert [t["verdict"] for t in row["trials"]] == ["fail", "fail", "pass"] and "reruns" not in row
+    assert "1 suspicious case(s)" in proc.stdout, proc.stdout
 
 
 def test_a_secret_the_model_echoes_is_never_written_and_trials_are_recorded_apart(tmp_path: Path) -> None:
