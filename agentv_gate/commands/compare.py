@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
@@ -24,7 +25,7 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report.baseline import paired
 from ..report.baseline.compare import LABELS, Comparison, Status, compare_results
-from ..report.baseline.gate import Verdict, paired_verdict, warn_only
+from ..report.baseline.gate import Verdict, paired_verdict, unjudged_on_base, unknown_line, unknown_on_base, warn_only
 from ..report.baseline.render import (
     comparison_html,
     comparison_json,
@@ -55,9 +56,12 @@ def gate_line(comparison: Comparison) -> str:
 
 
 def decide(comparison: Comparison, test: paired.SuiteTest | paired.NoTest, fail_on: str, base: Path,
-           flaky: frozenset[tuple[str, str]]) -> tuple[bool, str]:
-    """(failed, the gate's line): the paired test when there is one, else any case that regressed
-    (a flaky one's single-trial regression only said)."""
+           flaky: frozenset[tuple[str, str]], unjudged: Mapping[tuple[str, str], str]) -> tuple[bool, str]:
+    """(failed, the gate's line): a case the base never judged failing now, then the paired test when there
+    is one, else any case that regressed (a flaky one's single-trial regression only said)."""
+    unknown = unknown_on_base(comparison, unjudged)
+    if unknown:
+        return True, f"compare: {unknown_line(unknown, unjudged)}"
     if isinstance(test, paired.SuiteTest):
         ok, line = paired_verdict("compare", fail_on, test, base)
         return not ok, line
@@ -149,9 +153,11 @@ def execute(args: argparse.Namespace) -> int:
     flaky = paired.same_version(comparison, flaky)
     test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
                               args.max_trials, earlier)
-    failed, line = decide(comparison, test, args.fail_on, args.base, flaky)
+    unjudged = unjudged_on_base(every_base)
+    failed, line = decide(comparison, test, args.fail_on, args.base, flaky, unjudged)
     # a case the gate fails on though its row passed (pass_at_k): a failure in the page and the annotations
-    verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky, fail_on=args.fail_on)
+    verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky, fail_on=args.fail_on,
+                      unknown=tuple(unknown_on_base(comparison, unjudged)))
     shown = verdict.shown(head)
     held = [row for row, ran in zip(shown, head, strict=True) if row.verdict != ran.verdict]
     if args.json:
@@ -167,5 +173,6 @@ def execute(args: argparse.Namespace) -> int:
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _github(comparison, held, verdict.labels(), args.min_delta, test, line, json_out=args.json)
+        unknown = [c.head for c in verdict.unknown if c.head is not None]
+        _github(comparison, held + unknown, verdict.labels(), args.min_delta, test, line, json_out=args.json)
     return EXIT_FAILED if failed else EXIT_OK

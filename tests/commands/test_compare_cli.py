@@ -78,7 +78,12 @@ def test_cases_an_interrupted_head_run_never_finished_are_regressions_and_on_the
     base = write_results(tmp_path / "base.jsonl", [case_result("a"), not_run("b")])
     head = write_results(tmp_path / "head.jsonl", [case_result("a"), case_result("b", "fail")])
     proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
-    assert {c["test_id"]: c["status"] for c in json.loads(proc.stdout)["cases"]} == {"a": "passing", "b": "new"}
+    report = json.loads(proc.stdout)
+    assert {c["test_id"]: c["status"] for c in report["cases"]} == {"a": "passing", "b": "new"}
+    # yet the base cannot show the change did not break b: it fails the comparison while it fails
+    assert proc.returncode == 1 and "(the base run was interrupted before it): b" in report["gate"]["line"], proc.stdout
+    head = write_results(tmp_path / "head.jsonl", [case_result("a"), case_result("b")])
+    assert run_cli("compare", str(base), str(head), "--json", cwd=tmp_path).returncode == 0
 
 
 def test_no_regression_exits_0_and_the_text_names_every_change(tmp_path: Path) -> None:

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING
 
 from ...base.defaults import DEFAULT_ALPHA
 from ...errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
+from ...execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, STOPPED_BY_MAX_FAILURES
 from ...models import CaseResult
+from ...targets.recording import NOT_RECORDED
 from .. import Summary
 from ..rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..text import one_line
@@ -46,6 +48,14 @@ FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 NOT_DECIDED = "not decided against the base"
 """A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
+UNKNOWN_ON_BASE = "no result on the base"
+"""A case the base run did not judge (`NO_BASE_RESULT`) that does not pass now: it fails the gate, since the
+base cannot show the change did not break it."""
+NO_BASE_RESULT = {NOT_RUN_INTERRUPTED: "the base run was interrupted before it",
+                  STOPPED_BY_MAX_FAILURES: "the base run stopped (--max-failures) before it",
+                  NOT_RUN_MISSING_ENV: "left out of the base run (--skip-missing-env)",
+                  NOT_RECORDED: "the base replay had no recorded answer for it"}
+"""The `failure_reason_code`s of a base row that holds no judgement of its case, and what each says."""
 HELD = (BROKEN, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
 """The paired labels of a head whose pass rate fell: where not quiet under `--fail-on` (`warn_only`), the
 gate fails the change on that case even when its row passed its own mark (1 of 3 trials, pass_at_k)."""
@@ -64,6 +74,15 @@ class Baseline:
     """`--max-trials`: the head trials the per-case guard decides a case on (None: its default)."""
     earlier: Mapping[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
     """(suite, test id) -> the case's trials in the `--history` file on the base's digest: the guard's base evidence."""
+    unjudged: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """(suite, test id) -> why the base run holds no judgement of the case (`unjudged_on_base`): those of `rows`,
+    and those given (an interrupted run's rows, which leave `rows` so that their cases read as new)."""
+
+    def __post_init__(self) -> None:
+        self.unjudged = {**unjudged_on_base(self.rows), **self.unjudged}
+
+    def unknown_on_base(self, comparison: Comparison) -> list[CaseChange]:
+        return unknown_on_base(comparison, self.unjudged)
 
     def compare(self, results: Sequence[ReportedCase]) -> Comparison:
         from .compare import compare_results
@@ -110,6 +129,9 @@ class Baseline:
         if summary.unanswered:  # a new case erroring is only "new" to the comparison: it was never judged
             return False, (f"{gate}: failed, {summary.unanswered} case(s) need new answers (not in the replayed "
                            "recording): they were not judged")
+        unknown = self.unknown_on_base(comparison)
+        if unknown:
+            return False, f"{gate}: failed, {unknown_line(unknown, self.unjudged)}"
         incomplete = (f"{gate}: incomplete, {summary.missing_env} case(s) not run (environment variables unset)"
                       if summary.missing_env else None)
         if isinstance(test, paired.SuiteTest):
@@ -186,6 +208,8 @@ class Verdict:
     """The gate failed only because cases were left out (`--skip-missing-env`): exit 5, not 1."""
     fail_on: str = "all"
     """The `--fail-on` mode that decided it: under `all` the rows' own verdicts decide, never a case's fall."""
+    unknown: tuple[CaseChange, ...] = ()
+    """The cases the base never judged that do not pass now (`Baseline.unknown_on_base`)."""
 
     def labels(self) -> dict[tuple[str, str, str], str]:
         """Each head row's label for its annotation: the paired label when there is a paired test,
@@ -205,6 +229,10 @@ class Verdict:
                 labels[(head.suite, head.eval_id, head.target)] = FLAKY
             if head is not None and outcome(head) == ADVISORY:
                 labels[(head.suite, head.eval_id, head.target)] = NOT_DECIDED
+        for change in self.unknown:
+            head = change.head
+            assert head is not None
+            labels[(head.suite, head.eval_id, head.target)] = UNKNOWN_ON_BASE
         return labels
 
     def held_against(self) -> dict[tuple[str, str, str], str]:
@@ -285,9 +313,32 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
     # `broken` or a regression, each of which fails `--fail-on regression` whether or not a case was left out.
     incomplete = not ok and (line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,") or (
         baseline.fail_on == "all" and summary.incomplete and stopped is None and not blocking_regressions(comparison)))
+    unknown = tuple(baseline.unknown_on_base(comparison)) if baseline.fail_on != "all" else ()
     return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky_in(comparison), incomplete,
-                   baseline.fail_on)
+                   baseline.fail_on, unknown)
 
 
-__all__ = ["BROKEN", "FLAKY", "WARN_ONLY", "Baseline", "Verdict", "blocking_regressions", "decide", "gate_exit",
-           "paired_verdict", "warn_only"]
+def unknown_on_base(comparison: Comparison, unjudged: Mapping[tuple[str, str], str]) -> list[CaseChange]:
+    """The cases the base never judged (`unjudged_on_base`) that do not pass now: "new" or "still failing" would
+    let them by, though the change may be what broke them (a quarantined, advisory or left-out head decides nothing)."""
+    return [c for c in comparison.changes if c.head is not None and (c.head.suite, c.head.eval_id) in unjudged
+            and outcome(c.head) not in ("pass", QUARANTINED, NOT_RUN, ADVISORY)]
+
+
+def unknown_line(unknown: Sequence[CaseChange], unjudged: Mapping[tuple[str, str], str]) -> str:
+    reasons = sorted({unjudged[(c.row.suite, c.row.eval_id)] for c in unknown})
+    return (f"{len(unknown)} case(s) do not pass now and have no result on the base ({'; '.join(reasons)}): "
+            + ", ".join(one_line(c.row.eval_id) for c in unknown[:5])
+            + "; the base cannot show this change did not break them (run the base again)")
+
+
+def unjudged_on_base(rows: Sequence[CaseResult]) -> dict[tuple[str, str], str]:
+    """(suite, test id) -> why, for each case of a base results file that no row of it judged."""
+    judged = {(r.suite, r.eval_id) for r in rows if r.failure_reason_code not in NO_BASE_RESULT}
+    return {(r.suite, r.eval_id): NO_BASE_RESULT[r.failure_reason_code] for r in rows
+            if r.failure_reason_code in NO_BASE_RESULT and (r.suite, r.eval_id) not in judged}
+
+
+__all__ = ["BROKEN", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
+           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_on_base", "unknown_line",
+           "unknown_on_base", "warn_only"]

@@ -1,0 +1,50 @@
+"""A base run that never judged a case (stopped by `--max-failures`, interrupted) against a head that fails it.
+
+The base row of such a case holds no verdict, so the comparison would call the case "still failing (also on
+base)" or "new", which `--fail-on regression` lets by, though main may have passed it and the change broken
+it. The gate fails on it, and passes when the case passes now.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from agentv_gate.errors import EXIT_FAILED, EXIT_OK
+from tests.commands.test_selection_combinations_cli import interrupt_when_hung, keep, project, run, said, set_answers
+from tests.helpers.files import write
+from tests.helpers.reports import RESULTS, junit_cases, rows_by_id
+
+GATE = ("--baseline", "base.jsonl", "--fail-on", "regression")
+
+
+def test_a_case_the_base_stopped_before_fails_the_gate_while_it_fails(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b", "c": "ok-c"})
+    base = run(repo, "--workers", "1", "--max-failures", "1")  # a fails (also on main): b and c never start
+    assert {r["eval_id"]: r.get("failure_reason_code") for r in rows_by_id(repo / RESULTS).values()} == {
+        "a": None, "b": "max_failures", "c": "max_failures"}, said(base)
+    keep(repo, "base.jsonl")
+    set_answers(repo, {"b": "no"})  # the change breaks b
+    head = run(repo, *GATE)
+    assert head.returncode == EXIT_FAILED, said(head)
+    assert ("1 case(s) do not pass now and have no result on the base (the base run stopped (--max-failures) "
+            "before it): b" in head.stdout), said(head)
+    cases = junit_cases(ET.parse(repo / ".agentv-gate" / "junit.xml").getroot())
+    assert (cases["b"], cases["c"]) == ("fail", "pass"), cases
+
+    set_answers(repo, {"b": "ok-b"})  # b passes: nothing the base did not judge fails now
+    fixed = run(repo, *GATE)
+    assert fixed.returncode == EXIT_OK and "no result on the base" not in fixed.stdout, said(fixed)
+
+
+def test_a_case_an_interrupted_base_cut_short_fails_the_paired_gate_while_it_fails(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b", "c": "ok-c"})
+    write(repo / "answers" / "c.hang", "")
+    interrupt_when_hung(repo, "c", "--workers", "1", "--trials", "2", finished=("a", "b"))
+    assert rows_by_id(repo / RESULTS)["c"]["failure_reason_code"] == "interrupted"
+    keep(repo, "base.jsonl")
+    (repo / "answers" / "c.hang").unlink()
+    set_answers(repo, {"c": "no"})  # main never judged c; the change breaks it
+    head = run(repo, "--trials", "2", *GATE)
+    assert head.returncode == EXIT_FAILED, said(head)
+    assert "(the base run was interrupted before it): c" in head.stdout, said(head)
