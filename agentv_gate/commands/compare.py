@@ -82,7 +82,7 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
         base = "-" if change.base is None else f"{change.base.score:.3f} {change.base.verdict}"
         head = "-" if change.head is None else f"{change.head.score:.3f} {change.head.verdict}"
         delta = "" if change.delta is None else f" ({change.delta:+.3f})"
-        lines.append(inert_log_text(f"{LABELS[change.status].upper()}: {one_line(change.row.eval_id)} "
+        lines.append(inert_log_text(f"{LABELS[change.status].upper()}: {one_line(change.name)} "
                                     f"[{one_line(change.row.suite)}] {base} -> {head}{delta}"))
     outcome = comparison.outcome(min_delta)
     lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "

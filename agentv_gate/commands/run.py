@@ -208,6 +208,8 @@ class RunSession:
     run_id: str
     commit: str | None
     digests: dict[tuple[str, str], str]
+    contents: dict[tuple[str, str], str]
+    """Each case's content digest (`CaseRef.content`), for a baseline to pair it if it is renamed later."""
     failure_limit: FailureLimit | None
     hooks: WorkspaceHooks
 
@@ -277,6 +279,7 @@ class RunSession:
         self.run_id = uuid.uuid4().hex[:12]
         self.commit = commit.result()
         self.digests = {(ref.suite, ref.id): run_digest(args, ref) for ref in self.selected}
+        self.contents = {(ref.suite, ref.id): ref.content for ref in self.selected if ref.content}
         # A carried row was written by another run, which may not have known a secret this one does (its
         # variable unset there): hidden as in every row this run makes (`orchestrator.scrubbed`).
         if self.rerun is not None:
@@ -444,6 +447,7 @@ class RunSession:
         carried row keeps the digest it was carried for)."""
         result.run_id, result.run_rows = self.run_id, self.planned
         result.case_digest = self.digests.get((result.suite, result.eval_id), result.case_digest)
+        result.content_digest = self.contents.get((result.suite, result.eval_id), result.content_digest)
         result.commit = result.commit or self.commit
         result.quarantined = self.quarantine.reason_for(result.suite, result.eval_id)
         result.advisory = self.judge_floor.advisory_for(result) if self.judge_floor is not None else None

@@ -64,6 +64,9 @@ class CaseRef(NamedTuple):
     """`depends_on` (AgentV 4.x): the tests of its suite that run before it, so a selection keeps them."""
     generation: Generation = "2.x"
     """The AgentV its file was written for, whose default pass mark a row of the case not run still holds."""
+    content: str = ""
+    """The case's content digest (`case_digests`: its `digest` without its id and files), which a row carries
+    so a baseline comparison can pair a renamed or moved case with its base row."""
 
     def pass_mark(self, flag: float | None) -> float:
         """The threshold the case is judged at under `--threshold flag`, as `orchestrator.case_threshold`."""
@@ -84,6 +87,17 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     template) count by their content, so editing a judge also runs its cases again. Paths the
     loader resolved under `root` (the repository's resolved path) count relative to it, so a checkout
     in another folder does not make every case run again."""
+    return case_digests(case, root)[0]
+
+
+NAME_KEYS = frozenset({"id", "suite", "case_file", "dataset"})
+"""What names a case rather than what it checks: its test id and the files it is written in (a dataset's
+name defaults to its file's). A case renamed, or moved to another eval file, keeps its content digest."""
+
+
+def case_digests(case: EvalCase, root: str | None = None) -> tuple[str, str]:
+    """(`case_digest`, the content digest): the same hash, then the same without the case's names
+    (`NAME_KEYS`), which a baseline comparison pairs a renamed or moved case by. Both from one dump."""
     # Python mode and `default=str`: whatever a YAML value holds (a date, a Path) hashes; keys of
     # mixed types (`{1: a, b: 2}`) cannot be sorted, and repr is then stable enough (a changed
     # digest only runs a case again).
@@ -91,10 +105,13 @@ def case_digest(case: EvalCase, root: str | None = None) -> str:
     if _holds_long_text(case):
         dumped = _long_texts_hashed(dumped)
     judges = [_file_digest(path) for path in _judge_files(case.evaluators)]
-    parts: list[Any] = [dumped, judges]
     workspace = _workspace_files(case)
-    if workspace:  # a case without a workspace keeps the digest it had
-        parts.append(workspace)
+    content = {key: value for key, value in dumped.items() if key not in NAME_KEYS}
+    return _hashed([dumped, judges, *([workspace] if workspace else [])], root), \
+        _hashed([content, judges, workspace], root)
+
+
+def _hashed(parts: list[Any], root: str | None) -> str:
     try:
         text = json.dumps(parts, sort_keys=True, default=str)
     except (TypeError, ValueError):
@@ -353,10 +370,11 @@ def _plan_files(plan: SuitePlan, files: list[Path], roots: list[Path], digests: 
             # No evaluators: the run judges the case with the default llm_judge.
             uses = judge_uses(case.evaluators) if case.evaluators else ((None, file, case.source_line),)
             judges = interned.setdefault(uses, uses)
+            digest, content = case_digests(case, root) if digests else ("", "")
             plan.refs.append(CaseRef(file_index, position, case.id, case.suite, case.target, file, case.source_line,
                                      judges, case.target_line, tuple(case.targets or ()),
-                                     tuple(case.cost_limits), case_digest(case, root) if digests else "", case.threshold,
-                                     tuple(case.suite_tags), tuple(case.depends_on), case.generation))
+                                     tuple(case.cost_limits), digest, case.threshold,
+                                     tuple(case.suite_tags), tuple(case.depends_on), case.generation, content))
 
 
 def matches_suite(suite: str, pattern: str) -> bool:

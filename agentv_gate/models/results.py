@@ -172,6 +172,9 @@ class CaseResult(BaseModel):
     case_digest: str | None = None
     """Which version of the case, under which threshold and trials, the row judged (see
     `commands._select.run_digest`): a rerun carries the row over only while that is unchanged."""
+    content_digest: str | None = None
+    """The case's content (its `case_digest` without its id and eval file, nor the run's threshold or trials):
+    a baseline comparison pairs a case renamed or moved to another file with its base row by it."""
     carried: bool | None = None
     """True on a row `--affected-since` carried over from its base unrun (the case did not change)."""
     replayed: str | None = None

@@ -117,7 +117,7 @@ def _case_table(title: str, changes: Sequence[CaseChange], links: Links, with_mi
     several = _several(changes)
     for c in changes:
         row = c.row
-        name = comment_text(row.eval_id, 200) + (f" ({comment_text(row.target, 80)})" if several else "")
+        name = comment_text(c.name, 300) + (f" ({comment_text(row.target, 80)})" if several else "")
         cells = [name, _where(row, links), f"{_score(c.base)} → {_score(c.head)}"]
         if with_miss:
             cells.append(comment_text(first_problem(c.head), 300) if c.head is not None else "")

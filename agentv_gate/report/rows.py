@@ -236,6 +236,8 @@ class ReportRow:
     case_digest: str | None = None
     """Which version of the case the row judged (`CaseResult.case_digest`): `--history` flips of another
     version excuse nothing."""
+    content_digest: str | None = None
+    """`CaseResult.content_digest`: what pairs a renamed or moved case with its base row."""
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
@@ -249,7 +251,8 @@ class ReportRow:
                    result.failure_reason_code, result.quarantined, CaseReview.of(result) if review else None,
                    TrialOutcomes.of_row(result.trials, result.aggregation),
                    (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory,
-                   TrialOutcomes.of_row(result.reruns, None), result.case_digest)
+                   TrialOutcomes.of_row(result.reruns, None), result.case_digest,
+                   result.content_digest)
 
 
 @dataclass(frozen=True, slots=True)

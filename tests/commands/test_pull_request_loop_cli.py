@@ -99,7 +99,8 @@ def test_cases_this_run_leaves_out_are_not_labelled_removed(project: Path, argv:
     """A filtered or sharded run against a base of every case: the cases it chose not to run are
     still in the eval files, so they are not "removed" (nor counted in the comparison)."""
     base = base_run(project, "alpha", "beta", "gamma", "delta", "alpha-extra")
-    write(project / "evals/suite.eval.yaml", SUITE.replace("id: delta", "id: omega"))  # delta really removed
+    # delta really removed: omega asks another question (delta renamed, it would be delta's row's case)
+    write(project / "evals/suite.eval.yaml", SUITE.replace("id: delta\n    input: Say delta", "id: omega\n    input: Say omega"))
     proc = run_cli("run", "evals", *argv, "--baseline", str(base), cwd=project)
     ran = set(results(project))
     assert "REMOVED: delta" in proc.stdout

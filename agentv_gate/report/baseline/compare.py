@@ -5,6 +5,14 @@ pairs by `test_id`; the suite is part of the key because two eval files may both
 `smoke`. When one file holds several rows of the same case (a target matrix) the target joins the
 key, so each target's row is paired with the same target's row on the other side.
 
+A case renamed (its test id changed) or moved to another eval file is still the case it was: a head
+row no base row pairs with, whose `content_digest` (the case without its id and file) is that of
+exactly one base row no head row pairs with, is paired with it, its reason saying
+`renamed from 'old id'`. Else renaming a case that now fails would read as a passing case removed
+and a new one failing, which `--fail-on regression` only warns about. Never a guess: two base rows
+of one content (with one target each, or the same target) pair with none; a row without the digest
+(an older agentv-gate's) pairs by name only.
+
 A case's status answers "what did this change do to it?":
 
 - `regressed`: it passed on the base and does not now (failed, errored or was not run), or its
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..rows import ReportedCase
+from ..text import one_line
 
 Status = Literal["regressed", "still failing", "fixed", "passing", "new", "removed"]
 STATUSES: tuple[Status, ...] = ("regressed", "still failing", "fixed", "new", "removed", "passing")
@@ -75,6 +84,20 @@ class CaseChange:
     def label(self) -> str:
         return LABELS[self.status]
 
+    @property
+    def renamed_from(self) -> str | None:
+        """The base row's test id (and eval file, when another) when the case was renamed or moved, else None."""
+        if self.base is None or self.head is None or case_key(self.base) == case_key(self.head):
+            return None
+        where = f" of {self.base.suite}" if self.base.suite != self.head.suite else ""
+        return f"{self.base.eval_id}{where}"
+
+    @property
+    def name(self) -> str:
+        """The head's test id as reports list the case: `c1-renamed (renamed from c1)` for a renamed one."""
+        renamed = self.renamed_from
+        return self.row.eval_id + (f" (renamed from {renamed})" if renamed else "")
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -118,8 +141,12 @@ class Comparison:
         return "against the base: " + (", ".join(parts) if parts else "no case in common")
 
     def labels(self) -> dict[tuple[str, str, str], str]:
-        """(suite, test id, target) of each head row -> its status label, for annotation titles."""
-        return {(c.head.suite, c.head.eval_id, c.head.target): c.label for c in self.changes if c.head is not None}
+        """(suite, test id, target) of each head row -> its status label, for annotation titles; a renamed case's
+        regression says what it was called (`regressed (renamed from c1)`); its other labels stay the ones
+        `--fail-on` reads (a renamed case still failing is a warning, as any)."""
+        return {(c.head.suite, c.head.eval_id, c.head.target):
+                c.label + (f" (renamed from {c.renamed_from})" if c.renamed_from and c.status == "regressed" else "")
+                for c in self.changes if c.head is not None}
 
 
 def _keys(rows: Sequence[ReportedCase], with_target: set[tuple[str, str]]) -> list[CaseKey]:
@@ -159,19 +186,45 @@ def compare_results(base: Sequence[ReportedCase], head: Sequence[ReportedCase],
     """Pair `head` rows with `base` rows and say what happened to each case, in head order, then removed ones."""
     with_target = _repeated(base) | _repeated(head)
     base_by_key = dict(zip(_keys(base, with_target), base, strict=True))
+    seen = set(_keys(head, with_target))
+    unpaired = [row for key, row in zip(_keys(head, with_target), head, strict=True) if key not in base_by_key]
+    removed = [row for key, row in base_by_key.items() if key not in seen]
+    renamed = _renamed(removed, unpaired)
     changes: list[CaseChange] = []
-    seen: set[CaseKey] = set()
     for key, row in zip(_keys(head, with_target), head, strict=True):
-        seen.add(key)
-        before = base_by_key.get(key)
+        before = base_by_key.get(key) or renamed.get(id(row))
         if before is None:
             changes.append(CaseChange("new", None, row, "no result on base"))
-        else:
-            status, reason = _status(before, row, max_drop)
-            changes.append(CaseChange(status, before, row, reason))
-    changes += [CaseChange("removed", row, None, "no result now") for key, row in base_by_key.items()
-                if key not in seen]
+            continue
+        status, reason = _status(before, row, max_drop)
+        if before is not base_by_key.get(key):
+            where = f" of {one_line(before.suite)}" if before.suite != row.suite else ""
+            reason = f"renamed from '{one_line(before.eval_id)}'{where}" + (f": {reason}" if reason else "")
+        changes.append(CaseChange(status, before, row, reason))
+    taken = {id(row) for row in renamed.values()}
+    changes += [CaseChange("removed", row, None, "no result now") for row in removed if id(row) not in taken]
     return Comparison(changes, max_drop)
+
+
+def _renamed(removed: Sequence[ReportedCase], new: Sequence[ReportedCase]) -> dict[int, ReportedCase]:
+    """id() of each head row of `new` -> the one base row of `removed` holding its content: by content digest
+    alone, or, where one digest has several rows on a side (a matrix case), by content digest and target.
+    A key with more than one row on either side pairs none: which case became which would be a guess."""
+    def digest(row: ReportedCase) -> str | None:
+        return getattr(row, "content_digest", None)
+
+    repeated = {d for side in (removed, new) for d, n in Counter(map(digest, side)).items() if n > 1}
+
+    def by_key(side: Sequence[ReportedCase]) -> dict[tuple[str, ...], list[ReportedCase]]:
+        found: dict[tuple[str, ...], list[ReportedCase]] = {}
+        for row in side:
+            d = digest(row)
+            if d:
+                found.setdefault((d, row.target) if d in repeated else (d,), []).append(row)
+        return found
+
+    olds, news = by_key(removed), by_key(new)
+    return {id(news[k][0]): olds[k][0] for k in olds.keys() & news.keys() if len(olds[k]) == len(news[k]) == 1}
 
 
 __all__ = ["DEFAULT_MIN_DELTA", "LABELS", "STATUSES", "CaseChange", "Comparison", "Outcome", "Status", "case_key",

@@ -39,7 +39,7 @@ from ...base.trial_strategies import STRATEGIES
 from ...models import CaseResult
 from ..rows import ADVISORY, NOT_RUN, ReportedCase, TrialOutcomes, outcome, rerun_outcomes, trial_outcomes
 from ..text import one_line
-from .compare import CaseChange, Comparison
+from .compare import CaseChange, Comparison, case_key
 from .pooled import Prior, fit
 from .sequential import Decision, decide, default_budget, guard_level, suite_level
 from .stats import (
@@ -338,7 +338,8 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     qvalues = benjamini_hochberg(pvalues)
     cases = []
     level = guard_level(alpha, len(sides))
-    given = [(earlier or {}).get((c.row.suite, c.row.eval_id), ()) for c in paired]
+    # the base row's name: a renamed case's history is its old name's
+    given = [(earlier or {}).get(case_key(c.base) if c.base else case_key(c.row), ()) for c in paired]
     history = [_consistent(b.passed, e) for (b, _), e in zip(sides, given, strict=True)]
     # the whole base says how often a case like each one passes: the guard's prior
     prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])

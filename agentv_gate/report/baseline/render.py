@@ -83,7 +83,7 @@ def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | Non
         for c in shown[:TABLE_ROWS]:
             row = c.row
             where = f"{source_path(row, root)}:{row.line}" if row.line > 0 else source_path(row, root)
-            parts.append(f"| {c.label} | {md_cell(row.eval_id)} | {md_cell(where, 200)} | {_score(c.base)} | "
+            parts.append(f"| {c.label} | {md_cell(c.name)} | {md_cell(where, 200)} | {_score(c.base)} | "
                          f"{_score(c.head)} | {_delta(c)} |\n")
         if len(shown) > TABLE_ROWS:
             parts.append(f"\n_{len(shown) - TABLE_ROWS} more changed case(s) not listed; "
@@ -106,7 +106,7 @@ def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | N
         for c in shown[:TABLE_ROWS]:
             row = c.row
             where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            cells = [c.label, clean(row.eval_id), clean(where), _score(c.base), _score(c.head), _delta(c), c.reason]
+            cells = [c.label, clean(c.name), clean(where), _score(c.base), _score(c.head), _delta(c), c.reason]
             parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
         parts.append("</tbody>\n</table>\n")
         if len(shown) > TABLE_ROWS:
@@ -132,6 +132,8 @@ def comparison_json(comparison: Comparison, min_delta: float) -> dict[str, objec
             "head_verdict": None if c.head is None else c.head.verdict,
             "delta": None if c.delta is None else round(c.delta, 6),
             "reason": c.reason,
+            "renamed_from": None if c.renamed_from is None or c.base is None else {
+                "suite": c.base.suite, "test_id": c.base.eval_id},
         } for c in comparison.changes],
     }
 

@@ -1,0 +1,105 @@
+"""A case renamed (its `id` changed) or moved to another eval file, content unchanged, through the real CLI.
+
+Paired by (eval file, test id) alone, the case was `removed` (it passed on the base) and `new` (it fails now),
+and `--fail-on regression` warns about a new failing case: renaming a broken case passed the gate. A new
+case whose content (everything but its id and file) is a removed case's, one to one, is that case.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.commands.test_paired_cli import base_run, project, run, schedule
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write
+from tests.helpers.reports import read_rows
+
+CASE = "  - id: {id}\n    input: Answer {n}\n    assertions: [{{type: contains, value: ok}}]\n"
+
+
+def suite(ids: list[tuple[str, int]]) -> str:
+    return "tests:\n" + "".join(CASE.format(id=case, n=n) for case, n in ids)
+
+
+def renamed_project(tmp_path: Path, *trials: str) -> Path:
+    """Four cases passing on the base (`base.jsonl`); then c1 renamed to `c1-renamed`, which now fails."""
+    repo = project(tmp_path, 4)
+    base_run(repo, {f"c{i}": "PPP" for i in range(4)}, *trials)
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("c1-renamed", 1), ("c2", 2), ("c3", 3)]))
+    schedule(repo, {"c0": "PPP", "c1-renamed": "FFF", "c2": "PPP", "c3": "PPP"})
+    return repo
+
+
+def test_a_renamed_case_that_now_fails_regresses(tmp_path: Path) -> None:
+    repo = renamed_project(tmp_path)
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression",
+              env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "gate (--fail-on regression): failed, 1 case(s) regressed against base.jsonl" in ran.stdout
+    assert "REGRESSED: c1-renamed (evals/s.eval.yaml:5) — renamed from 'c1': passed on base" in ran.stdout
+    assert "against the base: 1 regressed, 3 still passing" in ran.stdout
+    assert "REMOVED" not in ran.stdout and "NEW:" not in ran.stdout
+    assert "::error file=evals/s.eval.yaml,line=5" in ran.stdout
+    assert "c1-renamed failed (regressed (renamed from c1))" in ran.stdout
+    assert "| regressed | c1-renamed (renamed from c1) |" in (tmp_path / "summary.md").read_text()
+    # `compare` reads the same rows the same way
+    again = run_cli("compare", "base.jsonl", ".agentv-gate/results.jsonl", "--fail-on", "regression", "--json",
+                    cwd=repo)
+    assert again.returncode == 1, again.stdout + again.stderr
+    cases = {c["test_id"]: c for c in json.loads(again.stdout)["cases"]}
+    assert cases["c1-renamed"]["status"] == "regressed" and cases["c1-renamed"]["renamed_from"] == {
+        "suite": "evals/s.eval.yaml", "test_id": "c1"}
+    assert "c1" not in cases
+
+
+def test_a_case_moved_to_another_eval_file_that_now_fails_regresses(tmp_path: Path) -> None:
+    repo = project(tmp_path, 4)
+    base_run(repo, {f"c{i}": "P" for i in range(4)})
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("c2", 2), ("c3", 3)]))
+    write(repo / "evals/t.eval.yaml", suite([("c1", 1)]))
+    schedule(repo, {"c0": "P", "c1": "F", "c2": "P", "c3": "P"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "REGRESSED: c1 (evals/t.eval.yaml:2) — renamed from 'c1' of evals/s.eval.yaml: passed on base" in ran.stdout
+
+
+def test_a_renamed_case_still_passing_is_no_new_case(tmp_path: Path) -> None:
+    repo = renamed_project(tmp_path)
+    schedule(repo, {"c0": "P", "c1-renamed": "P", "c2": "P", "c3": "P"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "against the base: 4 still passing" in ran.stdout
+
+
+def test_two_removed_cases_of_the_same_content_are_not_guessed_between(tmp_path: Path) -> None:
+    """Two base cases with one content, both gone, and one new case with it: which one it was is a guess, so
+    neither is paired (as before: the new case is new, the two removed)."""
+    repo = project(tmp_path, 1)
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a", 9), ("b", 9)]))
+    base_run(repo, {"c0": "P", "a": "P", "b": "P"})
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a-renamed", 9)]))
+    schedule(repo, {"c0": "P", "a-renamed": "F"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert "against the base: 1 new, 2 removed, 1 still passing" in ran.stdout, ran.stdout + ran.stderr
+    assert ran.returncode == 0
+
+
+def test_a_base_row_without_the_content_digest_is_never_paired(tmp_path: Path) -> None:
+    """Rows of an older agentv-gate hold no `content_digest`: the case stays removed and new, as it was."""
+    repo = renamed_project(tmp_path)
+    rows = read_rows(repo / "base.jsonl")
+    write(repo / "base.jsonl", "".join(json.dumps({k: v for k, v in row.items() if k != "content_digest"}) + "\n"
+                                       for row in rows))
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert "against the base: 1 new, 1 removed, 3 still passing" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_renamed_case_broken_in_every_trial_fails_the_paired_gate(tmp_path: Path) -> None:
+    """With trials, the paired test and the per-case guard read the renamed case against its base trials."""
+    repo = renamed_project(tmp_path, "--trials", "3")
+    ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "c1-renamed failed (regression (per-case guard))" in ran.stdout or \
+        "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
+    assert "c1-renamed (3/3 -> 0/3" in ran.stdout
