@@ -93,11 +93,13 @@ def undecided_cases(baseline: Baseline, rows: list[ReportRow]) -> list[RowKey]:
 
 def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
                      cases_of: Callable[[set[RowKey]], Iterable[EvalCase]],
-                     orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool) -> Reruns:
-    """Round after round, the undecided cases' next trials; `rows` is updated in place with them."""
+                     orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool,
+                     earlier: Reruns | None = None) -> Reruns:
+    """Round after round, the undecided cases' next trials; `rows` is updated in place with them. `earlier`: the
+    re-runs rows already hold (a row `--rerun-failed` kept), which new ones are numbered on from and added to."""
     from ..report.baseline import paired
 
-    reruns = Reruns()
+    reruns = earlier or Reruns()
     while True:
         test = baseline.test(baseline.compare(rows))
         if not isinstance(test, paired.SuiteTest):

@@ -494,7 +494,10 @@ class RunSession:
 
     def _rerun_suspicious(self) -> None:
         """The per-case guard's re-runs (`_reruns`): only with a baseline, trials and `--fail-on` past
-        `all`, and only for a run that went to its end (a stopped run fails whatever they would show)."""
+        `all`, and only for a run that went to its end (a stopped run fails whatever they would show).
+        A row `--rerun-failed` kept (its row passed: pass_at_k passes one trial of three) is re-run as any:
+        its case is as written now (else it would have run again), and left undecided it would only be
+        "suspicious", which passes the gate on a case the guard fails; its earlier re-runs count, numbered on."""
         baseline = self.baseline
         if baseline is None or baseline.fail_on == "all" or (self.args.trials or 1) < 2 or (
                 self.failure_limit is not None and self.failure_limit.message):
@@ -508,7 +511,11 @@ class RunSession:
                                      f"the trials it recorded); {len(undecided)} case(s) stay undecided: "
                                      + ", ".join(one_line(key[1]) for key in undecided[:10])), file=sys.stderr)
             return
-        refs = {(ref.suite, ref.id): ref for ref in self.selected}
+        kept = {(row.suite, row.eval_id) for row in self.rerun.kept} if self.rerun is not None else set()
+        refs = {(ref.suite, ref.id): ref for ref in self.plan.refs if (ref.suite, ref.id) in kept}
+        refs.update({(ref.suite, ref.id): ref for ref in self.selected})
+        earlier = Reruns({(row.suite, row.eval_id, row.target): [dict(t) for t in row.reruns]
+                          for row in self.rerun.kept if row.reruns}) if self.rerun is not None else Reruns()
 
         def cases_of(keys: set[tuple[str, str, str]]) -> Iterator[EvalCase]:
             wanted = [refs[(suite, case_id)] for suite, case_id, _ in sorted(keys) if (suite, case_id) in refs]
@@ -523,7 +530,7 @@ class RunSession:
                                 stop=execution_block_policies(*budget), hooks=self.hooks)
 
         self.reruns = rerun_suspicious(baseline, self.rows, self.settings.trials or 1, cases_of, orchestrator_for,
-                                       self.args.quiet)
+                                       self.args.quiet, earlier)
 
     def _orchestrator(self) -> Orchestrator:
         args, resolver = self.args, self.resolver
