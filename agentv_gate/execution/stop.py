@@ -64,7 +64,7 @@ class BudgetStop:
             spent = self.spent.get(case.suite, 0.0)
         if spent < budget:
             return None
-        return Refusal("budget_exceeded", f"the suite's total_budget_usd ({budget:g}) was spent "
+        return Refusal(BUDGET_EXCEEDED, f"the suite's total_budget_usd ({budget:g}) was spent "
                        f"(${spent:.4f} reported so far)", budget_exceeded=True)
 
     def record(self, case: EvalCase, result: CaseResult) -> None:
@@ -89,7 +89,7 @@ class ErrorStop:
             first = self.first_error.get(case.suite)
         if first is None:
             return None
-        return Refusal("error_threshold_exceeded", f"fail_on_error: case '{first}' of this suite had an execution "
+        return Refusal(ERROR_THRESHOLD_EXCEEDED, f"fail_on_error: case '{first}' of this suite had an execution "
                        "error")
 
     def record(self, case: EvalCase, result: CaseResult) -> None:
@@ -107,6 +107,14 @@ STOPPED_BY_MAX_FAILURES = "max_failures"
 NOT_RUN_MISSING_ENV = "missing_env"
 """The `failure_reason_code` of a case `run --skip-missing-env` left out: a variable its target or a
 judge it calls reads is unset. Reported as not run (exit 5 when nothing else failed), never as a pass."""
+
+BUDGET_EXCEEDED = "budget_exceeded"
+"""The `failure_reason_code` of a case not started because its suite's `total_budget_usd` or the run's
+`--budget-usd` was spent (AgentV's code)."""
+
+ERROR_THRESHOLD_EXCEEDED = "error_threshold_exceeded"
+"""The `failure_reason_code` of a case not started after an execution error of its suite under
+`fail_on_error` (AgentV's code)."""
 
 NOT_RUN_INTERRUPTED = "interrupted"
 """The `failure_reason_code` of a case a run cut short (Ctrl-C, SIGTERM, an internal error) never
@@ -166,7 +174,7 @@ class RunBudget:
             spent = self.spent
         if spent < self.budget:
             return None
-        return Refusal("budget_exceeded", f"the run's --budget-usd ({self.budget:g}) was spent (${spent:.4f} "
+        return Refusal(BUDGET_EXCEEDED, f"the run's --budget-usd ({self.budget:g}) was spent (${spent:.4f} "
                        "reported so far)", budget_exceeded=True)
 
     def record(self, case: EvalCase, result: CaseResult) -> None:

@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING
 
 from ...base.defaults import DEFAULT_ALPHA
 from ...errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
-from ...execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, STOPPED_BY_MAX_FAILURES
+from ...execution.stop import (
+    BUDGET_EXCEEDED,
+    ERROR_THRESHOLD_EXCEEDED,
+    NOT_RUN_INTERRUPTED,
+    NOT_RUN_MISSING_ENV,
+    STOPPED_BY_MAX_FAILURES,
+)
 from ...models import CaseResult
 from ...targets.recording import NOT_RECORDED
 from .. import Summary
@@ -54,6 +60,8 @@ base cannot show the change did not break it."""
 NO_BASE_RESULT = {NOT_RUN_INTERRUPTED: "the base run was interrupted before it",
                   STOPPED_BY_MAX_FAILURES: "the base run stopped (--max-failures) before it",
                   NOT_RUN_MISSING_ENV: "left out of the base run (--skip-missing-env)",
+                  BUDGET_EXCEEDED: "the base run's budget was spent before it",
+                  ERROR_THRESHOLD_EXCEEDED: "the base run's suite stopped at an execution error (fail_on_error)",
                   NOT_RECORDED: "the base replay had no recorded answer for it"}
 """The `failure_reason_code`s of a base row that holds no judgement of its case, and what each says."""
 HELD = (BROKEN, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
@@ -319,10 +327,11 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
 
 
 def unknown_on_base(comparison: Comparison, unjudged: Mapping[tuple[str, str], str]) -> list[CaseChange]:
-    """The cases the base never judged (`unjudged_on_base`) that do not pass now: "new" or "still failing" would
-    let them by, though the change may be what broke them (a quarantined, advisory or left-out head decides nothing)."""
+    """The cases the base never judged (`unjudged_on_base`) that the head judged and did not pass: "new" or "still
+    failing" would let them by, though the change may be what broke them. A head that did not judge the case either
+    (refused as on the base: its suite's error, a dependency), a quarantined or an advisory one decides nothing."""
     return [c for c in comparison.changes if c.head is not None and (c.head.suite, c.head.eval_id) in unjudged
-            and outcome(c.head) not in ("pass", QUARANTINED, NOT_RUN, ADVISORY)]
+            and c.head.failure_reason_code is None and outcome(c.head) not in ("pass", QUARANTINED, ADVISORY)]
 
 
 def unknown_line(unknown: Sequence[CaseChange], unjudged: Mapping[tuple[str, str], str]) -> str:
