@@ -1,7 +1,9 @@
 """`agentv-gate compare BASE.jsonl HEAD.jsonl`: what a change did to each case, and exit 1 if any regressed.
 
-With several trials a case on both sides, the paired test decides instead (see `report/baseline/paired.py`
-and `--fail-on`): exit 1 when the suite's pass rate fell beyond chance at `--alpha`.
+The verdict and the exit code are `run --baseline`'s (`report/baseline/gate.py`: `decide`, `gate_exit`), on
+the head's rows as `run` wrote them: with several trials a case on both sides the paired test decides
+(see `report/baseline/paired.py` and `--fail-on`); a head interrupted or stopped early, or a case the base
+never judged failing now, fails as it fails the gate.
 
 AgentV's `compare` (rows paired by test id; wins, losses and ties beyond `--threshold`), plus the
 gate's question: did a case that passed on the base stop passing? Two files that share no case are
@@ -17,15 +19,15 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import EXIT_FAILED, EXIT_OK, ReportWriteError, UsageError
+from ..errors import ReportWriteError, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
+from ..report import summarise
 from ..report.baseline import paired
 from ..report.baseline.compare import LABELS, Comparison, Status, compare_results
-from ..report.baseline.gate import Verdict, paired_verdict, unjudged_on_base, unknown_line, unknown_on_base, warn_only
+from ..report.baseline.gate import Baseline, decide, gate_exit, unjudged_on_base
 from ..report.baseline.render import (
     comparison_html,
     comparison_json,
@@ -42,34 +44,12 @@ from ..report.rows import ReportedCase
 from ..report.text import inert_json, inert_log_text, one_line
 from ._baseline import check_alpha, check_max_trials, read_history
 from ._outputs import output_paths
-from ._previous import read_previous
+from ._previous import read_previous, stopped_shards
 
 
 def _check_delta(name: str, value: float | None) -> None:
     if value is not None and not (math.isfinite(value) and 0 <= value <= 1):
         raise UsageError(f"{name} {value} is not in 0..1")
-
-
-def gate_line(comparison: Comparison) -> str:
-    regressed = len(comparison.regressed)
-    return (f"compare: {regressed} case(s) regressed" if regressed else "compare: no case regressed")
-
-
-def decide(comparison: Comparison, test: paired.SuiteTest | paired.NoTest, fail_on: str, base: Path,
-           flaky: frozenset[tuple[str, str]], unjudged: Mapping[tuple[str, str], str]) -> tuple[bool, str]:
-    """(failed, the gate's line): a case the base never judged failing now, then the paired test when there
-    is one, else any case that regressed (a flaky one's single-trial regression only said)."""
-    unknown = unknown_on_base(comparison, unjudged)
-    if unknown:
-        return True, f"compare: {unknown_line(unknown, unjudged)}"
-    if isinstance(test, paired.SuiteTest):
-        ok, line = paired_verdict("compare", fail_on, test, base)
-        return not ok, line
-    firm = [c for c in comparison.regressed if (c.row.suite, c.row.eval_id) not in flaky]
-    line = gate_line(comparison) if len(firm) == len(comparison.regressed) else (
-        f"compare: {len(firm)} case(s) regressed, and {len(comparison.regressed) - len(firm)} flaky one(s) on a "
-        "single trial (only a paired test may fail for a flaky case)")
-    return bool(firm), line
 
 
 def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest | paired.NoTest,
@@ -150,14 +130,14 @@ def execute(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.base} and {args.head} share no case (paired by suite and test id); "
                          "are they results of the same eval files?")
     flaky, earlier = read_history(args.history, base)
-    flaky = paired.same_version(comparison, flaky)
-    test = paired.paired_test(comparison, paired.DEFAULT_ALPHA if args.alpha is None else args.alpha, flaky,
-                              args.max_trials, earlier)
-    unjudged = unjudged_on_base(every_base)
-    failed, line = decide(comparison, test, args.fail_on, args.base, flaky, unjudged)
-    # a case the gate fails on though its row passed (pass_at_k): a failure in the page and the annotations
-    verdict = Verdict(comparison, not failed, line, warn_only(args.fail_on, test), test, flaky, fail_on=args.fail_on,
-                      unknown=tuple(unknown_on_base(comparison, unjudged)))
+    alpha = paired.DEFAULT_ALPHA if args.alpha is None else args.alpha
+    baseline = Baseline(args.base, base, args.fail_on, args.max_drop, alpha, flaky, args.max_trials, earlier,
+                        unjudged_on_base(every_base), who="compare")
+    # the one verdict function `run --baseline` reads, on the head's rows as `run` would have written them
+    summary, stopped = summarise(head), stopped_shards(head)
+    verdict = decide(baseline, head, summary, stopped)
+    test = verdict.test if verdict.test is not None else paired.NoTest("no comparison")
+    failed, line = not verdict.ok, verdict.gate_line
     shown = verdict.shown(head)
     held = [row for row, ran in zip(shown, head, strict=True) if row.verdict != ran.verdict]
     if args.json:
@@ -175,4 +155,4 @@ def execute(args: argparse.Namespace) -> int:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         unknown = [c.head for c in verdict.unknown if c.head is not None]
         _github(comparison, held + unknown, verdict.labels(), args.min_delta, test, line, json_out=args.json)
-    return EXIT_FAILED if failed else EXIT_OK
+    return gate_exit(verdict, summary, stopped)

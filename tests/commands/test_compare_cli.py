@@ -208,3 +208,22 @@ def test_a_case_the_gate_fails_on_though_its_row_passed_is_annotated_and_failed_
     assert "c2 failed (inconclusive)" in annotations[0] and "inconclusive against the base: 3/3 -> 1/3" in annotations[0]
     assert 'class="totals FAILED">agentv-gate FAILED: 6 cases: 5 passed, 1 failed' in \
         (repo / ".agentv-gate/report.html").read_text()
+
+
+def test_compare_reaches_the_verdict_of_run_against_the_same_base(tmp_path: Path) -> None:
+    """One verdict for both: a quarantined failure fails no comparison, a head stopped early fails it though
+    the cases it left unstarted failed on the base too, and only cases left out make it exit 5."""
+    base = write_results(tmp_path / "base.jsonl", [case_result("a"), case_result("b", "fail")])
+    quarantined = write_results(tmp_path / "q.jsonl", [case_result("a", "fail", quarantined="known flaky"),
+                                                       case_result("b", "fail")])
+    proc = run_cli("compare", str(base), str(quarantined), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    stopped = write_results(tmp_path / "s.jsonl", [case_result("a"), case_result(
+        "b", "error", error="the run stopped after 1 failed case(s)", failure_reason_code="max_failures")])
+    proc = run_cli("compare", str(base), str(stopped), cwd=tmp_path)
+    assert proc.returncode == 1 and "compare: failed, the run stopped early" in proc.stdout, proc.stdout
+    left_out = write_results(tmp_path / "m.jsonl", [case_result("a", "error", error="OPENAI_KEY unset",
+                                                                failure_reason_code="missing_env"),
+                                                    case_result("b", "fail")])
+    proc = run_cli("compare", str(base), str(left_out), cwd=tmp_path)
+    assert proc.returncode == 5 and "compare: incomplete, 1 case(s) not run" in proc.stdout, proc.stdout

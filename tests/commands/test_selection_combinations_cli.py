@@ -259,7 +259,7 @@ def test_history_excuses_only_the_version_of_a_case_it_saw_flip(tmp_path: Path) 
     assert "REGRESSED: a" in changed.stdout and "flaky" not in changed.stdout, changed.stdout
     keep(repo, "head.jsonl")
     compared = run_cli("compare", "base.jsonl", "head.jsonl", "--history", "history.jsonl", cwd=repo)
-    assert compared.returncode == EXIT_FAILED and "compare: 1 case(s) regressed" in compared.stdout, said(compared)
+    assert compared.returncode == EXIT_FAILED and "compare: failed, 1 case(s) regressed" in compared.stdout, said(compared)
 
 
 # ------------------------------------------------------------------ carried rows x secrets

@@ -86,6 +86,13 @@ class Baseline:
     """(suite, test id) -> why the base run holds no judgement of the case (`unjudged_on_base`): those of `rows`,
     and those given (an interrupted run's rows, which leave `rows` so that their cases read as new)."""
 
+    who: str = ""
+    """Who states the verdict (`compare`); the gate's own lines say `gate (--fail-on MODE)`."""
+
+    @property
+    def name(self) -> str:
+        return self.who or f"gate (--fail-on {self.fail_on})"
+
     def __post_init__(self) -> None:
         self.unjudged = {**unjudged_on_base(self.rows), **self.unjudged}
 
@@ -127,7 +134,7 @@ class Baseline:
                 return False, (f"gate (--fail-on all): failed, {regressed} case(s) dropped more than "
                                f"--max-drop {self.max_drop:g}")
             return summary.ok and stopped is None, f"gate (--fail-on all): {'passed' if summary.ok else 'failed'}"
-        gate = f"gate (--fail-on {self.fail_on})"
+        gate = self.name
         if summary.total == 0:
             return False, f"{gate}: failed, no case ran"
         if summary.not_run:
@@ -319,7 +326,7 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
     ok, line = baseline.verdict(summary, comparison, stopped, test)
     # Exit 5 only when cases left out are all that failed the gate: never beside a paired drop, a guard's
     # `broken` or a regression, each of which fails `--fail-on regression` whether or not a case was left out.
-    incomplete = not ok and (line.startswith(f"gate (--fail-on {baseline.fail_on}): incomplete,") or (
+    incomplete = not ok and (line.startswith(f"{baseline.name}: incomplete,") or (
         baseline.fail_on == "all" and summary.incomplete and stopped is None and not blocking_regressions(comparison)))
     unknown = tuple(baseline.unknown_on_base(comparison)) if baseline.fail_on != "all" else ()
     return Verdict(comparison, ok, line, warn_only(baseline.fail_on, test), test, baseline.flaky_in(comparison), incomplete,
