@@ -194,3 +194,10 @@ def test_a_base_row_that_judged_nothing_holds_the_gate_to_the_head_s_own_verdict
     for head in (case_result("b", "error", failure_reason_code=code), case_result("b"),
                  case_result("b", "fail", quarantined="known flaky")):
         assert unknown_on_base(compare_results(base, [case_result("a"), head]), seen) == []
+
+
+def test_a_renamed_case_the_base_never_judged_is_held_under_its_old_name() -> None:
+    base = [case_result("a"), case_result("b", "error", failure_reason_code="max_failures", content_digest="d1")]
+    head = [case_result("a"), case_result("b-renamed", "fail", content_digest="d1")]
+    comparison = compare_results(base, head)
+    assert [c.row.eval_id for c in unknown_on_base(comparison, unjudged_on_base(base))] == ["b-renamed"]

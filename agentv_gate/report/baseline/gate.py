@@ -337,12 +337,18 @@ def unknown_on_base(comparison: Comparison, unjudged: Mapping[tuple[str, str], s
     """The cases the base never judged (`unjudged_on_base`) that the head judged and did not pass: "new" or "still
     failing" would let them by, though the change may be what broke them. A head that did not judge the case either
     (refused as on the base: its suite's error, a dependency), a quarantined or an advisory one decides nothing."""
-    return [c for c in comparison.changes if c.head is not None and (c.head.suite, c.head.eval_id) in unjudged
+    return [c for c in comparison.changes if c.head is not None and _base_key(c) in unjudged
             and c.head.failure_reason_code is None and outcome(c.head) not in ("pass", QUARANTINED, ADVISORY)]
 
 
+def _base_key(change: CaseChange) -> tuple[str, str]:
+    """The case's name on the base: a renamed case's base row has its old one."""
+    row = change.base or change.row
+    return row.suite, row.eval_id
+
+
 def unknown_line(unknown: Sequence[CaseChange], unjudged: Mapping[tuple[str, str], str]) -> str:
-    reasons = sorted({unjudged[(c.row.suite, c.row.eval_id)] for c in unknown})
+    reasons = sorted({unjudged[_base_key(c)] for c in unknown})
     return (f"{len(unknown)} case(s) do not pass now and have no result on the base ({'; '.join(reasons)}): "
             + ", ".join(one_line(c.row.eval_id) for c in unknown[:5])
             + "; the base cannot show this change did not break them (run the base again)")
