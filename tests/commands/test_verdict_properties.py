@@ -1,11 +1,13 @@
 """Properties of the verdict under `--baseline`, across the dimensions that meet there: trials per
-side (1, k, unequal), stable or flaky base cases, interrupted (`planned` above the rows) and
-`--max-failures`-stopped runs, cases `--skip-missing-env` left out, quarantined and advisory cases, each
-`--fail-on` mode and alpha. The real decision code runs (`baseline_report`, `gate_exit`) on real
-result rows; the CLI runs the same table in test_case_guard_cli.py and test_paired_cli.py.
+side (1, k, unequal), stable or flaky base cases, base cases their run never started, interrupted
+(`planned` above the rows) and `--max-failures`-stopped runs, cases `--skip-missing-env` left out,
+quarantined and advisory cases, each `--fail-on` mode and alpha. The real decision code runs
+(`baseline_report`, `gate_exit`) on real result rows; the CLI runs the same table in
+test_case_guard_cli.py and test_paired_cli.py.
 
 Each invariant is one the gate promises whatever meets: no stable case broken in every trial
-passes, no case that did not run passes, modes are monotone, exit codes keep their meaning."""
+passes, no case the base never judged that fails now passes, no case that did not run passes,
+modes are monotone, exit codes keep their meaning."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
-from agentv_gate.execution.stop import NOT_RUN_MISSING_ENV
+from agentv_gate.execution.stop import NOT_RUN_MISSING_ENV, STOPPED_BY_MAX_FAILURES
 from agentv_gate.models import CaseResult
 from agentv_gate.report import summarise
 from agentv_gate.report.baseline.gate import Baseline, gate_exit
@@ -39,6 +41,9 @@ def row(case: str, passes: int, trials: int, head: str = "ran", rule: str = "mea
     if head == "missing-env":
         verdict, outcomes, extra = "error", [0.0], {"failure_reason_code": NOT_RUN_MISSING_ENV}
         trials = 1
+    elif head == "not-started":  # a base row of a case its run never started (--max-failures)
+        verdict, outcomes, extra = "error", [0.0], {"failure_reason_code": STOPPED_BY_MAX_FAILURES}
+        trials = 1
     elif head.startswith("quarantined") and verdict != "pass":
         extra = {"quarantined": "flaky upstream"}
     elif head == "advisory" and verdict != "pass":  # failed only by a judge below its floor (gate.yaml)
@@ -58,6 +63,8 @@ class Case:
     head_passes: int
     head: str  # ran | missing-env | quarantined | quarantined-error | advisory
     flaky: bool
+    judged_on_base: bool = True
+    """False: its base run never started it (stopped by --max-failures first)."""
 
 
 @st.composite
@@ -67,7 +74,7 @@ def cases(draw: st.DrawFn) -> Case:
     return Case(base_trials, draw(st.integers(0, base_trials)), head_trials, draw(st.integers(0, head_trials)),
                 draw(st.sampled_from(("ran", "ran", "ran", "ran", "missing-env", "quarantined", "quarantined-error",
                                       "advisory"))),
-                draw(st.booleans()))
+                draw(st.booleans()), draw(st.sampled_from((True,) * 5 + (False,))))
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,8 @@ class Outcome:
 
 def decide(table: list[Case], fail_on: str, alpha: float, not_run: int, stopped: str | None,
            rule: str = "mean") -> Outcome:
-    base = [row(f"c{i}", c.base_passes, c.base_trials, rule=rule) for i, c in enumerate(table)]
+    base = [row(f"c{i}", c.base_passes, c.base_trials, "ran" if c.judged_on_base else "not-started", rule)
+            for i, c in enumerate(table)]
     head = [row(f"c{i}", c.head_passes, c.head_trials, c.head, rule) for i, c in enumerate(table)]
     flaky = frozenset(("evals/s.eval.yaml", f"c{i}") for i, c in enumerate(table) if c.flaky)
     baseline = Baseline(Path("base.jsonl"), base, fail_on, None, alpha, flaky)
@@ -95,6 +103,11 @@ def stable_broken(table: list[Case]) -> bool:
     failed every head trial."""
     return any(c.base_passes == c.base_trials and not c.flaky and c.head == "ran" and c.head_passes == 0
                for c in table)
+
+
+def unjudged_fails(table: list[Case]) -> bool:
+    """A case its base run never started that ran on the head and did not pass every trial (`mean`)."""
+    return any(not c.judged_on_base and c.head == "ran" and c.head_passes < c.head_trials for c in table)
 
 
 def one_trial_regression(table: list[Case]) -> bool:
@@ -141,6 +154,7 @@ def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run
         assert out.code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN), why
         if out.code == EXIT_OK:
             assert not stable_broken(table), why
+            assert not unjudged_fails(table), why  # the base cannot show the change did not break it
             assert not_run == 0 and stopped is None, why  # a case that did not run is never a pass
             assert all(c.head != "missing-env" for c in table), why
         if out.code == EXIT_NOT_RUN:  # 5: nothing failed, cases left out: never after a stop
