@@ -29,6 +29,7 @@ def test_a_case_the_base_stopped_before_fails_the_gate_while_it_fails(tmp_path: 
     assert head.returncode == EXIT_FAILED, said(head)
     assert ("1 case(s) do not pass now and have no result on the base (the base run stopped (--max-failures) "
             "before it): b" in head.stdout), said(head)
+    assert "against the base: 1 still failing (also on base), 2 new" in head.stdout, said(head)  # b, c: never judged
     cases = junit_cases(ET.parse(repo / ".agentv-gate" / "junit.xml").getroot())
     assert (cases["b"], cases["c"]) == ("fail", "pass"), cases
 

@@ -20,7 +20,8 @@ A case's status answers "what did this change do to it?":
 - `still failing`: it did not pass on the base either;
 - `fixed`: it did not pass on the base and passes now;
 - `passing`: it passes on both;
-- `new`: the base has no row for it; `removed`: only the base has a row for it.
+- `new`: the base has no row for it, or only a row that judged nothing (`NO_BASE_RESULT`: a case its run
+  never started); `removed`: only the base has a row for it.
 
 Everything here reads rows only (never an eval file), like every reporter.
 """
@@ -32,6 +33,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ...execution.stop import (
+    BUDGET_EXCEEDED,
+    ERROR_THRESHOLD_EXCEEDED,
+    NOT_RUN_INTERRUPTED,
+    NOT_RUN_MISSING_ENV,
+    STOPPED_BY_MAX_FAILURES,
+)
+from ...targets.recording import NOT_RECORDED
 from ..rows import ReportedCase
 from ..text import one_line
 
@@ -42,6 +51,14 @@ DEFAULT_MIN_DELTA = 0.1
 DROP_DIGITS = 9
 """Decimals a score's fall is read to against `--max-drop`: far below any score a judge reports, far above
 the error of subtracting two binary fractions."""
+
+NO_BASE_RESULT = {NOT_RUN_INTERRUPTED: "the base run was interrupted before it",
+                  STOPPED_BY_MAX_FAILURES: "the base run stopped (--max-failures) before it",
+                  NOT_RUN_MISSING_ENV: "left out of the base run (--skip-missing-env)",
+                  BUDGET_EXCEEDED: "the base run's budget was spent before it",
+                  ERROR_THRESHOLD_EXCEEDED: "the base run's suite stopped at an execution error (fail_on_error)",
+                  NOT_RECORDED: "the base replay had no recorded answer for it"}
+"""The `failure_reason_code`s of a base row that holds no judgement of its case, and what each says."""
 
 LABELS: dict[Status, str] = {
     "regressed": "regressed",
@@ -165,6 +182,9 @@ def case_key(row: ReportedCase) -> tuple[str, str]:
 
 
 def _status(base: ReportedCase, head: ReportedCase, max_drop: float | None) -> tuple[Status, str]:
+    unjudged = NO_BASE_RESULT.get(base.failure_reason_code or "")
+    if unjudged is not None:  # neither failing nor passing there: "still failing" or "fixed" would say it was
+        return "new", f"no result on base ({unjudged})"
     was, now = base.verdict == "pass", head.verdict == "pass"
     if was and not now:
         how = "errors" if head.verdict == "error" else "fails"
@@ -227,5 +247,5 @@ def _renamed(removed: Sequence[ReportedCase], new: Sequence[ReportedCase]) -> di
     return {id(news[k][0]): olds[k][0] for k in olds.keys() & news.keys() if len(olds[k]) == len(news[k]) == 1}
 
 
-__all__ = ["DEFAULT_MIN_DELTA", "LABELS", "STATUSES", "CaseChange", "Comparison", "Outcome", "Status", "case_key",
-           "compare_results"]
+__all__ = ["DEFAULT_MIN_DELTA", "LABELS", "NO_BASE_RESULT", "STATUSES", "CaseChange", "Comparison", "Outcome", "Status",
+           "case_key", "compare_results"]

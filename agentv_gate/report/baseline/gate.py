@@ -26,18 +26,11 @@ from typing import TYPE_CHECKING
 
 from ...base.defaults import DEFAULT_ALPHA
 from ...errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
-from ...execution.stop import (
-    BUDGET_EXCEEDED,
-    ERROR_THRESHOLD_EXCEEDED,
-    NOT_RUN_INTERRUPTED,
-    NOT_RUN_MISSING_ENV,
-    STOPPED_BY_MAX_FAILURES,
-)
 from ...models import CaseResult
-from ...targets.recording import NOT_RECORDED
 from .. import Summary
 from ..rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..text import one_line
+from .compare import NO_BASE_RESULT
 
 if TYPE_CHECKING:
     from . import paired
@@ -57,13 +50,6 @@ NOT_DECIDED = "not decided against the base"
 UNKNOWN_ON_BASE = "no result on the base"
 """A case the base run did not judge (`NO_BASE_RESULT`) that does not pass now: it fails the gate, since the
 base cannot show the change did not break it."""
-NO_BASE_RESULT = {NOT_RUN_INTERRUPTED: "the base run was interrupted before it",
-                  STOPPED_BY_MAX_FAILURES: "the base run stopped (--max-failures) before it",
-                  NOT_RUN_MISSING_ENV: "left out of the base run (--skip-missing-env)",
-                  BUDGET_EXCEEDED: "the base run's budget was spent before it",
-                  ERROR_THRESHOLD_EXCEEDED: "the base run's suite stopped at an execution error (fail_on_error)",
-                  NOT_RECORDED: "the base replay had no recorded answer for it"}
-"""The `failure_reason_code`s of a base row that holds no judgement of its case, and what each says."""
 HELD = (BROKEN, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
 """The paired labels of a head whose pass rate fell: where not quiet under `--fail-on` (`warn_only`), the
 gate fails the change on that case even when its row passed its own mark (1 of 3 trials, pass_at_k)."""
