@@ -21,7 +21,10 @@ suite). The guard's re-runs are simulated with the gate's own choice of cases an
 
 Printed: the seed and every setting, then per trial count the share of simulated pull requests
 failed (false alarms in the "no change" column, power in the others) with the mean trials re-run,
-for the gate and for the case-by-case rule. `--markdown` prints the table for the docs. Not a
+for the gate and for the case-by-case rule; for `break1`, also the power over the pull requests
+whose broken case passed every base trial (stable on the base as the gate reads it: under a noisy
+judge a case that always passes shows a failed base trial in about a quarter of them).
+`--markdown` prints the table for the docs. Not a
 timed test: about a minute a model at `--trials 3,5 --prs 200`.
 
     .venv/bin/python bench/stats_bench.py                        # 500 PRs a cell, seed 2026
@@ -131,9 +134,9 @@ def rerun(baseline: Baseline, head: list[CaseResult], head_p: list[float], trial
 
 
 def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Random,
-           noise: str = "uniform", reruns: bool = True, history: int = 0) -> tuple[bool, bool, int]:
-    """(the gate failed, the case-by-case rule failed, trials re-run) for one simulated pull request;
-    `history`: earlier runs of the base, as many trials each, given as `--history`."""
+           noise: str = "uniform", reruns: bool = True, history: int = 0) -> tuple[bool, bool, int, bool]:
+    """(the gate failed, the case-by-case rule failed, trials re-run, the first case passed every base trial)
+    for one simulated pull request; `history`: earlier runs of the base, as many trials each, given as `--history`."""
     base_p, head_p = probabilities(noise, cases, dropped, rng)
     base, head = rows(base_p, trials, rng, "base"), rows(head_p, trials, rng, "head")
     earlier = [row for run in range(history) for row in rows(base_p, trials, rng, f"main-{run}")]
@@ -142,7 +145,9 @@ def one_pr(cases: int, dropped: int, trials: int, alpha: float, rng: random.Rand
     rule = bool(baseline.compare(head).regressed)
     spent = rerun(baseline, head, head_p, trials, rng) if reruns and trials > 1 else 0
     report = baseline_report(baseline, head, summarise(head), None)
-    return not report.ok, rule, spent
+    first = base[0]
+    stable = first.verdict == "pass" and all(t["verdict"] == "pass" for t in first.trials or [])
+    return not report.ok, rule, spent, stable
 
 
 def name(dropped: int, cases: int) -> str:
@@ -180,13 +185,20 @@ def main() -> int:
         for dropped in drops:
             rng = random.Random(f"{args.seed}-{trials}-{dropped}")
             gate = rule = spent = 0
+            stable_caught: list[bool] = []
             for _ in range(args.prs):
-                g, r, extra = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise, not args.no_reruns,
-                                     args.history)
+                g, r, extra, stable = one_pr(args.cases, dropped, trials, args.alpha, rng, args.noise,
+                                             not args.no_reruns, args.history)
                 gate += g
                 rule += r
                 spent += extra
+                if stable:
+                    stable_caught.append(g)
             table[(trials, dropped)] = (gate / args.prs, rule / args.prs, spent / args.prs)
+            if dropped < 0 and stable_caught:  # the issue's sense of stable: every base trial agreed
+                print(f"trials {trials}: the broken case passed every base trial in {len(stable_caught) / args.prs:.1%} "
+                      f"of the pull requests; of those the gate failed {sum(stable_caught) / len(stable_caught):.1%}",
+                      flush=True)
         cells = "  ".join(f"{name(d, args.cases)}: gate {table[(trials, d)][0]:6.1%}"
                           f" (re-ran {table[(trials, d)][2]:.1f} trials)"
                           f" case-by-case {table[(trials, d)][1]:6.1%}" for d in drops)
