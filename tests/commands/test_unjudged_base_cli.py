@@ -25,11 +25,15 @@ def test_a_case_the_base_stopped_before_fails_the_gate_while_it_fails(tmp_path: 
         "a": None, "b": "max_failures", "c": "max_failures"}, said(base)
     keep(repo, "base.jsonl")
     set_answers(repo, {"b": "no"})  # the change breaks b
-    head = run(repo, *GATE)
+    head = run(repo, *GATE, env={"GITHUB_ACTIONS": "true"})
     assert head.returncode == EXIT_FAILED, said(head)
     assert ("1 case(s) do not pass now and have no result on the base (the base run stopped (--max-failures) "
             "before it): b" in head.stdout), said(head)
     assert "against the base: 1 still failing (also on base), 2 new" in head.stdout, said(head)  # b, c: never judged
+    # annotated as the error it is, not as a "new" case's warning
+    annotations = [line for line in head.stdout.splitlines() if line.startswith("::") and "b failed" in line]
+    assert len(annotations) == 1 and annotations[0].startswith("::error ") and \
+        "b failed (no result on the base)" in annotations[0], said(head)
     cases = junit_cases(ET.parse(repo / ".agentv-gate" / "junit.xml").getroot())
     assert (cases["b"], cases["c"]) == ("fail", "pass"), cases
 

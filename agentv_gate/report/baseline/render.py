@@ -9,7 +9,7 @@ cell in Markdown, escaped in HTML.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ...redaction import redact
@@ -324,10 +324,10 @@ class BaselineReport(Verdict):
 
 def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary,
                     stopped: str | None) -> BaselineReport:
-    """The verdict (`gate.decide`) and its reports."""
+    """The verdict (`gate.decide`) and its reports: every field of the verdict, so none a report reads (the
+    cases the base never judged, which label their annotations) is left behind."""
     verdict = decide(baseline, results, summary, stopped)
-    return BaselineReport(verdict.comparison, verdict.ok, verdict.gate_line, verdict.warn_only, verdict.test,
-                          verdict.flaky, verdict.incomplete, verdict.fail_on)
+    return BaselineReport(**{f.name: getattr(verdict, f.name) for f in fields(verdict)})
 
 
 __all__ = ["DETECTS", "DETECTS_WITH_HISTORY", "BaselineReport", "Detects", "baseline_report", "comparison_html",
