@@ -227,3 +227,49 @@ def test_compare_reaches_the_verdict_of_run_against_the_same_base(tmp_path: Path
                                                     case_result("b", "fail")])
     proc = run_cli("compare", str(base), str(left_out), cwd=tmp_path)
     assert proc.returncode == 5 and "compare: incomplete, 1 case(s) not run" in proc.stdout, proc.stdout
+
+
+def _interrupted(eval_id: str) -> CaseResult:
+    return case_result(eval_id, "error", error="not run: the run was interrupted (SIGTERM)",
+                       failure_reason_code="interrupted")
+
+
+def _trials(eval_id: str, outcomes: str) -> CaseResult:
+    """A row of one trial per letter of `outcomes` (P passes, F fails), its verdict their mean's."""
+    scores = [1.0 if o == "P" else 0.0 for o in outcomes]
+    return case_result(eval_id, "pass" if all(scores) else "fail", score=sum(scores) / len(scores),
+                       trials=[{"attempt": n, "score": s, "verdict": "pass" if s else "fail"}
+                               for n, s in enumerate(scores, 1)], aggregation={"strategy": "mean"})
+
+
+def test_a_case_the_base_never_judged_that_errors_now_fails_the_comparison(tmp_path: Path) -> None:
+    """An execution error is no pass either: the case the base never judged may be what the change broke."""
+    base = write_results(tmp_path / "base.jsonl", [case_result("a"), _interrupted("b")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a"), case_result("b", "error", error="agent crashed")])
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "have no result on the base (the base run was interrupted before it): b" in \
+        json.loads(proc.stdout)["gate"]["line"], proc.stdout
+
+
+def test_a_case_the_base_never_judged_fails_the_paired_comparison_too(tmp_path: Path) -> None:
+    """With trials on both sides the paired test decides the cases both sides judged; it sees nothing of a
+    case the base never judged, which must fail the comparison before the test's pass is read."""
+    base = write_results(tmp_path / "base.jsonl", [*(_trials(f"c{i}", "PPP") for i in range(4)), _interrupted("b")])
+    head = write_results(tmp_path / "head.jsonl", [*(_trials(f"c{i}", "PPP") for i in range(4)), _trials("b", "FFF")])
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    assert report["paired"] is not None and report["paired"].get("cases"), report["paired"]  # the paired test ran
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "have no result on the base (the base run was interrupted before it): b" in report["gate"]["line"]
+
+
+def test_a_case_the_base_never_judged_is_annotated_as_the_error_that_fails_the_comparison(tmp_path: Path) -> None:
+    """Its status is "new", a warning under --fail-on regression; the annotation says why it fails instead."""
+    base = write_results(tmp_path / "base.jsonl", [case_result("a"), _interrupted("b")])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a"), case_result("b", "fail")])
+    proc = run_cli("compare", str(base), str(head), cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 1 and annotations[0].startswith("::error file=evals/a.yaml,line=1,"), annotations
+    assert "b failed (no result on the base)" in annotations[0], annotations
