@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
+from agentv_gate.models import CaseResult
 from tests.commands.test_paired_cli import base_run, project, run, schedule
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
-from tests.helpers.reports import read_rows
+from tests.helpers.reports import case_result, read_rows
 
 CASE = "  - id: {id}\n    input: Answer {n}\n    assertions: [{{type: contains, value: ok}}]\n"
 
@@ -103,3 +105,33 @@ def test_a_renamed_case_broken_in_every_trial_fails_the_paired_gate(tmp_path: Pa
     assert "c1-renamed failed (regression (per-case guard))" in ran.stdout or \
         "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
     assert "c1-renamed (3/3 -> 0/3" in ran.stdout
+
+
+def test_a_copy_of_a_case_that_is_still_there_is_a_new_case(tmp_path: Path) -> None:
+    """c1 kept and copied as `c1-copy` (the same content): the copy is new, never c1's base row renamed, which
+    c1 itself still pairs with."""
+    repo = project(tmp_path, 4)
+    base_run(repo, {f"c{i}": "P" for i in range(4)})
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("c1", 1), ("c1-copy", 1), ("c2", 2), ("c3", 3)]))
+    schedule(repo, {"c0": "P", "c1": "P", "c1-copy": "F", "c2": "P", "c3": "P"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert "against the base: 1 new, 4 still passing" in ran.stdout, ran.stdout + ran.stderr
+    assert "renamed from" not in ran.stdout and ran.returncode == 0
+
+
+def test_a_renamed_matrix_case_pairs_each_target_with_its_own_base_row(tmp_path: Path) -> None:
+    """One case run on two targets has one content digest on two rows a side: each target's row is paired by
+    content and target, so the target the rename broke regresses."""
+    def rows(eval_id: str, claude: Literal["pass", "fail"]) -> list[CaseResult]:
+        return [case_result(eval_id, "pass", target="gpt", content_digest="d-a"),
+                case_result(eval_id, claude, target="claude", content_digest="d-a"),
+                case_result("other", "pass", content_digest="d-other")]
+
+    for name, side in (("base.jsonl", rows("a", "pass")), ("head.jsonl", rows("a-renamed", "fail"))):
+        write(tmp_path / name, "".join(json.dumps(r.to_json_row()) + "\n" for r in side))
+    ran = run_cli("compare", "base.jsonl", "head.jsonl", "--json", cwd=tmp_path)
+    cases = [(c["test_id"], c["target"], c["status"], c["renamed_from"]) for c in json.loads(ran.stdout)["cases"]]
+    renamed = {"suite": "evals/a.yaml", "test_id": "a"}
+    assert cases == [("a-renamed", "gpt", "passing", renamed), ("a-renamed", "claude", "regressed", renamed),
+                     ("other", "", "passing", None)], ran.stdout + ran.stderr
+    assert ran.returncode == 1
