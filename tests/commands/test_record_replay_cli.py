@@ -287,6 +287,12 @@ def test_a_replay_runs_no_guard_re_run_whose_verdicts_the_recording_lacks(tmp_pa
     row = rows(repo)["case-0"]
     assert [t["verdict"] for t in row["trials"]] == ["fail", "fail", "pass"] and "reruns" not in row
     assert "1 suspicious case(s)" in proc.stdout, proc.stdout
+    # --quiet leaves the note out, not the rule: the same replay again (its judge's failures again too)
+    (repo / "evals" / "judges" / "case-0.seen").unlink()
+    quiet = replay(repo, "--trials", "3", "--threshold", "0.9", "--baseline", str(base), "--fail-on", "regression",
+                   "--quiet")
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert "per-case guard" not in quiet.stderr and "reruns" not in rows(repo)["case-0"], quiet.stdout + quiet.stderr
 
 
 def test_a_secret_the_model_echoes_is_never_written_and_trials_are_recorded_apart(tmp_path: Path) -> None:
