@@ -44,3 +44,24 @@ def test_a_rerun_of_failed_cases_never_passes_a_case_the_guard_fails(tmp_path: P
     if not before:  # undecided on its kept trials: the real target ran it again (decided ones run nothing more)
         assert after["reruns"] and all(t["rerun"] is True for t in after["reruns"])
     assert [t["attempt"] for t in after["reruns"]] == list(range(4, 4 + len(after["reruns"])))
+
+
+def test_a_kept_rows_re_runs_count_and_are_numbered_on_when_the_guard_runs_more(tmp_path: Path) -> None:
+    """The earlier run's guard re-ran c3 three times and cleared it within its `--max-trials 12`; this run's
+    default budget wants more trials of it. The new ones follow the row's re-runs (trial 7 on), which stay."""
+    repo = project(tmp_path, 10)
+    base_run(repo, STABLE, "--trials", "3")
+    schedule(repo, {**STABLE, "c3": "PFF"})
+    gate = ("--baseline", "base.jsonl", "--fail-on", "regression")
+    first = run(repo, "--trials", "3", *gate, "--max-trials", "12")
+    assert first.returncode == 0, first.stdout + first.stderr
+    before = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}["c3"]
+    assert [(t["attempt"], t["verdict"]) for t in before["reruns"]] == [(4, "pass"), (5, "fail"), (6, "fail")]
+    shutil.copy(repo / ".agentv-gate/results.jsonl", repo / "previous.jsonl")
+    schedule(repo, {**STABLE, "c3": "F"})  # the agent now fails c3 every time: what this run's re-runs see
+    again = run(repo, "--trials", "3", "--rerun-failed", "previous.jsonl", *gate)
+    assert again.returncode == 1, again.stdout + again.stderr
+    after = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}["c3"]
+    assert after["reruns"][:3] == before["reruns"], after["reruns"]
+    assert [t["attempt"] for t in after["reruns"]] == list(range(4, 4 + len(after["reruns"])))
+    assert len(after["reruns"]) > 3 and all(t["verdict"] == "fail" for t in after["reruns"][3:])
