@@ -323,30 +323,35 @@ def unknown_on_base(comparison: Comparison, unjudged: Mapping[tuple[str, str], s
     """The cases the base never judged (`unjudged_on_base`) that the head judged and did not pass: "new" or "still
     failing" would let them by, though the change may be what broke them. A head that did not judge the case either
     (refused as on the base: its suite's error, a dependency), a quarantined or an advisory one decides nothing."""
-    return [c for c in comparison.changes if c.head is not None and _base_key(c) in unjudged
+    return [c for c in comparison.changes if c.head is not None and unjudged_why(c, unjudged) is not None
             and c.head.failure_reason_code is None and outcome(c.head) not in ("pass", QUARANTINED, ADVISORY)]
 
 
-def _base_key(change: CaseChange) -> tuple[str, str]:
-    """The case's name on the base: a renamed case's base row has its old one."""
-    row = change.base or change.row
-    return row.suite, row.eval_id
+def unjudged_why(change: CaseChange, unjudged: Mapping[tuple[str, str], str]) -> str | None:
+    """Why the base holds no judgement of the change's case, None when it does. A paired case is judged by the
+    one base row it is paired with (its own target's, or the row it was renamed from): another target's verdict,
+    or a row of its new name, says nothing of it. A case new to the comparison looks its name up in `unjudged`
+    (an interrupted base's rows leave the comparison, so that their cases read as new)."""
+    if change.base is not None:
+        return NO_BASE_RESULT.get(change.base.failure_reason_code or "")
+    return unjudged.get((change.row.suite, change.row.eval_id))
 
 
 def unknown_line(unknown: Sequence[CaseChange], unjudged: Mapping[tuple[str, str], str]) -> str:
-    reasons = sorted({unjudged[_base_key(c)] for c in unknown})
+    reasons = sorted({why for c in unknown if (why := unjudged_why(c, unjudged)) is not None})
     return (f"{len(unknown)} case(s) do not pass now and have no result on the base ({'; '.join(reasons)}): "
             + ", ".join(one_line(c.row.eval_id) for c in unknown[:5])
             + "; the base cannot show this change did not break them (run the base again)")
 
 
 def unjudged_on_base(rows: Sequence[CaseResult]) -> dict[tuple[str, str], str]:
-    """(suite, test id) -> why, for each case of a base results file that no row of it judged."""
-    judged = {(r.suite, r.eval_id) for r in rows if r.failure_reason_code not in NO_BASE_RESULT}
+    """(suite, test id) -> why, for each case of a base results file with a target no row of it judged (a case
+    run on two targets and judged on one still has none on the other)."""
+    judged = {(r.suite, r.eval_id, r.target) for r in rows if r.failure_reason_code not in NO_BASE_RESULT}
     return {(r.suite, r.eval_id): NO_BASE_RESULT[r.failure_reason_code] for r in rows
-            if r.failure_reason_code in NO_BASE_RESULT and (r.suite, r.eval_id) not in judged}
+            if r.failure_reason_code in NO_BASE_RESULT and (r.suite, r.eval_id, r.target) not in judged}
 
 
 __all__ = ["BROKEN", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
-           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_on_base", "unknown_line",
-           "unknown_on_base", "warn_only"]
+           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_on_base", "unjudged_why",
+           "unknown_line", "unknown_on_base", "warn_only"]
