@@ -12,7 +12,7 @@ from ..base.defaults import DEFAULT_ALPHA
 from ..errors import UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
-from ..report.baseline.gate import Baseline, unjudged_on_base
+from ..report.baseline.gate import Baseline
 from ..report.jsonl import missing_shards, unfinished_runs
 from ._previous import read_previous
 
@@ -103,10 +103,11 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     kept = [row for row in rows if (row.suite, row.eval_id) not in left_out]
     alpha = getattr(args, "alpha", None)
     flaky, earlier = read_history(getattr(args, "history", None), kept)
-    unjudged = {key: why for key, why in unjudged_on_base(every_row).items() if key not in left_out}
+    unrun = [row for row in every_row if row.failure_reason_code == NOT_RUN_INTERRUPTED
+             and (row.suite, row.eval_id) not in left_out]
     return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None),
                     DEFAULT_ALPHA if alpha is None else alpha, flaky, getattr(args, "max_trials", None), earlier,
-                    unjudged)
+                    unrun)
 
 
 

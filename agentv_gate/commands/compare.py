@@ -27,7 +27,7 @@ from ..models import CaseResult
 from ..report import summarise
 from ..report.baseline import paired
 from ..report.baseline.compare import LABELS, Comparison, Status, compare_results
-from ..report.baseline.gate import Baseline, decide, gate_exit, unjudged_on_base
+from ..report.baseline.gate import Baseline, decide, gate_exit
 from ..report.baseline.render import (
     comparison_html,
     comparison_json,
@@ -132,10 +132,11 @@ def execute(args: argparse.Namespace) -> int:
     flaky, earlier = read_history(args.history, base)
     alpha = paired.DEFAULT_ALPHA if args.alpha is None else args.alpha
     baseline = Baseline(args.base, base, args.fail_on, args.max_drop, alpha, flaky, args.max_trials, earlier,
-                        unjudged_on_base(every_base), who="compare")
+                        [row for row in every_base if row.failure_reason_code == NOT_RUN_INTERRUPTED], who="compare")
     # the one verdict function `run --baseline` reads, on the head's rows as `run` would have written them
     summary, stopped = summarise(head), stopped_shards(head)
     verdict = decide(baseline, head, summary, stopped)
+    comparison = verdict.comparison  # with the interrupted base's rows: a case renamed since pairs with its old row
     test = verdict.test if verdict.test is not None else paired.NoTest("no comparison")
     failed, line = not verdict.ok, verdict.gate_line
     shown = verdict.shown(head)

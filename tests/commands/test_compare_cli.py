@@ -273,3 +273,19 @@ def test_a_case_the_base_never_judged_is_annotated_as_the_error_that_fails_the_c
     annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert len(annotations) == 1 and annotations[0].startswith("::error file=evals/a.yaml,line=1,"), annotations
     assert "b failed (no result on the base)" in annotations[0], annotations
+
+
+def test_a_case_renamed_since_an_interrupted_base_fails_the_comparison_while_it_fails(tmp_path: Path) -> None:
+    """The interrupted base's row of the case is no result, yet it is the case's old name: the renamed case
+    pairs with it, and is held as a case the base never judged, not let by as new."""
+    cut = case_result("b", "error", error="not run: the run was interrupted (SIGTERM)",
+                      failure_reason_code="interrupted", content_digest="d-b")
+    base = write_results(tmp_path / "base.jsonl", [case_result("a", content_digest="d-a"), cut])
+    head = write_results(tmp_path / "head.jsonl", [case_result("a", content_digest="d-a"),
+                                                   case_result("b-renamed", "fail", content_digest="d-b")])
+    proc = run_cli("compare", str(base), str(head), "--json", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "(the base run was interrupted before it): b-renamed" in report["gate"]["line"], report["gate"]
+    assert {c["test_id"]: c["status"] for c in report["cases"]} == {"a": "passing", "b-renamed": "new"}
+    assert (report["wins"], report["losses"], report["ties"]) == (0, 0, 1)  # AgentV's totals: a alone

@@ -66,6 +66,11 @@ def test_a_case_an_interrupted_base_cut_short_fails_the_paired_gate_while_it_fai
     head = run(repo, "--trials", "2", *GATE)
     assert head.returncode == EXIT_FAILED, said(head)
     assert "(the base run was interrupted before it): c" in head.stdout, said(head)
+    edit(repo / "evals/s.eval.yaml", "id: c\n", "id: c-renamed\n")  # renamed too: paired with its cut-short row
+    set_answers(repo, {"c-renamed": "no"})
+    renamed = run(repo, "--trials", "2", *GATE)
+    assert renamed.returncode == EXIT_FAILED, said(renamed)
+    assert "(the base run was interrupted before it): c-renamed" in renamed.stdout, said(renamed)
 
 
 def test_a_case_renamed_since_the_base_stopped_before_it_fails_the_gate_while_it_fails(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from agentv_gate.models import CaseResult
 from agentv_gate.report.baseline.compare import compare_results
-from agentv_gate.report.baseline.gate import unjudged_on_base, unknown_on_base
+from agentv_gate.report.baseline.gate import unknown_on_base
 from agentv_gate.report.baseline.render import comparison_html, comparison_markdown, console_lines
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_repo, write
@@ -186,18 +186,16 @@ def test_a_target_matrix_on_the_base_alone_still_pairs_each_row_with_its_own_tar
 ])
 def test_a_base_row_that_judged_nothing_holds_the_gate_to_the_head_s_own_verdict(code: str, unjudged: bool) -> None:
     base = [case_result("a"), case_result("b", "error", failure_reason_code=code)]
-    seen = unjudged_on_base(base)
-    assert (("evals/a.yaml", "b") in seen) is unjudged
     judged_fail = compare_results(base, [case_result("a"), case_result("b", "fail")])
-    assert [c.row.eval_id for c in unknown_on_base(judged_fail, seen)] == (["b"] if unjudged else [])
+    assert [c.row.eval_id for c in unknown_on_base(judged_fail)] == (["b"] if unjudged else [])
     # the head refused it too (its suite's error again), passed it, or quarantined its failure: nothing to hold
     for head in (case_result("b", "error", failure_reason_code=code), case_result("b"),
                  case_result("b", "fail", quarantined="known flaky")):
-        assert unknown_on_base(compare_results(base, [case_result("a"), head]), seen) == []
+        assert unknown_on_base(compare_results(base, [case_result("a"), head])) == []
 
 
 def test_a_renamed_case_the_base_never_judged_is_held_under_its_old_name() -> None:
     base = [case_result("a"), case_result("b", "error", failure_reason_code="max_failures", content_digest="d1")]
     head = [case_result("a"), case_result("b-renamed", "fail", content_digest="d1")]
     comparison = compare_results(base, head)
-    assert [c.row.eval_id for c in unknown_on_base(comparison, unjudged_on_base(base))] == ["b-renamed"]
+    assert [c.row.eval_id for c in unknown_on_base(comparison)] == ["b-renamed"]

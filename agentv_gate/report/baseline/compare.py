@@ -146,7 +146,8 @@ class Comparison:
         return Counter(c.status for c in self.changes)
 
     def outcome(self, min_delta: float = DEFAULT_MIN_DELTA) -> Outcome:
-        deltas = [c.delta for c in self.paired if c.delta is not None]
+        # AgentV's totals pair the rows of cases both sides judged; a base row that judged nothing is no side
+        deltas = [c.delta for c in self.paired if c.delta is not None and c.status != "new"]
         wins = sum(1 for d in deltas if d > min_delta)
         losses = sum(1 for d in deltas if d < -min_delta)
         return Outcome(wins, losses, len(deltas) - wins - losses, sum(deltas) / len(deltas) if deltas else 0.0)

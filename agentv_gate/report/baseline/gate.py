@@ -68,10 +68,9 @@ class Baseline:
     """`--max-trials`: the head trials the per-case guard decides a case on (None: its default)."""
     earlier: Mapping[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
     """(suite, test id) -> the case's trials in the `--history` file on the base's digest: the guard's base evidence."""
-    unjudged: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    """(suite, test id) -> why the base run holds no judgement of the case (`unjudged_on_base`): those of `rows`,
-    and those given (an interrupted run's rows, which leave `rows` so that their cases read as new)."""
-
+    unrun: Sequence[CaseResult] = ()
+    """The rows of cases the base run was interrupted before: compared (a renamed case pairs with its old row,
+    and reads as new), never counted in the base's own figures (`rows`)."""
     who: str = ""
     """Who states the verdict (`compare`); the gate's own lines say `gate (--fail-on MODE)`."""
 
@@ -79,16 +78,13 @@ class Baseline:
     def name(self) -> str:
         return self.who or f"gate (--fail-on {self.fail_on})"
 
-    def __post_init__(self) -> None:
-        self.unjudged = {**unjudged_on_base(self.rows), **self.unjudged}
-
     def unknown_on_base(self, comparison: Comparison) -> list[CaseChange]:
-        return unknown_on_base(comparison, self.unjudged)
+        return unknown_on_base(comparison)
 
     def compare(self, results: Sequence[ReportedCase]) -> Comparison:
         from .compare import compare_results
 
-        return compare_results(self.rows, results, self.max_drop)
+        return compare_results([*self.rows, *self.unrun], results, self.max_drop)
 
     def flaky_in(self, comparison: Comparison) -> frozenset[tuple[str, str]]:
         """The flaky cases the change left as they were: flips of a version the change edited excuse nothing."""
@@ -132,7 +128,7 @@ class Baseline:
                            "recording): they were not judged")
         unknown = self.unknown_on_base(comparison)
         if unknown:
-            return False, f"{gate}: failed, {unknown_line(unknown, self.unjudged)}"
+            return False, f"{gate}: failed, {unknown_line(unknown)}"
         incomplete = (f"{gate}: incomplete, {summary.missing_env} case(s) not run (environment variables unset)"
                       if summary.missing_env else None)
         if isinstance(test, paired.SuiteTest):
@@ -319,39 +315,29 @@ def decide(baseline: Baseline, results: Sequence[ReportedCase], summary: Summary
                    baseline.fail_on, unknown)
 
 
-def unknown_on_base(comparison: Comparison, unjudged: Mapping[tuple[str, str], str]) -> list[CaseChange]:
-    """The cases the base never judged (`unjudged_on_base`) that the head judged and did not pass: "new" or "still
+def unknown_on_base(comparison: Comparison) -> list[CaseChange]:
+    """The cases the base never judged (`unjudged_why`) that the head judged and did not pass: "new" or "still
     failing" would let them by, though the change may be what broke them. A head that did not judge the case either
     (refused as on the base: its suite's error, a dependency), a quarantined or an advisory one decides nothing."""
-    return [c for c in comparison.changes if c.head is not None and unjudged_why(c, unjudged) is not None
+    return [c for c in comparison.changes if c.head is not None and unjudged_why(c) is not None
             and c.head.failure_reason_code is None and outcome(c.head) not in ("pass", QUARANTINED, ADVISORY)]
 
 
-def unjudged_why(change: CaseChange, unjudged: Mapping[tuple[str, str], str]) -> str | None:
-    """Why the base holds no judgement of the change's case, None when it does. A paired case is judged by the
-    one base row it is paired with (its own target's, or the row it was renamed from): another target's verdict,
-    or a row of its new name, says nothing of it. A case new to the comparison looks its name up in `unjudged`
-    (an interrupted base's rows leave the comparison, so that their cases read as new)."""
-    if change.base is not None:
-        return NO_BASE_RESULT.get(change.base.failure_reason_code or "")
-    return unjudged.get((change.row.suite, change.row.eval_id))
+def unjudged_why(change: CaseChange) -> str | None:
+    """Why the base holds no judgement of the change's case, None when it does: the case is judged by the one
+    base row it is paired with (its own target's, or the row it was renamed from; an interrupted base's rows
+    are compared too, `Baseline.unrun`), whose `failure_reason_code` may say it judged nothing. Another target's
+    verdict, or a row of its new name, says nothing of it."""
+    return NO_BASE_RESULT.get(change.base.failure_reason_code or "") if change.base is not None else None
 
 
-def unknown_line(unknown: Sequence[CaseChange], unjudged: Mapping[tuple[str, str], str]) -> str:
-    reasons = sorted({why for c in unknown if (why := unjudged_why(c, unjudged)) is not None})
+def unknown_line(unknown: Sequence[CaseChange]) -> str:
+    reasons = sorted({why for c in unknown if (why := unjudged_why(c)) is not None})
     return (f"{len(unknown)} case(s) do not pass now and have no result on the base ({'; '.join(reasons)}): "
             + ", ".join(one_line(c.row.eval_id) for c in unknown[:5])
             + "; the base cannot show this change did not break them (run the base again)")
 
 
-def unjudged_on_base(rows: Sequence[CaseResult]) -> dict[tuple[str, str], str]:
-    """(suite, test id) -> why, for each case of a base results file with a target no row of it judged (a case
-    run on two targets and judged on one still has none on the other)."""
-    judged = {(r.suite, r.eval_id, r.target) for r in rows if r.failure_reason_code not in NO_BASE_RESULT}
-    return {(r.suite, r.eval_id): NO_BASE_RESULT[r.failure_reason_code] for r in rows
-            if r.failure_reason_code in NO_BASE_RESULT and (r.suite, r.eval_id, r.target) not in judged}
-
-
 __all__ = ["BROKEN", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
-           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_on_base", "unjudged_why",
+           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_why",
            "unknown_line", "unknown_on_base", "warn_only"]
