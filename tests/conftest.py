@@ -26,6 +26,7 @@ from hypothesis import settings
 
 from tests.helpers.fake_llm_server import FakeLLMServer
 from tests.helpers.files import make_repo
+from tests.helpers.rewrite_cache import prewrite_for_workers
 
 # The property tests draw the same examples on every run and every machine (derandomize): a CI failure
 # reproduces locally, and a run's cost is fixed. HYPOTHESIS_PROFILE=explore draws new ones, to look further.
@@ -54,6 +55,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # (the docs' commands, the AgentV replays) then started last and kept one worker busy alone at the end.
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    # Each worker would rewrite every test module's asserts itself (helpers/rewrite_cache.py): done once here.
+    prewrite_for_workers(config)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
