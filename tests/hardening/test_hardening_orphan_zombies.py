@@ -58,7 +58,9 @@ def test_double_forked_helpers_never_pile_up_as_zombies(tmp_path: Path) -> None:
     try:
         assert proc.returncode == 0, out + err
         assert len(read_rows(repo / RESULTS)) == CASES
-        assert most < 50, f"{most} zombie children of the gate at once"
+        # reaped as they exit, a sweep's latency leaves a few dozen at the peak of a burst (56-69 measured on an
+        # idle machine, where the agents fork fastest); reaped per case it would be 2 x PER_CASE, at the end 2,000
+        assert most < PER_CASE // 2, f"{most} zombie children of the gate at once"
         assert wait_for(lambda: not pid_alive(daemon), 5), "a daemon outlived the run"
     finally:
         kill_quietly([daemon])
