@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from . import paired
     from .compare import CaseChange, Comparison
 
-# paired and compare are imported where a base is compared: every run reads `gate_exit`, only a run
-# against a base (`--baseline`) needs the comparison and the paired test.
+# paired (and compare's functions) are imported where a base is compared: every run reads `gate_exit`, only
+# a run against a base (`--baseline`) needs the comparison and the paired test; compare.py is small.
 
 WARN_ONLY = ("still failing (also on base)", "new")
 """With `--fail-on regression`, failures labelled so are annotated as warnings: they do not fail the gate."""
