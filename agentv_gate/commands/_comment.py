@@ -35,7 +35,7 @@ from ..report.text import inert_log_text, one_line
 from ..report.usage import UsageTotals
 
 if TYPE_CHECKING:  # the comment's renderer is imported where a comment is posted: most runs post none
-    from ..report.baseline.compare import Comparison
+    from ..report.baseline.compare import CaseChange, Comparison
     from ..report.baseline.paired import NoTest, SuiteTest
     from ..report.comment import Base, Links
 
@@ -148,8 +148,9 @@ def _warn(message: str, env: Mapping[str, str]) -> None:
 def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bool, gate_line: str,
                  planned: int | None = None, comparison: Comparison | None = None,
                  base_rows: Sequence[CaseResult] | None = None, usage: UsageTotals | None = None,
-                 paired: SuiteTest | NoTest | None = None) -> bool:
-    """Create or update the comment; whatever goes wrong is one warning. Returns whether it was posted."""
+                 paired: SuiteTest | NoTest | None = None, unknown: Sequence[CaseChange] = ()) -> bool:
+    """Create or update the comment; whatever goes wrong is one warning. Returns whether it was posted.
+    `unknown`: the cases the gate fails on because the base never judged them (`Verdict.unknown`)."""
     env = setup.env
     pr = pull_request(env)
     if isinstance(pr, str):
@@ -169,7 +170,7 @@ def post_comment(setup: CommentSetup, results: Sequence[ReportedCase], *, ok: bo
     body = render_comment(results, Verdict(ok, gate_line), key=setup.key, comparison=comparison,
                           base_rows=base_rows, base=base, usage=usage,
                           base_usage=UsageTotals.of(base_rows) if base_rows is not None else None,
-                          links=_links(env, pr.head_sha), planned=planned, paired=paired)
+                          links=_links(env, pr.head_sha), planned=planned, paired=paired, unknown=unknown)
     try:
         # Ours is the comment the token's own identity wrote whose body starts with the marker: a reply
         # quoting it ("> <!-- ...") is someone else's, and so is anyone's comment that copies the

@@ -120,7 +120,8 @@ def write_reports(results: Sequence[ReportedCase], junit: Path, results_path: Pa
         post_comment(comment, results, ok=ok, gate_line=gate_line, planned=planned,
                      comparison=against.comparison if against is not None else None,
                      base_rows=baseline.rows if baseline is not None else None, usage=usage,
-                     paired=against.test if against is not None else None)
+                     paired=against.test if against is not None else None,
+                     unknown=against.unknown if against is not None else ())
     return code
 
 

@@ -43,7 +43,7 @@ def execute(args: argparse.Namespace) -> int:
         post_comment(setup, report.shown(finished), ok=report.ok, gate_line=" · ".join([report.gate_line, *notes]),
                      planned=len(rows),
                      comparison=report.comparison, base_rows=baseline.rows, usage=UsageTotals.of(finished),
-                     paired=report.test)
+                     paired=report.test, unknown=report.unknown)
     else:
         ok = summary.ok and stopped is None
         post_comment(setup, finished, ok=ok, gate_line=" · ".join([plain_gate_line(ok, stopped), *notes]),

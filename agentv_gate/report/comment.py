@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import Summary, summarise
-from .baseline.compare import CaseChange, Comparison
+from .baseline.compare import NO_BASE_RESULT, CaseChange, Comparison
+from .baseline.gate import unjudged_why
 from .baseline.paired import LABEL_ORDER, NoTest, SuiteTest
 from .baseline.render import detection_line
 from .console import first_problem
@@ -100,6 +101,14 @@ def _score(row: ReportedCase | None) -> str:
     return "—" if row is None else f"{row.score:.2f} {outcome(row)}"
 
 
+def _base_score(row: ReportedCase | None) -> str:
+    """The base side: a row of a case its run never started (`NO_BASE_RESULT`) judged nothing, and says so,
+    never "0.00 error" (it did not error)."""
+    if row is not None and (row.failure_reason_code or "") in NO_BASE_RESULT:
+        return "not judged"
+    return _score(row)
+
+
 def _case_list(title: str, count: int, table: str, lines: list[str], links: Links) -> _Section:
     """A heading and its table of cases, or, where the comment has no room, the heading and a pointer to the page."""
     heading = f"#### {title} ({count:,})\n\n"
@@ -118,11 +127,24 @@ def _case_table(title: str, changes: Sequence[CaseChange], links: Links, with_mi
     for c in changes:
         row = c.row
         name = comment_text(c.name, 300) + (f" ({comment_text(row.target, 80)})" if several else "")
-        cells = [name, _where(row, links), f"{_score(c.base)} → {_score(c.head)}"]
+        cells = [name, _where(row, links), f"{_base_score(c.base)} → {_score(c.head)}"]
         if with_miss:
             cells.append(comment_text(first_problem(c.head), 300) if c.head is not None else "")
         lines.append("| " + " | ".join(cells) + " |\n")
     return _case_list(title, len(changes), head, lines, links)
+
+
+def _unknown_table(unknown: Sequence[CaseChange], links: Links) -> _Section | None:
+    """The cases the base never judged that do not pass now: the gate fails on them, so they are listed as
+    failures, right after the regressions, never among the new cases `--fail-on regression` lets by."""
+    table = _case_table("No result on the base, failing now", unknown, links, with_miss=True)
+    if table is None:
+        return None
+    reasons = "; ".join(sorted({why for c in unknown if (why := unjudged_why(c)) is not None}))
+    note = (f"_The base run never judged these cases ({comment_text(reasons, 300)}), so it cannot show this change "
+            "did not break them: the gate fails on them until they pass, or the base is run again._\n\n")
+    heading, rest = table.full.split("\n\n", 1)
+    return _Section(f"{heading}\n\n{note}{rest}", table.folded)
 
 
 def _several(changes: Sequence[CaseChange]) -> bool:
@@ -177,6 +199,13 @@ def _unchanged(comparison: Comparison, links: Links) -> _Section | None:
     return _Section(f"<details><summary>{summary}</summary>\n\n{body}</details>\n\n",
                     f"<details><summary>{summary}</summary>\n\n_listed in "
                     f"{f'[report.html]({links.report})' if links.report else 'report.html'}._\n</details>\n\n")
+
+
+def _without(changes: Sequence[CaseChange], unknown: Sequence[CaseChange]) -> list[CaseChange]:
+    """`changes` less those of `unknown` (listed apart, as failures; a base row that judged nothing makes its
+    case `new`, never `still failing`)."""
+    listed = {id(c) for c in unknown}
+    return [c for c in changes if id(c) not in listed]
 
 
 def _paired(test: SuiteTest | NoTest | None, links: Links) -> _Section | None:
@@ -248,8 +277,10 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
                    base: Base | None = None, usage: UsageTotals | None = None,
                    base_usage: UsageTotals | None = None, links: Links | None = None,
                    planned: int | None = None, paired: SuiteTest | NoTest | None = None,
-                   limit: int = COMMENT_LIMIT) -> str:
-    """The comment's Markdown body, at most `limit` characters, starting with the hidden marker of `key`."""
+                   unknown: Sequence[CaseChange] = (), limit: int = COMMENT_LIMIT) -> str:
+    """The comment's Markdown body, at most `limit` characters, starting with the hidden marker of `key`.
+    `unknown`: the changes of `comparison` the gate fails on because the base never judged them
+    (`Verdict.unknown`), listed as failures apart from the new cases."""
     links = links or Links()
     summary = summarise(head, planned)
     mark = "✅" if verdict.ok else "❌"
@@ -261,8 +292,9 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
     if comparison is not None:
         sections = [_paired(paired, links),
                     _case_table("Regressions", comparison.with_status("regressed"), links, with_miss=True),
+                    _unknown_table(unknown, links),
                     _case_table("Fixes", comparison.with_status("fixed"), links, with_miss=False),
-                    _case_table("New", comparison.with_status("new"), links, with_miss=True),
+                    _case_table("New", _without(comparison.with_status("new"), unknown), links, with_miss=True),
                     _case_table("Removed", comparison.with_status("removed"), links, with_miss=False),
                     _unchanged(comparison, links), _quarantined_table(head, links), _advisory_table(head, links)]
     else:

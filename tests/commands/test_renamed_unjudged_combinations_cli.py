@@ -9,6 +9,9 @@ How each combination could give a wrong PASS (or a report that says less than th
   `test_flips_of_a_renamed_cases_old_name_excuse_none_of_its_failures` (pins).
 * a renamed case x the pull-request comment: its regression listed under a name the reviewer no longer finds
   -> `test_the_comment_names_a_renamed_regression_as_it_is_called_now_and_was` (pins).
+* a case the base never judged x the pull-request comment: the gate fails on it, while the comment listed it
+  only under "New" (what `--fail-on regression` only warns about), its base side "0.00 error" (the base never
+  started it) (found: fixed) -> `test_the_comment_lists_a_case_the_base_never_judged_as_what_fails_the_gate`.
 * `merge` of shards x --baseline: a case moved to another eval file lands in another shard, its base row
   read by neither shard's own name; a base stopped by --max-failures before a case, which fails now
   -> `test_merge_fails_on_a_case_moved_across_shards_and_on_one_the_base_never_judged` (pins).
@@ -130,6 +133,33 @@ def test_the_comment_names_a_renamed_regression_as_it_is_called_now_and_was(tmp_
         assert "| a-renamed (renamed from a) | [evals/s.eval.yaml:2](" in regressions, body
         assert "| 1.00 pass → 0.00 fail | Output does not contain &quot;ok-a&quot; |" in regressions, body
         assert "#### New" not in body and "#### Removed" not in body, body
+
+
+def test_the_comment_lists_a_case_the_base_never_judged_as_what_fails_the_gate(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b", "c": "ok-c"})
+    base = run(repo, "--workers", "1", "--max-failures", "1")  # a fails (also on main): b and c never start
+    assert rows_by_id(repo / RESULTS)["b"]["failure_reason_code"] == "max_failures", said(base)
+    keep(repo, "base.jsonl")
+    set_answers(repo, {"b": "no"})  # the change breaks b, which main never judged
+    with FakeGitHub(token="ghs_unjudgedcombo1234567890") as github:
+        env = _github_env(tmp_path, github)
+        head = run(repo, *GATE, "--comment", env=env)
+        assert head.returncode == EXIT_FAILED, said(head)
+        keep(repo, "head.jsonl")
+        [posted] = _comments(github)
+        assert run_cli("comment", "head.jsonl", "evals", *GATE, cwd=repo, env=env).returncode == EXIT_OK
+        [updated] = _comments(github)
+    for body in (posted, updated):
+        assert "### ❌ agentv-gate: FAILED" in body, body
+        assert "have no result on the base (the base run stopped (--max-failures) before it): b" in body, body
+        failing = _section(body, "No result on the base, failing now")
+        assert "_The base run never judged these cases (the base run stopped (--max-failures) before it)" in failing
+        assert "| b | [evals/s.eval.yaml:6](" in failing, body
+        assert "| not judged → 0.00 fail | Output does not contain &quot;ok-b&quot; |" in failing, body
+        # never among what the gate lets by
+        assert "| b |" not in _section(body, "New") and "| b |" not in _section(body, "Still failing, also on base")
+        assert "| c | [evals/s.eval.yaml:10](" in _section(body, "New"), body  # c passes: new, as the console says
+        assert "| not judged → 1.00 pass |" in _section(body, "New"), body
 
 
 # ------------------------------------------------------------------ merge of shards x --baseline
