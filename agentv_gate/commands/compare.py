@@ -19,6 +19,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ReportWriteError, UsageError
@@ -26,8 +27,8 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report import summarise
 from ..report.baseline import paired
-from ..report.baseline.compare import LABELS, Comparison, Status, compare_results
-from ..report.baseline.gate import Baseline, decide, gate_exit
+from ..report.baseline.compare import LABELS, CaseChange, Comparison, Status, compare_results
+from ..report.baseline.gate import UNKNOWN_ON_BASE, Baseline, decide, gate_exit, unjudged_why
 from ..report.baseline.render import (
     comparison_html,
     comparison_json,
@@ -53,16 +54,22 @@ def _check_delta(name: str, value: float | None) -> None:
 
 
 def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest | paired.NoTest,
-                line: str) -> str:
-    """A line per case that did not stay green, then AgentV's totals and the counts."""
+                line: str, unknown: Sequence[CaseChange] = ()) -> str:
+    """A line per case that did not stay green, then AgentV's totals and the counts. `unknown`: the cases the
+    gate fails on that the base never judged (`Verdict.unknown`), labelled so, right after the regressions."""
+    ids = {id(c) for c in unknown}
     lines = []
-    for change in sorted(comparison.changes, key=lambda c: (c.status != "regressed", c.row.suite, c.row.eval_id)):
+    for change in sorted(comparison.changes, key=lambda c: (c.status != "regressed", id(c) not in ids, c.row.suite,
+                                                            c.row.eval_id)):
         if change.status == "passing":
             continue
-        base = "-" if change.base is None else f"{change.base.score:.3f} {change.base.verdict}"
+        judged = unjudged_why(change) is None
+        base = "-" if change.base is None else (f"{change.base.score:.3f} {change.base.verdict}" if judged
+                                                else "not judged")
         head = "-" if change.head is None else f"{change.head.score:.3f} {change.head.verdict}"
-        delta = "" if change.delta is None else f" ({change.delta:+.3f})"
-        lines.append(inert_log_text(f"{LABELS[change.status].upper()}: {one_line(change.name)} "
+        delta = "" if change.delta is None or not judged else f" ({change.delta:+.3f})"
+        label = UNKNOWN_ON_BASE if id(change) in ids else LABELS[change.status]
+        lines.append(inert_log_text(f"{label.upper()}: {one_line(change.name)} "
                                     f"[{one_line(change.row.suite)}] {base} -> {head}{delta}"))
     outcome = comparison.outcome(min_delta)
     lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "
@@ -75,7 +82,8 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
 
 def _github(comparison: Comparison, held: list[ReportedCase], labels: dict[tuple[str, str, str], str],
             min_delta: float,
-            test: paired.SuiteTest | paired.NoTest, line: str, json_out: bool = False) -> None:
+            test: paired.SuiteTest | paired.NoTest, line: str, json_out: bool = False,
+            unknown: Sequence[CaseChange] = ()) -> None:
     """Job summary and one annotation per regressed case; failing to write them is said, not fatal.
 
     With `--json` the annotations go to stderr (the runner reads both streams), so stdout stays one
@@ -85,7 +93,7 @@ def _github(comparison: Comparison, held: list[ReportedCase], labels: dict[tuple
     for line in annotation_lines(regressed + held, root, labels=labels):
         print(line, file=sys.stderr if json_out else sys.stdout)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        markdown = ("## agentv-gate compare\n\n" + comparison_markdown(comparison, line, root, min_delta)
+        markdown = ("## agentv-gate compare\n\n" + comparison_markdown(comparison, line, root, min_delta, unknown)
                     + paired_markdown(test))
         try:
             append_step_summary(markdown, os.environ["GITHUB_STEP_SUMMARY"])
@@ -147,13 +155,15 @@ def execute(args: argparse.Namespace) -> int:
                     "gate": {"failed": failed, "line": line}}
         sys.stdout.write(inert_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
     else:
-        sys.stdout.write(render_text(comparison, args.min_delta, test, line))
+        sys.stdout.write(render_text(comparison, args.min_delta, test, line, verdict.unknown))
     _, _, html = output_paths(args.output_dir, None, None)
     try:
-        write_html(shown, html, extra=comparison_html(comparison, line, args.min_delta) + paired_html(test))
+        write_html(shown, html, extra=comparison_html(comparison, line, args.min_delta, verdict.unknown)
+                   + paired_html(test))
     except ReportWriteError as exc:
         print(f"agentv-gate: {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         unknown = [c.head for c in verdict.unknown if c.head is not None]
-        _github(comparison, held + unknown, verdict.labels(), args.min_delta, test, line, json_out=args.json)
+        _github(comparison, held + unknown, verdict.labels(), args.min_delta, test, line, json_out=args.json,
+                unknown=verdict.unknown)
     return gate_exit(verdict, summary, stopped)

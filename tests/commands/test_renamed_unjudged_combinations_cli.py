@@ -12,6 +12,8 @@ How each combination could give a wrong PASS (or a report that says less than th
 * a case the base never judged x the pull-request comment: the gate fails on it, while the comment listed it
   only under "New" (what `--fail-on regression` only warns about), its base side "0.00 error" (the base never
   started it) (found: fixed) -> `test_the_comment_lists_a_case_the_base_never_judged_as_what_fails_the_gate`.
+  The console, the job summary, report.html and `compare` said `new` of it too, with a delta from a score the
+  base never gave (found: fixed) -> `test_every_report_labels_a_case_the_base_never_judged_as_what_fails_the_gate`.
 * `merge` of shards x --baseline: a case moved to another eval file lands in another shard, its base row
   read by neither shard's own name; a base stopped by --max-failures before a case, which fails now
   -> `test_merge_fails_on_a_case_moved_across_shards_and_on_one_the_base_never_judged` (pins).
@@ -218,3 +220,29 @@ def test_affected_since_runs_a_renamed_case_and_fails_its_regression(tmp_path: P
     assert found["a-renamed"]["verdict"] == "fail", found["a-renamed"]
     assert head.returncode == EXIT_FAILED, said(head)
     assert "REGRESSED: a-renamed (evals/s.eval.yaml:2) — renamed from 'a': passed on base" in head.stdout, said(head)
+
+
+def test_every_report_labels_a_case_the_base_never_judged_as_what_fails_the_gate(tmp_path: Path) -> None:
+    """The console, the job summary, report.html and `compare` said `new` of it (what `--fail-on regression`
+    lets by), with a base side of "0.000 error" and a delta from a score the base never gave, while the gate
+    failed on it and its annotation said `no result on the base`."""
+    repo = project(tmp_path, {"a": "nope", "b": "ok-b", "c": "ok-c"})
+    run(repo, "--workers", "1", "--max-failures", "1")  # a fails (also on main): b and c never start
+    keep(repo, "base.jsonl")
+    set_answers(repo, {"b": "no"})
+    summary = tmp_path / "summary.md"
+    head = run(repo, *GATE, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert head.returncode == EXIT_FAILED, said(head)
+    why = "no result on base (the base run stopped (--max-failures) before it)"
+    assert f"NO RESULT ON THE BASE: b (evals/s.eval.yaml:6) — {why}" in head.stdout, said(head)
+    assert "NEW: b" not in head.stdout and f"NEW: c (evals/s.eval.yaml:10) — {why}" in head.stdout, said(head)
+    table = summary.read_text()
+    assert "| no result on the base | b | evals/s.eval.yaml:6 | not judged | 0.000 fail |  |" in table, table
+    assert "| new | c | evals/s.eval.yaml:10 | not judged | 1.000 pass |  |" in table, table
+    page = (repo / ".agentv-gate/report.html").read_text()
+    assert "<tr><td>no result on the base</td><td>b</td><td>evals/s.eval.yaml:6</td><td>not judged</td>" in page
+    keep(repo, "head.jsonl")
+    compared = run_cli("compare", "base.jsonl", "head.jsonl", cwd=repo)
+    assert compared.returncode == EXIT_FAILED, said(compared)
+    assert "NO RESULT ON THE BASE: b [evals/s.eval.yaml] not judged -> 0.000 fail\n" in compared.stdout, said(compared)
+    assert "NEW: c [evals/s.eval.yaml] not judged -> 1.000 pass\n" in compared.stdout, said(compared)

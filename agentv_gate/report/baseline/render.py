@@ -8,7 +8,7 @@ cell in Markdown, escaped in HTML.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from ..paths import source_path
 from ..rows import ReportedCase
 from ..text import clean, escape_html, inert_log_text, one_line
 from .compare import STATUSES, CaseChange, Comparison, Status
-from .gate import Baseline, Verdict, decide
+from .gate import UNKNOWN_ON_BASE, Baseline, Verdict, decide, unjudged_why
 from .paired import DEFAULT_ALPHA, DRIVERS, LABEL_ORDER, NoTest, SuiteTest, case_guard
 from .stats import Interval
 
@@ -35,21 +35,41 @@ def _score(row: ReportedCase | None) -> str:
     return "—" if row is None else f"{row.score:.3f} {row.verdict}"
 
 
+def _base_score(change: CaseChange) -> str:
+    """The base side of a change: `not judged` for a base row of a case its run never started (never
+    "0.000 error": it did not error)."""
+    return "not judged" if unjudged_why(change) is not None else _score(change.base)
+
+
 def _delta(change: CaseChange) -> str:
     delta = change.delta
-    return "" if delta is None else f"{delta:+.3f}"
+    return "" if delta is None or unjudged_why(change) is not None else f"{delta:+.3f}"
+
+
+def _label(change: CaseChange, unknown: Collection[int]) -> str:
+    """The change's label; `no result on the base` for one of `unknown` (id()s of the cases the gate fails on
+    because the base never judged them), which the comparison alone calls `new`."""
+    return UNKNOWN_ON_BASE if id(change) in unknown else change.label
 
 
 def console_lines(comparison: Comparison, shown: Sequence[Status] = ("regressed", "fixed", "still failing", "new",
-                                                                       "removed")) -> list[str]:
-    """A block for the console: a line per case whose status is in `shown`, then the counts line."""
-    lines = []
+                                                                       "removed"),
+                  unknown: Sequence[CaseChange] = ()) -> list[str]:
+    """A block for the console: a line per case whose status is in `shown`, then the counts line. The cases of
+    `unknown` (`Verdict.unknown`: the gate fails on them) come right after the regressions, always shown."""
+    ids = {id(c) for c in unknown}
+
+    def line(change: CaseChange) -> str:
+        row = change.row
+        where = f"{row.suite}:{row.line}" if row.line > 0 else row.suite
+        reason = f" — {change.reason}" if change.reason else ""
+        return inert_log_text(f"{_label(change, ids).upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}")
+
+    lines = [] if "regressed" in shown else [line(c) for c in unknown]
     for status in shown:
-        for change in comparison.with_status(status):
-            row = change.row
-            where = f"{row.suite}:{row.line}" if row.line > 0 else row.suite
-            reason = f" — {change.reason}" if change.reason else ""
-            lines.append(inert_log_text(f"{change.label.upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}"))
+        lines += [line(c) for c in comparison.with_status(status) if id(c) not in ids]
+        if status == "regressed":
+            lines += [line(c) for c in unknown]
     return lines + [comparison.describe()]
 
 
@@ -57,10 +77,12 @@ TABLE_ROWS = 200
 """Cases listed in the job summary's and report.html's comparison table (still-passing ones never are)."""
 
 
-def _shown(comparison: Comparison) -> list[CaseChange]:
+def _shown(comparison: Comparison, unknown: Collection[int]) -> list[CaseChange]:
+    """The changed cases, regressions first, then those of `unknown` (id()s: the gate fails on them)."""
     order = {s: i for i, s in enumerate(STATUSES)}
     return sorted((c for c in comparison.changes if c.status != "passing"),
-                  key=lambda c: (order[c.status], c.row.suite, c.row.line, c.row.eval_id))
+                  key=lambda c: (order["regressed"] + 0.5 if id(c) in unknown else order[c.status], c.row.suite,
+                                 c.row.line, c.row.eval_id))
 
 
 def _outcome_line(comparison: Comparison, min_delta: float) -> str:
@@ -71,19 +93,21 @@ def _outcome_line(comparison: Comparison, min_delta: float) -> str:
 
 
 def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | None = None,
-                        min_delta: float | None = None) -> str:
-    """The job summary's section: the gate's line, the counts, and a row per case that did not stay green."""
+                        min_delta: float | None = None, unknown: Sequence[CaseChange] = ()) -> str:
+    """The job summary's section: the gate's line, the counts, and a row per case that did not stay green
+    (`unknown`, the cases the gate fails on that the base never judged, labelled so)."""
+    ids = {id(c) for c in unknown}
     parts = ["### Against the base results\n\n", md_cell(gate_line, 1000) + "\n\n",
              md_cell(comparison.describe(), 1000) + "\n\n"]
     if min_delta is not None:
         parts.append(_outcome_line(comparison, min_delta) + "\n\n")
-    shown = _shown(comparison)
+    shown = _shown(comparison, ids)
     if shown:
         parts.append("| Change | Case | Where | Base | Now | Delta |\n| --- | --- | --- | --- | --- | ---: |\n")
         for c in shown[:TABLE_ROWS]:
             row = c.row
             where = f"{source_path(row, root)}:{row.line}" if row.line > 0 else source_path(row, root)
-            parts.append(f"| {c.label} | {md_cell(c.name)} | {md_cell(where, 200)} | {_score(c.base)} | "
+            parts.append(f"| {_label(c, ids)} | {md_cell(c.name)} | {md_cell(where, 200)} | {_base_score(c)} | "
                          f"{_score(c.head)} | {_delta(c)} |\n")
         if len(shown) > TABLE_ROWS:
             parts.append(f"\n_{len(shown) - TABLE_ROWS} more changed case(s) not listed; "
@@ -92,21 +116,24 @@ def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | Non
     return "".join(parts)
 
 
-def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | None = None) -> str:
-    """report.html's section, plain HTML (readable without JavaScript); every value escaped."""
+def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | None = None,
+                    unknown: Sequence[CaseChange] = ()) -> str:
+    """report.html's section, plain HTML (readable without JavaScript); every value escaped; `unknown` as in
+    `comparison_markdown`."""
     esc = escape_html
+    ids = {id(c) for c in unknown}
     parts = ["<h2>Against the base results</h2>\n", f"<p class=\"totals\">{esc(clean(gate_line))}</p>\n",
              f"<p>{esc(comparison.describe())}</p>\n"]
     if min_delta is not None:
         parts.append(f"<p>{esc(_outcome_line(comparison, min_delta))}</p>\n")
-    shown = _shown(comparison)
+    shown = _shown(comparison, ids)
     if shown:
         parts.append("<table>\n<thead><tr><th>Change</th><th>Case</th><th>Eval file</th><th>Base</th><th>Now</th>"
                      "<th>Delta</th><th>Why</th></tr></thead>\n<tbody>\n")
         for c in shown[:TABLE_ROWS]:
             row = c.row
             where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            cells = [c.label, clean(c.name), clean(where), _score(c.base), _score(c.head), _delta(c), c.reason]
+            cells = [_label(c, ids), clean(c.name), clean(where), _base_score(c), _score(c.head), _delta(c), c.reason]
             parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
         parts.append("</tbody>\n</table>\n")
         if len(shown) > TABLE_ROWS:
@@ -304,19 +331,20 @@ class BaselineReport(Verdict):
 
     @property
     def markdown(self) -> str:
-        return comparison_markdown(self.comparison, self.gate_line) + (
+        return comparison_markdown(self.comparison, self.gate_line, unknown=self.unknown) + (
             paired_markdown(self.test) if self.test else "")
 
     @property
     def html(self) -> str:
-        return comparison_html(self.comparison, self.gate_line) + (paired_html(self.test) if self.test else "")
+        return comparison_html(self.comparison, self.gate_line, unknown=self.unknown) + (
+            paired_html(self.test) if self.test else "")
 
     def print_console(self, quiet: bool) -> None:
         shown: tuple[Status, ...] = ("regressed",) if quiet else ("regressed", "fixed", "still failing", "new",
                                                                   "removed")
         extra = paired_console_lines(self.test, quiet) if self.test else []
         # the gate line names cases (a pull request's text): inert in a CI log
-        print(redact("\n".join(console_lines(self.comparison, shown) + extra
+        print(redact("\n".join(console_lines(self.comparison, shown, self.unknown) + extra
                                + [inert_log_text(f"agentv-gate: {self.gate_line}")])))
 
 
