@@ -90,8 +90,8 @@ def _github(comparison: Comparison, held: list[ReportedCase], labels: dict[tuple
     JSON document for `compare --json > comparison.json`."""
     root = Path(os.environ["GITHUB_WORKSPACE"]) if os.environ.get("GITHUB_WORKSPACE") else None
     regressed: list[ReportedCase] = [c.head for c in comparison.regressed if c.head is not None]
-    for line in annotation_lines(regressed + held, root, labels=labels):
-        print(line, file=sys.stderr if json_out else sys.stdout)
+    for annotation in annotation_lines(regressed + held, root, labels=labels):
+        print(annotation, file=sys.stderr if json_out else sys.stdout)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         markdown = ("## agentv-gate compare\n\n" + comparison_markdown(comparison, line, root, min_delta, unknown)
                     + paired_markdown(test))

@@ -146,6 +146,8 @@ def test_job_summary_and_annotations_under_github_actions(tmp_path: Path) -> Non
     assert "| regressed | breaks |" in text and "| still failing (also on base) | stuck |" in text
     annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert len(annotations) == 1 and "breaks failed (regressed)" in annotations[0]
+    # the summary states the verdict (it stated the last annotation's workflow command instead)
+    assert "compare: failed, 1 case(s) regressed against" in text and "::error" not in text, text
 
 
 def test_json_output_runs_no_legacy_workflow_command_and_parses_to_the_same_ids(tmp_path: Path) -> None:
