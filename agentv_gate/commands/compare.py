@@ -74,7 +74,7 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
     outcome = comparison.outcome(min_delta)
     lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "
                  f"mean delta {outcome.mean_delta:+.3f} over {len(comparison.paired)} paired case(s)")
-    lines.append(comparison.describe())
+    lines.append(comparison.describe(unknown))
     lines += paired_console_lines(test)
     lines.append(inert_log_text(f"agentv-gate {line}"))  # it names cases, a pull request's text
     return "\n".join(lines) + "\n"

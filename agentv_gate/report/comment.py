@@ -285,7 +285,7 @@ def render_comment(head: Sequence[ReportedCase], verdict: Verdict, *, key: str,
     summary = summarise(head, planned)
     mark = "✅" if verdict.ok else "❌"
     against = f" against {(base or Base()).describe()}" if comparison is not None else ""
-    counts = f" · {comment_text(comparison.describe(), 300)}" if comparison is not None else ""
+    counts = f" · {comment_text(comparison.describe(unknown), 300)}" if comparison is not None else ""
     top = (f"{marker(key)}\n### {mark} agentv-gate: {'PASSED' if verdict.ok else 'FAILED'}{against}\n\n"
            f"{comment_text(verdict.gate_line, 500)} · {comment_text(summary.describe(), 300)}{counts}\n\n")
     sections: list[_Section | None]

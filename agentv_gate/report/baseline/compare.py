@@ -29,7 +29,7 @@ Everything here reads rows only (never an eval file), like every reporter.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -59,6 +59,10 @@ NO_BASE_RESULT = {NOT_RUN_INTERRUPTED: "the base run was interrupted before it",
                   ERROR_THRESHOLD_EXCEEDED: "the base run's suite stopped at an execution error (fail_on_error)",
                   NOT_RECORDED: "the base replay had no recorded answer for it"}
 """The `failure_reason_code`s of a base row that holds no judgement of its case, and what each says."""
+
+UNKNOWN_ON_BASE = "no result on the base"
+"""The label of a case the base run did not judge (`NO_BASE_RESULT`) that does not pass now: it fails the gate,
+since the base cannot show the change did not break it (`gate.unknown_on_base`)."""
 
 LABELS: dict[Status, str] = {
     "regressed": "regressed",
@@ -152,10 +156,15 @@ class Comparison:
         losses = sum(1 for d in deltas if d < -min_delta)
         return Outcome(wins, losses, len(deltas) - wins - losses, sum(deltas) / len(deltas) if deltas else 0.0)
 
-    def describe(self) -> str:
-        """One line, e.g. `against the base: 1 regressed, 2 still failing (also on base), 1 fixed, 3 new`."""
-        counts = self.counts()
+    def describe(self, unknown: Collection[CaseChange] = ()) -> str:
+        """One line, e.g. `against the base: 1 regressed, 2 still failing (also on base), 1 fixed, 3 new`; the
+        changes of `unknown` (the gate fails on them: the base never judged them) counted apart, after the
+        regressions, as `no result on the base`, never among the new ones."""
+        apart = {id(c) for c in unknown}
+        counts = Counter(c.status for c in self.changes if id(c) not in apart)
         parts = [f"{counts[s]} {LABELS[s]}" for s in STATUSES if counts[s]]
+        if apart:
+            parts.insert(1 if counts["regressed"] else 0, f"{len(apart)} {UNKNOWN_ON_BASE}")
         return "against the base: " + (", ".join(parts) if parts else "no case in common")
 
     def labels(self) -> dict[tuple[str, str, str], str]:
@@ -248,5 +257,5 @@ def _renamed(removed: Sequence[ReportedCase], new: Sequence[ReportedCase]) -> di
     return {id(news[k][0]): olds[k][0] for k in olds.keys() & news.keys() if len(olds[k]) == len(news[k]) == 1}
 
 
-__all__ = ["DEFAULT_MIN_DELTA", "LABELS", "NO_BASE_RESULT", "STATUSES", "CaseChange", "Comparison", "Outcome", "Status",
-           "case_key", "compare_results"]
+__all__ = ["DEFAULT_MIN_DELTA", "LABELS", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "STATUSES", "CaseChange", "Comparison",
+           "Outcome", "Status", "case_key", "compare_results"]

@@ -30,7 +30,7 @@ from ...models import CaseResult
 from .. import Summary
 from ..rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
 from ..text import one_line
-from .compare import NO_BASE_RESULT
+from .compare import NO_BASE_RESULT, UNKNOWN_ON_BASE
 
 if TYPE_CHECKING:
     from . import paired
@@ -47,9 +47,6 @@ FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 NOT_DECIDED = "not decided against the base"
 """A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
-UNKNOWN_ON_BASE = "no result on the base"
-"""A case the base run did not judge (`NO_BASE_RESULT`) that does not pass now: it fails the gate, since the
-base cannot show the change did not break it."""
 HELD = (BROKEN, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
 """The paired labels of a head whose pass rate fell: where not quiet under `--fail-on` (`warn_only`), the
 gate fails the change on that case even when its row passed its own mark (1 of 3 trials, pass_at_k)."""

@@ -70,7 +70,7 @@ def console_lines(comparison: Comparison, shown: Sequence[Status] = ("regressed"
         lines += [line(c) for c in comparison.with_status(status) if id(c) not in ids]
         if status == "regressed":
             lines += [line(c) for c in unknown]
-    return lines + [comparison.describe()]
+    return lines + [comparison.describe(unknown)]
 
 
 TABLE_ROWS = 200
@@ -98,7 +98,7 @@ def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | Non
     (`unknown`, the cases the gate fails on that the base never judged, labelled so)."""
     ids = {id(c) for c in unknown}
     parts = ["### Against the base results\n\n", md_cell(gate_line, 1000) + "\n\n",
-             md_cell(comparison.describe(), 1000) + "\n\n"]
+             md_cell(comparison.describe(unknown), 1000) + "\n\n"]
     if min_delta is not None:
         parts.append(_outcome_line(comparison, min_delta) + "\n\n")
     shown = _shown(comparison, ids)
@@ -123,7 +123,7 @@ def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | N
     esc = escape_html
     ids = {id(c) for c in unknown}
     parts = ["<h2>Against the base results</h2>\n", f"<p class=\"totals\">{esc(clean(gate_line))}</p>\n",
-             f"<p>{esc(comparison.describe())}</p>\n"]
+             f"<p>{esc(comparison.describe(unknown))}</p>\n"]
     if min_delta is not None:
         parts.append(f"<p>{esc(_outcome_line(comparison, min_delta))}</p>\n")
     shown = _shown(comparison, ids)
