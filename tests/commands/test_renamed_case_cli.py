@@ -2,7 +2,7 @@
 
 Paired by (eval file, test id) alone, the case was `removed` (it passed on the base) and `new` (it fails now),
 and `--fail-on regression` warns about a new failing case: renaming a broken case passed the gate. A new
-case whose content (everything but its id and file) is a removed case's, one to one, is that case.
+case whose content (everything but its id and file) is a removed case's is that case.
 """
 
 from __future__ import annotations
@@ -74,17 +74,42 @@ def test_a_renamed_case_still_passing_is_no_new_case(tmp_path: Path) -> None:
     assert "against the base: 4 still passing" in ran.stdout
 
 
-def test_two_removed_cases_of_the_same_content_are_not_guessed_between(tmp_path: Path) -> None:
-    """Two base cases with one content, both gone, and one new case with it: which one it was is a guess, so
-    neither is paired (as before: the new case is new, the two removed)."""
+def test_two_removed_cases_of_one_content_that_agree_hold_their_renamed_survivor(tmp_path: Path) -> None:
+    """Two base cases with one content, both gone, and one new case with it: which it was is unknown, but both
+    passed, so a failing survivor regressed whichever it was (it read as new, and passed the gate)."""
     repo = project(tmp_path, 1)
     write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a", 9), ("b", 9)]))
     base_run(repo, {"c0": "P", "a": "P", "b": "P"})
     write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a-renamed", 9)]))
     schedule(repo, {"c0": "P", "a-renamed": "F"})
     ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert "against the base: 1 regressed, 1 removed, 1 still passing" in ran.stdout, ran.stdout + ran.stderr
+    assert ran.returncode == 1
+
+
+def test_removed_cases_of_one_content_that_disagree_are_not_guessed_between(tmp_path: Path) -> None:
+    """One of the two passed on the base and the other failed: which the survivor was decides its label, so
+    neither is paired (the survivor is new, both are removed)."""
+    repo = project(tmp_path, 1)
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a", 9), ("b", 9)]))
+    base_run(repo, {"c0": "P", "a": "P", "b": "F"})
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a-renamed", 9)]))
+    schedule(repo, {"c0": "P", "a-renamed": "F"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
     assert "against the base: 1 new, 2 removed, 1 still passing" in ran.stdout, ran.stdout + ran.stderr
-    assert ran.returncode == 0
+    assert "renamed from" not in ran.stdout and ran.returncode == 0
+
+
+def test_each_copy_of_a_removed_case_is_that_case(tmp_path: Path) -> None:
+    """c1 gone, two copies of it in its place: each is c1 renamed, and a copy that fails regressed."""
+    repo = project(tmp_path, 3)
+    base_run(repo, {f"c{i}": "P" for i in range(3)})
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("c1-a", 1), ("c1-b", 1), ("c2", 2)]))
+    schedule(repo, {"c0": "P", "c1-a": "P", "c1-b": "F", "c2": "P"})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert "against the base: 1 regressed, 3 still passing" in ran.stdout, ran.stdout + ran.stderr
+    assert "REGRESSED: c1-b (evals/s.eval.yaml:8) — renamed from 'c1'" in ran.stdout
+    assert ran.returncode == 1
 
 
 def test_a_base_row_without_the_content_digest_is_never_paired(tmp_path: Path) -> None:

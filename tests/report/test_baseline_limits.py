@@ -199,3 +199,12 @@ def test_a_renamed_case_the_base_never_judged_is_held_under_its_old_name() -> No
     head = [case_result("a"), case_result("b-renamed", "fail", content_digest="d1")]
     comparison = compare_results(base, head)
     assert [c.row.eval_id for c in unknown_on_base(comparison)] == ["b-renamed"]
+
+
+def test_a_survivor_of_agreeing_removed_cases_is_held_to_the_best_of_them() -> None:
+    """Two removed cases of one content both passed, at 1.0 and 0.85; the renamed survivor passes at 0.9. Held to
+    the best (the strictest base), it fell 0.1, past `--max-drop 0.05`; against the other it would have risen."""
+    base = [case_result("a", score=1.0, content_digest="d"), case_result("b", score=0.85, content_digest="d")]
+    head = [case_result("a-renamed", score=0.9, content_digest="d")]
+    changes = compare_results(base, head, max_drop=0.05).changes
+    assert [(c.row.eval_id, c.status) for c in changes] == [("a-renamed", "regressed"), ("b", "removed")]

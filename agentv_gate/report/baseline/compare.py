@@ -6,12 +6,14 @@ pairs by `test_id`; the suite is part of the key because two eval files may both
 key, so each target's row is paired with the same target's row on the other side.
 
 A case renamed (its test id changed) or moved to another eval file is still the case it was: a head
-row no base row pairs with, whose `content_digest` (the case without its id and file) is that of
-exactly one base row no head row pairs with, is paired with it, its reason saying
-`renamed from 'old id'`. Else renaming a case that now fails would read as a passing case removed
-and a new one failing, which `--fail-on regression` only warns about. Never a guess: two base rows
-of one content (with one target each, or the same target) pair with none; a row without the digest
-(an older agentv-gate's) pairs by name only.
+row no base row pairs with, whose `content_digest` (the case without its id and file) is that of a
+base row no head row pairs with, is paired with it, its reason saying `renamed from 'old id'`. Else
+renaming a case that now fails would read as a passing case removed and a new one failing, which
+`--fail-on regression` only warns about. Copies of one removed case each pair with it (each is that
+case). Where several removed base rows hold the content, one new row pairs only when they agree
+(the same verdict): whichever it was, it is held to that, and to the best score among them; rows that
+disagree are never guessed between. A row without the digest (an older agentv-gate's) pairs by name
+only.
 
 A case's status answers "what did this change do to it?":
 
@@ -237,9 +239,11 @@ def compare_results(base: Sequence[ReportedCase], head: Sequence[ReportedCase],
 
 
 def _renamed(removed: Sequence[ReportedCase], new: Sequence[ReportedCase]) -> dict[int, ReportedCase]:
-    """id() of each head row of `new` -> the one base row of `removed` holding its content: by content digest
+    """id() of each head row of `new` -> the base row of `removed` holding its content: by content digest
     alone, or, where one digest has several rows on a side (a matrix case), by content digest and target.
-    A key with more than one row on either side pairs none: which case became which would be a guess."""
+    One removed row pairs with every new row of its key (copies of the case); several pair with a lone new
+    row only when they agree on the verdict, as the best-scoring of them (the strictest base), and
+    otherwise with none: which case became which would be a guess."""
     def digest(row: ReportedCase) -> str | None:
         return getattr(row, "content_digest", None)
 
@@ -254,7 +258,14 @@ def _renamed(removed: Sequence[ReportedCase], new: Sequence[ReportedCase]) -> di
         return found
 
     olds, news = by_key(removed), by_key(new)
-    return {id(news[k][0]): olds[k][0] for k in olds.keys() & news.keys() if len(olds[k]) == len(news[k]) == 1}
+    pairs: dict[int, ReportedCase] = {}
+    for key in olds.keys() & news.keys():
+        before, after = olds[key], news[key]
+        if len(before) == 1:
+            pairs.update((id(row), before[0]) for row in after)
+        elif len(after) == 1 and len({row.verdict for row in before}) == 1:
+            pairs[id(after[0])] = max(before, key=lambda row: row.score)
+    return pairs
 
 
 __all__ = ["DEFAULT_MIN_DELTA", "LABELS", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "STATUSES", "CaseChange", "Comparison",
