@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agentv_gate.models import CaseResult
 from tests.commands.test_paired_cli import base_run, project, run, schedule
@@ -74,15 +74,20 @@ def test_a_renamed_case_still_passing_is_no_new_case(tmp_path: Path) -> None:
     assert "against the base: 4 still passing" in ran.stdout
 
 
+def _survivor_of_two(tmp_path: Path, b: str) -> Any:
+    """Cases a and b of one content (b passing or failing on the base as `b` says), both gone; a-renamed fails."""
+    repo = project(tmp_path, 1)
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a", 9), ("b", 9)]))
+    base_run(repo, {"c0": "P", "a": "P", "b": b})
+    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a-renamed", 9)]))
+    schedule(repo, {"c0": "P", "a-renamed": "F"})
+    return run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+
+
 def test_two_removed_cases_of_one_content_that_agree_hold_their_renamed_survivor(tmp_path: Path) -> None:
     """Two base cases with one content, both gone, and one new case with it: which it was is unknown, but both
     passed, so a failing survivor regressed whichever it was (it read as new, and passed the gate)."""
-    repo = project(tmp_path, 1)
-    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a", 9), ("b", 9)]))
-    base_run(repo, {"c0": "P", "a": "P", "b": "P"})
-    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a-renamed", 9)]))
-    schedule(repo, {"c0": "P", "a-renamed": "F"})
-    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    ran = _survivor_of_two(tmp_path, "P")
     assert "against the base: 1 regressed, 1 removed, 1 still passing" in ran.stdout, ran.stdout + ran.stderr
     assert ran.returncode == 1
 
@@ -90,12 +95,7 @@ def test_two_removed_cases_of_one_content_that_agree_hold_their_renamed_survivor
 def test_removed_cases_of_one_content_that_disagree_are_not_guessed_between(tmp_path: Path) -> None:
     """One of the two passed on the base and the other failed: which the survivor was decides its label, so
     neither is paired (the survivor is new, both are removed)."""
-    repo = project(tmp_path, 1)
-    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a", 9), ("b", 9)]))
-    base_run(repo, {"c0": "P", "a": "P", "b": "F"})
-    write(repo / "evals/s.eval.yaml", suite([("c0", 0), ("a-renamed", 9)]))
-    schedule(repo, {"c0": "P", "a-renamed": "F"})
-    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    ran = _survivor_of_two(tmp_path, "F")
     assert "against the base: 1 new, 2 removed, 1 still passing" in ran.stdout, ran.stdout + ran.stderr
     assert "renamed from" not in ran.stdout and ran.returncode == 0
 
