@@ -115,21 +115,27 @@ def _comments(github: FakeGitHub) -> list[str]:
     return [c["body"] for c in github.comments.get(PR, [])]
 
 
-def test_the_comment_names_a_renamed_regression_as_it_is_called_now_and_was(tmp_path: Path) -> None:
-    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b"})
-    assert run(repo).returncode == EXIT_OK
-    keep(repo, "base.jsonl")
-    edit(repo / "evals/s.eval.yaml", "id: a\n", "id: a-renamed\n")  # renamed; the agent fails it now
-    with FakeGitHub(token="ghs_renamecombo1234567890") as github:
+def _failed_and_commented(tmp_path: Path, repo: Path, token: str) -> tuple[str, str]:
+    """The comment `run --comment` posts on a head that fails the gate, then the same comment as the action's
+    comment step (`agentv-gate comment`) updates it: each run, each exit checked."""
+    with FakeGitHub(token=token) as github:
         env = _github_env(tmp_path, github)
         head = run(repo, *GATE, "--comment", env=env)
         assert head.returncode == EXIT_FAILED, said(head)
         keep(repo, "head.jsonl")
         [posted] = _comments(github)
-        again = run_cli("comment", "head.jsonl", "evals", *GATE, cwd=repo, env=env)  # the action's comment step
+        again = run_cli("comment", "head.jsonl", "evals", *GATE, cwd=repo, env=env)
         assert again.returncode == EXIT_OK, said(again)
         [updated] = _comments(github)
-    for body in (posted, updated):
+    return posted, updated
+
+
+def test_the_comment_names_a_renamed_regression_as_it_is_called_now_and_was(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"a": "ok-a", "b": "ok-b"})
+    assert run(repo).returncode == EXIT_OK
+    keep(repo, "base.jsonl")
+    edit(repo / "evals/s.eval.yaml", "id: a\n", "id: a-renamed\n")  # renamed; the agent fails it now
+    for body in _failed_and_commented(tmp_path, repo, "ghs_renamecombo1234567890"):
         assert "### ❌ agentv-gate: FAILED" in body, body
         regressions = _section(body, "Regressions")
         assert "| a-renamed (renamed from a) | [evals/s.eval.yaml:2](" in regressions, body
@@ -143,15 +149,7 @@ def test_the_comment_lists_a_case_the_base_never_judged_as_what_fails_the_gate(t
     assert rows_by_id(repo / RESULTS)["b"]["failure_reason_code"] == "max_failures", said(base)
     keep(repo, "base.jsonl")
     set_answers(repo, {"b": "no"})  # the change breaks b, which main never judged
-    with FakeGitHub(token="ghs_unjudgedcombo1234567890") as github:
-        env = _github_env(tmp_path, github)
-        head = run(repo, *GATE, "--comment", env=env)
-        assert head.returncode == EXIT_FAILED, said(head)
-        keep(repo, "head.jsonl")
-        [posted] = _comments(github)
-        assert run_cli("comment", "head.jsonl", "evals", *GATE, cwd=repo, env=env).returncode == EXIT_OK
-        [updated] = _comments(github)
-    for body in (posted, updated):
+    for body in _failed_and_commented(tmp_path, repo, "ghs_unjudgedcombo1234567890"):
         assert "### ❌ agentv-gate: FAILED" in body, body
         assert "have no result on the base (the base run stopped (--max-failures) before it): b" in body, body
         failing = _section(body, "No result on the base, failing now")
