@@ -27,12 +27,15 @@ from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult
 from ..report import summarise
 from ..report.baseline import paired
-from ..report.baseline.compare import LABELS, CaseChange, Comparison, Status, compare_results
-from ..report.baseline.gate import UNKNOWN_ON_BASE, Baseline, decide, gate_exit, unjudged_why
+from ..report.baseline.compare import CaseChange, Comparison, Status, compare_results
+from ..report.baseline.gate import Baseline, decide, gate_exit
 from ..report.baseline.render import (
+    base_side,
     comparison_html,
     comparison_json,
     comparison_markdown,
+    delta_text,
+    label_of,
     paired_console_lines,
     paired_html,
     paired_json,
@@ -63,13 +66,10 @@ def render_text(comparison: Comparison, min_delta: float, test: paired.SuiteTest
                                                             c.row.eval_id)):
         if change.status == "passing":
             continue
-        judged = unjudged_why(change) is None
-        base = "-" if change.base is None else (f"{change.base.score:.3f} {change.base.verdict}" if judged
-                                                else "not judged")
+        base = "-" if change.base is None else base_side(change)
         head = "-" if change.head is None else f"{change.head.score:.3f} {change.head.verdict}"
-        delta = "" if change.delta is None or not judged else f" ({change.delta:+.3f})"
-        label = UNKNOWN_ON_BASE if id(change) in ids else LABELS[change.status]
-        lines.append(inert_log_text(f"{label.upper()}: {one_line(change.name)} "
+        delta = f" ({delta_text(change)})" if delta_text(change) else ""
+        lines.append(inert_log_text(f"{label_of(change, ids).upper()}: {one_line(change.name)} "
                                     f"[{one_line(change.row.suite)}] {base} -> {head}{delta}"))
     outcome = comparison.outcome(min_delta)
     lines.append(f"{outcome.wins} win(s), {outcome.losses} loss(es), {outcome.ties} tie(s) beyond {min_delta:g}; "

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import Summary, summarise
-from .baseline.compare import NO_BASE_RESULT, CaseChange, Comparison
-from .baseline.gate import unjudged_why
+from .baseline.compare import CaseChange, Comparison
+from .baseline.gate import unjudged_reasons, unjudged_why
 from .baseline.paired import LABEL_ORDER, NoTest, SuiteTest
 from .baseline.render import detection_line
 from .console import first_problem
@@ -101,12 +101,10 @@ def _score(row: ReportedCase | None) -> str:
     return "—" if row is None else f"{row.score:.2f} {outcome(row)}"
 
 
-def _base_score(row: ReportedCase | None) -> str:
-    """The base side: a row of a case its run never started (`NO_BASE_RESULT`) judged nothing, and says so,
+def _base_score(change: CaseChange) -> str:
+    """The base side: a row of a case its run never started (`unjudged_why`) judged nothing, and says so,
     never "0.00 error" (it did not error)."""
-    if row is not None and (row.failure_reason_code or "") in NO_BASE_RESULT:
-        return "not judged"
-    return _score(row)
+    return "not judged" if unjudged_why(change) is not None else _score(change.base)
 
 
 def _case_list(title: str, count: int, table: str, lines: list[str], links: Links) -> _Section:
@@ -127,7 +125,7 @@ def _case_table(title: str, changes: Sequence[CaseChange], links: Links, with_mi
     for c in changes:
         row = c.row
         name = comment_text(c.name, 300) + (f" ({comment_text(row.target, 80)})" if several else "")
-        cells = [name, _where(row, links), f"{_base_score(c.base)} → {_score(c.head)}"]
+        cells = [name, _where(row, links), f"{_base_score(c)} → {_score(c.head)}"]
         if with_miss:
             cells.append(comment_text(first_problem(c.head), 300) if c.head is not None else "")
         lines.append("| " + " | ".join(cells) + " |\n")
@@ -140,7 +138,7 @@ def _unknown_table(unknown: Sequence[CaseChange], links: Links) -> _Section | No
     table = _case_table("No result on the base, failing now", unknown, links, with_miss=True)
     if table is None:
         return None
-    reasons = "; ".join(sorted({why for c in unknown if (why := unjudged_why(c)) is not None}))
+    reasons = unjudged_reasons(unknown)
     note = (f"_The base run never judged these cases ({comment_text(reasons, 300)}), so it cannot show this change "
             "did not break them: the gate fails on them until they pass, or the base is run again._\n\n")
     heading, rest = table.full.split("\n\n", 1)

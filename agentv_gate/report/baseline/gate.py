@@ -328,13 +328,17 @@ def unjudged_why(change: CaseChange) -> str | None:
     return NO_BASE_RESULT.get(change.base.failure_reason_code or "") if change.base is not None else None
 
 
+def unjudged_reasons(unknown: Sequence[CaseChange]) -> str:
+    """Why the base never judged the cases of `unknown`, each reason once: `; `-joined, sorted."""
+    return "; ".join(sorted({why for c in unknown if (why := unjudged_why(c)) is not None}))
+
+
 def unknown_line(unknown: Sequence[CaseChange]) -> str:
-    reasons = sorted({why for c in unknown if (why := unjudged_why(c)) is not None})
-    return (f"{len(unknown)} case(s) do not pass now and have no result on the base ({'; '.join(reasons)}): "
+    return (f"{len(unknown)} case(s) do not pass now and have no result on the base ({unjudged_reasons(unknown)}): "
             + ", ".join(one_line(c.row.eval_id) for c in unknown[:5])
             + "; the base cannot show this change did not break them (run the base again)")
 
 
 __all__ = ["BROKEN", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
-           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_why",
+           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_reasons", "unjudged_why",
            "unknown_line", "unknown_on_base", "warn_only"]

@@ -35,18 +35,18 @@ def _score(row: ReportedCase | None) -> str:
     return "—" if row is None else f"{row.score:.3f} {row.verdict}"
 
 
-def _base_score(change: CaseChange) -> str:
+def base_side(change: CaseChange) -> str:
     """The base side of a change: `not judged` for a base row of a case its run never started (never
     "0.000 error": it did not error)."""
     return "not judged" if unjudged_why(change) is not None else _score(change.base)
 
 
-def _delta(change: CaseChange) -> str:
+def delta_text(change: CaseChange) -> str:
     delta = change.delta
     return "" if delta is None or unjudged_why(change) is not None else f"{delta:+.3f}"
 
 
-def _label(change: CaseChange, unknown: Collection[int]) -> str:
+def label_of(change: CaseChange, unknown: Collection[int]) -> str:
     """The change's label; `no result on the base` for one of `unknown` (id()s of the cases the gate fails on
     because the base never judged them), which the comparison alone calls `new`."""
     return UNKNOWN_ON_BASE if id(change) in unknown else change.label
@@ -63,7 +63,7 @@ def console_lines(comparison: Comparison, shown: Sequence[Status] = ("regressed"
         row = change.row
         where = f"{row.suite}:{row.line}" if row.line > 0 else row.suite
         reason = f" — {change.reason}" if change.reason else ""
-        return inert_log_text(f"{_label(change, ids).upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}")
+        return inert_log_text(f"{label_of(change, ids).upper()}: {one_line(row.eval_id)} ({one_line(where)}){reason}")
 
     lines = [] if "regressed" in shown else [line(c) for c in unknown]
     for status in shown:
@@ -107,8 +107,8 @@ def comparison_markdown(comparison: Comparison, gate_line: str, root: Path | Non
         for c in shown[:TABLE_ROWS]:
             row = c.row
             where = f"{source_path(row, root)}:{row.line}" if row.line > 0 else source_path(row, root)
-            parts.append(f"| {_label(c, ids)} | {md_cell(c.name)} | {md_cell(where, 200)} | {_base_score(c)} | "
-                         f"{_score(c.head)} | {_delta(c)} |\n")
+            parts.append(f"| {label_of(c, ids)} | {md_cell(c.name)} | {md_cell(where, 200)} | {base_side(c)} | "
+                         f"{_score(c.head)} | {delta_text(c)} |\n")
         if len(shown) > TABLE_ROWS:
             parts.append(f"\n_{len(shown) - TABLE_ROWS} more changed case(s) not listed; "
                          "`agentv-gate compare BASE.jsonl HEAD.jsonl --json` lists them all._\n")
@@ -133,7 +133,8 @@ def comparison_html(comparison: Comparison, gate_line: str, min_delta: float | N
         for c in shown[:TABLE_ROWS]:
             row = c.row
             where = f"{source_path(row)}:{row.line}" if row.line > 0 else source_path(row)
-            cells = [_label(c, ids), clean(c.name), clean(where), _base_score(c), _score(c.head), _delta(c), c.reason]
+            cells = [label_of(c, ids), clean(c.name), clean(where), base_side(c), _score(c.head), delta_text(c),
+                     c.reason]
             parts.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in cells) + "</tr>\n")
         parts.append("</tbody>\n</table>\n")
         if len(shown) > TABLE_ROWS:
@@ -358,6 +359,6 @@ def baseline_report(baseline: Baseline, results: Sequence[ReportedCase], summary
     return BaselineReport(**{f.name: getattr(verdict, f.name) for f in fields(verdict)})
 
 
-__all__ = ["DETECTS", "DETECTS_WITH_HISTORY", "BaselineReport", "Detects", "baseline_report", "comparison_html",
-           "comparison_json", "comparison_markdown", "console_lines", "detection_line", "paired_console_lines", "paired_html",
-           "paired_json", "paired_markdown"]
+__all__ = ["DETECTS", "DETECTS_WITH_HISTORY", "BaselineReport", "Detects", "base_side", "baseline_report",
+           "comparison_html", "comparison_json", "comparison_markdown", "console_lines", "delta_text", "detection_line",
+           "label_of", "paired_console_lines", "paired_html", "paired_json", "paired_markdown"]
