@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from agentv_gate.report.baseline.pooled import fit
 from agentv_gate.report.baseline.sequential import (
     FUTILITY,
+    FUTILITY_STABLE,
     decide,
     default_budget,
     guard_level,
@@ -59,6 +60,20 @@ def test_a_case_unlike_the_others_is_read_from_its_own_trials() -> None:
     prior = fit([(3, 3)] * 49 + [(0, 3)])
     assert prior.tail(0, 3, 0, 3) > 0.5
     assert prior.tail(0, 3, 0, 30) > FUTILITY
+
+
+def test_a_case_stable_on_the_base_is_cleared_later_than_one_that_failed_there() -> None:
+    """The guard's break passes one or two head trials under a noisy judge: a case whose every base trial
+    passed is let go only at a higher p of its head so far (`FUTILITY_STABLE`), a case that failed a base
+    trial at the usual one."""
+    level = guard_level(0.05, 46)
+    stable = fit([(3, 3)] * 40 + [(1, 3)] * 6)
+    assert FUTILITY < stable.tail(3, 3, 2, 3) <= FUTILITY_STABLE
+    assert decide(stable, 3, 3, 2, 3, 30, level) == "undecided"
+    assert trials_to_run(stable, 3, 3, 2, 3, 30, level, 3) == 3
+    mixed = fit([(3, 3)] * 32 + [(2, 3)] * 8 + [(1, 3)] * 4)
+    assert FUTILITY < mixed.tail(2, 3, 1, 3) <= FUTILITY_STABLE
+    assert decide(mixed, 2, 3, 1, 3, 30, guard_level(0.05, 44)) == "cleared"
 
 
 def test_an_unremarkable_head_is_unchanged_in_every_suite() -> None:

@@ -16,7 +16,8 @@ still open. The case is
 * **broken** when even if every trial left in the budget passed, the budget's p would be at most
   the level (curtailment: the fixed-budget test's own answer, reached early);
 * **cleared** when even if every trial left failed, the budget's p would be above the level, or
-  when the trials run so far are unremarkable (their own p above `FUTILITY`): stopping for
+  when the trials run so far are unremarkable (their own p above `FUTILITY`, `FUTILITY_STABLE` for a
+  case that passed every base trial): stopping for
   futility only ever turns a "broken" the fixed test might have reached into "cleared", so it
   never adds a false alarm (a non-binding futility rule), and it keeps an unchanged case from
   running to its budget;
@@ -38,8 +39,14 @@ by two to four points, alpha the suite test's broad drops then lack."""
 FUTILITY = 0.1
 """A case whose head trials so far have a p above this is cleared without more trials. Chosen by
 simulating the bench's noise models: at 0.05 a broken case under a noisy judge that passes one of
-its first head trials is let go more often (about four points of power); at 0.2 an unchanged pull
-request among 30% flaky cases re-runs about five times the trials."""
+its first head trials is let go more often (about four points of power); at 0.2 for every case, with
+`--history`, unchanged pull requests failed 5-5.5% (bench/guard_experiments.md)."""
+FUTILITY_STABLE = 0.2
+"""The same for a case stable on the base (every base trial, and its history, passed): the break the
+guard exists for is one of these, and under a judge flipping 10% of verdicts it passes one or two of
+its first head trials often enough that clearing at 0.1 let 5.4% of them through (3.9% at 0.2, with
+false alarms still under 5% in every noise model, with and without history). The price: an unchanged
+pull request under that judge re-runs about 24 trials of 150 instead of 8."""
 BUDGET_PER_TRIAL = 10
 """The default budget: this many times the case's base trials (30 head trials at `--trials 3`). In
 simulation 45 and 60 at 3 trials caught no more noisy-judge breaks (more rounds, more chances for
@@ -69,7 +76,8 @@ def decide(prior: Prior, base_passed: int, base_n: int, head_passed: int, head_n
         return "broken"
     if prior.tail(base_passed, base_n, head_passed, budget) > level:
         return "cleared"
-    if head_n and prior.tail(base_passed, base_n, head_passed, head_n) > FUTILITY:
+    futility = FUTILITY_STABLE if base_passed == base_n else FUTILITY
+    if head_n and prior.tail(base_passed, base_n, head_passed, head_n) > futility:
         return "cleared"
     return "undecided"
 
@@ -94,5 +102,5 @@ def default_budget(base_n: int) -> int:
     return max(base_n, min(BUDGET_LIMIT, BUDGET_PER_TRIAL * base_n))
 
 
-__all__ = ["BUDGET_LIMIT", "BUDGET_PER_TRIAL", "FUTILITY", "GUARD_SHARE", "Decision", "decide", "default_budget",
-           "guard_level", "suite_level", "trials_to_run"]
+__all__ = ["BUDGET_LIMIT", "BUDGET_PER_TRIAL", "FUTILITY", "FUTILITY_STABLE", "GUARD_SHARE", "Decision", "decide",
+           "default_budget", "guard_level", "suite_level", "trials_to_run"]
