@@ -65,14 +65,16 @@ def read_history(path: Path | None, base: Sequence[CaseResult]
 
 
 def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
-                  left_out: Collection[tuple[str, str]] = ()) -> Baseline | None:
+                  left_out: Collection[tuple[str, str]] = (),
+                  whole: Collection[tuple[str, str]] | None = None) -> Baseline | None:
     """The base results `--baseline` names, checked against `cases` ((suite, test id) of every case
     of this run, or of the merged shards); None without it. Its options were checked by
     `check_baseline_options`, which `run` and `merge` call before reading anything.
 
     `left_out`: the cases in the eval files that this run chose not to run (`--test-id`/`--suite`,
     another shard's); their base rows leave the comparison, since the case was not "removed", only
-    not run here."""
+    not run here. `whole`: in one shard of a run, every shard's cases, whose base rows the per-case guard reads
+    its prior and level from (`Baseline.frame`)."""
     path = getattr(args, "baseline", None)
     if path is None:
         return None
@@ -105,9 +107,10 @@ def load_baseline(args: argparse.Namespace, cases: Collection[tuple[str, str]],
     flaky, earlier = read_history(getattr(args, "history", None), kept)
     unrun = [row for row in every_row if row.failure_reason_code == NOT_RUN_INTERRUPTED
              and (row.suite, row.eval_id) not in left_out]
+    frame = None if whole is None else [row for row in rows if (row.suite, row.eval_id) in whole]
     return Baseline(Path(path), kept, getattr(args, "fail_on", None) or "all", getattr(args, "max_drop", None),
                     DEFAULT_ALPHA if alpha is None else alpha, flaky, getattr(args, "max_trials", None), earlier,
-                    unrun)
+                    unrun, frame=frame)
 
 
 

@@ -51,10 +51,17 @@ class Reruns:
             kept.append({**entry, "attempt": start + len(kept) + 1, "rerun": True})
 
 
-def decided(test: paired.SuiteTest, fail_on: str) -> bool:
+def decided(test: paired.SuiteTest, fail_on: str, shard: bool = False) -> bool:
     """The gate fails whatever re-runs would show: the suite test found a drop, the guard's test called a
-    case broken, or a case label that `fail_on` fails on (labels read the rows' own trials) is there."""
-    return test.dropped or any(c.decision == "broken" for c in test.cases) or (
+    case broken, or a case label that `fail_on` fails on (labels read the rows' own trials) is there.
+
+    In one shard (`shard`) only a case the guard called broken: the merge decides on every shard's cases, where
+    this shard's drop may be offset by the others' gains, and must not be left cases the shard stopped deciding."""
+    if any(c.decision == "broken" for c in test.cases):
+        return True
+    if shard:
+        return False
+    return test.dropped or (
         fail_on != "regression" and bool(test.with_label("regression"))) or (
         fail_on == "inconclusive" and bool(test.with_label("inconclusive")))
 
@@ -86,7 +93,7 @@ def undecided_cases(baseline: Baseline, rows: list[ReportRow]) -> list[RowKey]:
     from ..report.baseline import paired
 
     test = baseline.test(baseline.compare(rows))
-    if not isinstance(test, paired.SuiteTest) or decided(test, baseline.fail_on):
+    if not isinstance(test, paired.SuiteTest) or decided(test, baseline.fail_on, baseline.frame is not None):
         return []
     return list(wanted(test, 1))
 
@@ -104,7 +111,7 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
         test = baseline.test(baseline.compare(rows))
         if not isinstance(test, paired.SuiteTest):
             return reruns
-        want = {} if decided(test, baseline.fail_on) else wanted(test, batch)
+        want = {} if decided(test, baseline.fail_on, baseline.frame is not None) else wanted(test, batch)
         if not want:
             return reruns
         if not quiet:

@@ -263,7 +263,10 @@ class RunSession:
             return EXIT_OK
         reported = {(ref.suite, ref.id) for ref in self.selected} | {(row.suite, row.eval_id) for row in self.carried}
         every = {(ref.suite, ref.id) for ref in self.plan.refs}
-        self.baseline = load_baseline(args, every, every - reported)
+        # one shard of several: the guard decides against every shard's cases, as the merge of the shards will
+        whole = ({(ref.suite, ref.id) for ref in self.every_chosen} | {(row.suite, row.eval_id) for row in self.carried}
+                 if shard is not None and shard.count > 1 else None)
+        self.baseline = load_baseline(args, every, every - reported, whole)
         heartbeat = heartbeat_seconds(os.environ)
         self._open_targets()
         self._open_outputs(heartbeat)

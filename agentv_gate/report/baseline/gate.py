@@ -70,6 +70,10 @@ class Baseline:
     and reads as new), never counted in the base's own figures (`rows`)."""
     who: str = ""
     """Who states the verdict (`compare`); the gate's own lines say `gate (--fail-on MODE)`."""
+    frame: Sequence[CaseResult] | None = None
+    """In one shard of a sharded run: the base rows of every shard's cases. The merge, the required check,
+    decides each case against the whole base at the whole run's level; a shard that stopped re-running a
+    case at its own (looser) level left the merge a case it could only call suspicious. None: a whole run."""
 
     @property
     def name(self) -> str:
@@ -92,7 +96,8 @@ class Baseline:
     def test(self, comparison: Comparison) -> paired.SuiteTest | paired.NoTest:
         from . import paired
 
-        return paired.paired_test(comparison, self.alpha, self.flaky_in(comparison), self.max_trials, self.earlier)
+        return paired.paired_test(comparison, self.alpha, self.flaky_in(comparison), self.max_trials, self.earlier,
+                                  self.frame)
 
     def flaky_regressions(self, comparison: Comparison) -> list[str]:
         """Ids of cases that regressed on one trial and are flaky in the history (in the version the head judged)."""

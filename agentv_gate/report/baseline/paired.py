@@ -143,6 +143,8 @@ class SuiteTest:
     """`--max-trials`: the most head trials the guard may run a case (None: `sequential.default_budget`)."""
     prior: Prior | None = None
     """The prior over the cases' pass rates the guard reads each case against, fitted to the whole base."""
+    guard_cases: int = 0
+    """The cases the guard's level is spread over, when more than `cases`: every shard's, in one shard."""
 
     def budget_of(self, case: CaseTest) -> int:
         """The head trials the guard decides `case` on."""
@@ -156,7 +158,7 @@ class SuiteTest:
     @property
     def guard_level(self) -> float:
         """Each case's level in the per-case guard (its share of alpha over the paired cases)."""
-        return guard_level(self.alpha, len(self.cases))
+        return guard_level(self.alpha, max(len(self.cases), self.guard_cases))
 
     def guard_level_text(self) -> str:
         """`0.001`, or `0.001 (half that for a case with history)` when some case was read with `--history`."""
@@ -307,12 +309,14 @@ def _errored_untried(row: ReportedCase) -> bool:
 
 def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
                 flaky: Collection[CaseKey] = (), budget: int | None = None,
-                earlier: Mapping[CaseKey, tuple[bool, ...]] | None = None) -> SuiteTest | NoTest:
+                earlier: Mapping[CaseKey, tuple[bool, ...]] | None = None,
+                frame: Sequence[ReportedCase] | None = None) -> SuiteTest | NoTest:
     """The statistical reading of `comparison`, or why there is none. `flaky`: (suite, test id) of
     cases that flipped in the history file; a case whose base trials disagree is flaky too.
     `budget`: `--max-trials`, the head trials the per-case guard decides each case on. `earlier`: each
     case's trials in the history file on the base's digest (`earlier_trials`), which the guard (only)
-    reads as base evidence beside the base row's own."""
+    reads as base evidence beside the base row's own. `frame`: in one shard of a run, the base rows of every
+    shard's cases, which the guard's prior and level are read from, as the merge of the shards reads them."""
     # in eval-file order: head rows come in the order cases finished
     paired = sorted(comparison.paired, key=lambda c: (c.row.suite, c.row.line, c.row.eval_id, c.row.target))
     # a head that is no evidence is not decided: advisory (failed only by a judge below its floor), quarantined
@@ -337,12 +341,13 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     pvalues = [fisher_two_sided(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     qvalues = benjamini_hochberg(pvalues)
     cases = []
-    level = guard_level(alpha, len(sides))
+    base_counts = [(sum(b.passed), len(b.passed)) for b, _ in sides] + _other_shards(comparison.paired, frame or ())
+    level = guard_level(alpha, len(base_counts))
     # the base row's name: a renamed case's history is its old name's
     given = [(earlier or {}).get(case_key(c.base) if c.base else case_key(c.row), ()) for c in paired]
     history = [_consistent(b.passed, e) for (b, _), e in zip(sides, given, strict=True)]
     # the whole base says how often a case like each one passes: the guard's prior
-    prior = fit([(sum(b.passed), len(b.passed)) for b, _ in sides])
+    prior = fit(base_counts)
     for change, (b, h), p, q, e, g in zip(paired, sides, pvalues, qvalues, history, given, strict=True):
         rate = _mean([float(x) for x in h.passed]) - _mean([float(x) for x in b.passed])
         label: Label
@@ -363,7 +368,21 @@ def paired_test(comparison: Comparison, alpha: float = DEFAULT_ALPHA,
     scores = [c.score_delta for c in cases]
     counts = [(sum(b.passed), len(b.passed), sum(h.passed), len(h.passed)) for b, h in sides]
     return SuiteTest(cases, alpha, suite_drop_p(counts), sign_flip_p(scores),
-                     paired_interval(rates, alpha), paired_interval(scores, alpha), budget, prior)
+                     paired_interval(rates, alpha), paired_interval(scores, alpha), budget, prior, len(base_counts))
+
+
+def _other_shards(paired: Sequence[CaseChange], frame: Sequence[ReportedCase]) -> list[tuple[int, int]]:
+    """(passed, trials) of the frame's base rows that this shard does not pair: the cases the merge will pair
+    beside this shard's (a row never judged and a single trial are not tested, as here)."""
+    own = {(c.base.suite, c.base.eval_id, c.base.target) for c in paired if c.base is not None}
+    out = []
+    for row in frame:
+        if (row.suite, row.eval_id, row.target) in own or _no_outcome(row):
+            continue
+        trials = trial_outcomes(row)
+        if len(trials.passed) >= 2:
+            out.append((sum(trials.passed), len(trials.passed)))
+    return out
 
 
 HISTORY_AGREES = 0.05
