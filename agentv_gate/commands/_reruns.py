@@ -35,6 +35,8 @@ class Reruns:
     """The trials re-run so far, by (suite, test id, target): `trials[]` entries, numbered on."""
 
     trials: dict[RowKey, list[dict[str, Any]]] = field(default_factory=dict)
+    stopped: dict[RowKey, str] = field(default_factory=dict)
+    """Cases whose next round did not start (its `failure_reason_code`: a spent `--budget-usd`), still undecided."""
 
     @property
     def count(self) -> int:
@@ -129,11 +131,17 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
             orchestrator.run(cases_of(keys))
             for result in done:
                 key = (result.suite, result.eval_id, result.target)
-                if key not in keys or result.failure_reason_code:  # not run (a spent --budget-usd): no evidence
+                if key not in keys:
+                    continue
+                if result.failure_reason_code:  # not run (a spent --budget-usd): no evidence, and no decision
+                    reruns.stopped[key] = result.failure_reason_code
+                    rows[index[key]] = replace(rows[index[key]], reruns_stopped=result.failure_reason_code)
                     continue
                 reruns.add(key, start, result)
+                reruns.stopped.pop(key, None)
                 ran_any = True
-                rows[index[key]] = replace(rows[index[key]], reruns=TrialOutcomes.of_row(reruns.trials[key], None))
+                rows[index[key]] = replace(rows[index[key]], reruns=TrialOutcomes.of_row(reruns.trials[key], None),
+                                           reruns_stopped=None)
         if not ran_any:
             return reruns
 
@@ -144,14 +152,17 @@ def _trials_run(row: ReportRow) -> int:
 
 def write_reruns(path: Path, reruns: Reruns) -> None:
     """The results file again, each re-run case's row with its `reruns`, replacing the file whole."""
-    if not reruns.trials:
+    if not reruns.trials and not reruns.stopped:
         return
     rows, _ = read_results([path])
     temporary = path.with_name(path.name + ".reruns")
     with JsonlWriter(temporary) as writer:
         for row in rows:
-            extra = reruns.trials.get((row.suite, row.eval_id, row.target))
-            writer.write(row.model_copy(update={"reruns": extra}) if extra else row)
+            key = (row.suite, row.eval_id, row.target)
+            update: dict[str, Any] = {"reruns": reruns.trials[key]} if key in reruns.trials else {}
+            if key in reruns.stopped:
+                update["reruns_stopped"] = reruns.stopped[key]
+            writer.write(row.model_copy(update=update) if update else row)
     try:
         os.replace(temporary, path)
     except OSError as exc:

@@ -526,8 +526,10 @@ class RunSession:
                 if (case.suite, case.id, self.resolver.target_name(case)) in keys:
                     yield case
 
+        # one budget across the rounds: each round's spending counts against the next
+        budget = [RunBudget(self.args.budget_usd, self.spent)] if self.args.budget_usd is not None else []
+
         def orchestrator_for(settings: RunSettings) -> Orchestrator:
-            budget = [RunBudget(self.args.budget_usd, self.spent)] if self.args.budget_usd is not None else []
             return Orchestrator(self.resolver, self.registry,
                                 replace(self.settings, trials=settings.trials, first_trial=settings.first_trial),
                                 stop=execution_block_policies(*budget), hooks=self.hooks)

@@ -215,6 +215,9 @@ class CaseResult(BaseModel):
     """The trials the per-case guard re-ran after `trials[]` (`--fail-on regression` with a baseline:
     the case's evidence was short), numbered on from them, each as a `trials[]` entry. The row's
     verdict and score stay its `trials[]`'s; the guard reads both."""
+    reruns_stopped: str | None = None
+    """Why the per-case guard's re-runs of this case ended before it was decided (`budget_exceeded`: the
+    run's `--budget-usd` was spent); every verdict read from the row then fails, as for a case not run."""
     cost_limited: bool | None = None
     """True when the trials' summed cost reached `cost_limit_usd` before `count` trials ran."""
     budget_exceeded: bool | None = None

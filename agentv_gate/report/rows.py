@@ -238,6 +238,8 @@ class ReportRow:
     version excuse nothing."""
     content_digest: str | None = None
     """`CaseResult.content_digest`: what pairs a renamed or moved case with its base row."""
+    reruns_stopped: str | None = None
+    """`CaseResult.reruns_stopped`: the guard's re-runs of the case ended undecided (a spent budget)."""
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:
@@ -252,7 +254,7 @@ class ReportRow:
                    TrialOutcomes.of_row(result.trials, result.aggregation),
                    (result.commit or "")[:7] if result.carried else None, result.replayed, result.advisory,
                    TrialOutcomes.of_row(result.reruns, None), result.case_digest,
-                   result.content_digest)
+                   result.content_digest, result.reruns_stopped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,10 @@ FLAKY = "regressed (flaky)"
 """A single-trial regression of a case the history shows flipping: said, annotated as a warning."""
 NOT_DECIDED = "not decided against the base"
 """A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
-HELD = (BROKEN, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
+CUT_SHORT = "not decided (the per-case guard's re-runs were stopped)"
+"""A case the guard could not decide because its re-runs did not start (a spent `--budget-usd`): a run that
+stopped before deciding a case fails, as one that stopped before running it does."""
+HELD = (BROKEN, CUT_SHORT, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
 """The paired labels of a head whose pass rate fell: where not quiet under `--fail-on` (`warn_only`), the
 gate fails the change on that case even when its row passed its own mark (1 of 3 trials, pass_at_k)."""
 
@@ -169,6 +172,11 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
                        "trial failed where every "
                        "base trial passed): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, "
                                                          f"p={c.p_guard:.2g})" for c in broken[:5]))
+    cut = [c for c in test.guarded("suspicious") if c.change.head is not None and stopped_rerunning(c.change.head)]
+    if cut:
+        why = "; ".join(sorted({stop_reason(c.change.head) for c in cut if c.change.head is not None}))
+        return False, (f"{gate}: failed, the per-case guard's re-runs stopped ({why}) before deciding {len(cut)} "
+                       "case(s): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()})" for c in cut[:5]))
     unsure = test.with_label("inconclusive")
     if unsure and fail_on == "inconclusive":
         return False, (f"{gate}: failed, {len(unsure)} case(s) inconclusive (pass rate fell, not "
@@ -182,6 +190,17 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
                   f"p={test.p_drop:.3g} > {level}){listed}")
 
 
+
+
+def stopped_rerunning(head: ReportedCase) -> bool:
+    """The guard's re-runs of the case ended before it was decided (`CaseResult.reruns_stopped`)."""
+    return bool(getattr(head, "reruns_stopped", None))
+
+
+def stop_reason(head: ReportedCase) -> str:
+    """What stopped the guard's re-runs of the case, for people."""
+    code = getattr(head, "reruns_stopped", None)
+    return "the run's --budget-usd was spent" if code == "budget_exceeded" else f"{code}"
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
@@ -220,8 +239,10 @@ class Verdict:
             for case in self.test.cases:
                 head = case.change.head
                 if head is not None:
+                    guard = paired.case_guard(case)
                     labels[(head.suite, head.eval_id, head.target)] = (
-                        BROKEN if paired.case_guard(case) == "broken" else case.label + (" (flaky)" if case.flaky else ""))
+                        BROKEN if guard == "broken" else CUT_SHORT if guard == "suspicious" and stopped_rerunning(head)
+                        else case.label + (" (flaky)" if case.flaky else ""))
         for change in self.comparison.regressed:
             head = change.head
             if head is not None and (head.suite, head.eval_id) in self.flaky:
@@ -344,6 +365,6 @@ def unknown_line(unknown: Sequence[CaseChange]) -> str:
             + "; the base cannot show this change did not break them (run the base again)")
 
 
-__all__ = ["BROKEN", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
-           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "unjudged_reasons", "unjudged_why",
-           "unknown_line", "unknown_on_base", "warn_only"]
+__all__ = ["BROKEN", "CUT_SHORT", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
+           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "stop_reason", "stopped_rerunning",
+           "unjudged_reasons", "unjudged_why", "unknown_line", "unknown_on_base", "warn_only"]

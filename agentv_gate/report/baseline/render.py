@@ -19,7 +19,7 @@ from ..paths import source_path
 from ..rows import ReportedCase
 from ..text import clean, escape_html, inert_log_text, one_line
 from .compare import STATUSES, CaseChange, Comparison, Status
-from .gate import UNKNOWN_ON_BASE, Baseline, Verdict, decide, unjudged_why
+from .gate import UNKNOWN_ON_BASE, Baseline, Verdict, decide, stop_reason, stopped_rerunning, unjudged_why
 from .paired import DEFAULT_ALPHA, DRIVERS, LABEL_ORDER, NoTest, SuiteTest, case_guard
 from .stats import Interval
 
@@ -190,9 +190,11 @@ def paired_console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[
         lines.append(inert_log_text("FLAKY (trials disagree on the base, or flipped in the history): "
                                     + ", ".join(one_line(i) for i in flaky[:DRIVERS * 2]) + more))
     for case in test.guarded("suspicious"):
-        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — the "
-                                    "per-case guard needs more head trials to decide it (`run --fail-on regression` "
-                                    "re-runs it, up to --max-trials)"))
+        head = case.change.head
+        why = (f"the per-case guard's re-runs of it were stopped ({stop_reason(head)}) before it was decided"
+               if head is not None and stopped_rerunning(head) else "the per-case guard needs more head trials to "
+               "decide it (`run --fail-on regression` re-runs it, up to --max-trials)")
+        lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — {why}"))
     reruns = test.reruns_line()
     if reruns:
         lines.append(inert_log_text(reruns))

@@ -1,0 +1,67 @@
+"""`--budget-usd` and the per-case guard's re-runs through the real CLI: the re-runs spend the run's one
+budget, and a case whose re-runs the spent budget stopped before it was decided fails the gate, in `run` and
+in everything that reads its results file, as a case the run stopped before running does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.commands.test_paired_cli import AGENT, base_run, project, run, schedule
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write
+from tests.helpers.reports import checked_junit, junit_cases, read_rows
+
+STABLE = {f"c{i}": "PPPPP" for i in range(10)}
+GATE = ("--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
+COSTLY = AGENT.replace(
+    'print (substr(schedule, attempt % length(schedule) + 1, 1) == "P" ? "ok" : "no")',
+    'print "{\\"text\\": \\"" (substr(schedule, attempt % length(schedule) + 1, 1) == "P" ? "ok" : "no") '
+    '"\\", \\"cost_usd\\": 0.01}"')
+"""The scheduled agent, reporting $0.01 an answer (a `cli` agent's JSON answer with `cost_usd`)."""
+
+
+def costly_project(tmp_path: Path, head: dict[str, str]) -> Path:
+    repo = project(tmp_path, 10)
+    assert COSTLY != AGENT
+    write(repo / "agent.awk", COSTLY)
+    base_run(repo, STABLE, "--trials", "3")
+    schedule(repo, head)
+    return repo
+
+
+def test_a_case_the_spent_budget_left_undecided_fails_every_verdict(tmp_path: Path) -> None:
+    """c3 passes one head trial and fails every later one. The 30 trials of the run cost $0.30 of a $0.35
+    budget: two rounds of re-runs start (each round's cost counts against the next; every round once
+    started from the run's $0.30 again, and the re-runs went on to $0.52), the third is refused, and c3,
+    1/9 with re-runs, was "suspicious" and passed."""
+    repo = costly_project(tmp_path, {**STABLE, "c3": "P" + "F" * 60})
+    ran = run(repo, *GATE, "--budget-usd", "0.35")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ("gate (--fail-on regression): failed, the per-case guard's re-runs stopped (the run's --budget-usd "
+            "was spent) before deciding 1 case(s): c3 (3/3 -> 1/3 (1/9 with re-runs))") in ran.stdout
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert len(rows["c3"]["reruns"]) == 6 and rows["c3"]["reruns_stopped"] == "budget_exceeded"
+    assert all("reruns_stopped" not in row for case, row in rows.items() if case != "c3")
+    assert junit_cases(checked_junit(repo / ".agentv-gate/junit.xml"))["c3"] == "fail"
+    assert "re-runs of it were stopped (the run's --budget-usd was spent)" in ran.stdout
+    # what reads the results file decides the same: nothing there is re-run
+    compared = run_cli("compare", "base.jsonl", ".agentv-gate/results.jsonl", "--fail-on", "regression", cwd=repo)
+    assert compared.returncode == 1, compared.stdout + compared.stderr
+    merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", "--baseline", "base.jsonl",
+                     "--fail-on", "regression", cwd=repo)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+
+
+def test_with_budget_left_the_guard_decides_and_a_cleared_case_passes(tmp_path: Path) -> None:
+    """The paths that end normally: c3 failing two head trials and passing every later one is cleared within
+    the budget; broken, it is decided broken; neither row says its re-runs were stopped."""
+    repo = costly_project(tmp_path, {**STABLE, "c3": "PFF" + "P" * 60})
+    ran = run(repo, *GATE, "--budget-usd", "5")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "gate (--fail-on regression): passed" in ran.stdout
+    assert all("reruns_stopped" not in row for row in read_rows(repo / ".agentv-gate/results.jsonl"))
+    schedule(repo, {**STABLE, "c3": "P" + "F" * 60})
+    ran = run(repo, *GATE, "--budget-usd", "5")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
+    assert all("reruns_stopped" not in row for row in read_rows(repo / ".agentv-gate/results.jsonl"))
