@@ -21,7 +21,7 @@ from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
 from agentv_gate.execution.stop import NOT_RUN_MISSING_ENV, STOPPED_BY_MAX_FAILURES
 from agentv_gate.models import CaseResult
 from agentv_gate.report import summarise
-from agentv_gate.report.baseline.gate import Baseline, gate_exit
+from agentv_gate.report.baseline.gate import Baseline, gate_exit, stopped_rerunning
 from agentv_gate.report.baseline.paired import SuiteTest
 from agentv_gate.report.baseline.render import baseline_report
 from agentv_gate.report.rows import ReportedCase, outcome
@@ -65,6 +65,8 @@ class Case:
     flaky: bool
     judged_on_base: bool = True
     """False: its base run never started it (stopped by --max-failures first)."""
+    cut_short: bool = False
+    """The head run's budget was spent before the per-case guard's re-runs of it could start."""
 
 
 @st.composite
@@ -74,7 +76,8 @@ def cases(draw: st.DrawFn) -> Case:
     return Case(base_trials, draw(st.integers(0, base_trials)), head_trials, draw(st.integers(0, head_trials)),
                 draw(st.sampled_from(("ran", "ran", "ran", "ran", "missing-env", "quarantined", "quarantined-error",
                                       "advisory"))),
-                draw(st.booleans()), draw(st.sampled_from((True,) * 5 + (False,))))
+                draw(st.booleans()), draw(st.sampled_from((True,) * 5 + (False,))),
+                draw(st.sampled_from((False,) * 5 + (True,))))
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ def decide(table: list[Case], fail_on: str, alpha: float, not_run: int, stopped:
     base = [row(f"c{i}", c.base_passes, c.base_trials, "ran" if c.judged_on_base else "not-started", rule)
             for i, c in enumerate(table)]
     head = [row(f"c{i}", c.head_passes, c.head_trials, c.head, rule) for i, c in enumerate(table)]
+    head = [r.model_copy(update={"reruns_stopped": "budget_exceeded"}) if c.cut_short and c.head == "ran" else r
+            for r, c in zip(head, table, strict=True)]
     flaky = frozenset(("evals/s.eval.yaml", f"c{i}") for i, c in enumerate(table) if c.flaky)
     baseline = Baseline(Path("base.jsonl"), base, fail_on, None, alpha, flaky)
     summary = summarise(head, len(head) + not_run)
@@ -111,9 +116,11 @@ def unjudged_fails(table: list[Case]) -> bool:
 
 
 def one_trial_regression(table: list[Case]) -> bool:
-    """A single trial on some side of some case, so the case-by-case rule decides, and a stable case
-    that passed on the base does not pass on the head."""
-    return any(min(c.base_trials, c.head_trials) == 1 for c in table) and any(
+    """A single trial on some side of some case the paired test reads, so the case-by-case rule decides, and
+    a stable case that passed on the base does not pass on the head."""
+    # a case that is no evidence (quarantined, advisory, left out, never judged on the base) leaves the paired test
+    return any(min(c.base_trials, c.head_trials) == 1 for c in table
+               if c.head in ("ran", "quarantined-error") and c.judged_on_base) and any(
         c.base_passes == c.base_trials and not c.flaky and c.head == "ran" and c.head_passes < c.head_trials
         for c in table)
 
@@ -147,6 +154,8 @@ TABLES = st.lists(cases(), min_size=1, max_size=8)
 @example([Case(8, 8, 8, 1, "ran", False)] + [Case(8, 8, 8, 8, "ran", False)] * 4, 0.05, 0, None)
 # significant on its own (8/8 -> 2/8, BH q 0.035) where the per-case guard, at its smaller level, clears it
 @example([Case(8, 8, 8, 2, "ran", False)] + [Case(8, 8, 8, 8, "ran", False)] * 4, 0.05, 0, None)
+# a stable case of ten at 1 of 3 head trials, whose re-runs the spent budget stopped: undecided, not a pass
+@example(broken(10, head_passes=1, cut_short=True), 0.05, 0, None)
 def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run: int, stopped: str | None) -> None:
     outcomes = {mode: decide(table, mode, alpha, not_run, stopped) for mode in MODES}
     for mode, out in outcomes.items():
@@ -169,6 +178,9 @@ def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run
             assert out.code != EXIT_OK, why
         if one_trial_regression(table):
             assert out.code != EXIT_OK, why  # one trial on a side: the case-by-case rule decides
+        if isinstance(test, SuiteTest) and mode != "all" and any(
+                c.change.head is not None and stopped_rerunning(c.change.head) for c in test.guarded("suspicious")):
+            assert out.code == EXIT_FAILED, why  # a case the spent budget left undecided: the run stopped early
     for looser, stricter in zip(MODES, MODES[1:], strict=False):
         if outcomes[looser].code != EXIT_OK:
             assert outcomes[stricter].code != EXIT_OK, (looser, stricter, outcomes[stricter].line)
