@@ -27,7 +27,14 @@ from ..base.files import project_root
 from ..errors import EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, ConfigError, NoCasesError, ReportError, UsageError
 from ..evaluators.registry import build_evaluator_registry
 from ..execution.hooks import WorkspaceHooks
-from ..execution.stop import NOT_RUN_INTERRUPTED, NOT_RUN_MISSING_ENV, FailureLimit, RunBudget, execution_block_policies
+from ..execution.stop import (
+    NOT_RUN_INTERRUPTED,
+    NOT_RUN_MISSING_ENV,
+    FailureLimit,
+    RunBudget,
+    StopPolicies,
+    execution_block_policies,
+)
 from ..loader import CaseRef, SuitePlan, nothing_found, plan_paths
 from ..loader.judge_floor import JudgeFloor, load_judge_floor
 from ..loader.quarantine import Quarantine, find_gate_config, load_quarantine
@@ -225,8 +232,6 @@ class RunSession:
         self.signals = _SignalGate()
         self.usage = UsageTotals()
         """Tokens and dollars, added up as rows come: the compact rows do not keep them."""
-        self.spent = 0.0
-        """Dollars the rows reported, for `--budget-usd` across the per-case guard's re-runs."""
         self.reruns = Reruns()
         """The trials the per-case guard re-ran, written into the results file at the end."""
 
@@ -526,13 +531,14 @@ class RunSession:
                 if (case.suite, case.id, self.resolver.target_name(case)) in keys:
                     yield case
 
-        # one budget across the rounds: each round's spending counts against the next
-        budget = [RunBudget(self.args.budget_usd, self.spent)] if self.args.budget_usd is not None else []
+        # the run's own budgets (`--budget-usd`, each suite's `total_budget_usd`), whose spending goes on from the
+        # run's into each round: never `--max-failures`, whose count is of cases, not of a case's re-run trials
+        stop = StopPolicies([policy for policy in self.stop_policies.policies if policy is not self.failure_limit])
 
         def orchestrator_for(settings: RunSettings) -> Orchestrator:
             return Orchestrator(self.resolver, self.registry,
                                 replace(self.settings, trials=settings.trials, first_trial=settings.first_trial),
-                                stop=execution_block_policies(*budget), hooks=self.hooks)
+                                stop=stop, hooks=self.hooks)
 
         self.reruns = rerun_suspicious(baseline, self.rows, self.settings.trials or 1, cases_of, orchestrator_for,
                                        self.args.quiet, earlier)
@@ -554,7 +560,7 @@ class RunSession:
                   "paired comparison", file=sys.stderr)
         self.hooks = WorkspaceHooks(repo_cache=Path(args.cache_dir or DEFAULT_CACHE_DIR) / "repos")
         run_budget = [RunBudget(args.budget_usd)] if args.budget_usd is not None else []
-        stop = execution_block_policies(*([self.failure_limit] if self.failure_limit else []), *run_budget)
+        self.stop_policies = stop = execution_block_policies(*([self.failure_limit] if self.failure_limit else []), *run_budget)
         console = self.console
         return Orchestrator(resolver, registry, settings, on_result=self.on_result, stop=stop, hooks=self.hooks,
                             on_start=lambda case: console.case_started((case.suite, case.id, case.source_line)),
@@ -573,7 +579,6 @@ class RunSession:
             self.writer.write(result)
             self.rows.append(row)
             self.usage.add(result)
-            self.spent += result.cost_usd or 0.0
         self.console.case_done(result)
 
     def interrupted(self, exc: KeyboardInterrupt) -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.commands.test_paired_cli import AGENT, base_run, project, run, schedule
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
@@ -29,21 +31,28 @@ def costly_project(tmp_path: Path, head: dict[str, str]) -> Path:
     return repo
 
 
-def test_a_case_the_spent_budget_left_undecided_fails_every_verdict(tmp_path: Path) -> None:
+@pytest.mark.parametrize("budget", ["--budget-usd", "total_budget_usd"])
+def test_a_case_the_spent_budget_left_undecided_fails_every_verdict(tmp_path: Path, budget: str) -> None:
     """c3 passes one head trial and fails every later one. The 30 trials of the run cost $0.30 of a $0.35
-    budget: two rounds of re-runs start (each round's cost counts against the next; every round once
-    started from the run's $0.30 again, and the re-runs went on to $0.52), the third is refused, and c3,
-    1/9 with re-runs, was "suspicious" and passed."""
+    budget (the run's, or its suite's): two rounds of re-runs start (each round's cost counts against the
+    next; every round once started from the run's $0.30 again, or from nothing for the suite's, and the
+    re-runs went on to $0.52), the third is refused, and c3, 1/9 with re-runs, was "suspicious" and passed."""
     repo = costly_project(tmp_path, {**STABLE, "c3": "P" + "F" * 60})
-    ran = run(repo, *GATE, "--budget-usd", "0.35")
+    flags: tuple[str, ...] = ("--budget-usd", "0.35")
+    if budget == "total_budget_usd":
+        eval_file = repo / "evals/s.eval.yaml"
+        eval_file.write_text("execution: {total_budget_usd: 0.35}\n" + eval_file.read_text())
+        flags = ()
+    ran = run(repo, *GATE, *flags)
     assert ran.returncode == 1, ran.stdout + ran.stderr
-    assert ("gate (--fail-on regression): failed, the per-case guard's re-runs stopped (the run's --budget-usd "
-            "was spent) before deciding 1 case(s): c3 (3/3 -> 1/3 (1/9 with re-runs))") in ran.stdout
+    assert ("gate (--fail-on regression): failed, the per-case guard's re-runs stopped (its budget was spent: "
+            "--budget-usd or the suite's total_budget_usd) before deciding 1 case(s): c3 (3/3 -> 1/3 (1/9 with "
+            "re-runs))") in ran.stdout
     rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
     assert len(rows["c3"]["reruns"]) == 6 and rows["c3"]["reruns_stopped"] == "budget_exceeded"
     assert all("reruns_stopped" not in row for case, row in rows.items() if case != "c3")
     assert junit_cases(checked_junit(repo / ".agentv-gate/junit.xml"))["c3"] == "fail"
-    assert "re-runs of it were stopped (the run's --budget-usd was spent)" in ran.stdout
+    assert "re-runs of it were stopped (its budget was spent" in ran.stdout
     # what reads the results file decides the same: nothing there is re-run
     compared = run_cli("compare", "base.jsonl", ".agentv-gate/results.jsonl", "--fail-on", "regression", cwd=repo)
     assert compared.returncode == 1, compared.stdout + compared.stderr
