@@ -291,13 +291,13 @@ class Detects:
 
 
 DETECTS: dict[int, Detects] = {
-    3: Detects(1.0, 0.76, 0.04, (0.21, 0.91)),
-    5: Detects(1.0, 0.945, 0.04, (0.39, 1.0)),
+    3: Detects(1.0, 0.77, 0.035, (0.215, 0.91)),
+    5: Detects(1.0, 0.945, 0.04, (0.40, 1.0)),
 }
 """Per trials a side, from `bench/stats_bench.py --noise MODEL --trials 3,5 --drops 0,break1,10`."""
 DETECTS_WITH_HISTORY: dict[int, Detects] = {
-    3: Detects(1.0, 0.90, 0.035, (0.27, 0.935)),
-    5: Detects(1.0, 0.995, 0.044, (0.49, 1.0)),
+    3: Detects(1.0, 0.90, 0.03, (0.26, 0.935)),
+    5: Detects(1.0, 0.985, 0.043, (0.425, 1.0)),
 }
 """The same with `--history` holding one earlier run of the base (`--history 1`): what a run whose every
 case has history trials on its digest, as many as its base trials at least, can detect."""
