@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReportWriteError
+from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..models import CaseResult, EvalCase
 from ..orchestrator import Orchestrator, RunSettings
 from ..report.jsonl import JsonlWriter, read_results
@@ -128,22 +129,39 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
             done: list[CaseResult] = []
             orchestrator = orchestrator_for(RunSettings(trials=more, first_trial=start))
             orchestrator.on_result = done.append
-            orchestrator.run(cases_of(keys))
-            for result in done:
-                key = (result.suite, result.eval_id, result.target)
-                if key not in keys:
-                    continue
-                if result.failure_reason_code:  # not run (a spent --budget-usd): no evidence, and no decision
-                    reruns.stopped[key] = result.failure_reason_code
-                    rows[index[key]] = replace(rows[index[key]], reruns_stopped=result.failure_reason_code)
-                    continue
-                reruns.add(key, start, result)
-                reruns.stopped.pop(key, None)
-                ran_any = True
-                rows[index[key]] = replace(rows[index[key]], reruns=TrialOutcomes.of_row(reruns.trials[key], None),
-                                           reruns_stopped=None)
+            try:
+                orchestrator.run(cases_of(keys))
+            except KeyboardInterrupt:
+                # the trials that finished are kept; every case of the round is left undecided by the interrupt,
+                # and says so, so that what reads the results file (merge, compare) does not pass it
+                _take(done, keys, start, reruns, rows, index)
+                for key in want:
+                    reruns.stopped[key] = NOT_RUN_INTERRUPTED
+                    rows[index[key]] = replace(rows[index[key]], reruns_stopped=NOT_RUN_INTERRUPTED)
+                raise
+            ran_any = _take(done, keys, start, reruns, rows, index) or ran_any
         if not ran_any:
             return reruns
+
+
+def _take(done: list[CaseResult], keys: set[RowKey], start: int, reruns: Reruns, rows: list[ReportRow],
+          index: dict[RowKey, int]) -> bool:
+    """A round's results into `reruns` and `rows` (in place); whether any brought trials."""
+    ran_any = False
+    for result in done:
+        key = (result.suite, result.eval_id, result.target)
+        if key not in keys:
+            continue
+        if result.failure_reason_code:  # not run (a spent --budget-usd): no evidence, and no decision
+            reruns.stopped[key] = result.failure_reason_code
+            rows[index[key]] = replace(rows[index[key]], reruns_stopped=result.failure_reason_code)
+            continue
+        reruns.add(key, start, result)
+        reruns.stopped.pop(key, None)
+        ran_any = True
+        rows[index[key]] = replace(rows[index[key]], reruns=TrialOutcomes.of_row(reruns.trials[key], None),
+                                   reruns_stopped=None)
+    return ran_any
 
 
 def _trials_run(row: ReportRow) -> int:

@@ -540,8 +540,9 @@ class RunSession:
                                 replace(self.settings, trials=settings.trials, first_trial=settings.first_trial),
                                 stop=stop, hooks=self.hooks)
 
-        self.reruns = rerun_suspicious(baseline, self.rows, self.settings.trials or 1, cases_of, orchestrator_for,
-                                       self.args.quiet, earlier)
+        self.reruns = earlier  # filled in place: an interrupt's partial reports write what the rounds ran
+        rerun_suspicious(baseline, self.rows, self.settings.trials or 1, cases_of, orchestrator_for, self.args.quiet,
+                         earlier)
 
     def _orchestrator(self) -> Orchestrator:
         args, resolver = self.args, self.resolver
@@ -654,6 +655,7 @@ class RunSession:
             for result in unfinished:
                 self.writer.write(self.stamp(result))
             self.writer.close()
+            write_reruns(self.results_path, self.reruns)
         except ReportError as exc:
             print(f"agentv-gate: {exc}", file=sys.stderr)
         not_run = [ReportRow.of(result) for result in unfinished]

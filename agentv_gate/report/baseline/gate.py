@@ -200,7 +200,9 @@ def stopped_rerunning(head: ReportedCase) -> bool:
 def stop_reason(head: ReportedCase) -> str:
     """What stopped the guard's re-runs of the case, for people."""
     code = getattr(head, "reruns_stopped", None)
-    return "its budget was spent: --budget-usd or the suite's total_budget_usd" if code == "budget_exceeded" else f"{code}"
+    if code == "budget_exceeded":
+        return "its budget was spent: --budget-usd or the suite's total_budget_usd"
+    return "the run was interrupted" if code == "interrupted" else f"{code}"
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
