@@ -273,6 +273,6 @@ def test_the_pull_request_comment_lists_the_paired_tests_cases_with_their_trials
     assert "| inconclusive (flaky) | c11 | " in body and " | 2/3 → 1/3 | " in body
     # what the gate can detect at these settings, from the bench
     assert "_At 3 trials a side (bench/stats_bench.py, 50 cases, alpha 0.05, the per-case guard's default " \
-        "re-runs): a single stable case breaking is caught with probability 100% (76% when the judge flips " \
-        "10% of verdicts); unchanged reruns fail at most 4% of the time; 10 of 50 cases dropping 30 points are " \
-        "caught 21% (flaky cases or a noisy judge) to 91% (stable cases) of the time._" in body
+        "re-runs): a single stable case breaking is caught with probability 100% (77% when the judge flips " \
+        "10% of verdicts); unchanged reruns fail at most 3.5% of the time; 10 of 50 cases dropping 30 points are " \
+        "caught 21.5% (flaky cases or a noisy judge) to 91% (stable cases) of the time._" in body
