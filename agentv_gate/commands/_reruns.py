@@ -69,8 +69,9 @@ def decided(test: paired.SuiteTest, fail_on: str, shard: bool = False) -> bool:
         fail_on == "inconclusive" and bool(test.with_label("inconclusive")))
 
 
-def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
-    """(row key) -> how many more trials each undecided case runs in this round."""
+def wanted(test: paired.SuiteTest, batch: int | None) -> dict[RowKey, int]:
+    """(row key) -> how many more trials each undecided case runs in this round: at most `batch` (the run's
+    `--trials`), or None: as many as the case's row ran (its suite's `execution.trials`)."""
     from ..report.baseline.paired import no_evidence
     from ..report.baseline.sequential import trials_to_run
 
@@ -85,7 +86,8 @@ def wanted(test: paired.SuiteTest, batch: int) -> dict[RowKey, int]:
             continue
         more = trials_to_run(test.prior, sum(case.guard_base), len(case.guard_base), sum(case.head_passed),
                              len(case.head_passed), test.budget_of(case),
-                             test.guard_level if case.level is None else case.level, batch)
+                             test.guard_level if case.level is None else case.level,
+                             batch or max(2, len(case.head.passed)))
         if more:
             out[(head.suite, head.eval_id, head.target)] = more
     return out
@@ -101,7 +103,7 @@ def undecided_cases(baseline: Baseline, rows: list[ReportRow]) -> list[RowKey]:
     return list(wanted(test, 1))
 
 
-def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int,
+def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int | None,
                      cases_of: Callable[[set[RowKey]], Iterable[EvalCase]],
                      orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool,
                      earlier: Reruns | None = None) -> Reruns:

@@ -507,7 +507,8 @@ class RunSession:
         its case is as written now (else it would have run again), and left undecided it would only be
         "suspicious", which passes the gate on a case the guard fails; its earlier re-runs count, numbered on."""
         baseline = self.baseline
-        if baseline is None or baseline.fail_on == "all" or (self.args.trials or 1) < 2 or (
+        # the trials may come from `--trials` or from a suite's `execution.trials` (a paired test either way)
+        if baseline is None or baseline.fail_on == "all" or self.args.trials == 1 or (
                 self.failure_limit is not None and self.failure_limit.message):
             return
         if self.replay is not None:
@@ -541,8 +542,7 @@ class RunSession:
                                 stop=stop, hooks=self.hooks)
 
         self.reruns = earlier  # filled in place: an interrupt's partial reports write what the rounds ran
-        rerun_suspicious(baseline, self.rows, self.settings.trials or 1, cases_of, orchestrator_for, self.args.quiet,
-                         earlier)
+        rerun_suspicious(baseline, self.rows, self.settings.trials, cases_of, orchestrator_for, self.args.quiet, earlier)
 
     def _orchestrator(self) -> Orchestrator:
         args, resolver = self.args, self.resolver

@@ -219,3 +219,22 @@ def test_a_history_the_base_passes_more_often_than_never_lets_a_break_through(tm
     ran = run(repo, "--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression", "--history", "earlier.jsonl")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
+
+
+@pytest.mark.parametrize(("head", "code"), [("P" + "F" * 60, 1), ("PFF" + "P" * 60, 0)], ids=["broken", "flaky"])
+def test_trials_from_the_eval_file_get_the_guards_reruns(tmp_path: Path, head: str, code: int) -> None:
+    """`execution.trials: {count: 3, strategy: mean}` in the file and no `--trials`: the paired test ran on
+    the file's trials, but the guard re-ran only under `--trials`, so c3, which passed on the base and fails
+    now (1 of 3), was "suspicious" and the gate passed. Its re-runs now decide it, both ways."""
+    repo = project(tmp_path, 10)
+    suite = repo / "evals/s.eval.yaml"
+    write(suite, "execution:\n  trials: {count: 3, strategy: mean}\n" + suite.read_text())
+    base_run(repo, STABLE)
+    schedule(repo, {**STABLE, "c3": head})
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == code, ran.stdout + ran.stderr
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert len(rows["c3"]["trials"]) == 3 and rows["c3"]["reruns"]
+    assert all(t["attempt"] > 3 for t in rows["c3"]["reruns"])
+    assert ("1 case(s) fail beyond what the base allows" in ran.stdout) is (code == 1)
+    assert "SUSPICIOUS" not in ran.stdout
