@@ -34,7 +34,7 @@ from .execution.dependencies import DependencyWaves
 from .execution.file_changes import capture_file_changes
 from .execution.hooks import WorkspaceHooks
 from .execution.rejudge import Mark, confirm, majority_passed, vote_line
-from .execution.stop import StopPolicy
+from .execution.stop import COST_LIMITED, Refusal, StopPolicy
 from .execution.suite_workers import SuiteSlots
 from .judging.payload import message_dict
 from .judging.trace import trace_summary
@@ -87,6 +87,9 @@ class RunSettings:
     first_trial: int = 0
     """The number (0-based) of the first trial run: the per-case guard's re-runs go on from the trials
     a case already ran, so a target's `{ATTEMPT}` and the cache (first trial only) see a later trial."""
+    spent_usd: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """(suite, test id, target) -> what the case's earlier trials cost: the per-case guard's re-runs are more
+    trials of the same case, held to its `cost_limit_usd` with them."""
     rejudge_on_fail: int | None = None
     """`--rejudge-on-fail N`: the extra calls a failing LLM-judge verdict gets where its evaluator and its
     suite's `execution` say nothing (execution/rejudge.py)."""
@@ -275,6 +278,14 @@ class Orchestrator:
         cost = 0.0
         cost_limited = False
         first = self.settings.first_trial  # the per-case guard's re-runs number on from the case's trials
+        target = self.providers.target_name(case)
+        spent = self.settings.spent_usd.get((case.suite, case.id, target), 0.0)  # by the case's earlier trials
+        limit = trials.cost_limit_usd
+        if limit is not None and spent and spent >= limit:  # a re-run of a case its limit already stopped
+            refused = Refusal(COST_LIMITED, f"its cost_limit_usd ({limit:g}) was reached by its earlier trials "
+                                            f"(${spent:.4f})").apply(base.model_copy(deep=True))
+            refused.target = target
+            return refused
         for attempt in range(trials.count):
             # A trial after the first is a fresh sample of the target *and* the evaluators (AgentV runs
             # both uncached): `for_trial` turns the cache off for both.
@@ -292,7 +303,7 @@ class Orchestrator:
             cost += run.cost_usd or 0.0
             if rule.stops_at_first_pass and _agentv_pass(run) and self.settings.trials is None:
                 break
-            if trials.cost_limit_usd is not None and cost >= trials.cost_limit_usd and attempt + 1 < trials.count:
+            if limit is not None and spent + cost >= limit and attempt + 1 < trials.count:
                 cost_limited = True
                 break
         scored = [r for r in runs if r.verdict != "error"]

@@ -129,7 +129,8 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int | Non
         for more, start in sorted({(n, first[key]) for key, n in want.items()}):
             keys = {key for key, n in want.items() if (n, first[key]) == (more, start)}
             done: list[CaseResult] = []
-            orchestrator = orchestrator_for(RunSettings(trials=more, first_trial=start))
+            spent = {key: _spent(rows[index[key]]) for key in keys}
+            orchestrator = orchestrator_for(RunSettings(trials=more, first_trial=start, spent_usd=spent))
             orchestrator.on_result = done.append
             try:
                 orchestrator.run(cases_of(keys))
@@ -144,6 +145,11 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int | Non
             ran_any = _take(done, keys, start, reruns, rows, index) or ran_any
         if not ran_any:
             return reruns
+
+
+def _spent(row: ReportRow) -> float:
+    """What the case's trials so far cost, its re-runs included (its `cost_limit_usd` holds them all)."""
+    return sum(t.cost_usd or 0.0 for t in (row.trials, row.reruns) if t is not None)
 
 
 def _take(done: list[CaseResult], keys: set[RowKey], start: int, reruns: Reruns, rows: list[ReportRow],

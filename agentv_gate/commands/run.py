@@ -538,7 +538,8 @@ class RunSession:
 
         def orchestrator_for(settings: RunSettings) -> Orchestrator:
             return Orchestrator(self.resolver, self.registry,
-                                replace(self.settings, trials=settings.trials, first_trial=settings.first_trial),
+                                replace(self.settings, trials=settings.trials, first_trial=settings.first_trial,
+                                        spent_usd=settings.spent_usd),
                                 stop=stop, hooks=self.hooks)
 
         self.reruns = earlier  # filled in place: an interrupt's partial reports write what the rounds ran

@@ -116,6 +116,10 @@ ERROR_THRESHOLD_EXCEEDED = "error_threshold_exceeded"
 """The `failure_reason_code` of a case not started after an execution error of its suite under
 `fail_on_error` (AgentV's code)."""
 
+COST_LIMITED = "cost_limited"
+"""The code of a per-case guard's re-run not started because the case's earlier trials already reached its
+`cost_limit_usd` (only ever in a row's `reruns_stopped`: the case itself ran)."""
+
 NOT_RUN_INTERRUPTED = "interrupted"
 """The `failure_reason_code` of a case a run cut short (Ctrl-C, SIGTERM, an internal error) never
 finished. Its row is in the results file so that `merge` of that file fails; reading a file back as

@@ -74,3 +74,19 @@ def test_with_budget_left_the_guard_decides_and_a_cleared_case_passes(tmp_path: 
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "1 case(s) fail beyond what the base allows (per-case guard" in ran.stdout
     assert all("reruns_stopped" not in row for row in read_rows(repo / ".agentv-gate/results.jsonl"))
+
+
+def test_the_reruns_are_held_to_the_cases_cost_limit_with_its_first_trials(tmp_path: Path) -> None:
+    """`cost_limit_usd: 0.05` and $0.01 a trial: the case's 3 trials cost $0.03, so its re-runs may add two.
+    Each round had counted only its own trials, so the guard re-ran 22 ($0.25 on a case held to $0.05)."""
+    repo = costly_project(tmp_path, {**STABLE, "c3": "P" + "F" * 60})
+    eval_file = repo / "evals/s.eval.yaml"
+    eval_file.write_text("execution:\n  trials: {count: 3, strategy: mean, cost_limit_usd: 0.05}\n"
+                         + eval_file.read_text())
+    ran = run(repo, "--baseline", "base.jsonl", "--fail-on", "regression")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    rows = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}
+    assert len(rows["c3"]["trials"]) == 3 and len(rows["c3"]["reruns"]) == 2
+    assert rows["c3"]["reruns_stopped"] == "cost_limited"
+    assert ("re-runs stopped (the case's cost_limit_usd was reached) before deciding 1 case(s): c3 (3/3 -> 1/3 "
+            "(1/5 with re-runs))") in ran.stdout

@@ -202,6 +202,8 @@ def stop_reason(head: ReportedCase) -> str:
     code = getattr(head, "reruns_stopped", None)
     if code == "budget_exceeded":
         return "its budget was spent: --budget-usd or the suite's total_budget_usd"
+    if code == "cost_limited":
+        return "the case's cost_limit_usd was reached"
     return "the run was interrupted" if code == "interrupted" else f"{code}"
 
 
