@@ -197,14 +197,19 @@ def stopped_rerunning(head: ReportedCase) -> bool:
     return bool(getattr(head, "reruns_stopped", None))
 
 
+RERUNS_STOPPED = {
+    "budget_exceeded": "its budget was spent: --budget-usd or the suite's total_budget_usd",
+    "cost_limited": "the case's cost_limit_usd was reached",
+    "interrupted": "the run was interrupted",
+    "error_threshold_exceeded": "its suite stopped on an execution error under fail_on_error",
+}
+"""Each `reruns_stopped` code, as the gate's line says it."""
+
+
 def stop_reason(head: ReportedCase) -> str:
     """What stopped the guard's re-runs of the case, for people."""
-    code = getattr(head, "reruns_stopped", None)
-    if code == "budget_exceeded":
-        return "its budget was spent: --budget-usd or the suite's total_budget_usd"
-    if code == "cost_limited":
-        return "the case's cost_limit_usd was reached"
-    return "the run was interrupted" if code == "interrupted" else f"{code}"
+    code = str(getattr(head, "reruns_stopped", None))
+    return RERUNS_STOPPED.get(code, one_line(code))
 
 
 def blocking_regressions(comparison: Comparison) -> list[CaseChange]:
