@@ -188,6 +188,8 @@ def write_reruns(path: Path, reruns: Reruns) -> None:
             update: dict[str, Any] = {"reruns": reruns.trials[key]} if key in reruns.trials else {}
             if key in reruns.stopped:
                 update["reruns_stopped"] = reruns.stopped[key]
+            elif update:  # re-run to its end here: a row `--rerun-failed` kept says no earlier run's stop
+                update["reruns_stopped"] = None
             writer.write(row.model_copy(update=update) if update else row)
     try:
         os.replace(temporary, path)

@@ -90,3 +90,19 @@ def test_the_reruns_are_held_to_the_cases_cost_limit_with_its_first_trials(tmp_p
     assert rows["c3"]["reruns_stopped"] == "cost_limited"
     assert ("re-runs stopped (the case's cost_limit_usd was reached) before deciding 1 case(s): c3 (3/3 -> 1/3 "
             "(1/5 with re-runs))") in ran.stdout
+
+
+def test_a_rerun_with_budget_left_decides_the_case_and_drops_the_earlier_stop(tmp_path: Path) -> None:
+    """c3 fails two head trials and passes every later one. Under $0.32 the second round of re-runs is refused
+    (the gate fails, c3 undecided at 4/6); `--rerun-failed` of that file with no budget keeps c3's row (it
+    passed, 1 of 3), re-runs it on from its 6 trials, clears it, and its row no longer says it was stopped."""
+    repo = costly_project(tmp_path, {**STABLE, "c3": "PFF" + "P" * 60})
+    first = run(repo, *GATE, "--budget-usd", "0.32")
+    assert first.returncode == 1, first.stdout + first.stderr
+    previous = repo / "previous.jsonl"
+    previous.write_text((repo / ".agentv-gate/results.jsonl").read_text())
+    assert {row["eval_id"]: row for row in read_rows(previous)}["c3"]["reruns_stopped"] == "budget_exceeded"
+    again = run(repo, *GATE, "--rerun-failed", "previous.jsonl")
+    assert again.returncode == 0, again.stdout + again.stderr
+    row = {row["eval_id"]: row for row in read_rows(repo / ".agentv-gate/results.jsonl")}["c3"]
+    assert "reruns_stopped" not in row and len(row["reruns"]) == 6
