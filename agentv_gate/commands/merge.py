@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ReportError
+from ..errors import ReportError, UsageError
 from ..execution.stop import NOT_RUN_INTERRUPTED
 from ..report.console import ConsoleReporter
 from ..report.jsonl import JsonlWriter, missing_shards, read_results, unfinished_runs
@@ -38,6 +38,11 @@ def execute(args: argparse.Namespace) -> int:
     if unfinished:
         raise ReportError(f"incomplete results: {unfinished}; a merged verdict without its missing cases could "
                           "pass cases that never ran")
+    gated = sorted({r.baseline_fail_on for r in results if r.baseline_fail_on})
+    if gated and getattr(args, "baseline", None) is None:
+        raise UsageError(f"these results were gated against a --baseline (--fail-on {', '.join(gated)}); merge them "
+                         "with the same --baseline and --fail-on: without a base the merged verdict reads each row "
+                         "alone, and passes a case a shard failed against its base")
     # The shards' --baseline / --fail-on, again for the whole: a merged verdict must mean what theirs did.
     # Read before the merged JSONL is written: the base may be the file it replaces (the output
     # folder main's results were restored into), and read after, the shards met only themselves.

@@ -458,6 +458,7 @@ class RunSession:
         result.content_digest = self.contents.get((result.suite, result.eval_id), result.content_digest)
         result.commit = result.commit or self.commit
         result.quarantined = self.quarantine.reason_for(result.suite, result.eval_id)
+        result.baseline_fail_on = self.baseline.fail_on if self.baseline is not None else None
         result.advisory = self.judge_floor.advisory_for(result) if self.judge_floor is not None else None
         # a row carried from merged shards is this run's now: its old shard would read as part of a sharded run
         result.shard, result.shard_total = (self.args.shard, self.chosen) if self.args.shard else (None, None)

@@ -215,6 +215,10 @@ class CaseResult(BaseModel):
     """The trials the per-case guard re-ran after `trials[]` (`--fail-on regression` with a baseline:
     the case's evidence was short), numbered on from them, each as a `trials[]` entry. The row's
     verdict and score stay its `trials[]`'s; the guard reads both."""
+    baseline_fail_on: str | None = None
+    """The `--fail-on` of the run that wrote the row against a `--baseline` (None: it had none). `merge`
+    refuses such rows without a `--baseline`: deciding by each row alone, it would pass a shard's failure
+    (a case the per-case guard found broken passes its own row at 1 of 3 trials)."""
     reruns_stopped: str | None = None
     """Why the per-case guard's re-runs of this case ended before it was decided (`budget_exceeded`: the
     run's `--budget-usd` was spent); every verdict read from the row then fails, as for a case not run."""

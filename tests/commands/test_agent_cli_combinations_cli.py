@@ -432,10 +432,11 @@ def test_max_failures_counts_an_agent_crash_and_reports_every_case_not_started(t
         assert found[case]["verdict"] == "error" and found[case]["failure_reason_code"] == "max_failures", found[case]
     assert junit(repo) == {"c1": "error", "c2": "error", "c3": "error"}
     assert "stopped after 1 failed or errored case(s)" in ran.stdout + ran.stderr
-    # its results merged (the one shard of a sharded workflow) never pass, with the base or without
+    # its results merged (the one shard of a sharded workflow) never pass: with the base they fail, without it
+    # (rows gated against a base) the merge is refused
     for args in ((), ("--baseline", str(base), "--fail-on", "regression", "--max-trials", "3")):
         merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", *args, cwd=repo, drop=OWN)
-        assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
+        assert merged.returncode == (EXIT_FAILED if args else EXIT_USAGE), merged.stdout + merged.stderr
 
 
 # ---------------------------------------------------------------- an interrupted run
@@ -461,9 +462,10 @@ def test_an_interrupted_trial_of_a_hung_agent_is_not_run_never_a_pass(tmp_path: 
     assert found["keyed1"]["failure_reason_code"] == "missing_env"  # left out, and still reported
     assert junit(repo) == {"done [default]": "passed", "hung [default]": "error", "keyed1 [keyed]": "skipped"}
     assert "INTERRUPTED" in out
-    for args in ((), ("--baseline", str(base), "--fail-on", "regression")):  # interrupted: 1, never 5 (or 0)
+    # interrupted: 1, never 5 (or 0); without the base the rows gated against one are refused
+    for args in ((), ("--baseline", str(base), "--fail-on", "regression")):
         merged = run_cli("merge", ".agentv-gate/results.jsonl", "--output-dir", "merged", *args, cwd=repo)
-        assert merged.returncode == EXIT_FAILED, merged.stdout + merged.stderr
+        assert merged.returncode == (EXIT_FAILED if args else EXIT_USAGE), merged.stdout + merged.stderr
 
 
 def test_a_quarantined_failure_does_not_stop_a_max_failures_run(tmp_path: Path) -> None:

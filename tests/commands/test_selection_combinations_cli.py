@@ -364,7 +364,8 @@ def test_an_interrupted_affected_run_never_passes_and_what_it_cut_short_runs_nex
     # the interrupted results: c regressed (passed on the base, not run now); a merge of them fails
     compared = run_cli("compare", "base.jsonl", "head.jsonl", cwd=repo)
     assert compared.returncode == EXIT_FAILED and "REGRESSED: c" in compared.stdout, said(compared)
-    merged = run_cli("merge", "head.jsonl", "--output-dir", "merged", cwd=repo)
+    merged = run_cli("merge", "head.jsonl", "--output-dir", "merged", "--baseline", "base.jsonl", "--fail-on",
+                     "regression", cwd=repo)
     assert merged.returncode == EXIT_FAILED, said(merged)
     # a rerun of them runs c (it has no result there), and only c
     (repo / "answers/c.hang").unlink()

@@ -90,3 +90,19 @@ def test_breaks_in_one_shard_offset_by_fixes_in_another_fail_the_merge(tmp_path:
     assert merged.returncode == 1, merged.stdout + merged.stderr
     whole = run(repo, *GATE)
     assert whole.returncode == 1, whole.stdout + whole.stderr
+
+
+def test_shards_gated_against_a_base_are_not_merged_without_it(tmp_path: Path) -> None:
+    """The shards ran with `--baseline`; the merge job (the required check) was given none, so it read each
+    row alone: c3, which the guard found broken in its shard, passed its own row (1 of 3 trials, pass_at_k)
+    and the merge exited 0. It is refused, saying what to pass; the shards of a run without a base merge."""
+    repo = project(tmp_path, 10)
+    base_run(repo, STABLE, "--trials", "3")
+    schedule(repo, {**STABLE, "c3": "P" + "F" * 60})
+    assert sorted(shards(repo, 2, *GATE)) == [0, 1]
+    refused = merge(repo, 2)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "gated against a --baseline (--fail-on regression); merge them with the same --baseline" in refused.stderr
+    assert merge(repo, 2, "--baseline", "base.jsonl", "--fail-on", "regression").returncode == 1
+    shards(repo, 2, "--trials", "3")
+    assert merge(repo, 2).returncode == 0  # no base on either side: the rows decide
