@@ -117,7 +117,7 @@ def rerun(baseline: Baseline, head: list[CaseResult], head_p: list[float], trial
     spent = 0
     while True:
         test = baseline.test(baseline.compare(head))
-        if not isinstance(test, paired.SuiteTest) or decided(test, baseline.fail_on):
+        if not isinstance(test, paired.SuiteTest) or decided(test, baseline):
             return spent
         want = wanted(test, trials)
         if not want:

@@ -37,7 +37,8 @@ class Reruns:
 
     trials: dict[RowKey, list[dict[str, Any]]] = field(default_factory=dict)
     stopped: dict[RowKey, str] = field(default_factory=dict)
-    """Cases whose next round did not start (its `failure_reason_code`: a spent `--budget-usd`), still undecided."""
+    """Cases whose re-runs ended undecided, and why (`failure_reason_code` of the round not started: a spent
+    budget or cost limit, a suite stopped by `fail_on_error`; or the interrupt): `CaseResult.reruns_stopped`."""
 
     @property
     def count(self) -> int:
@@ -54,16 +55,18 @@ class Reruns:
             kept.append({**entry, "attempt": start + len(kept) + 1, "rerun": True})
 
 
-def decided(test: paired.SuiteTest, fail_on: str, shard: bool = False) -> bool:
+def decided(test: paired.SuiteTest, baseline: Baseline) -> bool:
     """The gate fails whatever re-runs would show: the suite test found a drop, the guard's test called a
-    case broken, or a case label that `fail_on` fails on (labels read the rows' own trials) is there.
+    case broken, or a case label that `--fail-on` fails on (labels read the rows' own trials) is there.
 
-    In one shard (`shard`) only a case the guard called broken: the merge decides on every shard's cases, where
-    this shard's drop may be offset by the others' gains, and must not be left cases the shard stopped deciding."""
+    In one shard (`Baseline.frame`) only a case the guard called broken: the merge decides on every shard's
+    cases, where this shard's drop may be offset by the others' gains, and must not be left cases the shard
+    stopped deciding."""
     if any(c.decision == "broken" for c in test.cases):
         return True
-    if shard:
+    if baseline.frame is not None:
         return False
+    fail_on = baseline.fail_on
     return test.dropped or (
         fail_on != "regression" and bool(test.with_label("regression"))) or (
         fail_on == "inconclusive" and bool(test.with_label("inconclusive")))
@@ -98,7 +101,7 @@ def undecided_cases(baseline: Baseline, rows: list[ReportRow]) -> list[RowKey]:
     from ..report.baseline import paired
 
     test = baseline.test(baseline.compare(rows))
-    if not isinstance(test, paired.SuiteTest) or decided(test, baseline.fail_on, baseline.frame is not None):
+    if not isinstance(test, paired.SuiteTest) or decided(test, baseline):
         return []
     return list(wanted(test, 1))
 
@@ -116,7 +119,7 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int | Non
         test = baseline.test(baseline.compare(rows))
         if not isinstance(test, paired.SuiteTest):
             return reruns
-        want = {} if decided(test, baseline.fail_on, baseline.frame is not None) else wanted(test, batch)
+        want = {} if decided(test, baseline) else wanted(test, batch)
         if not want:
             return reruns
         if not quiet:
@@ -160,7 +163,7 @@ def _take(done: list[CaseResult], keys: set[RowKey], start: int, reruns: Reruns,
         key = (result.suite, result.eval_id, result.target)
         if key not in keys:
             continue
-        if result.failure_reason_code:  # not run (a spent --budget-usd): no evidence, and no decision
+        if result.failure_reason_code:  # not run (a budget, a cost limit, fail_on_error): no evidence, no decision
             reruns.stopped[key] = result.failure_reason_code
             rows[index[key]] = replace(rows[index[key]], reruns_stopped=result.failure_reason_code)
             continue

@@ -220,8 +220,10 @@ class CaseResult(BaseModel):
     refuses such rows without a `--baseline`: deciding by each row alone, it would pass a shard's failure
     (a case the per-case guard found broken passes its own row at 1 of 3 trials)."""
     reruns_stopped: str | None = None
-    """Why the per-case guard's re-runs of this case ended before it was decided (`budget_exceeded`: the
-    run's `--budget-usd` was spent); every verdict read from the row then fails, as for a case not run."""
+    """Why the per-case guard's re-runs of this case ended before it was decided: `budget_exceeded`
+    (`--budget-usd` or the suite's `total_budget_usd` spent), `cost_limited` (its `cost_limit_usd`),
+    `error_threshold_exceeded` (`fail_on_error`), `interrupted`. Every verdict read from the row then fails,
+    as for a case not run."""
     cost_limited: bool | None = None
     """True when the trials' summed cost reached `cost_limit_usd` before `count` trials ran."""
     budget_exceeded: bool | None = None

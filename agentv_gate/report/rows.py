@@ -239,7 +239,7 @@ class ReportRow:
     content_digest: str | None = None
     """`CaseResult.content_digest`: what pairs a renamed or moved case with its base row."""
     reruns_stopped: str | None = None
-    """`CaseResult.reruns_stopped`: the guard's re-runs of the case ended undecided (a spent budget)."""
+    """`CaseResult.reruns_stopped`: why the guard's re-runs of the case ended with it undecided."""
 
     @classmethod
     def of(cls, result: CaseResult, evaluators: bool = False, review: bool = False) -> ReportRow:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ...base.defaults import DEFAULT_ALPHA
 from ...errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
+from ...execution.stop import BUDGET_EXCEEDED, COST_LIMITED, ERROR_THRESHOLD_EXCEEDED, NOT_RUN_INTERRUPTED
 from ...models import CaseResult
 from .. import Summary
 from ..rows import ADVISORY, NOT_RUN, QUARANTINED, ReportedCase, outcome
@@ -48,8 +49,8 @@ FLAKY = "regressed (flaky)"
 NOT_DECIDED = "not decided against the base"
 """A case that passed on the base and is failed now only by judges below their floor: annotated as a warning."""
 CUT_SHORT = "not decided (the per-case guard's re-runs were stopped)"
-"""A case the guard could not decide because its re-runs did not start (a spent `--budget-usd`): a run that
-stopped before deciding a case fails, as one that stopped before running it does."""
+"""A case the guard could not decide because its re-runs were stopped (`RERUNS_STOPPED`): a run that stopped
+before deciding a case fails, as one that stopped before running it does."""
 HELD = (BROKEN, CUT_SHORT, "regression", "regression (flaky)", "inconclusive", "inconclusive (flaky)")
 """The paired labels of a head whose pass rate fell: where not quiet under `--fail-on` (`warn_only`), the
 gate fails the change on that case even when its row passed its own mark (1 of 3 trials, pass_at_k)."""
@@ -194,14 +195,14 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
 
 def stopped_rerunning(head: ReportedCase) -> bool:
     """The guard's re-runs of the case ended before it was decided (`CaseResult.reruns_stopped`)."""
-    return bool(getattr(head, "reruns_stopped", None))
+    return bool(getattr(head, "reruns_stopped", None))  # a ReportedCase may predate the field
 
 
 RERUNS_STOPPED = {
-    "budget_exceeded": "its budget was spent: --budget-usd or the suite's total_budget_usd",
-    "cost_limited": "the case's cost_limit_usd was reached",
-    "interrupted": "the run was interrupted",
-    "error_threshold_exceeded": "its suite stopped on an execution error under fail_on_error",
+    BUDGET_EXCEEDED: "its budget was spent: --budget-usd or the suite's total_budget_usd",
+    COST_LIMITED: "the case's cost_limit_usd was reached",
+    NOT_RUN_INTERRUPTED: "the run was interrupted",
+    ERROR_THRESHOLD_EXCEEDED: "its suite stopped on an execution error under fail_on_error",
 }
 """Each `reruns_stopped` code, as the gate's line says it."""
 
