@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.commands.test_paired_cli import AGENT, base_run, project, run, schedule
+from tests.commands.test_sharded_guard_cli import GATE, STABLE
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write
 from tests.helpers.reports import checked_junit, junit_cases, read_rows
 
-STABLE = {f"c{i}": "PPPPP" for i in range(10)}
-GATE = ("--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
 COSTLY = AGENT.replace(
     'print (substr(schedule, attempt % length(schedule) + 1, 1) == "P" ? "ok" : "no")',
     'print "{\\"text\\": \\"" (substr(schedule, attempt % length(schedule) + 1, 1) == "P" ? "ok" : "no") '

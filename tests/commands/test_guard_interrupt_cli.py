@@ -8,12 +8,12 @@ import signal
 import time
 from pathlib import Path
 
+from tests.commands.test_case_guard_cli import STABLE
 from tests.commands.test_paired_cli import AGENT, base_run, project, schedule
 from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.files import write
 from tests.helpers.reports import read_rows
 
-STABLE = {f"c{i}": "PPPPP" for i in range(10)}
 SLOW_RERUNS = AGENT.replace("index($0", 'BEGIN { if (attempt > 3) system("sleep 30") }\nindex($0', 1)
 """The scheduled agent, taking 30 s for every trial past the third: the guard's re-runs."""
 

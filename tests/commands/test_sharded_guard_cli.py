@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.commands.test_case_guard_cli import STABLE
 from tests.commands.test_paired_cli import base_run, project, run, schedule
 from tests.helpers.cli import run_cli
 from tests.helpers.reports import read_rows
 
-STABLE = {f"c{i}": "PPPPP" for i in range(10)}
 GATE = ("--trials", "3", "--baseline", "base.jsonl", "--fail-on", "regression")
 
 
