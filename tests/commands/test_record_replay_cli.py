@@ -267,8 +267,9 @@ FAILS_CASE_0_TWICE = """\
 import json, pathlib, sys
 data = json.dumps(json.load(sys.stdin))
 seen = pathlib.Path(__file__).with_name("case-0.seen")
-calls = int(seen.read_text()) if seen.exists() else 0
-if "(0)" in data:
+calls = 0
+if "(0)" in data:  # only case 0's judge reads its count: case 1's, run beside it, could read it half written
+    calls = int(seen.read_text()) if seen.exists() else 0
     seen.write_text(str(calls + 1))
 print(json.dumps({"score": 0.0 if "(0)" in data and calls < 2 else 1.0, "hits": [], "misses": []}))
 """
