@@ -21,7 +21,7 @@ from agentv_gate.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK
 from agentv_gate.execution.stop import NOT_RUN_MISSING_ENV, STOPPED_BY_MAX_FAILURES
 from agentv_gate.models import CaseResult
 from agentv_gate.report import summarise
-from agentv_gate.report.baseline.gate import Baseline, gate_exit, stopped_rerunning
+from agentv_gate.report.baseline.gate import Baseline, gate_exit
 from agentv_gate.report.baseline.paired import SuiteTest
 from agentv_gate.report.baseline.render import baseline_report
 from agentv_gate.report.rows import ReportedCase, outcome
@@ -179,7 +179,7 @@ def test_the_verdict_keeps_its_promises(table: list[Case], alpha: float, not_run
         if one_trial_regression(table):
             assert out.code != EXIT_OK, why  # one trial on a side: the case-by-case rule decides
         if isinstance(test, SuiteTest) and mode != "all" and any(
-                c.change.head is not None and stopped_rerunning(c.change.head) for c in test.guarded("suspicious")):
+                c.change.head is not None and bool(c.change.head.reruns_stopped) for c in test.guarded("suspicious")):
             assert out.code == EXIT_FAILED, why  # a case the spent budget left undecided: the run stopped early
     for looser, stricter in zip(MODES, MODES[1:], strict=False):
         if outcomes[looser].code != EXIT_OK:

@@ -173,7 +173,7 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
                        "trial failed where every "
                        "base trial passed): " + ", ".join(f"{one_line(c.change.row.eval_id)} ({c.counts()}, "
                                                          f"p={c.p_guard:.2g})" for c in broken[:5]))
-    cut = [c for c in test.guarded("suspicious") if c.change.head is not None and stopped_rerunning(c.change.head)]
+    cut = test.cut_short()
     if cut:
         why = "; ".join(sorted({stop_reason(c.change.head) for c in cut if c.change.head is not None}))
         return False, (f"{gate}: failed, the per-case guard's re-runs stopped ({why}) before deciding {len(cut)} "
@@ -191,11 +191,6 @@ def paired_verdict(gate: str, fail_on: str, test: paired.SuiteTest, against: Pat
                   f"p={test.p_drop:.3g} > {level}){listed}")
 
 
-
-
-def stopped_rerunning(head: ReportedCase) -> bool:
-    """The guard's re-runs of the case ended before it was decided (`CaseResult.reruns_stopped`)."""
-    return bool(getattr(head, "reruns_stopped", None))  # a ReportedCase may predate the field
 
 
 RERUNS_STOPPED = {
@@ -251,7 +246,7 @@ class Verdict:
                 if head is not None:
                     guard = paired.case_guard(case)
                     labels[(head.suite, head.eval_id, head.target)] = (
-                        BROKEN if guard == "broken" else CUT_SHORT if guard == "suspicious" and stopped_rerunning(head)
+                        BROKEN if guard == "broken" else CUT_SHORT if paired.cut_short(case)
                         else case.label + (" (flaky)" if case.flaky else ""))
         for change in self.comparison.regressed:
             head = change.head
@@ -376,5 +371,5 @@ def unknown_line(unknown: Sequence[CaseChange]) -> str:
 
 
 __all__ = ["BROKEN", "CUT_SHORT", "FLAKY", "NO_BASE_RESULT", "UNKNOWN_ON_BASE", "WARN_ONLY", "Baseline", "Verdict",
-           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "stop_reason", "stopped_rerunning",
+           "blocking_regressions", "decide", "gate_exit", "paired_verdict", "stop_reason",
            "unjudged_reasons", "unjudged_why", "unknown_line", "unknown_on_base", "warn_only"]

@@ -198,6 +198,10 @@ class SuiteTest:
         """The cases the per-case guard reads as `verdict` (`case_guard`)."""
         return [c for c in self.cases if case_guard(c) == verdict]
 
+    def cut_short(self) -> list[CaseTest]:
+        """The suspicious cases whose re-runs were stopped before they were decided (`cut_short`)."""
+        return [c for c in self.cases if cut_short(c)]
+
     def drivers(self) -> list[CaseTest]:
         """The cases whose pass rate fell most: what a suite-level drop is made of."""
         fell = sorted((c for c in self.cases if c.rate_delta < 0), key=lambda c: (c.rate_delta, c.p))  # stable
@@ -250,6 +254,14 @@ def case_guard(case: CaseTest) -> Guard | None:
     if stable and not any(case.head_passed):
         return "broken"
     return "suspicious" if case.decision == "undecided" else None
+
+
+def cut_short(case: CaseTest) -> bool:
+    """Whether the guard left the case undecided because its re-runs were stopped (a budget, a cost
+    limit, an interrupt: `CaseResult.reruns_stopped`). Such a case can no longer be decided by running
+    more, so the gate fails it rather than list it as suspicious."""
+    head = case.change.head
+    return case_guard(case) == "suspicious" and head is not None and bool(getattr(head, "reruns_stopped", None))
 
 
 def guard_decision(prior: Prior, base: tuple[bool, ...], head: tuple[bool, ...], budget: int,

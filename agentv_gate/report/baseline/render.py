@@ -19,8 +19,8 @@ from ..paths import source_path
 from ..rows import ReportedCase
 from ..text import clean, escape_html, inert_log_text, one_line
 from .compare import STATUSES, CaseChange, Comparison, Status
-from .gate import UNKNOWN_ON_BASE, Baseline, Verdict, decide, stop_reason, stopped_rerunning, unjudged_why
-from .paired import DEFAULT_ALPHA, DRIVERS, LABEL_ORDER, NoTest, SuiteTest, case_guard
+from .gate import UNKNOWN_ON_BASE, Baseline, Verdict, decide, stop_reason, unjudged_why
+from .paired import DEFAULT_ALPHA, DRIVERS, LABEL_ORDER, NoTest, SuiteTest, case_guard, cut_short
 from .stats import Interval
 
 
@@ -192,7 +192,7 @@ def paired_console_lines(test: SuiteTest | NoTest, quiet: bool = False) -> list[
     for case in test.guarded("suspicious"):
         head = case.change.head
         why = (f"the per-case guard's re-runs of it were stopped ({stop_reason(head)}) before it was decided"
-               if head is not None and stopped_rerunning(head) else "the per-case guard needs more head trials to "
+               if head is not None and cut_short(case) else "the per-case guard needs more head trials to "
                "decide it (`run --fail-on regression` re-runs it, up to --max-trials)")
         lines.append(inert_log_text(f"SUSPICIOUS: {one_line(case.change.row.eval_id)} ({case.counts()}) — {why}"))
     reruns = test.reruns_line()
