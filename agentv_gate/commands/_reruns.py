@@ -108,20 +108,19 @@ def undecided_cases(baseline: Baseline, rows: list[ReportRow]) -> list[RowKey]:
 
 def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int | None,
                      cases_of: Callable[[set[RowKey]], Iterable[EvalCase]],
-                     orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool,
-                     earlier: Reruns | None = None) -> Reruns:
-    """Round after round, the undecided cases' next trials; `rows` is updated in place with them. `earlier`: the
-    re-runs rows already hold (a row `--rerun-failed` kept), which new ones are numbered on from and added to."""
+                     orchestrator_for: Callable[[RunSettings], Orchestrator], quiet: bool, reruns: Reruns) -> None:
+    """Round after round, the undecided cases' next trials, into `rows` and `reruns` in place: so that an
+    interrupt's partial reports write what the rounds ran. `reruns` starts as the re-runs the rows already
+    hold (a row `--rerun-failed` kept), which new ones are numbered on from and added to."""
     from ..report.baseline import paired
 
-    reruns = earlier or Reruns()
     while True:
         test = baseline.test(baseline.compare(rows))
         if not isinstance(test, paired.SuiteTest):
-            return reruns
+            return
         want = {} if decided(test, baseline) else wanted(test, batch)
         if not want:
-            return reruns
+            return
         if not quiet:
             print(inert_log_text(f"agentv-gate: per-case guard: {len(want)} case(s) undecided, re-running "
                                  f"{sum(want.values())} trial(s): "
@@ -147,7 +146,7 @@ def rerun_suspicious(baseline: Baseline, rows: list[ReportRow], batch: int | Non
                 raise
             ran_any = _take(done, keys, start, reruns, rows, index) or ran_any
         if not ran_any:
-            return reruns
+            return
 
 
 def _spent(row: ReportRow) -> float:

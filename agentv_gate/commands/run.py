@@ -543,8 +543,9 @@ class RunSession:
                                         spent_usd=settings.spent_usd),
                                 stop=stop, hooks=self.hooks)
 
-        self.reruns = earlier  # filled in place: an interrupt's partial reports write what the rounds ran
-        rerun_suspicious(baseline, self.rows, self.settings.trials, cases_of, orchestrator_for, self.args.quiet, earlier)
+        self.reruns = earlier
+        rerun_suspicious(baseline, self.rows, self.settings.trials, cases_of, orchestrator_for, self.args.quiet,
+                         self.reruns)
 
     def _orchestrator(self) -> Orchestrator:
         args, resolver = self.args, self.resolver
