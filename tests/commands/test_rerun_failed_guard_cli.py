@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.commands.test_case_guard_cli import STABLE
 from tests.commands.test_paired_cli import base_run, project, run, schedule
 from tests.helpers.reports import read_rows
 
-STABLE = {f"c{i}": "PPPPP" for i in range(10)}
 BROKEN = {**STABLE, "c3": "P" + "F" * 40}
 """c3 passes one trial in 41: its row passes under pass_at_k, the guard's re-runs find it broken."""
 
